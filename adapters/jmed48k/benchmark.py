@@ -1,0 +1,52 @@
+"""The JMed48k benchmark: Japanese MHLW national exams of eleven professions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from medvqa.core.benchmark import Benchmark
+from medvqa.core.items import DataError, Item
+from medvqa.core.messages import Template
+
+from . import loader, templates
+from .professions import specialty_key
+
+SAMPLE = Path(__file__).parent / "sample"
+
+
+class JMed48k(Benchmark):
+    name = "jmed48k"
+    title = "JMed48k: Japanese MHLW national exams of 11 professions (2005-2025)"
+    language = "ja"
+    splits = ("full", "eval", "sample")
+    default_split = "eval"
+    strata = ("profession", "year", "section", "has_image", "dominant_type", "image_types",
+              "image_as_options", "answer_format")
+    forced_guess_instruction = templates.FORCED_GUESS
+
+    def load(self, path: Path | None = None, split: str | None = None, *,
+             years: list[int] | None = None, professions: list[str] | None = None, **_: Any) -> list[Item]:
+        split = split or (self.default_split if path is not None else "sample")
+        if split not in self.splits:
+            raise ValueError(f"unknown split {split!r} for jmed48k; choose from {', '.join(self.splits)}")
+        if split == "sample":
+            path = SAMPLE
+        if path is None:
+            raise DataError("no data given: pass --data PATH (a folder in the JMed48k release layout) "
+                            "or --sample for the bundled sample")
+        selected = loader.cells(path)
+        if professions:
+            specs = {specialty_key(p) for p in professions}
+            selected = [c for c in selected if c.specialty in specs]
+        if years:
+            selected = [c for c in selected if c.year in set(years)]
+        elif split == "eval":
+            selected = loader.eval_cells(selected)
+        return list(loader.iter_items(selected))
+
+    def template(self, item: Item) -> Template:
+        return templates.MULTIMODAL if item.has_images else templates.TEXT_ONLY
+
+    def sample_path(self) -> Path:
+        return SAMPLE

@@ -1,0 +1,38 @@
+"""Japanese prompts (text-only and multimodal), after the JMed48k paper's Appendix K.3.
+
+Multimodal order: optional text_reference, stem, content image(s), option list (omitted for
+image-as-options items), answer image(s), instruction block.
+"""
+
+from medvqa.core.messages import Template
+
+_INSTRUCTION = ('回答は選択肢の記号のみを、次の JSON 形式で出力してください: {{"answer": ["記号"]}}\n'
+                "選択肢の記号: {labels}\n選ぶ数: {n}つ")
+_NUMERIC = ('計算結果の数字を解答欄①②…の順に1桁ずつ、次の JSON 形式で出力してください: '
+            '{{"answer": ["数字", ...]}}（解答欄は{slots}つ）')
+
+TEXT_ONLY = Template(
+    name="jmed48k-ja-text",
+    system="あなたは日本の医療系国家試験を解く専門家です。",
+    reference_header="【参考文】\n",
+    question_header="【問題】\n",
+    options_header="【選択肢】",
+    option_line="{label}. {text}",
+    instruction=_INSTRUCTION,
+    numeric_instruction=_NUMERIC,
+)
+
+MULTIMODAL = Template(
+    name="jmed48k-ja-multimodal",
+    system=TEXT_ONLY.system,
+    reference_header=TEXT_ONLY.reference_header,
+    question_header=TEXT_ONLY.question_header,
+    options_header=TEXT_ONLY.options_header,
+    option_line=TEXT_ONLY.option_line,
+    instruction=_INSTRUCTION,
+    numeric_instruction=_NUMERIC,
+    image_instruction=("添付の画像をよく読んでから答えてください。選択肢が画像の中に示されている場合も、"
+                       "選択肢の記号で答えてください。"),
+)
+
+FORCED_GUESS = "確信が持てない場合でも、最も可能性が高いと考える選択肢を必ず選んで回答してください。"

@@ -1,0 +1,15 @@
+import click
+
+
+@click.command("list")
+def command() -> None:
+    """List installed benchmarks and backends, with the plugin each came from."""
+    from medvqa.core import plugins
+
+    click.echo("Benchmarks:")
+    for name, reg in sorted(plugins.benchmarks().items()):
+        title = getattr(reg.obj, "title", "")
+        click.echo(f"  {name:<16} {title}  [plugin: {reg.plugin}]")
+    click.echo("Backends (--model):")
+    for name, reg in sorted(plugins.backends().items()):
+        click.echo(f"  {name:<16} {getattr(reg.obj, 'description', '')}  [plugin: {reg.plugin}]")

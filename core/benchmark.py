@@ -1,0 +1,50 @@
+"""The adapter surface: what a benchmark plugin provides.
+
+Subclass `Benchmark`, fill in `name`, `load` and `template`, and register an instance from a
+`register_benchmarks` hook. Everything else has a sensible default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .conditions import Condition
+from .items import Item
+from .messages import Message, Template
+
+
+class Benchmark:
+    name: str = ""
+    title: str = ""
+    language: str = "en"
+    splits: tuple[str, ...] = ("full",)
+    default_split: str = "full"
+    # Item.meta fields copied into every record, so reports and audits can stratify by them.
+    strata: tuple[str, ...] = ()
+    # Added to a refused image-removed request to ask for a best guess (in the exam's language).
+    forced_guess_instruction: str = ("If you are unsure, give your single best guess anyway; "
+                                     "an answer is required.")
+
+    def load(self, path: Path | None = None, split: str | None = None, **options: Any) -> list[Item]:
+        """Items of `split` from `path` (or the benchmark's default source)."""
+        raise NotImplementedError
+
+    def template(self, item: Item) -> Template:
+        """The template used for `item`; its hash lands in the run manifest."""
+        return Template(name="default")
+
+    def render(self, item: Item, condition: Condition, *, suffix: str | None = None) -> list[Message]:
+        return self.template(item).render(item, condition, suffix=suffix)
+
+    def sample_path(self) -> Path | None:
+        """A small bundled sample in the benchmark's release layout, if it ships one."""
+        return None
+
+    def record_fields(self, item: Item) -> dict[str, Any]:
+        """Strata written into each record of `item`."""
+        return {name: item.meta.get(name) for name in self.strata}
+
+    def validate(self, path: Path) -> list:
+        """Findings about the data at `path` (see `medvqa validate`); none by default."""
+        return []

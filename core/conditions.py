@@ -1,0 +1,67 @@
+"""Input conditions and which of them apply to an item.
+
+`C` choices only, `C+Q` choices and question, `C+I` choices and image, `C+Q+I` everything.
+Image removal is the pair (`C+Q+I`, `C+Q`) on the same image item with the same template; the
+model is not told that the image is missing.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from .items import Item
+
+
+class Condition(str, Enum):
+    C = "C"
+    CQ = "C+Q"
+    CI = "C+I"
+    CQI = "C+Q+I"
+
+    @property
+    def with_question(self) -> bool:
+        return self in (Condition.CQ, Condition.CQI)
+
+    @property
+    def with_image(self) -> bool:
+        return self in (Condition.CI, Condition.CQI)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+ALL = (Condition.C, Condition.CQ, Condition.CI, Condition.CQI)
+IMAGE_REMOVAL = (Condition.CQI, Condition.CQ)  # (with image, image removed)
+# Conditions derived from a base condition by a second request (e.g. a forced guess after a
+# refusal) are written "<base>/<suffix>", e.g. "C+Q/forced".
+FORCED_SUFFIX = "/forced"
+
+
+def parse_conditions(text: str | None) -> tuple[Condition, ...]:
+    """Parse `C+Q,C+Q+I` (the CLI form). Unknown names raise ValueError listing the valid ones."""
+    if not text:
+        return ALL
+    out = []
+    for part in text.split(","):
+        name = part.strip().upper().replace(" ", "")
+        try:
+            cond = Condition(name)
+        except ValueError:
+            raise ValueError(f"unknown condition {part!r}; choose from {', '.join(c.value for c in ALL)}") from None
+        if cond not in out:
+            out.append(cond)
+    return tuple(out)
+
+
+def applicable(item: Item) -> tuple[Condition, ...]:
+    """Text-only items, and image items whose images are not all present, admit C and C+Q;
+    image items with their images admit all four."""
+    if item.image_available:
+        return ALL
+    return (Condition.C, Condition.CQ)
+
+
+def plan(items: list[Item], conditions: tuple[Condition, ...]) -> list[tuple[Item, Condition]]:
+    """Every (item, condition) pair to request, in a stable order: excluded items never enter."""
+    return [(item, cond) for item in items if not item.excluded for cond in conditions
+            if cond in applicable(item)]

@@ -1,0 +1,210 @@
+"""Items, images and official answer structures.
+
+One immutable `Item` carries every shape the supported exams have: multiple choice with text
+options (any labels), image-as-options items, numeric-slot answers, free text and bounding
+boxes. Adapters build items; everything downstream only reads them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from enum import Enum
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class DataError(ValueError):
+    """Bad input data. The message names the file and the record."""
+
+    def __init__(self, message: str, *, file: str | Path | None = None, record: str | None = None):
+        parts = []
+        if file is not None:
+            parts.append(str(file))
+        if record is not None:
+            parts.append(f"record {record}")
+        prefix = ": ".join(parts)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+        self.file = str(file) if file is not None else None
+        self.record = record
+
+
+class ImageRole(str, Enum):
+    CONTENT = "content"  # part of the question (a photograph, a chart, ...)
+    ANSWER = "answer"  # the options themselves, or an image shown with the options
+    SUPPLEMENTARY = "supplementary"
+
+
+class ImageRef(BaseModel):
+    """An image as the dataset references it. `path` is set only when the file exists."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ref: str  # the reference as written in the source, e.g. "2025_images/A11_content.png"
+    role: ImageRole = ImageRole.CONTENT
+    path: Path | None = None  # resolved absolute path inside the dataset root, or None
+
+    @property
+    def available(self) -> bool:
+        return self.path is not None
+
+
+def resolve_image(root: Path, ref: str, *, file: Path | str, record: str) -> Path | None:
+    """Resolve `ref` relative to `root`; refuse references that escape `root`.
+
+    Returns the absolute path when the file exists, None when it is absent.
+    """
+    root = root.resolve()
+    if not ref or "\x00" in ref:
+        raise DataError(f"empty or invalid image reference {ref!r}", file=file, record=record)
+    candidate = Path(ref)
+    if candidate.is_absolute():
+        raise DataError(f"image reference {ref!r} is absolute; it must be relative to {root}",
+                        file=file, record=record)
+    resolved = (root / candidate).resolve()
+    if not resolved.is_relative_to(root):
+        raise DataError(f"image reference {ref!r} escapes the dataset folder {root}",
+                        file=file, record=record)
+    return resolved if resolved.is_file() else None
+
+
+GoldFormat = Literal["single", "multi", "alternatives", "numeric", "text", "bbox"]
+
+
+class Gold(BaseModel):
+    """An official answer, as JMed48k Appendix B.2 writes them.
+
+    `alternatives` holds one or more accepted answers, each a tuple of keys: a single key is
+    `(("A",),)`, a multi-key set `(("B","D"),)`, officially accepted alternatives
+    `(("A",),("C",))`. Numeric-slot answers hold their digits, one per slot. `raw` keeps the
+    source value exactly.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    alternatives: tuple[tuple[str, ...], ...] = ()
+    text: str | None = None  # open-ended reference answer
+    box: tuple[float, float, float, float] | None = None  # [x, y, w, h]
+    raw: Any = None
+
+    @property
+    def format(self) -> GoldFormat:
+        if self.box is not None:
+            return "bbox"
+        if self.text is not None and not self.alternatives:
+            return "text"
+        if len(self.alternatives) > 1:
+            return "alternatives"
+        if len(self.alternatives[0]) > 1:
+            return "multi"
+        return "single"
+
+    @property
+    def keys(self) -> frozenset[str]:
+        """Every key that appears in any accepted answer."""
+        return frozenset(k for alt in self.alternatives for k in alt)
+
+    @classmethod
+    def from_json(cls, value: Any, *, file: str | Path | None = None, record: str | None = None) -> "Gold | None":
+        """Parse the release's `correct_answer`: `null`, `"A"`, `["A"]`, `["B","D"]`,
+        `[["1"],["4"]]` or `[["2","4"],["3","4"]]`. Returns None for no usable answer."""
+        if value is None or value == [] or value == "":
+            return None
+        if isinstance(value, str):
+            return cls(alternatives=((value.strip(),),), raw=value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return cls(alternatives=((str(value),),), raw=value)
+        if isinstance(value, list):
+            if all(isinstance(v, list) for v in value):
+                alts = []
+                for alt in value:
+                    if not alt or not all(isinstance(k, (str, int)) for k in alt):
+                        raise DataError(f"malformed alternative {alt!r} in correct_answer", file=file, record=record)
+                    alts.append(tuple(str(k).strip() for k in alt))
+                return cls(alternatives=tuple(alts), raw=value)
+            if all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
+                return cls(alternatives=(tuple(str(k).strip() for k in value),), raw=value)
+        raise DataError(f"unreadable correct_answer {value!r}", file=file, record=record)
+
+
+class Option(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    key: str  # canonical key used in gold answers and predictions ("A", "1", ...)
+    label: str  # the label as printed ("a", "A", "1", ...)
+    text: str
+
+
+AnswerFormat = Literal["choice", "numeric", "text", "bbox"]
+
+
+class Item(BaseModel):
+    """One exam question. Immutable."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    benchmark: str
+    question: str
+    options: tuple[Option, ...] = ()
+    gold: Gold | None = None
+    answer_format: AnswerFormat = "choice"
+    n_select: int | None = None  # how many keys the stem asks for ("2つ選べ" → 2); None = one
+    images: tuple[ImageRef, ...] = ()
+    image_as_options: bool = False
+    text_reference: str | None = None
+    language: str = "en"
+    meta: dict[str, Any] = Field(default_factory=dict)  # strata: profession, year, section, ...
+    exclusion_reason: str | None = None
+
+    @field_validator("options")
+    @classmethod
+    def _unique_keys(cls, options: tuple[Option, ...]) -> tuple[Option, ...]:
+        keys = [o.key for o in options]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"duplicate option keys {keys}")
+        return options
+
+    @model_validator(mode="after")
+    def _excluded_has_reason(self) -> "Item":
+        if self.gold is None and self.exclusion_reason is None:
+            object.__setattr__(self, "exclusion_reason", "no usable official answer")
+        return self
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(o.key for o in self.options)
+
+    @property
+    def excluded(self) -> bool:
+        return self.gold is None
+
+    @property
+    def has_images(self) -> bool:
+        """The source references images (whether or not the files are present)."""
+        return bool(self.images)
+
+    @property
+    def usable_images(self) -> tuple[ImageRef, ...]:
+        return tuple(im for im in self.images if im.available)
+
+    @property
+    def image_available(self) -> bool:
+        """Every referenced image is present, so the item can be shown with its images."""
+        return bool(self.images) and all(im.available for im in self.images)
+
+    def fingerprint(self) -> str:
+        data = self.model_dump(mode="json")
+        for im in data["images"]:
+            im["path"] = im["path"] is not None  # absolute paths differ between machines
+        return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def fingerprint_items(items: list[Item]) -> str:
+    h = hashlib.sha256()
+    for item in items:
+        h.update(item.fingerprint().encode())
+    return h.hexdigest()

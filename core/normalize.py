@@ -1,0 +1,260 @@
+"""Answer normalisation: the rule chain that turns a model's reply into option keys.
+
+The chain is JMed48k's (Appendix B.3–B.6). A JSON answer (`{"answer": [...]}`, also inside a
+code fence or after prose) is read first; otherwise the text goes through Rules 0–7 in order and
+the first rule that yields a valid key wins. A candidate that is not a valid key is rejected;
+nothing is ever guessed. Languages add answer phrases, scoring cues and refusal sentences
+through `LanguagePatterns`, contributed by adapters; `ENGLISH` always applies.
+
+For items without options (numeric slots) a valid answer is a number (digits with an optional
+decimal point) instead of an option key, and the label rules (2 and 7) do not apply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Sequence
+
+from .items import Item
+
+# What an answer phrase may name: a number, a Latin label (ASCII or full-width) or a circled
+# digit, optionally behind quotes, brackets or Markdown bold. Adapters reuse it in their regexes.
+ANSWER_TOKEN = r"""[\s*"'「『(（\[【]*(?P<ans>\d+(?:[.．]\d+)?|[A-Za-zＡ-Ｚａ-ｚ]+|[①-⑩])"""
+
+
+@dataclass(frozen=True)
+class LanguagePatterns:
+    """Regexes one language contributes (matched case-insensitively)."""
+
+    language: str
+    answer: tuple[str, ...] = ()  # answer phrases with a named group (?P<ans>...) → Rule 6
+    ordering_cues: tuple[str, ...] = ()  # a stem cue → ordering scoring
+    numeric_cues: tuple[str, ...] = ()  # a stem cue → numeric-slot scoring
+    refusal: tuple[str, ...] = ()  # declining sentences
+
+
+ENGLISH = LanguagePatterns(
+    language="en",
+    answer=(rf"\b(?:(?:the|correct|final)\s+)*answer\s*(?:is\s*:?|:)\s*{ANSWER_TOKEN}",),
+    ordering_cues=(r"\border\b(?!\s+to\b)",),
+    numeric_cues=(r"\bcalculate\b",),
+    refusal=(r"\b(?:cannot|can ?not|can't|unable to)\s+(?:determine|answer)\b",),
+)
+
+
+@dataclass(frozen=True)
+class Normalized:
+    predicted: tuple[str, ...] | None  # keys in answer order; None when nothing valid
+    status: str  # "answered" | "refusal" | "parse_failure"
+    rule: str | None  # "json", "rule1".."rule7", "fallback"
+
+
+@dataclass(frozen=True)
+class CompiledPatterns:
+    """`ENGLISH` plus the given patterns, compiled once."""
+
+    answer: tuple[re.Pattern, ...]
+    ordering_cue: re.Pattern
+    numeric_cue: re.Pattern
+    refusal: re.Pattern
+
+
+def compile_patterns(patterns: Sequence[LanguagePatterns] = ()) -> CompiledPatterns:
+    return _compile(tuple(patterns))
+
+
+@lru_cache(maxsize=64)
+def _compile(patterns: tuple[LanguagePatterns, ...]) -> CompiledPatterns:
+    every = tuple(dict.fromkeys((ENGLISH, *patterns)))
+    answer = []
+    for lang in every:
+        for rx in lang.answer:
+            compiled = re.compile(rx, re.IGNORECASE)
+            if "ans" not in compiled.groupindex:
+                raise ValueError(f"answer pattern {rx!r} ({lang.language}) has no (?P<ans>...) group")
+            answer.append(compiled)
+
+    def union(field: str) -> re.Pattern:
+        return re.compile("|".join(f"(?:{rx})" for lang in every for rx in getattr(lang, field)),
+                          re.IGNORECASE)
+
+    return CompiledPatterns(tuple(answer), union("ordering_cues"), union("numeric_cues"), union("refusal"))
+
+
+# Rule 0
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SPACE = re.compile(r"\s+")
+_FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}  # ！..～ → !..~
+_TRAILING = " .,;:!?。．、，；：！？…"
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+# Rules 2, 4, 5, 7
+_LABEL_DOT = re.compile(r"(?P<ans>[^\s.．。]{1,3})\s*[.．。]\s*\S")
+_BOXED = re.compile(r"oxed\s*\{\s*(?:\\text(?:bf)?\s*\{)?\s*(?P<ans>[^{}]*?)\s*\}", re.IGNORECASE)
+_PAREN_TAIL = re.compile(rf"[(（]\s*(?P<ans>[^()（）]{{1,10}}?)\s*[)）][{re.escape(_TRAILING)}]*$")
+_CIRCLED_TAIL = re.compile(rf"(?P<ans>[①-⑩])[{re.escape(_TRAILING)}]*$")
+# JSON
+_ARROW = re.compile(r"->|→")
+_DECODER = json.JSONDecoder(strict=False)  # control characters inside strings are Rule 0's job
+
+
+def clean(text: str, *, upper: bool = False) -> str:
+    """Rule 0: drop control characters, collapse whitespace, uppercase for letter labels."""
+    text = _SPACE.sub(" ", _CONTROL.sub("", text)).strip()
+    return text.upper() if upper else text
+
+
+class _Keys:
+    """What counts as a valid answer for one item."""
+
+    __slots__ = ("by_key", "by_text", "keys", "numeric", "letters")
+
+    def __init__(self, item: Item):
+        self.keys = frozenset(o.key for o in item.options)
+        self.numeric = not item.options
+        used = self.keys or (item.gold.keys if item.gold else frozenset())
+        self.letters = bool(used) and all(k.isascii() and k.isalpha() for k in used)
+        self.by_text = {t: o.key for o in item.options if (t := clean(o.text).casefold())}
+        self.by_key = {o.label.casefold(): o.key for o in item.options}
+        self.by_key.update((k.casefold(), k) for k in self.keys)
+
+    def resolve(self, candidate: str) -> str | None:
+        """The key a candidate names, or None. Numbers for items without options."""
+        c = candidate.strip().translate(_FULLWIDTH)
+        if self.numeric:
+            return c if _NUMBER.fullmatch(c) else None
+        c = c.casefold()
+        return self.by_key.get(c) or self.by_text.get(c)
+
+    def quick(self, element: str) -> str | None:
+        """An element that already is a key, label, option text or number."""
+        if self.numeric:
+            return element if _NUMBER.fullmatch(element) else None
+        c = element.casefold()
+        return self.by_text.get(c) or self.by_key.get(c)
+
+
+_KEYS_CACHE: dict[int, tuple[Item, _Keys]] = {}  # by identity; holding the item keeps its id unique
+
+
+def _keys_of(item: Item) -> _Keys:
+    hit = _KEYS_CACHE.get(id(item))
+    if hit is not None and hit[0] is item:
+        return hit[1]
+    if len(_KEYS_CACHE) >= 65536:
+        _KEYS_CACHE.clear()
+    keys = _Keys(item)
+    _KEYS_CACHE[id(item)] = (item, keys)
+    return keys
+
+
+def normalize(item: Item, text: str, patterns: Sequence[LanguagePatterns] = ()) -> Normalized:
+    """Turn a raw response into the item's keys (or a refusal / parse failure)."""
+    rules = _compile(tuple(patterns))
+    keys = _keys_of(item)
+    found, value = _json_answer(text)
+    if found:
+        return _from_json(item, keys, rules, value, text)
+    cleaned = clean(text, upper=keys.letters)
+    hit = _apply_rules(cleaned, keys, rules)
+    if hit is not None:
+        return Normalized((hit[0],), "answered", hit[1])
+    return _unresolved(item, rules, [cleaned], cleaned)
+
+
+def _json_answer(text: str) -> tuple[bool, Any]:
+    """The `answer` value of the last JSON object in the text that has one."""
+    if '"answer"' not in text:
+        return False, None
+    if text.lstrip()[:1] == "{":
+        try:
+            obj = _DECODER.decode(text)
+        except ValueError:
+            pass
+        else:
+            if isinstance(obj, dict) and "answer" in obj:
+                return True, obj["answer"]
+    end = text.rfind('"answer"')
+    for start in reversed([m.start() for m in re.finditer(r"\{", text[:end])][-50:]):
+        try:
+            obj, _ = _DECODER.raw_decode(text, start)
+        except ValueError:
+            continue
+        if isinstance(obj, dict) and "answer" in obj:
+            return True, obj["answer"]
+    return False, None
+
+
+def _from_json(item: Item, keys: _Keys, rules: CompiledPatterns, value: Any, text: str) -> Normalized:
+    if isinstance(value, str):
+        elements: list[Any] = [p for p in (s.strip() for s in _ARROW.split(value)) if p]
+        elements = elements or [value]
+    elif isinstance(value, list):
+        if not value:
+            return Normalized(None, "refusal", "json")
+        elements = value
+    else:
+        elements = [value]
+    predicted = []
+    for element in elements:
+        key = _element_key(element, keys, rules)
+        if key is None:
+            as_is = ([clean(str(e), upper=keys.letters) for e in elements]
+                     if all(_is_scalar(e) for e in elements) else [])
+            return _unresolved(item, rules, as_is, clean(text))
+        predicted.append(key)
+    return Normalized(tuple(predicted), "answered", "json")
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _element_key(element: Any, keys: _Keys, rules: CompiledPatterns) -> str | None:
+    if not _is_scalar(element):
+        return None
+    raw = str(element)
+    key = keys.quick(raw)
+    if key is None:
+        hit = _apply_rules(clean(raw, upper=keys.letters), keys, rules)
+        key = hit[0] if hit else None
+    return key
+
+
+def _apply_rules(s: str, keys: _Keys, rules: CompiledPatterns) -> tuple[str, str] | None:
+    """Rules 1–7 on a Rule-0 string: (key, rule) of the first rule with a valid key."""
+    if not s:
+        return None
+    if (key := keys.by_text.get(s.casefold())) is not None:
+        return key, "rule1"
+    if not keys.numeric and (m := _LABEL_DOT.match(s)) and (key := keys.resolve(m["ans"])):
+        return key, "rule2"
+    if key := keys.resolve(s.rstrip(_TRAILING)):
+        return key, "rule3"
+    for m in reversed(list(_BOXED.finditer(s))):
+        if key := keys.resolve(m["ans"]):
+            return key, "rule4"
+    if (m := _PAREN_TAIL.search(s)) and (key := keys.resolve(m["ans"])):
+        return key, "rule5"
+    phrases = sorted((m for rx in rules.answer for m in rx.finditer(s)), key=lambda m: m.start("ans"))
+    for m in reversed(phrases):
+        if key := keys.resolve(m["ans"]):
+            return key, "rule6"
+    if not keys.numeric and (m := _CIRCLED_TAIL.search(s)):
+        digit = str(ord(m["ans"]) - ord("①") + 1)
+        if digit in keys.keys:
+            return digit, "rule7"
+    return None
+
+
+def _unresolved(item: Item, rules: CompiledPatterns, candidates: list[str], whole: str) -> Normalized:
+    """Fallback: the Rule-0 strings as they are, compared with the gold as sorted sets."""
+    if candidates and item.gold is not None:
+        given = sorted(set(candidates))
+        if any(given == sorted(set(alt)) for alt in item.gold.alternatives):
+            return Normalized(tuple(candidates), "answered", "fallback")
+    if rules.refusal.search(whole):
+        return Normalized(None, "refusal", None)
+    return Normalized(None, "parse_failure", None)

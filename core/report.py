@@ -1,0 +1,87 @@
+"""Tables from records: n, n_excluded, accuracy and status counts, by condition and strata.
+
+Pure functions of the run directory's records and manifest; no model is called.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+import pandas as pd
+
+STATUSES = ("answered", "refusal", "parse_failure", "error", "missing")
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) if value else "none"
+    return "unknown" if value is None else value
+
+
+def records_frame(records: list[dict], by: Iterable[str] = ()) -> pd.DataFrame:
+    df = pd.DataFrame.from_records(records)
+    for field in by:
+        if field not in df.columns:
+            raise KeyError(f"records have no field {field!r}; available: {', '.join(sorted(df.columns))}")
+        df[field] = df[field].map(_hashable)
+    return df
+
+
+def accuracy_table(records: list[dict], excluded: list[dict] | None = None, by: Iterable[str] = ()) -> pd.DataFrame:
+    """One row per condition (× stratum): n, n_excluded, correct, accuracy and every status."""
+    by = list(by)
+    keys = ["condition", *by]
+    if not records:
+        return pd.DataFrame(columns=[*keys, "n", "n_excluded", "correct", "accuracy", *STATUSES])
+    df = records_frame(records, by)
+    df["correct"] = df["correct"].astype(bool)
+    grouped = df.groupby(keys, sort=True, dropna=False)
+    table = grouped.agg(n=("item_id", "size"), correct=("correct", "sum"))
+    table["accuracy"] = table["correct"] / table["n"]
+    counts = df.pivot_table(index=keys, columns="status", values="item_id", aggfunc="size", fill_value=0)
+    for status in STATUSES:
+        table[status] = counts[status] if status in counts.columns else 0
+    table = table.reset_index()
+    table["n_excluded"] = 0
+    if excluded:
+        ex = pd.DataFrame.from_records(excluded)
+        for field in by:
+            ex[field] = ex[field].map(_hashable) if field in ex.columns else "unknown"
+        if by:
+            n_ex = ex.groupby(by).size()
+            table["n_excluded"] = [int(n_ex.get(tuple(row) if len(by) > 1 else row[0], 0))
+                                   for row in table[by].itertuples(index=False)]
+        else:
+            table["n_excluded"] = len(ex)
+    cols = [*keys, "n", "n_excluded", "correct", "accuracy", *STATUSES]
+    table[list(STATUSES)] = table[list(STATUSES)].astype(int)
+    return table[cols]
+
+
+def render(table: pd.DataFrame, fmt: str) -> str:
+    if fmt == "csv":
+        return table.to_csv(index=False)
+    if fmt == "json":
+        return table.to_json(orient="records", force_ascii=False, indent=1)
+    if fmt == "md":
+        return to_markdown(table)
+    raise ValueError(f"unknown format {fmt!r}; choose md, csv or json")
+
+
+def to_markdown(table: pd.DataFrame) -> str:
+    """A GitHub markdown table (no extra dependency); accuracies as percentages."""
+    def cell(col: str, v: Any) -> str:
+        if col == "accuracy":
+            return f"{100 * v:.1f}"
+        return str(v)
+
+    cols = [("accuracy %" if c == "accuracy" else c) for c in table.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in table.itertuples(index=False):
+        lines.append("| " + " | ".join(cell(c, v) for c, v in zip(table.columns, row)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def report_json(table: pd.DataFrame) -> str:
+    return json.dumps(json.loads(table.to_json(orient="records", force_ascii=False)), ensure_ascii=False, indent=1)

@@ -1,0 +1,39 @@
+"""Re-scoring a run from its saved responses: no model is called."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import plugins
+from .items import DataError, fingerprint_items
+from .runner import rescore_record
+from .session import load_items
+from .store import read_manifest, read_records, rewrite_records
+
+
+def load_run(run_dir: Path):
+    """(manifest, records, benchmark, items by id) of a run directory."""
+    manifest = read_manifest(run_dir)
+    benchmark = plugins.get_benchmark(manifest["benchmark"])
+    items, _ = load_items(benchmark, manifest.get("load") or {"data": manifest.get("data"), "split": manifest.get("split")})
+    if fingerprint_items(items) != manifest.get("data_fingerprint"):
+        raise DataError("the benchmark data changed since this run (data fingerprint differs); "
+                        "re-scoring would mix versions", file=Path(run_dir) / "manifest.json")
+    return manifest, read_records(run_dir), benchmark, {it.id: it for it in items}
+
+
+def rescore(run_dir: Path) -> tuple[int, int]:
+    """Re-score every record in place (atomically). Returns (records, records changed)."""
+    _, records, benchmark, items = load_run(run_dir)
+    patterns = plugins.answer_patterns()
+    out, changed = [], 0
+    for rec in records:
+        item = items.get(rec["item_id"])
+        if item is None:
+            raise DataError("record names an item that is not in the data", file=Path(run_dir) / "records.jsonl",
+                            record=rec["item_id"])
+        new = rescore_record(benchmark, item, rec, patterns)
+        changed += new != rec
+        out.append(new)
+    rewrite_records(run_dir, out)
+    return len(out), changed

@@ -1,0 +1,110 @@
+"""Format-aware scoring (JMed48k Appendix B.5–B.6).
+
+A single key must equal the gold key; a multi-key set must equal the gold set (no partial
+credit); with official alternatives any one alternative suffices, each under its own rule; an
+ordering item (several gold keys and a sequence cue in the stem) compares position by
+position; a numeric-slot item (digit gold, no options, a numeric-entry cue in the stem or
+`answer_format == "numeric"`) compares the digits joined in order ("1.2" → "12").
+Non-answers stay in the denominator as incorrect, with their status.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from .items import Item
+from .normalize import CompiledPatterns, LanguagePatterns, compile_patterns, normalize
+
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+_NON_DIGIT = re.compile(r"[^0-9]")
+_CHOICE_FORMATS = ("single", "multi", "alternatives")
+
+
+@dataclass(frozen=True)
+class Score:
+    correct: bool
+    status: str  # answered | refusal | parse_failure | error | missing
+    predicted: tuple[str, ...] | None
+    rule: str | None
+
+
+def score(item: Item, response_text: str | None, *, error: str | None = None,
+          patterns: Sequence[LanguagePatterns] = ()) -> Score:
+    """Score one response. `error` set means the request failed; no text means no response."""
+    _require_choice_gold(item)
+    if error is not None:
+        return Score(False, "error", None, None)
+    if response_text is None:
+        return Score(False, "missing", None, None)
+    result = normalize(item, response_text, patterns)
+    if result.predicted is None:
+        return Score(False, result.status, None, result.rule)
+    return Score(_correct(item, result.predicted, compile_patterns(patterns)), result.status,
+                 result.predicted, result.rule)
+
+
+def is_correct(item: Item, predicted: Sequence[str], patterns: Sequence[LanguagePatterns] = ()) -> bool:
+    _require_choice_gold(item)
+    return _correct(item, tuple(predicted), compile_patterns(patterns))
+
+
+def _correct(item: Item, predicted: tuple[str, ...], rules: CompiledPatterns) -> bool:
+    return any(_matches(_mode(item, alt, rules), predicted, alt) for alt in item.gold.alternatives)
+
+
+def scoring_mode(item: Item, patterns: Sequence[LanguagePatterns] = ()) -> str:
+    """"single", "set", "ordering", "numeric" or "alternatives"."""
+    _require_choice_gold(item)
+    alternatives = item.gold.alternatives
+    if len(alternatives) > 1:
+        return "alternatives"
+    return _mode(item, alternatives[0], compile_patterns(patterns))
+
+
+def chance_of_correct(item: Item, patterns: Sequence[LanguagePatterns] = ()) -> float | None:
+    """Probability that a uniform random guess of the asked number of keys is scored correct:
+    1/k for one key, 1/C(k,m) for an m-key set, 1/P(k,m) for an ordering, summed over the
+    distinct alternatives. None for numeric slots, free text and boxes."""
+    gold = item.gold
+    if gold is None or gold.format not in _CHOICE_FORMATS or not item.options:
+        return None
+    rules = compile_patterns(patterns)
+    k = len(item.options)
+    m = item.n_select or len(gold.alternatives[0])
+    hits: set = set()
+    for alt in gold.alternatives:
+        mode = _mode(item, alt, rules)
+        if mode == "numeric":
+            return None
+        if len(set(alt)) == m <= k:
+            hits.add((mode, alt if mode == "ordering" else frozenset(alt)))
+    return sum(1 / (math.perm(k, m) if mode == "ordering" else math.comb(k, m)) for mode, _ in hits)
+
+
+def _require_choice_gold(item: Item) -> None:
+    if item.gold is None:
+        raise ValueError(f"item {item.id} has no usable gold answer; excluded items are not scored")
+    if item.gold.format not in _CHOICE_FORMATS:
+        raise ValueError(f"item {item.id}: gold format {item.gold.format!r} is not scored by these rules")
+
+
+def _mode(item: Item, alt: tuple[str, ...], rules: CompiledPatterns) -> str:
+    if all(_NUMBER.fullmatch(k) for k in alt) and (
+            item.answer_format == "numeric" or (not item.options and rules.numeric_cue.search(item.question))):
+        return "numeric"
+    if len(alt) > 1:
+        if item.n_select is None and rules.ordering_cue.search(item.question):
+            return "ordering"
+        return "set"
+    return "single"
+
+
+def _matches(mode: str, predicted: tuple[str, ...], alt: tuple[str, ...]) -> bool:
+    if mode == "numeric":
+        return _NON_DIGIT.sub("", "".join(predicted)) == _NON_DIGIT.sub("", "".join(alt))
+    if mode == "ordering":
+        return predicted == alt
+    return set(predicted) == set(alt)  # single and set: a repeated key is still one key

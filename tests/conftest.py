@@ -1,0 +1,30 @@
+"""Shared fixtures: the real data folder beside the repository, an isolated cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def shared_data(*parts: str) -> Path:
+    """A path under ../shared/data; fails (never skips) when the folder is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f"real test data not found at {path}: these tests need ../shared/data beside the "
+                    f"repository checkout ({REPO})", pytrace=False)
+    return path
+
+
+@pytest.fixture
+def jmed_sample() -> Path:
+    return shared_data("jmed48k-sample")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory, monkeypatch):
+    """Never touch the user's response cache from a test."""
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))

@@ -1,0 +1,192 @@
+import json
+from math import comb
+
+import pytest
+
+from medvqa.adapters.jmed48k.patterns import JAPANESE, select_count
+from medvqa.core.items import Gold, Item, Option
+from medvqa.core.scoring import chance_of_correct, is_correct, score, scoring_mode
+
+JA = (JAPANESE,)
+
+
+def item(gold, *, k=5, question="Which is appropriate?", n_select=None, answer_format="choice", options=True):
+    opts = tuple(Option(key=chr(65 + i), label=chr(97 + i), text=f"option {i}") for i in range(k)) if options else ()
+    return Item(id="q", benchmark="t", question=question, options=opts, gold=Gold.from_json(gold),
+                n_select=n_select, answer_format=answer_format)
+
+
+def answer(*keys):
+    return json.dumps({"answer": list(keys)})
+
+
+# Gold formats
+def test_single_key_equality():
+    it = item(["C"])
+    assert scoring_mode(it) == "single"
+    assert score(it, answer("c")).correct
+    assert not score(it, answer("d")).correct
+    assert not score(it, answer("c", "d")).correct
+
+
+def test_multi_key_set_equality_without_partial_credit():
+    it = item(["B", "D"])
+    assert scoring_mode(it) == "set"
+    assert score(it, answer("d", "b")).correct
+    assert not score(it, answer("b")).correct
+    assert not score(it, answer("b", "d", "e")).correct
+
+
+def test_alternatives_any_one_suffices():
+    it = item([["A"], ["C"]])
+    assert scoring_mode(it) == "alternatives"
+    assert score(it, answer("a")).correct and score(it, answer("c")).correct
+    assert not score(it, answer("a", "c")).correct
+    assert not score(it, answer("b")).correct
+
+
+def test_alternatives_of_sets_each_under_its_own_rule():
+    it = item([["B", "D"], ["C", "D"]])
+    assert score(it, answer("d", "c")).correct
+    assert not score(it, answer("b", "c")).correct
+
+
+def test_ordering_with_a_sequence_cue_compares_positions():
+    it = item(["C", "A", "E"], question="処置を行う順に並べよ。")
+    assert scoring_mode(it, JA) == "ordering"
+    assert score(it, '{"answer": "c -> a -> e"}', patterns=JA).correct
+    assert not score(it, answer("a", "c", "e"), patterns=JA).correct
+    assert scoring_mode(it) == "set"  # the cue is Japanese: without the adapter's patterns it is a set
+
+
+def test_english_order_cue_but_not_in_order_to():
+    assert scoring_mode(item(["B", "A"], question="Put the steps in the correct order.")) == "ordering"
+    assert scoring_mode(item(["B", "A"], question="In order to confirm, which two tests?")) == "set"
+
+
+def test_ordering_cue_ignored_when_the_stem_asks_for_a_count():
+    # A real pharmacist item (107B026) says "順に" while asking for two keys ("2つ選べ").
+    stem = "5つのエキソンを順に数字で表し、…正しいのはどれか。2つ選べ。"
+    assert scoring_mode(item(["A", "C"], question=stem, n_select=select_count(stem)), JA) == "set"
+
+
+def test_numeric_slots_compare_digits_in_order():
+    it = item(["6", "0", "0"], question="水分出納バランスを求めよ。", options=False)
+    assert scoring_mode(it, JA) == "numeric"
+    for text in (answer("6", "0", "0"), '{"answer": "600"}', answer("600"), "600"):
+        assert score(it, text, patterns=JA).correct, text
+    for text in (answer("0", "0", "6"), '{"answer": "60"}', answer("6", "0")):
+        assert not score(it, text, patterns=JA).correct, text
+
+
+def test_numeric_decimal_point_is_ignored():
+    it = item(["1", "2"], question="Calculate the ratio.", options=False)
+    assert scoring_mode(it) == "numeric"
+    assert score(it, "1.2").correct and score(it, answer("1", "2")).correct
+    assert not score(it, "2.1").correct
+
+
+def test_numeric_needs_a_cue_or_a_numeric_answer_format():
+    cueless = item(["4", "0"], question="Naの欠乏量は何mEqか。", options=False)
+    assert scoring_mode(cueless, JA) == "set"
+    declared = item(["4", "0"], question="Naの欠乏量は何mEqか。", options=False, answer_format="numeric")
+    assert scoring_mode(declared, JA) == "numeric" and score(declared, "40", patterns=JA).correct
+
+
+def test_digit_option_keys_are_never_numeric_slots():
+    opts = tuple(Option(key=str(i), label=str(i), text=f"t{i}") for i in range(1, 6))
+    it = Item(id="p", benchmark="t", question="薬物量を求めよ。2つ選べ。", options=opts,
+              gold=Gold.from_json(["2", "4"]), n_select=2)
+    assert scoring_mode(it, JA) == "set"
+    assert score(it, answer("4", "2"), patterns=JA).correct
+
+
+# Statuses
+def test_error_missing_refusal_parse_failure_are_incorrect():
+    it = item(["A"])
+    assert score(it, '{"answer": ["a"]}', error="HTTP 500") == score(it, None, error="timeout")
+    assert score(it, None, error="timeout").status == "error"
+    assert score(it, None).status == "missing" and not score(it, None).correct
+    assert score(it, '{"answer": []}').status == "refusal" and not score(it, '{"answer": []}').correct
+    assert score(it, "判断できません", patterns=JA).status == "refusal"
+    assert score(it, "hmm").status == "parse_failure" and score(it, "hmm").predicted is None
+
+
+def test_answered_score_carries_prediction_and_rule():
+    s = score(item(["A"]), "正解は a", patterns=JA)
+    assert (s.correct, s.status, s.predicted, s.rule) == (True, "answered", ("A",), "rule6")
+
+
+def test_excluded_and_unsupported_gold_raise():
+    with pytest.raises(ValueError, match="no usable gold"):
+        score(Item(id="x", benchmark="t", question="?"), "a")
+    with pytest.raises(ValueError, match="text"):
+        score(Item(id="x", benchmark="t", question="?", gold=Gold(text="pneumonia")), "pneumonia")
+
+
+def test_is_correct_on_predicted_keys():
+    assert is_correct(item(["B", "D"]), ["D", "B"])
+    assert not is_correct(item(["B", "D"]), ["D"])
+
+
+# Chance
+def test_chance_of_correct():
+    assert chance_of_correct(item(["C"])) == pytest.approx(1 / 5)
+    assert chance_of_correct(item(["B", "D"])) == pytest.approx(1 / comb(5, 2))
+    assert chance_of_correct(item(["B", "D", "E"], n_select=3)) == pytest.approx(1 / comb(5, 3))
+    assert chance_of_correct(item([["A"], ["C"]])) == pytest.approx(2 / 5)
+    assert chance_of_correct(item([["A"], ["A"]])) == pytest.approx(1 / 5)
+    assert chance_of_correct(item(["C"], k=4)) == pytest.approx(1 / 4)
+    assert chance_of_correct(item(["C", "A", "E"], question="Arrange in order.")) == pytest.approx(1 / 60)
+    assert chance_of_correct(item(["6", "0", "0"], question="Calculate it.", options=False)) is None
+    assert chance_of_correct(Item(id="x", benchmark="t", question="?")) is None
+
+
+# Real data
+def load_year(root, year):
+    path = root / "JMed48k" / "Physician" / f"Physician_{year}" / f"{year}_CORRECTED.json"
+    items = {}
+    for q in json.loads(path.read_text(encoding="utf-8"))["questions"]:
+        qid = f"{q['section']}{q['question_number']}"
+        items[qid] = Item(
+            id=qid, benchmark="jmed48k", question=q["question_text"], language="ja",
+            options=tuple(Option(key=k.upper(), label=k, text=t) for k, t in q["options"].items()),
+            gold=Gold.from_json(q["correct_answer"], file=path, record=qid),
+            n_select=select_count(q["question_text"]))
+    return items
+
+
+def wrong_answer(it):
+    gold = it.gold.alternatives[0]
+    if not it.options:
+        return [str((int(gold[0]) + 1) % 10), *gold[1:]]
+    used = it.gold.keys
+    spare = next(k for k in it.keys if k not in used)
+    return [spare.lower(), *[k.lower() for k in gold[1:]]]
+
+
+@pytest.mark.parametrize("year", [2025, 2026])
+def test_real_sample_gold_answers_score_correct_and_wrong_ones_incorrect(jmed_sample, year):
+    items = load_year(jmed_sample, year)
+    assert len(items) == 400
+    for qid, it in items.items():
+        gold = [k.lower() for k in it.gold.alternatives[-1]]
+        right = score(it, json.dumps({"answer": gold}, ensure_ascii=False), patterns=JA)
+        assert right.correct and right.status == "answered", (qid, right)
+        wrong = score(it, json.dumps({"answer": wrong_answer(it)}), patterns=JA)
+        assert not wrong.correct and wrong.status == "answered", (qid, wrong)
+
+
+def test_real_sample_gold_formats(jmed_sample):
+    y2025, y2026 = load_year(jmed_sample, 2025), load_year(jmed_sample, 2026)
+    assert scoring_mode(y2025["E28"], JA) == "alternatives"
+    assert score(y2025["E28"], answer("c"), patterns=JA).correct
+    for qid, digits in (("A75", "600"), ("C74", "36")):
+        it = y2025[qid]
+        assert not it.options and scoring_mode(it, JA) == "numeric"
+        for text in (json.dumps({"answer": list(digits)}), json.dumps({"answer": digits}), answer(digits)):
+            assert score(it, text, patterns=JA).correct, (qid, text)
+    assert scoring_mode(y2026["A74"], JA) == "numeric"  # "解答：①．②③" answer grid
+    assert score(y2026["A74"], '{"answer": "0.40"}', patterns=JA).correct
+    modes = [scoring_mode(it, JA) for it in (*y2025.values(), *y2026.values())]
+    assert modes.count("ordering") == 0 and modes.count("numeric") == 7 and modes.count("alternatives") == 1
