@@ -129,7 +129,7 @@ class _Keys:
         return self.by_key.get(c) or self.by_text.get(c)
 
     def quick(self, element: str) -> str | None:
-        """An element that already is a key, label, option text or number."""
+        """An element that already is an option text, key, label or number (Rule 1 before 3)."""
         if self.numeric:
             return element if _NUMBER.fullmatch(element) else None
         c = element.casefold()

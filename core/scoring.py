@@ -56,7 +56,7 @@ def _correct(item: Item, predicted: tuple[str, ...], rules: CompiledPatterns) ->
 
 
 def scoring_mode(item: Item, patterns: Sequence[LanguagePatterns] = ()) -> str:
-    """"single", "set", "ordering", "numeric" or "alternatives"."""
+    """The item's rule: "single", "set", "ordering", "numeric" or "alternatives"."""
     _require_choice_gold(item)
     alternatives = item.gold.alternatives
     if len(alternatives) > 1:
