@@ -46,5 +46,10 @@ class Benchmark:
         return {name: item.meta.get(name) for name in self.strata}
 
     def validate(self, path: Path) -> list:
-        """Findings about the data at `path` (see `medvqa validate`); none by default."""
+        """`medvqa.core.validation.Finding`s about the data at `path` (`medvqa validate`,
+        and `medvqa run` refuses error-level findings); none by default."""
         return []
+
+    # Optional, looked up by `medvqa report`:
+    #   report_tables(records, manifest) -> object with .render(fmt)   (--table NAME)
+    #   pass_report(items, records) -> object with .as_json(), .text()  (--pass)

@@ -6,6 +6,7 @@ Pure functions of the run directory's records and manifest; no model is called.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Iterable
 
 import pandas as pd
@@ -66,20 +67,55 @@ def render(table: pd.DataFrame, fmt: str) -> str:
         return table.to_json(orient="records", force_ascii=False, indent=1)
     if fmt == "md":
         return to_markdown(table)
-    raise ValueError(f"unknown format {fmt!r}; choose md, csv or json")
+    if fmt == "latex":
+        return to_latex(table)
+    raise ValueError(f"unknown format {fmt!r}; choose md, csv, latex or json")
+
+
+def _cell(col: str, v: Any) -> str:
+    """A table cell as text: accuracies as percentages with one decimal; missing values empty."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if col == "accuracy":
+        return f"{100 * v:.1f}"
+    return str(v)
+
+
+def _header(table: pd.DataFrame) -> list[str]:
+    return [("accuracy %" if c == "accuracy" else str(c)) for c in table.columns]
 
 
 def to_markdown(table: pd.DataFrame) -> str:
     """A GitHub markdown table (no extra dependency); accuracies as percentages."""
-    def cell(col: str, v: Any) -> str:
-        if col == "accuracy":
-            return f"{100 * v:.1f}"
-        return str(v)
-
-    cols = [("accuracy %" if c == "accuracy" else c) for c in table.columns]
+    cols = _header(table)
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in table.itertuples(index=False):
-        lines.append("| " + " | ".join(cell(c, v) for c, v in zip(table.columns, row)) + " |")
+        lines.append("| " + " | ".join(_cell(c, v) for c, v in zip(table.columns, row)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def to_latex(table: pd.DataFrame, caption: str | None = None, notes: Iterable[str] = ()) -> str:
+    """A booktabs `table` float (needs \\usepackage{booktabs}): numbers right-aligned,
+    accuracies as percentages, each note as a footnote-size line under the tabular."""
+    align = "".join("r" if pd.api.types.is_numeric_dtype(table[c]) else "l" for c in table.columns)
+    lines = [r"\begin{table}[ht]", r"\centering"]
+    if caption:
+        lines.append(rf"\caption{{{latex_escape(caption)}}}")
+    lines += [rf"\begin{{tabular}}{{{align}}}", r"\toprule",
+              " & ".join(latex_escape(c) for c in _header(table)) + r" \\", r"\midrule"]
+    for row in table.itertuples(index=False):
+        lines.append(" & ".join(latex_escape(_cell(c, v)) for c, v in zip(table.columns, row)) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    lines += [rf"\par\smallskip{{\footnotesize {latex_escape(note)}}}" for note in notes]
+    lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
 
 

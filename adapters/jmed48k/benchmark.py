@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from medvqa.core.benchmark import Benchmark
-from medvqa.core.items import DataError, Item
+from medvqa.core.items import Item
 from medvqa.core.messages import Template
 
-from . import loader, templates
+from . import hub, loader, templates
 from .professions import specialty_key
 
 SAMPLE = Path(__file__).parent / "sample"
@@ -27,14 +27,13 @@ class JMed48k(Benchmark):
 
     def load(self, path: Path | None = None, split: str | None = None, *,
              years: list[int] | None = None, professions: list[str] | None = None, **_: Any) -> list[Item]:
-        split = split or (self.default_split if path is not None else "sample")
+        split = split or self.default_split
         if split not in self.splits:
             raise ValueError(f"unknown split {split!r} for jmed48k; choose from {', '.join(self.splits)}")
         if split == "sample":
             path = SAMPLE
-        if path is None:
-            raise DataError("no data given: pass --data PATH (a folder in the JMed48k release layout) "
-                            "or --sample for the bundled sample")
+        if path is None:  # full / eval without --data: JMed48k-Eval from the Hugging Face Hub
+            path = hub.download()
         selected = loader.cells(path)
         if professions:
             specs = {specialty_key(p) for p in professions}
@@ -50,3 +49,22 @@ class JMed48k(Benchmark):
 
     def sample_path(self) -> Path:
         return SAMPLE
+
+    def validate(self, path: Path) -> list:
+        """Every finding about the release folder at `path` (see `validate.py` for the rules)."""
+        from .validate import validate_release
+
+        return validate_release(path)
+
+    def report_tables(self, records: list[dict], manifest: dict):
+        """Accuracy by profession for text-only and image items, by image type, and the
+        exclusions per profession-year (`medvqa report RUN --table jmed48k`)."""
+        from .tables import jmed48k_tables
+
+        return jmed48k_tables(records, manifest.get("excluded") or [])
+
+    def pass_report(self, items: list[Item], records: list[dict]):
+        """Pass / fail / not evaluable per profession-year (`medvqa report RUN --pass`)."""
+        from .passing import PassReport, evaluate
+
+        return PassReport(evaluate(items, records))

@@ -21,6 +21,10 @@ from .patterns import select_count
 BENCHMARK = "jmed48k"
 UNKNOWN = "unknown"
 OTHER = "Other/Unclear"
+# The paper's eight primary image types; OTHER is kept in metadata but left out of
+# type-stratified tables, and UNKNOWN marks image items with no taxonomy entry.
+PRIMARY_TYPES = ("Clinical Photograph", "Radiology", "Pathology/Microscopy", "Endoscopy",
+                 "Chart/Graph/Table", "Diagram", "Chemical/Molecular", "Waveform/Signal")
 _CELL = re.compile(r"^(?P<specialty>.+)_(?P<year>\d{4})$")
 REQUIRED = ("question_number", "section", "question_text", "options", "correct_answer")
 
@@ -90,7 +94,7 @@ def read_taxonomy(cell: Cell) -> dict[str, dict]:
     return data
 
 
-def _as_list(value: Any) -> list[str]:
+def image_refs(value: Any) -> list[str]:
     if not value:
         return []
     if isinstance(value, str):
@@ -134,8 +138,8 @@ def build_item(cell: Cell, q: dict, taxonomy: dict[str, dict], index: int) -> It
         gold = Gold(alternatives=tuple(tuple(k.upper() for k in alt) for alt in gold.alternatives), raw=gold.raw)
     img = q.get("img") or {}
     try:
-        refs = [(r, ImageRole.CONTENT) for r in _as_list(img.get("content_img"))]
-        refs += [(r, ImageRole.ANSWER) for r in _as_list(img.get("answer_img"))]
+        refs = [(r, ImageRole.CONTENT) for r in image_refs(img.get("content_img"))]
+        refs += [(r, ImageRole.ANSWER) for r in image_refs(img.get("answer_img"))]
     except ValueError as exc:
         raise DataError(str(exc), file=file, record=qid) from None
     images = tuple(ImageRef(ref=r, role=role, path=resolve_image(cell.folder, r, file=file, record=qid))

@@ -1,0 +1,184 @@
+"""JMed48k report tables (`medvqa report RUN --table jmed48k`).
+
+- Text-only accuracy by profession (the paper's Table 1): the C+Q records of items that
+  reference no image.
+- With-images accuracy by profession (Table 2), on image items only: each item's C+Q+I record;
+  an image item with no usable image (its files are not in the data) is counted with its C+Q
+  record instead, and a footnote line says how many.
+- With-images accuracy by dominant image type and by any image type (an item counts once under
+  each of its types), on the same records; `Other/Unclear` is left out, items without a
+  taxonomy entry appear as `unknown`.
+- Exclusions per profession-year: items, items excluded for a null `correct_answer`, and the
+  scored items split into text-only and with-images.
+
+Each accuracy table ends with the unweighted macro average over its rows. n counts items;
+non-answers (refusal, parse failure, error, missing) stay in n as incorrect. Pure functions of
+a run's records and manifest.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import pandas as pd
+
+from medvqa.core.report import render, to_latex, to_markdown
+
+from .loader import OTHER, PRIMARY_TYPES, UNKNOWN
+from .professions import PROFESSIONS
+
+NON_ANSWERS = ("refusal", "parse_failure", "error", "missing")
+MACRO = "Macro average"
+ACCURACY_COLUMNS = ("n", "correct", "accuracy", *NON_ANSWERS)
+
+
+@dataclass
+class Table:
+    name: str
+    title: str
+    frame: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReportTables:
+    tables: list[Table]
+
+    def render(self, fmt: str) -> str:
+        """`md`, `csv`, `latex` or `json`."""
+        if fmt == "json":
+            doc = {t.name: {"title": t.title, "rows": json.loads(render(t.frame, "json")), "notes": t.notes}
+                   for t in self.tables}
+            return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+        blocks = []
+        for t in self.tables:
+            if fmt == "md":
+                notes = "".join(f"\n{note}\n" for note in t.notes)
+                blocks.append(f"### {t.title}\n\n{to_markdown(t.frame)}{notes}")
+            elif fmt == "csv":
+                notes = "".join(f"# {note}\n" for note in t.notes)
+                blocks.append(f"# {t.title}\n{render(t.frame, 'csv')}{notes}")
+            elif fmt == "latex":
+                blocks.append(to_latex(t.frame, caption=t.title, notes=t.notes))
+            else:
+                raise ValueError(f"unknown format {fmt!r}; choose md, csv, latex or json")
+        return "\n".join(blocks)
+
+
+def jmed48k_tables(records: list[dict], excluded: list[dict] = ()) -> ReportTables:
+    """The tables above from a run's records and its manifest's `excluded` list."""
+    text_only = [r for r in records if r["condition"] == "C+Q" and not r.get("has_image")]
+    with_images, fallback = image_records(records)
+    macro_note = f"{MACRO}: the unweighted mean of the accuracies above; its n and correct are sums."
+    if fallback:
+        fallback_note = (f"{len(fallback)} of {len(with_images)} image items have no usable image in the data "
+                         "and are counted under C+Q (without their images).")
+    else:
+        fallback_note = f"All {len(with_images)} image items are counted under C+Q+I." if with_images else "No image items."
+    typed = [r for r in with_images if r.get("dominant_type") != OTHER]
+    return ReportTables([
+        Table("text_only", "Text-only items, C+Q: accuracy by profession",
+              accuracy_frame(text_only, "profession", _profession), [macro_note]),
+        Table("with_images", "Image items, C+Q+I (C+Q without a usable image): accuracy by profession",
+              accuracy_frame(with_images, "profession", _profession, fallback),
+              [fallback_note, macro_note]),
+        Table("dominant_type", "Image items, C+Q+I (C+Q without a usable image): accuracy by dominant image type",
+              accuracy_frame(typed, "dominant_type", _dominant_type, fallback),
+              [fallback_note, f"Items labelled {OTHER} are left out; `{UNKNOWN}`: no taxonomy entry.", macro_note]),
+        Table("any_type", "Image items, C+Q+I (C+Q without a usable image): accuracy by any image type",
+              accuracy_frame(with_images, "image_type", _image_types, fallback),
+              [fallback_note, f"An item counts once under each of its types; {OTHER} is left out; "
+                              f"`{UNKNOWN}`: no taxonomy entry.", macro_note]),
+        Table("exclusions", "Items per profession-year: excluded (null correct_answer) and scored",
+              exclusion_frame(records, excluded)),
+    ])
+
+
+def image_records(records: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(one record per image item: C+Q+I when present, else C+Q; the C+Q fallbacks)."""
+    by_item: dict[str, dict[str, dict]] = {}
+    for r in records:
+        if r.get("has_image") and r["condition"] in ("C+Q", "C+Q+I"):
+            by_item.setdefault(r["item_id"], {})[r["condition"]] = r
+    chosen, fallback = [], []
+    for conds in by_item.values():
+        record = conds.get("C+Q+I") or conds["C+Q"]
+        chosen.append(record)
+        if record["condition"] == "C+Q":
+            fallback.append(record)
+    return chosen, fallback
+
+
+def accuracy_frame(records: list[dict], label: str, keys: Callable[[dict], Iterable[str]],
+                   fallback: list[dict] | None = None) -> pd.DataFrame:
+    """One row per label (professions in release order, image types in the paper's order)
+    with n, correct, accuracy and non-answer counts, then the macro-average row. With
+    `fallback`, a column counts the items scored without their images."""
+    groups: dict[str, list[dict]] = {}
+    for r in records:
+        for key in keys(r):
+            groups.setdefault(key, []).append(r)
+    fallback_ids = {r["item_id"] for r in fallback or ()}
+    rows = []
+    for key in sorted(groups, key=_rank):
+        rs = groups[key]
+        row = {label: key, "n": len(rs), "correct": sum(bool(r["correct"]) for r in rs)}
+        row["accuracy"] = row["correct"] / row["n"]
+        row.update({s: sum(r["status"] == s for r in rs) for s in NON_ANSWERS})
+        if fallback is not None:
+            row["without_image"] = sum(r["item_id"] in fallback_ids for r in rs)
+        rows.append(row)
+    columns = [label, *ACCURACY_COLUMNS, *(["without_image"] if fallback is not None else [])]
+    if rows:
+        macro = {c: sum(row[c] for row in rows) for c in columns[1:]}
+        macro.update({label: MACRO, "accuracy": sum(row["accuracy"] for row in rows) / len(rows)})
+        rows.append(macro)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def exclusion_frame(records: list[dict], excluded: Iterable[dict]) -> pd.DataFrame:
+    """Per profession-year: items, excluded, scored, text-only scored, with-images scored."""
+    cells: dict[tuple[str, int], dict[str, set]] = {}
+
+    def cell(r: dict) -> dict[str, set]:
+        key = (next(iter(_profession(r))), r.get("year"))
+        return cells.setdefault(key, {"excluded": set(), "text_only": set(), "with_images": set()})
+
+    for r in excluded:
+        cell(r)["excluded"].add(r["item_id"])
+    for r in records:
+        cell(r)["with_images" if r.get("has_image") else "text_only"].add(r["item_id"])
+    rows = []
+    for (profession, year), ids in sorted(cells.items(), key=lambda kv: (_rank(kv[0][0]), kv[0][1] or 0)):
+        scored = len(ids["text_only"]) + len(ids["with_images"])
+        rows.append({"profession": profession, "year": year, "items": scored + len(ids["excluded"]),
+                     "excluded": len(ids["excluded"]), "scored": scored,
+                     "text_only": len(ids["text_only"]), "with_images": len(ids["with_images"])})
+    columns = ["profession", "year", "items", "excluded", "scored", "text_only", "with_images"]
+    if rows:
+        total = {c: sum(row[c] for row in rows) for c in columns[2:]}
+        rows.append({"profession": "Total", "year": "", **total})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _profession(r: dict) -> tuple[str]:
+    name = r.get("profession")
+    return (PROFESSIONS.get(name, name or UNKNOWN),)
+
+
+def _dominant_type(r: dict) -> tuple[str]:
+    return (r.get("dominant_type") or UNKNOWN,)
+
+
+def _image_types(r: dict) -> tuple[str, ...]:
+    types = r.get("image_types") or [UNKNOWN]
+    return tuple(dict.fromkeys(t for t in types if t != OTHER))
+
+
+_ORDER = {name: i for i, name in enumerate((*PROFESSIONS.values(), *PRIMARY_TYPES, UNKNOWN))}
+
+
+def _rank(label: str) -> tuple[int, str]:
+    return (_ORDER.get(label, len(_ORDER)), str(label))

@@ -1,0 +1,56 @@
+"""Data validation findings, and the gate `medvqa run` passes data through.
+
+A benchmark's `validate(path)` returns `Finding`s; any finding at level "error" stops a run
+unless the user passes `--allow-invalid`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterable, Literal
+
+from .items import DataError
+
+Level = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in the data: where it is (file, section, number) and which rule it breaks."""
+
+    file: str
+    section: str | None
+    number: Any
+    rule: str
+    level: Level
+    message: str
+
+    @property
+    def record(self) -> str:
+        return f"{self.section}{self.number}" if self.section is not None or self.number is not None else "-"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return f"{self.level}: {self.file}: record {self.record}: [{self.rule}] {self.message}"
+
+
+def errors(findings: Iterable[Finding]) -> list[Finding]:
+    return [f for f in findings if f.level == "error"]
+
+
+def require_valid(benchmark, path: str | Path | None, allow_invalid: bool) -> list[Finding]:
+    """Validate the data at `path` with `benchmark.validate`; raise DataError listing every
+    error-level finding unless `allow_invalid`. Returns the findings. Nothing to check when
+    `path` is None (the benchmark's bundled sample or its own download)."""
+    if path is None:
+        return []
+    findings = list(benchmark.validate(Path(path)))
+    bad = errors(findings)
+    if bad and not allow_invalid:
+        listing = "\n".join(f"  {f}" for f in bad)
+        raise DataError(f"{len(bad)} error(s) in the data (see `medvqa validate {benchmark.name} --data {path}`); "
+                        f"fix them or pass --allow-invalid:\n{listing}", file=path)
+    return findings

@@ -1,0 +1,153 @@
+"""The `--table jmed48k` tables: hand-built records with hand-derived expected text, and the
+CLI on a real run of the bundled sample."""
+
+import json
+
+from click.testing import CliRunner
+
+from medvqa.adapters.jmed48k.tables import ReportTables, jmed48k_tables
+from medvqa.cli.report_cmd import command as report
+from medvqa.core.session import RunOptions, run
+
+
+def rec(item_id, condition, correct, status="answered", profession="Physician", year=2024, image=None):
+    """A record; `image` = (dominant_type, image_types) for image items."""
+    r = {"item_id": item_id, "condition": condition, "correct": correct, "status": status,
+         "profession": profession, "year": year, "has_image": image is not None}
+    if image:
+        r["dominant_type"], r["image_types"] = image
+    return r
+
+
+RADIOLOGY = ("Radiology", ["Radiology"])
+UNCLEAR = ("Other/Unclear", ["Other/Unclear"])
+CHART = ("Chart/Graph/Table", ["Chart/Graph/Table", "Diagram"])
+NO_TAXONOMY = ("unknown", ["unknown"])
+NURSE = {"profession": "Nurse", "year": 2023}
+RECORDS = [
+    rec("t1", "C+Q", True), rec("t2", "C+Q", True), rec("t3", "C+Q", False, "refusal"), rec("t4", "C+Q", True),
+    rec("n1", "C+Q", True, **NURSE), rec("n2", "C+Q", False, "parse_failure", **NURSE),
+    rec("i1", "C+Q", False, image=RADIOLOGY), rec("i1", "C+Q+I", True, image=RADIOLOGY),
+    rec("i2", "C+Q", True, image=UNCLEAR),  # no usable image: counted under C+Q
+    rec("i3", "C+Q", True, image=CHART, **NURSE), rec("i3", "C+Q+I", False, "error", image=CHART, **NURSE),
+    rec("i4", "C+Q", False, image=NO_TAXONOMY, **NURSE),
+]
+EXCLUDED = [{"item_id": "x1", "reason": "correct_answer is null", "profession": "Physician", "year": 2024}]
+MACRO = "Macro average: the unweighted mean of the accuracies above; its n and correct are sums."
+FALLBACK = "2 of 4 image items have no usable image in the data and are counted under C+Q (without their images)."
+
+
+def tables():
+    return {t.name: ReportTables([t]) for t in jmed48k_tables(RECORDS, EXCLUDED).tables}
+
+
+def test_text_only_and_with_images_tables_in_markdown():
+    t = tables()
+    assert t["text_only"].render("md") == f"""### Text-only items, C+Q: accuracy by profession
+
+| profession | n | correct | accuracy % | refusal | parse_failure | error | missing |
+|---|---|---|---|---|---|---|---|
+| Physician | 4 | 3 | 75.0 | 1 | 0 | 0 | 0 |
+| Nurse | 2 | 1 | 50.0 | 0 | 1 | 0 | 0 |
+| Macro average | 6 | 4 | 62.5 | 1 | 1 | 0 | 0 |
+
+{MACRO}
+"""
+    assert t["with_images"].render("md") == f"""### Image items, C+Q+I (C+Q without a usable image): accuracy by profession
+
+| profession | n | correct | accuracy % | refusal | parse_failure | error | missing | without_image |
+|---|---|---|---|---|---|---|---|---|
+| Physician | 2 | 2 | 100.0 | 0 | 0 | 0 | 0 | 1 |
+| Nurse | 2 | 0 | 0.0 | 0 | 0 | 1 | 0 | 1 |
+| Macro average | 4 | 2 | 50.0 | 0 | 0 | 1 | 0 | 2 |
+
+{FALLBACK}
+
+{MACRO}
+"""
+
+
+def test_image_type_tables_leave_out_other_unclear_and_keep_unknown():
+    t = tables()
+    dominant = t["dominant_type"].tables[0].frame
+    assert dominant.values.tolist() == [
+        ["Radiology", 1, 1, 1.0, 0, 0, 0, 0, 0],
+        ["Chart/Graph/Table", 1, 0, 0.0, 0, 0, 1, 0, 0],
+        ["unknown", 1, 0, 0.0, 0, 0, 0, 0, 1],
+        ["Macro average", 3, 1, 1 / 3, 0, 0, 1, 0, 1],
+    ]
+    any_type = t["any_type"].tables[0].frame
+    assert any_type["image_type"].tolist() == ["Radiology", "Chart/Graph/Table", "Diagram", "unknown", "Macro average"]
+    assert any_type["n"].tolist() == [1, 1, 1, 1, 4] and any_type["accuracy"].iloc[-1] == 0.25
+
+
+def test_with_images_and_exclusions_tables_in_latex():
+    t = tables()
+    assert t["with_images"].render("latex") == rf"""\begin{{table}}[ht]
+\centering
+\caption{{Image items, C+Q+I (C+Q without a usable image): accuracy by profession}}
+\begin{{tabular}}{{lrrrrrrrr}}
+\toprule
+profession & n & correct & accuracy \% & refusal & parse\_failure & error & missing & without\_image \\
+\midrule
+Physician & 2 & 2 & 100.0 & 0 & 0 & 0 & 0 & 1 \\
+Nurse & 2 & 0 & 0.0 & 0 & 0 & 1 & 0 & 1 \\
+Macro average & 4 & 2 & 50.0 & 0 & 0 & 1 & 0 & 2 \\
+\bottomrule
+\end{{tabular}}
+\par\smallskip{{\footnotesize {FALLBACK}}}
+\par\smallskip{{\footnotesize {MACRO}}}
+\end{{table}}
+"""
+    assert t["exclusions"].render("latex") == r"""\begin{table}[ht]
+\centering
+\caption{Items per profession-year: excluded (null correct\_answer) and scored}
+\begin{tabular}{llrrrrr}
+\toprule
+profession & year & items & excluded & scored & text\_only & with\_images \\
+\midrule
+Physician & 2024 & 7 & 1 & 6 & 4 & 2 \\
+Nurse & 2023 & 4 & 0 & 4 & 2 & 2 \\
+Total &  & 11 & 1 & 10 & 6 & 4 \\
+\bottomrule
+\end{tabular}
+\end{table}
+"""
+
+
+def test_csv_and_json_carry_the_same_rows_and_notes():
+    t = tables()
+    assert t["text_only"].render("csv") == f"""# Text-only items, C+Q: accuracy by profession
+profession,n,correct,accuracy,refusal,parse_failure,error,missing
+Physician,4,3,0.75,1,0,0,0
+Nurse,2,1,0.5,0,1,0,0
+Macro average,6,4,0.625,1,1,0,0
+# {MACRO}
+"""
+    doc = json.loads(jmed48k_tables(RECORDS, EXCLUDED).render("json"))
+    assert list(doc) == ["text_only", "with_images", "dominant_type", "any_type", "exclusions"]
+    assert doc["with_images"]["notes"] == [FALLBACK, MACRO]
+    assert doc["exclusions"]["rows"][-1] == {"profession": "Total", "year": "", "items": 11, "excluded": 1,
+                                             "scored": 10, "text_only": 6, "with_images": 4}
+
+
+def test_cli_tables_and_pass_on_a_run_of_the_bundled_sample(tmp_path):
+    run(RunOptions(benchmark="jmed48k", model="constant:A", sample=True, run_dir=str(tmp_path / "r")), progress=False)
+    runner = CliRunner()
+    doc = json.loads(runner.invoke(report, [str(tmp_path / "r"), "--table", "jmed48k", "--json"]).output)
+    # bundled sample: Physician 2024 has 13 items (A7 has a null answer; A3, A4, B1, B2, B3 reference
+    # images, B1's file is absent) and Nurse 2023 has 5 (AM3 references an image)
+    assert doc["exclusions"]["rows"][:2] == [
+        {"profession": "Physician", "year": 2024, "items": 13, "excluded": 1, "scored": 12, "text_only": 7,
+         "with_images": 5},
+        {"profession": "Nurse", "year": 2023, "items": 5, "excluded": 0, "scored": 5, "text_only": 4,
+         "with_images": 1}]
+    assert doc["with_images"]["notes"][0] == ("1 of 6 image items have no usable image in the data and are "
+                                              "counted under C+Q (without their images).")
+    latex = runner.invoke(report, [str(tmp_path / "r"), "--table", "jmed48k", "--format", "latex"])
+    assert latex.exit_code == 0 and latex.output.count(r"\begin{table}") == 5
+    passed = json.loads(runner.invoke(report, [str(tmp_path / "r"), "--pass", "--json"]).output)
+    assert [(c["profession"], c["year"], c["result"]) for c in passed] == [
+        ("Physician", 2024, "not evaluable"), ("Nurse", 2023, "not evaluable")]  # a few items, not whole exams
+    hisshu = next(c for c in passed[0]["criteria"] if c["id"] == "PHY118-hisshu")
+    assert (hisshu["max"], hisshu["required"], hisshu["status"]) == (6, 160, "not evaluable")
