@@ -1,0 +1,678 @@
+"""The visual-reliance audit: pure functions of a run's records and items.
+
+Image removal pairs each image item's `C+Q+I` record with its `C+Q` record. The four
+transition states are p11 (correct in both), p10 (correct only with the image), p01 (correct
+only without it) and p00 (wrong in both); a_with = p11 + p10, a_removed = p11 + p01 and
+Δimg = p10 − p01. Alongside: the input-ablation decomposition (C, C+Q, C+I, C+Q+I on the same
+items), three refusal conventions, the image-as-options positive control, the
+selection-bias diagnostic and examples of each state. No model is called.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from . import stats
+from .conditions import ALL, IMAGE_REMOVAL
+from .forced import FORCED_CONDITION
+from .items import DataError, Item
+from .scoring import chance_of_correct
+
+WITH, REMOVED = (c.value for c in IMAGE_REMOVAL)
+STATES = ("p11", "p10", "p01", "p00")
+CONVENTIONS = ("strict", "conditional", "imputed")
+# `--by` names that mean another record field when the records lack the name itself.
+ALIASES = {"image_type": "dominant_type"}
+# A stem that describes individual options: a label followed by a topic/subject particle or a
+# colon ("A は…", "①が…", "B: …"), or a circled label followed directly by words ("①腹部…").
+_PARTICLE = r"\s*(?:は|が|[:：]|\s+(?:is|shows)\b)"
+_WORD_AFTER_CIRCLED = r"[\u3040-\u30ff\u4e00-\u9fffA-Za-z]"
+_CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
+
+
+@dataclass(frozen=True)
+class RunInput:
+    """One model's run: its records, the items they name, and the language patterns used to
+    score them (they decide ordering items' chance)."""
+
+    model: str
+    records: list[dict]
+    items: dict[str, Item]
+    source: str = ""
+    patterns: tuple = ()
+
+
+@dataclass(frozen=True)
+class Settings:
+    by: tuple[str, ...] = ()
+    refusals: str = "strict"
+    resamples: int = stats.RESAMPLES
+    seed: int = 0
+    examples: int = 3
+
+    def __post_init__(self) -> None:
+        if self.refusals not in CONVENTIONS:
+            raise ValueError(f"unknown refusal convention {self.refusals!r}; choose {', '.join(CONVENTIONS)}")
+
+
+@dataclass(frozen=True)
+class Pair:
+    item: Item
+    with_image: dict
+    removed: dict
+
+
+@dataclass
+class _Run:
+    """A run indexed for the audit."""
+
+    input: RunInput
+    by_key: dict[tuple[str, str], dict]
+    fields: dict[str, str]  # requested --by name -> record field
+    pairs: list[Pair] = field(default_factory=list)
+    unpaired: dict[str, list[str]] = field(default_factory=dict)
+    forced_accuracy: float | None = None
+
+
+# ---------------------------------------------------------------- indexing and strata
+
+def _index(run: RunInput) -> dict[tuple[str, str], dict]:
+    out = {}
+    for rec in run.records:
+        if rec.get("item_id") not in run.items:
+            raise DataError("record names an item that is not in the data",
+                            file=Path(run.source) / "records.jsonl" if run.source else None,
+                            record=str(rec.get("item_id")))
+        out[(rec["item_id"], rec["condition"])] = rec
+    return out
+
+
+def resolve_fields(by: Iterable[str], records: list[dict], source: str = "") -> dict[str, str]:
+    """Map each requested stratum name to the record field holding it (`image_type` →
+    `dominant_type` when the records have no `image_type`)."""
+    available = set().union(*(r.keys() for r in records)) if records else set()
+    out = {}
+    for name in by:
+        if name in available:
+            out[name] = name
+        elif name in ALIASES and ALIASES[name] in available:
+            out[name] = ALIASES[name]
+        else:
+            raise ValueError(f"{source or 'the run'}: records have no field {name!r}; "
+                             f"available: {', '.join(sorted(available))}")
+    return out
+
+
+def _value_key(value: Any) -> str:
+    if value is None:
+        return "unknown"
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def stratum_values(record: dict, field_name: str) -> list[str]:
+    """The stratum keys of a record: one per element for list fields (an item with two image
+    types counts under both), "none" for an empty list, "unknown" for a missing value."""
+    value = record.get(field_name)
+    if isinstance(value, list):
+        return [_value_key(v) for v in value] or ["none"]
+    return [_value_key(value)]
+
+
+def _group(entries: Iterable[tuple[dict, Any]], field_name: str) -> dict[str, list]:
+    """{stratum key: [payload, ...]} in sorted key order."""
+    out: dict[str, list] = {}
+    for record, payload in entries:
+        for key in stratum_values(record, field_name):
+            out.setdefault(key, []).append(payload)
+    return dict(sorted(out.items()))
+
+
+def _chance(item: Item, patterns: tuple) -> float | None:
+    if item.gold is None:
+        return None
+    try:
+        return chance_of_correct(item, patterns)
+    except ValueError:  # gold formats outside choice scoring have no fixed chance
+        return None
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return float(np.mean(values)) if len(values) else None
+
+
+def _ci(values: Sequence[float], s: Settings):
+    ci = stats.bootstrap_ci(values, resamples=s.resamples, seed=s.seed)
+    return list(ci) if ci is not None else None
+
+
+# ---------------------------------------------------------------- image-removal pairs
+
+def pair_image_removal(run: RunInput, by_key: dict | None = None) -> tuple[list[Pair], dict[str, list[str]]]:
+    """Pairs (`C+Q+I`, `C+Q`) for every image item, and the image items left unpaired, by
+    reason. Items whose images are not available are never paired."""
+    by_key = _index(run) if by_key is None else by_key
+    pairs, unpaired = [], {}
+    for item in run.items.values():
+        if item.excluded or not item.has_images:
+            continue
+        with_rec, removed_rec = by_key.get((item.id, WITH)), by_key.get((item.id, REMOVED))
+        if not item.image_available:
+            reason = "image not available"
+        elif with_rec is None:
+            reason = f"no {WITH} record"
+        elif removed_rec is None:
+            reason = f"no {REMOVED} record"
+        else:
+            pairs.append(Pair(item, with_rec, removed_rec))
+            continue
+        unpaired.setdefault(reason, []).append(item.id)
+    return pairs, unpaired
+
+
+def _correctness(record: dict, convention: str, forced_accuracy: float | None) -> float | None:
+    """A record's credit under a refusal convention; None drops it (conditional)."""
+    if record.get("status") == "refusal":
+        if convention == "conditional":
+            return None
+        if convention == "imputed":
+            return forced_accuracy
+    return 1.0 if record.get("correct") else 0.0
+
+
+def pair_values(pairs: list[Pair], convention: str = "strict",
+                forced_accuracy: float | None = None) -> list[tuple[Pair, float, float]]:
+    """(pair, credit with image, credit image removed); conditional drops a pair whenever
+    either side was refused."""
+    out = []
+    for pair in pairs:
+        cw = _correctness(pair.with_image, convention, forced_accuracy)
+        cr = _correctness(pair.removed, convention, forced_accuracy)
+        if cw is not None and cr is not None:
+            out.append((pair, cw, cr))
+    return out
+
+
+def transition_row(values: Sequence[tuple[float, float]], s: Settings) -> dict:
+    """The four states as fractions of the pool, accuracies, Δimg, CIs and McNemar's p.
+    Credits may be fractional (imputed refusals): states are then expected fractions and
+    McNemar's test, which needs whole pairs, is omitted."""
+    n = len(values)
+    if n == 0:
+        return {"n": 0, **{k: None for k in (*STATES, "a_with", "a_removed", "delta_img", "ci",
+                                              "ci_a_with", "ci_a_removed", "mcnemar_p")}}
+    cw = np.array([v[0] for v in values], dtype=float)
+    cr = np.array([v[1] for v in values], dtype=float)
+    states = {"p11": cw * cr, "p10": cw * (1 - cr), "p01": (1 - cw) * cr, "p00": (1 - cw) * (1 - cr)}
+    binary = bool(np.all(np.isin(cw, (0.0, 1.0))) and np.all(np.isin(cr, (0.0, 1.0))))
+    counts = {k: float(v.sum()) for k, v in states.items()}
+    row = {"n": n, **{k: counts[k] / n for k in STATES}}
+    row["a_with"] = float(cw.mean())
+    row["a_removed"] = float(cr.mean())
+    row["delta_img"] = row["p10"] - row["p01"]
+    row["ci"] = _ci(cw - cr, s)
+    row["ci_a_with"] = _ci(cw, s)
+    row["ci_a_removed"] = _ci(cr, s)
+    row["mcnemar_p"] = stats.mcnemar_exact(int(counts["p10"]), int(counts["p01"])) if binary else None
+    if binary:
+        row["counts"] = {k.replace("p", "n", 1): int(counts[k]) for k in STATES}
+    return row
+
+
+def paired_section(run: _Run, s: Settings) -> dict:
+    if s.refusals == "imputed" and run.forced_accuracy is None and _has_paired_refusal(run.pairs):
+        raise ValueError(f"{run.input.source or run.input.model}: --refusals imputed needs forced-guess "
+                         f"records ({FORCED_CONDITION}); run with --forced-guess first")
+    values = pair_values(run.pairs, s.refusals, run.forced_accuracy)
+    return {
+        "convention": s.refusals,
+        "overall": transition_row([(cw, cr) for _, cw, cr in values], s),
+        "by": {name: {key: transition_row(rows, s) for key, rows in
+                      _group(((p.with_image, (cw, cr)) for p, cw, cr in values), rec_field).items()}
+               for name, rec_field in run.fields.items()},
+        "unpaired": {reason: {"n": len(ids), "items": ids} for reason, ids in run.unpaired.items()},
+    }
+
+
+def _has_paired_refusal(pairs: list[Pair]) -> bool:
+    return any(r.get("status") == "refusal" for p in pairs for r in (p.with_image, p.removed))
+
+
+# ---------------------------------------------------------------- ablation
+
+def _ablation_group(items: list[Item], conditions: list[str], run: _Run, s: Settings) -> dict:
+    by_key, patterns = run.by_key, run.input.patterns
+    same = [it for it in items if all((it.id, c) in by_key for c in conditions)]
+    chances = [c for c in (_chance(it, patterns) for it in same) if c is not None]
+    return {
+        "n": len(same),
+        "n_incomplete": len(items) - len(same),
+        "baseline": _mean(chances),
+        "baseline_n": len(chances),
+        "conditions": {c: _accuracy([bool(by_key[(it.id, c)].get("correct")) for it in same], s)
+                       for c in conditions},
+    }
+
+
+def _accuracy(correct: Sequence[bool], s: Settings) -> dict:
+    values = [1.0 if c else 0.0 for c in correct]
+    return {"n": len(values), "accuracy": _mean(values), "ci": _ci(values, s)}
+
+
+def ablation(run: _Run, s: Settings) -> dict:
+    """Accuracy under each condition on the same items: image items (every condition the run
+    has), text-only control items and image items without their files (text conditions)."""
+    present = {c for (_, c) in run.by_key}
+    image_conditions = [c.value for c in ALL if c.value in present]
+    text_conditions = [c.value for c in ALL if c.value in present and not c.with_image]
+    live = [it for it in run.input.items.values() if not it.excluded]
+    groups = {
+        "image": ([it for it in live if it.image_available], image_conditions),
+        "text_only": ([it for it in live if not it.has_images], text_conditions),
+        "image_unavailable": ([it for it in live if it.has_images and not it.image_available], text_conditions),
+    }
+    out = {name: _ablation_group(items, conds, run, s) for name, (items, conds) in groups.items()}
+    by: dict[str, dict] = {}
+    for name, rec_field in run.fields.items():
+        by[name] = {}
+        for group, (items, conds) in groups.items():
+            entries = [(_any_record(run, it), it) for it in items]
+            for key, members in _group(((r, it) for r, it in entries if r is not None), rec_field).items():
+                by[name].setdefault(key, {})[group] = _ablation_group(members, conds, run, s)
+        by[name] = dict(sorted(by[name].items()))
+    return {**out, "by": by}
+
+
+def _any_record(run: _Run, item: Item) -> dict | None:
+    for cond in ALL:
+        rec = run.by_key.get((item.id, cond.value))
+        if rec is not None:
+            return rec
+    return None
+
+
+# ---------------------------------------------------------------- refusals
+
+def refusal_rates(records: list[dict]) -> dict:
+    """Per condition label (forced guesses included): records, refusals and their rate."""
+    total, refused = Counter(), Counter()
+    for rec in records:
+        total[rec["condition"]] += 1
+        refused[rec["condition"]] += rec.get("status") == "refusal"
+    order = [c.value for c in ALL] + sorted(set(total) - {c.value for c in ALL})
+    return {c: {"n": total[c], "refusals": refused[c], "rate": refused[c] / total[c]} for c in order if total[c]}
+
+
+def forced_guess_accuracy(records: list[dict]) -> tuple[int, float | None]:
+    forced = [bool(r.get("correct")) for r in records if r["condition"] == FORCED_CONDITION]
+    return len(forced), (sum(forced) / len(forced) if forced else None)
+
+
+def refusal_section(run: _Run, s: Settings) -> dict:
+    """Refusal rates and Δimg under the three conventions: strict (a refusal is wrong),
+    conditional (pairs with a refusal leave both denominators) and imputed (each refusal is
+    credited with the model's forced-guess accuracy)."""
+    n_forced, _ = forced_guess_accuracy(run.input.records)
+    needs_forced = _has_paired_refusal(run.pairs)
+    rows, notes = {}, {}
+    for conv in CONVENTIONS:
+        if conv == "imputed" and needs_forced and run.forced_accuracy is None:
+            rows[conv] = None
+            notes[conv] = f"refusals present but no {FORCED_CONDITION} records (run with --forced-guess)"
+            continue
+        values = pair_values(run.pairs, conv, run.forced_accuracy)
+        rows[conv] = transition_row([(cw, cr) for _, cw, cr in values], s)
+    paired_refusals = {c: sum(getattr(p, side).get("status") == "refusal" for p in run.pairs)
+                       for c, side in ((WITH, "with_image"), (REMOVED, "removed"))}
+    return {
+        "rates": refusal_rates(run.input.records),
+        "paired_refusals": paired_refusals,
+        "forced_guess": {"n": n_forced, "accuracy": run.forced_accuracy},
+        "delta_img": rows,
+        "notes": notes,
+    }
+
+
+# ---------------------------------------------------------------- image-as-options control
+
+def stem_leaks(item: Item) -> bool:
+    """Does the stem describe individual options ("A は…", "①が…", "①腹部…")?"""
+    tokens = {o.label for o in item.options} | {o.key for o in item.options}
+    tokens |= {o.text.strip() for o in item.options if 0 < len(o.text.strip()) <= 2}
+    tokens = {t for t in tokens if t}
+    if not tokens:
+        return False
+    alternation = "|".join(sorted((re.escape(t) for t in tokens), key=len, reverse=True))
+    label = rf"(?<![A-Za-z0-9０-９Ａ-Ｚａ-ｚ])(?:{alternation})(?![A-Za-z0-9])"
+    if re.search(label + _PARTICLE, item.question):
+        return True
+    circled = "".join(t for t in tokens if t in _CIRCLED)
+    return bool(circled) and re.search(rf"[{circled}]{_WORD_AFTER_CIRCLED}", item.question) is not None
+
+
+def io_control(run: _Run, s: Settings) -> dict:
+    """Image-as-options items: accuracy with and without the image against mean(1/k), with an
+    exact binomial test; numeric items apart; the stem-leakage check."""
+    by_key, patterns = run.by_key, run.input.patterns
+    io_items = [it for it in run.input.items.values() if it.image_as_options and not it.excluded]
+    fixed = [(it, c) for it in io_items if (c := _chance(it, patterns)) is not None]
+    numeric = [it for it in io_items if _chance(it, patterns) is None]
+    paired = [(it, c) for it, c in fixed if it.image_available
+              and (it.id, WITH) in by_key and (it.id, REMOVED) in by_key]
+    with_correct = [bool(by_key[(it.id, WITH)].get("correct")) for it, _ in paired]
+    removed_correct = [bool(by_key[(it.id, REMOVED)].get("correct")) for it, _ in paired]
+    baseline = _mean([c for _, c in paired])
+    leaks = [it.id for it in io_items if stem_leaks(it)]
+    unavailable = [(it, c) for it, c in fixed if not it.image_available and (it.id, REMOVED) in by_key]
+    unavailable_correct = [bool(by_key[(it.id, REMOVED)].get("correct")) for it, _ in unavailable]
+    unavailable_baseline = _mean([c for _, c in unavailable])
+    return {
+        "n": len(paired),
+        "k": {str(k): n for k, n in sorted(Counter(len(it.options) for it, _ in paired).items())},
+        "baseline": baseline,
+        "a_with": _mean([float(c) for c in with_correct]),
+        "a_removed": _mean([float(c) for c in removed_correct]),
+        "ci_a_with": _ci([float(c) for c in with_correct], s),
+        "ci_a_removed": _ci([float(c) for c in removed_correct], s),
+        "binomial_p": _binomial(removed_correct, baseline),
+        "binomial_p_with": _binomial(with_correct, baseline),
+        "image_unavailable": {
+            "n": len(unavailable), "baseline": unavailable_baseline,
+            "a_removed": _mean([float(c) for c in unavailable_correct]),
+            "ci_a_removed": _ci([float(c) for c in unavailable_correct], s),
+            "binomial_p": _binomial(unavailable_correct, unavailable_baseline),
+        },
+        "numeric": _numeric_io(numeric, by_key),
+        "leakage_hits": len(leaks),
+        "leakage_items": leaks,
+    }
+
+
+def _binomial(correct: list[bool], baseline: float | None) -> float | None:
+    if baseline is None:
+        return None
+    return stats.binomial_test(sum(correct), len(correct), baseline)
+
+
+def _numeric_io(items: list[Item], by_key: dict) -> dict:
+    def acc(cond: str) -> dict:
+        got = [bool(by_key[(it.id, cond)].get("correct")) for it in items if (it.id, cond) in by_key]
+        return {"n": len(got), "accuracy": _mean([float(c) for c in got])}
+
+    return {"n": len(items), WITH: acc(WITH), REMOVED: acc(REMOVED)}
+
+
+# ---------------------------------------------------------------- selection bias
+
+_ANSWER_FIELD = re.compile(r'"answer"\s*:\s*(\[[^\]]*\]|"[^"]*")')
+
+
+def claimed_labels(response: str | None) -> list[str] | None:
+    """The labels a response's JSON `answer` field names, whether valid or not."""
+    if not response:
+        return None
+    m = _ANSWER_FIELD.search(response)
+    if m is None:
+        return None
+    try:
+        value = json.loads(m.group(1))
+    except json.JSONDecodeError:
+        return None
+    values = value if isinstance(value, list) else [value]
+    return [str(v).strip() for v in values if str(v).strip()]
+
+
+def _outside(record: dict, item: Item) -> bool:
+    if record.get("predicted") is not None or record.get("status") != "parse_failure":
+        return False
+    claimed = claimed_labels(record.get("response"))
+    if not claimed:
+        return False
+    valid = {t.casefold() for o in item.options for t in (o.key, o.label, o.text.strip())}
+    return any(c.casefold() not in valid for c in claimed)
+
+
+def selection_bias(run: _Run) -> dict:
+    """Per condition: predicted vs gold label shares over single-key answers to single-key
+    items, labels over-selected (percentage points above their gold share), and the share of
+    responses that name labels outside the item's list."""
+    out = {}
+    conditions = sorted({c for (_, c) in run.by_key}, key=_condition_order)
+    for cond in conditions:
+        recs = [(r, run.input.items[i]) for (i, c), r in run.by_key.items() if c == cond]
+        choice = [(r, it) for r, it in recs if it.options and it.gold is not None]
+        single = [(r, it) for r, it in choice if it.gold.format == "single"
+                  and r.get("predicted") is not None and len(r["predicted"]) == 1]
+        n = len(single)
+        predicted = Counter(r["predicted"][0] for r, _ in single)
+        gold = Counter(it.gold.alternatives[0][0] for _, it in single)
+        labels = sorted(set(predicted) | set(gold))
+        diff = {lab: 100 * (predicted[lab] - gold[lab]) / n for lab in labels} if n else {}
+        n_outside = sum(_outside(r, it) for r, it in choice)
+        out[cond] = {
+            "n": n,
+            "predicted": {lab: predicted[lab] / n for lab in labels} if n else {},
+            "gold": {lab: gold[lab] / n for lab in labels} if n else {},
+            "difference_pp": diff,
+            "over_selected": [{"label": lab, "pp": pp} for lab, pp in
+                              sorted(diff.items(), key=lambda kv: -kv[1]) if pp > 0],
+            "n_records": len(choice),
+            "n_outside": n_outside,
+            "outside_share": n_outside / len(choice) if choice else None,
+        }
+    return out
+
+
+def _condition_order(cond: str) -> tuple[int, str]:
+    names = [c.value for c in ALL]
+    return (names.index(cond) if cond in names else len(names), cond)
+
+
+# ---------------------------------------------------------------- examples
+
+def state_of(pair: Pair) -> str:
+    w, r = bool(pair.with_image.get("correct")), bool(pair.removed.get("correct"))
+    return f"p{int(w)}{int(r)}"
+
+
+def examples(run: _Run, s: Settings) -> dict[str, list[dict]]:
+    """Up to `s.examples` seeded picks per state (strict scoring), in item order."""
+    rng = random.Random(s.seed)
+    by_state: dict[str, list[Pair]] = {state: [] for state in STATES}
+    for pair in run.pairs:
+        by_state[state_of(pair)].append(pair)
+    order = {item_id: i for i, item_id in enumerate(run.input.items)}
+    out = {}
+    for state, pairs in by_state.items():
+        picked = rng.sample(pairs, min(s.examples, len(pairs)))
+        out[state] = [_example(p, run) for p in sorted(picked, key=lambda p: order[p.item.id])]
+    return out
+
+
+def _example(pair: Pair, run: _Run) -> dict:
+    item = pair.item
+
+    def side(rec: dict) -> dict:
+        return {"response": rec.get("response"), "predicted": rec.get("predicted"), "status": rec.get("status"),
+                "correct": bool(rec.get("correct"))}
+
+    return {
+        "item_id": item.id,
+        "question": item.question,
+        "options": [{"label": o.label, "text": o.text} for o in item.options],
+        "gold": [list(alt) for alt in item.gold.alternatives],
+        "images": [str(im.path) for im in item.usable_images],
+        "strata": {name: stratum_values(pair.with_image, f) for name, f in run.fields.items()},
+        "with_image": side(pair.with_image),
+        "removed": side(pair.removed),
+    }
+
+
+# ---------------------------------------------------------------- one run, several runs
+
+def _prepare(run: RunInput, s: Settings) -> _Run:
+    by_key = _index(run)
+    pairs, unpaired = pair_image_removal(run, by_key)
+    _, forced_accuracy = forced_guess_accuracy(run.records)
+    return _Run(input=run, by_key=by_key, fields=resolve_fields(s.by, run.records, run.source),
+                pairs=pairs, unpaired=unpaired, forced_accuracy=forced_accuracy)
+
+
+def audit_run(run: RunInput, settings: Settings = Settings()) -> dict:
+    """The audit document of one model's run."""
+    prepared = _prepare(run, settings)
+    return {
+        "model": run.model,
+        "source": run.source,
+        "n_records": len(run.records),
+        "paired": paired_section(prepared, settings),
+        "ablation": ablation(prepared, settings),
+        "refusals": refusal_section(prepared, settings),
+        "io_control": io_control(prepared, settings),
+        "selection_bias": selection_bias(prepared),
+        "examples": examples(prepared, settings),
+    }
+
+
+def parse_cohorts(data: Any, source: str | Path = "cohort file") -> dict[str, str]:
+    """Model → cohort from `{cohort: [model, ...]}` or `{model: cohort}`."""
+    if not isinstance(data, dict) or not data:
+        raise DataError("expected a mapping {cohort: [model, ...]} or {model: cohort}", file=source)
+    out: dict[str, str] = {}
+    for key, value in data.items():
+        if isinstance(value, list) and all(isinstance(m, str) for m in value):
+            for model in value:
+                if model in out and out[model] != str(key):
+                    raise DataError(f"model {model!r} is in two cohorts ({out[model]}, {key})", file=source,
+                                    record=str(key))
+                out[model] = str(key)
+        elif isinstance(value, str):
+            out[str(key)] = value
+        else:
+            raise DataError(f"cohort entry {key!r} must be a list of model names or a cohort name",
+                            file=source, record=str(key))
+    return out
+
+
+_MEANED = (*STATES, "a_with", "a_removed", "delta_img")
+
+
+def _mean_row(rows: list[dict]) -> dict:
+    rows = [r for r in rows if r and r.get("n")]
+    out = {"n_models": len(rows)}
+    for k in _MEANED:
+        out[k] = _mean([r[k] for r in rows])
+    return out
+
+
+def cohort_rows(models: dict[str, dict], cohorts: dict[str, str]) -> dict:
+    """Each cohort's rows are the means of its member models' rows, with the member count."""
+    members: dict[str, list[str]] = {}
+    for name, doc in models.items():
+        cohort = cohorts.get(doc["model"], cohorts.get(name))
+        if cohort is not None:
+            members.setdefault(cohort, []).append(name)
+    out = {}
+    for cohort, names in sorted(members.items()):
+        docs = [models[n]["paired"] for n in names]
+        by: dict[str, dict] = {}
+        for doc in docs:
+            for fname, values in doc["by"].items():
+                for key in values:
+                    by.setdefault(fname, {}).setdefault(key, [])
+        for fname, values in by.items():
+            for key in values:
+                values[key] = _mean_row([d["by"].get(fname, {}).get(key) for d in docs])
+            by[fname] = dict(sorted(values.items()))
+        out[cohort] = {"models": names, "n_models": len(names),
+                       "paired": {"overall": _mean_row([d["overall"] for d in docs]), "by": by}}
+    return out
+
+
+def _model_names(runs: list[RunInput]) -> list[str]:
+    counts = Counter(r.model for r in runs)
+    return [r.model if counts[r.model] == 1 else f"{r.model}@{Path(r.source).name or i}"
+            for i, r in enumerate(runs)]
+
+
+def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[dict]:
+    """Paired bootstrap of the difference between every two models on their shared items:
+    accuracy with the image, accuracy without it, and Δimg."""
+    prepared = [(_index(r), pair_image_removal(r)[0]) for r in runs]
+    out = []
+    for (i, (ka, pa)), (j, (kb, pb)) in combinations(enumerate(prepared), 2):
+        bench_a = {it.benchmark for it in runs[i].items.values()}
+        bench_b = {it.benchmark for it in runs[j].items.values()}
+        if not bench_a & bench_b:
+            continue
+        for cond in (WITH, REMOVED):
+            shared = sorted({item for (item, c) in ka if c == cond} & {item for (item, c) in kb if c == cond})
+            a = [float(bool(ka[(x, cond)].get("correct"))) for x in shared]
+            b = [float(bool(kb[(x, cond)].get("correct"))) for x in shared]
+            out.append({"a": names[i], "b": names[j], "measure": f"accuracy {cond}",
+                        **stats.paired_bootstrap(a, b, resamples=s.resamples, seed=s.seed)})
+        da = {p.item.id: float(bool(p.with_image.get("correct"))) - float(bool(p.removed.get("correct"))) for p in pa}
+        db = {p.item.id: float(bool(p.with_image.get("correct"))) - float(bool(p.removed.get("correct"))) for p in pb}
+        shared = sorted(set(da) & set(db))
+        out.append({"a": names[i], "b": names[j], "measure": "delta_img",
+                    **stats.paired_bootstrap([da[x] for x in shared], [db[x] for x in shared],
+                                             resamples=s.resamples, seed=s.seed)})
+    return out
+
+
+def audit(runs: list[RunInput], settings: Settings = Settings(), cohorts: dict[str, str] | None = None) -> dict:
+    """The audit document: one run's sections at the top level; several runs' under
+    `models` (keyed by model name), with `comparisons` and, given cohorts, `cohorts`."""
+    if not runs:
+        raise ValueError("no runs to audit")
+    meta = {"settings": {"by": list(settings.by), "refusals": settings.refusals,
+                         "resamples": settings.resamples, "seed": settings.seed, "examples": settings.examples}}
+    names = _model_names(runs)
+    models = {name: audit_run(run, settings) for name, run in zip(names, runs)}
+    if len(runs) == 1:
+        doc = {**models[names[0]], **meta}
+    else:
+        doc = {"models": models, "comparisons": compare_models(runs, names, settings), **meta}
+    if cohorts is not None:
+        doc["cohorts"] = cohort_rows(models, cohorts)
+        doc["unassigned_models"] = [n for n, d in models.items() if d["model"] not in cohorts and n not in cohorts]
+    return doc
+
+
+def model_docs(doc: dict) -> dict[str, dict]:
+    """{model name: per-model section} of an audit document, one run or several."""
+    return doc["models"] if "models" in doc else {doc["model"]: doc}
+
+
+def summary_markdown(doc: dict) -> str:
+    """A short human-readable summary: per model the paired rows (overall and by stratum),
+    refusal rates and the image-as-options control, as Markdown."""
+    def pct(v):
+        return "–" if v is None else f"{100 * v:.1f}"
+
+    lines = []
+    for name, m in model_docs(doc).items():
+        p = m["paired"]
+        lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "",
+                  "| stratum | n | p11 | p10 | p01 | p00 | a_with | a_removed | Δimg | 95 % CI | McNemar p |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        rows = [("overall", p["overall"])] + [(f"{f} = {v}", r) for f, vs in p["by"].items() for v, r in vs.items()]
+        for label, r in rows:
+            ci = "–" if r["ci"] is None else f"[{pct(r['ci'][0])}, {pct(r['ci'][1])}]"
+            mc = "–" if r["mcnemar_p"] is None else f"{r['mcnemar_p']:.3g}"
+            lines.append(f"| {label} | {r['n']} | " + " | ".join(pct(r[k]) for k in (*STATES, "a_with", "a_removed",
+                                                                                    "delta_img")) + f" | {ci} | {mc} |")
+        rates = ", ".join(f"{c} {pct(v['rate'])} %" for c, v in m["refusals"]["rates"].items())
+        io = m["io_control"]
+        lines += ["", f"Refusal rates: {rates or 'no records'}.",
+                  f"Image-as-options control: n {io['n']}, baseline {pct(io['baseline'])} %, with image "
+                  f"{pct(io['a_with'])} %, removed {pct(io['a_removed'])} %, stem leakage hits {io['leakage_hits']}.", ""]
+    return "\n".join(lines)

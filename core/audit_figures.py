@@ -1,0 +1,165 @@
+"""Audit figures from an audit document: stacked bars of the four transition states per
+stratum, Δimg by stratum (models and cohorts) and a model × stratum heatmap of Δimg.
+
+Figures are built on `matplotlib.figure.Figure` (no pyplot, no GUI): PNG goes through Agg,
+SVG through matplotlib's SVG writer, so they render headless.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+from matplotlib import font_manager, rc_context
+from matplotlib.figure import Figure
+
+from .audit import STATES, model_docs
+
+STATE_COLOURS = {"p11": "#4c9a2a", "p10": "#2b6cb0", "p01": "#dd6b20", "p00": "#a0aec0"}
+STATE_NAMES = {"p11": "correct in both", "p10": "correct only with image",
+               "p01": "correct only without image", "p00": "wrong in both"}
+# Sans-serif families tried after DejaVu Sans for glyphs it lacks (Japanese, Korean).
+_FALLBACK_FONTS = ("IPAexGothic", "IPAGothic", "Noto Sans CJK JP", "Noto Sans CJK KR", "NanumGothic")
+
+
+def _style():
+    """Fonts with fallbacks for Japanese and Korean labels; a fixed SVG id salt so output
+    is reproducible."""
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    families = ["DejaVu Sans", *(f for f in _FALLBACK_FONTS if f in installed)]
+    return rc_context({"font.family": "sans-serif", "font.sans-serif": families, "svg.hashsalt": "medvqa"})
+
+
+def _rows(doc: dict, field: str | None) -> dict[str, dict[str, dict]]:
+    """{model: {stratum: paired row}}; the single stratum "overall" when `field` is None."""
+    out = {}
+    for name, m in model_docs(doc).items():
+        rows = {"overall": m["paired"]["overall"]} if field is None else m["paired"]["by"].get(field, {})
+        out[name] = {k: r for k, r in rows.items() if r.get("n")}
+    return out
+
+
+def _cohort_rows(doc: dict, field: str | None) -> dict[str, dict[str, dict]]:
+    out = {}
+    for name, c in (doc.get("cohorts") or {}).items():
+        rows = {"overall": c["paired"]["overall"]} if field is None else c["paired"]["by"].get(field, {})
+        out[name] = {k: r for k, r in rows.items() if r.get("n_models")}
+    return out
+
+
+def states_figure(doc: dict, field: str | None = None) -> Figure:
+    """Stacked horizontal bars of p11, p10, p01, p00 per stratum, one panel per model."""
+    rows = _rows(doc, field)
+    height = sum(max(1, len(r)) for r in rows.values()) * 0.4 + 1.2 * len(rows) + 0.6
+    fig = Figure(figsize=(8, max(2.5, height)), layout="constrained")
+    axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
+    for ax, (model, strata) in zip(axes, rows.items()):
+        labels = [f"{k} (n={r['n']})" for k, r in strata.items()]
+        y = np.arange(len(labels))
+        left = np.zeros(len(labels))
+        for state in STATES:
+            widths = np.array([100 * r[state] for r in strata.values()])
+            ax.barh(y, widths, left=left, color=STATE_COLOURS[state], label=STATE_NAMES[state])
+            left += widths
+        ax.set_yticks(y, labels)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("% of paired items")
+        ax.set_title(model, fontsize=10)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=4, fontsize=8, frameon=False)
+    fig.suptitle(f"Image-removal transitions{'' if field is None else f' by {field}'}")
+    return fig
+
+
+def delta_figure(doc: dict, field: str | None = None) -> Figure:
+    """Δimg (percentage points) per stratum with 95 % CIs for models, and cohort means."""
+    series = {name: (strata, True) for name, strata in _rows(doc, field).items()}
+    series.update({f"cohort: {name}": (strata, False) for name, strata in _cohort_rows(doc, field).items()})
+    keys = list(dict.fromkeys(k for strata, _ in series.values() for k in strata))
+    fig = Figure(figsize=(8, max(2.5, 0.5 * len(keys) + 1.5)), layout="constrained")
+    ax = fig.subplots()
+    offsets = np.linspace(-0.3, 0.3, len(series)) if len(series) > 1 else [0.0]
+    for i, (offset, (name, (strata, is_model))) in enumerate(zip(offsets, series.items())):
+        pos = np.array([keys.index(k) for k in strata], dtype=float) + offset
+        values = np.array([100 * r["delta_img"] for r in strata.values()])
+        if is_model:
+            cis = [r.get("ci") or [r["delta_img"]] * 2 for r in strata.values()]
+            err = np.array([[100 * (r["delta_img"] - lo), 100 * (hi - r["delta_img"])]
+                            for r, (lo, hi) in zip(strata.values(), cis)]).T
+            ax.errorbar(values, pos, xerr=err if len(values) else None, fmt="o", capsize=3, color=f"C{i}", label=name)
+        else:
+            ax.scatter(values, pos, marker="D", s=40, color=f"C{i}", label=name)
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(keys)), keys)
+    ax.invert_yaxis()
+    ax.set_xlabel("Δimg = a_with − a_removed (percentage points)")
+    ax.legend(fontsize=8, loc="best")
+    ax.set_title(f"Δimg{'' if field is None else f' by {field}'}")
+    return fig
+
+
+def heatmap_figure(doc: dict, field: str) -> Figure:
+    """Models (rows) × strata (columns) of Δimg in percentage points."""
+    rows = _rows(doc, field)
+    keys = list(dict.fromkeys(k for strata in rows.values() for k in strata))
+    grid = np.array([[100 * strata[k]["delta_img"] if k in strata else math.nan for k in keys]
+                     for strata in rows.values()], dtype=float)
+    limit = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
+    fig = Figure(figsize=(max(4, 1.1 * len(keys) + 2.5), max(2, 0.5 * len(rows) + 1.8)), layout="constrained")
+    ax = fig.subplots()
+    image = ax.imshow(grid, cmap="RdBu", vmin=-max(limit, 1.0), vmax=max(limit, 1.0), aspect="auto")
+    for (i, j), v in np.ndenumerate(grid):
+        if np.isfinite(v):
+            ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=8,
+                    color="white" if abs(v) > 0.6 * max(limit, 1.0) else "black")
+    ax.set_xticks(range(len(keys)), keys, rotation=30, ha="right")
+    ax.set_yticks(range(len(rows)), list(rows))
+    fig.colorbar(image, ax=ax, label="Δimg (pp)")
+    ax.set_title(f"Δimg: model × {field}")
+    return fig
+
+
+def figures(doc: dict) -> dict[str, Figure]:
+    """Every audit figure by file stem: overall states and Δimg, then per `--by` field."""
+    fields = list(doc["settings"]["by"])
+    with _style():
+        out = {"states_overall": states_figure(doc), "delta_overall": delta_figure(doc)}
+        for field in fields:
+            slug = re.sub(r"[^A-Za-z0-9_-]+", "_", field)
+            out[f"states_by_{slug}"] = states_figure(doc, field)
+            out[f"delta_by_{slug}"] = delta_figure(doc, field)
+            out[f"heatmap_{slug}"] = heatmap_figure(doc, field)
+    return out
+
+
+def svg_texts(figs: dict[str, Figure]) -> dict[str, str]:
+    """Each figure as SVG markup."""
+    out = {}
+    with _style():
+        for stem, fig in figs.items():
+            buf = io.StringIO()
+            fig.savefig(buf, format="svg")
+            out[stem] = buf.getvalue()
+    return out
+
+
+def save_figures(doc: dict, out_dir: Path, svgs: dict[str, str] | None = None,
+                 figs: dict[str, Figure] | None = None) -> list[Path]:
+    """Write every figure as PNG and SVG into `out_dir` (reusing already rendered figures and
+    SVG text when given); returns the files written."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    figs = figures(doc) if figs is None else figs
+    svgs = svg_texts(figs) if svgs is None else svgs
+    written = []
+    with _style():
+        for stem, fig in figs.items():
+            png = out_dir / f"{stem}.png"
+            fig.savefig(png, format="png", dpi=150)
+            svg = out_dir / f"{stem}.svg"
+            svg.write_text(svgs[stem], encoding="utf-8")
+            written += [png, svg]
+    return written

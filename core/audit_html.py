@@ -1,0 +1,298 @@
+"""One self-contained HTML page of an audit: tables, inline SVG figures and examples with
+inline thumbnails; no network access. A stratum filter (also settable as `#filter=field=value`
+in the URL) hides the rows and examples of other values of that field.
+
+Every number cell carries `data-path` (the JSON path of its value in the audit document) and
+`data-format`, so the page can be checked against `medvqa audit --json`.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from .audit import CONVENTIONS, STATES, model_docs
+from .audit_figures import figures, svg_texts
+
+
+def fmt(value: Any, kind: str) -> str:
+    """How a number is shown: `pct` (a fraction as %), `pp` (points), `p` (p-value), `int`,
+    `ci` (a pair of fractions as %); a missing value is an en dash."""
+    if value is None:
+        return "–"
+    if kind == "pct":
+        return f"{100 * value:.1f}"
+    if kind == "pp":
+        return f"{value:+.1f}"
+    if kind == "p":
+        return f"{value:.3g}"
+    if kind == "int":
+        return str(int(value))
+    if kind == "ci":
+        return f"[{100 * value[0]:.1f}, {100 * value[1]:.1f}]"
+    raise ValueError(f"unknown number format {kind!r}")
+
+
+def _get(doc: dict, path: list) -> Any:
+    value: Any = doc
+    for key in path:
+        if value is None:
+            return None
+        value = value[key] if isinstance(value, list) else value.get(key)
+    return value
+
+
+class _Page:
+    def __init__(self, doc: dict, thumbnail_px: int):
+        self.doc = doc
+        self.thumbnail_px = thumbnail_px
+        self.parts: list[str] = []
+        self.filters: dict[str, set[str]] = {}
+
+    def add(self, text: str) -> None:
+        self.parts.append(text)
+
+    def cell(self, path: list, kind: str, tag: str = "td") -> str:
+        """A number from the document at `path`, tagged with its path and format."""
+        return (f'<{tag} class="num" data-path="{_attr(json.dumps(path, ensure_ascii=False))}" '
+                f'data-format="{kind}">{html.escape(fmt(_get(self.doc, path), kind))}</{tag}>')
+
+    def row_attrs(self, strata: dict[str, list[str]]) -> str:
+        for name, values in strata.items():
+            self.filters.setdefault(name, set()).update(values)
+        keys = [f"{name}={v}" for name, values in strata.items() for v in values]
+        return (f' data-fields="{_attr(json.dumps(list(strata), ensure_ascii=False))}"'
+                f' data-strata="{_attr(json.dumps(keys, ensure_ascii=False))}"')
+
+
+def _attr(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text))
+
+
+_PAIRED_COLS = [("n", "int"), *((s, "pct") for s in STATES), ("a_with", "pct"), ("a_removed", "pct"),
+                ("delta_img", "pct"), ("ci", "ci"), ("mcnemar_p", "p")]
+_PAIRED_HEAD = ["n", "p11", "p10", "p01", "p00", "a_with", "a_removed", "Δimg", "95 % CI", "McNemar p"]
+
+
+def _paired_table(page: _Page, base: list, paired: dict) -> None:
+    page.add(f"<h3>Image removal (C+Q+I vs C+Q), refusals {_e(paired['convention'])}</h3>")
+    page.add('<table class="paired"><tr><th>stratum</th>' + "".join(f"<th>{h}</th>" for h in _PAIRED_HEAD) + "</tr>")
+    page.add("<tr><td>overall</td>" + "".join(page.cell([*base, "paired", "overall", k], f) for k, f in _PAIRED_COLS)
+             + "</tr>")
+    for name, values in paired["by"].items():
+        for value in values:
+            path = [*base, "paired", "by", name, value]
+            page.add(f"<tr{page.row_attrs({name: [value]})}><td>{_e(name)} = {_e(value)}</td>"
+                     + "".join(page.cell([*path, k], f) for k, f in _PAIRED_COLS) + "</tr>")
+    page.add("</table>")
+    if paired["unpaired"]:
+        page.add("<p>Image items not paired: " + "; ".join(
+            f"{_e(reason)}: {u['n']}" for reason, u in paired["unpaired"].items()) + "</p>")
+
+
+def _refusal_tables(page: _Page, base: list, refusals: dict) -> None:
+    page.add("<h3>Refusals</h3><table><tr><th>condition</th><th>records</th><th>refusals</th><th>rate %</th></tr>")
+    for cond in refusals["rates"]:
+        path = [*base, "refusals", "rates", cond]
+        page.add(f"<tr><td>{_e(cond)}</td>{page.cell([*path, 'n'], 'int')}{page.cell([*path, 'refusals'], 'int')}"
+                 f"{page.cell([*path, 'rate'], 'pct')}</tr>")
+    page.add("</table><table><tr><th>convention</th><th>n</th><th>a_with</th><th>a_removed</th><th>Δimg</th>"
+             "<th>95 % CI</th></tr>")
+    for conv in CONVENTIONS:
+        path = [*base, "refusals", "delta_img", conv]
+        note = refusals["notes"].get(conv)
+        page.add(f"<tr><td>{conv}</td>" + "".join(page.cell([*path, k], f) for k, f in
+                 (("n", "int"), ("a_with", "pct"), ("a_removed", "pct"), ("delta_img", "pct"), ("ci", "ci")))
+                 + "</tr>")
+        if note:
+            page.add(f'<tr><td colspan="6" class="note">{_e(note)}</td></tr>')
+    fg = [*base, "refusals", "forced_guess"]
+    page.add(f"</table><p>Forced-guess records: {page.cell([*fg, 'n'], 'int', 'span')}, accuracy "
+             f"{page.cell([*fg, 'accuracy'], 'pct', 'span')} %</p>")
+
+
+def _ablation_table(page: _Page, base: list, ablation: dict) -> None:
+    conds = list(dict.fromkeys(c for g in ("image", "text_only", "image_unavailable")
+                               for c in ablation[g]["conditions"]))
+    page.add("<h3>Input ablation (accuracy %, same items per row)</h3><table><tr><th>items</th><th>n</th>"
+             "<th>random baseline</th>" + "".join(f"<th>{_e(c)}</th>" for c in conds) + "</tr>")
+
+    def row(path: list, label: str, group: dict, attrs: str = "") -> None:
+        cells = [page.cell([*path, "n"], "int"), page.cell([*path, "baseline"], "pct")]
+        cells += [page.cell([*path, "conditions", c, "accuracy"], "pct") if c in group["conditions"] else "<td></td>"
+                  for c in conds]
+        page.add(f"<tr{attrs}><td>{_e(label)}</td>{''.join(cells)}</tr>")
+
+    for g in ("image", "text_only", "image_unavailable"):
+        row([*base, "ablation", g], g, ablation[g])
+    for name, values in ablation["by"].items():
+        for value, groups in values.items():
+            for g, group in groups.items():
+                row([*base, "ablation", "by", name, value, g], f"{name} = {value}: {g}", group,
+                    page.row_attrs({name: [value]}))
+    page.add("</table>")
+
+
+def _io_table(page: _Page, base: list) -> None:
+    path = [*base, "io_control"]
+    cols = (("n", "int"), ("baseline", "pct"), ("a_with", "pct"), ("ci_a_with", "ci"), ("a_removed", "pct"),
+            ("ci_a_removed", "ci"), ("binomial_p", "p"), ("binomial_p_with", "p"), ("leakage_hits", "int"))
+    page.add("<h3>Image-as-options positive control</h3><table><tr>"
+             + "".join(f"<th>{k}</th>" for k, _ in cols) + "</tr><tr>"
+             + "".join(page.cell([*path, k], f) for k, f in cols) + "</tr></table>")
+    un = [*path, "image_unavailable"]
+    page.add(f"<p>Without their image files (text only): n {page.cell([*un, 'n'], 'int', 'span')}, accuracy "
+             f"{page.cell([*un, 'a_removed'], 'pct', 'span')} %, binomial p {page.cell([*un, 'binomial_p'], 'p', 'span')}"
+             "</p>")
+
+
+def _selection_table(page: _Page, base: list, bias: dict) -> None:
+    page.add("<h3>Selection bias</h3><table><tr><th>condition</th><th>n</th><th>over-selected labels (pp)</th>"
+             "<th>outside the listed labels %</th></tr>")
+    for cond, row in bias.items():
+        path = [*base, "selection_bias", cond]
+        over = ", ".join(f'{_e(o["label"])} {page.cell([*path, "over_selected", i, "pp"], "pp", "span")}'
+                         for i, o in enumerate(row["over_selected"]))
+        page.add(f"<tr><td>{_e(cond)}</td>{page.cell([*path, 'n'], 'int')}<td>{over or 'none'}</td>"
+                 f"{page.cell([*path, 'outside_share'], 'pct')}</tr>")
+    page.add("</table>")
+
+
+@lru_cache(maxsize=512)
+def _thumbnail(path: str, px: int) -> str | None:
+    from PIL import Image
+
+    try:
+        with Image.open(path) as im:
+            im.thumbnail((px, px))
+            buf = io.BytesIO()
+            im.convert("RGB").save(buf, format="PNG")
+    except OSError:
+        return None
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _examples(page: _Page, examples: dict) -> None:
+    page.add("<h3>Examples</h3>")
+    for state in STATES:
+        page.add(f'<h4>{state}</h4><div class="examples">')
+        for ex in examples.get(state, []):
+            thumbs = "".join(f'<img alt="{_attr(Path(p).name)}" src="{src}">' for p in ex["images"]
+                             if (src := _thumbnail(p, page.thumbnail_px)))
+            options = "<br>".join(f"{_e(o['label'])}. {_e(o['text'])}" for o in ex["options"])
+            sides = "".join(
+                f"<p><b>{label}</b>: predicted {_e(ex[k]['predicted'])} ({_e(ex[k]['status'])}, "
+                f"{'correct' if ex[k]['correct'] else 'wrong'})</p><pre>{_e(ex[k]['response'])}</pre>"
+                for k, label in (("with_image", "with image"), ("removed", "image removed")))
+            page.add(f'<div class="example" data-item="{_attr(ex["item_id"])}"{page.row_attrs(ex["strata"])}>'
+                     f"<h5>{_e(ex['item_id'])}</h5>{thumbs}<p>{_e(ex['question'])}</p><p>{options}</p>"
+                     f"<p>gold: {_e(ex['gold'])}</p>{sides}</div>")
+        page.add("</div>")
+
+
+def _cohorts(page: _Page, cohorts: dict) -> None:
+    page.add("<h2>Cohorts (mean of member models)</h2><table><tr><th>cohort</th><th>stratum</th><th>models</th>"
+             + "".join(f"<th>{h}</th>" for h in ("p11", "p10", "p01", "p00", "a_with", "a_removed", "Δimg")) + "</tr>")
+    keys = (*STATES, "a_with", "a_removed", "delta_img")
+    for name, c in cohorts.items():
+        rows = [(["cohorts", name, "paired", "overall"], "overall", "")]
+        rows += [(["cohorts", name, "paired", "by", f, v], f"{f} = {v}", page.row_attrs({f: [v]}))
+                 for f, values in c["paired"]["by"].items() for v in values]
+        for path, label, attrs in rows:
+            page.add(f"<tr{attrs}><td>{_e(name)}</td><td>{_e(label)}</td>{page.cell([*path, 'n_models'], 'int')}"
+                     + "".join(page.cell([*path, k], "pct") for k in keys) + "</tr>")
+    page.add("</table>")
+
+
+def _comparisons(page: _Page, comparisons: list) -> None:
+    page.add("<h2>Model differences (paired bootstrap)</h2><table><tr><th>a</th><th>b</th><th>measure</th>"
+             "<th>n</th><th>a − b</th><th>95 % CI</th><th>p</th></tr>")
+    for i, c in enumerate(comparisons):
+        path = ["comparisons", i]
+        page.add(f"<tr><td>{_e(c['a'])}</td><td>{_e(c['b'])}</td><td>{_e(c['measure'])}</td>"
+                 + "".join(page.cell([*path, k], f) for k, f in
+                           (("n", "int"), ("difference", "pct"), ("ci", "ci"), ("p", "p"))) + "</tr>")
+    page.add("</table>")
+
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5em;max-width:1200px}
+table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:2px 6px}
+td.num{text-align:right;font-variant-numeric:tabular-nums}.note{color:#a00}
+.examples{display:flex;flex-wrap:wrap;gap:1em}.example{border:1px solid #ddd;padding:.5em;width:360px}
+.example img{max-width:160px;margin:2px}pre{white-space:pre-wrap;background:#f6f6f6;padding:4px}
+figure svg{max-width:100%;height:auto}
+"""
+
+_SCRIPT = """
+(function(){
+  var select = document.getElementById('stratum-filter');
+  function apply(value){
+    var field = value ? value.slice(0, value.indexOf('=')) : null;
+    document.querySelectorAll('[data-fields]').forEach(function(el){
+      var fields = JSON.parse(el.getAttribute('data-fields'));
+      var strata = JSON.parse(el.getAttribute('data-strata'));
+      el.hidden = !!value && fields.indexOf(field) >= 0 && strata.indexOf(value) < 0;
+    });
+    document.getElementById('filter-state').textContent = value || 'all';
+  }
+  select.addEventListener('change', function(){
+    apply(select.value);
+    history.replaceState(null, '', '#filter=' + encodeURIComponent(select.value));
+  });
+  var m = location.hash.match(/^#filter=(.*)$/);
+  if (m) { select.value = decodeURIComponent(m[1]); apply(select.value); }
+})();
+"""
+
+
+def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: int = 160) -> str:
+    """The whole page as a string; `svgs` are the figures already rendered as SVG."""
+    page = _Page(doc, thumbnail_px)
+    models = model_docs(doc)
+    several = "models" in doc
+    for name, m in models.items():
+        base = ["models", name] if several else []
+        page.add(f'<section class="model" data-model="{_attr(name)}"><h2>{_e(name)}</h2>'
+                 f"<p>{_e(m['source'])}: {m['n_records']} records</p>")
+        _paired_table(page, base, m["paired"])
+        _refusal_tables(page, base, m["refusals"])
+        _ablation_table(page, base, m["ablation"])
+        _io_table(page, base)
+        _selection_table(page, base, m["selection_bias"])
+        _examples(page, m["examples"])
+        page.add("</section>")
+    if doc.get("cohorts"):
+        _cohorts(page, doc["cohorts"])
+    if doc.get("comparisons"):
+        _comparisons(page, doc["comparisons"])
+    page.add("<h2>Figures</h2>")
+    for stem, svg in (svg_texts(figures(doc)) if svgs is None else svgs).items():
+        page.add(f'<figure id="fig-{_attr(stem)}">{svg[svg.index("<svg"):]}<figcaption>{_e(stem)}</figcaption></figure>')
+    options = ['<option value="">all</option>'] + [
+        f'<option value="{_attr(f"{name}={v}")}">{_e(name)} = {_e(v)}</option>'
+        for name, values in page.filters.items() for v in sorted(values)]
+    settings = doc["settings"]
+    head = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>medvqa audit</title>"
+            f"<style>{_STYLE}</style></head><body><h1>Visual-reliance audit</h1>"
+            f"<p>{len(models)} model(s); refusals {_e(settings['refusals'])}; {settings['resamples']} bootstrap "
+            f"resamples, seed {settings['seed']}. Percentages unless marked.</p>"
+            f'<p><label>Stratum: <select id="stratum-filter">{"".join(options)}</select></label> '
+            f'showing <span id="filter-state">all</span></p>')
+    return head + "\n".join(page.parts) + f"<script>{_SCRIPT}</script></body></html>\n"
+
+
+def write_html(doc: dict, path: Path, svgs: dict[str, str] | None = None) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_html(doc, svgs), encoding="utf-8")
+    return path
