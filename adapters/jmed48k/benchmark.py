@@ -56,6 +56,12 @@ class JMed48k(Benchmark):
 
         return validate_release(path)
 
+    def extract(self, **options: Any):
+        """MHLW PDFs → a release cell (`medvqa extract jmed48k`); see `extract/`."""
+        from .extract import extract
+
+        return extract(**options)
+
     def report_tables(self, records: list[dict], manifest: dict):
         """Accuracy by profession for text-only and image items, by image type, and the
         exclusions per profession-year (`medvqa report RUN --table jmed48k`)."""

@@ -26,6 +26,10 @@ OTHER = "Other/Unclear"
 PRIMARY_TYPES = ("Clinical Photograph", "Radiology", "Pathology/Microscopy", "Endoscopy",
                  "Chart/Graph/Table", "Diagram", "Chemical/Molecular", "Waveform/Signal")
 _CELL = re.compile(r"^(?P<specialty>.+)_(?P<year>\d{4})$")
+# `img` fields and the role of the images they reference (`supplementary_img` is written by
+# `medvqa extract` for questions whose printed text could not be read in full).
+IMAGE_FIELDS = (("content_img", ImageRole.CONTENT), ("answer_img", ImageRole.ANSWER),
+                ("supplementary_img", ImageRole.SUPPLEMENTARY))
 REQUIRED = ("question_number", "section", "question_text", "options", "correct_answer")
 
 
@@ -138,8 +142,7 @@ def build_item(cell: Cell, q: dict, taxonomy: dict[str, dict], index: int) -> It
         gold = Gold(alternatives=tuple(tuple(k.upper() for k in alt) for alt in gold.alternatives), raw=gold.raw)
     img = q.get("img") or {}
     try:
-        refs = [(r, ImageRole.CONTENT) for r in image_refs(img.get("content_img"))]
-        refs += [(r, ImageRole.ANSWER) for r in image_refs(img.get("answer_img"))]
+        refs = [(r, role) for field, role in IMAGE_FIELDS for r in image_refs(img.get(field))]
     except ValueError as exc:
         raise DataError(str(exc), file=file, record=qid) from None
     images = tuple(ImageRef(ref=r, role=role, path=resolve_image(cell.folder, r, file=file, record=qid))
@@ -156,7 +159,8 @@ def build_item(cell: Cell, q: dict, taxonomy: dict[str, dict], index: int) -> It
         "has_image": bool(images),
         "image_types": image_types,
         "dominant_type": dominant,
-        "image_as_options": bool(tax.get("image_as_options", False)),
+        # the taxonomy file decides; records written by `medvqa extract` carry the flag themselves
+        "image_as_options": bool(tax.get("image_as_options", q.get("image_as_options", False))),
         "answer_format": "numeric" if numeric else (gold.format if gold else None),
         "text_only_flag": q.get("text_only"),
     }

@@ -30,7 +30,7 @@ from typing import Any
 from medvqa.core.items import DataError, Gold
 from medvqa.core.validation import Finding
 
-from .loader import OTHER, PRIMARY_TYPES, REQUIRED, Cell, cells, image_refs
+from .loader import IMAGE_FIELDS, OTHER, PRIMARY_TYPES, REQUIRED, Cell, cells, image_refs
 
 KNOWN_TYPES = frozenset((*PRIMARY_TYPES, OTHER))
 
@@ -180,7 +180,7 @@ def _check_images(cell: Cell, q: dict, tax: dict, out: _Collector, index: int) -
     if not isinstance(img, dict):
         out.add(q, "image-reference", f"img must be an object, not {type(img).__name__}", index=index)
         img = {}
-    for field in ("content_img", "answer_img"):
+    for field, _ in IMAGE_FIELDS:
         try:
             refs += image_refs(img.get(field))
         except ValueError as exc:
