@@ -1,3 +1,4 @@
+import json
 import sys
 
 import click
@@ -5,9 +6,46 @@ import click
 from ._common import print_json, user_errors
 
 
+def _key_values(pairs: tuple[str, ...], option: str) -> dict:
+    """`KEY=VALUE` pairs; a value is read as JSON when it parses (0.5, true, null, {...})."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint=option)
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
+
+
+def _price(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    try:
+        prompt, completion = (float(x) for x in text.split(","))
+    except ValueError:
+        raise click.BadParameter(f"expected IN,OUT (USD per million tokens), got {text!r}", param_hint="--price") from None
+    return prompt, completion
+
+
+def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait, max_image_side, price,
+                    temperature, max_tokens, params, response_format, workers, tensor_parallel_size, batch_size,
+                    engine_options) -> dict:
+    """Only the options the user gave: each backend rejects those that do not apply to it."""
+    given = {"api_base": list(api_base) or None, "model_list": model_list, "concurrency": concurrency, "rpm": rpm,
+             "timeout": timeout, "max_retries": max_retries, "retry_wait": retry_wait,
+             "max_image_side": max_image_side, "price": _price(price), "temperature": temperature,
+             "max_tokens": max_tokens, "params": _key_values(params, "--param") or None,
+             "response_format": response_format, "workers": workers, "tensor_parallel_size": tensor_parallel_size,
+             "batch_size": batch_size, "engine_options": _key_values(engine_options, "--engine-option") or None}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 @click.command("run")
 @click.argument("benchmark")
-@click.option("--model", "-m", required=True, help="random, constant:A, replay:FILE.jsonl, or a litellm model (openai/gpt-5, hosted_vllm/NAME).")
+@click.option("--model", "-m", required=True, help="random, constant:A, replay:FILE.jsonl, vllm/MODEL, or a litellm model (openai/gpt-5, hosted_vllm/NAME).")
 @click.option("--data", type=click.Path(path_type=str), help="Folder with the benchmark's data.")
 @click.option("--sample", is_flag=True, help="Use the small sample bundled with the benchmark.")
 @click.option("--split", help="Split to run (the benchmark's default when omitted).")
@@ -19,8 +57,32 @@ from ._common import print_json, user_errors
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout, nothing else.")
+@click.option("--api-base", multiple=True, metavar="URL",
+              help="Server URL (OpenAI-compatible, e.g. http://host:8000/v1). Repeat to load-balance over several.")
+@click.option("--model-list", type=click.Path(exists=True, dir_okay=False, path_type=str),
+              help="YAML model list (litellm Router format) of deployments to load-balance over.")
+@click.option("--concurrency", type=click.IntRange(min=1), help="Requests in flight at once (default 16).")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="At most this many requests per minute.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per request (default 120).")
+@click.option("--max-retries", type=click.IntRange(min=0), help="Retries after a 429, 5xx, timeout or connection error (default 6).")
+@click.option("--retry-wait", type=click.FloatRange(min=0), help="First backoff bound in seconds; doubles per retry (default 1).")
+@click.option("--max-image-side", type=click.IntRange(min=16), help="Downscale images to at most this many pixels per side.")
+@click.option("--price", metavar="IN,OUT", help="USD per million prompt and completion tokens, for the cost.")
+@click.option("--temperature", type=float, help="Sampling temperature (default 0).")
+@click.option("--max-tokens", type=click.IntRange(min=1), help="Completion token limit.")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
+              help="Any other generation parameter (JSON value); KEY=null removes a default.")
+@click.option("--response-format", type=click.Choice(["auto", "json_schema", "json_object", "none"]),
+              help="Structured JSON output (default auto: where the provider supports it).")
+@click.option("--workers", type=click.IntRange(min=1), help="Processes sending requests (when one core is the limit).")
+@click.option("--tensor-parallel-size", type=click.IntRange(min=1), help="GPUs per model (vllm/ models).")
+@click.option("--batch-size", type=click.IntRange(min=1), help="Conversations per vLLM batch (vllm/ models, default 512).")
+@click.option("--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
+              help="vllm.LLM(...) argument, e.g. max_model_len=8192 (vllm/ models).")
 def command(benchmark, model, data, sample, split, years, professions, conditions, limit, run_dir, seed,
-            no_cache, as_json) -> None:
+            no_cache, as_json, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
+            max_image_side, price, temperature, max_tokens, params, response_format, workers, tensor_parallel_size,
+            batch_size, engine_options) -> None:
     """Run BENCHMARK on a model and write records to a run directory."""
     from medvqa.core.session import RunOptions, run
 
@@ -31,6 +93,9 @@ def command(benchmark, model, data, sample, split, years, professions, condition
             professions=professions.split(",") if professions else None,
             conditions=conditions, limit=limit, run_dir=run_dir, seed=seed, cache=not no_cache,
             command_line=["medvqa", *sys.argv[1:]],
+            backend_options=backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
+                                            max_image_side, price, temperature, max_tokens, params, response_format,
+                                            workers, tensor_parallel_size, batch_size, engine_options),
         )
         result = run(options, progress=not as_json)
     summary = result.summary()
@@ -40,6 +105,10 @@ def command(benchmark, model, data, sample, split, years, professions, condition
     click.echo(f"run directory: {summary['run_dir']}")
     click.echo(f"items: {summary['n_items']} ({summary['n_excluded']} excluded), records: {summary['n_records']} "
                f"(requested {summary['requested']}, from cache {summary['cache_hits']})")
+    if any(summary["usage"].values()):
+        cost = f", cost ${summary['cost_usd']:.4f}" if summary["cost_usd"] else ""
+        click.echo(f"tokens: {summary['usage']['prompt_tokens']:,} prompt + "
+                   f"{summary['usage']['completion_tokens']:,} completion{cost}")
     for cond, acc in sorted(summary["accuracy"].items()):
         click.echo(f"  {cond:<8} accuracy {100 * acc:.1f}%")
     click.echo(f"tables: medvqa report {summary['run_dir']}")

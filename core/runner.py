@@ -3,6 +3,7 @@ answer the rest from the cache or the backend, score, and append records."""
 
 from __future__ import annotations
 
+import gc
 import platform
 import sys
 import time
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable
 
 from . import plugins
 from .benchmark import Benchmark
@@ -38,8 +39,7 @@ def package_versions(*names: str) -> dict[str, str]:
 def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, response: Response,
                 patterns: tuple = ()) -> dict:
     """One record: the raw response, its score, and the item's strata."""
-    result = score(item, response.text, error=response.error, patterns=patterns)
-    record = {
+    return {
         "item_id": item.id,
         "condition": condition,
         "key": key,
@@ -48,23 +48,21 @@ def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, resp
         "usage": response.usage,
         "latency_s": round(response.latency_s, 4),
         "cached": response.cached,
-        "predicted": list(result.predicted) if result.predicted is not None else None,
-        "status": result.status,
-        "correct": result.correct,
-        "rule": result.rule,
+        **_scored(benchmark, item, response.text, response.error, patterns),
     }
-    record.update(benchmark.record_fields(item))
-    return record
 
 
 def rescore_record(benchmark: Benchmark, item: Item, record: dict, patterns: tuple = ()) -> dict:
-    response = Response(text=record.get("response"), error=record.get("error"),
-                        usage=record.get("usage") or {}, latency_s=record.get("latency_s") or 0.0,
-                        cached=bool(record.get("cached")))
-    new = make_record(benchmark, item, record["condition"], record["key"], response, patterns)
-    for k, v in record.items():  # keep fields added by other tools
-        new.setdefault(k, v)
-    return new
+    """`record` with its score and strata computed again from its saved response; every other
+    field (including those added by other tools) kept."""
+    return {**record, **_scored(benchmark, item, record.get("response"), record.get("error"), patterns)}
+
+
+def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple) -> dict:
+    result = score(item, text, error=error, patterns=patterns)
+    return {"predicted": list(result.predicted) if result.predicted is not None else None,
+            "status": result.status, "correct": result.correct, "rule": result.rule,
+            **benchmark.record_fields(item)}
 
 
 @dataclass
@@ -76,6 +74,8 @@ class RunResult:
     requested: int = 0
     cache_hits: int = 0
     elapsed_s: float = 0.0
+    usage: dict[str, int] = field(default_factory=dict)  # tokens of the requests made in this run
+    cost_usd: float = 0.0
 
     def accuracy(self) -> dict[str, float]:
         by: dict[str, list[bool]] = {}
@@ -86,7 +86,8 @@ class RunResult:
     def summary(self) -> dict:
         return {"run_dir": str(self.run_dir), "n_items": self.n_items, "n_records": len(self.records),
                 "n_excluded": self.n_excluded, "accuracy": self.accuracy(),
-                "requested": self.requested, "cache_hits": self.cache_hits}
+                "requested": self.requested, "cache_hits": self.cache_hits, "usage": self.usage,
+                "cost_usd": self.cost_usd, "elapsed_s": round(self.elapsed_s, 3)}
 
 
 @dataclass
@@ -108,7 +109,8 @@ def build_manifest(spec: RunSpec) -> dict:
     templates = {}
     for item in spec.items:
         t = bench.template(item)
-        templates[t.name] = t.hash
+        if t.name not in templates:
+            templates[t.name] = t.hash
     excluded = [{"item_id": it.id, "reason": it.exclusion_reason, **bench.record_fields(it)}
                 for it in spec.items if it.excluded]
     return {
@@ -150,8 +152,10 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
                        n_excluded=sum(1 for it in spec.items if it.excluded), records=records)
     cacheable = spec.cache is not None and getattr(spec.backend, "cacheable", True)
     hits = spec.cache.get_many([r.key for r in todo]) if cacheable else {}
-    total = len(done) + len(todo)
-    state = {"done": len(done), "total": total, "errors": 0, "cached": 0}
+    state = progress_state(existing, todo, getattr(spec.backend, "stats", None))
+    if progress:
+        progress(state)
+    gc.freeze()  # items and requests live as long as the run: keep the collector's full passes off them
     try:
         with store:
             for req in todo:
@@ -165,10 +169,26 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
                     spec.cache.put(req.key, spec.backend.model, resp)
                 _finish(store, records, bench, req, resp, patterns, state, progress)
     finally:
+        gc.unfreeze()
         if spec.cache is not None:
             spec.cache.flush()
+    backend = state["backend"]
+    result.usage = {k: backend.get(k, 0) for k in ("prompt_tokens", "completion_tokens")}
+    result.cost_usd = round(backend.get("cost_usd", 0.0), 6)
     result.elapsed_s = time.monotonic() - started
     return result
+
+
+def progress_state(existing: list[dict], todo: list[Request], backend_stats: dict | None) -> dict:
+    """What a progress display shows: done/total overall and per condition, errors, cache hits,
+    and the backend's live counters (in flight, retries, tokens, cost)."""
+    conditions: dict[str, dict[str, int]] = {}
+    for cond in [r["condition"] for r in existing] + [r.condition for r in todo]:
+        conditions.setdefault(cond, {"done": 0, "total": 0})["total"] += 1
+    for r in existing:
+        conditions[r["condition"]]["done"] += 1
+    return {"done": len(existing), "total": len(existing) + len(todo), "errors": 0, "cached": 0,
+            "conditions": conditions, "backend": backend_stats if backend_stats is not None else {}}
 
 
 def _finish(store, records, bench, req, resp, patterns, state, progress) -> None:
@@ -176,6 +196,7 @@ def _finish(store, records, bench, req, resp, patterns, state, progress) -> None
     store.append(record)
     records.append(record)
     state["done"] += 1
+    state["conditions"][req.condition]["done"] += 1
     state["errors"] += record["status"] == "error"
     state["cached"] += bool(resp.cached)
     if progress:

@@ -77,7 +77,7 @@ def run(options: RunOptions, progress: bool = True) -> RunResult:
     spec = RunSpec(benchmark=benchmark, items=items, backend=backend, conditions=conditions, run_dir=run_dir,
                    split=split, data=options.load_options()["data"], cache=cache,
                    command_line=options.command_line or list(sys.argv),
-                   extra_manifest={"load": options.load_options()})
+                   extra_manifest={"load": options.load_options(), "backend": getattr(backend, "settings", {})})
     reporter = _progress_bar() if progress and sys.stderr.isatty() else None
     try:
         if reporter is None:
@@ -90,23 +90,45 @@ def run(options: RunOptions, progress: bool = True) -> RunResult:
 
 
 class _progress_bar:
-    """A rich progress bar on stderr: done/total, errors, cache hits, ETA."""
+    """A rich progress display on stderr: done/total per condition and overall, each with its
+    ETA, and a status line (requests in flight, retries, errors, cache hits, tokens, cost) read
+    live from the run's state at every refresh."""
 
     def __enter__(self):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.text import Text
 
-        self._progress = Progress(TextColumn("[bold]run"), BarColumn(), MofNCompleteColumn(),
-                                  TextColumn("errors {task.fields[errors]}  cached {task.fields[cached]}"),
-                                  TimeRemainingColumn(), transient=False)
+        live: dict[str, dict] = {}
+
+        class RunProgress(Progress):
+            def get_renderables(self):
+                yield self.make_tasks_table(self.tasks)
+                if live:
+                    yield Text(_status_line(live["state"]), style="dim")
+
+        self._progress = RunProgress(TextColumn("[bold]{task.description:<8}"), BarColumn(bar_width=32),
+                                     MofNCompleteColumn(), TimeRemainingColumn(), transient=False)
         self._progress.start()
-        self._task = None
+        tasks: dict[str, Any] = {}
 
         def update(state: dict) -> None:
-            if self._task is None:
-                self._task = self._progress.add_task("run", total=state["total"], errors=0, cached=0)
-            self._progress.update(self._task, completed=state["done"], errors=state["errors"], cached=state["cached"])
+            if not tasks:
+                live["state"] = state
+                tasks["all"] = self._progress.add_task("all", total=state["total"])
+                for cond, counts in state["conditions"].items():
+                    tasks[cond] = self._progress.add_task(cond, total=counts["total"])
+            for cond, counts in state["conditions"].items():
+                self._progress.update(tasks[cond], completed=counts["done"])
+            self._progress.update(tasks["all"], completed=state["done"])
 
         return update
 
     def __exit__(self, *exc):
         self._progress.stop()
+
+
+def _status_line(state: dict) -> str:
+    b = state["backend"]
+    line = (f"in flight {b.get('in_flight', 0)}  retries {b.get('retries', 0)}  errors {state['errors']}  "
+            f"cached {state['cached']}  tokens {b.get('prompt_tokens', 0):,}+{b.get('completion_tokens', 0):,}")
+    return line + (f"  ${b['cost_usd']:.4f}" if b.get("cost_usd") else "")

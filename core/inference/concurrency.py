@@ -1,0 +1,102 @@
+"""Running async calls, a bounded number at a time, behind the synchronous backend protocol.
+
+The calls run on one event loop in a background thread that lives as long as the process
+(HTTP clients cached by provider libraries are bound to the loop that created them, so it is
+reused by every run). The loop itself pulls the next request as soon as a slot frees up, so
+the number in flight never dips while the caller is busy scoring and writing records; the
+caller receives `(request, result)` pairs in completion order through a queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from typing import Awaitable, Callable, Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_lock = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+_END = object()
+
+
+def event_loop() -> asyncio.AbstractEventLoop:
+    """The process's background event loop (started on first use)."""
+    global _loop
+    with _lock:
+        if _loop is None:
+            _loop = asyncio.new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="medvqa-requests", daemon=True).start()
+        return _loop
+
+
+def bounded(items: Iterable[T], call: Callable[[T], Awaitable[R]], concurrency: int) -> Iterator[tuple[T, R]]:
+    """Yield `(item, await call(item))` in completion order, at most `concurrency` at once.
+    `items` is consumed on the loop's thread, so it must not block."""
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, not {concurrency}")
+    results: queue.SimpleQueue = queue.SimpleQueue()
+
+    async def one(item: T, slots: asyncio.Semaphore) -> None:
+        try:
+            results.put((item, await call(item), None))
+        except Exception as exc:  # a bug in `call`: re-raised in the caller's thread
+            results.put((item, None, exc))
+        finally:
+            slots.release()
+
+    async def feed() -> None:
+        slots = asyncio.Semaphore(concurrency)
+        running: set[asyncio.Task] = set()
+        source = iter(items)
+        try:
+            while True:
+                await slots.acquire()
+                item = next(source, _END)
+                if item is _END:
+                    break
+                task = asyncio.create_task(one(item, slots))
+                running.add(task)
+                task.add_done_callback(running.discard)
+            if running:
+                await asyncio.wait(running)
+        finally:
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            results.put(_END)
+
+    fed = asyncio.run_coroutine_threadsafe(feed(), event_loop())
+    ended = False
+    try:
+        while (got := results.get()) is not _END:
+            item, result, exc = got
+            if exc is not None:
+                raise exc
+            yield item, result
+        ended = True
+        fed.result()
+    finally:
+        if not ended:  # the caller stopped early: cancel what is in flight and wait for it
+            fed.cancel()
+            while results.get(timeout=60) is not _END:
+                pass
+
+
+class Pacer:
+    """At most `rpm` request starts per minute, evenly spaced (retries count too)."""
+
+    def __init__(self, rpm: float):
+        if rpm <= 0:
+            raise ValueError(f"requests per minute must be positive, not {rpm}")
+        self.interval = 60.0 / rpm
+        self._next = 0.0
+
+    async def wait(self) -> None:
+        now = asyncio.get_running_loop().time()
+        start = max(now, self._next)
+        self._next = start + self.interval
+        if start > now:
+            await asyncio.sleep(start - now)

@@ -1,0 +1,37 @@
+"""Model backends registered as a plugin: `litellm` (any litellm model string, the default for
+an unprefixed --model) and `vllm` (`vllm/<model>`, offline on local GPUs). Their libraries are
+imported only when a backend is built."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any, Callable
+
+from ..hookspecs import hookimpl
+
+
+class EngineFactory:
+    def __init__(self, prefix: str, description: str, target: str):
+        self.prefix, self.description, self._target = prefix, description, target
+
+    def _load(self) -> Callable[..., Any]:
+        module, _, name = self._target.rpartition(".")
+        return getattr(importlib.import_module(module), name)
+
+    def __call__(self, model: str, **options: Any):
+        cls = self._load()
+        accepted = set(inspect.signature(cls).parameters) - {"model"}
+        unknown = sorted(set(options) - accepted)
+        if unknown:
+            names = ", ".join("--" + n.replace("_", "-") for n in unknown)
+            raise ValueError(f"{names} does not apply to {self.prefix} models ({model})")
+        return cls(model, **options)
+
+
+@hookimpl
+def register_backends(register):
+    register(EngineFactory("litellm", "any litellm model: openai/gpt-5, anthropic/..., gemini/..., "
+                           "hosted_vllm/NAME --api-base URL", "medvqa.core.inference.litellm_backend.LiteLLMBackend"))
+    register(EngineFactory("vllm", "vLLM offline on local GPUs: vllm/<model path or name> (extra: medvqa[vllm])",
+                           "medvqa.core.inference.vllm_backend.VLLMBackend"))

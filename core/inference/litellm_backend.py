@@ -1,0 +1,239 @@
+"""The litellm backend: any litellm model string (`openai/gpt-5`, `anthropic/...`,
+`gemini/...`, `hosted_vllm/<name>` with `--api-base`), or several servers behind litellm's
+Router (`--api-base` repeated, or `--model-list FILE`).
+
+Calls run asynchronously, `concurrency` at a time, optionally paced to `rpm` requests per
+minute, each with a timeout and our own retry policy (`retry.py`; litellm's `num_retries` is
+never used). A request that still fails is returned with its error text, never dropped.
+Generation parameters (temperature 0 and the seed by default, JSON output where the provider
+supports `response_format`) are all in `params`, hence in the manifest and in every request
+key; how the run was executed (concurrency, servers, timeouts, prices) is in `settings`.
+API keys are read by litellm from the environment and scrubbed from every error text.
+litellm is imported here, on first use, never at CLI start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import time
+from typing import Any, Iterable, Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+from .base import Request, Response
+from .concurrency import Pacer, bounded
+from .images import ImageError, to_openai
+from .output import ANSWER_SCHEMA, error_text
+from .retry import RetryPolicy, is_retryable, retry_after
+from .router import deployments_for, load_model_list, resolve_env, underlying_model
+
+DEFAULT_CONCURRENCY = 16
+DEFAULT_TIMEOUT_S = 120.0
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
+
+
+def import_litellm():
+    """Import litellm with the local price map and without its console chatter."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    return litellm
+
+
+class UnreadableResponse(Exception):
+    """A 2xx answer without a usable completion (retried like a server error)."""
+
+    status_code = 200
+
+
+class LiteLLMBackend:
+    cacheable = True
+
+    def __init__(self, model: str, *, seed: int = 0, temperature: float = 0, max_tokens: int | None = None,
+                 params: dict[str, Any] | None = None, response_format: str = "auto",
+                 api_base: str | list[str] | tuple[str, ...] | None = None, model_list: str | None = None,
+                 concurrency: int = DEFAULT_CONCURRENCY, rpm: float | None = None,
+                 timeout: float = DEFAULT_TIMEOUT_S, max_retries: int = 6, retry_wait: float = 1.0,
+                 max_image_side: int | None = None, price: tuple[float, float] | None = None, workers: int = 1):
+        self._options = {k: v for k, v in locals().items() if k not in ("self", "model", "__class__")}
+        if response_format not in RESPONSE_FORMATS:
+            raise ValueError(f"response format {response_format!r}: choose from {', '.join(RESPONSE_FORMATS)}")
+        if concurrency < 1 or workers < 1:
+            raise ValueError("concurrency and workers must be at least 1")
+        self.litellm = import_litellm()
+        self.model = model
+        api_bases = [api_base] if isinstance(api_base, str) else list(api_base or [])
+        if api_bases and model_list:
+            raise ValueError("give the servers either with --api-base or in --model-list, not both")
+        self._deployments, router_settings = load_model_list(model_list) if model_list else ([], {})
+        if len(api_bases) > 1:
+            self._deployments += deployments_for(model, api_bases)
+        self._router_settings = {"routing_strategy": "simple-shuffle", **router_settings}
+        self._api_base = api_bases[0] if len(api_bases) == 1 and not self._deployments else None
+        target = underlying_model(model, self._deployments) if self._deployments else model
+        self._send, dropped = self._generation_params(target, temperature, seed, max_tokens, response_format, params)
+        self.params = {**self._send, **({"max_image_side": max_image_side} if max_image_side else {})}
+
+        self.concurrency, self.workers = concurrency, workers
+        self.timeout, self.max_image_side = timeout, max_image_side
+        self.retry = RetryPolicy(max_retries=max_retries, base_s=retry_wait)
+        self.price = tuple(price) if price else None
+        targets = sorted({d["litellm_params"]["model"] for d in self._deployments} or {target})
+        price_source = {t: self._register_price(t) for t in targets}
+        self._pacer = Pacer(rpm) if rpm else None
+        self._router = None
+        self.stats: dict[str, Any] = {"in_flight": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                                      "cost_usd": 0.0}
+        self.settings = {
+            "backend": "litellm", "concurrency": concurrency, "workers": workers, "rpm": rpm, "timeout_s": timeout,
+            "max_retries": max_retries, "retry_wait_s": retry_wait, "price_per_million": list(self.price or ()) or None,
+            "api_base": _redact_url(self._api_base) if self._api_base else None,
+            "deployments": [{"model_name": d["model_name"], "model": d["litellm_params"]["model"],
+                             "api_base": _redact_url(d["litellm_params"].get("api_base"))} for d in self._deployments],
+            "router_settings": self._router_settings if self._deployments else None,
+            "model_list": str(model_list) if model_list else None, "dropped_params": dropped,
+            "price_source": price_source,
+        }
+
+    # -- parameters -------------------------------------------------------------------
+
+    def _generation_params(self, target: str, temperature: float, seed: int, max_tokens: int | None,
+                           response_format: str, params: dict[str, Any] | None) -> tuple[dict, list[str]]:
+        """(what every request sends, the defaults the provider does not take). Extra `params`
+        are sent as given; a None value removes a default."""
+        supported = self._supported_params(target)
+        wanted: dict[str, Any] = {"temperature": temperature, "seed": seed}
+        if max_tokens is not None:
+            wanted["max_tokens"] = max_tokens
+        fmt = self._response_format(response_format, target, supported)
+        if fmt is not None:
+            wanted["response_format"] = fmt
+        dropped = sorted(k for k in ("temperature", "seed") if supported is not None and k not in supported)
+        send = {k: v for k, v in wanted.items() if k not in dropped}
+        for name, value in (params or {}).items():
+            if any(w in name.lower() for w in ("key", "token", "secret", "password")):
+                raise ValueError(f"--param {name}: secrets are read from the environment, never passed as parameters")
+            if value is None:
+                send.pop(name, None)
+            else:
+                send[name] = value
+        return send, dropped
+
+    def _supported_params(self, target: str) -> set[str] | None:
+        try:
+            _, provider, _, _ = self.litellm.get_llm_provider(target)
+            found = self.litellm.get_supported_openai_params(model=target, custom_llm_provider=provider)
+        except Exception:  # an unknown provider: send the standard parameters and let it answer
+            return None
+        return set(found) if found is not None else None
+
+    def _register_price(self, target: str) -> str | None:
+        """Where the cost comes from: "--price", "litellm", or None (unknown: tokens only).
+        Models litellm has no price for are registered (at --price, else at zero) so that its
+        per-call cost lookup finds them at once instead of searching its whole price map."""
+        try:
+            known = self.litellm.get_model_info(target).get("input_cost_per_token") is not None
+        except Exception:
+            known = False
+        if not known or self.price:
+            try:
+                _, provider, _, _ = self.litellm.get_llm_provider(target)
+            except Exception:
+                return "--price" if self.price else None
+            p_in, p_out = self.price or (0.0, 0.0)
+            self.litellm.register_model({target: {"input_cost_per_token": p_in / 1e6, "output_cost_per_token": p_out / 1e6,
+                                                  "litellm_provider": provider, "mode": "chat"}})
+        return "--price" if self.price else ("litellm" if known else None)
+
+    def _response_format(self, choice: str, target: str, supported: set[str] | None) -> dict | None:
+        if choice == "none" or (choice == "auto" and (supported is None or "response_format" not in supported)):
+            return None
+        if choice == "auto":
+            try:
+                _, provider, _, _ = self.litellm.get_llm_provider(target)
+                schema_ok = self.litellm.supports_response_schema(model=target, custom_llm_provider=provider)
+            except Exception:
+                schema_ok = False
+            choice = "json_schema" if schema_ok else "json_object"
+        if choice == "json_object":
+            return {"type": "json_object"}
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": ANSWER_SCHEMA, "strict": True}}
+
+    # -- calls ------------------------------------------------------------------------
+
+    def generate(self, requests: Iterable[Request]) -> Iterator[tuple[Request, Response]]:
+        if self.workers > 1:
+            from .workers import spread
+
+            options = {**self._options, "workers": 1,
+                       "rpm": self._options["rpm"] / self.workers if self._options["rpm"] else None}
+            build = functools.partial(LiteLLMBackend, self.model, **options)
+            yield from spread(requests, build, self.workers, self.concurrency, self.stats)
+        else:
+            yield from bounded(requests, lambda r: self.acall(r.messages), self.concurrency)
+
+    async def acall(self, messages: list[dict]) -> Response:
+        """One request with retries; never raises for a failed request."""
+        try:
+            payload = to_openai(messages, self.max_image_side)
+        except ImageError as exc:
+            return Response(error=str(exc))
+        self.stats["in_flight"] += 1
+        try:
+            for attempt in range(self.retry.max_retries + 1):
+                if self._pacer is not None:
+                    await self._pacer.wait()
+                started = time.monotonic()
+                try:
+                    return self._read(await self._complete(payload), time.monotonic() - started)
+                except Exception as exc:
+                    if attempt < self.retry.max_retries and is_retryable(exc):
+                        self.stats["retries"] += 1
+                        await asyncio.sleep(self.retry.delay(attempt, retry_after(exc)))
+                        continue
+                    return Response(error=error_text(exc, attempt + 1), latency_s=time.monotonic() - started)
+        finally:
+            self.stats["in_flight"] -= 1
+
+    async def _complete(self, messages: list[dict]):
+        kwargs = {"messages": messages, "timeout": self.timeout, **self._send}
+        if self._deployments:
+            if self._router is None:
+                self._router = self.litellm.Router(model_list=resolve_env(self._deployments), num_retries=0,
+                                                   **self._router_settings)
+            return await self._router.acompletion(model=self.model, **kwargs)
+        if self._api_base:
+            kwargs["api_base"] = self._api_base
+        return await self.litellm.acompletion(model=self.model, **kwargs)
+
+    def _read(self, result, latency_s: float) -> Response:
+        try:
+            text = result.choices[0].message.content
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise UnreadableResponse(f"no completion in the answer ({exc})") from None
+        usage = getattr(result, "usage", None)
+        tokens = {"prompt_tokens": getattr(usage, "prompt_tokens", None) or 0,
+                  "completion_tokens": getattr(usage, "completion_tokens", None) or 0}
+        self.stats["prompt_tokens"] += tokens["prompt_tokens"]
+        self.stats["completion_tokens"] += tokens["completion_tokens"]
+        if self.price:
+            cost = (tokens["prompt_tokens"] * self.price[0] + tokens["completion_tokens"] * self.price[1]) / 1e6
+        else:
+            cost = (getattr(result, "_hidden_params", None) or {}).get("response_cost") or 0.0
+        self.stats["cost_usd"] += cost
+        return Response(text=text if text is not None else "", usage=tokens, latency_s=latency_s)
+
+
+def _redact_url(url: str | None) -> str | None:
+    """A URL without user:password."""
+    if not url:
+        return url
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        parts = parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))
+    return urlunsplit(parts)

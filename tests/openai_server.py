@@ -1,0 +1,327 @@
+"""A real OpenAI-compatible HTTP server for tests and benchmarks (aiohttp, 127.0.0.1).
+
+`POST /v1/chat/completions` answers deterministically from the request content: it finds the
+option labels the prompt lists as valid (else option lines such as `a. ...`) and picks as many
+as asked by a hash of the messages, so scores vary but never change between runs. `GET /v1/models` lists one model;
+`GET /stats` returns the request counters, `GET /counts` the count per content key.
+
+Every request is counted under its content key (`content_key`: roles, texts and the SHA-256 of
+each image's decoded bytes). Faults are injected by rate, decided by a seeded RNG per (key,
+attempt), so a re-run meets the same faults: transient ones (429 with `Retry-After`, 500, a
+hang past the client's timeout, a truncated body, a non-JSON body) and final ones (400, and a
+401 that quotes the presented API key back, as some providers do).
+
+In a test::
+
+    with OpenAIServer(latency=0.01, faults=Faults(server_error=0.2)) as server:
+        ... server.url ...   # http://127.0.0.1:<port>/v1
+        server.counts        # {content key: requests received}
+
+In its own process: `with ServerProcess("--latency", "0.2") as server: ... server.counts()`.
+By hand: `python -m tests.openai_server --port 8000 --latency 0.2 --rate-limit 0.05`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import binascii
+import hashlib
+import json
+import random
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from urllib.request import urlopen
+
+from aiohttp import web
+
+_LABEL_LIST = re.compile(r"(?:Valid labels|選択肢の記号)\s*[:：]\s*([^\n]+?)\s*(?:\.(?:\s|$)|$)", re.M)
+_OPTION_LINE = re.compile(r"^\s*([A-Za-z0-9]{1,2})[.)．]\s", re.M)
+_CHOOSE = re.compile(r"(?:Choose|選ぶ数[:：]?)\s*(\d+)")
+_SLOTS = re.compile(r"(\d+)\s*slots|解答欄は(\d+)つ")
+FAULT_KINDS = ("rate_limit", "server_error", "timeout", "truncated", "non_json")  # transient: retried
+CLIENT_ERRORS = ("bad_request", "auth_error")  # final: never retried
+
+
+@dataclass
+class Faults:
+    """Probability of each fault per request (they add up; the rest are answered)."""
+
+    rate_limit: float = 0.0  # 429 with Retry-After
+    server_error: float = 0.0  # 500
+    timeout: float = 0.0  # no answer for `hang_s` seconds
+    truncated: float = 0.0  # 200 with a body cut short and the connection closed
+    non_json: float = 0.0  # 200 with an HTML body
+    bad_request: float = 0.0  # 400
+    auth_error: float = 0.0  # 401 quoting the presented key, as some providers do
+    retry_after_s: float = 0.05
+    hang_s: float = 30.0
+
+    @classmethod
+    def every_kind(cls, total: float, **kw) -> "Faults":
+        """`total` split evenly over the transient kinds."""
+        each = total / len(FAULT_KINDS)
+        return cls(**{k: each for k in FAULT_KINDS}, **kw)
+
+    def pick(self, rng: random.Random) -> str | None:
+        x = rng.random()
+        for kind in FAULT_KINDS + CLIENT_ERRORS:
+            x -= getattr(self, kind)
+            if x < 0:
+                return kind
+        return None
+
+
+def _image_digest(url: str) -> str:
+    """SHA-256 of a data URL's decoded bytes (of the URL itself for anything else)."""
+    head, _, data = url.partition(",")
+    if head.startswith("data:") and head.endswith(";base64"):
+        try:
+            return hashlib.sha256(base64.b64decode(data, validate=True)).hexdigest()
+        except binascii.Error:
+            pass
+    return hashlib.sha256(url.encode()).hexdigest()
+
+
+def canonical_messages(messages: list[dict]) -> list[list]:
+    """Roles, texts and image digests: what an answer may depend on."""
+    out = []
+    for m in messages:
+        content = m.get("content")
+        parts = [["text", content]] if isinstance(content, str) else []
+        for p in content if isinstance(content, list) else []:
+            if p.get("type") == "text":
+                parts.append(["text", p.get("text", "")])
+            elif p.get("type") == "image_url":
+                url = p["image_url"]["url"] if isinstance(p.get("image_url"), dict) else p.get("image_url", "")
+                parts.append(["image", _image_digest(url)])
+        out.append([m.get("role"), parts])
+    return out
+
+
+def content_key(messages: list[dict]) -> str:
+    """The counter key of a request: a hash of its canonical messages."""
+    data = json.dumps(canonical_messages(messages), ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+def answer_for(messages: list[dict], key: str) -> list[str]:
+    """A deterministic answer: labels the prompt lists as valid (else option lines it shows),
+    as many as it asks for; digits for numeric-slot items."""
+    text = "\n".join(t for _, parts in canonical_messages(messages) for kind, t in parts if kind == "text")
+    rng = random.Random(key)
+    listed = _LABEL_LIST.search(text)
+    labels = ([x.strip() for x in listed.group(1).split(",") if x.strip()] if listed
+              else list(dict.fromkeys(_OPTION_LINE.findall(text))))
+    if labels:
+        n = int(m.group(1)) if (m := _CHOOSE.search(text)) else 1
+        return sorted(rng.sample(labels, min(max(n, 1), len(labels))))
+    slots = next((int(g) for m in _SLOTS.finditer(text) for g in m.groups() if g), 1)
+    return [str(rng.randrange(10)) for _ in range(slots)]
+
+
+def completion_body(model: str, key: str, text: str, prompt_chars: int) -> dict:
+    prompt_tokens, completion_tokens = 1 + prompt_chars // 4, 1 + len(text) // 4
+    return {"id": f"chatcmpl-{key[:24]}", "object": "chat.completion", "created": int(time.time()),
+            "model": model, "system_fingerprint": "medvqa-test-server",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}
+
+
+@dataclass
+class OpenAIServer:
+    """The server; `start()` runs it in a daemon thread, `serve_forever()` in the caller's."""
+
+    latency: float = 0.0
+    faults: Faults = field(default_factory=Faults)
+    seed: int = 0
+    host: str = "127.0.0.1"
+    port: int = 0
+    model: str = "test"
+    keep_bodies: bool = False
+
+    def __post_init__(self) -> None:
+        self.counts: Counter[str] = Counter()  # requests received per content key
+        self.outcomes: Counter[str] = Counter()  # "answered" or the fault kind
+        self.bodies: list[dict] = []  # request bodies, when keep_bodies is set
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=256 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/stats", self._stats)
+        app.router.add_get("/counts", self._counts)
+        return app
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": self.model, "object": "model",
+                                                               "owned_by": "medvqa-test-server"}]})
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return web.json_response({"requests": sum(self.counts.values()), "keys": len(self.counts),
+                                  "outcomes": dict(self.outcomes), "faults": asdict(self.faults),
+                                  "latency": self.latency})
+
+    async def _counts(self, request: web.Request) -> web.Response:
+        return web.json_response(dict(self.counts))
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        try:
+            body = json.loads(raw)
+            messages = body["messages"]
+        except (ValueError, KeyError, TypeError):
+            return web.json_response({"error": {"message": "invalid request body", "type": "invalid_request_error"}},
+                                     status=400)
+        key = content_key(messages)
+        attempt = self.counts[key]
+        self.counts[key] += 1
+        if self.keep_bodies:
+            self.bodies.append(body)
+        fault = self.faults.pick(random.Random(f"{self.seed}:{key}:{attempt}"))
+        self.outcomes[fault or "answered"] += 1
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if fault == "rate_limit":
+            return web.json_response({"error": {"message": "rate limited", "type": "rate_limit_error"}}, status=429,
+                                     headers={"Retry-After": f"{self.faults.retry_after_s:g}"})
+        if fault == "bad_request":
+            return web.json_response({"error": {"message": "invalid image", "type": "invalid_request_error"}}, status=400)
+        if fault == "auth_error":
+            presented = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            return web.json_response({"error": {"message": f"Incorrect API key provided: {presented}",
+                                                "type": "invalid_request_error"}}, status=401)
+        if fault == "server_error":
+            return web.json_response({"error": {"message": "internal error", "type": "server_error"}}, status=500)
+        if fault == "timeout":
+            await asyncio.sleep(self.faults.hang_s)
+        if fault == "non_json":
+            return web.Response(text="<html><body>502 upstream went away</body></html>", status=200,
+                                content_type="application/json")
+        text = json.dumps({"answer": answer_for(messages, key)}, ensure_ascii=False)
+        payload = json.dumps(completion_body(body.get("model", self.model), key, text, len(raw))).encode()
+        if fault == "truncated":
+            response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+            response.content_length = len(payload)
+            await response.prepare(request)
+            await response.write(payload[: len(payload) // 2])
+            request.transport.close()
+            raise asyncio.CancelledError
+        return web.Response(body=payload, content_type="application/json")
+
+    async def _serve(self) -> None:
+        self._runner = web.AppRunner(self.app(), access_log=None, handler_cancellation=True)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+        self._ready.set()
+
+    def start(self) -> "OpenAIServer":
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="openai-test-server", daemon=True)
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._serve(), self._loop).result(timeout=10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+        self._loop = None
+
+    def serve_forever(self, announce=print) -> None:
+        async def main() -> None:
+            await self._serve()
+            announce(f"listening on {self.url}", flush=True)
+            await asyncio.Event().wait()
+
+        try:
+            asyncio.run(main())
+        except KeyboardInterrupt:
+            pass
+
+    def __enter__(self) -> "OpenAIServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class ServerProcess:
+    """The server in its own process (so it does not share the client's interpreter):
+    `ServerProcess("--latency", "0.2")`; `.url`, `.counts()`, `.stats()`, `.stop()`."""
+
+    def __init__(self, *args: str):
+        self._proc = subprocess.Popen([sys.executable, "-m", "tests.openai_server", "--port", "0", *args],
+                                      cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE, text=True)
+        line = self._proc.stdout.readline().strip()
+        if not line.startswith("listening on "):
+            self._proc.kill()
+            raise RuntimeError(f"the test server did not start: {line!r}")
+        self.url = line.removeprefix("listening on ")
+
+    def _get(self, path: str) -> dict:
+        with urlopen(self.url.removesuffix("/v1") + path, timeout=30) as response:
+            return json.loads(response.read())
+
+    def counts(self) -> dict[str, int]:
+        return self._get("/counts")
+
+    def stats(self) -> dict:
+        return self._get("/stats")
+
+    def stop(self) -> None:
+        self._proc.terminate()
+        self._proc.wait(timeout=10)
+        self._proc.stdout.close()
+
+    def __enter__(self) -> "ServerProcess":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tests.openai_server", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000, help="0 chooses a free port (printed)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--faults", type=float, default=0.0, help="total rate of transient faults, split evenly")
+    for kind in FAULT_KINDS + CLIENT_ERRORS:
+        parser.add_argument(f"--{kind.replace('_', '-')}", type=float, help=f"rate of {kind} faults")
+    parser.add_argument("--retry-after", type=float, default=0.05, help="Retry-After seconds sent with 429")
+    parser.add_argument("--hang", type=float, default=30.0, help="seconds a 'timeout' fault hangs")
+    args = parser.parse_args(argv)
+    faults = Faults.every_kind(args.faults) if args.faults else Faults()
+    for kind in FAULT_KINDS + CLIENT_ERRORS:
+        if getattr(args, kind) is not None:
+            setattr(faults, kind, getattr(args, kind))
+    faults.retry_after_s, faults.hang_s = args.retry_after, args.hang
+    OpenAIServer(latency=args.latency, faults=faults, seed=args.seed, host=args.host, port=args.port).serve_forever()
+
+
+if __name__ == "__main__":
+    main()
