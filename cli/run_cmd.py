@@ -57,6 +57,9 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout, nothing else.")
+@click.option("--allow-invalid", is_flag=True, help="Run even when `medvqa validate` finds errors in the data.")
+@click.option("--forced-guess", is_flag=True,
+              help="Re-ask refused image-removed (C+Q) items with permission to guess, as condition C+Q/forced.")
 @click.option("--api-base", multiple=True, metavar="URL",
               help="Server URL (OpenAI-compatible, e.g. http://host:8000/v1). Repeat to load-balance over several.")
 @click.option("--model-list", type=click.Path(exists=True, dir_okay=False, path_type=str),
@@ -80,7 +83,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
               help="vllm.LLM(...) argument, e.g. max_model_len=8192 (vllm/ models).")
 def command(benchmark, model, data, sample, split, years, professions, conditions, limit, run_dir, seed,
-            no_cache, as_json, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
+            no_cache, as_json, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
             max_image_side, price, temperature, max_tokens, params, response_format, workers, tensor_parallel_size,
             batch_size, engine_options) -> None:
     """Run BENCHMARK on a model and write records to a run directory."""
@@ -92,7 +95,7 @@ def command(benchmark, model, data, sample, split, years, professions, condition
             years=[int(y) for y in years.split(",")] if years else None,
             professions=professions.split(",") if professions else None,
             conditions=conditions, limit=limit, run_dir=run_dir, seed=seed, cache=not no_cache,
-            command_line=["medvqa", *sys.argv[1:]],
+            command_line=["medvqa", *sys.argv[1:]], allow_invalid=allow_invalid, forced_guess=forced_guess,
             backend_options=backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
                                             max_image_side, price, temperature, max_tokens, params, response_format,
                                             workers, tensor_parallel_size, batch_size, engine_options),

@@ -16,6 +16,7 @@ from .conditions import parse_conditions
 from .inference.cache import ResponseCache
 from .items import fingerprint_items
 from .runner import RunResult, RunSpec, execute
+from .validation import require_valid
 
 
 @dataclass
@@ -33,6 +34,8 @@ class RunOptions:
     seed: int = 0
     cache: bool = True
     cache_path: str | None = None
+    allow_invalid: bool = False
+    forced_guess: bool = False
     backend_options: dict[str, Any] = field(default_factory=dict)
     command_line: list[str] = field(default_factory=list)
 
@@ -66,6 +69,7 @@ def run(options: RunOptions, progress: bool = True) -> RunResult:
     if options.sample and options.data:
         raise ValueError("give either --data or --sample, not both")
     conditions = parse_conditions(options.conditions)
+    require_valid(benchmark, options.data, options.allow_invalid)
     items, split = load_items(benchmark, options.load_options())
     if not items:
         raise ValueError(f"no items to run for {options.benchmark} (split {split})")
@@ -77,7 +81,9 @@ def run(options: RunOptions, progress: bool = True) -> RunResult:
     spec = RunSpec(benchmark=benchmark, items=items, backend=backend, conditions=conditions, run_dir=run_dir,
                    split=split, data=options.load_options()["data"], cache=cache,
                    command_line=options.command_line or list(sys.argv),
-                   extra_manifest={"load": options.load_options(), "backend": getattr(backend, "settings", {})})
+                   extra_manifest={"load": options.load_options(), "backend": getattr(backend, "settings", {}),
+                                   "forced_guess": options.forced_guess},
+                   forced_guess=options.forced_guess)
     reporter = _progress_bar() if progress and sys.stderr.isatty() else None
     try:
         if reporter is None:

@@ -1,0 +1,69 @@
+"""`medvqa run --allow-invalid` and `--forced-guess`, through the CLI."""
+
+import json
+import shutil
+
+from click.testing import CliRunner
+
+from medvqa.cli.main import cli
+from medvqa.core.store import read_records
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_run_refuses_data_with_validation_errors_unless_allowed(jmed_sample, tmp_path):
+    cell = tmp_path / "JMed48k" / "Physician" / "Physician_2026"
+    shutil.copytree(jmed_sample / "JMed48k" / "Physician" / "Physician_2026", cell)
+    path = cell / "2026_CORRECTED.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    bad = next(q for q in data["questions"] if q["img"]["content_img"])
+    bad["text_only"] = True  # contradicts its image reference: an error-level finding
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    args = ["run", "jmed48k", "--data", tmp_path, "--model", "random", "--conditions", "C+Q", "--json"]
+    refused = invoke(*args, "--run-dir", tmp_path / "refused")
+    assert refused.exit_code != 0
+    assert "text-only-flag" in refused.output and f"{bad['section']}{bad['question_number']}" in refused.output
+    assert "--allow-invalid" in refused.output
+    assert not (tmp_path / "refused").exists()  # nothing written
+    allowed = invoke(*args, "--run-dir", tmp_path / "allowed", "--allow-invalid")
+    assert allowed.exit_code == 0, allowed.output
+    assert json.loads(allowed.output)["n_records"] == 400
+
+
+def test_forced_guess_reasks_refused_image_removed_items_once(jmed_sample, tmp_path):
+    from medvqa import load
+
+    items = [it for it in load("jmed48k", path=jmed_sample, years=[2025]) if it.image_available]
+    refused, answered = items[:3], items[3:]
+    lines = []
+    for it in items:
+        gold = list(it.gold.alternatives[0])
+        lines.append({"item_id": it.id, "condition": "C+Q+I", "response": json.dumps({"answer": gold})})
+        lines.append({"item_id": it.id, "condition": "C+Q",
+                      "response": '{"answer": []}' if it in refused else json.dumps({"answer": gold})})
+    # forced guesses: two right, one wrong
+    for it, right in zip(refused, (True, True, False)):
+        guess = list(it.gold.alternatives[0]) if right else ["Z"]
+        lines.append({"item_id": it.id, "condition": "C+Q/forced", "response": json.dumps({"answer": guess})})
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    args = ["run", "jmed48k", "--data", jmed_sample, "--years", "2025", "--model", f"replay:{replay}",
+            "--run-dir", tmp_path / "run", "--forced-guess", "--json"]
+    out = invoke(*args)
+    assert out.exit_code == 0, out.output
+    records = read_records(tmp_path / "run")
+    forced = [r for r in records if r["condition"] == "C+Q/forced"]
+    assert sorted(r["item_id"] for r in forced) == sorted(it.id for it in refused)
+    assert sum(r["correct"] for r in forced) == 2
+    assert json.loads(out.output)["accuracy"]["C+Q/forced"] == 2 / 3
+    assert invoke(*args).exit_code == 0  # resuming asks nothing again
+    assert len(read_records(tmp_path / "run")) == len(records)
+    audit = invoke("audit", tmp_path / "run", "--refusals", "imputed", "--json")
+    assert audit.exit_code == 0, audit.output
+    doc = json.loads(audit.output)
+    assert doc["refusals"]["forced_guess"]["accuracy"] == 2 / 3
+    n = len(items)
+    # with the image every answer is right; without it, 3 refusals credited 2/3 each
+    assert abs(doc["refusals"]["delta_img"]["imputed"]["delta_img"] - (3 * (1 - 2 / 3)) / n) < 1e-12
