@@ -16,6 +16,7 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import methodcaller
 from typing import Any, Sequence
 
 from .items import Item
@@ -60,10 +61,21 @@ class CompiledPatterns:
     ordering_cue: re.Pattern
     numeric_cue: re.Pattern
     refusal: re.Pattern
+    answer_probe: re.Pattern | None = None  # finds something exactly when an `answer` pattern does
 
 
 def compile_patterns(patterns: Sequence[LanguagePatterns] = ()) -> CompiledPatterns:
+    if type(patterns) is tuple:  # immutable: the last one asked for is remembered by identity
+        last = _LAST_COMPILED
+        if last[0] is patterns:
+            return last[1]
+        compiled = _compile(patterns)
+        _LAST_COMPILED[:] = (patterns, compiled)
+        return compiled
     return _compile(tuple(patterns))
+
+
+_LAST_COMPILED: list = [None, None]  # (patterns tuple, its CompiledPatterns)
 
 
 @lru_cache(maxsize=64)
@@ -81,12 +93,25 @@ def _compile(patterns: tuple[LanguagePatterns, ...]) -> CompiledPatterns:
         return re.compile("|".join(f"(?:{rx})" for lang in every for rx in getattr(lang, field)),
                           re.IGNORECASE)
 
-    return CompiledPatterns(tuple(answer), union("ordering_cues"), union("numeric_cues"), union("refusal"))
+    return CompiledPatterns(tuple(answer), union("ordering_cues"), union("numeric_cues"), union("refusal"),
+                            _probe(answer))
+
+
+def _probe(answer: list[re.Pattern]) -> re.Pattern | None:
+    """The answer patterns joined into one, to skip Rule 6 in one scan when none matches. None
+    when joining could change what they match: group references by number or name, inline
+    global flags, or other group names used twice."""
+    if any(rx.flags != answer[0].flags or re.search(r"\\[1-9]|\(\?\(|\(\?P=", rx.pattern) for rx in answer):
+        return None
+    joined = "|".join(f"(?:{rx.pattern.replace('(?P<ans>', f'(?P<ans{i}>')})" for i, rx in enumerate(answer))
+    try:
+        return re.compile(joined, re.IGNORECASE)
+    except re.error:
+        return None
 
 
 # Rule 0
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_SPACE = re.compile(r"\s+")
 _FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}  # ！..～ → !..~
 _TRAILING = " .,;:!?。．、，；：！？…"
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
@@ -98,18 +123,23 @@ _CIRCLED_TAIL = re.compile(rf"(?P<ans>[①-⑩])[{re.escape(_TRAILING)}]*$")
 # JSON
 _ARROW = re.compile(r"->|→")
 _DECODER = json.JSONDecoder(strict=False)  # control characters inside strings are Rule 0's job
+# `{"answer": ["a", ...]}` with strings free of quotes and escapes, read without json
+_JSON_WS = r"[ \t\n\r]*"
+_PLAIN_STRING = re.compile(r'"([^"\\]*)"')
+_PLAIN_ANSWER = re.compile(rf'\{{{_JSON_WS}"answer"{_JSON_WS}:{_JSON_WS}\[{_JSON_WS}'
+                           rf'(?P<body>(?:"[^"\\]*"(?:{_JSON_WS},{_JSON_WS}"[^"\\]*")*)?){_JSON_WS}\]{_JSON_WS}\}}')
 
 
 def clean(text: str, *, upper: bool = False) -> str:
     """Rule 0: drop control characters, collapse whitespace, uppercase for letter labels."""
-    text = _SPACE.sub(" ", _CONTROL.sub("", text)).strip()
+    text = " ".join(_CONTROL.sub("", text).split())  # str.split() splits on exactly re's \s
     return text.upper() if upper else text
 
 
 class _Keys:
     """What counts as a valid answer for one item."""
 
-    __slots__ = ("by_key", "by_text", "keys", "numeric", "letters")
+    __slots__ = ("by_key", "by_text", "keys", "numeric", "letters", "gold_sets")
 
     def __init__(self, item: Item):
         self.keys = frozenset(o.key for o in item.options)
@@ -119,10 +149,13 @@ class _Keys:
         self.by_text = {t: o.key for o in item.options if (t := clean(o.text).casefold())}
         self.by_key = {o.label.casefold(): o.key for o in item.options}
         self.by_key.update((k.casefold(), k) for k in self.keys)
+        self.gold_sets = frozenset(frozenset(alt) for alt in item.gold.alternatives) if item.gold else frozenset()
 
     def resolve(self, candidate: str) -> str | None:
         """The key a candidate names, or None. Numbers for items without options."""
-        c = candidate.strip().translate(_FULLWIDTH)
+        c = candidate.strip()
+        if not c.isascii():
+            c = c.translate(_FULLWIDTH)
         if self.numeric:
             return c if _NUMBER.fullmatch(c) else None
         c = c.casefold()
@@ -152,22 +185,28 @@ def _keys_of(item: Item) -> _Keys:
 
 def normalize(item: Item, text: str, patterns: Sequence[LanguagePatterns] = ()) -> Normalized:
     """Turn a raw response into the item's keys (or a refusal / parse failure)."""
-    rules = _compile(tuple(patterns))
+    return Normalized(*read_answer(item, text, compile_patterns(patterns)))
+
+
+def read_answer(item: Item, text: str, rules: CompiledPatterns) -> tuple[tuple[str, ...] | None, str, str | None]:
+    """`normalize` as a plain (predicted, status, rule) tuple, for callers scoring many responses."""
     keys = _keys_of(item)
     found, value = _json_answer(text)
     if found:
-        return _from_json(item, keys, rules, value, text)
+        return _from_json(keys, rules, value, text)
     cleaned = clean(text, upper=keys.letters)
     hit = _apply_rules(cleaned, keys, rules)
     if hit is not None:
-        return Normalized((hit[0],), "answered", hit[1])
-    return _unresolved(item, rules, [cleaned], cleaned)
+        return (hit[0],), "answered", hit[1]
+    return _unresolved(keys, rules, [cleaned], cleaned)
 
 
 def _json_answer(text: str) -> tuple[bool, Any]:
     """The `answer` value of the last JSON object in the text that has one."""
     if '"answer"' not in text:
         return False, None
+    if text.count("{") == 1 and (m := _PLAIN_ANSWER.match(text, text.find("{"))):
+        return True, _PLAIN_STRING.findall(m["body"])  # what json would read: the only object
     if text.lstrip()[:1] == "{":
         try:
             obj = _DECODER.decode(text)
@@ -187,13 +226,13 @@ def _json_answer(text: str) -> tuple[bool, Any]:
     return False, None
 
 
-def _from_json(item: Item, keys: _Keys, rules: CompiledPatterns, value: Any, text: str) -> Normalized:
+def _from_json(keys: _Keys, rules: CompiledPatterns, value: Any, text: str) -> tuple:
     if isinstance(value, str):
         elements: list[Any] = [p for p in (s.strip() for s in _ARROW.split(value)) if p]
         elements = elements or [value]
     elif isinstance(value, list):
         if not value:
-            return Normalized(None, "refusal", "json")
+            return _EMPTY_JSON
         elements = value
     else:
         elements = [value]
@@ -203,9 +242,9 @@ def _from_json(item: Item, keys: _Keys, rules: CompiledPatterns, value: Any, tex
         if key is None:
             as_is = ([clean(str(e), upper=keys.letters) for e in elements]
                      if all(_is_scalar(e) for e in elements) else [])
-            return _unresolved(item, rules, as_is, clean(text))
+            return _unresolved(keys, rules, as_is, clean(text))
         predicted.append(key)
-    return Normalized(tuple(predicted), "answered", "json")
+    return tuple(predicted), "answered", "json"
 
 
 def _is_scalar(value: Any) -> bool:
@@ -233,12 +272,15 @@ def _apply_rules(s: str, keys: _Keys, rules: CompiledPatterns) -> tuple[str, str
         return key, "rule2"
     if key := keys.resolve(s.rstrip(_TRAILING)):
         return key, "rule3"
-    for m in reversed(list(_BOXED.finditer(s))):
-        if key := keys.resolve(m["ans"]):
+    for boxed in reversed(_BOXED.findall(s)):
+        if key := keys.resolve(boxed):
             return key, "rule4"
     if (m := _PAREN_TAIL.search(s)) and (key := keys.resolve(m["ans"])):
         return key, "rule5"
-    phrases = sorted((m for rx in rules.answer for m in rx.finditer(s)), key=lambda m: m.start("ans"))
+    probe = rules.answer_probe
+    phrases = [m for rx in rules.answer for m in rx.finditer(s)] if probe is None or probe.search(s) else ()
+    if len(phrases) > 1:
+        phrases.sort(key=_ANS_START)
     for m in reversed(phrases):
         if key := keys.resolve(m["ans"]):
             return key, "rule6"
@@ -249,12 +291,16 @@ def _apply_rules(s: str, keys: _Keys, rules: CompiledPatterns) -> tuple[str, str
     return None
 
 
-def _unresolved(item: Item, rules: CompiledPatterns, candidates: list[str], whole: str) -> Normalized:
-    """Fallback: the Rule-0 strings as they are, compared with the gold as sorted sets."""
-    if candidates and item.gold is not None:
-        given = sorted(set(candidates))
-        if any(given == sorted(set(alt)) for alt in item.gold.alternatives):
-            return Normalized(tuple(candidates), "answered", "fallback")
+def _unresolved(keys: _Keys, rules: CompiledPatterns, candidates: list[str], whole: str) -> tuple:
+    """Fallback: the Rule-0 strings as they are, compared with the gold as sets."""
+    if candidates and frozenset(candidates) in keys.gold_sets:
+        return tuple(candidates), "answered", "fallback"
     if rules.refusal.search(whole):
-        return Normalized(None, "refusal", None)
-    return Normalized(None, "parse_failure", None)
+        return _REFUSAL
+    return _PARSE_FAILURE
+
+
+_ANS_START = methodcaller("start", "ans")
+_EMPTY_JSON = (None, "refusal", "json")
+_REFUSAL = (None, "refusal", None)
+_PARSE_FAILURE = (None, "parse_failure", None)

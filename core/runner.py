@@ -63,7 +63,25 @@ def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | Non
     result = score(item, text, error=error, patterns=patterns)
     return {"predicted": list(result.predicted) if result.predicted is not None else None,
             "status": result.status, "correct": result.correct, "rule": result.rule,
-            **benchmark.record_fields(item)}
+            **_record_fields(benchmark, item)}
+
+
+# An item's strata are read once per (benchmark, item): a run scores each item under up to four
+# conditions and a re-score reads hundreds of thousands of records. Keyed by identity; holding
+# the objects keeps their ids unique. The shared dicts are only ever merged, never changed.
+_FIELDS: dict[tuple[int, int], tuple[Benchmark, Item, dict]] = {}
+
+
+def _record_fields(benchmark: Benchmark, item: Item) -> dict:
+    key = (id(benchmark), id(item))
+    hit = _FIELDS.get(key)
+    if hit is not None and hit[0] is benchmark and hit[1] is item:
+        return hit[2]
+    if len(_FIELDS) >= 65536:
+        _FIELDS.clear()
+    fields = benchmark.record_fields(item)
+    _FIELDS[key] = (benchmark, item, fields)
+    return fields
 
 
 @dataclass

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .items import Item
-from .normalize import CompiledPatterns, LanguagePatterns, compile_patterns, normalize
+from .normalize import CompiledPatterns, LanguagePatterns, compile_patterns, read_answer
 
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 _NON_DIGIT = re.compile(r"[^0-9]")
@@ -34,25 +34,59 @@ class Score:
 def score(item: Item, response_text: str | None, *, error: str | None = None,
           patterns: Sequence[LanguagePatterns] = ()) -> Score:
     """Score one response. `error` set means the request failed; no text means no response."""
-    _require_choice_gold(item)
+    rules = compile_patterns(patterns)
+    targets = _targets_of(item, rules)
     if error is not None:
-        return Score(False, "error", None, None)
+        return _NOT_ANSWERED["error", None]
     if response_text is None:
-        return Score(False, "missing", None, None)
-    result = normalize(item, response_text, patterns)
-    if result.predicted is None:
-        return Score(False, result.status, None, result.rule)
-    return Score(_correct(item, result.predicted, compile_patterns(patterns)), result.status,
-                 result.predicted, result.rule)
+        return _NOT_ANSWERED["missing", None]
+    predicted, status, rule = read_answer(item, response_text, rules)
+    if predicted is None:
+        return _NOT_ANSWERED.get((status, rule)) or Score(False, status, None, rule)
+    return Score(_correct(targets, predicted), status, predicted, rule)
+
+
+_NOT_ANSWERED = {(status, rule): Score(False, status, None, rule)  # shared: Score is immutable
+                 for status in ("error", "missing", "refusal", "parse_failure") for rule in (None, "json")}
 
 
 def is_correct(item: Item, predicted: Sequence[str], patterns: Sequence[LanguagePatterns] = ()) -> bool:
+    rules = compile_patterns(patterns)
+    return _correct(_targets_of(item, rules), tuple(predicted))
+
+
+def _correct(targets: tuple[tuple[str, object], ...], predicted: tuple[str, ...]) -> bool:
+    given = None
+    for mode, target in targets:
+        if mode == "numeric":
+            if _NON_DIGIT.sub("", "".join(predicted)) == target:
+                return True
+        elif mode == "ordering":
+            if predicted == target:
+                return True
+        else:  # single and set: a repeated key is still one key
+            given = set(predicted) if given is None else given
+            if given == target:
+                return True
+    return False
+
+
+_TARGETS_CACHE: dict[int, tuple[Item, CompiledPatterns, tuple]] = {}  # by identity, as in normalize
+
+
+def _targets_of(item: Item, rules: CompiledPatterns) -> tuple[tuple[str, object], ...]:
+    """(mode, what a prediction is compared with) per gold alternative; checks the gold first."""
+    hit = _TARGETS_CACHE.get(id(item))
+    if hit is not None and hit[0] is item and hit[1] is rules:
+        return hit[2]
     _require_choice_gold(item)
-    return _correct(item, tuple(predicted), compile_patterns(patterns))
-
-
-def _correct(item: Item, predicted: tuple[str, ...], rules: CompiledPatterns) -> bool:
-    return any(_matches(_mode(item, alt, rules), predicted, alt) for alt in item.gold.alternatives)
+    modes = [(_mode(item, alt, rules), alt) for alt in item.gold.alternatives]
+    targets = tuple((mode, _NON_DIGIT.sub("", "".join(alt)) if mode == "numeric"
+                     else alt if mode == "ordering" else frozenset(alt)) for mode, alt in modes)
+    if len(_TARGETS_CACHE) >= 65536:
+        _TARGETS_CACHE.clear()
+    _TARGETS_CACHE[id(item)] = (item, rules, targets)
+    return targets
 
 
 def scoring_mode(item: Item, patterns: Sequence[LanguagePatterns] = ()) -> str:
@@ -100,11 +134,3 @@ def _mode(item: Item, alt: tuple[str, ...], rules: CompiledPatterns) -> str:
             return "ordering"
         return "set"
     return "single"
-
-
-def _matches(mode: str, predicted: tuple[str, ...], alt: tuple[str, ...]) -> bool:
-    if mode == "numeric":
-        return _NON_DIGIT.sub("", "".join(predicted)) == _NON_DIGIT.sub("", "".join(alt))
-    if mode == "ordering":
-        return predicted == alt
-    return set(predicted) == set(alt)  # single and set: a repeated key is still one key
