@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 from enum import Enum
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 

@@ -207,6 +207,14 @@ def _json_answer(text: str) -> tuple[bool, Any]:
         return False, None
     if text.count("{") == 1 and (m := _PLAIN_ANSWER.match(text, text.find("{"))):
         return True, _PLAIN_STRING.findall(m["body"])  # what json would read: the only object
+    return _decoded_answer(text)
+
+
+def _decoded_answer(text: str) -> tuple[bool, Any]:
+    """`_json_answer` with the json decoder only: the whole text, else every `{` before the
+    last `"answer"` key (the general path, and the reference for the shortcut)."""
+    if '"answer"' not in text:
+        return False, None
     if text.lstrip()[:1] == "{":
         try:
             obj = _DECODER.decode(text)

@@ -36,7 +36,7 @@ def test_forced_guess_reasks_refused_image_removed_items_once(jmed_sample, tmp_p
     from medvqa import load
 
     items = [it for it in load("jmed48k", path=jmed_sample, years=[2025]) if it.image_available]
-    refused, answered = items[:3], items[3:]
+    refused = items[:3]
     lines = []
     for it in items:
         gold = list(it.gold.alternatives[0])

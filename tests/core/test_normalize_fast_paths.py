@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 from hypothesis import given, settings
@@ -11,31 +10,6 @@ from hypothesis import strategies as st
 from medvqa.adapters.jmed48k.patterns import JAPANESE
 from medvqa.core import normalize as nz
 from medvqa.core.normalize import LanguagePatterns, compile_patterns
-
-_DECODER = json.JSONDecoder(strict=False)
-
-
-def _answer_by_decoding(text: str):
-    """Reading `answer` with json only: the whole text, else every `{` before the last key."""
-    if '"answer"' not in text:
-        return False, None
-    if text.lstrip()[:1] == "{":
-        try:
-            obj = _DECODER.decode(text)
-        except ValueError:
-            pass
-        else:
-            if isinstance(obj, dict) and "answer" in obj:
-                return True, obj["answer"]
-    end = text.rfind('"answer"')
-    for start in reversed([m.start() for m in re.finditer(r"\{", text[:end])][-50:]):
-        try:
-            obj, _ = _DECODER.raw_decode(text, start)
-        except ValueError:
-            continue
-        if isinstance(obj, dict) and "answer" in obj:
-            return True, obj["answer"]
-    return False, None
 
 
 _CHARS = st.sampled_from(['a', 'B', 'Ａ', '1', ' ', '\t', '\n', '\u3000', '\x0b', '\x01', '"', '\\', ',', '{', '}', 'é'])
@@ -56,7 +30,7 @@ def _answer_texts(draw):
 @settings(max_examples=400, deadline=None)
 @given(_answer_texts())
 def test_json_answer_matches_decoding(text):
-    assert nz._json_answer(text) == _answer_by_decoding(text)
+    assert nz._json_answer(text) == nz._decoded_answer(text)
 
 
 @given(st.text(st.sampled_from(["a", " ", "\t", "\n", "\u3000", "\x85", "\x1c", "\x01", "\x7f", "\u2028", "本"])))

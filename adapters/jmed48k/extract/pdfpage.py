@@ -251,7 +251,6 @@ def _attach_small(rows: list[list[dict]]) -> list[list[dict]]:
         return (min(c["x0"] for c in row), min(c["top"] for c in row), max(c["x1"] for c in row),
                 max(c["bottom"] for c in row), max(c["size"] for c in row))
 
-    out: list[list[dict]] = []
     for i, row in enumerate(rows):
         x0, top, x1, bottom, size = extent(row)
         mid = (top + bottom) / 2
