@@ -20,6 +20,7 @@ from operator import methodcaller
 from typing import Any, Sequence
 
 from .items import Item
+from .memo import IdentityMemo
 
 # What an answer phrase may name: a number, a Latin label (ASCII or full-width) or a circled
 # digit, optionally behind quotes, brackets or Markdown bold. Adapters reuse it in their regexes.
@@ -169,18 +170,11 @@ class _Keys:
         return self.by_text.get(c) or self.by_key.get(c)
 
 
-_KEYS_CACHE: dict[int, tuple[Item, _Keys]] = {}  # by identity; holding the item keeps its id unique
+_KEYS = IdentityMemo()
 
 
 def _keys_of(item: Item) -> _Keys:
-    hit = _KEYS_CACHE.get(id(item))
-    if hit is not None and hit[0] is item:
-        return hit[1]
-    if len(_KEYS_CACHE) >= 65536:
-        _KEYS_CACHE.clear()
-    keys = _Keys(item)
-    _KEYS_CACHE[id(item)] = (item, keys)
-    return keys
+    return _KEYS.get(item, None, lambda item, _: _Keys(item))
 
 
 def normalize(item: Item, text: str, patterns: Sequence[LanguagePatterns] = ()) -> Normalized:

@@ -20,6 +20,7 @@ from .forced import forced_guess_requests
 from .inference.base import Backend, Request, Response, request_key
 from .inference.cache import ResponseCache
 from .items import Item, fingerprint_items
+from .memo import IdentityMemo
 from .scoring import score
 from .store import RunStore
 
@@ -67,21 +68,17 @@ def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | Non
 
 
 # An item's strata are read once per (benchmark, item): a run scores each item under up to four
-# conditions and a re-score reads hundreds of thousands of records. Keyed by identity; holding
-# the objects keeps their ids unique. The shared dicts are only ever merged, never changed.
-_FIELDS: dict[tuple[int, int], tuple[Benchmark, Item, dict]] = {}
+# conditions and a re-score reads hundreds of thousands of records. The shared dicts are only
+# ever merged into records, never changed.
+_FIELDS = IdentityMemo()
 
 
 def _record_fields(benchmark: Benchmark, item: Item) -> dict:
-    key = (id(benchmark), id(item))
-    hit = _FIELDS.get(key)
-    if hit is not None and hit[0] is benchmark and hit[1] is item:
-        return hit[2]
-    if len(_FIELDS) >= 65536:
-        _FIELDS.clear()
-    fields = benchmark.record_fields(item)
-    _FIELDS[key] = (benchmark, item, fields)
-    return fields
+    return _FIELDS.get(benchmark, item, _fields)
+
+
+def _fields(benchmark: Benchmark, item: Item) -> dict:
+    return benchmark.record_fields(item)
 
 
 @dataclass

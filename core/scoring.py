@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .items import Item
+from .memo import IdentityMemo
 from .normalize import CompiledPatterns, LanguagePatterns, compile_patterns, read_answer
 
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
@@ -71,22 +72,19 @@ def _correct(targets: tuple[tuple[str, object], ...], predicted: tuple[str, ...]
     return False
 
 
-_TARGETS_CACHE: dict[int, tuple[Item, CompiledPatterns, tuple]] = {}  # by identity, as in normalize
+_TARGETS = IdentityMemo()
 
 
 def _targets_of(item: Item, rules: CompiledPatterns) -> tuple[tuple[str, object], ...]:
     """(mode, what a prediction is compared with) per gold alternative; checks the gold first."""
-    hit = _TARGETS_CACHE.get(id(item))
-    if hit is not None and hit[0] is item and hit[1] is rules:
-        return hit[2]
+    return _TARGETS.get(item, rules, _compute_targets)
+
+
+def _compute_targets(item: Item, rules: CompiledPatterns) -> tuple[tuple[str, object], ...]:
     _require_choice_gold(item)
     modes = [(_mode(item, alt, rules), alt) for alt in item.gold.alternatives]
-    targets = tuple((mode, _NON_DIGIT.sub("", "".join(alt)) if mode == "numeric"
-                     else alt if mode == "ordering" else frozenset(alt)) for mode, alt in modes)
-    if len(_TARGETS_CACHE) >= 65536:
-        _TARGETS_CACHE.clear()
-    _TARGETS_CACHE[id(item)] = (item, rules, targets)
-    return targets
+    return tuple((mode, _NON_DIGIT.sub("", "".join(alt)) if mode == "numeric"
+                  else alt if mode == "ordering" else frozenset(alt)) for mode, alt in modes)
 
 
 def scoring_mode(item: Item, patterns: Sequence[LanguagePatterns] = ()) -> str:
