@@ -11,18 +11,21 @@ from typing import Any, Callable
 
 
 class IdentityMemo:
+    """`entries` maps (id(a), id(b)) to (a, b, value). Hot loops may read it directly (check that
+    both objects are the ones stored) and call `get` on a miss."""
+
     def __init__(self, limit: int = 65536):
-        self._entries: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+        self.entries: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
         self.limit = limit
 
     def get(self, a: Any, b: Any, compute: Callable[[Any, Any], Any]) -> Any:
         """`compute(a, b)`, computed once while (a, b) are the same objects."""
         key = (id(a), id(b))
-        hit = self._entries.get(key)
+        hit = self.entries.get(key)
         if hit is not None and hit[0] is a and hit[1] is b:
             return hit[2]
-        if len(self._entries) >= self.limit:
-            self._entries.clear()
+        if len(self.entries) >= self.limit:
+            self.entries.clear()
         value = compute(a, b)
-        self._entries[key] = (a, b, value)
+        self.entries[key] = (a, b, value)
         return value

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import methodcaller
 from typing import Any, Sequence
 
 from .items import Item
+from .literals import GatedPatterns
 from .memo import IdentityMemo
 
 # What an answer phrase may name: a number, a Latin label (ASCII or full-width) or a circled
@@ -40,7 +42,9 @@ class LanguagePatterns:
 
 ENGLISH = LanguagePatterns(
     language="en",
-    answer=(rf"\b(?:(?:the|correct|final)\s+)*answer\s*(?:is\s*:?|:)\s*{ANSWER_TOKEN}",),
+    # "the answer is", "correct answer:", "final answer is" ...: the words before "answer" never
+    # change which token is read, so they are left out of the pattern (tests check the two agree)
+    answer=(rf"\banswer\s*(?:is\s*:?|:)\s*{ANSWER_TOKEN}",),
     ordering_cues=(r"\border\b(?!\s+to\b)",),
     numeric_cues=(r"\bcalculate\b",),
     refusal=(r"\b(?:cannot|can ?not|can't|unable to)\s+(?:determine|answer)\b",),
@@ -62,7 +66,9 @@ class CompiledPatterns:
     ordering_cue: re.Pattern
     numeric_cue: re.Pattern
     refusal: re.Pattern
-    answer_probe: re.Pattern | None = None  # finds something exactly when an `answer` pattern does
+    # the same patterns with their literal gates (see `literals`), for reading many responses
+    answer_gated: GatedPatterns = GatedPatterns(())
+    refusal_gated: GatedPatterns = GatedPatterns(())
 
 
 def compile_patterns(patterns: Sequence[LanguagePatterns] = ()) -> CompiledPatterns:
@@ -94,33 +100,22 @@ def _compile(patterns: tuple[LanguagePatterns, ...]) -> CompiledPatterns:
         return re.compile("|".join(f"(?:{rx})" for lang in every for rx in getattr(lang, field)),
                           re.IGNORECASE)
 
+    refusals = [re.compile(rx, re.IGNORECASE) for lang in every for rx in lang.refusal]
     return CompiledPatterns(tuple(answer), union("ordering_cues"), union("numeric_cues"), union("refusal"),
-                            _probe(answer))
-
-
-def _probe(answer: list[re.Pattern]) -> re.Pattern | None:
-    """The answer patterns joined into one, to skip Rule 6 in one scan when none matches. None
-    when joining could change what they match: group references by number or name, inline
-    global flags, or other group names used twice."""
-    if any(rx.flags != answer[0].flags or re.search(r"\\[1-9]|\(\?\(|\(\?P=", rx.pattern) for rx in answer):
-        return None
-    joined = "|".join(f"(?:{rx.pattern.replace('(?P<ans>', f'(?P<ans{i}>')})" for i, rx in enumerate(answer))
-    try:
-        return re.compile(joined, re.IGNORECASE)
-    except re.error:
-        return None
+                            GatedPatterns(answer), GatedPatterns(refusals))
 
 
 # Rule 0
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}  # ！..～ → !..~
+_HAS_FULLWIDTH = re.compile("[\uff01-\uff5e]")
 _TRAILING = " .,;:!?。．、，；：！？…"
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
-# Rules 2, 4, 5, 7
+# Rules 2, 4, 5 (Rule 7 reads the last character before trailing punctuation: ①–⑩)
 _LABEL_DOT = re.compile(r"(?P<ans>[^\s.．。]{1,3})\s*[.．。]\s*\S")
 _BOXED = re.compile(r"oxed\s*\{\s*(?:\\text(?:bf)?\s*\{)?\s*(?P<ans>[^{}]*?)\s*\}", re.IGNORECASE)
 _PAREN_TAIL = re.compile(rf"[(（]\s*(?P<ans>[^()（）]{{1,10}}?)\s*[)）][{re.escape(_TRAILING)}]*$")
-_CIRCLED_TAIL = re.compile(rf"(?P<ans>[①-⑩])[{re.escape(_TRAILING)}]*$")
+_CLOSING = (")", "）")  # Rule 5 needs one of these as the last character before trailing punctuation
 # JSON
 _ARROW = re.compile(r"->|→")
 _DECODER = json.JSONDecoder(strict=False)  # control characters inside strings are Rule 0's job
@@ -133,14 +128,16 @@ _PLAIN_ANSWER = re.compile(rf'\{{{_JSON_WS}"answer"{_JSON_WS}:{_JSON_WS}\[{_JSON
 
 def clean(text: str, *, upper: bool = False) -> str:
     """Rule 0: drop control characters, collapse whitespace, uppercase for letter labels."""
-    text = " ".join(_CONTROL.sub("", text).split())  # str.split() splits on exactly re's \s
+    if not text.isprintable():  # printable text has no control characters
+        text = _CONTROL.sub("", text)
+    text = " ".join(text.split())  # str.split() splits on exactly re's \s
     return text.upper() if upper else text
 
 
 class _Keys:
     """What counts as a valid answer for one item."""
 
-    __slots__ = ("by_key", "by_text", "keys", "numeric", "letters", "gold_sets")
+    __slots__ = ("by_key", "by_text", "keys", "numeric", "letters", "gold_sets", "longest")
 
     def __init__(self, item: Item):
         self.keys = frozenset(o.key for o in item.options)
@@ -151,11 +148,15 @@ class _Keys:
         self.by_key = {o.label.casefold(): o.key for o in item.options}
         self.by_key.update((k.casefold(), k) for k in self.keys)
         self.gold_sets = frozenset(frozenset(alt) for alt in item.gold.alternatives) if item.gold else frozenset()
+        # casefold() and the full-width mapping never shorten a string: longer candidates name nothing
+        self.longest = sys.maxsize if self.numeric else max(map(len, (*self.by_key, *self.by_text)), default=0)
 
     def resolve(self, candidate: str) -> str | None:
         """The key a candidate names, or None. Numbers for items without options."""
         c = candidate.strip()
-        if not c.isascii():
+        if len(c) > self.longest:
+            return None
+        if not c.isascii() and _HAS_FULLWIDTH.search(c):
             c = c.translate(_FULLWIDTH)
         if self.numeric:
             return c if _NUMBER.fullmatch(c) else None
@@ -173,8 +174,13 @@ class _Keys:
 _KEYS = IdentityMemo()
 
 
-def _keys_of(item: Item) -> _Keys:
-    return _KEYS.get(item, None, lambda item, _: _Keys(item))
+def keys_of(item: Item) -> _Keys:
+    """What counts as a valid answer for the item, gathered once per item."""
+    return _KEYS.get(item, None, _new_keys)
+
+
+def _new_keys(item: Item, _: None) -> _Keys:
+    return _Keys(item)
 
 
 def normalize(item: Item, text: str, patterns: Sequence[LanguagePatterns] = ()) -> Normalized:
@@ -184,10 +190,15 @@ def normalize(item: Item, text: str, patterns: Sequence[LanguagePatterns] = ()) 
 
 def read_answer(item: Item, text: str, rules: CompiledPatterns) -> tuple[tuple[str, ...] | None, str, str | None]:
     """`normalize` as a plain (predicted, status, rule) tuple, for callers scoring many responses."""
-    keys = _keys_of(item)
-    found, value = _json_answer(text)
-    if found:
-        return _from_json(keys, rules, value, text)
+    return read_keys(keys_of(item), text, rules)
+
+
+def read_keys(keys: _Keys, text: str, rules: CompiledPatterns) -> tuple[tuple[str, ...] | None, str, str | None]:
+    """`read_answer` with the item's valid answers already gathered (`keys_of`)."""
+    if '"answer"' in text:
+        found, value = _json_answer(text)
+        if found:
+            return _from_json(keys, rules, value, text)
     cleaned = clean(text, upper=keys.letters)
     hit = _apply_rules(cleaned, keys, rules)
     if hit is not None:
@@ -199,6 +210,12 @@ def _json_answer(text: str) -> tuple[bool, Any]:
     """The `answer` value of the last JSON object in the text that has one."""
     if '"answer"' not in text:
         return False, None
+    if text.startswith('{"answer": ["') and text.endswith('"]}') and len(text) > 15 and "\\" not in text:
+        # the form structured output gives: strings without quotes or escapes read as they stand;
+        # when every quote inside is part of a '", "' separator, splitting on it is what json reads
+        inner = text[13:-3]
+        if inner.count('"') == 2 * inner.count('", "'):
+            return True, inner.split('", "')
     if text.count("{") == 1 and (m := _PLAIN_ANSWER.match(text, text.find("{"))):
         return True, _PLAIN_STRING.findall(m["body"])  # what json would read: the only object
     return _decoded_answer(text)
@@ -229,18 +246,22 @@ def _decoded_answer(text: str) -> tuple[bool, Any]:
 
 
 def _from_json(keys: _Keys, rules: CompiledPatterns, value: Any, text: str) -> tuple:
-    if isinstance(value, str):
-        elements: list[Any] = [p for p in (s.strip() for s in _ARROW.split(value)) if p]
-        elements = elements or [value]
-    elif isinstance(value, list):
+    if type(value) is list:
         if not value:
             return _EMPTY_JSON
         elements = value
+    elif isinstance(value, str):
+        elements = [p for p in (s.strip() for s in _ARROW.split(value)) if p] or [value]
     else:
         elements = [value]
     predicted = []
+    by_text, by_key = keys.by_text, keys.by_key
     for element in elements:
-        key = _element_key(element, keys, rules)
+        if type(element) is str and not keys.numeric:  # `quick`, inline: most answers are a bare key
+            c = element.casefold()
+            key = by_text.get(c) or by_key.get(c) or _element_key(element, keys, rules)
+        else:
+            key = _element_key(element, keys, rules)
         if key is None:
             as_is = ([clean(str(e), upper=keys.letters) for e in elements]
                      if all(_is_scalar(e) for e in elements) else [])
@@ -272,22 +293,25 @@ def _apply_rules(s: str, keys: _Keys, rules: CompiledPatterns) -> tuple[str, str
         return key, "rule1"
     if not keys.numeric and (m := _LABEL_DOT.match(s)) and (key := keys.resolve(m["ans"])):
         return key, "rule2"
-    if key := keys.resolve(s.rstrip(_TRAILING)):
+    tail = s.rstrip(_TRAILING)
+    if len(tail) <= keys.longest and (key := keys.resolve(tail)):
         return key, "rule3"
-    for boxed in reversed(_BOXED.findall(s)):
-        if key := keys.resolve(boxed):
-            return key, "rule4"
-    if (m := _PAREN_TAIL.search(s)) and (key := keys.resolve(m["ans"])):
+    lower = s.lower()
+    if "oxed" in lower:  # no other character matches o, x, e or d case-insensitively (tested)
+        for boxed in reversed(_BOXED.findall(s)):
+            if key := keys.resolve(boxed):
+                return key, "rule4"
+    last = tail[-1:]
+    if last in _CLOSING and (m := _PAREN_TAIL.search(s)) and (key := keys.resolve(m["ans"])):
         return key, "rule5"
-    probe = rules.answer_probe
-    phrases = [m for rx in rules.answer for m in rx.finditer(s)] if probe is None or probe.search(s) else ()
+    phrases = rules.answer_gated.finditer(s)
     if len(phrases) > 1:
         phrases.sort(key=_ANS_START)
     for m in reversed(phrases):
         if key := keys.resolve(m["ans"]):
             return key, "rule6"
-    if not keys.numeric and (m := _CIRCLED_TAIL.search(s)):
-        digit = str(ord(m["ans"]) - ord("①") + 1)
+    if not keys.numeric and "①" <= last <= "⑩":  # a circled digit ends the text
+        digit = str(ord(last) - ord("①") + 1)
         if digit in keys.keys:
             return digit, "rule7"
     return None
@@ -297,7 +321,7 @@ def _unresolved(keys: _Keys, rules: CompiledPatterns, candidates: list[str], who
     """Fallback: the Rule-0 strings as they are, compared with the gold as sets."""
     if candidates and frozenset(candidates) in keys.gold_sets:
         return tuple(candidates), "answered", "fallback"
-    if rules.refusal.search(whole):
+    if rules.refusal_gated.search(whole):
         return _REFUSAL
     return _PARSE_FAILURE
 

@@ -21,7 +21,8 @@ from .inference.base import Backend, Request, Response, request_key
 from .inference.cache import ResponseCache
 from .items import Item, fingerprint_items
 from .memo import IdentityMemo
-from .scoring import score
+from .normalize import compile_patterns
+from .scoring import score_fields
 from .store import RunStore
 
 RECORD_FIELDS = ("item_id", "condition", "key", "response", "error", "usage", "latency_s",
@@ -41,6 +42,7 @@ def package_versions(*names: str) -> dict[str, str]:
 def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, response: Response,
                 patterns: tuple = ()) -> dict:
     """One record: the raw response, its score, and the item's strata."""
+    predicted, status, correct, rule, fields = _scored(benchmark, item, response.text, response.error, patterns)
     return {
         "item_id": item.id,
         "condition": condition,
@@ -50,31 +52,37 @@ def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, resp
         "usage": response.usage,
         "latency_s": round(response.latency_s, 4),
         "cached": response.cached,
-        **_scored(benchmark, item, response.text, response.error, patterns),
+        "predicted": predicted, "status": status, "correct": correct, "rule": rule,
+        **fields,
     }
 
 
 def rescore_record(benchmark: Benchmark, item: Item, record: dict, patterns: tuple = ()) -> dict:
     """`record` with its score and strata computed again from its saved response; every other
     field (including those added by other tools) kept."""
-    return {**record, **_scored(benchmark, item, record.get("response"), record.get("error"), patterns)}
+    # `_scored`, inline: `medvqa score` runs this for every saved record
+    correct, status, predicted, rule = score_fields(item, record.get("response"), record.get("error"),
+                                                    compile_patterns(patterns))
+    hit = _FIELDS.entries.get((id(benchmark), id(item)))
+    fields = hit[2] if hit is not None and hit[0] is benchmark and hit[1] is item else \
+        _FIELDS.get(benchmark, item, _fields)
+    return {**record, "predicted": None if predicted is None else list(predicted), "status": status,
+            "correct": correct, "rule": rule, **fields}
 
 
-def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple) -> dict:
-    result = score(item, text, error=error, patterns=patterns)
-    return {"predicted": list(result.predicted) if result.predicted is not None else None,
-            "status": result.status, "correct": result.correct, "rule": result.rule,
-            **_record_fields(benchmark, item)}
+def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple) -> tuple:
+    """(predicted as a list, status, correct, rule, the item's strata)."""
+    correct, status, predicted, rule = score_fields(item, text, error, compile_patterns(patterns))
+    hit = _FIELDS.entries.get((id(benchmark), id(item)))
+    fields = hit[2] if hit is not None and hit[0] is benchmark and hit[1] is item else \
+        _FIELDS.get(benchmark, item, _fields)
+    return None if predicted is None else list(predicted), status, correct, rule, fields
 
 
 # An item's strata are read once per (benchmark, item): a run scores each item under up to four
 # conditions and a re-score reads hundreds of thousands of records. The shared dicts are only
 # ever merged into records, never changed.
 _FIELDS = IdentityMemo()
-
-
-def _record_fields(benchmark: Benchmark, item: Item) -> dict:
-    return _FIELDS.get(benchmark, item, _fields)
 
 
 def _fields(benchmark: Benchmark, item: Item) -> dict:

@@ -17,7 +17,7 @@ from typing import Sequence
 
 from .items import Item
 from .memo import IdentityMemo
-from .normalize import CompiledPatterns, LanguagePatterns, compile_patterns, read_answer
+from .normalize import CompiledPatterns, LanguagePatterns, compile_patterns, keys_of, read_keys
 
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 _NON_DIGIT = re.compile(r"[^0-9]")
@@ -35,20 +35,31 @@ class Score:
 def score(item: Item, response_text: str | None, *, error: str | None = None,
           patterns: Sequence[LanguagePatterns] = ()) -> Score:
     """Score one response. `error` set means the request failed; no text means no response."""
-    rules = compile_patterns(patterns)
-    targets = _targets_of(item, rules)
+    return Score(*score_fields(item, response_text, error, compile_patterns(patterns)))
+
+
+def score_fields(item: Item, response_text: str | None, error: str | None,
+                 rules: CompiledPatterns) -> tuple[bool, str, tuple[str, ...] | None, str | None]:
+    """`score` as a plain (correct, status, predicted, rule) tuple, for callers scoring many
+    responses."""
+    hit = _PREPARED.entries.get((id(item), id(rules)))
+    if hit is None or hit[0] is not item or hit[1] is not rules:
+        hit = (item, rules, _PREPARED.get(item, rules, _prepare))
+    keys, targets, sets = hit[2]
     if error is not None:
-        return _NOT_ANSWERED["error", None]
+        return _ERROR
     if response_text is None:
-        return _NOT_ANSWERED["missing", None]
-    predicted, status, rule = read_answer(item, response_text, rules)
+        return _MISSING
+    predicted, status, rule = read_keys(keys, response_text, rules)
     if predicted is None:
-        return _NOT_ANSWERED.get((status, rule)) or Score(False, status, None, rule)
-    return Score(_correct(targets, predicted), status, predicted, rule)
+        return False, status, None, rule
+    if sets is not None:  # every alternative compares as a set of keys
+        return frozenset(predicted) in sets, status, predicted, rule
+    return _correct(targets, predicted), status, predicted, rule
 
 
-_NOT_ANSWERED = {(status, rule): Score(False, status, None, rule)  # shared: Score is immutable
-                 for status in ("error", "missing", "refusal", "parse_failure") for rule in (None, "json")}
+_ERROR = (False, "error", None, None)
+_MISSING = (False, "missing", None, None)
 
 
 def is_correct(item: Item, predicted: Sequence[str], patterns: Sequence[LanguagePatterns] = ()) -> bool:
@@ -72,12 +83,22 @@ def _correct(targets: tuple[tuple[str, object], ...], predicted: tuple[str, ...]
     return False
 
 
-_TARGETS = IdentityMemo()
+# Per (item, rules): the item's valid answers and what a prediction is compared with; the gold
+# is checked here, so an item that cannot be scored fails on its first record.
+_PREPARED = IdentityMemo()
+
+
+def _prepare(item: Item, rules: CompiledPatterns) -> tuple:
+    """(valid answers, targets, the targets as one set of key sets when all compare as sets)."""
+    targets = _compute_targets(item, rules)
+    sets = (frozenset(target for _, target in targets)
+            if all(mode in ("single", "set") for mode, _ in targets) else None)
+    return keys_of(item), targets, sets
 
 
 def _targets_of(item: Item, rules: CompiledPatterns) -> tuple[tuple[str, object], ...]:
     """(mode, what a prediction is compared with) per gold alternative; checks the gold first."""
-    return _TARGETS.get(item, rules, _compute_targets)
+    return _PREPARED.get(item, rules, _prepare)[1]
 
 
 def _compute_targets(item: Item, rules: CompiledPatterns) -> tuple[tuple[str, object], ...]:
