@@ -114,28 +114,30 @@ class GatedPatterns:
         self._plain = _Steps(gated, plain=True)
         self._other = _Steps(gated, plain=False)
 
-    def finditer(self, text: str) -> list[re.Match]:
-        """Every pattern's `finditer(text)`, in pattern order."""
+    def finditer(self, text: str, lower: str | None = None) -> list[re.Match]:
+        """Every pattern's `finditer(text)`, in pattern order. `lower`: `text.lower()`, if at hand."""
         out: list[re.Match] = []
-        for rx, start in self.starts(text):
+        for rx, start in self.starts(text, lower):
             out.extend(rx.finditer(text, start))
         return out
 
-    def search(self, text: str) -> bool:
-        """Whether any pattern matches somewhere in `text`."""
-        for rx, start in self.starts(text):
+    def search(self, text: str, lower: str | None = None) -> bool:
+        """Whether any pattern matches somewhere in `text`. `lower`: `text.lower()`, if at hand."""
+        for rx, start in self.starts(text, lower):
             if rx.search(text, start):
                 return True
         return False
 
-    def starts(self, text: str) -> list[tuple[re.Pattern, int]]:
+    def starts(self, text: str, lower: str | None = None) -> list[tuple[re.Pattern, int]]:
         """(pattern, position no match starts before) for each pattern that may match `text`."""
         if text.isascii():
-            steps, lower = self._ascii, text.lower()
+            steps = self._ascii
         elif "İ" in text or "ı" in text or "ſ" in text:
             steps, lower = self._other, None
         else:
-            steps, lower = self._plain, text.lower()
+            steps = self._plain
+        if lower is None and steps is not self._other:
+            lower = text.lower()
         if not steps.always and not (steps.in_text is not None and steps.in_text.search(text)) \
                 and not (steps.in_lower is not None and steps.in_lower.search(lower)):
             return []

@@ -128,16 +128,17 @@ _PLAIN_ANSWER = re.compile(rf'\{{{_JSON_WS}"answer"{_JSON_WS}:{_JSON_WS}\[{_JSON
 
 def clean(text: str, *, upper: bool = False) -> str:
     """Rule 0: drop control characters, collapse whitespace, uppercase for letter labels."""
-    if not text.isprintable():  # printable text has no control characters
-        text = _CONTROL.sub("", text)
-    text = " ".join(text.split())  # str.split() splits on exactly re's \s
+    if not text.isprintable():
+        text = " ".join(_CONTROL.sub("", text).split())  # str.split() splits on exactly re's \s
+    elif "  " in text or text[:1] == " " or text[-1:] == " ":  # printable: no control characters,
+        text = " ".join(text.split())  # and " " is its only whitespace (tested)
     return text.upper() if upper else text
 
 
 class _Keys:
     """What counts as a valid answer for one item."""
 
-    __slots__ = ("by_key", "by_text", "keys", "numeric", "letters", "gold_sets", "longest")
+    __slots__ = ("by_key", "by_text", "keys", "numeric", "letters", "gold_sets", "gold_singles", "longest")
 
     def __init__(self, item: Item):
         self.keys = frozenset(o.key for o in item.options)
@@ -148,6 +149,7 @@ class _Keys:
         self.by_key = {o.label.casefold(): o.key for o in item.options}
         self.by_key.update((k.casefold(), k) for k in self.keys)
         self.gold_sets = frozenset(frozenset(alt) for alt in item.gold.alternatives) if item.gold else frozenset()
+        self.gold_singles = frozenset(next(iter(alt)) for alt in self.gold_sets if len(alt) == 1)
         # casefold() and the full-width mapping never shorten a string: longer candidates name nothing
         self.longest = sys.maxsize if self.numeric else max(map(len, (*self.by_key, *self.by_text)), default=0)
 
@@ -259,7 +261,10 @@ def _from_json(keys: _Keys, rules: CompiledPatterns, value: Any, text: str) -> t
     for element in elements:
         if type(element) is str and not keys.numeric:  # `quick`, inline: most answers are a bare key
             c = element.casefold()
-            key = by_text.get(c) or by_key.get(c) or _element_key(element, keys, rules)
+            key = by_text.get(c) or by_key.get(c)
+            if key is None:
+                hit = _apply_rules(clean(element, upper=keys.letters), keys, rules)
+                key = hit[0] if hit else None
         else:
             key = _element_key(element, keys, rules)
         if key is None:
@@ -289,7 +294,7 @@ def _apply_rules(s: str, keys: _Keys, rules: CompiledPatterns) -> tuple[str, str
     """Rules 1–7 on a Rule-0 string: (key, rule) of the first rule with a valid key."""
     if not s:
         return None
-    if (key := keys.by_text.get(s.casefold())) is not None:
+    if len(s) <= keys.longest and (key := keys.by_text.get(s.casefold())) is not None:
         return key, "rule1"
     if not keys.numeric and (m := _LABEL_DOT.match(s)) and (key := keys.resolve(m["ans"])):
         return key, "rule2"
@@ -304,7 +309,7 @@ def _apply_rules(s: str, keys: _Keys, rules: CompiledPatterns) -> tuple[str, str
     last = tail[-1:]
     if last in _CLOSING and (m := _PAREN_TAIL.search(s)) and (key := keys.resolve(m["ans"])):
         return key, "rule5"
-    phrases = rules.answer_gated.finditer(s)
+    phrases = rules.answer_gated.finditer(s, lower)
     if len(phrases) > 1:
         phrases.sort(key=_ANS_START)
     for m in reversed(phrases):
@@ -319,7 +324,8 @@ def _apply_rules(s: str, keys: _Keys, rules: CompiledPatterns) -> tuple[str, str
 
 def _unresolved(keys: _Keys, rules: CompiledPatterns, candidates: list[str], whole: str) -> tuple:
     """Fallback: the Rule-0 strings as they are, compared with the gold as sets."""
-    if candidates and frozenset(candidates) in keys.gold_sets:
+    if (candidates[0] in keys.gold_singles if len(candidates) == 1 else
+            candidates and frozenset(candidates) in keys.gold_sets):
         return tuple(candidates), "answered", "fallback"
     if rules.refusal_gated.search(whole):
         return _REFUSAL

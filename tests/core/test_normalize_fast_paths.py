@@ -48,6 +48,10 @@ def test_clean_matches_regex_whitespace_collapse(text):
     assert nz.clean(text, upper=True) == expected.upper()
 
 
+def test_printable_text_has_no_whitespace_but_the_space():
+    assert [c for c in map(chr, range(0x110000)) if c.isprintable() and c.isspace()] == [" "]
+
+
 # The rule chain as the protocol states it: every rule's regex run over the whole text, the
 # English answer phrase with its leading words. `_apply_rules` must agree with it everywhere.
 _OLD_ENGLISH_ANSWER = re.compile(rf"\b(?:(?:the|correct|final)\s+)*answer\s*(?:is\s*:?|:)\s*{nz.ANSWER_TOKEN}",
@@ -114,6 +118,7 @@ _ITEMS = [
     Item(id="num", benchmark="t", question="Calculate.", gold=Gold.from_json(["3"]), answer_format="numeric"),
     Item(id="dig", benchmark="t", question="どれか。", gold=Gold.from_json(["3"]),
          options=tuple(Option(key=k, label=k, text=t) for k, t in zip("12345", ["①", "②", "answer", "④", "⑤"]))),
+    Item(id="img", benchmark="t", question="Which image?", gold=Gold.from_json(["C"])),  # read by the fallback
 ]
 
 
@@ -132,6 +137,63 @@ def test_rule_chain_agrees_with_the_plain_reference(text, item, japanese):
         s = nz.clean(text, upper=upper)
         assert nz._apply_rules(s, keys, rules) == _reference_rules(s, keys, patterns)
         assert rules.refusal_gated.search(s) == _reference_refusal(s, patterns)
+
+
+def _reference_read(item, text, patterns):
+    """The whole reading as the protocol states it: JSON by the decoder, then the plain chain."""
+    rules = compile_patterns(patterns)
+    keys = nz.keys_of(item)
+
+    def element_key(element):
+        if not nz._is_scalar(element):
+            return None
+        raw = str(element)
+        c = raw.casefold()
+        key = (c if nz._NUMBER.fullmatch(raw) else None) if keys.numeric else (keys.by_text.get(c) or keys.by_key.get(c))
+        if key is None:
+            hit = _reference_rules(nz.clean(raw, upper=keys.letters), keys, patterns)
+            key = hit[0] if hit else None
+        return key
+
+    def unresolved(candidates, whole):
+        if candidates and frozenset(candidates) in keys.gold_sets:
+            return tuple(candidates), "answered", "fallback"
+        return (None, "refusal", None) if _reference_refusal(whole, patterns) else (None, "parse_failure", None)
+
+    found, value = nz._decoded_answer(text)
+    if found:
+        if isinstance(value, list) and not value:
+            return None, "refusal", "json"
+        if isinstance(value, str):
+            elements = [p for p in (s.strip() for s in re.split("->|→", value)) if p] or [value]
+        else:
+            elements = value if isinstance(value, list) else [value]
+        predicted = []
+        for element in elements:
+            key = element_key(element)
+            if key is None:
+                as_is = ([nz.clean(str(e), upper=keys.letters) for e in elements]
+                         if all(nz._is_scalar(e) for e in elements) else [])
+                return unresolved(as_is, nz.clean(text))
+            predicted.append(key)
+        return tuple(predicted), "answered", "json"
+    cleaned = nz.clean(text, upper=keys.letters)
+    hit = _reference_rules(cleaned, keys, patterns)
+    return ((hit[0],), "answered", hit[1]) if hit else unresolved([cleaned], cleaned)
+
+
+_JSON_ELEMENTS = st.sampled_from(['"a"', '"C"', '"ｃ"', '"z"', '"answer is b"', '"3"', "3", "3.0", "true", "null",
+                                  '"(c)"', '"alpha"', '"Straße"', '"③"', '"a -> c"', '["a"]', '"答えは Ａ"'])
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(_JSON_ELEMENTS, max_size=3), st.sampled_from(["", " ", "\n"]), st.sampled_from(_ITEMS), st.booleans(),
+       st.sampled_from(["", "The answer is ", "I cannot answer. "]))
+def test_reading_agrees_with_the_plain_reference(elements, ws, item, japanese, prefix):
+    patterns = (JAPANESE,) if japanese else ()
+    for text in (prefix + '{"answer": [' + f",{ws}".join(elements) + "]}",
+                 '{"answer": ' + (elements[0] if elements else '""') + "}", prefix + "".join(elements)):
+        assert nz.read_answer(item, text, compile_patterns(patterns)) == _reference_read(item, text, patterns)
 
 
 _GATE_CHARS = st.sampled_from(list("answerANSWERisIS :：abcd正解は答え回答K") + ["ſ", "ı", "İ", "é", "É", "\u212a", "ß", "ss",
