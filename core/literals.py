@@ -117,18 +117,18 @@ class GatedPatterns:
     def finditer(self, text: str, lower: str | None = None) -> list[re.Match]:
         """Every pattern's `finditer(text)`, in pattern order. `lower`: `text.lower()`, if at hand."""
         out: list[re.Match] = []
-        for rx, start in self.starts(text, lower):
+        for rx, start in self._starts(text, lower, "steps"):
             out.extend(rx.finditer(text, start))
         return out
 
     def search(self, text: str, lower: str | None = None) -> bool:
         """Whether any pattern matches somewhere in `text`. `lower`: `text.lower()`, if at hand."""
-        for rx, start in self.starts(text, lower):
+        for rx, start in self._starts(text, lower, "cheap_first"):
             if rx.search(text, start):
                 return True
         return False
 
-    def starts(self, text: str, lower: str | None = None) -> list[tuple[re.Pattern, int]]:
+    def _starts(self, text: str, lower: str | None, order: str):
         """(pattern, position no match starts before) for each pattern that may match `text`."""
         if text.isascii():
             steps = self._ascii
@@ -140,28 +140,28 @@ class GatedPatterns:
             lower = text.lower()
         if not steps.always and not (steps.in_text is not None and steps.in_text.search(text)) \
                 and not (steps.in_lower is not None and steps.in_lower.search(lower)):
-            return []
-        out = []
-        for rx, literal, on_lower, lead, gate in steps.steps:
+            return
+        for rx, literal, on_lower, lead, gate in getattr(steps, order):
             if literal is not None:
                 at = (lower if on_lower else text).find(literal)
                 if at >= 0:
-                    out.append((rx, 0 if lead is None else at - lead if at > lead else 0))
+                    yield rx, (0 if lead is None else at - lead if at > lead else 0)
             elif gate is None:
-                out.append((rx, 0))
+                yield rx, 0
             elif (at := gate.start(text, lower)) >= 0:
-                out.append((rx, at))
-        return out
+                yield rx, at
 
 
 class _Steps:
     """One layout: the steps, and the screen (literals to find in the text, in lower(), or
     `always` when some pattern cannot be screened)."""
 
-    __slots__ = ("steps", "in_text", "in_lower", "always")
+    __slots__ = ("steps", "cheap_first", "in_text", "in_lower", "always")
 
     def __init__(self, gated: list[tuple[re.Pattern, Gate | None]], plain: bool):
         self.steps = tuple(_step(rx, gate, plain) for rx, gate in gated)
+        # for a yes/no search the order is free: one-literal gates first
+        self.cheap_first = tuple(sorted(self.steps, key=lambda step: step[1] is None))
         in_text: list[str] = []
         in_lower: list[str] = []
         self.always = False
