@@ -34,13 +34,12 @@ except ImportError:  # pragma: no cover - a Python without it just gets no gates
 _MATCHING_FLAGS = re.IGNORECASE | re.ASCII | re.UNICODE
 _ASCII = [chr(i) for i in range(128)]
 NOT_PLAIN = "İıſ"  # see the module docstring; tests check the list against every code point
+_NOT_PLAIN = re.compile(f"[{NOT_PLAIN}]")
 
 
 def plain_lower(text: str) -> str | None:
     """`text.lower()` when the text is plain, else None."""
-    if text.isascii() or not ("İ" in text or "ı" in text or "ſ" in text):
-        return text.lower()
-    return None
+    return text.lower() if text.isascii() or not _NOT_PLAIN.search(text) else None
 
 
 @dataclass(frozen=True)
@@ -105,11 +104,10 @@ class GatedPatterns:
     with one search for every gate's literals at once; past the screen, a gate that is one
     literal is checked inline, and an ASCII text skips the patterns no ASCII text can match."""
 
-    __slots__ = ("patterns", "_ascii", "_plain", "_other")
+    __slots__ = ("_ascii", "_plain", "_other")
 
     def __init__(self, patterns: Sequence[re.Pattern]):
-        self.patterns = tuple(patterns)
-        gated = [(rx, gate_for(rx)) for rx in self.patterns]
+        gated = [(rx, gate_for(rx)) for rx in patterns]
         self._ascii = _Steps([(rx, g) for rx, g in gated if g is None or g.in_ascii], plain=True)
         self._plain = _Steps(gated, plain=True)
         self._other = _Steps(gated, plain=False)
@@ -132,7 +130,7 @@ class GatedPatterns:
         """(pattern, position no match starts before) for each pattern that may match `text`."""
         if text.isascii():
             steps = self._ascii
-        elif "İ" in text or "ı" in text or "ſ" in text:
+        elif _NOT_PLAIN.search(text):
             steps, lower = self._other, None
         else:
             steps = self._plain

@@ -197,10 +197,9 @@ def read_answer(item: Item, text: str, rules: CompiledPatterns) -> tuple[tuple[s
 
 def read_keys(keys: _Keys, text: str, rules: CompiledPatterns) -> tuple[tuple[str, ...] | None, str, str | None]:
     """`read_answer` with the item's valid answers already gathered (`keys_of`)."""
-    if '"answer"' in text:
-        found, value = _json_answer(text)
-        if found:
-            return _from_json(keys, rules, value, text)
+    found, value = _json_answer(text)
+    if found:
+        return _from_json(keys, rules, value, text)
     cleaned = clean(text, upper=keys.letters)
     hit = _apply_rules(cleaned, keys, rules)
     if hit is not None:
@@ -257,14 +256,9 @@ def _from_json(keys: _Keys, rules: CompiledPatterns, value: Any, text: str) -> t
     else:
         elements = [value]
     predicted = []
-    by_text, by_key = keys.by_text, keys.by_key
     for element in elements:
-        if type(element) is str and not keys.numeric:  # `quick`, inline: most answers are a bare key
-            c = element.casefold()
-            key = by_text.get(c) or by_key.get(c)
-            if key is None:
-                hit = _apply_rules(clean(element, upper=keys.letters), keys, rules)
-                key = hit[0] if hit else None
+        if type(element) is str:  # most answers: a bare key, as a string
+            key = keys.quick(element) or _ruled_key(element, keys, rules)
         else:
             key = _element_key(element, keys, rules)
         if key is None:
@@ -283,11 +277,13 @@ def _element_key(element: Any, keys: _Keys, rules: CompiledPatterns) -> str | No
     if not _is_scalar(element):
         return None
     raw = str(element)
-    key = keys.quick(raw)
-    if key is None:
-        hit = _apply_rules(clean(raw, upper=keys.letters), keys, rules)
-        key = hit[0] if hit else None
-    return key
+    return keys.quick(raw) or _ruled_key(raw, keys, rules)
+
+
+def _ruled_key(raw: str, keys: _Keys, rules: CompiledPatterns) -> str | None:
+    """The key Rules 1–7 read from one JSON element."""
+    hit = _apply_rules(clean(raw, upper=keys.letters), keys, rules)
+    return hit[0] if hit else None
 
 
 def _apply_rules(s: str, keys: _Keys, rules: CompiledPatterns) -> tuple[str, str] | None:
@@ -299,7 +295,7 @@ def _apply_rules(s: str, keys: _Keys, rules: CompiledPatterns) -> tuple[str, str
     if not keys.numeric and (m := _LABEL_DOT.match(s)) and (key := keys.resolve(m["ans"])):
         return key, "rule2"
     tail = s.rstrip(_TRAILING)
-    if len(tail) <= keys.longest and (key := keys.resolve(tail)):
+    if key := keys.resolve(tail):
         return key, "rule3"
     lower = s.lower()
     if "oxed" in lower:  # no other character matches o, x, e or d case-insensitively (tested)

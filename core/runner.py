@@ -60,14 +60,9 @@ def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, resp
 def rescore_record(benchmark: Benchmark, item: Item, record: dict, patterns: tuple = ()) -> dict:
     """`record` with its score and strata computed again from its saved response; every other
     field (including those added by other tools) kept."""
-    # `_scored`, inline: `medvqa score` runs this for every saved record
-    correct, status, predicted, rule = score_fields(item, record.get("response"), record.get("error"),
-                                                    compile_patterns(patterns))
-    hit = _FIELDS.entries.get((id(benchmark), id(item)))
-    fields = hit[2] if hit is not None and hit[0] is benchmark and hit[1] is item else \
-        _FIELDS.get(benchmark, item, _fields)
-    return {**record, "predicted": None if predicted is None else list(predicted), "status": status,
-            "correct": correct, "rule": rule, **fields}
+    predicted, status, correct, rule, fields = _scored(benchmark, item, record.get("response"),
+                                                       record.get("error"), patterns)
+    return {**record, "predicted": predicted, "status": status, "correct": correct, "rule": rule, **fields}
 
 
 def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple) -> tuple:
