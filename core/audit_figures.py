@@ -10,6 +10,8 @@ from __future__ import annotations
 import io
 import math
 import re
+from functools import lru_cache
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
@@ -25,12 +27,32 @@ STATE_NAMES = {"p11": "correct in both", "p10": "correct only with image",
 _FALLBACK_FONTS = ("IPAexGothic", "IPAGothic", "Noto Sans CJK JP", "Noto Sans CJK KR", "NanumGothic")
 
 
+def japanese_font_path() -> Path | None:
+    """IPAexGothic as shipped by the `matplotlib-fontja` dependency (found without importing
+    it: its import restyles matplotlib globally), or None where it is not installed."""
+    spec = find_spec("matplotlib_fontja")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "fonts" / "ipaexg.ttf"
+    return path if path.is_file() else None
+
+
+@lru_cache(maxsize=1)
+def _register_japanese_font() -> None:
+    path = japanese_font_path()
+    if path is not None:
+        font_manager.fontManager.addfont(str(path))
+
+
 def _style():
     """Fonts with fallbacks for Japanese and Korean labels; a fixed SVG id salt so output
     is reproducible."""
+    _register_japanese_font()
     installed = {f.name for f in font_manager.fontManager.ttflist}
     families = ["DejaVu Sans", *(f for f in _FALLBACK_FONTS if f in installed)]
-    return rc_context({"font.family": "sans-serif", "font.sans-serif": families, "svg.hashsalt": "medvqa"})
+    # concrete families, not the generic "sans-serif": matplotlib falls back glyph by glyph only
+    # across the families listed in font.family
+    return rc_context({"font.family": families, "svg.hashsalt": "medvqa"})
 
 
 def _rows(doc: dict, field: str | None) -> dict[str, dict[str, dict]]:

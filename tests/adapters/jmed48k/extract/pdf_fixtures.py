@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw
 
-FONT_PATH = Path("/usr/share/fonts/opentype/ipaexfont-gothic/ipaexg.ttf")
+from medvqa.core.audit_figures import japanese_font_path
+
+FONT_PATH = japanese_font_path() or Path("matplotlib_fontja/fonts/ipaexg.ttf")
 FONT = "IPAexGothic"
 W, H = 595.0, 842.0
 TRIM = (40.0, 40.0, 555.0, 802.0)
@@ -25,8 +27,8 @@ SIZE = 10.0
 
 def register_font() -> None:
     if not FONT_PATH.is_file():
-        pytest.fail(f"Japanese test PDFs need the IPAex Gothic font at {FONT_PATH}: install Debian's "
-                    "fonts-ipaexfont-gothic (apt-get install -y fonts-ipaexfont-gothic)", pytrace=False)
+        pytest.fail(f"Japanese test PDFs need the IPAex Gothic font at {FONT_PATH}, which the "
+                    "matplotlib-fontja dependency ships: pip install -e '.[dev]'", pytrace=False)
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.ttfonts import TTFont
 

@@ -141,7 +141,7 @@ def test_caption_machine_reads_caption_forms():
 
 def test_missing_font_fails_with_a_clear_message(monkeypatch):
     monkeypatch.setattr(F, "FONT_PATH", F.FONT_PATH.with_name("absent.ttf"))
-    with pytest.raises(pytest.fail.Exception, match="fonts-ipaexfont-gothic"):
+    with pytest.raises(pytest.fail.Exception, match="matplotlib-fontja"):
         F.register_font()
 
 
