@@ -42,13 +42,23 @@ def read_manifest(run_dir: Path) -> dict:
 
 
 def read_records(run_dir: Path) -> list[dict]:
-    """All complete records. A trailing partial line (a killed writer) is ignored; a broken
-    line anywhere else is an error naming the line."""
+    """The newest complete record of each (item, condition), in file order of first
+    appearance. A trailing partial line (a killed writer) is ignored; a broken line anywhere
+    else is an error naming the line."""
     path = Path(run_dir) / RECORDS
     if not path.is_file():
         return []
     records, _ = _scan(path)
-    return records
+    return newest_per_pair(records)
+
+
+def newest_per_pair(records: Iterable[dict]) -> list[dict]:
+    """One record per (item_id, condition): the last one written. A record that was
+    superseded (an `error` retried on resume, a duplicate) never enters a denominator."""
+    newest: dict[tuple, dict] = {}
+    for record in records:
+        newest[(record.get("item_id"), record.get("condition"))] = record
+    return list(newest.values())
 
 
 def _scan(path: Path) -> tuple[list[dict], int]:
@@ -91,7 +101,7 @@ class RunStore:
 
     def open(self, manifest: dict) -> list[dict]:
         """Create the run directory, or resume it when its manifest matches. Returns the
-        records already written."""
+        newest record of each (item, condition) already written."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         manifest_path = self.run_dir / MANIFEST
         if manifest_path.is_file():
@@ -110,7 +120,7 @@ class RunStore:
                 with self.records_path.open("r+b") as fh:
                     fh.truncate(good_end)
         self._fh = self.records_path.open("a", encoding="utf-8")
-        return records
+        return newest_per_pair(records)
 
     def append(self, record: dict) -> None:
         self._fh.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")

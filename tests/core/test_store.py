@@ -53,3 +53,18 @@ def test_rewrite_is_atomic_and_complete(tmp_path):
     rewrite_records(tmp_path, [{"a": i} for i in range(3)])
     assert [r["a"] for r in read_records(tmp_path)] == [0, 1, 2]
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_readers_take_the_newest_record_of_each_pair(tmp_path):
+    with RunStore(tmp_path) as store:
+        store.open(MANIFEST)
+        store.append({"item_id": "1", "condition": "C+Q", "status": "error"})
+        store.append({"item_id": "2", "condition": "C+Q", "status": "answered"})
+        store.append({"item_id": "1", "condition": "C+Q+I", "status": "answered"})
+        store.append({"item_id": "1", "condition": "C+Q", "status": "answered"})
+    assert len((tmp_path / "records.jsonl").read_text().splitlines()) == 4
+    newest = [(r["item_id"], r["condition"], r["status"]) for r in read_records(tmp_path)]
+    assert newest == [("1", "C+Q", "answered"), ("2", "C+Q", "answered"), ("1", "C+Q+I", "answered")]
+    store = RunStore(tmp_path)
+    assert len(store.open(MANIFEST)) == 3
+    store.close()
