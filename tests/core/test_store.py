@@ -50,7 +50,7 @@ def test_resuming_a_different_run_is_refused_and_nothing_is_lost(tmp_path):
 
 
 def test_rewrite_is_atomic_and_complete(tmp_path):
-    rewrite_records(tmp_path, [{"a": i} for i in range(3)])
+    rewrite_records(tmp_path, [{"item_id": str(i), "condition": "C", "a": i} for i in range(3)])
     assert [r["a"] for r in read_records(tmp_path)] == [0, 1, 2]
     assert not list(tmp_path.glob("*.tmp"))
 
