@@ -6,12 +6,32 @@ Subclass `Benchmark`, fill in `name`, `load` and `template`, and register an ins
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .conditions import Condition
 from .items import Item
 from .messages import Message, Template
+
+if TYPE_CHECKING:
+    from .scoring import Score
+
+
+@dataclass(frozen=True)
+class AnswerConventions:
+    """How a benchmark's answers are read and scored (docs/scoring.md). The defaults are
+    JMed48k's chain; `Benchmark.answer_conventions` returns the benchmark's own."""
+
+    # the JSON key that holds the answer: {"answer": [...]}; Polish PES uses "response"
+    answer_key: str = "answer"
+    # a prediction saved in the benchmark's own format (a record with "saved": true, written by
+    # an importer, never a live reply) that joins labels with commas or writes them together
+    # ("a,c", "a, c", "AC") names a set of labels; live replies are never split this way
+    saved_label_sets: bool = False
+    # scores items whose gold the chain does not score (free text, boxes): score_open(item,
+    # response_text) -> Score; without it such items raise ValueError
+    score_open: Callable[[Item, str], Score] | None = None
 
 
 class Benchmark:
@@ -44,6 +64,10 @@ class Benchmark:
     def record_fields(self, item: Item) -> dict[str, Any]:
         """Strata written into each record of `item`."""
         return {name: item.meta.get(name) for name in self.strata}
+
+    def answer_conventions(self) -> AnswerConventions:
+        """How this benchmark's answers are read and scored; JMed48k's chain by default."""
+        return AnswerConventions()
 
     def validate(self, path: Path) -> list:
         """`medvqa.core.validation.Finding`s about the data at `path` (`medvqa validate`,

@@ -1,334 +1,214 @@
-"""Answer normalisation: the rule chain that turns a model's reply into option keys.
+"""The answer reader: JMed48k Appendix B.3–B.5, one function per rule, applied in order.
 
-The chain is JMed48k's (Appendix B.3–B.6). A JSON answer (`{"answer": [...]}`, also inside a
-code fence or after prose) is read first; otherwise the text goes through Rules 0–7 in order and
-the first rule that yields a valid key wins. A candidate that is not a valid key is rejected;
-nothing is ever guessed. Languages add answer phrases, scoring cues and refusal sentences
-through `LanguagePatterns`, contributed by adapters; `ENGLISH` always applies.
-
-For items without options (numeric slots) a valid answer is a number (digits with an optional
-decimal point) instead of an option key, and the label rules (2 and 7) do not apply.
-"""
+`normalize` reads JSON first, then a saved prediction where the benchmark declares it, then a
+plain arrow chain, then Rules 0–7 and the fallback; the first step that gives valid keys wins.
+A candidate that is not one of the item's labels is rejected, never guessed. docs/scoring.md
+gives each rule's sentence in the protocol with an example."""
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 from dataclasses import dataclass
-from functools import lru_cache
-from operator import methodcaller
 from typing import Any, Sequence
 
+from .benchmark import AnswerConventions
 from .items import Item
-from .literals import GatedPatterns
-from .memo import IdentityMemo
+from .patterns import CompiledPatterns, LanguagePatterns, compile_patterns
 
-# What an answer phrase may name: a number, a Latin label (ASCII or full-width) or a circled
-# digit, optionally behind quotes, brackets or Markdown bold. Adapters reuse it in their regexes.
-ANSWER_TOKEN = r"""[\s*"'「『(（\[【]*(?P<ans>\d+(?:[.．]\d+)?|[A-Za-zＡ-Ｚａ-ｚ]+|[①-⑩])"""
-
-
-@dataclass(frozen=True)
-class LanguagePatterns:
-    """Regexes one language contributes (matched case-insensitively)."""
-
-    language: str
-    answer: tuple[str, ...] = ()  # answer phrases with a named group (?P<ans>...) → Rule 6
-    ordering_cues: tuple[str, ...] = ()  # a stem cue → ordering scoring
-    numeric_cues: tuple[str, ...] = ()  # a stem cue → numeric-slot scoring
-    refusal: tuple[str, ...] = ()  # declining sentences
-
-
-ENGLISH = LanguagePatterns(
-    language="en",
-    # "the answer is", "correct answer:", "final answer is" ...: the words before "answer" never
-    # change which token is read, so they are left out of the pattern (tests check the two agree)
-    answer=(rf"\banswer\s*(?:is\s*:?|:)\s*{ANSWER_TOKEN}",),
-    ordering_cues=(r"\border\b(?!\s+to\b)",),
-    numeric_cues=(r"\bcalculate\b",),
-    refusal=(r"\b(?:cannot|can ?not|can't|unable to)\s+(?:determine|answer)\b",),
-)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_TRAILING = " .,;:!?。．、，；：！？…"
+_LABEL_DOT = re.compile(r"(?P<ans>[^\s.．。]{1,3})\s*[.．。]\s*\S")
+_BOXED = re.compile(r"oxed\s*\{\s*(?:\\text(?:bf)?\s*\{)?\s*(?P<ans>[^{}]*?)\s*\}", re.IGNORECASE)
+_PAREN_TAIL = re.compile(rf"[(（]\s*(?P<ans>[^()（）]{{1,10}}?)\s*[)）][{re.escape(_TRAILING)}]*$")
+_FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}  # ！..～ → !..~, ０-９, Ａ-Ｚ, ａ-ｚ
+# a number and optionally its unit (a word, or % ‰ ° ℃): 12, 1.2, 12 mg, 40%, 0.40 g/gCr, 600mL/日
+_NUMBER = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(?:(?:[%‰°℃]|[^\W\d_①-⑳])[^\s0-9]{0,9})?")
+_DECODER = json.JSONDecoder(strict=False)  # control characters inside strings are Rule 0's job
+_FENCE = re.compile(r"```(?:json)?(.*?)```", re.DOTALL | re.IGNORECASE)
+_ARROW = re.compile(r"->|→")
+_SEPARATOR = re.compile(r"[\s,，、]+")
 
 
 @dataclass(frozen=True)
 class Normalized:
     predicted: tuple[str, ...] | None  # keys in answer order; None when nothing valid
     status: str  # "answered" | "refusal" | "parse_failure"
-    rule: str | None  # "json", "rule1".."rule7", "fallback"
+    rule: str | None  # "json", "saved", "arrows", "rule1".."rule7", "fallback"
 
 
-@dataclass(frozen=True)
-class CompiledPatterns:
-    """`ENGLISH` plus the given patterns, compiled once."""
-
-    answer: tuple[re.Pattern, ...]
-    ordering_cue: re.Pattern
-    numeric_cue: re.Pattern
-    refusal: re.Pattern
-    # the same patterns with their literal gates (see `literals`), for reading many responses
-    answer_gated: GatedPatterns = GatedPatterns(())
-    refusal_gated: GatedPatterns = GatedPatterns(())
-
-
-def compile_patterns(patterns: Sequence[LanguagePatterns] = ()) -> CompiledPatterns:
-    if type(patterns) is tuple:  # immutable: the last one asked for is remembered by identity
-        last = _LAST_COMPILED
-        if last[0] is patterns:
-            return last[1]
-        compiled = _compile(patterns)
-        _LAST_COMPILED[:] = (patterns, compiled)
-        return compiled
-    return _compile(tuple(patterns))
-
-
-_LAST_COMPILED: list = [None, None]  # (patterns tuple, its CompiledPatterns)
-
-
-@lru_cache(maxsize=64)
-def _compile(patterns: tuple[LanguagePatterns, ...]) -> CompiledPatterns:
-    every = tuple(dict.fromkeys((ENGLISH, *patterns)))
-    answer = []
-    for lang in every:
-        for rx in lang.answer:
-            compiled = re.compile(rx, re.IGNORECASE)
-            if "ans" not in compiled.groupindex:
-                raise ValueError(f"answer pattern {rx!r} ({lang.language}) has no (?P<ans>...) group")
-            answer.append(compiled)
-
-    def union(field: str) -> re.Pattern:
-        return re.compile("|".join(f"(?:{rx})" for lang in every for rx in getattr(lang, field)),
-                          re.IGNORECASE)
-
-    refusals = [re.compile(rx, re.IGNORECASE) for lang in every for rx in lang.refusal]
-    return CompiledPatterns(tuple(answer), union("ordering_cues"), union("numeric_cues"), union("refusal"),
-                            GatedPatterns(answer), GatedPatterns(refusals))
+def normalize(item: Item, text: str, patterns: Sequence[LanguagePatterns] = (),
+              conventions: AnswerConventions = AnswerConventions(), *, saved: bool = False) -> Normalized:
+    """Read a raw reply as the item's keys, a refusal or a parse failure. `saved` marks a
+    prediction saved in the benchmark's own format (`AnswerConventions.saved_label_sets`)."""
+    labels, rules = item_labels(item), compile_patterns(patterns)
+    found, value = read_json(text, conventions.answer_key)
+    if found:  # B.5: a list element by element, a string split at arrows, each through Rules 0–7
+        elements = [part for v in (value if isinstance(value, list) else [value]) for part in split_arrows(v)]
+        if not elements:
+            return Normalized(None, "refusal", "json")  # B.6: an empty answer list declines
+        scalar = all(isinstance(e, (str, int, float)) and not isinstance(e, bool) for e in elements)
+        cleaned = [rule0_clean(str(e), labels.letters) for e in elements] if scalar else []
+        hits = [apply_rules(c, labels, rules) for c in cleaned]
+        if scalar and all(hits):
+            return Normalized(tuple(key for key, _ in hits), "answered", "json")
+        return fallback(cleaned, text, labels, rules)
+    s = rule0_clean(text, labels.letters)
+    if saved and conventions.saved_label_sets and (keys := saved_label_set(s, labels)):
+        return Normalized(keys, "answered", "saved")
+    chain = [labels.resolve(part) for part in split_arrows(s.rstrip(_TRAILING))] if _ARROW.search(s) else []
+    if len(chain) > 1 and all(chain):  # nothing but an arrow chain of valid labels, as in JSON
+        return Normalized(tuple(chain), "answered", "arrows")
+    if hit := apply_rules(s, labels, rules):
+        return Normalized((hit[0],), "answered", hit[1])
+    return fallback([s], text, labels, rules)
 
 
-# Rule 0
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}  # ！..～ → !..~
-_HAS_FULLWIDTH = re.compile("[\uff01-\uff5e]")
-_TRAILING = " .,;:!?。．、，；：！？…"
-_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
-# Rules 2, 4, 5 (Rule 7 reads the last character before trailing punctuation: ①–⑩)
-_LABEL_DOT = re.compile(r"(?P<ans>[^\s.．。]{1,3})\s*[.．。]\s*\S")
-_BOXED = re.compile(r"oxed\s*\{\s*(?:\\text(?:bf)?\s*\{)?\s*(?P<ans>[^{}]*?)\s*\}", re.IGNORECASE)
-_PAREN_TAIL = re.compile(rf"[(（]\s*(?P<ans>[^()（）]{{1,10}}?)\s*[)）][{re.escape(_TRAILING)}]*$")
-_CLOSING = (")", "）")  # Rule 5 needs one of these as the last character before trailing punctuation
-# JSON
-_ARROW = re.compile(r"->|→")
-_DECODER = json.JSONDecoder(strict=False)  # control characters inside strings are Rule 0's job
-# `{"answer": ["a", ...]}` with strings free of quotes and escapes, read without json
-_JSON_WS = r"[ \t\n\r]*"
-_PLAIN_STRING = re.compile(r'"([^"\\]*)"')
-_PLAIN_ANSWER = re.compile(rf'\{{{_JSON_WS}"answer"{_JSON_WS}:{_JSON_WS}\[{_JSON_WS}'
-                           rf'(?P<body>(?:"[^"\\]*"(?:{_JSON_WS},{_JSON_WS}"[^"\\]*")*)?){_JSON_WS}\]{_JSON_WS}\}}')
+def read_json(text: str, key: str = "answer") -> tuple[bool, Any]:
+    """(found, value): `key`'s value in the last JSON object that has it (an object without it
+    is searched inside), else a JSON array that is the whole reply or a whole fenced block."""
+    found, value = False, None
+    at = text.find("{") if f'"{key}"' in text else -1
+    while at >= 0:
+        try:
+            obj, end = _DECODER.raw_decode(text, at)
+        except RecursionError:  # nested deeper than the decoder reads: no answer in there
+            break
+        except ValueError:
+            obj, end = {}, at + 1
+        if key in obj:
+            found, value = True, obj[key]
+        at = text.find("{", end if key in obj else at + 1)
+    if found:
+        return found, value
+    for block in (*_FENCE.findall(text), text):
+        if (block := block.strip()).startswith("["):
+            try:
+                return True, _DECODER.decode(block)
+            except (ValueError, RecursionError):
+                pass
+    return False, None
 
 
-def clean(text: str, *, upper: bool = False) -> str:
-    """Rule 0: drop control characters, collapse whitespace, uppercase for letter labels."""
-    if not text.isprintable():
-        text = " ".join(_CONTROL.sub("", text).split())  # str.split() splits on exactly re's \s
-    elif "  " in text or text[:1] == " " or text[-1:] == " ":  # printable: no control characters,
-        text = " ".join(text.split())  # and " " is its only whitespace (tested)
+def split_arrows(value: Any) -> list[Any]:
+    """A string with arrows (`->`, `→`) as its non-empty parts; anything else as itself."""
+    parts = [part.strip() for part in _ARROW.split(value)] if isinstance(value, str) else []
+    return [p for p in parts if p] or [value]
+
+
+def saved_label_set(s: str, labels: ItemLabels) -> tuple[str, ...] | None:
+    """A saved prediction's labels, joined by commas or spaces (`a,c`, `a, c`) or run together
+    (`AC`), when every one is valid; None otherwise and for items without options."""
+    parts = [] if labels.numeric else [p for p in _SEPARATOR.split(s) if p]
+    if len(parts) == 1 and not labels.resolve(parts[0]):
+        parts = list(parts[0])
+    keys = [labels.resolve(p) for p in parts]
+    return tuple(keys) if keys and all(keys) else None
+
+
+def rule0_clean(text: str, upper: bool = False) -> str:
+    """Rule 0: strip control characters (U+0000–U+0008, U+000B–U+000C, U+000E–U+001F, U+007F;
+    tab, LF and CR stay), collapse whitespace; uppercase for items labelled with letters."""
+    text = " ".join(_CONTROL.sub("", text).split())
     return text.upper() if upper else text
 
 
-class _Keys:
-    """What counts as a valid answer for one item."""
+def rule1_option_text(s: str, labels: ItemLabels, patterns: CompiledPatterns) -> str | None:
+    """Rule 1: the full text of an option, case and surrounding whitespace ignored → its key."""
+    return labels.by_text.get(s.casefold())
 
-    __slots__ = ("by_key", "by_text", "keys", "numeric", "letters", "gold_sets", "gold_singles", "longest")
+
+def rule2_label_dot(s: str, labels: ItemLabels, patterns: CompiledPatterns) -> str | None:
+    """Rule 2: a valid label, then `.`, `．` or `。`, then more text → the label."""
+    m = None if labels.numeric else _LABEL_DOT.match(s)
+    return labels.resolve(m["ans"]) if m else None
+
+
+def rule3_bare_label(s: str, labels: ItemLabels, patterns: CompiledPatterns) -> str | None:
+    """Rule 3: after trailing punctuation is stripped, exactly a valid label."""
+    return labels.resolve(s.rstrip(_TRAILING))
+
+
+def rule4_boxed(s: str, labels: ItemLabels, patterns: CompiledPatterns) -> str | None:
+    """Rule 4: `\\boxed{N}`, also `oxed{N}` (a JSON "\\b" read as a backspace that Rule 0
+    stripped); the last one that names a valid label."""
+    return next((key for c in reversed(_BOXED.findall(s)) if (key := labels.resolve(c))), None)
+
+
+def rule5_parenthesised(s: str, labels: ItemLabels, patterns: CompiledPatterns) -> str | None:
+    """Rule 5: a trailing `(N)` or full-width `（N）`."""
+    m = _PAREN_TAIL.search(s)
+    return labels.resolve(m["ans"]) if m else None
+
+
+def rule6_answer_phrase(s: str, labels: ItemLabels, patterns: CompiledPatterns) -> str | None:
+    """Rule 6: an answer phrase (`the answer is N`, `answer: N`, the exam language's own such as
+    `正解は N`); the last one that names a valid label."""
+    found = sorted((m for rx in patterns.answer for m in rx.finditer(s)), key=lambda m: m.start("ans"))
+    return next((key for m in reversed(found) if (key := labels.resolve(m["ans"]))), None)
+
+
+def rule7_circled_digit(s: str, labels: ItemLabels, patterns: CompiledPatterns) -> str | None:
+    """Rule 7: a trailing circled digit ①…⑩, when its digit is an option key."""
+    last = s.rstrip(_TRAILING)[-1:]
+    digit = str(ord(last) - ord("①") + 1) if "①" <= last <= "⑩" else None
+    return digit if digit in labels.keys else None
+
+
+RULES = (rule1_option_text, rule2_label_dot, rule3_bare_label, rule4_boxed, rule5_parenthesised,
+         rule6_answer_phrase, rule7_circled_digit)
+
+
+def apply_rules(s: str, labels: ItemLabels, patterns: CompiledPatterns) -> tuple[str, str] | None:
+    """Rules 1–7 in order on a Rule-0 string: (key, "ruleN") of the first that names a valid key."""
+    for rule in RULES if s else ():
+        if key := rule(s, labels, patterns):
+            return key, rule.__name__[:5]
+    return None
+
+
+def fallback(candidates: list[str], text: str, labels: ItemLabels, patterns: CompiledPatterns) -> Normalized:
+    """Fallback: the Rule-0 strings as they are, compared with the gold as sets; else a refusal
+    when the reply holds a declining sentence (B.6), else a parse failure."""
+    if candidates and frozenset(candidates) in labels.gold_sets:
+        return Normalized(tuple(candidates), "answered", "fallback")
+    status = "refusal" if patterns.refusal.search(rule0_clean(text)) else "parse_failure"
+    return Normalized(None, status, None)
+
+
+class ItemLabels:
+    """What counts as a valid answer for one item: its keys, printed labels and option texts."""
 
     def __init__(self, item: Item):
         self.keys = frozenset(o.key for o in item.options)
         self.numeric = not item.options
         used = self.keys or (item.gold.keys if item.gold else frozenset())
         self.letters = bool(used) and all(k.isascii() and k.isalpha() for k in used)
-        self.by_text = {t: o.key for o in item.options if (t := clean(o.text).casefold())}
-        self.by_key = {o.label.casefold(): o.key for o in item.options}
-        self.by_key.update((k.casefold(), k) for k in self.keys)
-        self.gold_sets = frozenset(frozenset(alt) for alt in item.gold.alternatives) if item.gold else frozenset()
-        self.gold_singles = frozenset(next(iter(alt)) for alt in self.gold_sets if len(alt) == 1)
-        # casefold() and the full-width mapping never shorten a string: longer candidates name nothing
-        self.longest = sys.maxsize if self.numeric else max(map(len, (*self.by_key, *self.by_text)), default=0)
+        self.by_text = {t: o.key for o in item.options if (t := rule0_clean(o.text).casefold())}
+        self.by_label = {o.label.casefold(): o.key for o in item.options} | {k.casefold(): k for k in self.keys}
+        self.gold_sets = {frozenset(alt) for alt in item.gold.alternatives} if item.gold else set()
+        self.longest = max(map(len, [*self.by_label, *self.by_text]), default=0)  # longer names nothing
 
     def resolve(self, candidate: str) -> str | None:
-        """The key a candidate names, or None. Numbers for items without options."""
+        """The key a candidate names (a key, label or option text; case and full-width forms
+        ignored), or None. For items without options: the digits of a number."""
         c = candidate.strip()
+        if self.numeric:
+            m = _NUMBER.fullmatch(c.translate(_FULLWIDTH))
+            return m[1].replace(".", "") if m else None
         if len(c) > self.longest:
             return None
-        if not c.isascii() and _HAS_FULLWIDTH.search(c):
-            c = c.translate(_FULLWIDTH)
-        if self.numeric:
-            return c if _NUMBER.fullmatch(c) else None
-        c = c.casefold()
-        return self.by_key.get(c) or self.by_text.get(c)
-
-    def quick(self, element: str) -> str | None:
-        """An element that already is an option text, key, label or number (Rule 1 before 3)."""
-        if self.numeric:
-            return element if _NUMBER.fullmatch(element) else None
-        c = element.casefold()
-        return self.by_text.get(c) or self.by_key.get(c)
+        c = c.translate(_FULLWIDTH).casefold()
+        return self.by_label.get(c) or self.by_text.get(c)
 
 
-_KEYS = IdentityMemo()
+_LABELS: dict[tuple[str, str], tuple[Item, ItemLabels]] = {}
 
 
-def keys_of(item: Item) -> _Keys:
-    """What counts as a valid answer for the item, gathered once per item."""
-    return _KEYS.get(item, None, _new_keys)
-
-
-def _new_keys(item: Item, _: None) -> _Keys:
-    return _Keys(item)
-
-
-def normalize(item: Item, text: str, patterns: Sequence[LanguagePatterns] = ()) -> Normalized:
-    """Turn a raw response into the item's keys (or a refusal / parse failure)."""
-    return Normalized(*read_answer(item, text, compile_patterns(patterns)))
-
-
-def read_answer(item: Item, text: str, rules: CompiledPatterns) -> tuple[tuple[str, ...] | None, str, str | None]:
-    """`normalize` as a plain (predicted, status, rule) tuple, for callers scoring many responses."""
-    return read_keys(keys_of(item), text, rules)
-
-
-def read_keys(keys: _Keys, text: str, rules: CompiledPatterns) -> tuple[tuple[str, ...] | None, str, str | None]:
-    """`read_answer` with the item's valid answers already gathered (`keys_of`)."""
-    found, value = _json_answer(text)
-    if found:
-        return _from_json(keys, rules, value, text)
-    cleaned = clean(text, upper=keys.letters)
-    hit = _apply_rules(cleaned, keys, rules)
-    if hit is not None:
-        return (hit[0],), "answered", hit[1]
-    return _unresolved(keys, rules, [cleaned], cleaned)
-
-
-def _json_answer(text: str) -> tuple[bool, Any]:
-    """The `answer` value of the last JSON object in the text that has one."""
-    if '"answer"' not in text:
-        return False, None
-    if text.startswith('{"answer": ["') and text.endswith('"]}') and len(text) > 15 and "\\" not in text:
-        # the form structured output gives: strings without quotes or escapes read as they stand;
-        # when every quote inside is part of a '", "' separator, splitting on it is what json reads
-        inner = text[13:-3]
-        if inner.count('"') == 2 * inner.count('", "'):
-            return True, inner.split('", "')
-    if text.count("{") == 1 and (m := _PLAIN_ANSWER.match(text, text.find("{"))):
-        return True, _PLAIN_STRING.findall(m["body"])  # what json would read: the only object
-    return _decoded_answer(text)
-
-
-def _decoded_answer(text: str) -> tuple[bool, Any]:
-    """`_json_answer` with the json decoder only: the whole text, else every `{` before the
-    last `"answer"` key (the general path, and the reference for the shortcut)."""
-    if '"answer"' not in text:
-        return False, None
-    if text.lstrip()[:1] == "{":
-        try:
-            obj = _DECODER.decode(text)
-        except ValueError:
-            pass
-        else:
-            if isinstance(obj, dict) and "answer" in obj:
-                return True, obj["answer"]
-    end = text.rfind('"answer"')
-    for start in reversed([m.start() for m in re.finditer(r"\{", text[:end])][-50:]):
-        try:
-            obj, _ = _DECODER.raw_decode(text, start)
-        except ValueError:
-            continue
-        if isinstance(obj, dict) and "answer" in obj:
-            return True, obj["answer"]
-    return False, None
-
-
-def _from_json(keys: _Keys, rules: CompiledPatterns, value: Any, text: str) -> tuple:
-    if type(value) is list:
-        if not value:
-            return _EMPTY_JSON
-        elements = value
-    elif isinstance(value, str):
-        elements = [p for p in (s.strip() for s in _ARROW.split(value)) if p] or [value]
-    else:
-        elements = [value]
-    predicted = []
-    for element in elements:
-        if type(element) is str:  # most answers: a bare key, as a string
-            key = keys.quick(element) or _ruled_key(element, keys, rules)
-        else:
-            key = _element_key(element, keys, rules)
-        if key is None:
-            as_is = ([clean(str(e), upper=keys.letters) for e in elements]
-                     if all(_is_scalar(e) for e in elements) else [])
-            return _unresolved(keys, rules, as_is, clean(text))
-        predicted.append(key)
-    return tuple(predicted), "answered", "json"
-
-
-def _is_scalar(value: Any) -> bool:
-    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
-
-
-def _element_key(element: Any, keys: _Keys, rules: CompiledPatterns) -> str | None:
-    if not _is_scalar(element):
-        return None
-    raw = str(element)
-    return keys.quick(raw) or _ruled_key(raw, keys, rules)
-
-
-def _ruled_key(raw: str, keys: _Keys, rules: CompiledPatterns) -> str | None:
-    """The key Rules 1–7 read from one JSON element."""
-    hit = _apply_rules(clean(raw, upper=keys.letters), keys, rules)
-    return hit[0] if hit else None
-
-
-def _apply_rules(s: str, keys: _Keys, rules: CompiledPatterns) -> tuple[str, str] | None:
-    """Rules 1–7 on a Rule-0 string: (key, rule) of the first rule with a valid key."""
-    if not s:
-        return None
-    if len(s) <= keys.longest and (key := keys.by_text.get(s.casefold())) is not None:
-        return key, "rule1"
-    if not keys.numeric and (m := _LABEL_DOT.match(s)) and (key := keys.resolve(m["ans"])):
-        return key, "rule2"
-    tail = s.rstrip(_TRAILING)
-    if key := keys.resolve(tail):
-        return key, "rule3"
-    lower = s.lower()
-    if "oxed" in lower:  # no other character matches o, x, e or d case-insensitively (tested)
-        for boxed in reversed(_BOXED.findall(s)):
-            if key := keys.resolve(boxed):
-                return key, "rule4"
-    last = tail[-1:]
-    if last in _CLOSING and (m := _PAREN_TAIL.search(s)) and (key := keys.resolve(m["ans"])):
-        return key, "rule5"
-    phrases = rules.answer_gated.finditer(s, lower)
-    if len(phrases) > 1:
-        phrases.sort(key=_ANS_START)
-    for m in reversed(phrases):
-        if key := keys.resolve(m["ans"]):
-            return key, "rule6"
-    if not keys.numeric and "①" <= last <= "⑩":  # a circled digit ends the text
-        digit = str(ord(last) - ord("①") + 1)
-        if digit in keys.keys:
-            return digit, "rule7"
-    return None
-
-
-def _unresolved(keys: _Keys, rules: CompiledPatterns, candidates: list[str], whole: str) -> tuple:
-    """Fallback: the Rule-0 strings as they are, compared with the gold as sets."""
-    if (candidates[0] in keys.gold_singles if len(candidates) == 1 else
-            candidates and frozenset(candidates) in keys.gold_sets):
-        return tuple(candidates), "answered", "fallback"
-    if rules.refusal_gated.search(whole):
-        return _REFUSAL
-    return _PARSE_FAILURE
-
-
-_ANS_START = methodcaller("start", "ans")
-_EMPTY_JSON = (None, "refusal", "json")
-_REFUSAL = (None, "refusal", None)
-_PARSE_FAILURE = (None, "parse_failure", None)
+def item_labels(item: Item) -> ItemLabels:
+    """The item's labels, computed once per item: cached by (benchmark, id), and an entry serves
+    only the item object it was computed from, so an item sharing an id never reads another's."""
+    hit = _LABELS.get((item.benchmark, item.id))
+    if hit is None or hit[0] is not item:
+        hit = _LABELS[(item.benchmark, item.id)] = (item, ItemLabels(item))
+    return hit[1]

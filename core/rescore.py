@@ -26,14 +26,11 @@ def rescore(run_dir: Path) -> tuple[int, int]:
     """Re-score every record in place (atomically). Returns (records, records changed)."""
     _, records, benchmark, items = load_run(run_dir)
     patterns = plugins.answer_patterns()
-    out, changed = [], 0
+    out = []
     for rec in records:
-        item = items.get(rec["item_id"])
-        if item is None:
+        if rec["item_id"] not in items:
             raise DataError("record names an item that is not in the data", file=Path(run_dir) / "records.jsonl",
                             record=rec["item_id"])
-        new = rescore_record(benchmark, item, rec, patterns)
-        changed += new != rec
-        out.append(new)
+        out.append(rescore_record(benchmark, items[rec["item_id"]], rec, patterns))
     rewrite_records(run_dir, out)
-    return len(out), changed
+    return len(out), sum(new != old for new, old in zip(out, records))

@@ -20,9 +20,7 @@ from .forced import forced_guess_requests
 from .inference.base import Backend, Request, Response, request_key
 from .inference.cache import ResponseCache
 from .items import Item, fingerprint_items
-from .memo import IdentityMemo
-from .normalize import compile_patterns
-from .scoring import score_fields
+from .scoring import score
 from .store import RunStore
 
 RECORD_FIELDS = ("item_id", "condition", "key", "response", "error", "usage", "latency_s",
@@ -59,29 +57,20 @@ def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, resp
 
 def rescore_record(benchmark: Benchmark, item: Item, record: dict, patterns: tuple = ()) -> dict:
     """`record` with its score and strata computed again from its saved response; every other
-    field (including those added by other tools) kept."""
+    field (including those added by other tools) kept. A record marked `"saved": true` holds a
+    prediction saved in the benchmark's own format (see `AnswerConventions`)."""
     predicted, status, correct, rule, fields = _scored(benchmark, item, record.get("response"),
-                                                       record.get("error"), patterns)
+                                                       record.get("error"), patterns, bool(record.get("saved")))
     return {**record, "predicted": predicted, "status": status, "correct": correct, "rule": rule, **fields}
 
 
-def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple) -> tuple:
-    """(predicted as a list, status, correct, rule, the item's strata)."""
-    correct, status, predicted, rule = score_fields(item, text, error, compile_patterns(patterns))
-    hit = _FIELDS.entries.get((id(benchmark), id(item)))
-    fields = hit[2] if hit is not None and hit[0] is benchmark and hit[1] is item else \
-        _FIELDS.get(benchmark, item, _fields)
-    return None if predicted is None else list(predicted), status, correct, rule, fields
-
-
-# An item's strata are read once per (benchmark, item): a run scores each item under up to four
-# conditions and a re-score reads hundreds of thousands of records. The shared dicts are only
-# ever merged into records, never changed.
-_FIELDS = IdentityMemo()
-
-
-def _fields(benchmark: Benchmark, item: Item) -> dict:
-    return benchmark.record_fields(item)
+def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple,
+            saved: bool = False) -> tuple:
+    """(predicted as a list, status, correct, rule, the item's strata), under the benchmark's
+    answer conventions."""
+    s = score(item, text, error=error, patterns=patterns, conventions=benchmark.answer_conventions(), saved=saved)
+    predicted = None if s.predicted is None else list(s.predicted)
+    return predicted, s.status, s.correct, s.rule, benchmark.record_fields(item)
 
 
 @dataclass

@@ -25,9 +25,14 @@ def load(benchmark: str, path: str | Path | None = None, split: str | None = Non
     return get_benchmark(benchmark).load(Path(path) if path is not None else None, split, **options)
 
 
-def score(item: "Item", response_text: str | None, *, error: str | None = None) -> "Score":
-    """Normalise a raw model response under the registered language patterns and score it."""
-    from medvqa.core.plugins import answer_patterns
+def score(item: "Item", response_text: str | None, *, error: str | None = None, saved: bool = False) -> "Score":
+    """Read a raw model response under the registered language patterns and the answer
+    conventions of the item's benchmark, and score it. `saved` marks a prediction saved in the
+    benchmark's own format rather than a model's reply (docs/scoring.md)."""
+    from medvqa.core.benchmark import AnswerConventions
+    from medvqa.core.plugins import answer_patterns, benchmarks
     from medvqa.core.scoring import score as _score
 
-    return _score(item, response_text, error=error, patterns=answer_patterns())
+    registered = benchmarks().get(item.benchmark)
+    conventions = registered.obj.answer_conventions() if registered else AnswerConventions()
+    return _score(item, response_text, error=error, patterns=answer_patterns(), conventions=conventions, saved=saved)

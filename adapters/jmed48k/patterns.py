@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from medvqa.core.normalize import ANSWER_TOKEN, LanguagePatterns
+from medvqa.core.patterns import ANSWER_TOKEN, LanguagePatterns
 
 _COLON = r"\s*[:：]\s*"
 

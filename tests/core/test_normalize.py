@@ -1,19 +1,23 @@
+"""The answer reader against JMed48k Appendix B.3–B.6: every sentence of the protocol with its
+example, then the details each rule leaves open, the conventions adapters declare, and
+robustness against any string."""
+
 import json
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from medvqa.adapters.jmed48k.patterns import JAPANESE
+from medvqa.core.benchmark import AnswerConventions
 from medvqa.core.items import Gold, Item, Option
-from medvqa.core.normalize import ENGLISH, LanguagePatterns, clean, compile_patterns, normalize
+from medvqa.core.normalize import item_labels, normalize, read_json, rule0_clean
+from medvqa.core.patterns import ENGLISH, LanguagePatterns, compile_patterns
 
 TEXTS = ["Emergency surgery", "Percutaneous drainage", "Chemotherapy", "Proton pump inhibitor", "Clipping"]
 
 
-def choice_item(gold=("A",), texts=TEXTS, labels="abcde", keys="ABCDE", question="Which is appropriate?"):
+def choice_item(gold=("A",), texts=TEXTS, labels="abcde", keys="ABCDE", question="Which is appropriate?", id="q"):
     options = tuple(Option(key=k, label=lab, text=t) for k, lab, t in zip(keys, labels, texts))
-    return Item(id="q", benchmark="t", question=question, options=options, gold=Gold.from_json(list(gold)))
+    return Item(id=id, benchmark="t", question=question, options=options, gold=Gold.from_json(list(gold)))
 
 
 def numeric_item(gold=("6", "0", "0"), question="水分出納バランスを求めよ。"):
@@ -21,220 +25,217 @@ def numeric_item(gold=("6", "0", "0"), question="水分出納バランスを求�
 
 
 ITEM = choice_item()
-DIGIT_ITEM = choice_item(gold=("3",), labels="12345", keys="12345")
+PAIR = choice_item(gold=("B", "D"), id="pair")
+DIGIT_ITEM = choice_item(gold=("3",), labels="12345", keys="12345", id="digits")
+SLOTS_12 = numeric_item(gold=("1", "2"), question="Calculate the ratio.")
+NO_OPTIONS = Item(id="x", benchmark="t", question="Which image?", gold=Gold.from_json(["C"]))
+NO_OPTIONS_PAIR = Item(id="y", benchmark="t", question="Which two images?", gold=Gold.from_json(["B", "D"]))
 
 
-def norm(text, item=ITEM, patterns=(JAPANESE,)):
-    n = normalize(item, text, patterns)
+def norm(text, item=ITEM, patterns=(JAPANESE,), conventions=AnswerConventions(), saved=False):
+    n = normalize(item, text, patterns, conventions, saved=saved)
     return n.predicted, n.status, n.rule
 
 
-# Rule 0
-def test_rule0_strips_control_characters_and_collapses_whitespace():
-    assert clean("\x00 a\x07\tb \n\r c\x7f\x1f ") == "a b c"
-    assert clean("c", upper=True) == "C"
+A = lambda *keys: (tuple(keys), "answered")  # noqa: E731
+PARSE_FAILURE, REFUSAL = (None, "parse_failure"), (None, "refusal")
+
+# (section, the protocol's sentence, [(item, reply, (predicted, status, rule))])
+PROTOCOL = [
+    ("B.3", "Rules apply in this order; the first valid key wins.", [
+        (ITEM, "B. not (C)", (*A("B"), "rule2")),
+        (ITEM, "(C) is tempting, but the answer is B", (*A("B"), "rule6"))]),
+    ("B.3", "A candidate not among the item's option labels is rejected, never replaced by a random guess.", [
+        (ITEM, "F", (*PARSE_FAILURE, None)), (ITEM, "F. something else", (*PARSE_FAILURE, None)),
+        (ITEM, '{"answer": ["F"]}', (*PARSE_FAILURE, None))]),
+    ("B.4", "Rule 0: strip control characters U+0000–U+0008, U+000B–U+000C, U+000E–U+001F, U+007F (keep tab, "
+            "LF, CR), collapse whitespace; uppercase alphabetic labels for label-format items.", [
+        (ITEM, "\x01\x02 c\x03 ", (*A("C"), "rule3")), (ITEM, "Emergency\t\n\r surgery\x7f", (*A("A"), "rule1")),
+        (ITEM, "c", (*A("C"), "rule3"))]),
+    ("B.4", "Rule 1: full option text (case-insensitive, surrounding whitespace ignored) → its key.", [
+        (ITEM, "  emergency   SURGERY ", (*A("A"), "rule1"))]),
+    ("B.4", "Rule 2: valid label + . / ． (U+FF0E) / 。 (U+3002) + more text → the label.", [
+        (ITEM, "b. Percutaneous drainage", (*A("B"), "rule2")), (ITEM, "B．ドレナージ", (*A("B"), "rule2")),
+        (ITEM, "b。ドレナージ", (*A("B"), "rule2"))]),
+    ("B.4", "Rule 3: after stripping trailing punctuation, exactly a valid label.", [
+        (ITEM, "D.", (*A("D"), "rule3")), (ITEM, " D!?", (*A("D"), "rule3")), (ITEM, "ｄ", (*A("D"), "rule3")),
+        (ITEM, "D。", (*A("D"), "rule3"))]),
+    ("B.4", r"Rule 4: \boxed{N}, also the corrupted oxed{N} left when Rule 0 strips a backspace.", [
+        (ITEM, r"Therefore \boxed{E}", (*A("E"), "rule4")), (ITEM, "Final: \x08oxed{E}", (*A("E"), "rule4"))]),
+    ("B.4", "Rule 5: trailing (N) or full-width （N）.", [
+        (ITEM, "I would choose (c)", (*A("C"), "rule5")), (ITEM, "選択肢は（Ｃ）", (*A("C"), "rule5"))]),
+    ("B.4", "Rule 6: answer-keyword phrases: English `answer is N` / `answer: N`, optionally prefixed by the / "
+            "correct / final, case-insensitive.", [
+        (ITEM, "The correct answer is B because of the rupture.", (*A("B"), "rule6")),
+        (ITEM, "Final answer: b", (*A("B"), "rule6")), (ITEM, "THE ANSWER IS (B), the others are wrong",
+                                                            (*A("B"), "rule6"))]),
+    ("B.4", "Rule 6: language patterns contributed by adapters through a hook (jmed48k: 正解は N, 答えは N, 解答：N, "
+            "答え：N, with ASCII or full-width colon and optional spaces).", [
+        (ITEM, "正解は c です。", (*A("C"), "rule6")), (ITEM, "答えは「ｃ」と考える", (*A("C"), "rule6")),
+        (ITEM, "解答：c 以上", (*A("C"), "rule6")), (ITEM, "答え : c だと思う", (*A("C"), "rule6"))]),
+    ("B.4", "Rule 7: trailing circled digit ①…⑩ when the digit is a valid option key.", [
+        (DIGIT_ITEM, "したがって③", (*A("3"), "rule7")), (DIGIT_ITEM, "したがって⑥", (*PARSE_FAILURE, None)),
+        (ITEM, "したがって③", (*PARSE_FAILURE, None))]),
+    ("B.4", "Fallback: the Rule-0 string compared as-is to the gold (both sides as sorted sets).", [
+        (NO_OPTIONS, "c", (*A("C"), "fallback")), (NO_OPTIONS, "b", (*PARSE_FAILURE, None)),
+        (NO_OPTIONS_PAIR, '{"answer": ["d", "b"]}', (*A("D", "B"), "fallback"))]),
+    ("B.4", 'Model output in JSON ({"answer": [...]} or {"answer": "3"}, also inside a ```json fence) is read '
+            "first.", [
+        (ITEM, '{"answer": ["c"]}', (*A("C"), "json")), (DIGIT_ITEM, '{"answer": "3"}', (*A("3"), "json")),
+        (ITEM, '```json\n{"answer": ["c"]}\n```', (*A("C"), "json")),
+        (ITEM, 'Final answer: B.\n{"answer": ["c"]}', (*A("C"), "json"))]),
+    ("B.4", "A JSON list is consumed element by element.", [
+        (ITEM, '{"answer": ["d", "b"]}', (*A("D", "B"), "json")),
+        (ITEM, '{"answer": ["C. Chemotherapy", "clipping"]}', (*A("C", "E"), "json"))]),
+    ("B.4", "A single string with ASCII -> or full-width → arrows is split into a list.", [
+        (ITEM, '{"answer": "c -> a -> e"}', (*A("C", "A", "E"), "json")),
+        (ITEM, '{"answer": "C→A→E"}', (*A("C", "A", "E"), "json"))]),
+    ("B.4/B.5", "Comma- or conjunction-joined strings are NOT split (the JSON schema is the way to give several "
+                "answers).", [
+        (PAIR, '{"answer": "B, D"}', (*PARSE_FAILURE, None)), (PAIR, '{"answer": "B and D"}', (*PARSE_FAILURE, None)),
+        (PAIR, '{"answer": "BとD"}', (*PARSE_FAILURE, None)), (PAIR, "B, D", (*PARSE_FAILURE, None))]),
+    ("B.5", 'Predictions encoded as a JSON array ["2","4"] are consumed directly.', [
+        (DIGIT_ITEM, '["2","4"]', (*A("2", "4"), "json")),
+        (DIGIT_ITEM, '```json\n["2", "4"]\n```', (*A("2", "4"), "json")),
+        (DIGIT_ITEM, 'Here it is:\n```json\n["2", "4"]\n```', (*A("2", "4"), "json"))]),
+    ("B.5", 'Predictions encoded as a single arrow-separated string ["B->E->C"] (ASCII or full-width arrows) are '
+            'split into ["B","E","C"].', [
+        (ITEM, '{"answer": ["B->E->C"]}', (*A("B", "E", "C"), "json")),
+        (ITEM, '{"answer": ["B→E→C"]}', (*A("B", "E", "C"), "json")),
+        (ITEM, '["b -> e -> c"]', (*A("B", "E", "C"), "json")),
+        (ITEM, "B→E→C", (*A("B", "E", "C"), "arrows")), (ITEM, "b -> e -> c.", (*A("B", "E", "C"), "arrows"))]),
+    ("B.5", "Numeric slots: non-digit characters such as decimals, percent signs, or units are stripped.", [
+        (SLOTS_12, "12 mg", (*A("12"), "rule3")), (SLOTS_12, "1.2", (*A("12"), "rule3")),
+        (SLOTS_12, "12%", (*A("12"), "rule3")), (SLOTS_12, '{"answer": "12 mg"}', (*A("12"), "json")),
+        (SLOTS_12, '{"answer": ["1", "2"]}', (*A("1", "2"), "json")), (SLOTS_12, "１２", (*A("12"), "rule3"))]),
+    ("B.5", "Only the digits of the answer are taken: prose goes through the answer phrases first.", [
+        (SLOTS_12, "I compared 3 values; the answer is 12 mg", (*A("12"), "rule6")),
+        (SLOTS_12, "I compared 3 values and got 12 mg", (*PARSE_FAILURE, None))]),
+    ("B.6", "Refusal: e.g. JSON with an empty answer list, or a declining sentence.", [
+        (ITEM, '{"answer": []}', (*REFUSAL, "json")), (ITEM, "[]", (*REFUSAL, "json")),
+        (ITEM, "I cannot determine the answer from this image.", (*REFUSAL, None)),
+        (ITEM, "画像がないため判断できません。", (*REFUSAL, None))]),
+    ("B.6", "Parse failure: no rule yields a valid key.", [
+        (ITEM, "hmm", (*PARSE_FAILURE, None)), (ITEM, "", (*PARSE_FAILURE, None))]),
+]
 
 
-def test_rule0_uppercases_printed_labels_of_letter_items():
-    assert norm("c") == (("C",), "answered", "rule3")
-    assert norm("\x01\x02 c\x03 ") == (("C",), "answered", "rule3")
+@pytest.mark.parametrize("section,sentence,item,reply,expected", [
+    pytest.param(section, sentence, item, reply, expected, id=f"{section}-{n}-{k}")
+    for n, (section, sentence, examples) in enumerate(PROTOCOL) for k, (item, reply, expected) in enumerate(examples)])
+def test_protocol_sentence(section, sentence, item, reply, expected):
+    assert norm(reply, item) == expected, f"{section}: {sentence}"
 
 
-# Rule 1
-def test_rule1_full_option_text_case_and_space_insensitive():
-    assert norm("  emergency   SURGERY ") == (("A",), "answered", "rule1")
+# Rule details
+def test_rule0_clean():
+    assert rule0_clean("\x00 a\x07\tb \n\r c\x7f\x1f ") == "a b c"
+    assert rule0_clean("c", upper=True) == "C"
+
+
+def test_rule1_option_text_of_image_option_items():
+    assert norm("④", choice_item(texts=["①", "②", "③", "④", "⑤"])) == (("D",), "answered", "rule1")
     jp = choice_item(texts=["緊急手術", "腹腔穿刺ドレナージ", "化学療法", "PPI", "クリッピング"])
     assert norm("腹腔穿刺ドレナージ", jp) == (("B",), "answered", "rule1")
 
 
-def test_rule1_option_text_of_image_option_items():
-    circled = choice_item(texts=["①", "②", "③", "④", "⑤"])
-    assert norm("④", circled) == (("D",), "answered", "rule1")
-
-
-# Rule 2
-@pytest.mark.parametrize("text", ["b. Percutaneous drainage", "B．ドレナージ", "b。ドレナージ"])
-def test_rule2_label_then_dot_then_text(text):
-    assert norm(text) == (("B",), "answered", "rule2")
-
-
-def test_rule2_rejects_a_label_that_is_not_an_option():
-    assert norm("F. something else")[1] == "parse_failure"
-
-
-def test_rule2_precedes_later_rules():
-    assert norm("B. not (C)") == (("B",), "answered", "rule2")
-
-
-# Rule 3
-@pytest.mark.parametrize("text", ["D.", "d", " D!?", "ｄ", "D。"])
-def test_rule3_exact_label_after_trailing_punctuation(text):
-    assert norm(text) == (("D",), "answered", "rule3")
-
-
-def test_rule3_rejects_label_outside_options():
-    assert norm("F") == (None, "parse_failure", None)
-
-
-# Rule 4
-def test_rule4_boxed():
-    assert norm(r"Therefore \boxed{E}") == (("E",), "answered", "rule4")
-    assert norm(r"so \boxed{\text{e}} it is") == (("E",), "answered", "rule4")
-
-
-def test_rule4_backspace_corrupted_boxed_from_json_escape():
-    # "\b" in a JSON string is U+0008: the decoded text reads "<BS>oxed{E}".
-    decoded = json.loads('"Final: \\boxed{E}"')
-    assert decoded == "Final: \x08oxed{E}"
-    assert norm(decoded) == (("E",), "answered", "rule4")
+def test_rule4_takes_the_last_valid_boxed_and_reads_json_escapes():
+    assert norm(r"\boxed{F} no, \boxed{\text{e}} it is") == (("E",), "answered", "rule4")
+    assert json.loads('"\\boxed{E}"') == "\x08oxed{E}"
     assert norm('{"answer": "\\boxed{e}"}') == (("E",), "answered", "json")
-
-
-def test_rule4_rejects_invalid_boxed_content():
     assert norm(r"\boxed{F}")[1] == "parse_failure"
 
 
-# Rule 5
-@pytest.mark.parametrize("text", ["I would choose (c)", "選択肢は（Ｃ）", "answer option (C)."])
-def test_rule5_trailing_parenthesised_label(text):
-    assert norm(text) == (("C",), "answered", "rule5")
-
-
 def test_rule5_parenthesis_must_be_trailing():
+    assert norm("answer option (C).") == (("C",), "answered", "rule5")
     assert norm("(C) is tempting but wrong, reconsider")[1] == "parse_failure"
 
 
-# Rule 6
-@pytest.mark.parametrize("text", [
-    "The correct answer is B because of the rupture.",
-    "Final answer: b",
-    "answer is **B**",
-    "THE ANSWER IS (B), the others are wrong",
-])
-def test_rule6_english_answer_phrases(text):
-    assert norm(text) == (("B",), "answered", "rule6")
-
-
-@pytest.mark.parametrize("text", ["正解は c です。理由は…", "答えは「ｃ」と考える", "解答：c 以上", "解答 : c である",
-                                  "答え：c だと思う", "答え　：　ｃ と判断"])
-def test_rule6_japanese_phrases_from_the_adapter(text):
-    assert norm(text) == (("C",), "answered", "rule6")
-
-
-def test_rule6_japanese_phrases_need_the_adapter_patterns():
+def test_rule6_takes_the_last_valid_phrase_and_needs_the_adapter_patterns():
+    assert norm("The answer is B at first sight; on reflection the answer is D, I think") == (("D",), "answered", "rule6")
+    assert norm("the answer is D, I think; the answer is unclear") == (("D",), "answered", "rule6")
     assert norm("正解は c です。理由は…", patterns=()) == (None, "parse_failure", None)
 
 
-def test_rule6_takes_the_last_valid_phrase_and_skips_invalid_ones():
-    assert norm("The answer is B at first sight; on reflection the answer is D, I think") \
-        == (("D",), "answered", "rule6")
-    assert norm("the answer is D, I think; the answer is unclear") == (("D",), "answered", "rule6")
-
-
-# Rule 7
-def test_rule7_trailing_circled_digit_for_digit_keys():
-    assert norm("したがって③", DIGIT_ITEM) == (("3",), "answered", "rule7")
-    assert norm("したがって③。", DIGIT_ITEM) == (("3",), "answered", "rule7")
-
-
-def test_rule7_circled_digit_is_not_a_letter_key():
-    assert norm("したがって③")[1] == "parse_failure"
-    assert norm("したがって⑥", DIGIT_ITEM)[1] == "parse_failure"
-
-
-# JSON
-@pytest.mark.parametrize("text", ['{"answer": ["c"]}', '{"answer": "C"}', '```json\n{"answer": ["c"]}\n```',
-                                  'Reasoning first.\n{"reasoning": {"step": 1}, "answer": ["C"]}',
-                                  '{"answer": ["C. Chemotherapy"]}', '{"answer": ["chemotherapy"]}'])
-def test_json_answer_is_read_first(text):
-    assert norm(text) == (("C",), "answered", "json")
-
-
-def test_json_list_keeps_answer_order():
-    assert norm('{"answer": ["d", "b"]}') == (("D", "B"), "answered", "json")
-
-
-@pytest.mark.parametrize("text", ['{"answer": "c -> a -> e"}', '{"answer": "C→A→E"}', '{"answer": "c → a → "}'])
-def test_json_arrow_string_is_split(text):
-    expected = ("C", "A") if text.endswith('→ "}') else ("C", "A", "E")
-    assert norm(text) == (expected, "answered", "json")
-
-
-@pytest.mark.parametrize("text", ['{"answer": "B, D"}', '{"answer": "B and D"}', '{"answer": "BとD"}'])
-def test_joined_strings_are_not_split(text):
-    assert norm(text, choice_item(gold=("B", "D"))) == (None, "parse_failure", None)
-
-
-def test_json_list_with_an_invalid_element_gives_no_partial_answer():
-    assert norm('{"answer": ["B", "Z"]}') == (None, "parse_failure", None)
-    assert norm('{"answer": ["B", ["D"]]}') == (None, "parse_failure", None)
-
-
-def test_json_empty_list_is_a_refusal():
-    assert norm('{"answer": []}') == (None, "refusal", "json")
-
-
-def test_json_takes_the_last_answer_object():
+def test_json_details():
     assert norm('The format is {"answer": ["A"]}. Mine: {"answer": ["E"]}') == (("E",), "answered", "json")
-
-
-def test_broken_json_falls_back_to_the_text_rules():
+    assert norm('Reasoning.\n{"reasoning": {"step": 1}, "answer": ["C"]}') == (("C",), "answered", "json")
+    assert norm('Braces first {x}, {"a": 1} and {"answer": ["C"]}') == (("C",), "answered", "json")
+    assert norm('{"result": {"answer": ["C"]}}') == (("C",), "answered", "json")  # searched inside
+    assert norm('{"answer": "B", "alt": {"answer": "C"}}') == (("B",), "answered", "json")  # the outer object's
+    assert norm('{"answer": "c → a → "}') == (("C", "A"), "answered", "json")
+    assert norm('{"answer": ["B", "Z"]}') == (None, "parse_failure", None)  # no partial answer
+    assert norm('{"answer": ["B", ["D"]]}') == (None, "parse_failure", None)
+    assert norm('{"answer": ["cannot answer"]}') == (None, "refusal", None)
     assert norm('{"answer": ["C"') == (None, "parse_failure", None)
     assert norm('{"answer": [C]} so the answer is C') == (("C",), "answered", "rule6")
-
-
-# Numeric slots
-@pytest.mark.parametrize("text,expected", [
-    ('{"answer": ["6", "0", "0"]}', ("6", "0", "0")),
-    ('{"answer": "600"}', ("600",)),
-    ('{"answer": ["600"]}', ("600",)),
-    ('{"answer": 600}', ("600",)),
-    ('{"answer": "６００"}', ("600",)),
-    ("600", ("600",)),
-    ("1.2", ("1.2",)),
-    ("答えは 600 mL", ("600",)),
-    (r"\boxed{600}", ("600",)),
-])
-def test_numeric_items_accept_numbers(text, expected):
-    assert norm(text, numeric_item())[:2] == (expected, "answered")
-
-
-@pytest.mark.parametrize("text", ["6,0,0", "about six hundred", '{"answer": ["6", "x"]}', "①"])
-def test_numeric_items_reject_non_numbers(text):
-    assert norm(text, numeric_item())[1] == "parse_failure"
-
-
-def test_numeric_items_skip_label_rules():
-    assert norm("1.2", numeric_item(gold=("1", "2"))) == (("1.2",), "answered", "rule3")
-
-
-# Fallback, refusals
-def test_fallback_matches_gold_of_an_item_without_options():
-    no_options = Item(id="x", benchmark="t", question="Which image?", gold=Gold.from_json(["C"]))
-    assert norm("c", no_options) == (("C",), "answered", "fallback")
-    assert norm("b", no_options) == (None, "parse_failure", None)
-
-
-def test_fallback_compares_json_elements_as_a_set():
-    no_options = Item(id="x", benchmark="t", question="Which two?", gold=Gold.from_json(["B", "D"]))
-    assert norm('{"answer": ["d", "b"]}', no_options) == (("D", "B"), "answered", "fallback")
-    assert norm('{"answer": ["d"]}', no_options)[1] == "parse_failure"
-
-
-@pytest.mark.parametrize("text", ["I cannot determine the answer from this image.", "Sorry, I can't answer that.",
-                                  "画像がないため判断できません。", "回答できません", "お答えできません"])
-def test_declining_sentences_are_refusals(text):
-    assert norm(text) == (None, "refusal", None)
+    assert norm("I checked [1] and [2]: the answer is C") == (("C",), "answered", "rule6")  # not an answer array
 
 
 def test_a_valid_answer_beats_a_declining_sentence():
     assert norm("I cannot determine it with certainty, but the answer is C") == (("C",), "answered", "rule6")
 
 
-def test_refusal_inside_json_element():
-    assert norm('{"answer": ["cannot answer"]}') == (None, "refusal", None)
+@pytest.mark.parametrize("text,expected", [
+    ('{"answer": ["6", "0", "0"]}', ("6", "0", "0")), ('{"answer": 600}', ("600",)), ('{"answer": "６００"}', ("600",)),
+    ("答えは 600 mL", ("600",)), (r"\boxed{600}", ("600",)), ("0.40 g/gCr", ("040",)), ("600mL/日", ("600",)),
+])
+def test_numeric_items_read_the_digits_of_a_number(text, expected):
+    assert norm(text, numeric_item())[:2] == (expected, "answered")
 
 
+@pytest.mark.parametrize("text", ["6,0,0", "6 0 0", "about six hundred", '{"answer": ["6", "x"]}', "①", "6（", "1.2①"])
+def test_numeric_items_reject_what_is_not_one_number(text):
+    assert norm(text, numeric_item())[1] == "parse_failure"
+
+
+def test_plain_arrow_chain_needs_nothing_but_valid_labels():
+    assert norm("B→E→Z")[1] == "parse_failure"
+    assert norm("the pathway A -> B leads to C") == (None, "parse_failure", None)
+    assert norm("b。→d→c.") == (("B",), "answered", "rule2")  # "b。" is not a bare label
+
+
+# Labels computed once per item
+def test_item_labels_are_computed_once_per_item_and_never_shared_by_another_item_with_its_id():
+    first = choice_item(id="same")
+    assert item_labels(first) is item_labels(first)
+    other = choice_item(id="same", texts=["Chemotherapy", "a", "b", "c", "d"])  # same benchmark and id
+    assert norm("Chemotherapy", other) == (("A",), "answered", "rule1")
+    assert norm("Chemotherapy", first) == (("C",), "answered", "rule1")
+    copy = first.model_copy()
+    assert item_labels(copy) is not item_labels(first) and norm("Chemotherapy", copy)[0] == ("C",)
+
+
+# Conventions an adapter declares
+def test_answer_key_is_the_benchmarks():
+    pes = AnswerConventions(answer_key="response")
+    for reply in ('{"response": "C"}', '{"response":"c"}', '```json\n{"response": "C"}\n```'):
+        assert norm(reply, conventions=pes) == (("C",), "answered", "json")
+    assert norm('{"response": "F"}', conventions=pes)[1] == "parse_failure"
+    assert norm('{"answer": ["B"]} {"response": "C"}', conventions=pes)[0] == ("C",)
+    assert norm('{"response": "C"}')[1] == "parse_failure"  # JMed48k reads "answer" only
+
+
+@pytest.mark.parametrize("saved_text,expected", [
+    ("a,c", ("A", "C")), ("a, c", ("A", "C")), ("AC", ("A", "C")), ("c、a", ("C", "A")), ("b", ("B",)),
+    ("ａｃ", ("A", "C")),
+])
+def test_saved_predictions_join_labels_as_a_set_where_the_benchmark_says_so(saved_text, expected):
+    sets = AnswerConventions(saved_label_sets=True)
+    assert norm(saved_text, conventions=sets, saved=True) == (expected, "answered", "saved")
+
+
+def test_saved_label_sets_apply_to_saved_predictions_only():
+    sets = AnswerConventions(saved_label_sets=True)
+    assert norm("a,c", conventions=sets)[1] == "parse_failure"  # a live reply is never split
+    assert norm("a,c", saved=True)[1] == "parse_failure"  # JMed48k does not declare it
+    assert norm("az", conventions=sets, saved=True)[1] == "parse_failure"  # every label must be valid
+    assert norm("600", numeric_item(), conventions=sets, saved=True)[:2] == (("600",), "answered")
+    assert norm("d: 血管拡張性肉芽腫", conventions=sets, saved=True)[1] == "parse_failure"
+    assert norm('{"answer": ["a", "c"]}', conventions=sets, saved=True) == (("A", "C"), "answered", "json")
+
+
+# Patterns
 def test_english_is_always_applied_and_patterns_are_compiled_once():
     assert compile_patterns((JAPANESE,)) is compile_patterns([JAPANESE])
     assert compile_patterns(()).answer == compile_patterns((ENGLISH,)).answer
@@ -245,29 +246,18 @@ def test_answer_pattern_without_ans_group_is_rejected():
         compile_patterns((LanguagePatterns(language="xx", answer=(r"odpowiedź: [A-E]",)),))
 
 
-# Properties
-FRAGMENTS = st.sampled_from([
-    '{"answer": [', '{"answer": "', '"]}', '"', ",", "]", "}", "```json\n", "```", "->", "→", "\\boxed{", "oxed{",
-    "\x08", "\x00", "\x1f", "\x7f", "\t", "\n", "(", "（", ")", "）", "answer is ", "正解は", "解答：", "①", "③", "⑩",
-    "a", "C", "F", "Z", "0", "6", "1.2", ".", "．", "。", "Emergency surgery", "cannot answer", " ",
+# Robustness: no exception escapes for any string
+@pytest.mark.parametrize("text", [
+    '{"answer": ' + "[" * 1000, '{"answer": ' + "[" * 100_000, "[" * 100_000, "```json\n" + "[" * 5000 + "\n```",
+    '{"a": ' * 50_000 + '"answer"', '{"answer": 1' + "0" * 5000 + "}", '{"answer": 1e999}', '{"answer": NaN}',
+    '{"answer": "\ud800"}', "\ud800\udfff", '{"answer": {"answer": {}}}', "{" * 10_000 + '"answer"',
 ])
-RESPONSES = st.one_of(st.text(), st.lists(st.one_of(FRAGMENTS, st.text(max_size=3)), max_size=12).map("".join))
+def test_pathological_replies_never_raise(text):
+    for item in (ITEM, DIGIT_ITEM, SLOTS_12, NO_OPTIONS):
+        assert norm(text, item)[1] in ("answered", "refusal", "parse_failure")
 
 
-@settings(max_examples=400, deadline=None)
-@given(RESPONSES)
-def test_normalize_never_raises_and_only_returns_option_keys(text):
-    for item in (ITEM, DIGIT_ITEM):
-        result = normalize(item, text, (JAPANESE,))
-        assert result.status in ("answered", "refusal", "parse_failure")
-        assert (result.predicted is None) == (result.status != "answered")
-        if result.predicted is not None:
-            assert set(result.predicted) <= set(item.keys)
-
-
-@settings(max_examples=200, deadline=None)
-@given(RESPONSES)
-def test_numeric_answers_are_numbers(text):
-    result = normalize(numeric_item(), text, (JAPANESE,))
-    if result.predicted is not None and result.rule != "fallback":
-        assert all(p.replace(".", "", 1).isdigit() and p.isascii() for p in result.predicted)
+def test_read_json_finds_nothing_in_prose():
+    assert read_json("The answer is C.") == (False, None)
+    assert read_json('{"answer": ["C"]}') == (True, ["C"])
+    assert read_json('{"answer": ' + "[" * 1000) == (False, None)

@@ -1,11 +1,19 @@
+"""Format-aware scoring against JMed48k Appendix B.5–B.6, and the conventions adapters declare:
+the protocol's sentences with their examples, then real data."""
+
 import json
 from math import comb
 
 import pytest
 
+import medvqa
 from medvqa.adapters.jmed48k.patterns import JAPANESE, select_count
+from medvqa.core import plugins
+from medvqa.core.benchmark import AnswerConventions, Benchmark
+from medvqa.core.inference.base import Response
 from medvqa.core.items import Gold, Item, Option
-from medvqa.core.scoring import chance_of_correct, is_correct, score, scoring_mode
+from medvqa.core.runner import make_record, rescore_record
+from medvqa.core.scoring import Score, chance_of_correct, score, scoring_mode
 
 JA = (JAPANESE,)
 
@@ -20,8 +28,9 @@ def answer(*keys):
     return json.dumps({"answer": list(keys)})
 
 
-# Gold formats
+# Gold formats (B.5)
 def test_single_key_equality():
+    """B.5: "single key equality"."""
     it = item(["C"])
     assert scoring_mode(it) == "single"
     assert score(it, answer("c")).correct
@@ -30,14 +39,17 @@ def test_single_key_equality():
 
 
 def test_multi_key_set_equality_without_partial_credit():
+    """B.5: "multi-key set equality, no partial credit"."""
     it = item(["B", "D"])
     assert scoring_mode(it) == "set"
     assert score(it, answer("d", "b")).correct
     assert not score(it, answer("b")).correct
     assert not score(it, answer("b", "d", "e")).correct
+    assert score(it, '["d", "b"]').correct  # a bare JSON array is consumed directly
 
 
 def test_alternatives_any_one_suffices():
+    """B.5: "alternatives: correct iff any alternative matches under its own rule"."""
     it = item([["A"], ["C"]])
     assert scoring_mode(it) == "alternatives"
     assert score(it, answer("a")).correct and score(it, answer("c")).correct
@@ -52,9 +64,13 @@ def test_alternatives_of_sets_each_under_its_own_rule():
 
 
 def test_ordering_with_a_sequence_cue_compares_positions():
+    """B.5: "ordering: position by position, triggered by a multi-element gold plus a sequence cue
+    in the stem (順に, 順番, order)"; arrows give the order ("B->E->C" is ["B","E","C"])."""
     it = item(["C", "A", "E"], question="処置を行う順に並べよ。")
     assert scoring_mode(it, JA) == "ordering"
     assert score(it, '{"answer": "c -> a -> e"}', patterns=JA).correct
+    assert score(it, '{"answer": ["c->a->e"]}', patterns=JA).correct
+    assert score(it, "C→A→E", patterns=JA).correct
     assert not score(it, answer("a", "c", "e"), patterns=JA).correct
     assert scoring_mode(it) == "set"  # the cue is Japanese: without the adapter's patterns it is a set
 
@@ -71,6 +87,9 @@ def test_ordering_cue_ignored_when_the_stem_asks_for_a_count():
 
 
 def test_numeric_slots_compare_digits_in_order():
+    """B.5: "numeric slot: triggered when every gold component is \\d+(\\.\\d+)? and the stem has a
+    numeric-entry cue (解答：①, ①②, 求めよ, calculate), correct iff the digits of prediction and gold,
+    joined in order with non-digits stripped, are equal"."""
     it = item(["6", "0", "0"], question="水分出納バランスを求めよ。", options=False)
     assert scoring_mode(it, JA) == "numeric"
     for text in (answer("6", "0", "0"), '{"answer": "600"}', answer("600"), "600"):
@@ -79,11 +98,15 @@ def test_numeric_slots_compare_digits_in_order():
         assert not score(it, text, patterns=JA).correct, text
 
 
-def test_numeric_decimal_point_is_ignored():
+def test_numeric_decimal_points_percent_signs_and_units_are_stripped():
+    """B.5: "non-digit characters such as decimals, percent signs, or units are stripped"."""
     it = item(["1", "2"], question="Calculate the ratio.", options=False)
     assert scoring_mode(it) == "numeric"
-    assert score(it, "1.2").correct and score(it, answer("1", "2")).correct
+    for text in ("1.2", answer("1", "2"), "12 mg", "12%", '{"answer": "1.2 mg"}', "The answer is 12 mg."):
+        assert score(it, text).correct, text
+    assert score(it, "12 mg").predicted == ("12",)
     assert not score(it, "2.1").correct
+    assert score(it, "I compared 3 values and got 12 mg").status == "parse_failure"  # never "312"
 
 
 def test_numeric_needs_a_cue_or_a_numeric_answer_format():
@@ -101,8 +124,10 @@ def test_digit_option_keys_are_never_numeric_slots():
     assert score(it, answer("4", "2"), patterns=JA).correct
 
 
-# Statuses
+# Statuses (B.6)
 def test_error_missing_refusal_parse_failure_are_incorrect():
+    """B.6: non-answers stay in the denominator as incorrect with a status: refusal (JSON with an
+    empty answer list, or a declining sentence), parse_failure, error, missing."""
     it = item(["A"])
     assert score(it, '{"answer": ["a"]}', error="HTTP 500") == score(it, None, error="timeout")
     assert score(it, None, error="timeout").status == "error"
@@ -120,13 +145,70 @@ def test_answered_score_carries_prediction_and_rule():
 def test_excluded_and_unsupported_gold_raise():
     with pytest.raises(ValueError, match="no usable gold"):
         score(Item(id="x", benchmark="t", question="?"), "a")
-    with pytest.raises(ValueError, match="text"):
+    with pytest.raises(ValueError, match="'text' is not scored by the answer chain"):
         score(Item(id="x", benchmark="t", question="?", gold=Gold(text="pneumonia")), "pneumonia")
 
 
-def test_is_correct_on_predicted_keys():
-    assert is_correct(item(["B", "D"]), ["D", "B"])
-    assert not is_correct(item(["B", "D"]), ["D"])
+# Conventions an adapter declares
+def iou_scorer(it, text):
+    """A tiny box scorer: four numbers "x, y, w, h", correct when IoU with the gold box >= 0.5."""
+    try:
+        x, y, w, h = (float(v) for v in text.replace(",", " ").split())
+    except ValueError:
+        return Score(False, "parse_failure", None, None)
+    gx, gy, gw, gh = it.gold.box
+    inter = max(0.0, min(x + w, gx + gw) - max(x, gx)) * max(0.0, min(y + h, gy + gh) - max(y, gy))
+    iou = inter / (w * h + gw * gh - inter)
+    return Score(iou >= 0.5, "answered", (f"{x:g},{y:g},{w:g},{h:g}",), "iou")
+
+
+BOXES = AnswerConventions(score_open=iou_scorer)
+BOX_ITEM = Item(id="box", benchmark="boxes", question="Where is the lesion?", gold=Gold(box=(10, 10, 20, 20)),
+                answer_format="bbox")
+
+
+def test_score_open_scores_what_the_chain_does_not():
+    assert score(BOX_ITEM, "12, 10, 20, 20", conventions=BOXES) == Score(True, "answered", ("12,10,20,20",), "iou")
+    assert not score(BOX_ITEM, "30 30 20 20", conventions=BOXES).correct  # IoU 0
+    assert score(BOX_ITEM, "somewhere", conventions=BOXES).status == "parse_failure"
+    assert score(BOX_ITEM, None, error="HTTP 500", conventions=BOXES).status == "error"  # statuses stay core's
+    assert score(BOX_ITEM, None, conventions=BOXES).status == "missing"
+    assert score(item(["A"]), answer("a"), conventions=BOXES).rule == "json"  # choice gold: the chain
+
+
+class Boxes(Benchmark):
+    name = "boxes"
+
+    def answer_conventions(self):
+        return BOXES
+
+
+class Pes(Benchmark):
+    name = "pes_like"
+
+    def answer_conventions(self):
+        return AnswerConventions(answer_key="response", saved_label_sets=True)
+
+
+def test_the_runner_and_rescoring_use_the_benchmarks_conventions():
+    rec = make_record(Boxes(), BOX_ITEM, "C+Q+I", "k", Response(text="10 10 20 20"))
+    assert (rec["predicted"], rec["status"], rec["correct"], rec["rule"]) == (["10,10,20,20"], "answered", True, "iou")
+    it = item(["A", "C"])
+    rec = make_record(Pes(), it, "C+Q", "k", Response(text='{"response": ["a", "c"]}'))
+    assert (rec["predicted"], rec["correct"], rec["rule"]) == (["A", "C"], True, "json")
+    live = make_record(Pes(), it, "C+Q", "k", Response(text="a,c"))
+    assert live["status"] == "parse_failure"  # a live reply is never read as a saved prediction
+    saved = rescore_record(Pes(), it, {**live, "saved": True})
+    assert (saved["predicted"], saved["correct"], saved["rule"], saved["saved"]) == (["A", "C"], True, "saved", True)
+    assert rescore_record(Benchmark(), it, {**live, "saved": True})["status"] == "parse_failure"  # JMed48k's default
+
+
+def test_medvqa_score_uses_the_conventions_of_the_items_benchmark(monkeypatch):
+    registered = {**plugins.benchmarks(), "boxes": plugins.Registered("boxes", Boxes(), "test")}
+    monkeypatch.setattr(plugins, "benchmarks", lambda: registered)
+    assert medvqa.score(BOX_ITEM, "11 10 20 20").correct
+    sample = medvqa.load("jmed48k", split="sample")[0]
+    assert medvqa.score(sample, '{"answer": ["2"]}').correct and not medvqa.score(sample, "2,3", saved=True).correct
 
 
 # Chance

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from medvqa.adapters.jmed48k.patterns import JAPANESE, select_count
-from medvqa.core.normalize import compile_patterns
+from medvqa.core.patterns import compile_patterns
 
 
 @pytest.mark.parametrize("stem,expected", [

@@ -7,7 +7,7 @@ from medvqa.core.benchmark import Benchmark
 from medvqa.core.hookspecs import hookimpl
 from medvqa.core.items import Gold, ImageRef, Item, Option, resolve_image
 from medvqa.core.messages import Template
-from medvqa.core.normalize import LanguagePatterns
+from medvqa.core.patterns import LanguagePatterns
 
 HERE = Path(__file__).parent
 KOREAN = LanguagePatterns(language="ko", answer=(r"정답은\s*(?P<ans>[1-5])",),
