@@ -3,10 +3,14 @@ bare `score` call, over 500,000 saved responses to the real JMed48k sample's ite
 
     python bench/scoring.py [--n 500000] [--passes 3]
 
-Responses are a realistic mix: JSON answers (valid, multi-key, wrong label), answers in prose
-(Japanese and English), refusals and unparseable text. Each pass times all N responses; the
-fastest pass is the one least disturbed by other work on the machine (as `timeit` reports its
-best repeat), and the median is printed beside it.
+Goal: `rescore_record` at least 20,000 responses/s, so that re-scoring all of JMed48k-Eval
+(12,484 items × 4 conditions) takes under 3 s; model calls take seconds each, so the reader is
+kept plain rather than faster.
+
+Responses are a realistic mix: JSON answers (valid, multi-key, wrong label, bare arrays, arrow
+chains), answers in prose (Japanese and English), refusals and unparseable text. Each pass times
+all N responses; the fastest pass is the one least disturbed by other work on the machine (as
+`timeit` reports its best repeat), and the median is printed beside it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ RESPONSES = [
     '```json\n{"answer": ["d"]}\n```', "答えは c です。", "正解：b", "The answer is (e).",
     "画像が提供されていないため回答できません。", "I cannot determine the answer without the image.",
     "Let me think step by step. The findings suggest pneumonia, so the answer is A.", "…",
+    '["b", "e"]', '{"answer": ["c->a->e"]}', "B→E→C",
 ]
 
 
@@ -70,7 +75,7 @@ def main() -> None:
 
     print(f"{args.n:,} responses to {len(items)} items, one core, {args.passes} passes (best / median)")
     for name, rates in (("score()         ", timed(bare)), ("rescore_record()", timed(full))):
-        goal = "  (goal: at least 50,000)" if name.startswith("rescore") else ""
+        goal = "  (goal: at least 20,000)" if name.startswith("rescore") else ""
         print(f"  {name} {max(rates):10,.0f} / {statistics.median(rates):,.0f} responses/s{goal}")
 
 
