@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from click.testing import CliRunner
 
 from medvqa.cli.main import cli
@@ -60,6 +61,7 @@ cli(sys.argv[1:])
 """
 
 
+@pytest.mark.slow
 def test_sigkill_half_way_then_rerun_completes_without_duplicates_or_gaps(jmed_sample, tmp_path):
     args = [*COMMAND, "--data", str(jmed_sample)]
     reference = tmp_path / "reference"

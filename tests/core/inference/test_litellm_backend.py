@@ -177,6 +177,7 @@ def test_a_model_list_file_names_keys_by_environment_variable(serve, tmp_path, m
         LiteLLMBackend("pool", model_list=str(path))
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_answers(serve):
     server = serve()
     items = [demo_item(i) for i in range(24)]

@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 
 from medvqa.core import plugins
 from medvqa.core.conditions import parse_conditions, plan
@@ -50,6 +51,7 @@ def by_pair(records: list[dict]) -> dict[tuple[str, str], dict]:
     return {(r["item_id"], r["condition"]): {k: r[k] for k in COMPARED} for r in records}
 
 
+@pytest.mark.slow
 def test_the_cli_runs_jmed48k_against_a_server_started_by_hand(tmp_path):
     data = shared_data("jmed48k-sample")
     with ServerProcess("--latency", "0.005") as server:
@@ -71,6 +73,7 @@ def test_the_cli_runs_jmed48k_against_a_server_started_by_hand(tmp_path):
     assert "base64" not in text and "image_url" not in text
 
 
+@pytest.mark.slow
 def test_a_run_killed_five_times_ends_like_an_uninterrupted_one(tmp_path):
     data = write_exam(tmp_path / "data", 1000)  # text only: C and C+Q give 2,000 requests
     conditions = "C,C+Q"
