@@ -1,4 +1,5 @@
-"""Small helpers shared by commands: errors as clean messages, JSON output."""
+"""Small helpers shared by commands, built-in or added by a plugin (`medvqa.commands`): errors
+as clean messages, JSON output."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ import click
 
 @contextmanager
 def user_errors():
-    """Turn data and usage errors into a one-line message and exit status 2."""
+    """Turn data and usage errors into a one-line message and exit status 1."""
     from medvqa.core.items import DataError
+    from medvqa.core.plugins import PluginError
 
     try:
         yield
-    except (DataError, KeyError, ValueError, FileNotFoundError) as exc:
+    except (DataError, PluginError, KeyError, ValueError, FileNotFoundError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         raise click.ClickException(str(msg)) from None
 

@@ -5,8 +5,8 @@ from ._common import print_json, user_errors
 
 @click.command("audit")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=str))
-@click.option("--by", help="Comma-separated record fields to stratify by, e.g. profession,image_type "
-                           "(image_type = the dominant image type).")
+@click.option("--by", help="Comma-separated record fields (or a benchmark's aliases for them) to stratify by; "
+                           "default: the benchmark's default strata.")
 @click.option("--cohort", "cohort_file", type=click.Path(exists=True, dir_okay=False, path_type=str),
               help="YAML or JSON file mapping models to cohorts ({cohort: [model, ...]} or {model: cohort}).")
 @click.option("--refusals", type=click.Choice(["strict", "conditional", "imputed"]), default="strict",
@@ -23,13 +23,12 @@ def command(run_dirs, by, cohort_file, refusals, examples, resamples, seed, as_j
     conventions, image-as-options control and selection bias (no model calls)."""
     from pathlib import Path
 
-    from medvqa.core.audit import Settings, audit, summary_markdown
+    from medvqa.core.api import audit
+    from medvqa.core.audit import summary_markdown
 
     with user_errors():
-        settings = Settings(by=tuple(f.strip() for f in by.split(",") if f.strip()) if by else (),
-                            refusals=refusals, resamples=resamples, seed=seed, examples=examples)
-        cohorts = _read_cohorts(Path(cohort_file)) if cohort_file else None
-        doc = audit([_read_run(Path(d)) for d in run_dirs], settings, cohorts)
+        doc = audit(*run_dirs, by=by, cohorts=cohort_file, refusals=refusals, examples=examples,
+                    resamples=resamples, seed=seed)
         written = []
         if figures_dir or html_out:
             from medvqa.core.audit_figures import figures, save_figures, svg_texts
@@ -47,26 +46,3 @@ def command(run_dirs, by, cohort_file, refusals, examples, resamples, seed, as_j
         click.echo(summary_markdown(doc))
     for path in written:
         click.echo(f"wrote {path}", err=True)
-
-
-def _read_run(run_dir):
-    from medvqa.core import plugins
-    from medvqa.core.audit import RunInput
-    from medvqa.core.rescore import load_run
-
-    manifest, records, _, items = load_run(run_dir)
-    return RunInput(model=manifest["model"], records=records, items=items, source=str(run_dir),
-                    patterns=plugins.answer_patterns())
-
-
-def _read_cohorts(path):
-    import yaml
-
-    from medvqa.core.audit import parse_cohorts
-    from medvqa.core.items import DataError
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise DataError(f"not valid YAML or JSON ({exc})", file=path) from None
-    return parse_cohorts(data, path)

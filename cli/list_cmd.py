@@ -8,8 +8,7 @@ def command() -> None:
 
     click.echo("Benchmarks:")
     for name, reg in sorted(plugins.benchmarks().items()):
-        title = getattr(reg.obj, "title", "")
-        click.echo(f"  {name:<16} {title}  [plugin: {reg.plugin}]")
+        click.echo(f"  {name:<16} {reg.obj.title}  [plugin: {reg.plugin}]")
     click.echo("Backends (--model):")
     for name, reg in sorted(plugins.backends().items()):
-        click.echo(f"  {name:<16} {getattr(reg.obj, 'description', '')}  [plugin: {reg.plugin}]")
+        click.echo(f"  {name:<16} {reg.obj.description}  [plugin: {reg.plugin}]")

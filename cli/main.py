@@ -1,16 +1,41 @@
 """The `medvqa` command. Each subcommand lives in its own module and imports heavy
-dependencies only when it runs, so `medvqa --help` starts fast."""
+dependencies only when it runs, so `medvqa --help` starts fast; plugins add their own commands
+through the `register_commands` hook."""
 
 import click
 
-from . import audit_cmd, extract_cmd, list_cmd, report_cmd, run_cmd, score_cmd, validate_cmd
+from . import audit_cmd, list_cmd, report_cmd, run_cmd, score_cmd, validate_cmd
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Commands(click.Group):
+    """A command group that keeps the first command of each name: a plugin cannot replace a
+    built-in command, or another plugin's, and is told so on stderr."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        name = name or cmd.name
+        if name in self.commands:
+            click.echo(f"medvqa: a plugin's command {name!r} is ignored: that name is taken", err=True)
+            return
+        super().add_command(cmd, name)
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="medvqa")
 def cli() -> None:
     """Evaluate vision-language models on medical licensing exams and audit image use."""
 
 
-for module in (list_cmd, run_cmd, score_cmd, report_cmd, validate_cmd, audit_cmd, extract_cmd):
+for module in (list_cmd, run_cmd, score_cmd, report_cmd, validate_cmd, audit_cmd):
     cli.add_command(module.command)
+
+
+def _plugin_commands() -> None:
+    from medvqa.core import plugins
+
+    try:
+        plugins.manager().hook.register_commands(cli=cli)
+    except plugins.PluginError as exc:
+        raise SystemExit(f"medvqa: {exc}") from None
+
+
+_plugin_commands()

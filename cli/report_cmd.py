@@ -14,36 +14,12 @@ from ._common import print_json, user_errors
 def command(run_dir, by, table_set, pass_report, fmt, as_json) -> None:
     """Accuracy by condition (and by any stratum) with n, exclusions and status counts; or the
     benchmark's own tables (--table); or pass / fail against its criteria (--pass)."""
-    from pathlib import Path
-
-    from medvqa.core import plugins, report
-    from medvqa.core.store import read_manifest, read_records
+    from medvqa.core.api import report
 
     fmt = "json" if as_json else fmt
     with user_errors():
-        if table_set and pass_report:
-            raise ValueError("give either --table or --pass, not both")
-        if pass_report:
-            from medvqa.core.rescore import load_run
-
-            _, records, bench, items = load_run(Path(run_dir))
-            if not hasattr(bench, "pass_report"):
-                raise ValueError(f"benchmark {bench.name} ships no pass criteria")
-            result = bench.pass_report(list(items.values()), records)
-            if fmt == "json":
-                print_json(result.as_json())
-            else:
-                click.echo(result.text(), nl=False)
-            return
-        manifest = read_manifest(Path(run_dir))
-        records = read_records(Path(run_dir))
-        if table_set:
-            bench = plugins.get_benchmark(manifest["benchmark"])
-            if table_set.lower() != bench.name or not hasattr(bench, "report_tables"):
-                raise ValueError(f"no table set {table_set!r} for this {bench.name} run"
-                                 + (f"; use --table {bench.name}" if hasattr(bench, "report_tables") else ""))
-            output = bench.report_tables(records, manifest).render(fmt)
-        else:
-            fields = [f.strip() for f in by.split(",")] if by else []
-            output = report.render(report.accuracy_table(records, manifest.get("excluded"), fields), fmt)
-    click.echo(output, nl=False)
+        output = report(run_dir, by=by, table=table_set, pass_lines=pass_report, fmt=fmt)
+    if fmt == "json":
+        print_json(output)
+    else:
+        click.echo(output, nl=False)

@@ -17,7 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -25,30 +26,27 @@ from . import stats
 from .conditions import ALL, IMAGE_REMOVAL
 from .forced import FORCED_CONDITION
 from .items import DataError, Item
+from .patterns import compile_patterns
 from .scoring import chance_of_correct
 
 WITH, REMOVED = (c.value for c in IMAGE_REMOVAL)
 STATES = ("p11", "p10", "p01", "p00")
 CONVENTIONS = ("strict", "conditional", "imputed")
-# `--by` names that mean another record field when the records lack the name itself.
-ALIASES = {"image_type": "dominant_type"}
-# A stem that describes individual options: a label followed by a topic/subject particle or a
-# colon ("A は…", "①が…", "B: …"), or a circled label followed directly by words ("①腹部…").
-_PARTICLE = r"\s*(?:は|が|[:：]|\s+(?:is|shows)\b)"
-_WORD_AFTER_CIRCLED = r"[\u3040-\u30ff\u4e00-\u9fffA-Za-z]"
 _CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
 
 
 @dataclass(frozen=True)
 class RunInput:
-    """One model's run: its records, the items they name, and the language patterns used to
-    score them (they decide ordering items' chance)."""
+    """One model's run: its records, the items they name, the language patterns used to
+    score them (they decide ordering items' chance and which stems describe options) and the
+    stratum aliases its benchmark declares."""
 
     model: str
     records: list[dict]
     items: dict[str, Item]
     source: str = ""
     patterns: tuple = ()
+    stratum_aliases: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -96,16 +94,17 @@ def _index(run: RunInput) -> dict[tuple[str, str], dict]:
     return out
 
 
-def resolve_fields(by: Iterable[str], records: list[dict], source: str = "") -> dict[str, str]:
-    """Map each requested stratum name to the record field holding it (`image_type` →
-    `dominant_type` when the records have no `image_type`)."""
+def resolve_fields(by: Iterable[str], records: list[dict], source: str = "",
+                   aliases: Mapping[str, str] = MappingProxyType({})) -> dict[str, str]:
+    """Map each requested stratum name to the record field holding it: the field of that name,
+    else the field a benchmark's alias names."""
     available = set().union(*(r.keys() for r in records)) if records else set()
     out = {}
     for name in by:
         if name in available:
             out[name] = name
-        elif name in ALIASES and ALIASES[name] in available:
-            out[name] = ALIASES[name]
+        elif name in aliases and aliases[name] in available:
+            out[name] = aliases[name]
         else:
             raise ValueError(f"{source or 'the run'}: records have no field {name!r}; "
                              f"available: {', '.join(sorted(available))}")
@@ -343,8 +342,10 @@ def refusal_section(run: _Run, s: Settings) -> dict:
 
 # ---------------------------------------------------------------- image-as-options control
 
-def stem_leaks(item: Item) -> bool:
-    """Does the stem describe individual options ("A は…", "①が…", "①腹部…")?"""
+def stem_leaks(item: Item, patterns: Sequence = ()) -> bool:
+    """Does the stem describe individual options? A label followed by a colon or by one of the
+    languages' option cues (`LanguagePatterns.option_cues`: "A is…", "B shows…"), or a circled
+    label followed directly by a word."""
     tokens = {o.label for o in item.options} | {o.key for o in item.options}
     tokens |= {o.text.strip() for o in item.options if 0 < len(o.text.strip()) <= 2}
     tokens = {t for t in tokens if t}
@@ -352,10 +353,11 @@ def stem_leaks(item: Item) -> bool:
         return False
     alternation = "|".join(sorted((re.escape(t) for t in tokens), key=len, reverse=True))
     label = rf"(?<![A-Za-z0-9０-９Ａ-Ｚａ-ｚ])(?:{alternation})(?![A-Za-z0-9])"
-    if re.search(label + _PARTICLE, item.question):
+    cue = compile_patterns(patterns).option_cue.pattern
+    if re.search(rf"{label}(?:\s*[:：]|(?i:{cue}))", item.question):
         return True
     circled = "".join(t for t in tokens if t in _CIRCLED)
-    return bool(circled) and re.search(rf"[{circled}]{_WORD_AFTER_CIRCLED}", item.question) is not None
+    return bool(circled) and re.search(rf"[{circled}][^\W\d_]", item.question) is not None
 
 
 def io_control(run: _Run, s: Settings) -> dict:
@@ -370,7 +372,7 @@ def io_control(run: _Run, s: Settings) -> dict:
     with_correct = [bool(by_key[(it.id, WITH)].get("correct")) for it, _ in paired]
     removed_correct = [bool(by_key[(it.id, REMOVED)].get("correct")) for it, _ in paired]
     baseline = _mean([c for _, c in paired])
-    leaks = [it.id for it in io_items if stem_leaks(it)]
+    leaks = [it.id for it in io_items if stem_leaks(it, patterns)]
     unavailable = [(it, c) for it, c in fixed if not it.image_available and (it.id, REMOVED) in by_key]
     unavailable_correct = [bool(by_key[(it.id, REMOVED)].get("correct")) for it, _ in unavailable]
     unavailable_baseline = _mean([c for _, c in unavailable])
@@ -522,7 +524,7 @@ def _prepare(run: RunInput, s: Settings) -> _Run:
     by_key = _index(run)
     pairs, unpaired = pair_image_removal(run, by_key)
     _, forced_accuracy = forced_guess_accuracy(run.records)
-    return _Run(input=run, by_key=by_key, fields=resolve_fields(s.by, run.records, run.source),
+    return _Run(input=run, by_key=by_key, fields=resolve_fields(s.by, run.records, run.source, run.stratum_aliases),
                 pairs=pairs, unpaired=unpaired, forced_accuracy=forced_accuracy)
 
 

@@ -1,14 +1,17 @@
 """The adapter surface: what a benchmark plugin provides.
 
 Subclass `Benchmark`, fill in `name`, `load` and `template`, and register an instance from a
-`register_benchmarks` hook. Everything else has a sensible default.
+`register_benchmarks` hook. Everything else a benchmark may offer (official tables, pass lines,
+extraction, default strata, its headline metric, answer conventions) is declared here with a
+default, so callers never probe for it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 from .conditions import Condition
 from .items import Item
@@ -34,7 +37,27 @@ class AnswerConventions:
     score_open: Callable[[Item, str], Score] | None = None
 
 
+class Tables(Protocol):
+    """A benchmark's official tables (`Benchmark.report_tables`)."""
+
+    def render(self, fmt: str) -> str:
+        """The tables as `md`, `csv`, `latex` or `json` text."""
+
+
+class PassLines(Protocol):
+    """Pass / fail per exam against official criteria (`Benchmark.pass_report`)."""
+
+    def as_json(self) -> Any:
+        """What `medvqa report RUN --pass --json` prints."""
+
+    def text(self) -> str:
+        """The human-readable report."""
+
+
 class Benchmark:
+    """What a benchmark offers, each part declared with a default: a subclass fills in `name`
+    and `load` and overrides what it has."""
+
     name: str = ""
     title: str = ""
     language: str = "en"
@@ -42,6 +65,12 @@ class Benchmark:
     default_split: str = "full"
     # Item.meta fields copied into every record, so reports and audits can stratify by them.
     strata: tuple[str, ...] = ()
+    # The strata tables and audits show when the user names none (`medvqa audit` without --by).
+    default_strata: tuple[str, ...] = ()
+    # Other names `--by` accepts for a record field: {"alias": "record field"}.
+    stratum_aliases: Mapping[str, str] = MappingProxyType({})
+    # The metric that sums up a run of this benchmark (accuracy, micro_f1, points, ...).
+    headline_metric: str = "accuracy"
     # Added to a refused image-removed request to ask for a best guess (in the exam's language).
     forced_guess_instruction: str = ("If you are unsure, give your single best guess anyway; "
                                      "an answer is required.")
@@ -70,10 +99,21 @@ class Benchmark:
         return AnswerConventions()
 
     def validate(self, path: Path) -> list:
-        """`medvqa.core.validation.Finding`s about the data at `path` (`medvqa validate`,
-        and `medvqa run` refuses error-level findings); none by default."""
+        """`Finding`s about the data at `path` (`medvqa validate`, and `medvqa run` refuses
+        error-level findings); none by default."""
         return []
 
-    # Optional, looked up by `medvqa report`:
-    #   report_tables(records, manifest) -> object with .render(fmt)   (--table NAME)
-    #   pass_report(items, records) -> object with .as_json(), .text()  (--pass)
+    def report_tables(self, records: list[dict], manifest: dict) -> Tables | None:
+        """The benchmark's official tables (`medvqa report RUN --table NAME`); None when it
+        has none."""
+        return None
+
+    def pass_report(self, items: list[Item], records: list[dict]) -> PassLines | None:
+        """Pass / fail / not evaluable per exam (`medvqa report RUN --pass`); None when the
+        benchmark has no pass criteria."""
+        return None
+
+    def extract(self, **options: Any) -> Any:
+        """Source documents → the benchmark's release layout; the adapter's own command
+        (`register_commands`) exposes it. Benchmarks without an extractor raise."""
+        raise NotImplementedError(f"benchmark {self.name} has no extractor")

@@ -1,4 +1,5 @@
-"""Plugin hook specifications. Each hook receives a `register` callback."""
+"""Plugin hook specifications. The `register_*` hooks receive a `register` callback, so one
+plugin can register several things; `register_commands` receives the `medvqa` click group."""
 
 import pluggy
 
@@ -19,3 +20,8 @@ def register_backends(register):
 @hookspec
 def register_answer_patterns(register):
     """Register language answer patterns: call register(LanguagePatterns(...))."""
+
+
+@hookspec
+def register_commands(cli):
+    """Add commands to the `medvqa` command line: call cli.add_command(command)."""

@@ -151,12 +151,12 @@ class Item(BaseModel):
     options: tuple[Option, ...] = ()
     gold: Gold | None = None
     answer_format: AnswerFormat = "choice"
-    n_select: int | None = None  # how many keys the stem asks for ("2つ選べ" → 2); None = one
+    n_select: int | None = None  # how many keys the stem asks for ("choose two" → 2); None = one
     images: tuple[ImageRef, ...] = ()
     image_as_options: bool = False
     text_reference: str | None = None
     language: str = "en"
-    meta: dict[str, Any] = Field(default_factory=dict)  # strata: profession, year, section, ...
+    meta: dict[str, Any] = Field(default_factory=dict)  # strata the adapter declares: year, section, ...
     exclusion_reason: str | None = None
 
     @field_validator("options")

@@ -22,7 +22,7 @@ _LABEL_DOT = re.compile(r"(?P<ans>[^\s.．。]{1,3})\s*[.．。]\s*\S")
 _BOXED = re.compile(r"oxed\s*\{\s*(?:\\text(?:bf)?\s*\{)?\s*(?P<ans>[^{}]*?)\s*\}", re.IGNORECASE)
 _PAREN_TAIL = re.compile(rf"[(（]\s*(?P<ans>[^()（）]{{1,10}}?)\s*[)）][{re.escape(_TRAILING)}]*$")
 _FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}  # ！..～ → !..~, ０-９, Ａ-Ｚ, ａ-ｚ
-# a number and optionally its unit (a word, or % ‰ ° ℃): 12, 1.2, 12 mg, 40%, 0.40 g/gCr, 600mL/日
+# a number and optionally its unit (a word, or % ‰ ° ℃): 12, 1.2, 12 mg, 40%, 0.40 g/gCr, 600mL/day
 _NUMBER = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(?:(?:[%‰°℃]|[^\W\d_①-⑳])[^\s0-9]{0,9})?")
 _DECODER = json.JSONDecoder(strict=False)  # control characters inside strings are Rule 0's job
 _FENCE = re.compile(r"```(?:json)?(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -142,8 +142,8 @@ def rule5_parenthesised(s: str, labels: ItemLabels, patterns: CompiledPatterns) 
 
 
 def rule6_answer_phrase(s: str, labels: ItemLabels, patterns: CompiledPatterns) -> str | None:
-    """Rule 6: an answer phrase (`the answer is N`, `answer: N`, the exam language's own such as
-    `正解は N`); the last one that names a valid label."""
+    """Rule 6: an answer phrase (`the answer is N`, `answer: N`, and those of the exam's language,
+    `LanguagePatterns.answer`); the last one that names a valid label."""
     found = sorted((m for rx in patterns.answer for m in rx.finditer(s)), key=lambda m: m.start("ans"))
     return next((key for m in reversed(found) if (key := labels.resolve(m["ans"]))), None)
 

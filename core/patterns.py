@@ -22,6 +22,7 @@ class LanguagePatterns:
     ordering_cues: tuple[str, ...] = ()  # a stem cue → ordering scoring
     numeric_cues: tuple[str, ...] = ()  # a stem cue → numeric-slot scoring
     refusal: tuple[str, ...] = ()  # declining sentences
+    option_cues: tuple[str, ...] = ()  # what follows an option label when a stem describes that option
 
 
 ENGLISH = LanguagePatterns(
@@ -30,6 +31,7 @@ ENGLISH = LanguagePatterns(
     ordering_cues=(r"\border\b(?!\s+to\b)",),
     numeric_cues=(r"\bcalculate\b",),
     refusal=(r"\b(?:cannot|can ?not|can't|unable to)\s+(?:determine|answer)\b",),
+    option_cues=(r"\s+(?:is|shows)\b",),
 )
 
 
@@ -39,6 +41,7 @@ class CompiledPatterns:
     ordering_cue: re.Pattern
     numeric_cue: re.Pattern
     refusal: re.Pattern
+    option_cue: re.Pattern
 
 
 @lru_cache(maxsize=64)
@@ -48,7 +51,7 @@ def _compile(patterns: tuple[LanguagePatterns, ...]) -> CompiledPatterns:
     if missing := [rx.pattern for rx in answer if "ans" not in rx.groupindex]:
         raise ValueError(f"answer patterns without a (?P<ans>...) group: {missing}")
     union = [re.compile("|".join(f"(?:{rx})" for lang in every for rx in getattr(lang, field)), re.IGNORECASE)
-             for field in ("ordering_cues", "numeric_cues", "refusal")]
+             for field in ("ordering_cues", "numeric_cues", "refusal", "option_cues")]
     return CompiledPatterns(answer, *union)
 
 

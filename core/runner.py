@@ -136,6 +136,7 @@ def build_manifest(spec: RunSpec) -> dict:
         "strata": list(bench.strata),
         "excluded": excluded,
         "versions": package_versions("pydantic", "pluggy", "litellm"),
+        "plugins": plugins.loaded_plugins(),
         "command_line": spec.command_line,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         **spec.extra_manifest,

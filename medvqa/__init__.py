@@ -3,36 +3,74 @@ whether they use the images.
 
     >>> import medvqa
     >>> items = medvqa.load("jmed48k", split="sample")
-    >>> medvqa.score(items[0], '{"answer": ["a"]}').correct
+    >>> medvqa.score(items[0], '{"answer": ["2"]}').correct
+    True
+
+Everything an adapter or a notebook needs is a name here (`__all__`), re-exported from the
+private modules that implement it and imported on first use, so `import medvqa` stays fast.
+`medvqa.ja` holds helpers for Japanese exams, `medvqa.tables` table rendering, and
+`medvqa.commands` helpers for the commands a plugin adds. docs/api.md documents every name.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+# public name -> the private module that defines it
+_EXPORTS = {
+    # adapters: what a benchmark is made of
+    "Benchmark": "medvqa.core.benchmark",
+    "AnswerConventions": "medvqa.core.benchmark",
+    "Item": "medvqa.core.items",
+    "Gold": "medvqa.core.items",
+    "Option": "medvqa.core.items",
+    "ImageRef": "medvqa.core.items",
+    "ImageRole": "medvqa.core.items",
+    "DataError": "medvqa.core.items",
+    "resolve_image": "medvqa.core.items",
+    "Condition": "medvqa.core.conditions",
+    "Template": "medvqa.core.messages",
+    "LanguagePatterns": "medvqa.core.patterns",
+    "ANSWER_TOKEN": "medvqa.core.patterns",
+    "Finding": "medvqa.core.validation",
+    "Score": "medvqa.core.scoring",
+    "hookimpl": "medvqa.core.hookspecs",
+    "read_jsonl": "medvqa.core.jsonl",
+    # notebooks: the commands as functions
+    "load": "medvqa.core.api",
+    "score": "medvqa.core.api",
+    "run": "medvqa.core.api",
+    "RunOutcome": "medvqa.core.api",
+    "records": "medvqa.core.api",
+    "report": "medvqa.core.api",
+    "audit": "medvqa.core.api",
+    "cache_dir": "medvqa.core.api",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'medvqa' has no attribute {name!r}")
+    value = getattr(import_module(_EXPORTS[name]), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 if TYPE_CHECKING:
-    from medvqa.core.items import Item
+    from medvqa.core.api import RunOutcome, audit, cache_dir, load, records, report, run, score
+    from medvqa.core.benchmark import AnswerConventions, Benchmark
+    from medvqa.core.conditions import Condition
+    from medvqa.core.hookspecs import hookimpl
+    from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, resolve_image
+    from medvqa.core.jsonl import read_jsonl
+    from medvqa.core.messages import Template
+    from medvqa.core.patterns import ANSWER_TOKEN, LanguagePatterns
     from medvqa.core.scoring import Score
-
-__all__ = ["load", "score"]
-
-
-def load(benchmark: str, path: str | Path | None = None, split: str | None = None, **options) -> list["Item"]:
-    """Items of a registered benchmark (`medvqa list` shows them)."""
-    from medvqa.core.plugins import get_benchmark
-
-    return get_benchmark(benchmark).load(Path(path) if path is not None else None, split, **options)
-
-
-def score(item: "Item", response_text: str | None, *, error: str | None = None, saved: bool = False) -> "Score":
-    """Read a raw model response under the registered language patterns and the answer
-    conventions of the item's benchmark, and score it. `saved` marks a prediction saved in the
-    benchmark's own format rather than a model's reply (docs/scoring.md)."""
-    from medvqa.core.benchmark import AnswerConventions
-    from medvqa.core.plugins import answer_patterns, benchmarks
-    from medvqa.core.scoring import score as _score
-
-    registered = benchmarks().get(item.benchmark)
-    conventions = registered.obj.answer_conventions() if registered else AnswerConventions()
-    return _score(item, response_text, error=error, patterns=answer_patterns(), conventions=conventions, saved=saved)
+    from medvqa.core.validation import Finding

@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from medvqa.core.benchmark import Benchmark
-from medvqa.core.items import Item
-from medvqa.core.messages import Template
+from medvqa import Benchmark, Item, Template
 
 from . import hub, loader, templates
 from .professions import specialty_key
@@ -23,6 +21,8 @@ class JMed48k(Benchmark):
     default_split = "eval"
     strata = ("profession", "year", "section", "has_image", "dominant_type", "image_types",
               "image_as_options", "answer_format")
+    default_strata = ("profession", "dominant_type")
+    stratum_aliases = {"image_type": "dominant_type"}  # `--by image_type`
     forced_guess_instruction = templates.FORCED_GUESS
 
     def load(self, path: Path | None = None, split: str | None = None, *,
@@ -57,7 +57,8 @@ class JMed48k(Benchmark):
         return validate_release(path)
 
     def extract(self, **options: Any):
-        """MHLW PDFs → a release cell (`medvqa extract jmed48k`); see `extract/`."""
+        """MHLW PDFs → a release cell (`medvqa extract jmed48k`, in `commands.py`); see
+        `extract/`."""
         from .extract import extract
 
         return extract(**options)

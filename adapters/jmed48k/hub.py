@@ -10,8 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from medvqa.core.inference.cache import default_cache_path
-from medvqa.core.items import DataError
+from medvqa import DataError, cache_dir
 
 REPO_ID = "JMed48k/JMed48k"
 FOLDER = "JMed48k-eval"
@@ -41,7 +40,7 @@ def download(*, notice=None) -> Path:
     try:
         local = snapshot_download(**query, local_files_only=True)
     except OSError:  # not cached (huggingface_hub raises LocalEntryNotFoundError, an OSError)
-        marker = default_cache_path().parent / "jmed48k-licence-shown"
+        marker = cache_dir() / "jmed48k-licence-shown"
         if not marker.exists():
             notice(LICENCE_NOTICE)
         try:

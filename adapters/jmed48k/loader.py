@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, resolve_image
+from medvqa import DataError, Gold, ImageRef, ImageRole, Item, Option, resolve_image
+from medvqa.ja import select_count
 
-from .patterns import select_count
 
 BENCHMARK = "jmed48k"
 UNKNOWN = "unknown"

@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from medvqa.core.items import DataError, Item
+from medvqa import DataError, Item
 
 from .professions import PROFESSIONS
 

@@ -1,6 +1,6 @@
 """Registers JMed48k with medvqa, exactly as a third-party adapter would."""
 
-from medvqa.core.hookspecs import hookimpl
+from medvqa import hookimpl
 
 
 @hookimpl
@@ -12,6 +12,13 @@ def register_benchmarks(register):
 
 @hookimpl
 def register_answer_patterns(register):
-    from .patterns import JAPANESE
+    from medvqa.ja import JAPANESE
 
     register(JAPANESE)
+
+
+@hookimpl
+def register_commands(cli):
+    from .commands import extract
+
+    cli.add_command(extract)

@@ -24,7 +24,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.core.report import render, to_latex, to_markdown
+from medvqa.tables import render, to_latex, to_markdown
 
 from .loader import OTHER, PRIMARY_TYPES, UNKNOWN
 from .professions import PROFESSIONS

@@ -4,7 +4,7 @@ Multimodal order: optional text_reference, stem, content image(s), option list (
 image-as-options items), answer image(s), instruction block.
 """
 
-from medvqa.core.messages import Template
+from medvqa import Template
 
 _INSTRUCTION = ('回答は選択肢の記号のみを、次の JSON 形式で出力してください: {{"answer": ["記号"]}}\n'
                 "選択肢の記号: {labels}\n選ぶ数: {n}つ")

@@ -27,8 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from medvqa.core.items import DataError, Gold
-from medvqa.core.validation import Finding
+from medvqa import DataError, Finding, Gold
 
 from .loader import IMAGE_FIELDS, OTHER, PRIMARY_TYPES, REQUIRED, Cell, cells, image_refs
 

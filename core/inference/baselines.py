@@ -6,14 +6,18 @@ import hashlib
 import json
 import random
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ..hookspecs import hookimpl
-from .base import Request, Response
+
+if TYPE_CHECKING:  # imported when answering, so that loading the plugin (`medvqa --help`) stays fast
+    from .base import Request, Response
 
 
-def _answer(keys: list[str]) -> str:
-    return json.dumps({"answer": keys}, ensure_ascii=False)
+def _answer(keys: list[str]) -> Response:
+    from .base import Response
+
+    return Response(text=json.dumps({"answer": keys}, ensure_ascii=False))
 
 
 def _slots(request: Request) -> int:
@@ -44,7 +48,7 @@ class RandomBackend:
             else:
                 labels = [o.label for o in item.options]
                 keys = rng.sample(labels, min(item.n_select or 1, len(labels))) if labels else []
-            yield req, Response(text=_answer(keys))
+            yield req, _answer(keys)
 
 
 @dataclass
@@ -65,7 +69,7 @@ class ConstantBackend:
                 keys = ["0"] * _slots(req)
             else:
                 keys = [self.label]
-            yield req, Response(text=_answer(keys))
+            yield req, _answer(keys)
 
 
 class _Factory:

@@ -33,7 +33,10 @@ def medvqa(env, *args, cwd=None):
 def test_installed_plugin_is_listed_with_its_plugin_name(plugin_env):
     listing = medvqa(plugin_env, "list")
     assert "kmle_demo" in listing and "[plugin: kmle_demo]" in listing
-    assert "jmed48k" in listing  # built-ins load through the same group
+    assert "[plugin: medvqa.adapters.jmed48k.plugin]" in listing  # built-ins through the same manager
+    only = medvqa({**plugin_env, "MEDVQA_LOAD_PLUGINS": "kmle_demo"}, "list")
+    assert "[plugin: kmle_demo]" in only and "jmed48k" in only and "random" in only  # built-ins stay
+    assert "kmle_demo" not in medvqa({**plugin_env, "MEDVQA_LOAD_PLUGINS": ""}, "list")
 
 
 def test_installed_plugin_runs_scores_and_reports_like_a_builtin(plugin_env, tmp_path):
@@ -49,6 +52,9 @@ def test_installed_plugin_runs_scores_and_reports_like_a_builtin(plugin_env, tmp
                             "--run-dir", str(run_dir), "--json"))
     assert out["n_items"] == 5 and out["n_records"] == 7
     assert out["accuracy"] == {"C+Q": 4 / 5, "C+Q+I": 1 / 2}  # the Korean phrase "정답은 1" is read
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["plugins"]["kmle_demo"] == {"distribution": "medvqa-kmle-demo", "version": "0.1.0"}
+    assert manifest["plugins"]["medvqa.adapters.jmed48k.plugin"]["distribution"] == "medvqa"
     records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
     refusal = next(r for r in records if r["item_id"] == "kmle-3" and r["condition"] == "C+Q+I")
     assert refusal["status"] == "refusal" and refusal["correct"] is False

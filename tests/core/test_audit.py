@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from medvqa.core import plugins
+from medvqa.core import audit_runs, plugins
 from medvqa.core.audit import RunInput, Settings, audit, parse_cohorts, stem_leaks
 from medvqa.core.forced import FORCED_CONDITION, forced_guess_requests
 from medvqa.core.inference.replay import ReplayBackend
@@ -15,6 +15,7 @@ from medvqa.core.rescore import load_run
 from medvqa.core.runner import make_record
 from medvqa.core.session import RunOptions, run
 from medvqa.core.store import RunStore, read_manifest
+from medvqa.ja import JAPANESE
 
 from tests.conftest import REPO, shared_data
 
@@ -47,9 +48,7 @@ def mcnemar(b: int, c: int) -> float:
 
 
 def run_input(run_dir: Path) -> RunInput:
-    manifest, records, _, items = load_run(run_dir)
-    return RunInput(model=manifest["model"], records=records, items=items, source=str(run_dir),
-                    patterns=plugins.answer_patterns())
+    return audit_runs.run_input([audit_runs.read_run(run_dir)])
 
 
 @pytest.fixture(scope="module")
@@ -246,11 +245,16 @@ def test_stem_leakage_flags_stems_that_describe_options():
     def item(stem: str) -> Item:
         return Item(id="x", benchmark="b", question=stem, options=opts, gold=Gold.from_json("A"), image_as_options=True)
 
-    assert stem_leaks(item("①腹部膨隆を認める。②圧痛を認める。下線部のうち誤っているのはどれか。"))
-    assert stem_leaks(item("A は大動脈弁領域を示す。最強点はどれか。"))
-    assert stem_leaks(item("研修医：「③左総腸骨動脈だと思います」"))
-    assert not stem_leaks(item("Gram 染色標本（別冊No. 1①〜⑤）を別に示す。最も多いのはどれか。"))
-    assert not stem_leaks(item("HbA1c が 7.0% である。適切なのはどれか。"))
+    ja = (JAPANESE,)
+    assert stem_leaks(item("①腹部膨隆を認める。②圧痛を認める。下線部のうち誤っているのはどれか。"), ja)
+    assert stem_leaks(item("A は大動脈弁領域を示す。最強点はどれか。"), ja)
+    assert stem_leaks(item("研修医：「③左総腸骨動脈だと思います」"), ja)
+    assert not stem_leaks(item("Gram 染色標本（別冊No. 1①〜⑤）を別に示す。最も多いのはどれか。"), ja)
+    assert not stem_leaks(item("HbA1c が 7.0% である。適切なのはどれか。"), ja)
+    # the particle is the Japanese patterns' cue; English contributes its own, a colon is any language's
+    assert not stem_leaks(item("A は大動脈弁領域を示す。最強点はどれか。"))
+    assert stem_leaks(item("Which is wrong? A shows the aortic area."))
+    assert stem_leaks(item("B: the aortic area. Which is wrong?"))
 
 
 def test_cohort_files_in_either_shape():
@@ -275,12 +279,10 @@ def kmle_plugin():
     import medvqa_kmle_demo
 
     pm.register(medvqa_kmle_demo, name="kmle_demo")
-    plugins._collect.cache_clear()
     try:
         yield medvqa_kmle_demo
     finally:
         pm.unregister(name="kmle_demo")
-        plugins._collect.cache_clear()
         sys.path.remove(path)
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from medvqa.adapters.jmed48k.patterns import JAPANESE
+from medvqa.ja import JAPANESE
 from medvqa.core.benchmark import AnswerConventions
 from medvqa.core.items import Gold, Item, Option
 from medvqa.core.normalize import item_labels, normalize, read_json, rule0_clean

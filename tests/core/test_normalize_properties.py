@@ -9,7 +9,7 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from medvqa.adapters.jmed48k.patterns import JAPANESE
+from medvqa.ja import JAPANESE
 from medvqa.core.items import Gold, Item, Option
 from medvqa.core.normalize import apply_rules, item_labels, normalize, rule0_clean
 from medvqa.core.patterns import ENGLISH, compile_patterns

@@ -7,7 +7,7 @@ from math import comb
 import pytest
 
 import medvqa
-from medvqa.adapters.jmed48k.patterns import JAPANESE, select_count
+from medvqa.ja import JAPANESE, select_count
 from medvqa.core import plugins
 from medvqa.core.benchmark import AnswerConventions, Benchmark
 from medvqa.core.inference.base import Response
@@ -203,9 +203,21 @@ def test_the_runner_and_rescoring_use_the_benchmarks_conventions():
     assert rescore_record(Benchmark(), it, {**live, "saved": True})["status"] == "parse_failure"  # JMed48k's default
 
 
-def test_medvqa_score_uses_the_conventions_of_the_items_benchmark(monkeypatch):
-    registered = {**plugins.benchmarks(), "boxes": plugins.Registered("boxes", Boxes(), "test")}
-    monkeypatch.setattr(plugins, "benchmarks", lambda: registered)
+class BoxesPlugin:
+    @medvqa.hookimpl
+    def register_benchmarks(self, register):
+        register(Boxes())
+
+
+@pytest.fixture
+def boxes_plugin():
+    pm = plugins.manager()
+    pm.register(BoxesPlugin(), name="boxes-test")
+    yield
+    pm.unregister(name="boxes-test")
+
+
+def test_medvqa_score_uses_the_conventions_of_the_items_benchmark(boxes_plugin):
     assert medvqa.score(BOX_ITEM, "11 10 20 20").correct
     sample = medvqa.load("jmed48k", split="sample")[0]
     assert medvqa.score(sample, '{"answer": ["2"]}').correct and not medvqa.score(sample, "2,3", saved=True).correct

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import csv
 import re
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 import pdfplumber
 
-from medvqa.core.items import DataError
+from medvqa import DataError
+from medvqa.ja import fold, normalize_width
 
 from .pdfpage import body_box, build_lines, page_chars
 
@@ -45,12 +45,12 @@ class KeyEntry:
 def normalise_section(name: str | None) -> str | None:
     if name is None:
         return None
-    name = unicodedata.normalize("NFKC", name).strip()
+    name = normalize_width(name)
     return SECTION_WORDS.get(name, name).upper()
 
 
 def parse_question_id(text: str) -> tuple[str | None, int] | None:
-    m = QUESTION_ID.match(re.sub(r"\s+", "", unicodedata.normalize("NFKC", text)))
+    m = QUESTION_ID.match(fold(text))
     if not m:
         return None
     return normalise_section(m.group("section")), int(m.group("number"))
@@ -106,7 +106,7 @@ def _read_pdf(path: Path) -> list[KeyEntry]:
 
 
 def _table_entries(rows: list[list], section: str | None, where: str) -> list[KeyEntry]:
-    cells = [[unicodedata.normalize("NFKC", c or "").strip() for c in row] for row in rows]
+    cells = [[normalize_width(c) for c in row] for row in rows]
     pairs: list[tuple[int, int]] = []
     start = 0
     for r, row in enumerate(cells[:2]):
@@ -135,7 +135,7 @@ def parse_answer(raw: str, *, options: list[str], slots: int = 0, n_select: int 
     """One key for one question → `(correct_answer, reason)`. `correct_answer` is a list of
     keys, a list of lists for official alternatives, or None with `reason` saying why.
     Raises AnswerError when the key does not fit the question."""
-    text = unicodedata.normalize("NFKC", raw or "").strip()
+    text = normalize_width(raw)
     if text in BLANK:
         return None, "blank in the answer key"
     for word in WITHDRAWN:

@@ -14,9 +14,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from medvqa.ja import fold
+
 from .pdfpage import (Box, Line, PdfBooklet, body_box, build_lines, cluster, contains_point, graphics,
                       intersects, pad, page_chars, union)
-from .text import fold
 
 MARKER = re.compile(r"^別冊(No\.?\d+[A-Z]?)?$")
 PAGE_NUMBER = re.compile(r"^[\s\-―—–‐ー－]*\d{1,3}[\s\-―—–‐ー－]*$")

@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from medvqa.ja import fold
+
 from .booklet import repeated_objects, signature
 from .pdfpage import Box, PdfBooklet, body_box, build_lines, cluster, graphics, intersects, pad, page_chars, turn, union
-from .text import fold
 
 ANGLES = (0, 90, 270)
 GLYPH_MAX = 20.0  # outlines of caption characters are smaller than this (points)

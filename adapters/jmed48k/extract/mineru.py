@@ -20,11 +20,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from medvqa.core.items import DataError
+from medvqa import DataError
+from medvqa.ja import fold
 
 from .booklet import MARKER, PAGE_NUMBER, Figure, Flow
 from .pdfpage import Line
-from .text import fold, subscript, superscript
+from .text import subscript, superscript
 
 SKIPPED = {"discarded", "header", "footer", "page_number", "page_footnote", "aside_text"}
 PICTURES = {"image", "chart", "table"}

@@ -8,7 +8,7 @@ from time import perf_counter
 
 from PIL import Image, ImageStat
 
-from medvqa.core.items import DataError
+from medvqa import DataError
 
 from ..professions import specialty_key
 from . import mineru

@@ -4,22 +4,21 @@ case texts), whatever engine read the booklet."""
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
+
+from medvqa.ja import fold, normalize_width, select_count
 
 from .booklet import Figure, Flow
 from .pdfpage import Line, union
-from .text import clean, fold
+from .text import clean
 
 DIGIT_LABEL = re.compile(r"^\s*([1-9１-９])[．.]\s*")
 LETTER_LABEL = re.compile(r"^\s*([a-hａ-ｈ])(?:[．.]\s*|[ \t\u3000]+)")
 CASE_HEADER = re.compile(r"^次の(?:文|文章|事例|症例)を読み")
-SELECT = re.compile(r"([0-9一二三四])つ選べ")
 GRID = re.compile(r"解答[：:]?\s*((?:[①-⑳][\s．.]*){1,8})")
 GRID_ROW = re.compile(r"^[\s0-9０-９①-⑳．.]+$")
 REFERENCE = re.compile(r"別冊\s*No\.?\s*(\d+)(?:\s*([A-Z]))?(?:\s+(\d+)\s*[~〜\-]\s*(\d+))?")
 MAX_GAP = 3  # question numbers may skip this many (a number the reader missed)
-KANJI_DIGITS = {"一": 1, "二": 2, "三": 3, "四": 4}
 
 
 @dataclass
@@ -70,10 +69,7 @@ class QuestionDraft:
 
     @property
     def n_select(self) -> int:
-        m = SELECT.search(fold(self.stem))
-        if not m:
-            return 1
-        return KANJI_DIGITS.get(m.group(1)) or int(m.group(1))
+        return select_count(self.stem) or 1
 
     @property
     def slots(self) -> int:
@@ -84,7 +80,7 @@ class QuestionDraft:
     @property
     def refs(self) -> list[FigureRef]:
         out = []
-        for m in REFERENCE.finditer(unicodedata.normalize("NFKC", self.stem)):
+        for m in REFERENCE.finditer(normalize_width(self.stem)):
             rng = (int(m.group(3)), int(m.group(4))) if m.group(3) else None
             ref = FigureRef(int(m.group(1)), m.group(2), rng)
             if ref not in out:
@@ -170,7 +166,7 @@ def _label(line_text: str, expected: str | None):
     for pattern in (DIGIT_LABEL, LETTER_LABEL):
         m = pattern.match(line_text)
         if m:
-            label = unicodedata.normalize("NFKC", m.group(1))
+            label = normalize_width(m.group(1))
             if label == expected or (expected is None and label in ("1", "a")):
                 return label, line_text[m.end():]
     return None

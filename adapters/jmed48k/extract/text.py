@@ -1,13 +1,12 @@
 """Character classes and text clean-up shared by every reader.
 
 Text is kept as printed (full-width digits and letters, chemical and isotope notation); only
-the spaces that typesetting added are removed. `fold` normalises a copy for matching only.
+the spaces that typesetting added are removed. `medvqa.ja.fold` normalises a copy for matching only.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 
 SUPERSCRIPTS = dict(zip("0123456789+-−=()nmi", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ⁿᵐⁱ"))
 SUBSCRIPTS = dict(zip("0123456789+-−=()aeoxhklmnpst", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑₒₓₕₖₗₘₙₚₛₜ"))
@@ -45,8 +44,3 @@ def clean(text: str) -> str:
             continue
         out.append(ch)
     return "".join(out)
-
-
-def fold(text: str) -> str:
-    """A matching key: NFKC (full-width → ASCII), no whitespace. Never written out."""
-    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from medvqa.adapters.jmed48k.patterns import JAPANESE, select_count
+from medvqa.ja import JAPANESE, select_count
 from medvqa.core.patterns import compile_patterns
 
 

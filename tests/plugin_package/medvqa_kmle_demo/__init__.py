@@ -3,11 +3,7 @@
 import json
 from pathlib import Path
 
-from medvqa.core.benchmark import Benchmark
-from medvqa.core.hookspecs import hookimpl
-from medvqa.core.items import Gold, ImageRef, Item, Option, resolve_image
-from medvqa.core.messages import Template
-from medvqa.core.patterns import LanguagePatterns
+from medvqa import Benchmark, Gold, ImageRef, Item, LanguagePatterns, Option, Template, hookimpl, resolve_image
 
 HERE = Path(__file__).parent
 KOREAN = LanguagePatterns(language="ko", answer=(r"정답은\s*(?P<ans>[1-5])",),

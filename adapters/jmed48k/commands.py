@@ -1,10 +1,16 @@
+"""The jmed48k plugin's own commands (`register_commands`): `medvqa extract jmed48k`."""
+
 import click
 
-from ._common import print_json, user_errors
+from medvqa.commands import print_json, user_errors
 
 
-@click.command("extract")
-@click.argument("benchmark")
+@click.group("extract")
+def extract() -> None:
+    """Extract a benchmark's records from its source documents into its release layout."""
+
+
+@extract.command("jmed48k")
 @click.option("--questions", "questions", multiple=True, required=True, type=click.Path(exists=True, dir_okay=False),
               help="Question booklet PDF (repeat for each booklet).")
 @click.option("--figures", "figures", multiple=True, type=click.Path(exists=True, dir_okay=False),
@@ -18,20 +24,17 @@ from ._common import print_json, user_errors
               help="An existing MinerU output folder (with --engine mineru) instead of running it.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Root folder of the release layout.")
 @click.option("--json", "as_json", is_flag=True, help="Print the extraction report as one JSON document.")
-def command(benchmark, questions, figures, answers, profession, year, section_names, engine, mineru_output, out,
-            as_json) -> None:
-    """Extract BENCHMARK records from exam PDFs into its release layout, then check them.
+def jmed48k(questions, figures, answers, profession, year, section_names, engine, mineru_output, out, as_json) -> None:
+    """MHLW question booklets, figure booklets and answer keys → JMed48k release records, then
+    check them.
 
     Exits 1 when the written records have error-level findings (the report lists them)."""
     from pathlib import Path
 
-    from medvqa.core import plugins
+    from .benchmark import JMed48k
 
     with user_errors():
-        bench = plugins.get_benchmark(benchmark)
-        if not hasattr(bench, "extract"):
-            raise ValueError(f"benchmark {bench.name} has no extractor")
-        result = bench.extract(
+        result = JMed48k().extract(
             questions=[Path(q) for q in questions], figures=[Path(f) for f in figures],
             answers=Path(answers) if answers else None, profession=profession, year=year,
             section_names=section_names.split(",") if section_names else None, engine=engine,

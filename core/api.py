@@ -1,0 +1,142 @@
+"""The Python form of each command: what `medvqa run`, `report` and `audit` compute, returned
+instead of printed (the commands call these and print). Heavy modules are imported inside the
+functions, so `import medvqa` stays fast."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .items import Item
+    from .scoring import Score
+
+
+def load(benchmark: str, path: str | Path | None = None, split: str | None = None, **options: Any) -> list[Item]:
+    """Items of a registered benchmark (`medvqa list` shows them)."""
+    from .plugins import get_benchmark
+
+    return get_benchmark(benchmark).load(Path(path) if path is not None else None, split, **options)
+
+
+def score(item: Item, response_text: str | None, *, error: str | None = None, saved: bool = False) -> Score:
+    """Read a raw model response under the registered language patterns and the answer
+    conventions of the item's benchmark, and score it. `saved` marks a prediction saved in the
+    benchmark's own format rather than a model's reply (docs/scoring.md)."""
+    from .benchmark import AnswerConventions
+    from .plugins import answer_patterns, benchmarks
+    from .scoring import score as _score
+
+    registered = benchmarks().get(item.benchmark)
+    conventions = registered.obj.answer_conventions() if registered else AnswerConventions()
+    return _score(item, response_text, error=error, patterns=answer_patterns(), conventions=conventions, saved=saved)
+
+
+class RunOutcome(NamedTuple):
+    run_dir: Path
+    summary: dict
+
+
+def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) -> RunOutcome:
+    """Run `benchmark` on `model`, as `medvqa run` does, and return the run directory and its
+    summary. `options` are `medvqa run`'s options in Python spelling (`sample=True`,
+    `conditions="C+Q,C+Q+I"`, `run_dir=...`, `limit=...`) and `backend_options={...}` for the
+    backend's (`{"temperature": 0.2, "api_base": ["http://..."]}`)."""
+    from dataclasses import fields
+
+    from .session import RunOptions, run as run_session
+
+    accepted = {f.name for f in fields(RunOptions)} - {"benchmark", "model"}
+    if unknown := sorted(set(options) - accepted):
+        raise TypeError(f"medvqa.run() got unknown options {', '.join(unknown)}; accepted: {', '.join(sorted(accepted))}")
+    call = ", ".join([repr(benchmark), repr(model), *(f"{k}={v!r}" for k, v in options.items())])
+    options.setdefault("command_line", [f"medvqa.run({call})"])
+    result = run_session(RunOptions(benchmark=benchmark, model=model, **options), progress=progress)
+    return RunOutcome(Path(result.run_dir), result.summary())
+
+
+def records(run_dir: str | Path) -> pd.DataFrame:
+    """The records of a run, one row per (item, condition) — the newest when a pair was
+    written more than once — with the run's manifest in `.attrs["manifest"]`."""
+    import pandas as pd
+
+    from .runner import RECORD_FIELDS
+    from .store import read_manifest, read_records
+
+    manifest = read_manifest(Path(run_dir))
+    rows = read_records(Path(run_dir))
+    frame = pd.DataFrame.from_records(rows) if rows else pd.DataFrame(columns=list(RECORD_FIELDS))
+    frame.attrs["manifest"] = manifest
+    return frame
+
+
+def _names(by: str | Iterable[str] | None) -> list[str]:
+    if by is None:
+        return []
+    names = by.split(",") if isinstance(by, str) else by
+    return [n.strip() for n in names if n.strip()]
+
+
+def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table: str | None = None,
+           pass_lines: bool = False, fmt: str = "json") -> Any:
+    """What `medvqa report` prints for a run: accuracy by condition (and `by` strata), or the
+    benchmark's own `table` set, or its `pass_lines`. With `fmt="json"` (the default) the
+    parsed JSON document `--json` prints; `md`, `csv` or `latex` give the text."""
+    from . import plugins
+    from .report import accuracy_table, render
+    from .rescore import load_run
+    from .store import read_manifest, read_records
+
+    run_dir = Path(run_dir)
+    if table and pass_lines:
+        raise ValueError("ask for either the benchmark's tables (--table) or its pass lines (--pass), not both")
+    if pass_lines:
+        _, recs, bench, items = load_run(run_dir)
+        result = bench.pass_report(list(items.values()), recs)
+        if result is None:
+            raise ValueError(f"benchmark {bench.name} ships no pass criteria")
+        return result.as_json() if fmt == "json" else result.text()
+    manifest = read_manifest(run_dir)
+    recs = read_records(run_dir)
+    if table:
+        bench = plugins.get_benchmark(manifest["benchmark"])
+        tables = bench.report_tables(recs, manifest)
+        if tables is None or table.lower() != bench.name:
+            raise ValueError(f"no table set {table!r} for this {bench.name} run"
+                             + (f"; its table set is {bench.name!r}" if tables is not None else ""))
+        text = tables.render(fmt)
+    else:
+        text = render(accuracy_table(recs, manifest.get("excluded"), _names(by)), fmt)
+    return json.loads(text) if fmt == "json" else text
+
+
+def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
+          cohorts: str | Path | Mapping[str, Any] | None = None, refusals: str = "strict", examples: int = 3,
+          resamples: int = 1000, seed: int = 0) -> dict:
+    """The visual-reliance audit of saved runs, as `medvqa audit --json` prints it. `by` names
+    the strata (the benchmark's default strata when None); `cohorts` is a file or a mapping
+    (`{cohort: [model, ...]}` or `{model: cohort}`)."""
+    from .audit import Settings, audit as audit_runs, parse_cohorts
+    from .audit_runs import default_by, read_cohorts, read_run, run_input
+
+    if not run_dirs:
+        raise ValueError("no runs to audit")
+    groups = [[read_run(d)] for d in run_dirs]
+    settings = Settings(by=tuple(_names(by)) if by is not None else default_by(groups), refusals=refusals,
+                        resamples=resamples, seed=seed, examples=examples)
+    if isinstance(cohorts, Mapping):
+        cohorts = parse_cohorts(dict(cohorts))
+    elif cohorts is not None:
+        cohorts = read_cohorts(cohorts)
+    return audit_runs([run_input(g) for g in groups], settings, cohorts)
+
+
+def cache_dir() -> Path:
+    """medvqa's cache folder (`$MEDVQA_CACHE_DIR`, else `~/.cache/medvqa`): the response cache
+    and any state an adapter keeps between runs."""
+    from .inference.cache import default_cache_path
+
+    return default_cache_path().parent

@@ -1,0 +1,34 @@
+"""Reading JSON Lines files (one JSON object per line), as adapters and importers do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .items import DataError
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """The objects of a JSON Lines file, in order; blank lines are skipped. A line that is not
+    a JSON object raises DataError naming the file and the line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError("file not found", file=path) from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
+    rows = []
+    # split on "\n" only: JSON strings may hold U+2028 and other characters splitlines() breaks at
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", file=path,
+                            record=f"line {lineno}") from None
+        if not isinstance(row, dict):
+            raise DataError(f"expected a JSON object, got {type(row).__name__}", file=path, record=f"line {lineno}")
+        rows.append(row)
+    return rows

@@ -1,0 +1,216 @@
+"""`import medvqa` is the one public surface: every name listed, documented with an example that
+runs, imported lazily; adapters use nothing else; the functions return what the commands print."""
+
+import ast
+import contextlib
+import io
+import json
+import re
+import subprocess
+import sys
+from importlib import import_module
+
+import pytest
+from click.testing import CliRunner
+
+import medvqa
+from medvqa.cli.main import cli
+from medvqa.core.store import read_records
+
+from tests.conftest import REPO
+
+SURFACE = {"Benchmark", "Item", "Gold", "Option", "ImageRef", "Template", "LanguagePatterns", "Finding", "hookimpl",
+           "load", "score", "run", "records", "report", "audit", "AnswerConventions", "DataError", "resolve_image",
+           "Condition", "ANSWER_TOKEN", "read_jsonl"}
+PUBLIC_MODULES = ["medvqa"] + sorted(f"medvqa.{p.stem}" for p in (REPO / "medvqa").glob("*.py")
+                                     if not p.name.startswith("_"))
+
+
+def python_blocks(text: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```$", text, re.M | re.S)
+
+
+def public_names() -> list[str]:
+    return [f"{module}.{name}" for module in PUBLIC_MODULES for name in import_module(module).__all__]
+
+
+def test_the_surface_is_listed_and_every_name_resolves():
+    out = subprocess.run([sys.executable, "-c", "import medvqa; print(medvqa.__all__)"], capture_output=True,
+                         text=True, check=True)
+    assert SURFACE <= set(ast.literal_eval(out.stdout))
+    assert PUBLIC_MODULES == ["medvqa", "medvqa.commands", "medvqa.ja", "medvqa.tables"]
+    for dotted in public_names():
+        module, _, name = dotted.rpartition(".")
+        assert getattr(import_module(module), name) is not None, dotted
+        assert name in dir(import_module(module))
+    with pytest.raises(AttributeError, match="module 'medvqa' has no attribute 'nothing'"):
+        medvqa.nothing
+
+
+def test_import_medvqa_loads_nothing_heavy():
+    code = ("import sys, medvqa; from medvqa import hookimpl; "
+            "print(sorted(m for m in ('pandas', 'pydantic', 'litellm', 'numpy', 'medvqa.core.items') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_every_public_name_is_documented_with_an_example():
+    docs = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
+    sections = dict(re.findall(r"^### `([\w.]+)`\n(.*?)(?=^##+ |\Z)", docs, re.M | re.S))
+    for dotted in public_names():
+        assert dotted in sections, f"{dotted} is not documented in docs/api.md"
+        assert "```python" in sections[dotted], f"{dotted} has no example in docs/api.md"
+    assert not set(sections) - set(public_names()), "docs/api.md documents names that are not public"
+
+
+def run_blocks(blocks: list[str], cwd) -> str:
+    out = io.StringIO()
+    namespace: dict = {"__name__": "__doc_example__"}
+    with contextlib.chdir(cwd), contextlib.redirect_stdout(out):
+        for i, block in enumerate(blocks, 1):
+            exec(compile(block, f"<example {i}: {block.splitlines()[0]}>", "exec"), namespace)
+    return out.getvalue()
+
+
+def test_the_api_docs_examples_run(tmp_path):
+    blocks = python_blocks((REPO / "docs" / "api.md").read_text(encoding="utf-8"))
+    assert len(blocks) >= len(public_names()) - 4  # a few examples show two names at once
+    run_blocks(blocks, tmp_path)
+
+
+def test_the_readme_python_example_runs_verbatim_on_the_bundled_sample(tmp_path):
+    blocks = python_blocks((REPO / "README.md").read_text(encoding="utf-8"))
+    assert len(blocks) == 1
+    printed = run_blocks(blocks, tmp_path)
+    assert printed.startswith("True answered ('2',)\n")
+    run_dirs = list((tmp_path / "runs").iterdir())
+    assert len(run_dirs) == 1 and (run_dirs[0] / "records.jsonl").is_file()
+
+
+def imports(path):
+    """(module, name or None, line) of every absolute import in a Python file."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            yield from ((alias.name, None, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            yield from ((node.module, alias.name, node.lineno) for alias in node.names)
+
+
+def adapter_files():
+    for root in (REPO / "adapters", REPO / "tests" / "plugin_package"):
+        for path in sorted(root.rglob("*.py")):
+            if not {"build", "__pycache__"} & set(path.relative_to(root).parts) and ".egg-info" not in str(path):
+                yield path
+
+
+def test_adapters_import_only_public_medvqa_names():
+    files = list(adapter_files())
+    assert len(files) > 20 and any("plugin_package" in str(p) for p in files)
+    bad = []
+    for path in files:
+        for module, name, line in imports(path):
+            where = f"{path.relative_to(REPO)}:{line}"
+            if module == "__future__":
+                continue
+            if any(part.startswith("_") for part in module.split(".")) or (name or "").startswith("_"):
+                bad.append(f"{where}: private name {module}.{name}")
+            elif module.split(".")[0] == "medvqa":
+                if module not in PUBLIC_MODULES:
+                    bad.append(f"{where}: {module} is not a public module")
+                elif name is not None and name not in import_module(module).__all__:
+                    bad.append(f"{where}: {module}.{name} is not public")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("api") / "run"
+    outcome = medvqa.run("jmed48k", "random", sample=True, run_dir=str(run_dir), cache=False, progress=False)
+    return outcome
+
+
+def invoke_json(*args):
+    result = CliRunner().invoke(cli, [*map(str, args), "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_run_returns_the_run_directory_and_the_summary_run_prints(sample_run, tmp_path):
+    run_dir, summary = sample_run
+    assert (run_dir / "manifest.json").is_file() and summary["run_dir"] == str(run_dir)
+    printed = invoke_json("run", "jmed48k", "--sample", "--model", "random", "--no-cache", "--run-dir", tmp_path / "cli")
+    assert {k: v for k, v in summary.items() if k in printed and k != "run_dir"} == \
+        {k: v for k, v in printed.items() if k != "run_dir"}
+    live = [it for it in medvqa.load("jmed48k", split="sample") if not it.excluded]
+    assert summary["n_records"] == len(live) + sum(it.image_available for it in live) == 22
+    assert set(summary["accuracy"]) == {"C+Q", "C+Q+I"}
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["command_line"] == [f"medvqa.run('jmed48k', 'random', sample=True, run_dir={str(run_dir)!r}, "
+                                        "cache=False)"]
+    assert manifest["plugins"]["medvqa.adapters.jmed48k.plugin"]["distribution"] == "medvqa"
+    with pytest.raises(TypeError, match="unknown options smaple; accepted: .*sample"):
+        medvqa.run("jmed48k", "random", smaple=True)
+
+
+def test_records_are_the_newest_record_of_each_pair(sample_run):
+    run_dir, summary = sample_run
+    path = run_dir / "records.jsonl"
+    saved = path.read_bytes()
+    try:
+        first = json.loads(saved.splitlines()[0])
+        with path.open("a", encoding="utf-8") as fh:  # a newer record of the same pair
+            fh.write(json.dumps({**first, "response": "rewritten"}) + "\n")
+        frame = medvqa.records(run_dir)
+        assert len(frame) == summary["n_records"] == len(read_records(run_dir))
+        row = frame[(frame["item_id"] == first["item_id"]) & (frame["condition"] == first["condition"])]
+        assert list(row["response"]) == ["rewritten"]
+        assert frame.attrs["manifest"]["model"] == "random"
+        assert frame.groupby("condition")["correct"].mean().to_dict() == pytest.approx(summary["accuracy"])
+    finally:
+        path.write_bytes(saved)
+
+
+@pytest.mark.parametrize("args,kwargs", [
+    ((), {}),
+    (("--by", "profession,year"), {"by": ["profession", "year"]}),
+    (("--table", "jmed48k"), {"table": "jmed48k"}),
+    (("--pass",), {"pass_lines": True}),
+])
+def test_report_returns_what_report_json_prints(sample_run, args, kwargs):
+    run_dir, _ = sample_run
+    assert medvqa.report(run_dir, **kwargs) == invoke_json("report", run_dir, *args)
+
+
+def test_report_in_other_formats_and_its_errors(sample_run):
+    run_dir, _ = sample_run
+    result = CliRunner().invoke(cli, ["report", str(run_dir), "--format", "md"])
+    assert result.exit_code == 0 and result.stdout == medvqa.report(run_dir, fmt="md")
+    with pytest.raises(ValueError, match="no table set 'other' for this jmed48k run; its table set is 'jmed48k'"):
+        medvqa.report(run_dir, table="other")
+    with pytest.raises(ValueError, match="either"):
+        medvqa.report(run_dir, table="jmed48k", pass_lines=True)
+
+
+def test_audit_returns_what_audit_json_prints(sample_run, tmp_path):
+    run_dir, _ = sample_run
+    doc = medvqa.audit(run_dir, by=["profession"], resamples=200)
+    assert doc == invoke_json("audit", run_dir, "--by", "profession", "--resamples", 200)
+    pairs = sum(it.image_available for it in medvqa.load("jmed48k", split="sample") if not it.excluded)
+    assert doc["paired"]["overall"]["n"] == pairs == 5 and set(doc["paired"]["by"]) == {"profession"}
+    again = medvqa.run("jmed48k", "random", sample=True, run_dir=str(tmp_path / "again"), progress=False)
+    cohorts = medvqa.audit(run_dir, again.run_dir, cohorts={"baselines": ["random"]}, resamples=50)
+    assert cohorts["cohorts"]["baselines"]["n_models"] == 2
+
+
+def test_read_jsonl_names_the_file_and_the_line(tmp_path):
+    path = tmp_path / "items.jsonl"
+    path.write_text('{"id": "a", "q": "line\u2028separator"}\n\n{"id": "b"}\r\n', encoding="utf-8")
+    assert medvqa.read_jsonl(path) == [{"id": "a", "q": "line\u2028separator"}, {"id": "b"}]
+    path.write_text('{"id": "a"}\n{"id": "b",}\n', encoding="utf-8")
+    with pytest.raises(medvqa.DataError, match=rf"{re.escape(str(path))}: record line 2: not valid JSON"):
+        medvqa.read_jsonl(path)
+    path.write_text('{"id": "a"}\n["b"]\n', encoding="utf-8")
+    with pytest.raises(medvqa.DataError, match="record line 2: expected a JSON object, got list"):
+        medvqa.read_jsonl(path)
+    with pytest.raises(medvqa.DataError, match="missing.jsonl: file not found"):
+        medvqa.read_jsonl(tmp_path / "missing.jsonl")
