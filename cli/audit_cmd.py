@@ -20,7 +20,9 @@ from ._common import print_json, user_errors
               help="Write the figures (PNG and SVG) into this folder.")
 def command(run_dirs, by, cohort_file, refusals, examples, resamples, seed, as_json, html_out, figures_dir) -> None:
     """Visual-reliance audit of saved runs: image-removal transitions, input ablation, refusal
-    conventions, image-as-options control and selection bias (no model calls)."""
+    conventions, image-as-options control and selection bias (no model calls). Runs of one
+    model on the same data holding different conditions (C+Q+I in one, C+Q in another) are
+    paired as one."""
     from pathlib import Path
 
     from medvqa.core.api import audit

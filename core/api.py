@@ -118,20 +118,24 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
           resamples: int = 1000, seed: int = 0) -> dict:
     """The visual-reliance audit of saved runs, as `medvqa audit --json` prints it. `by` names
     the strata (the benchmark's default strata when None); `cohorts` is a file or a mapping
-    (`{cohort: [model, ...]}` or `{model: cohort}`)."""
+    (`{cohort: [model, ...]}` or `{model: cohort}`). Runs of one model on the same data that
+    hold different conditions are joined, and `notes` says how runs were paired."""
     from .audit import Settings, audit as audit_runs, parse_cohorts
-    from .audit_runs import default_by, read_cohorts, read_run, run_input
+    from .audit_runs import default_by, join_runs, read_cohorts, read_runs, run_input
 
     if not run_dirs:
         raise ValueError("no runs to audit")
-    groups = [[read_run(d)] for d in run_dirs]
+    runs, repeated = read_runs(run_dirs)
+    groups, notes = join_runs(runs)
+    notes = repeated + notes
     settings = Settings(by=tuple(_names(by)) if by is not None else default_by(groups), refusals=refusals,
                         resamples=resamples, seed=seed, examples=examples)
     if isinstance(cohorts, Mapping):
         cohorts = parse_cohorts(dict(cohorts))
     elif cohorts is not None:
         cohorts = read_cohorts(cohorts)
-    return audit_runs([run_input(g) for g in groups], settings, cohorts)
+    doc = audit_runs([run_input(g) for g in groups], settings, cohorts)
+    return {**doc, "notes": notes}
 
 
 def cache_dir() -> Path:

@@ -600,9 +600,12 @@ def cohort_rows(models: dict[str, dict], cohorts: dict[str, str]) -> dict:
 
 
 def _model_names(runs: list[RunInput]) -> list[str]:
+    """The model's name; `model@folder` where several runs have that model, `model@path` where
+    even the folder names repeat."""
     counts = Counter(r.model for r in runs)
-    return [r.model if counts[r.model] == 1 else f"{r.model}@{Path(r.source).name or i}"
-            for i, r in enumerate(runs)]
+    short = [r.model if counts[r.model] == 1 else f"{r.model}@{Path(r.source).name or i}" for i, r in enumerate(runs)]
+    repeated = Counter(short)
+    return [name if repeated[name] == 1 else f"{r.model}@{r.source or i}" for i, (name, r) in enumerate(zip(short, runs))]
 
 
 def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[dict]:
@@ -655,12 +658,13 @@ def model_docs(doc: dict) -> dict[str, dict]:
 
 
 def summary_markdown(doc: dict) -> str:
-    """A short human-readable summary: per model the paired rows (overall and by stratum),
-    refusal rates and the image-as-options control, as Markdown."""
+    """A short human-readable summary: how runs were paired, per model the paired rows
+    (overall and by stratum) with the image items left unpaired, refusal rates and the
+    image-as-options control, as Markdown."""
     def pct(v):
         return "–" if v is None else f"{100 * v:.1f}"
 
-    lines = []
+    lines = [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
     for name, m in model_docs(doc).items():
         p = m["paired"]
         lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "",
@@ -672,6 +676,9 @@ def summary_markdown(doc: dict) -> str:
             mc = "–" if r["mcnemar_p"] is None else f"{r['mcnemar_p']:.3g}"
             lines.append(f"| {label} | {r['n']} | " + " | ".join(pct(r[k]) for k in (*STATES, "a_with", "a_removed",
                                                                                     "delta_img")) + f" | {ci} | {mc} |")
+        if p["unpaired"]:
+            lines += ["", "Unpaired image items: " + ", ".join(f"{v['n']} {reason}" for reason, v in p["unpaired"].items())
+                      + "."]
         rates = ", ".join(f"{c} {pct(v['rate'])} %" for c, v in m["refusals"]["rates"].items())
         io = m["io_control"]
         lines += ["", f"Refusal rates: {rates or 'no records'}.",

@@ -286,7 +286,8 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
             f"<style>{_STYLE}</style></head><body><h1>Visual-reliance audit</h1>"
             f"<p>{len(models)} model(s); refusals {_e(settings['refusals'])}; {settings['resamples']} bootstrap "
             f"resamples, seed {settings['seed']}. Percentages unless marked.</p>"
-            f'<p><label>Stratum: <select id="stratum-filter">{"".join(options)}</select></label> '
+            + "".join(f'<p class="note">{_e(note)}</p>' for note in doc.get("notes", []))
+            + f'<p><label>Stratum: <select id="stratum-filter">{"".join(options)}</select></label> '
             f'showing <span id="filter-state">all</span></p>')
     return head + "\n".join(page.parts) + f"<script>{_SCRIPT}</script></body></html>\n"
 

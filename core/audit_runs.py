@@ -1,13 +1,19 @@
-"""Run directories → the audit's inputs."""
+"""Run directories → the audit's inputs.
+
+Runs of one model on the same data whose conditions do not overlap (`C+Q+I` in one run, `C+Q`
+in another) are one experiment split in two: they are joined, so that their image-removal
+pairs are paired exactly as in a run holding both conditions. Where a run has only one side of
+the pair and no run given can complete it, a note says why.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from . import plugins
-from .audit import RunInput, parse_cohorts, resolve_fields
+from .audit import REMOVED, WITH, RunInput, parse_cohorts, resolve_fields
 from .benchmark import Benchmark
 from .items import DataError, Item
 from .rescore import load_run
@@ -32,12 +38,74 @@ def read_run(run_dir: str | Path) -> SavedRun:
     return SavedRun(Path(run_dir), manifest, records, benchmark, items)
 
 
+def read_runs(run_dirs: Sequence[str | Path]) -> tuple[list[SavedRun], list[str]]:
+    """Each run directory once (a folder named twice is read once, with a note)."""
+    unique: dict[Path, str | Path] = {}
+    for run_dir in run_dirs:
+        unique.setdefault(Path(run_dir).resolve(), run_dir)
+    notes = [f"{run_dir} is given more than once: audited once" for run_dir in unique.values()
+             if sum(Path(d).resolve() == Path(run_dir).resolve() for d in run_dirs) > 1]
+    return [read_run(d) for d in unique.values()], notes
+
+
 def run_input(runs: Sequence[SavedRun]) -> RunInput:
     """One audit input from runs of the same experiment (usually one run)."""
     first = runs[0]
     return RunInput(model=first.manifest["model"], records=[r for run in runs for r in run.records],
                     items=first.items, source=" + ".join(str(run.path) for run in runs),
                     patterns=plugins.answer_patterns(), stratum_aliases=first.benchmark.stratum_aliases)
+
+
+# Manifest fields that must agree for two runs to be one experiment, and how to name each.
+SAME_EXPERIMENT = {"benchmark": "benchmarks", "data_fingerprint": "data fingerprints", "model": "models",
+                   "params": "generation parameters", "templates": "templates"}
+
+
+def _short(value: Any) -> str:
+    return value[:12] if isinstance(value, str) and len(value) == 64 else str(value)
+
+
+def differences(a: SavedRun, b: SavedRun) -> list[str]:
+    """Why `a` and `b` are not one experiment (empty when they are)."""
+    return [f"{what} differ ({_short(a.manifest.get(key))} vs {_short(b.manifest.get(key))})"
+            for key, what in SAME_EXPERIMENT.items() if a.manifest.get(key) != b.manifest.get(key)]
+
+
+def _conditions(group: list[SavedRun]) -> set[str]:
+    return set().union(*(run.conditions for run in group))
+
+
+def join_runs(runs: Sequence[SavedRun]) -> tuple[list[list[SavedRun]], list[str]]:
+    """Runs grouped into experiments (in the order given) and notes on the pairing: which runs
+    were joined, and why a run holding one side of image removal has no partner."""
+    groups: list[list[SavedRun]] = []
+    for run in runs:
+        group = next((g for g in groups if not differences(g[0], run) and not _conditions(g) & run.conditions), None)
+        if group is None:
+            groups.append([run])
+        else:
+            group.append(run)
+    notes = [f"joined {' + '.join(str(r.path) for r in g)}: one experiment of {g[0].manifest['model']} "
+             f"on the same data, conditions {' | '.join(','.join(sorted(r.conditions)) for r in g)}"
+             for g in groups if len(g) > 1]
+    explained: set[frozenset] = set()  # (run, run) pairs already named, in either order
+    for group in groups:
+        conditions = _conditions(group)
+        if (WITH in conditions) == (REMOVED in conditions):
+            continue
+        have, lack = (WITH, REMOVED) if WITH in conditions else (REMOVED, WITH)
+        source = " + ".join(str(r.path) for r in group)
+        partners = [r for r in runs if r not in group and lack in r.conditions]
+        if not partners:
+            notes.append(f"{source}: {have} records without {lack}: no image-removal pairs, and no other run "
+                         f"given has {lack} records")
+        for other in partners:
+            if (pair := frozenset((group[0].path, other.path))) in explained:
+                continue
+            explained.add(pair)
+            why = differences(group[0], other) or [f"both have {', '.join(sorted(conditions & other.conditions))} records"]
+            notes.append(f"{source} ({have}) is not paired with {other.path} ({lack}): {'; '.join(why)}")
+    return groups, notes
 
 
 def default_by(groups: Sequence[Sequence[SavedRun]]) -> tuple[str, ...]:

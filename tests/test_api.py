@@ -197,8 +197,12 @@ def test_audit_returns_what_audit_json_prints(sample_run, tmp_path):
     assert doc == invoke_json("audit", run_dir, "--by", "profession", "--resamples", 200)
     pairs = sum(it.image_available for it in medvqa.load("jmed48k", split="sample") if not it.excluded)
     assert doc["paired"]["overall"]["n"] == pairs == 5 and set(doc["paired"]["by"]) == {"profession"}
-    again = medvqa.run("jmed48k", "random", sample=True, run_dir=str(tmp_path / "again"), progress=False)
+    twice = medvqa.audit(run_dir, run_dir, resamples=200)
+    assert twice["notes"] == [f"{run_dir} is given more than once: audited once"]
+    assert twice["paired"] == medvqa.audit(run_dir, resamples=200)["paired"]
+    again = medvqa.run("jmed48k", "random", sample=True, run_dir=str(tmp_path / "again" / run_dir.name), progress=False)
     cohorts = medvqa.audit(run_dir, again.run_dir, cohorts={"baselines": ["random"]}, resamples=50)
+    assert set(cohorts["models"]) == {f"random@{run_dir}", f"random@{again.run_dir}"}  # same folder names
     assert cohorts["cohorts"]["baselines"]["n_models"] == 2
 
 
