@@ -145,8 +145,9 @@ def heatmap_figure(doc: dict, field: str) -> Figure:
 
 
 def figures(doc: dict) -> dict[str, Figure]:
-    """Every audit figure by file stem: overall states and Δimg, then per `--by` field."""
-    fields = list(doc["settings"]["by"])
+    """Every audit figure by file stem: overall states and Δimg, then per `--by` field that has
+    paired strata."""
+    fields = [f for f in doc["settings"]["by"] if any(_rows(doc, f).values())]
     with _style():
         out = {"states_overall": states_figure(doc), "delta_overall": delta_figure(doc)}
         for field in fields:

@@ -79,11 +79,14 @@ def test_other_data_or_overlapping_conditions_are_not_joined(runs, tmp_path):
     assert f"{both_c} (C+Q+I) is not paired with {c_and_removed} (C+Q): both have C records" in doc["notes"]
 
 
+@pytest.mark.filterwarnings("error")  # no figure of strata without pairs (an empty heatmap warns)
 def test_the_text_summary_and_the_page_say_how_runs_were_paired(runs, tmp_path):
     page = tmp_path / "audit.html"
     result = CliRunner().invoke(command, [str(runs["random"]["C+Q+I"]), "--resamples", "50", "--html", str(page)])
     assert result.exit_code == 0, result.output
-    assert f'<p class="note">{runs["random"]["C+Q+I"]}: C+Q+I records without C+Q' in page.read_text(encoding="utf-8")
+    html = page.read_text(encoding="utf-8")
+    assert f'<p class="note">{runs["random"]["C+Q+I"]}: C+Q+I records without C+Q' in html
+    assert 'id="fig-states_overall"' in html and 'id="fig-heatmap_' not in html
     assert result.stdout.startswith(f"Note: {runs['random']['C+Q+I']}: C+Q+I records without C+Q")
     assert "| overall | 0 |" in result.stdout
     assert "Unpaired image items: 17 no C+Q record, 184 image not available." in result.stdout
