@@ -87,17 +87,17 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     parsed JSON document `--json` prints; `md`, `csv` or `latex` give the text."""
     from . import plugins
     from .report import accuracy_table, render
-    from .rescore import load_run
+    from .rescore import read_run
     from .store import read_manifest, read_records
 
     run_dir = Path(run_dir)
     if table and pass_lines:
         raise ValueError("ask for either the benchmark's tables (--table) or its pass lines (--pass), not both")
     if pass_lines:
-        _, recs, bench, items = load_run(run_dir)
-        result = bench.pass_report(list(items.values()), recs)
+        saved = read_run(run_dir)
+        result = saved.benchmark.pass_report(list(saved.items.values()), saved.records)
         if result is None:
-            raise ValueError(f"benchmark {bench.name} ships no pass criteria")
+            raise ValueError(f"benchmark {saved.benchmark.name} ships no pass criteria")
         return result.as_json() if fmt == "json" else result.text()
     manifest = read_manifest(run_dir)
     recs = read_records(run_dir)

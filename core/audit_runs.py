@@ -8,34 +8,13 @@ the pair and no run given can complete it, a note says why.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from . import plugins
 from .audit import REMOVED, WITH, RunInput, parse_cohorts, resolve_fields
-from .benchmark import Benchmark
-from .items import DataError, Item
-from .rescore import load_run
-
-
-@dataclass(frozen=True)
-class SavedRun:
-    path: Path
-    manifest: dict
-    records: list[dict]
-    benchmark: Benchmark
-    items: dict[str, Item]
-
-    @property
-    def conditions(self) -> set[str]:
-        return {r["condition"] for r in self.records}
-
-
-def read_run(run_dir: str | Path) -> SavedRun:
-    """A run directory with its items, reloaded and checked against its data fingerprint."""
-    manifest, records, benchmark, items = load_run(Path(run_dir))
-    return SavedRun(Path(run_dir), manifest, records, benchmark, items)
+from .items import DataError
+from .rescore import SavedRun, read_run
 
 
 def read_runs(run_dirs: Sequence[str | Path]) -> tuple[list[SavedRun], list[str]]:

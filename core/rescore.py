@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import plugins
-from .items import DataError, fingerprint_items
+from .benchmark import Benchmark
+from .items import DataError, Item, fingerprint_items
 from .runner import rescore_record
 from .session import load_items
 from .store import read_manifest, read_records, rewrite_records
@@ -20,6 +22,27 @@ def load_run(run_dir: Path):
         raise DataError("the benchmark data changed since this run (data fingerprint differs); "
                         "re-scoring would mix versions", file=Path(run_dir) / "manifest.json")
     return manifest, read_records(run_dir), benchmark, {it.id: it for it in items}
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """A run directory as `read_run` reads it."""
+
+    path: Path
+    manifest: dict
+    records: list[dict]  # the newest record of each (item, condition)
+    benchmark: Benchmark
+    items: dict[str, Item]  # by id, reloaded from the run's data
+
+    @property
+    def conditions(self) -> set[str]:
+        return {r["condition"] for r in self.records}
+
+
+def read_run(run_dir: str | Path) -> SavedRun:
+    """A run directory with its items, reloaded and checked against its data fingerprint."""
+    manifest, records, benchmark, items = load_run(Path(run_dir))
+    return SavedRun(Path(run_dir), manifest, records, benchmark, items)
 
 
 def rescore(run_dir: Path) -> tuple[int, int]:

@@ -46,6 +46,8 @@ _EXPORTS = {
     "report": "medvqa.core.api",
     "audit": "medvqa.core.api",
     "cache_dir": "medvqa.core.api",
+    "read_run": "medvqa.core.rescore",
+    "SavedRun": "medvqa.core.rescore",
 }
 
 __all__ = list(_EXPORTS)
@@ -72,5 +74,6 @@ if TYPE_CHECKING:
     from medvqa.core.jsonl import read_jsonl
     from medvqa.core.messages import Template
     from medvqa.core.patterns import ANSWER_TOKEN, LanguagePatterns
+    from medvqa.core.rescore import SavedRun, read_run
     from medvqa.core.scoring import Score
     from medvqa.core.validation import Finding
