@@ -24,7 +24,7 @@ def load_run(run_dir: Path):
     return manifest, read_records(run_dir), benchmark, {it.id: it for it in items}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one object per reading: compared by identity
 class SavedRun:
     """A run directory as `read_run` reads it."""
 
