@@ -11,7 +11,7 @@ import click
 
 @contextmanager
 def user_errors():
-    """Turn data and usage errors into a one-line message and exit status 2."""
+    """Turn data and usage errors into a one-line message and exit status 1."""
     from medvqa.core.items import DataError
 
     try:
