@@ -73,12 +73,20 @@ def probe(litellm, targets: list[tuple[str, dict[str, Any]]], params: dict[str, 
           retry: RetryPolicy) -> None:
     """Send `PROBE_MESSAGES` once per `(where, call)` of `targets` concurrently: `where` names
     the server in messages (no secrets), `call` holds `model` and the deployment's litellm
-    parameters; the run's generation `params` go with every request."""
+    parameters; the run's generation `params` go with every request. The probe runs on an
+    event loop of its own (litellm keys its HTTP clients by loop, so nothing is shared with the
+    run's), which leaves no thread behind: worker processes can still be forked. Inside a
+    running loop (a notebook) it uses the requests' background loop instead."""
 
     async def all_of() -> None:
         await asyncio.gather(*(_probe_one(litellm, where, call, params, timeout, retry) for where, call in targets))
 
-    asyncio.run_coroutine_threadsafe(all_of(), event_loop()).result()
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(all_of())
+    else:
+        asyncio.run_coroutine_threadsafe(all_of(), event_loop()).result()
 
 
 async def _probe_one(litellm, where: str, call: dict[str, Any], params: dict[str, Any], timeout: float,

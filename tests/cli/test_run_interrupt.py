@@ -5,6 +5,7 @@ at once with the same line. Progress on a stderr that is not a terminal comes as
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import signal
@@ -116,3 +117,21 @@ def test_a_second_ctrl_c_exits_at_once_with_the_same_line(tmp_path):
     saved, command = SAVED.match(err.strip().splitlines()[-1]).groups()
     assert shlex.split(command) == ["medvqa", *args]
     assert int(saved) == len(read_records(run_dir)) >= 100  # every appended line reached the file
+
+
+@pytest.mark.slow
+def test_ctrl_c_at_a_terminal_reaches_the_worker_processes_too_and_only_the_line_is_printed(tmp_path):
+    data = write_exam(tmp_path / "data", 400)
+    run_dir = tmp_path / "run"
+    with ServerProcess("--latency", "0.04") as server:
+        args = ["run", "jmed48k", "--data", str(data), "--model", "hosted_vllm/test", "--conditions", "C+Q",
+                "--concurrency", "4", "--workers", "2", "--api-base", server.url, "--run-dir", str(run_dir)]
+        proc = subprocess.Popen([sys.executable, "-m", "medvqa.cli", *args], cwd=tmp_path, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        wait_for_lines(run_dir / "records.jsonl", 60, proc)
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: the whole process group
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err[-2000:]
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    saved, _ = SAVED.match(err.strip().splitlines()[-1]).groups()
+    assert int(saved) == len(read_records(run_dir))
