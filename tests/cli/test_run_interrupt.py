@@ -38,9 +38,16 @@ cli(sys.argv[1:])
 """
 
 
-def start(args: list[str], cwd: Path, script: str | None = None) -> subprocess.Popen:
+def run_args(data: Path, url: str, *extra: str) -> list[str]:
+    """`medvqa run` on a synthetic exam against the server at `url`, four requests at a time."""
+    return ["run", "jmed48k", "--data", str(data), "--model", "hosted_vllm/test", "--conditions", "C+Q",
+            "--concurrency", "4", "--api-base", url, *extra]
+
+
+def start(args: list[str], cwd: Path, script: str | None = None, own_group: bool = False) -> subprocess.Popen:
     head = [sys.executable, "-c", script] if script else [sys.executable, "-m", "medvqa.cli"]
-    return subprocess.Popen([*head, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([*head, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=own_group)
 
 
 def wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -55,10 +62,8 @@ def wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 
 @pytest.mark.slow
 def test_ctrl_c_says_what_is_saved_and_the_command_resumes_the_run(tmp_path):
     data = write_exam(tmp_path / "data", 600)
-    args = ["run", "jmed48k", "--data", str(data), "--model", "hosted_vllm/test", "--conditions", "C+Q",
-            "--concurrency", "4"]
     with ServerProcess("--latency", "0.04") as server:
-        args += ["--api-base", server.url]
+        args = run_args(data, server.url)
         proc = start(args, cwd=tmp_path)  # no --run-dir: the default one, under tmp_path/runs
         [run_dir] = wait_for_run_dir(tmp_path / "runs", proc)
         wait_for_lines(run_dir / "records.jsonl", 150, proc)
@@ -102,8 +107,7 @@ def test_a_second_ctrl_c_exits_at_once_with_the_same_line(tmp_path):
     data = write_exam(tmp_path / "data", 600)
     run_dir = tmp_path / "run"
     with ServerProcess("--latency", "0.04") as server:
-        args = ["run", "jmed48k", "--data", str(data), "--model", "hosted_vllm/test", "--conditions", "C+Q",
-                "--concurrency", "4", "--api-base", server.url, "--run-dir", str(run_dir)]
+        args = run_args(data, server.url, "--run-dir", str(run_dir))
         proc = start(args, cwd=tmp_path, script=SLOW_CLOSE)
         wait_for_lines(run_dir / "records.jsonl", 100, proc)
         proc.send_signal(signal.SIGINT)
@@ -124,10 +128,8 @@ def test_ctrl_c_at_a_terminal_reaches_the_worker_processes_too_and_only_the_line
     data = write_exam(tmp_path / "data", 400)
     run_dir = tmp_path / "run"
     with ServerProcess("--latency", "0.04") as server:
-        args = ["run", "jmed48k", "--data", str(data), "--model", "hosted_vllm/test", "--conditions", "C+Q",
-                "--concurrency", "4", "--workers", "2", "--api-base", server.url, "--run-dir", str(run_dir)]
-        proc = subprocess.Popen([sys.executable, "-m", "medvqa.cli", *args], cwd=tmp_path, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = start(run_args(data, server.url, "--workers", "2", "--run-dir", str(run_dir)), cwd=tmp_path,
+                     own_group=True)
         wait_for_lines(run_dir / "records.jsonl", 60, proc)
         os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: the whole process group
         out, err = proc.communicate(timeout=30)
