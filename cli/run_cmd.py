@@ -5,6 +5,13 @@ import click
 
 from ._common import print_json, user_errors
 
+# Exit statuses besides 0 (success), 1 (bad input or data: one line naming it) and 2 (bad usage).
+EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the preflight request
+EXIT_UNTRUSTED = 4  # the run finished, but errors exceed --max-error-rate or no request succeeded
+# and 130 (EXIT_INTERRUPTED, core/interrupt.py): Ctrl-C; the run resumes where it stopped
+JSON_FIELDS = ("run_dir", "n_items", "n_records", "n_excluded", "accuracy", "conditions", "n_image_fallback",
+               "errors", "error_rate", "max_error_rate", "failure")
+
 
 def _key_values(pairs: tuple[str, ...], option: str) -> dict:
     """`KEY=VALUE` pairs; a value is read as JSON when it parses (0.5, true, null, {...})."""
@@ -56,6 +63,10 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--run-dir", type=click.Path(path_type=str), help="Run directory (default: runs/<benchmark>-<split>-<model>-<hash>). Re-running resumes it.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
+@click.option("--no-retry-errors", is_flag=True,
+              help="On a re-run, keep `error` and `missing` records instead of asking those pairs again.")
+@click.option("--max-error-rate", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+              help=f"Exit with status {EXIT_UNTRUSTED} when more records than this fraction are errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout, nothing else.")
 @click.option("--allow-invalid", is_flag=True, help="Run even when `medvqa validate` finds errors in the data.")
 @click.option("--forced-guess", is_flag=True,
@@ -83,10 +94,15 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
               help="vllm.LLM(...) argument, e.g. max_model_len=8192 (vllm/ models).")
 def command(benchmark, model, data, sample, split, years, professions, conditions, limit, run_dir, seed,
-            no_cache, as_json, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
+            no_cache, no_retry_errors, max_error_rate, as_json, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
             max_image_side, price, temperature, max_tokens, params, response_format, workers, tensor_parallel_size,
             batch_size, engine_options) -> None:
-    """Run BENCHMARK on a model and write records to a run directory."""
+    """Run BENCHMARK on a model and write records to a run directory.
+
+    Exit status: 0 done; 1 bad input; 2 bad usage; 3 preflight failed (model, credentials,
+    server); 4 more errors than --max-error-rate, or no request succeeded; 130 interrupted."""
+    from medvqa.core.inference.preflight import PreflightError
+    from medvqa.core.interrupt import EXIT_INTERRUPTED, RunInterrupted
     from medvqa.core.session import RunOptions, run
 
     with user_errors():
@@ -96,22 +112,59 @@ def command(benchmark, model, data, sample, split, years, professions, condition
             professions=professions.split(",") if professions else None,
             conditions=conditions, limit=limit, run_dir=run_dir, seed=seed, cache=not no_cache,
             command_line=["medvqa", *sys.argv[1:]], allow_invalid=allow_invalid, forced_guess=forced_guess,
+            retry_errors=not no_retry_errors, max_error_rate=max_error_rate,
             backend_options=backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
                                             max_image_side, price, temperature, max_tokens, params, response_format,
                                             workers, tensor_parallel_size, batch_size, engine_options),
         )
-        result = run(options, progress=not as_json)
+        try:
+            result = run(options, progress=not as_json, second_interrupt_exits=True)
+        except PreflightError as exc:
+            raise _Exit(str(exc), EXIT_PREFLIGHT) from None
+        except RunInterrupted as exc:
+            click.echo(str(exc), err=True)
+            sys.exit(EXIT_INTERRUPTED)
     summary = result.summary()
     if as_json:
-        print_json({k: summary[k] for k in ("run_dir", "n_items", "n_records", "n_excluded", "accuracy")})
-        return
+        print_json({k: summary[k] for k in JSON_FIELDS})
+    else:
+        _print_summary(summary)
+    if summary["failure"]:
+        raise _Exit(summary["failure"], EXIT_UNTRUSTED)
+
+
+class _Exit(click.ClickException):
+    """A one-line error with its own exit status."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _print_summary(summary: dict) -> None:
     click.echo(f"run directory: {summary['run_dir']}")
     click.echo(f"items: {summary['n_items']} ({summary['n_excluded']} excluded), records: {summary['n_records']} "
                f"(requested {summary['requested']}, from cache {summary['cache_hits']})")
+    if summary["n_image_fallback"]:
+        click.echo(f"image items without a usable image file: {summary['n_image_fallback']} "
+                   "(asked without their images only; no C+I or C+Q+I record)")
     if any(summary["usage"].values()):
         cost = f", cost ${summary['cost_usd']:.4f}" if summary["cost_usd"] else ""
         click.echo(f"tokens: {summary['usage']['prompt_tokens']:,} prompt + "
                    f"{summary['usage']['completion_tokens']:,} completion{cost}")
-    for cond, acc in sorted(summary["accuracy"].items()):
-        click.echo(f"  {cond:<8} accuracy {100 * acc:.1f}%")
+    click.echo(condition_table(summary["conditions"]))
+    click.echo(f"errors: {summary['errors']} of {summary['n_records']} records ({100 * summary['error_rate']:.1f}%; "
+               f"--max-error-rate {100 * summary['max_error_rate']:g}%)")
     click.echo(f"tables: medvqa report {summary['run_dir']}")
+
+
+def condition_table(conditions: dict[str, dict]) -> str:
+    """Per condition: n, accuracy with its 95 % CI, and every status."""
+    from medvqa.core.report import STATUSES
+
+    lines = [f"  {'condition':<11}{'n':>6}  {'accuracy':>8}  {'95% CI':<13}" + "".join(f"  {s}" for s in STATUSES)]
+    for cond, c in sorted(conditions.items()):
+        ci = f"{100 * c['ci'][0]:.1f}–{100 * c['ci'][1]:.1f}%" if c["ci"] else "-"
+        acc = f"{100 * c['accuracy']:.1f}%" if c["accuracy"] is not None else "-"
+        lines.append(f"  {cond:<11}{c['n']:>6}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES))
+    return "\n".join(lines)

@@ -53,7 +53,8 @@ def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) ->
     if unknown := sorted(set(options) - accepted):
         raise TypeError(f"medvqa.run() got unknown options {', '.join(unknown)}; accepted: {', '.join(sorted(accepted))}")
     call = ", ".join([repr(benchmark), repr(model), *(f"{k}={v!r}" for k, v in options.items())])
-    options.setdefault("command_line", [f"medvqa.run({call})"])
+    # recorded in the manifest, and printed as the command that resumes an interrupted run
+    options.setdefault("command_line", ["python", "-c", f"import medvqa; medvqa.run({call})"])
     result = run_session(RunOptions(benchmark=benchmark, model=model, **options), progress=progress)
     return RunOutcome(Path(result.run_dir), result.summary())
 

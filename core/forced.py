@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .benchmark import Benchmark
 from .conditions import FORCED_SUFFIX, IMAGE_REMOVAL
-from .inference.base import Backend, Request, request_key
+from .inference.base import Backend, Request, backend_request_key
 from .items import DataError, Item
 
 REMOVED = IMAGE_REMOVAL[1]
@@ -31,7 +31,7 @@ def forced_guess_requests(benchmark: Benchmark, backend: Backend, records: list[
         if item.id in done or not item.image_available:
             continue
         messages = benchmark.render(item, REMOVED, suffix=benchmark.forced_guess_instruction)
-        key = request_key(backend.model, backend.params, messages)
-        requests.append(Request(item=item, condition=FORCED_CONDITION, messages=messages, key=key))
+        requests.append(Request(item=item, condition=FORCED_CONDITION, messages=messages,
+                                key=backend_request_key(backend, messages)))
         done.add(item.id)
     return requests

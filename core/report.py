@@ -1,4 +1,5 @@
-"""Tables from records: n, n_excluded, accuracy and status counts, by condition and strata.
+"""Tables from records: n, n_excluded, accuracy with its 95 % CI and status counts, by
+condition and strata.
 
 Pure functions of the run directory's records and manifest; no model is called.
 """
@@ -11,7 +12,11 @@ from typing import Any, Iterable
 
 import pandas as pd
 
+from .stats import binomial_ci
+
 STATUSES = ("answered", "refusal", "parse_failure", "error", "missing")
+CI_COLUMNS = ("ci_low", "ci_high")  # the exact (Clopper-Pearson) 95 % interval of an accuracy
+PERCENT_COLUMNS = {"accuracy": "accuracy %", "ci_low": "CI low %", "ci_high": "CI high %"}
 
 
 def _hashable(value: Any) -> Any:
@@ -30,16 +35,19 @@ def records_frame(records: list[dict], by: Iterable[str] = ()) -> pd.DataFrame:
 
 
 def accuracy_table(records: list[dict], excluded: list[dict] | None = None, by: Iterable[str] = ()) -> pd.DataFrame:
-    """One row per condition (× stratum): n, n_excluded, correct, accuracy and every status."""
+    """One row per condition (× stratum): n, n_excluded, correct, accuracy, its 95 % CI and
+    every status."""
     by = list(by)
     keys = ["condition", *by]
+    cols = [*keys, "n", "n_excluded", "correct", "accuracy", *CI_COLUMNS, *STATUSES]
     if not records:
-        return pd.DataFrame(columns=[*keys, "n", "n_excluded", "correct", "accuracy", *STATUSES])
+        return pd.DataFrame(columns=cols)
     df = records_frame(records, by)
     df["correct"] = df["correct"].astype(bool)
     grouped = df.groupby(keys, sort=True, dropna=False)
     table = grouped.agg(n=("item_id", "size"), correct=("correct", "sum"))
     table["accuracy"] = table["correct"] / table["n"]
+    add_ci(table)
     counts = df.pivot_table(index=keys, columns="status", values="item_id", aggfunc="size", fill_value=0)
     for status in STATUSES:
         table[status] = counts[status] if status in counts.columns else 0
@@ -55,9 +63,15 @@ def accuracy_table(records: list[dict], excluded: list[dict] | None = None, by: 
                                    for row in table[by].itertuples(index=False)]
         else:
             table["n_excluded"] = len(ex)
-    cols = [*keys, "n", "n_excluded", "correct", "accuracy", *STATUSES]
     table[list(STATUSES)] = table[list(STATUSES)].astype(int)
     return table[cols]
+
+
+def add_ci(table: pd.DataFrame) -> None:
+    """Add `ci_low` and `ci_high` (fractions) from the integer columns `correct` and `n`."""
+    cis = [binomial_ci(int(c), int(n)) or (None, None) for c, n in zip(table["correct"], table["n"])]
+    table["ci_low"] = [ci[0] for ci in cis]
+    table["ci_high"] = [ci[1] for ci in cis]
 
 
 def render(table: pd.DataFrame, fmt: str) -> str:
@@ -73,16 +87,17 @@ def render(table: pd.DataFrame, fmt: str) -> str:
 
 
 def _cell(col: str, v: Any) -> str:
-    """A table cell as text: accuracies as percentages with one decimal; missing values empty."""
+    """A table cell as text: accuracies and their CIs as percentages with one decimal; missing
+    values empty."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
-    if col == "accuracy":
+    if col in PERCENT_COLUMNS:
         return f"{100 * v:.1f}"
     return str(v)
 
 
 def _header(table: pd.DataFrame) -> list[str]:
-    return [("accuracy %" if c == "accuracy" else str(c)) for c in table.columns]
+    return [PERCENT_COLUMNS.get(c, str(c)) for c in table.columns]
 
 
 def to_markdown(table: pd.DataFrame) -> str:

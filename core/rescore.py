@@ -10,7 +10,7 @@ from .benchmark import Benchmark
 from .items import DataError, Item, fingerprint_items
 from .runner import rescore_record
 from .session import load_items
-from .store import read_manifest, read_records, rewrite_records
+from .store import read_all_records, read_manifest, read_records, rewrite_records
 
 
 def load_run(run_dir: Path):
@@ -46,8 +46,11 @@ def read_run(run_dir: str | Path) -> SavedRun:
 
 
 def rescore(run_dir: Path) -> tuple[int, int]:
-    """Re-score every record in place (atomically). Returns (records, records changed)."""
-    _, records, benchmark, items = load_run(run_dir)
+    """Re-score every record line in place (atomically), superseded ones included, so the file
+    keeps its whole history and readers still take the newest record of each pair. Returns
+    (record lines, lines changed)."""
+    _, _, benchmark, items = load_run(run_dir)
+    records = read_all_records(run_dir)
     patterns = plugins.answer_patterns()
     out = []
     for rec in records:

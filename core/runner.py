@@ -1,5 +1,7 @@
-"""`medvqa run`: plan the (item, condition) pairs, skip what the run directory already holds,
-answer the rest from the cache or the backend, score, and append records."""
+"""`medvqa run`: plan the (item, condition) pairs, skip what the run directory already holds
+(except `error` and `missing` records, which are retried unless `retry_errors` is off), answer
+the rest from the cache or the backend (after the backend's preflight), score, and append
+records. A retried pair's old record stays in the file; readers take the newest."""
 
 from __future__ import annotations
 
@@ -17,12 +19,14 @@ from . import plugins
 from .benchmark import Benchmark
 from .conditions import Condition, plan
 from .forced import forced_guess_requests
-from .inference.base import Backend, Request, Response, request_key
+from .inference.base import Backend, Request, Response, backend_request_key
 from .inference.cache import ResponseCache
 from .items import Item, fingerprint_items
 from .scoring import score
-from .store import RunStore
+from .store import RunStore, newest_per_pair
+from .summary import DEFAULT_MAX_ERROR_RATE, by_condition, health
 
+RETRIED_STATUSES = ("error", "missing")  # what a re-run asks again by default
 RECORD_FIELDS = ("item_id", "condition", "key", "response", "error", "usage", "latency_s",
                  "cached", "predicted", "status", "correct", "rule")
 
@@ -84,16 +88,18 @@ class RunResult:
     elapsed_s: float = 0.0
     usage: dict[str, int] = field(default_factory=dict)  # tokens of the requests made in this run
     cost_usd: float = 0.0
+    n_image_fallback: int = 0  # items whose image files are missing: run without images only
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
 
     def accuracy(self) -> dict[str, float]:
-        by: dict[str, list[bool]] = {}
-        for r in self.records:
-            by.setdefault(r["condition"], []).append(bool(r["correct"]))
-        return {c: sum(v) / len(v) for c, v in by.items() if v}
+        return {c: s["accuracy"] for c, s in by_condition(self.records).items()}
 
     def summary(self) -> dict:
+        """Counts, accuracy and, per condition, n, accuracy with its 95 % CI and every status;
+        `failure` says why the run cannot be trusted (None when it can)."""
         return {"run_dir": str(self.run_dir), "n_items": self.n_items, "n_records": len(self.records),
-                "n_excluded": self.n_excluded, "accuracy": self.accuracy(),
+                "n_excluded": self.n_excluded, "accuracy": self.accuracy(), "conditions": by_condition(self.records),
+                "n_image_fallback": self.n_image_fallback, **health(self.records, self.max_error_rate),
                 "requested": self.requested, "cache_hits": self.cache_hits, "usage": self.usage,
                 "cost_usd": self.cost_usd, "elapsed_s": round(self.elapsed_s, 3)}
 
@@ -112,6 +118,8 @@ class RunSpec:
     extra_manifest: dict[str, Any] = field(default_factory=dict)
     # Re-ask refused image-removed items with the benchmark's permission to guess (`C+Q/forced`).
     forced_guess: bool = False
+    # Ask again the pairs whose newest record is `error` or `missing`.
+    retry_errors: bool = True
 
 
 def build_manifest(spec: RunSpec) -> dict:
@@ -150,30 +158,38 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
     patterns = plugins.answer_patterns()
     store = RunStore(spec.run_dir)
     existing = store.open(build_manifest(spec))
-    done = {(r["item_id"], r["condition"]) for r in existing}
-    records = list(existing)
+    retried = RETRIED_STATUSES if spec.retry_errors else ()
+    kept = [r for r in existing if r.get("status") not in retried]
+    done = {(r["item_id"], r["condition"]) for r in kept}
+    records = list(existing)  # every record of this run; superseded ones are dropped at the end
     todo: list[Request] = []
     for item, cond in plan(spec.items, spec.conditions):
         if (item.id, cond.value) in done:
             continue
         messages = bench.render(item, cond)
-        key = request_key(spec.backend.model, spec.backend.params, messages)
-        todo.append(Request(item=item, condition=cond.value, messages=messages, key=key))
+        todo.append(Request(item=item, condition=cond.value, messages=messages,
+                            key=backend_request_key(spec.backend, messages)))
     result = RunResult(run_dir=spec.run_dir, n_items=len(spec.items),
                        n_excluded=sum(1 for it in spec.items if it.excluded), records=records)
-    state = progress_state(existing, todo, getattr(spec.backend, "stats", None))
+    state = progress_state(kept, todo, getattr(spec.backend, "stats", None))
     if progress:
         progress(state)
     cacheable = spec.cache is not None and getattr(spec.backend, "cacheable", True)
+    preflight = getattr(spec.backend, "preflight", None)
 
     def answer(requests: list[Request]) -> None:
-        """Cache hits first, then the backend; every request ends as one appended record."""
+        """Cache hits first, then the backend (checked by its preflight before its first
+        request); every request ends as one appended record."""
+        nonlocal preflight
         hits = spec.cache.get_many([r.key for r in requests]) if cacheable else {}
         for req in requests:
             if req.key in hits:
                 _finish(store, records, bench, req, hits[req.key], patterns, state, progress)
                 result.cache_hits += 1
         misses = [r for r in requests if r.key not in hits]
+        if misses and preflight is not None:
+            preflight()
+            preflight = None
         result.requested += len(misses)
         for req, resp in spec.backend.generate(iter(misses)):
             if cacheable:
@@ -185,7 +201,8 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
         with store:
             answer(todo)
             if spec.forced_guess:
-                forced = forced_guess_requests(bench, spec.backend, records, {it.id: it for it in spec.items})
+                current = [r for r in newest_per_pair(records) if r.get("status") not in retried]
+                forced = forced_guess_requests(bench, spec.backend, current, {it.id: it for it in spec.items})
                 for req in forced:
                     state["conditions"].setdefault(req.condition, {"done": 0, "total": 0})["total"] += 1
                 state["total"] += len(forced)
@@ -194,6 +211,7 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
         gc.unfreeze()
         if spec.cache is not None:
             spec.cache.flush()
+    result.records = newest_per_pair(records)
     backend = state["backend"]
     result.usage = {k: backend.get(k, 0) for k in ("prompt_tokens", "completion_tokens")}
     result.cost_usd = round(backend.get("cost_usd", 0.0), 6)

@@ -1,12 +1,15 @@
 """Everything `medvqa run` does between parsing arguments and printing: load the items,
-build the backend, choose the run directory, execute with progress."""
+build the backend, choose the run directory, execute with progress, and turn Ctrl-C into a
+line that says how many records are saved and how to resume."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+import shlex
 import sys
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,8 +17,12 @@ from typing import Any
 from . import plugins
 from .conditions import parse_conditions
 from .inference.cache import ResponseCache
+from .interrupt import RunInterrupted, exit_on_second_interrupt
 from .items import fingerprint_items
+from .progress import for_stderr
 from .runner import RunResult, RunSpec, execute
+from .store import read_records
+from .summary import DEFAULT_MAX_ERROR_RATE, image_fallbacks
 from .validation import require_valid
 
 
@@ -36,6 +43,8 @@ class RunOptions:
     cache_path: str | None = None
     allow_invalid: bool = False
     forced_guess: bool = False
+    retry_errors: bool = True  # re-ask the pairs whose newest record is `error` or `missing`
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE  # above it the run's summary reports a failure
     backend_options: dict[str, Any] = field(default_factory=dict)
     command_line: list[str] = field(default_factory=list)
 
@@ -64,7 +73,13 @@ def default_run_dir(bench: str, split: str, model: str, identity: dict) -> Path:
     return Path("runs") / f"{bench}-{split}-{_slug(model)}-{digest}"
 
 
-def run(options: RunOptions, progress: bool = True) -> RunResult:
+def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: bool = False) -> RunResult:
+    """Run (or resume) what `options` describe; progress goes to stderr when `progress`.
+
+    Ctrl-C stops the run with `RunInterrupted` (a KeyboardInterrupt) once the files are closed;
+    its message says how many records are saved and the command that resumes. With
+    `second_interrupt_exits` (the CLI), a second Ctrl-C during that shutdown prints the same
+    line and ends the process at once with status 130."""
     benchmark = plugins.get_benchmark(options.benchmark)
     if options.sample and options.data:
         raise ValueError("give either --data or --sample, not both")
@@ -78,63 +93,43 @@ def run(options: RunOptions, progress: bool = True) -> RunResult:
         benchmark.name, split, options.model,
         {"data": fingerprint_items(items), "params": backend.params, "conditions": [c.value for c in conditions]})
     cache = ResponseCache(Path(options.cache_path) if options.cache_path else None) if options.cache else None
+    command_line = options.command_line or list(sys.argv)
     spec = RunSpec(benchmark=benchmark, items=items, backend=backend, conditions=conditions, run_dir=run_dir,
-                   split=split, data=options.load_options()["data"], cache=cache,
-                   command_line=options.command_line or list(sys.argv),
+                   split=split, data=options.load_options()["data"], cache=cache, command_line=command_line,
                    extra_manifest={"load": options.load_options(), "backend": getattr(backend, "settings", {}),
+                                   "params_left_out": getattr(backend, "params_left_out", {}),
                                    "forced_guess": options.forced_guess},
-                   forced_guess=options.forced_guess)
-    reporter = _progress_bar() if progress and sys.stderr.isatty() else None
+                   forced_guess=options.forced_guess, retry_errors=options.retry_errors)
+    reporter = for_stderr() if progress else None
+    latest: dict | None = None  # the runner's live state, once it has planned the run
+
+    def update(state: dict) -> None:
+        nonlocal latest
+        latest = state
+        if reporter is not None:
+            reporter(state)
+
+    def interrupted() -> str:
+        saved = latest["done"] if latest is not None else len(read_records(run_dir))
+        return f"{saved} records saved; resume with: {resume_command(command_line, run_dir)}"
+
+    guard = exit_on_second_interrupt(interrupted) if second_interrupt_exits else nullcontext()
     try:
-        if reporter is None:
-            return execute(spec)
-        with reporter as update:
-            return execute(spec, progress=update)
+        with guard, reporter or nullcontext():
+            result = execute(spec, progress=update)
+    except KeyboardInterrupt:
+        raise RunInterrupted(interrupted()) from None
     finally:
         if cache is not None:
             cache.close()
+    result.n_image_fallback = image_fallbacks(items, conditions)
+    result.max_error_rate = options.max_error_rate
+    return result
 
 
-class _progress_bar:
-    """A rich progress display on stderr: done/total per condition and overall, each with its
-    ETA, and a status line (requests in flight, retries, errors, cache hits, tokens, cost) read
-    live from the run's state at every refresh."""
-
-    def __enter__(self):
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-        from rich.text import Text
-
-        live: dict[str, dict] = {}
-
-        class RunProgress(Progress):
-            def get_renderables(self):
-                yield self.make_tasks_table(self.tasks)
-                if live:
-                    yield Text(_status_line(live["state"]), style="dim")
-
-        self._progress = RunProgress(TextColumn("[bold]{task.description:<8}"), BarColumn(bar_width=32),
-                                     MofNCompleteColumn(), TimeRemainingColumn(), transient=False)
-        self._progress.start()
-        tasks: dict[str, Any] = {}
-
-        def update(state: dict) -> None:
-            if not tasks:
-                live["state"] = state
-                tasks["all"] = self._progress.add_task("all", total=state["total"])
-                for cond, counts in state["conditions"].items():
-                    tasks[cond] = self._progress.add_task(cond, total=counts["total"])
-            for cond, counts in state["conditions"].items():
-                self._progress.update(tasks[cond], completed=counts["done"])
-            self._progress.update(tasks["all"], completed=state["done"])
-
-        return update
-
-    def __exit__(self, *exc):
-        self._progress.stop()
-
-
-def _status_line(state: dict) -> str:
-    b = state["backend"]
-    line = (f"in flight {b.get('in_flight', 0)}  retries {b.get('retries', 0)}  errors {state['errors']}  "
-            f"cached {state['cached']}  tokens {b.get('prompt_tokens', 0):,}+{b.get('completion_tokens', 0):,}")
-    return line + (f"  ${b['cost_usd']:.4f}" if b.get("cost_usd") else "")
+def resume_command(command_line: list[str], run_dir: Path) -> str:
+    """The command line that resumes the run in `run_dir`, as one shell-quoted string."""
+    words = list(command_line)
+    if not any(w == "--run-dir" or w.startswith("--run-dir=") for w in words):
+        words += ["--run-dir", str(run_dir)]
+    return shlex.join(words)

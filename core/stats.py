@@ -1,5 +1,6 @@
-"""Statistics for the audit: bootstrap confidence intervals over items, McNemar's exact test,
-the exact binomial test and a paired bootstrap between two models. Thin wrappers over
+"""Statistics for the audit and the reports: bootstrap confidence intervals over items,
+McNemar's exact test, the exact binomial test and interval, the interval of a macro average,
+and a paired bootstrap between two models. Thin wrappers over
 `scipy.stats`, seeded so that every number is reproducible."""
 
 from __future__ import annotations
@@ -56,6 +57,22 @@ def binomial_ci(successes: int, n: int, *, level: float = LEVEL) -> tuple[float,
         return None
     ci = stats.binomtest(successes, n).proportion_ci(confidence_level=level, method="exact")
     return (float(ci.low), float(ci.high))
+
+
+def mean_of_proportions_ci(successes: Sequence[int], ns: Sequence[int], *,
+                           level: float = LEVEL) -> tuple[float, float] | None:
+    """CI of the unweighted mean of independent proportions `successes[i] / ns[i]` (a macro
+    average): the Agresti-Coull normal approximation, each proportion adjusted to
+    (x + z²/2) / (n + z²) with variance p(1 - p) / (n + z²), so that rows at 0 % or 100 % still
+    carry their uncertainty; clipped to [0, 1]. None without proportions or with an empty one."""
+    if not ns or min(ns) == 0:
+        return None
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    n = np.asarray(ns, dtype=float) + z * z
+    p = (np.asarray(successes, dtype=float) + z * z / 2) / n
+    centre = float(p.mean())
+    half = z * float(np.sqrt(np.sum(p * (1 - p) / n))) / len(p)
+    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int = RESAMPLES,

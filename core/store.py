@@ -45,11 +45,15 @@ def read_records(run_dir: Path) -> list[dict]:
     """The newest complete record of each (item, condition), in file order of first
     appearance. A trailing partial line (a killed writer) is ignored; a broken line anywhere
     else is an error naming the line."""
+    return newest_per_pair(read_all_records(run_dir))
+
+
+def read_all_records(run_dir: Path) -> list[dict]:
+    """Every complete record in file order, superseded ones included (what re-scoring keeps)."""
     path = Path(run_dir) / RECORDS
     if not path.is_file():
         return []
-    records, _ = _scan(path)
-    return newest_per_pair(records)
+    return _scan(path)[0]
 
 
 def newest_per_pair(records: Iterable[dict]) -> list[dict]:

@@ -38,7 +38,7 @@ def test_the_surface_is_listed_and_every_name_resolves():
     out = subprocess.run([sys.executable, "-c", "import medvqa; print(medvqa.__all__)"], capture_output=True,
                          text=True, check=True)
     assert SURFACE <= set(ast.literal_eval(out.stdout))
-    assert PUBLIC_MODULES == ["medvqa", "medvqa.commands", "medvqa.ja", "medvqa.tables"]
+    assert PUBLIC_MODULES == ["medvqa", "medvqa.commands", "medvqa.ja", "medvqa.stats", "medvqa.tables"]
     for dotted in public_names():
         module, _, name = dotted.rpartition(".")
         assert getattr(import_module(module), name) is not None, dotted
@@ -145,8 +145,8 @@ def test_run_returns_the_run_directory_and_the_summary_run_prints(sample_run, tm
     assert summary["n_records"] == len(live) + sum(it.image_available for it in live) == 22
     assert set(summary["accuracy"]) == {"C+Q", "C+Q+I"}
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["command_line"] == [f"medvqa.run('jmed48k', 'random', sample=True, run_dir={str(run_dir)!r}, "
-                                        "cache=False)"]
+    assert manifest["command_line"] == ["python", "-c", "import medvqa; medvqa.run('jmed48k', 'random', sample=True, "
+                                        f"run_dir={str(run_dir)!r}, cache=False)"]
     assert manifest["plugins"]["medvqa.adapters.jmed48k.plugin"]["distribution"] == "medvqa"
     with pytest.raises(TypeError, match="unknown options smaple; accepted: .*sample"):
         medvqa.run("jmed48k", "random", smaple=True)

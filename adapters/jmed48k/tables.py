@@ -11,7 +11,9 @@
 - Exclusions per profession-year: items, items excluded for a null `correct_answer`, and the
   scored items split into text-only and with-images.
 
-Each accuracy table ends with the unweighted macro average over its rows. n counts items;
+Every accuracy carries its 95 % CI: exact (Clopper-Pearson) for a row; for the unweighted
+macro average that ends each accuracy table, the Agresti-Coull normal approximation over its
+rows. n counts items;
 non-answers (refusal, parse failure, error, missing) stay in n as incorrect. Pure functions of
 a run's records and manifest.
 """
@@ -24,14 +26,15 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.tables import render, to_latex, to_markdown
+from medvqa.stats import binomial_ci, mean_of_proportions_ci
+from medvqa.tables import CI_COLUMNS, render, to_latex, to_markdown
 
 from .loader import OTHER, PRIMARY_TYPES, UNKNOWN
 from .professions import PROFESSIONS
 
 NON_ANSWERS = ("refusal", "parse_failure", "error", "missing")
 MACRO = "Macro average"
-ACCURACY_COLUMNS = ("n", "correct", "accuracy", *NON_ANSWERS)
+ACCURACY_COLUMNS = ("n", "correct", "accuracy", *CI_COLUMNS, *NON_ANSWERS)
 
 
 @dataclass
@@ -71,7 +74,8 @@ def jmed48k_tables(records: list[dict], excluded: list[dict] = ()) -> ReportTabl
     """The tables above from a run's records and its manifest's `excluded` list."""
     text_only = [r for r in records if r["condition"] == "C+Q" and not r.get("has_image")]
     with_images, fallback = image_records(records)
-    macro_note = f"{MACRO}: the unweighted mean of the accuracies above; its n and correct are sums."
+    macro_note = (f"{MACRO}: the unweighted mean of the accuracies above (its CI: Agresti-Coull over the rows); "
+                  "its n and correct are sums.")
     if fallback:
         fallback_note = (f"{len(fallback)} of {len(with_images)} image items have no usable image in the data "
                          "and are counted under C+Q (without their images).")
@@ -126,6 +130,7 @@ def accuracy_frame(records: list[dict], label: str, keys: Callable[[dict], Itera
         rs = groups[key]
         row = {label: key, "n": len(rs), "correct": sum(bool(r["correct"]) for r in rs)}
         row["accuracy"] = row["correct"] / row["n"]
+        row["ci_low"], row["ci_high"] = binomial_ci(row["correct"], row["n"])
         row.update({s: sum(r["status"] == s for r in rs) for s in NON_ANSWERS})
         if fallback is not None:
             row["without_image"] = sum(r["item_id"] in fallback_ids for r in rs)
@@ -134,6 +139,7 @@ def accuracy_frame(records: list[dict], label: str, keys: Callable[[dict], Itera
     if rows:
         macro = {c: sum(row[c] for row in rows) for c in columns[1:]}
         macro.update({label: MACRO, "accuracy": sum(row["accuracy"] for row in rows) / len(rows)})
+        macro["ci_low"], macro["ci_high"] = mean_of_proportions_ci([r["correct"] for r in rows], [r["n"] for r in rows])
         rows.append(macro)
     return pd.DataFrame(rows, columns=columns)
 

@@ -3,6 +3,14 @@
 A backend receives an iterable of `Request`s and yields `(request, response)` pairs as they
 complete, in any order. It never raises for a single failed request: the failure is a
 `Response` with `error` set, so the run store can record it.
+
+Besides `model`, `params` and `generate`, a backend may declare:
+
+- `endpoint`: a JSON-able dict of where its requests go (provider, server URL, deployments),
+  hashed into every request key, so that two servers never share cached answers;
+- `preflight()`: called once before the first request of a run is sent; it raises
+  `PreflightError` (from `preflight.py`) with one line saying what is wrong (unknown model,
+  refused credentials, unreachable server). Backends that call no network omit it.
 """
 
 from __future__ import annotations
@@ -16,14 +24,26 @@ from ..items import Item
 from ..messages import Message, messages_for_key
 
 
-def request_key(model: str, params: dict[str, Any], messages: list[Message]) -> str:
-    """Content address of a request: model, generation parameters and messages (images by
-    hash), nothing else."""
-    payload = json.dumps({"model": model, "params": params}, sort_keys=True, separators=(",", ":"))
+# Bumped whenever the fields hashed into a key change: keys of an older schema never match.
+KEY_SCHEMA = 2
+
+
+def request_key(model: str, params: dict[str, Any], messages: list[Message],
+                endpoint: dict[str, Any] | None = None) -> str:
+    """Content address of a request: the key schema, the endpoint (provider, server), the
+    model, every generation parameter sent (the response format included) and the messages
+    (images by the hash of their bytes)."""
+    payload = json.dumps({"schema": KEY_SCHEMA, "endpoint": endpoint or {}, "model": model, "params": params},
+                         sort_keys=True, separators=(",", ":"))
     h = hashlib.sha256(payload.encode())
     h.update(b"\x00")
     h.update(messages_for_key(messages).encode())
     return h.hexdigest()
+
+
+def backend_request_key(backend: "Backend", messages: list[Message]) -> str:
+    """`request_key` of `messages` sent by `backend`."""
+    return request_key(backend.model, backend.params, messages, getattr(backend, "endpoint", None))
 
 
 @dataclass

@@ -5,9 +5,12 @@ Router (`--api-base` repeated, or `--model-list FILE`).
 Calls run asynchronously, `concurrency` at a time, optionally paced to `rpm` requests per
 minute, each with a timeout and our own retry policy (`retry.py`; litellm's `num_retries` is
 never used). A request that still fails is returned with its error text, never dropped.
-Generation parameters (temperature 0 and the seed by default, JSON output where the provider
-supports `response_format`) are all in `params`, hence in the manifest and in every request
-key; how the run was executed (concurrency, servers, timeouts, prices) is in `settings`.
+Generation parameters are all in `params`, hence in the manifest and in every request key:
+by default temperature 0 and the seed, each only where litellm says the model takes it at
+that value (`params_left_out` says which were left out and why), and JSON output where the
+provider supports `response_format`. The provider and the server are in `endpoint`, also in
+every request key; how the run was executed (concurrency, timeouts, prices) is in `settings`.
+`preflight()` checks the model, the credentials and the server with one request per server.
 API keys are read by litellm from the environment and scrubbed from every error text.
 litellm is imported here, on first use, never at CLI start-up.
 """
@@ -26,11 +29,13 @@ from .base import Request, Response
 from .concurrency import Pacer, bounded
 from .images import ImageError, to_openai
 from .output import ANSWER_SCHEMA, error_text
+from .preflight import check_provider, probe
 from .retry import RetryPolicy, is_retryable, retry_after
 from .router import deployments_for, load_model_list, resolve_env, underlying_model
 
 DEFAULT_CONCURRENCY = 16
 DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_TEMPERATURE = 0
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
 
 
@@ -54,7 +59,7 @@ class UnreadableResponse(Exception):
 class LiteLLMBackend:
     cacheable = True
 
-    def __init__(self, model: str, *, seed: int = 0, temperature: float = 0, max_tokens: int | None = None,
+    def __init__(self, model: str, *, seed: int = 0, temperature: float | None = None, max_tokens: int | None = None,
                  params: dict[str, Any] | None = None, response_format: str = "auto",
                  api_base: str | list[str] | tuple[str, ...] | None = None, model_list: str | None = None,
                  concurrency: int = DEFAULT_CONCURRENCY, rpm: float | None = None,
@@ -76,14 +81,17 @@ class LiteLLMBackend:
         self._router_settings = {"routing_strategy": "simple-shuffle", **router_settings}
         self._api_base = api_bases[0] if len(api_bases) == 1 and not self._deployments else None
         target = underlying_model(model, self._deployments) if self._deployments else model
-        self._send, dropped = self._generation_params(target, temperature, seed, max_tokens, response_format, params)
+        targets = sorted({d["litellm_params"]["model"] for d in self._deployments} or {target})
+        providers = {t: check_provider(self.litellm, t) for t in targets}
+        self.endpoint = self._endpoint(providers[target])
+        self._send, self.params_left_out = self._generation_params(target, temperature, seed, max_tokens,
+                                                                   response_format, params)
         self.params = {**self._send, **({"max_image_side": max_image_side} if max_image_side else {})}
 
         self.concurrency, self.workers = concurrency, workers
         self.timeout, self.max_image_side = timeout, max_image_side
         self.retry = RetryPolicy(max_retries=max_retries, base_s=retry_wait)
         self.price = tuple(price) if price else None
-        targets = sorted({d["litellm_params"]["model"] for d in self._deployments} or {target})
         price_source = {t: self._register_price(t) for t in targets}
         self._pacer = Pacer(rpm) if rpm else None
         self._router = None
@@ -96,33 +104,69 @@ class LiteLLMBackend:
             "deployments": [{"model_name": d["model_name"], "model": d["litellm_params"]["model"],
                              "api_base": _redact_url(d["litellm_params"].get("api_base"))} for d in self._deployments],
             "router_settings": self._router_settings if self._deployments else None,
-            "model_list": str(model_list) if model_list else None, "dropped_params": dropped,
+            "model_list": str(model_list) if model_list else None,
             "price_source": price_source,
         }
 
     # -- parameters -------------------------------------------------------------------
 
-    def _generation_params(self, target: str, temperature: float, seed: int, max_tokens: int | None,
-                           response_format: str, params: dict[str, Any] | None) -> tuple[dict, list[str]]:
-        """(what every request sends, the defaults the provider does not take). Extra `params`
-        are sent as given; a None value removes a default."""
+    def _generation_params(self, target: str, temperature: float | None, seed: int, max_tokens: int | None,
+                           response_format: str, params: dict[str, Any] | None) -> tuple[dict, dict[str, str]]:
+        """(what every request sends, {default left out: why}). The default temperature and the
+        seed are sent only where litellm lists them among the model's parameters and accepts
+        their value for it (gpt-5 and o-series models take no temperature 0); a temperature the
+        user gave is sent as given. Extra `params` are sent as given; a None value removes a
+        default."""
         supported = self._supported_params(target)
-        wanted: dict[str, Any] = {"temperature": temperature, "seed": seed}
+        send: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
+        defaults = {"seed": seed} if temperature is not None else {"temperature": DEFAULT_TEMPERATURE, "seed": seed}
+        left_out: dict[str, str] = {}
+        for name, value in defaults.items():
+            why = self._refusal(target, supported, name, value)
+            if why:
+                left_out[name] = why
+            else:
+                send[name] = value
         if max_tokens is not None:
-            wanted["max_tokens"] = max_tokens
+            send["max_tokens"] = max_tokens
         fmt = self._response_format(response_format, target, supported)
         if fmt is not None:
-            wanted["response_format"] = fmt
-        dropped = sorted(k for k in ("temperature", "seed") if supported is not None and k not in supported)
-        send = {k: v for k, v in wanted.items() if k not in dropped}
+            send["response_format"] = fmt
         for name, value in (params or {}).items():
             if any(w in name.lower() for w in ("key", "token", "secret", "password")):
                 raise ValueError(f"--param {name}: secrets are read from the environment, never passed as parameters")
             if value is None:
-                send.pop(name, None)
+                if send.pop(name, None) is not None:
+                    left_out[name] = f"removed with --param {name}=null"
             else:
                 send[name] = value
-        return send, dropped
+                left_out.pop(name, None)
+        return send, left_out
+
+    def _refusal(self, target: str, supported: set[str] | None, name: str, value: Any) -> str | None:
+        """Why litellm would refuse `name=value` for `target` (None: it takes it)."""
+        if supported is not None and name not in supported:
+            return f"not among the parameters litellm supports for {target}"
+        try:
+            model, provider, _, _ = self.litellm.get_llm_provider(target)
+            self.litellm.get_optional_params(model=model, custom_llm_provider=provider, **{name: value})
+        except self.litellm.UnsupportedParamsError as exc:
+            text = str(getattr(exc, "message", exc)).removeprefix("litellm.UnsupportedParamsError: ")
+            return "litellm: " + " ".join(text.split("To drop")[0].split())
+        except Exception:  # litellm cannot check this model: send the parameter and let it answer
+            return None
+        return None
+
+    def _endpoint(self, provider: str) -> dict[str, Any]:
+        """Where requests go, as far as it can change an answer (part of every request key):
+        the provider and the server (--api-base, else the provider's base-URL environment
+        variable, else the provider's default), or every deployment of a model list."""
+        if self._deployments:
+            return {"deployments": sorted([d["litellm_params"]["model"], _server(d["litellm_params"].get("api_base"))]
+                                          for d in resolve_env(self._deployments))}
+        variables = (f"{provider.upper()}_API_BASE", f"{provider.upper()}_BASE_URL")
+        from_env = next((os.environ[v] for v in variables if os.environ.get(v)), None)
+        return {"provider": provider, "api_base": _server(self._api_base or from_env)}
 
     def _supported_params(self, target: str) -> set[str] | None:
         try:
@@ -165,6 +209,14 @@ class LiteLLMBackend:
         return {"type": "json_schema", "json_schema": {"name": "answer", "schema": ANSWER_SCHEMA, "strict": True}}
 
     # -- calls ------------------------------------------------------------------------
+
+    def preflight(self) -> None:
+        """One small request per server with this run's parameters (see `preflight.py`)."""
+        calls = [dict(d["litellm_params"]) for d in resolve_env(self._deployments)] or \
+            [{"model": self.model, **({"api_base": self._api_base} if self._api_base else {})}]
+        targets = [(f"{c['model']} at {_redact_url(c['api_base'])}" if c.get("api_base") else c["model"], c)
+                   for c in calls]
+        probe(self.litellm, targets, self._send, timeout=self.timeout, retry=self.retry)
 
     def generate(self, requests: Iterable[Request]) -> Iterator[tuple[Request, Response]]:
         if self.workers > 1:
@@ -227,6 +279,11 @@ class LiteLLMBackend:
             cost = (getattr(result, "_hidden_params", None) or {}).get("response_cost") or 0.0
         self.stats["cost_usd"] += cost
         return Response(text=text if text is not None else "", usage=tokens, latency_s=latency_s)
+
+
+def _server(url: str | None) -> str | None:
+    """A server URL as part of a request key: without user:password or a trailing slash."""
+    return _redact_url(url).rstrip("/") if url else None
 
 
 def _redact_url(url: str | None) -> str | None:

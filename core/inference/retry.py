@@ -1,20 +1,42 @@
 """Our retry policy for remote calls.
 
-Retried: 429, 408/409/425, every 5xx, timeouts, connection errors and answers that arrived but
-could not be read (a 2xx with a broken body). Not retried: any other 4xx, which a second try
-would only repeat. The wait is exponential backoff with full jitter, and never shorter than the
-server's `Retry-After`.
+Every failure is classified by `failure_kind`. Retried (transient): rate limits (429), 408 /
+409 / 425, every 5xx a server sent, timeouts, connection errors and answers that arrived but
+could not be read (a 2xx with a broken body). Never retried (final), whatever status litellm
+attaches to them: authentication, permission, bad-request (unsupported parameters, context
+window, content policy), not-found and unprocessable-entity errors, recognised by litellm's
+exception types, and failures raised before any request reached a server (missing
+credentials come back from litellm as a "500" whose cause is the provider client's own
+configuration error). The wait is exponential backoff with full jitter, and never shorter
+than the server's `Retry-After`.
 """
 
 from __future__ import annotations
 
+import json
 import random
+import socket
+import sys
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from datetime import datetime, timezone
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})
 MAX_RETRY_AFTER_S = 900.0
+# What `failure_kind` returns; the first set is retried.
+TRANSIENT = frozenset({"rate_limit", "timeout", "connection", "server", "unreadable"})
+FINAL = frozenset({"authentication", "permission", "not_found", "unsupported_params", "bad_request",
+                   "configuration", "client_error", "bug"})
+# litellm's exception types, most specific first (UnsupportedParamsError is a BadRequestError)
+_LITELLM_KINDS = (("UnsupportedParamsError", "unsupported_params"), ("AuthenticationError", "authentication"),
+                  ("PermissionDeniedError", "permission"), ("NotFoundError", "not_found"),
+                  ("BadRequestError", "bad_request"), ("UnprocessableEntityError", "bad_request"),
+                  ("RateLimitError", "rate_limit"), ("Timeout", "timeout"))
+# litellm's types for failures it reports as a 5xx (some raised before any request was sent)
+_LITELLM_SERVER_TYPES = ("APIError", "APIConnectionError", "InternalServerError", "ServiceUnavailableError",
+                         "BadGatewayError")
+_STATUS_KINDS = {400: "bad_request", 401: "authentication", 403: "permission", 404: "not_found",
+                 408: "timeout", 413: "bad_request", 422: "bad_request", 429: "rate_limit"}
 
 
 @dataclass(frozen=True)
@@ -36,13 +58,53 @@ def status_of(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
-def is_retryable(exc: BaseException) -> bool:
-    if isinstance(exc, (TimeoutError, ConnectionError)):
-        return True
+def failure_kind(exc: BaseException) -> str:
+    """What went wrong, as one word: a member of `TRANSIENT` or of `FINAL`."""
+    litellm = sys.modules.get("litellm")  # an exception can only be one of litellm's once it is loaded
+    if litellm is not None:
+        for name, kind in _LITELLM_KINDS:
+            if isinstance(exc, getattr(litellm, name)):
+                return kind
+    causes = list(_causes(exc))
+    if any(isinstance(c, (ConnectionError, socket.gaierror)) for c in causes):
+        return "connection"
+    if isinstance(exc, TimeoutError):
+        return "timeout"
     status = status_of(exc)
     if status is None:
-        return False
-    return status in RETRY_STATUS or status >= 500 or status < 400
+        return "bug"
+    if status in _STATUS_KINDS:
+        return _STATUS_KINDS[status]
+    if status in RETRY_STATUS or status >= 500:
+        raised_by_litellm = litellm is not None and isinstance(
+            exc, tuple(getattr(litellm, name) for name in _LITELLM_SERVER_TYPES))
+        if raised_by_litellm and not _reached_a_server(causes):
+            return "configuration"
+        return "server"
+    return "unreadable" if status < 400 else "client_error"
+
+
+def is_retryable(exc: BaseException) -> bool:
+    return failure_kind(exc) in TRANSIENT
+
+
+def _causes(exc: BaseException):
+    """`exc` and the exceptions it was raised from or while handling, outermost first."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def _reached_a_server(causes: list[BaseException]) -> bool:
+    """Whether any cause is an I/O or HTTP failure (a request left this process), as opposed
+    to an error the provider's client raised before sending (e.g. no API key configured)."""
+    import httpx  # litellm's own dependencies, loaded with it
+    import aiohttp
+
+    network = (OSError, TimeoutError, json.JSONDecodeError, httpx.HTTPError, aiohttp.ClientError)
+    return any(isinstance(c, network) for c in causes[1:])
 
 
 def retry_after(exc: BaseException) -> float | None:

@@ -15,6 +15,7 @@ import math
 import multiprocessing as mp
 import os
 import queue
+import signal
 import threading
 from typing import Any, Callable, Iterable, Iterator
 
@@ -84,7 +85,9 @@ def _next_result(results, procs):
 
 
 def _work(build: Callable[[], Any], concurrency: int, tasks, results, parent: int) -> None:
-    """A worker: read tasks, run `backend.acall` on them, send back responses."""
+    """A worker: read tasks, run `backend.acall` on them, send back responses. Ctrl-C at a
+    terminal reaches the whole process group: the parent alone handles it and stops us."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     backend = build()
     loop = asyncio.new_event_loop()
     slots = threading.BoundedSemaphore(concurrency)

@@ -75,7 +75,7 @@ def demo_item(i: int, *, image: Path | None = None, stem: str = "Which one?"):
 def requests_for(backend, items, condition: str = "C+Q") -> list:
     """Requests as the runner builds them (C+Q+I for items with images)."""
     from medvqa.core.conditions import Condition
-    from medvqa.core.inference.base import Request, request_key
+    from medvqa.core.inference.base import Request, backend_request_key
     from medvqa.core.messages import Template
 
     out = []
@@ -83,5 +83,5 @@ def requests_for(backend, items, condition: str = "C+Q") -> list:
         cond = Condition.CQI if it.images else Condition(condition)
         messages = Template(name="demo").render(it, cond)
         out.append(Request(item=it, condition=cond.value, messages=messages,
-                           key=request_key(backend.model, backend.params, messages)))
+                           key=backend_request_key(backend, messages)))
     return out

@@ -1,10 +1,21 @@
+"""The retry policy: which failures are retried (by litellm's exception types and causes, from
+real requests to the test server), backoff and Retry-After."""
+
+import asyncio
 import random
+import socket
+import time
 from email.utils import format_datetime
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from medvqa.core.inference.retry import RetryPolicy, is_retryable, parse_retry_after, retry_after
+from medvqa.core.inference.litellm_backend import LiteLLMBackend, import_litellm
+from medvqa.core.inference.retry import (FINAL, TRANSIENT, RetryPolicy, failure_kind, is_retryable,
+                                         parse_retry_after, retry_after)
+
+from tests.core.inference.synthetic import demo_item, requests_for
+from tests.openai_server import Faults, OpenAIServer
 
 
 class StatusError(Exception):
@@ -52,3 +63,88 @@ def test_retry_after_header_in_seconds_or_as_a_date_any_case():
     later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
     assert 25 < parse_retry_after(later) <= 30
     assert parse_retry_after("soon") is None
+
+
+# -- litellm's real exceptions, from real requests to the test server -------------------------
+
+
+def answer_one(backend: LiteLLMBackend):
+    [(_, response)] = list(backend.generate(iter(requests_for(backend, [demo_item(0)]))))
+    return response
+
+
+def closed_port_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.mark.parametrize("fault, kind", [("auth_error", "AuthenticationError"), ("bad_request", "BadRequestError")])
+def test_refused_credentials_and_bad_requests_are_sent_once(fault, kind, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-medvqa-test-key-000000")
+    with OpenAIServer(faults=Faults(**{fault: 1.0})) as server:
+        backend = LiteLLMBackend("openai/test", api_base=server.url, max_retries=6, retry_wait=0.01)
+        response = answer_one(backend)
+        assert kind in response.error and "tries" not in response.error
+        assert list(server.counts.values()) == [1] and backend.stats["retries"] == 0
+
+
+def test_an_unknown_path_is_not_found_and_sent_once():
+    with OpenAIServer() as server:
+        backend = LiteLLMBackend("hosted_vllm/test", api_base=server.url.removesuffix("/v1") + "/nowhere",
+                                 max_retries=6, retry_wait=0.01)
+        response = answer_one(backend)
+    assert "NotFoundError" in response.error and backend.stats["retries"] == 0
+
+
+def test_missing_credentials_are_not_retried_although_litellm_calls_them_a_500(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with OpenAIServer() as server:
+        backend = LiteLLMBackend("openai/test", api_base=server.url, max_retries=6, retry_wait=1.0)
+        started = time.monotonic()
+        response = answer_one(backend)
+        elapsed = time.monotonic() - started
+        assert sum(server.counts.values()) == 0  # nothing ever left the client
+    assert "InternalServerError" in response.error and "Missing credentials" in response.error
+    assert backend.stats["retries"] == 0 and elapsed < 3  # with 6 retries of 1 s backoff it took ~56 s
+
+
+def test_a_refused_parameter_value_is_not_retried(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-medvqa-test-key-000000")
+    with OpenAIServer() as server:
+        backend = LiteLLMBackend("openai/gpt-5", api_base=server.url, temperature=0.3, retry_wait=1.0)
+        response = answer_one(backend)
+        assert sum(server.counts.values()) == 0
+    assert "UnsupportedParamsError" in response.error and backend.stats["retries"] == 0
+
+
+def test_kinds_of_real_failures(monkeypatch):
+    """Each failure as litellm raises it, classified by its type and cause, not its status."""
+    litellm = import_litellm()
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-medvqa-test-key-000000")
+
+    def kind(**call) -> str:
+        async def go():
+            try:
+                await litellm.acompletion(messages=[{"role": "user", "content": "hi"}], timeout=1, **call)
+            except Exception as exc:
+                return failure_kind(exc)
+            return "answered"
+
+        return asyncio.run(go())
+
+    for fault, expected in [("rate_limit", "rate_limit"), ("server_error", "server"), ("timeout", "timeout"),
+                            ("truncated", "server"), ("auth_error", "authentication"), ("bad_request", "bad_request")]:
+        with OpenAIServer(faults=Faults(**{fault: 1.0}, hang_s=3)) as server:
+            assert kind(model="hosted_vllm/test", api_base=server.url) == expected, fault
+    assert kind(model="hosted_vllm/test", api_base=closed_port_url()) == "connection"
+    assert kind(model="opnai/gpt-5") == "bad_request"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert kind(model="openai/test", api_base=closed_port_url()) == "configuration"
+    for k in ("rate_limit", "server", "timeout", "connection"):
+        assert k in TRANSIENT
+    for k in ("authentication", "bad_request", "configuration"):
+        assert k in FINAL

@@ -18,6 +18,7 @@ import pytest
 from medvqa.core import plugins
 from medvqa.core.conditions import parse_conditions, plan
 from medvqa.core.inference.images import to_openai
+from medvqa.core.inference.preflight import PROBE_MESSAGES
 from medvqa.core.session import RunOptions, run
 from medvqa.core.store import read_manifest, read_records
 
@@ -25,7 +26,8 @@ from tests.conftest import REPO, shared_data
 from tests.core.inference.synthetic import write_exam
 from tests.openai_server import Faults, OpenAIServer, ServerProcess, content_key
 
-COMPARED = ("key", "response", "error", "predicted", "status", "correct")
+# Not the request key: it names the server, and compared runs may use different servers.
+COMPARED = ("response", "error", "predicted", "status", "correct")
 
 
 def medvqa(*args: str, env: dict | None = None) -> subprocess.Popen:
@@ -64,7 +66,7 @@ def test_the_cli_runs_jmed48k_against_a_server_started_by_hand(tmp_path):
     records = read_records(tmp_path / "run")
     assert Counter(r["condition"] for r in records) == {"C+Q": 800, "C+Q+I": 17}
     assert Counter(r["status"] for r in records) == {"answered": 817}
-    assert stats["requests"] == 817
+    assert stats["requests"] == 817 + 1  # and the preflight request
     manifest = read_manifest(tmp_path / "run")
     assert manifest["params"] == {"temperature": 0, "seed": 0, "response_format": {"type": "json_object"}}
     assert manifest["backend"]["api_base"] == server.url and manifest["backend"]["concurrency"] == 32
@@ -100,6 +102,7 @@ def test_a_run_killed_five_times_ends_like_an_uninterrupted_one(tmp_path):
             snapshots.append((completed, server.counts()))
         finish(medvqa(*args, "--api-base", server.url, "--run-dir", str(run_dir)))
         final_counts = server.counts()
+        assert final_counts.pop(content_key(PROBE_MESSAGES)) == 6  # one preflight request per process
         finish(whole)  # the uninterrupted run, on its own server, ran alongside
 
     final = read_records(run_dir)

@@ -1,0 +1,123 @@
+"""Checks that a model can be reached before a run sends its first batch.
+
+Two steps, both failing with one line (`PreflightError`):
+
+1. `check_provider` (when a backend is built, no network): litellm must know the provider of
+   the model string. `opnai/gpt-5` or `randm` stop here, with the nearest known names.
+2. `probe` (before the first request of a run): one small request per server, with every
+   generation parameter of the run, checks the model name, the credentials and the server.
+   Failures litellm raises before sending (unsupported parameters, missing keys), refused
+   credentials, unknown models and unreachable servers end the run at once; a rate limit, a
+   5xx or an unreadable answer is tried again (at most `PROBE_TRIES` times in all).
+
+Nothing the probe receives is recorded or cached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+from typing import Any
+
+from .concurrency import event_loop
+from .retry import RetryPolicy, failure_kind, retry_after
+from .secrets import scrub
+
+PROBE_TRIES = 3
+# JSON output modes require the word "JSON" in the messages; the answer itself is ignored.
+PROBE_MESSAGES = [{"role": "user", "content": 'Reply with the JSON {"answer": ["A"]}.'}]
+MAX_DETAIL = 300
+_REASONS = {
+    "authentication": "the credentials were refused",
+    "configuration": "the request could not be sent (missing credentials or settings)",
+    "permission": "the credentials have no access to this model",
+    "not_found": "the model or the URL does not exist on the server",
+    "unsupported_params": "the model does not take a generation parameter (remove it with --param NAME=null)",
+    "bad_request": "the request was rejected",
+    "client_error": "the request was rejected",
+    "connection": "cannot connect to the server",
+    "timeout": "no answer within the request timeout (--timeout)",
+    "rate_limit": "rate-limited on every try",
+    "server": "the server failed on every try",
+    "unreadable": "the server's answers could not be read",
+    "bug": "the request failed",
+}
+
+
+class PreflightError(Exception):
+    """The model cannot be used as given; the message is one line saying why."""
+
+
+def check_provider(litellm, model: str) -> str:
+    """litellm's provider for `model`, or a PreflightError naming the nearest known names."""
+    try:
+        return litellm.get_llm_provider(model)[1]
+    except Exception:
+        pass
+    from .. import plugins
+
+    head, slash, _ = model.partition("/")
+    providers = [str(getattr(p, "value", p)) for p in litellm.provider_list]
+    backends = sorted(plugins.backends())
+    known = providers if slash else backends + providers + sorted(litellm.model_list)
+    close = difflib.get_close_matches(head, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    if slash:
+        raise PreflightError(f"unknown model {model!r}: litellm knows no provider {head!r}{hint} "
+                             "(providers: https://docs.litellm.ai/docs/providers)")
+    raise PreflightError(f"unknown model {model!r}: neither a medvqa backend ({', '.join(backends)}) nor a model "
+                         f"litellm knows{hint}")
+
+
+def probe(litellm, targets: list[tuple[str, dict[str, Any]]], params: dict[str, Any], *, timeout: float,
+          retry: RetryPolicy) -> None:
+    """Send `PROBE_MESSAGES` once per `(where, call)` of `targets` concurrently: `where` names
+    the server in messages (no secrets), `call` holds `model` and the deployment's litellm
+    parameters; the run's generation `params` go with every request. The probe runs on an
+    event loop of its own (litellm keys its HTTP clients by loop, so nothing is shared with the
+    run's), which leaves no thread behind: worker processes can still be forked. Inside a
+    running loop (a notebook) it uses the requests' background loop instead."""
+
+    async def all_of() -> None:
+        await asyncio.gather(*(_probe_one(litellm, where, call, params, timeout, retry) for where, call in targets))
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(all_of())
+    else:
+        asyncio.run_coroutine_threadsafe(all_of(), event_loop()).result()
+
+
+async def _probe_one(litellm, where: str, call: dict[str, Any], params: dict[str, Any], timeout: float,
+                     retry: RetryPolicy) -> None:
+    for attempt in range(PROBE_TRIES):
+        try:
+            await litellm.acompletion(messages=PROBE_MESSAGES, timeout=timeout, **params, **call)
+            return
+        except Exception as exc:
+            kind = failure_kind(exc)
+            if kind in ("rate_limit", "server", "unreadable") and attempt + 1 < PROBE_TRIES:
+                await asyncio.sleep(retry.delay(attempt, retry_after(exc)))
+                continue
+            raise PreflightError(_explain(litellm, where, call, kind, exc, attempt + 1)) from None
+
+
+def _explain(litellm, where: str, call: dict[str, Any], kind: str, exc: BaseException, tries: int) -> str:
+    model, api_base = call["model"], call.get("api_base")
+    reason = _REASONS.get(kind, "the request failed")
+    if kind in ("authentication", "configuration"):
+        try:
+            missing = litellm.validate_environment(model=model, api_base=api_base).get("missing_keys") or []
+        except Exception:
+            missing = []
+        if missing and "api_key" not in call:
+            reason += f"; set {' or '.join(missing)} in the environment"
+    name, text = type(exc).__name__, str(exc)
+    for prefix in (f"litellm.{name}: ", f"{name}: "):  # litellm repeats the type in its message
+        text = text.removeprefix(prefix)
+    after = f" (after {tries} tries)" if tries > 1 else ""
+    detail = " ".join(scrub(f"{name}: {text}{after}").split())
+    if len(detail) > MAX_DETAIL:
+        detail = detail[:MAX_DETAIL - 1] + "…"
+    return f"preflight request to {where} failed: {reason} ({detail})"

@@ -1,0 +1,138 @@
+"""Showing a run's progress on stderr.
+
+On a terminal, a rich display: done/total per condition and overall, each with its ETA, and a
+status line read live from the run's state. Elsewhere (batch jobs, CI logs), one plain line
+every `every_s` seconds or every `every_fraction` of the work, whichever comes first:
+done/total, the rate of this session, errors and the ETA.
+
+Both are callables that take the runner's progress state (see `runner.progress_state`) and are
+used as context managers.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Any, Callable, TextIO
+
+
+def status_line(state: dict) -> str:
+    """Requests in flight, retries, errors, cache hits, tokens and cost, from the run's state."""
+    b = state["backend"]
+    line = (f"in flight {b.get('in_flight', 0)}  retries {b.get('retries', 0)}  errors {state['errors']}  "
+            f"cached {state['cached']}  tokens {b.get('prompt_tokens', 0):,}+{b.get('completion_tokens', 0):,}")
+    return line + (f"  ${b['cost_usd']:.4f}" if b.get("cost_usd") else "")
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class PlainProgress:
+    """One plain line at a time, for output that is not a terminal. Lines come at every new
+    `every_fraction` of the work and, from a timer thread, whenever `every_s` seconds passed
+    without one (so a run that waits on slow requests still shows that it is alive)."""
+
+    def __init__(self, stream: TextIO | None = None, *, every_s: float = 10.0, every_fraction: float = 0.05,
+                 clock: Callable[[], float] = time.monotonic):
+        self.stream = stream or sys.stderr
+        self.every_s, self.every_fraction, self.clock = every_s, every_fraction, clock
+        self._state: dict | None = None
+        self._start = (0.0, 0)  # (time, done) at the first update: the rate is this session's
+        self._last_time = 0.0
+        self._last_step = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._timer: threading.Thread | None = None
+
+    def __enter__(self) -> "PlainProgress":
+        self._timer = threading.Thread(target=self._tick, name="medvqa-progress", daemon=True)
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._timer is not None:
+            self._timer.join()
+
+    def __call__(self, state: dict) -> None:
+        with self._lock:
+            now = self.clock()
+            step = self._step(state)
+            if self._state is None:  # the start: nothing done in this session yet
+                self._state, self._start = state, (now, state["done"])
+                self._last_step, self._last_time = step, now
+                return
+            if step <= self._last_step and now - self._last_time < self.every_s:
+                return
+            self._write(state, now, step)
+
+    def _tick(self) -> None:
+        while not self._stop.wait(min(1.0, self.every_s)):
+            with self._lock:
+                now = self.clock()
+                if self._state is not None and now - self._last_time >= self.every_s:
+                    self._write(self._state, now, self._step(self._state))
+
+    def _write(self, state: dict, now: float, step: int) -> None:
+        self._last_step, self._last_time = step, now
+        self.stream.write(self.line(state, now) + "\n")
+        self.stream.flush()
+
+    def _step(self, state: dict) -> int:
+        # the small epsilon keeps 30/200 at step 3 of 5 % despite floating point
+        return int(state["done"] / state["total"] / self.every_fraction + 1e-9) if state["total"] else 0
+
+    def line(self, state: dict, now: float) -> str:
+        """`412/817 (50%)  23.1 req/s  errors 3  ETA 0:00:17`"""
+        done, total = state["done"], state["total"]
+        t0, done0 = self._start
+        rate = (done - done0) / (now - t0) if now > t0 else 0.0
+        eta = _duration((total - done) / rate) if rate > 0 else "unknown"
+        percent = f"{100 * done / total:.0f}%" if total else "-"
+        return f"{done}/{total} ({percent})  {rate:.1f} req/s  errors {state['errors']}  ETA {eta}"
+
+
+class RichProgress:
+    """A rich progress display on stderr: done/total per condition and overall, each with its
+    ETA, and the status line, refreshed live."""
+
+    def __enter__(self) -> "RichProgress":
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.text import Text
+
+        live: dict[str, dict] = {}
+
+        class RunProgress(Progress):
+            def get_renderables(self):
+                yield self.make_tasks_table(self.tasks)
+                if live:
+                    yield Text(status_line(live["state"]), style="dim")
+
+        self._live = live
+        self._progress = RunProgress(TextColumn("[bold]{task.description:<8}"), BarColumn(bar_width=32),
+                                     MofNCompleteColumn(), TimeRemainingColumn(), transient=False)
+        self._progress.start()
+        self._tasks: dict[str, Any] = {}
+        return self
+
+    def __call__(self, state: dict) -> None:
+        tasks = self._tasks
+        if not tasks:
+            self._live["state"] = state
+            tasks["all"] = self._progress.add_task("all", total=state["total"])
+        for cond, counts in state["conditions"].items():
+            if cond not in tasks:  # forced guesses add a condition during the run
+                tasks[cond] = self._progress.add_task(cond, total=counts["total"])
+            self._progress.update(tasks[cond], completed=counts["done"], total=counts["total"])
+        self._progress.update(tasks["all"], completed=state["done"], total=state["total"])
+
+    def __exit__(self, *exc) -> None:
+        self._progress.stop()
+
+
+def for_stderr() -> RichProgress | PlainProgress:
+    """The rich display on a terminal, plain lines elsewhere."""
+    return RichProgress() if sys.stderr.isatty() else PlainProgress()

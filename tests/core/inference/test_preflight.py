@@ -1,0 +1,118 @@
+"""The preflight: a misspelled model, an unknown backend, missing or refused credentials and an
+unreachable server end `medvqa run` in seconds with one line and exit status 3, before any
+record is written; baselines and runs with nothing left to ask need no network."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from medvqa.cli.main import cli
+from medvqa.cli.run_cmd import EXIT_PREFLIGHT
+from medvqa.core.inference.litellm_backend import import_litellm
+from medvqa.core.inference.preflight import PROBE_MESSAGES
+from medvqa.core.store import read_records
+
+from tests.core.inference.test_retry import closed_port_url
+from tests.openai_server import Faults, OpenAIServer, content_key
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _litellm_loaded():
+    """The times below are the checks' own, not litellm's import (about 5 s, once per process)."""
+    import_litellm()
+
+
+def run(tmp_path, *args: str):
+    """`medvqa run jmed48k --sample ...` in-process: (result, seconds)."""
+    started = time.monotonic()
+    result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--run-dir", str(tmp_path / "run"), *args])
+    return result, time.monotonic() - started
+
+
+def one_line(result) -> str:
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+def test_a_misspelled_provider_names_the_nearest_one(tmp_path):
+    result, seconds = run(tmp_path, "--model", "opnai/gpt-5")
+    assert result.exit_code == EXIT_PREFLIGHT and seconds < 5
+    assert one_line(result) == ("Error: unknown model 'opnai/gpt-5': litellm knows no provider 'opnai'; "
+                                "did you mean 'openai'? (providers: https://docs.litellm.ai/docs/providers)")
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_unknown_backend_names_the_nearest_one(tmp_path):
+    result, _ = run(tmp_path, "--model", "randm")
+    assert result.exit_code == EXIT_PREFLIGHT
+    line = one_line(result)
+    assert line.startswith("Error: unknown model 'randm': neither a medvqa backend (constant, litellm, random,")
+    assert line.endswith("did you mean 'random'?")
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_unreachable_server_fails_at_once(tmp_path):
+    url = closed_port_url()
+    result, seconds = run(tmp_path, "--model", "hosted_vllm/test", "--api-base", url, "--max-retries", "6")
+    assert result.exit_code == EXIT_PREFLIGHT and seconds < 5
+    line = one_line(result)
+    assert line.startswith(f"Error: preflight request to hosted_vllm/test at {url} failed: cannot connect to the "
+                           "server (InternalServerError:")
+    assert read_records(tmp_path / "run") == []
+
+
+def test_missing_credentials_name_the_variable_and_send_nothing(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with OpenAIServer() as server:
+        result, seconds = run(tmp_path, "--model", "openai/test", "--api-base", server.url)
+        assert sum(server.counts.values()) == 0
+    assert result.exit_code == EXIT_PREFLIGHT and seconds < 5
+    assert "the request could not be sent (missing credentials or settings); set OPENAI_API_KEY in the " \
+           "environment" in one_line(result)
+
+
+def test_refused_credentials_stop_the_run_after_one_request(tmp_path, monkeypatch):
+    secret = "sk-medvqa-preflight-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    with OpenAIServer(faults=Faults(auth_error=1.0)) as server:
+        result, _ = run(tmp_path, "--model", "openai/test", "--api-base", server.url)
+        assert dict(server.counts) == {content_key(PROBE_MESSAGES): 1}
+    assert result.exit_code == EXIT_PREFLIGHT
+    line = one_line(result)
+    assert "the credentials were refused" in line and "AuthenticationError" in line and secret not in line
+    assert read_records(tmp_path / "run") == []
+
+
+def test_the_probe_carries_the_run_parameters_and_is_neither_recorded_nor_cached(tmp_path):
+    with OpenAIServer(keep_bodies=True) as server:
+        result, _ = run(tmp_path, "--model", "hosted_vllm/test", "--api-base", server.url, "--seed", "5", "--json")
+        assert result.exit_code == 0, result.output
+        probe = server.bodies[0]
+        assert probe["messages"] == PROBE_MESSAGES
+        assert (probe["temperature"], probe["seed"], probe["response_format"]) == (0, 5, {"type": "json_object"})
+        assert server.counts[content_key(PROBE_MESSAGES)] == 1
+        n = json.loads(result.stdout)["n_records"]
+        assert sum(server.counts.values()) == n + 1
+        # the same run again, on another run directory: every answer from the cache, so no preflight
+        again = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--run-dir", str(tmp_path / "again"),
+                                         "--model", "hosted_vllm/test", "--api-base", server.url, "--seed", "5"])
+        assert again.exit_code == 0 and f"(requested 0, from cache {n})" in again.output
+        assert sum(server.counts.values()) == n + 1
+
+
+def test_baselines_and_finished_runs_need_no_server(tmp_path):
+    with OpenAIServer() as server:
+        url = server.url
+        args = ["--model", "hosted_vllm/test", "--api-base", url]
+        assert run(tmp_path, *args)[0].exit_code == 0
+    finished, _ = run(tmp_path, *args)  # the server is gone, but nothing is left to ask
+    assert finished.exit_code == 0 and "requested 0" in finished.output
+    for model in ("random", "constant:A"):
+        result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", model,
+                                          "--run-dir", str(tmp_path / model)])
+        assert result.exit_code == 0, result.output
