@@ -58,5 +58,7 @@ def rescore(run_dir: Path) -> tuple[int, int]:
             raise DataError("record names an item that is not in the data", file=Path(run_dir) / "records.jsonl",
                             record=rec["item_id"])
         out.append(rescore_record(benchmark, items[rec["item_id"]], rec, patterns))
-    rewrite_records(run_dir, out)
-    return len(out), sum(new != old for new, old in zip(out, records))
+    changed = sum(new != old for new, old in zip(out, records))
+    if changed:  # a run directory is written only when something changes
+        rewrite_records(run_dir, out)
+    return len(out), changed

@@ -29,6 +29,11 @@ from .summary import DEFAULT_MAX_ERROR_RATE, by_condition, health
 RETRIED_STATUSES = ("error", "missing")  # what a re-run asks again by default
 RECORD_FIELDS = ("item_id", "condition", "key", "response", "error", "usage", "latency_s",
                  "cached", "predicted", "status", "correct", "rule")
+# A record whose answer could not be read (the reader raised) keeps the reason in this field.
+SCORING_ERROR = "scoring_error"
+MAX_REASON_CHARS = 500
+# The rule of a record whose provider refused in its own field (`message.refusal`).
+PROVIDER_REFUSAL = "provider-refusal"
 
 
 def package_versions(*names: str) -> dict[str, str]:
@@ -44,8 +49,9 @@ def package_versions(*names: str) -> dict[str, str]:
 def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, response: Response,
                 patterns: tuple = ()) -> dict:
     """One record: the raw response, its score, and the item's strata."""
-    predicted, status, correct, rule, fields = _scored(benchmark, item, response.text, response.error, patterns)
-    return {
+    predicted, status, correct, rule, fields, reason = _scored_safely(
+        benchmark, item, response.text, response.error, patterns, refused=response.refusal)
+    record = {
         "item_id": item.id,
         "condition": condition,
         "key": key,
@@ -57,15 +63,23 @@ def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, resp
         "predicted": predicted, "status": status, "correct": correct, "rule": rule,
         **fields,
     }
+    if reason is not None:
+        record[SCORING_ERROR] = reason
+    return record
 
 
 def rescore_record(benchmark: Benchmark, item: Item, record: dict, patterns: tuple = ()) -> dict:
     """`record` with its score and strata computed again from its saved response; every other
     field (including those added by other tools) kept. A record marked `"saved": true` holds a
     prediction saved in the benchmark's own format (see `AnswerConventions`)."""
-    predicted, status, correct, rule, fields = _scored(benchmark, item, record.get("response"),
-                                                       record.get("error"), patterns, bool(record.get("saved")))
-    return {**record, "predicted": predicted, "status": status, "correct": correct, "rule": rule, **fields}
+    predicted, status, correct, rule, fields, reason = _scored_safely(
+        benchmark, item, record.get("response"), record.get("error"), patterns, bool(record.get("saved")),
+        refused=record.get("rule") == PROVIDER_REFUSAL)
+    out = {**record, "predicted": predicted, "status": status, "correct": correct, "rule": rule, **fields}
+    out.pop(SCORING_ERROR, None)
+    if reason is not None:
+        out[SCORING_ERROR] = reason
+    return out
 
 
 def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple,
@@ -75,6 +89,20 @@ def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | Non
     s = score(item, text, error=error, patterns=patterns, conventions=benchmark.answer_conventions(), saved=saved)
     predicted = None if s.predicted is None else list(s.predicted)
     return predicted, s.status, s.correct, s.rule, benchmark.record_fields(item)
+
+
+def _scored_safely(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple,
+                   saved: bool = False, *, refused: bool = False) -> tuple:
+    """`_scored` and the reason the answer could not be read (None when it could). A provider's
+    refusal is status `refusal`; any exception while reading or scoring one answer (a reader
+    bug, an answer nested too deeply) makes that record a `parse_failure` and the run goes on."""
+    try:
+        if refused and error is None:
+            return None, "refusal", False, PROVIDER_REFUSAL, benchmark.record_fields(item), None
+        return (*_scored(benchmark, item, text, error, patterns, saved), None)
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {exc}"[:MAX_REASON_CHARS]
+        return None, "parse_failure", False, None, benchmark.record_fields(item), reason
 
 
 @dataclass
@@ -192,9 +220,9 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
             preflight = None
         result.requested += len(misses)
         for req, resp in spec.backend.generate(iter(misses)):
-            if cacheable:
+            record = _finish(store, records, bench, req, resp, patterns, state, progress)
+            if cacheable and SCORING_ERROR not in record and not resp.refusal:  # the cache keeps readable answers
                 spec.cache.put(req.key, spec.backend.model, resp)
-            _finish(store, records, bench, req, resp, patterns, state, progress)
 
     gc.freeze()  # items and requests live as long as the run: keep the collector's full passes off them
     try:
@@ -231,7 +259,7 @@ def progress_state(existing: list[dict], todo: list[Request], backend_stats: dic
             "conditions": conditions, "backend": backend_stats if backend_stats is not None else {}}
 
 
-def _finish(store, records, bench, req, resp, patterns, state, progress) -> None:
+def _finish(store, records, bench, req, resp, patterns, state, progress) -> dict:
     record = make_record(bench, req.item, req.condition, req.key, resp, patterns)
     store.append(record)
     records.append(record)
@@ -241,3 +269,4 @@ def _finish(store, records, bench, req, resp, patterns, state, progress) -> None
     state["cached"] += bool(resp.cached)
     if progress:
         progress(state)
+    return record

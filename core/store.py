@@ -3,32 +3,75 @@
 A record is one JSON line per (item, condition). Lines are written whole and flushed to the
 OS at once; they are fsync'd in small batches. A line cut short by a killed process is
 dropped on the next open, so a re-run of the same command resumes where the last one stopped.
+
+One writer at a time: a run holds an exclusive lock (`flock`) on `run.lock` in the directory,
+which names the holder's PID; a second writer fails at once. Opening an existing run writes
+nothing until a record is appended (a finished run opens in a read-only directory). Nothing
+reaches a file unscrubbed of credentials, and a failed write (disk full, read-only) is an
+error naming the file, with the file cut back to its last whole line.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, BinaryIO, Callable, Iterable
 
+from .inference.secrets import Scrubber
 from .items import DataError
 
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
+LOCK = "run.lock"
 # Manifest fields that must match for a run directory to be resumed.
 IDENTITY = ("benchmark", "split", "data_fingerprint", "model", "params", "conditions", "templates")
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+_READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def write_error(path: Path, exc: OSError) -> DataError:
+    """A failed write as one line naming the file and what to do."""
+    if exc.errno in _NO_SPACE:
+        advice = "free disk space (or raise the file-size limit) and run the same command again to resume"
+    elif exc.errno in _READ_ONLY:
+        advice = "make it writable, or choose another --run-dir"
+    else:
+        advice = "check the disk and run the same command again to resume"
+    return DataError(f"cannot write ({exc.strerror or exc}): {advice}", file=path)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
+    """`data` as indented JSON in the file at `path`, replaced atomically."""
+    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    _write_atomic(path, lambda fh: fh.write(text.encode("utf-8", "backslashreplace")))
+
+
+def _write_atomic(path: Path, write: Callable[[BinaryIO], Any]) -> None:
+    """Write a temporary file beside `path` with `write`, then rename it over `path`: a reader
+    sees the old file or the new one, never half of one. A failed write leaves no temporary
+    file and is a `DataError` naming `path`."""
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False, indent=2, sort_keys=False)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        _remove(tmp)
+        raise write_error(path, exc) from None
+
+
+def _remove(path: Path) -> None:
+    """Remove a temporary file left by a failed write, if there is one and we can."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass  # a read-only folder holds none
 
 
 def read_manifest(run_dir: Path) -> dict:
@@ -36,9 +79,12 @@ def read_manifest(run_dir: Path) -> dict:
     if not path.is_file():
         raise DataError("not a run directory (no manifest.json)", file=run_dir)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"unreadable manifest ({exc})", file=path) from None
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError) as exc:
+        raise DataError(f"unreadable manifest ({type(exc).__name__}: {exc})", file=path) from None
+    if not isinstance(manifest, dict):
+        raise DataError("unreadable manifest (not a JSON object)", file=path)
+    return manifest
 
 
 def read_records(run_dir: Path) -> list[dict]:
@@ -80,33 +126,96 @@ def _scan(path: Path) -> tuple[list[dict], int]:
         line = data[start:nl]
         if line.strip():
             try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise ValueError("not a JSON object")
+            except (ValueError, RecursionError) as exc:
                 if data.find(b"\n", nl + 1) == -1 and not data[nl + 1:].strip():
                     break  # the last line was cut mid-way and happens to end in a newline
                 raise DataError(f"corrupt record ({exc})", file=path, record=f"line {lineno}") from None
+            records.append(record)
         start = nl + 1
         good_end = start
     return records, good_end
 
 
+def _line(record: dict, scrub: Scrubber) -> bytes:
+    """One record as a JSON line, scrubbed of credentials. A lone surrogate (which UTF-8 cannot
+    hold) is written as its JSON escape (`\\ud800`), so the line reads back exactly."""
+    text = scrub(json.dumps(record, ensure_ascii=False, separators=(",", ":"))) + "\n"
+    return text.encode("utf-8", "backslashreplace")
+
+
+def lock_run_dir(run_dir: Path) -> int | None:
+    """Take the exclusive lock of a run directory; the returned descriptor holds it until it is
+    closed (or the process ends) and the lock file holds our PID. A second writer fails at once
+    with a message naming the holder. None when the directory is read-only to us: nothing can be
+    written there, and the first write says so."""
+    path = Path(run_dir) / LOCK
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        if exc.errno not in _READ_ONLY:
+            raise write_error(path, exc) from None
+        try:
+            fd = os.open(path, os.O_RDONLY)  # an existing lock file we may not write still locks
+        except OSError:
+            return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        os.close(fd)
+        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise DataError(f"cannot lock the run directory ({exc.strerror})", file=path) from None
+        who = f"process {holder}" if holder.isdigit() else "another process"
+        raise DataError(f"in use by {who} (lock {LOCK}): wait for it to finish, or choose another --run-dir",
+                        file=run_dir) from None
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError:
+        pass  # a lock file we may only read still locks; it just cannot name us
+    return fd
+
+
 class RunStore:
+    """The writer of one run directory (see the module's docstring)."""
+
     def __init__(self, run_dir: Path, *, fsync_every: int = 64, fsync_seconds: float = 1.0):
         self.run_dir = Path(run_dir)
         self.fsync_every = fsync_every
         self.fsync_seconds = fsync_seconds
-        self._fh = None
+        self._fd: int | None = None  # records.jsonl, opened for appending by the first record
+        self._lock: int | None = None
+        self._manifest: dict | None = None  # a resumed run's manifest, written with its first record
+        self._end = 0  # bytes of whole lines in records.jsonl
         self._pending = 0
         self._last_sync = time.monotonic()
+        self._scrub = Scrubber()
 
     @property
     def records_path(self) -> Path:
         return self.run_dir / RECORDS
 
     def open(self, manifest: dict) -> list[dict]:
-        """Create the run directory, or resume it when its manifest matches. Returns the
-        newest record of each (item, condition) already written."""
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        """Lock the run directory, then create it or resume it when its manifest matches.
+        Returns the newest record of each (item, condition) already written."""
+        manifest = self._scrub.data(manifest)
+        if self.run_dir.exists() and not self.run_dir.is_dir():
+            raise DataError("is not a directory; choose another --run-dir", file=self.run_dir)
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_error(self.run_dir, exc) from None
+        self._lock = lock_run_dir(self.run_dir)
+        try:
+            return self._open_locked(manifest)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open_locked(self, manifest: dict) -> list[dict]:
         manifest_path = self.run_dir / MANIFEST
         if manifest_path.is_file():
             old = read_manifest(self.run_dir)
@@ -114,37 +223,71 @@ class RunStore:
             if diff:
                 raise DataError(f"holds a different run (differs in: {', '.join(diff)}); "
                                 "choose another --run-dir", file=self.run_dir)
-            manifest = {**manifest, "created": old.get("created", manifest.get("created")),
-                        "resumed": old.get("resumed", 0) + 1}
-        write_json_atomic(manifest_path, manifest)
+            self._manifest = {**manifest, "created": old.get("created", manifest.get("created")),
+                              "resumed": old.get("resumed", 0) + 1}
+        else:
+            write_json_atomic(manifest_path, manifest)
         records: list[dict] = []
         if self.records_path.is_file():
-            records, good_end = _scan(self.records_path)
-            if good_end != self.records_path.stat().st_size:
-                with self.records_path.open("r+b") as fh:
-                    fh.truncate(good_end)
-        self._fh = self.records_path.open("a", encoding="utf-8")
+            records, self._end = _scan(self.records_path)
         return newest_per_pair(records)
 
+    def _start_writing(self) -> None:
+        """Before the first record: the resumed run's manifest, then records.jsonl cut back to
+        its last whole line (a killed writer may have left half of one)."""
+        if self._manifest is not None:
+            write_json_atomic(self.run_dir / MANIFEST, self._manifest)
+            self._manifest = None
+        try:
+            self._fd = os.open(self.records_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            if os.fstat(self._fd).st_size != self._end:
+                os.ftruncate(self._fd, self._end)
+        except OSError as exc:
+            raise write_error(self.records_path, exc) from None
+
     def append(self, record: dict) -> None:
-        self._fh.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-        self._fh.flush()  # a whole line reaches the OS at once
+        if self._fd is None:
+            self._start_writing()
+        data = _line(record, self._scrub)
+        try:
+            written = 0
+            while written < len(data):  # a whole line reaches the OS at once
+                written += os.write(self._fd, data[written:])
+        except OSError as exc:
+            self._cut_back()
+            raise write_error(self.records_path, exc) from None
+        self._end += len(data)
         self._pending += 1
         now = time.monotonic()
         if self._pending >= self.fsync_every or now - self._last_sync >= self.fsync_seconds:
             self.sync()
 
+    def _cut_back(self) -> None:
+        """Drop the part of a line a failed write left behind."""
+        try:
+            os.ftruncate(self._fd, self._end)
+        except OSError:
+            pass  # the next open drops it
+
     def sync(self) -> None:
-        if self._fh and self._pending:
-            os.fsync(self._fh.fileno())
+        if self._fd is not None and self._pending:
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                raise write_error(self.records_path, exc) from None
             self._pending = 0
         self._last_sync = time.monotonic()
 
     def close(self) -> None:
-        if self._fh:
-            self.sync()
-            self._fh.close()
-            self._fh = None
+        """Sync and close records.jsonl, and release the lock."""
+        try:
+            if self._fd is not None:
+                self.sync()
+        finally:
+            for fd in (self._fd, self._lock):
+                if fd is not None:
+                    os.close(fd)
+            self._fd = self._lock = None
 
     def __enter__(self) -> "RunStore":
         return self
@@ -154,12 +297,11 @@ class RunStore:
 
 
 def rewrite_records(run_dir: Path, records: Iterable[dict]) -> None:
-    """Replace records.jsonl atomically (used by re-scoring)."""
-    path = Path(run_dir) / RECORDS
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for rec in records:
-            fh.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Replace records.jsonl atomically (used by re-scoring), holding the run's lock."""
+    scrub = Scrubber()
+    lock = lock_run_dir(Path(run_dir))
+    try:
+        _write_atomic(Path(run_dir) / RECORDS, lambda fh: fh.writelines(_line(rec, scrub) for rec in records))
+    finally:
+        if lock is not None:
+            os.close(lock)

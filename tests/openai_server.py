@@ -9,7 +9,10 @@ Every request is counted under its content key (`content_key`: roles, texts and 
 each image's decoded bytes). Faults are injected by rate, decided by a seeded RNG per (key,
 attempt), so a re-run meets the same faults: transient ones (429 with `Retry-After`, 500, a
 hang past the client's timeout, a truncated body, a non-JSON body) and final ones (400, and a
-401 that quotes the presented API key back, as some providers do).
+401 that quotes the presented API key back, as some providers do). Hostile answers are faults
+too: a 200 with `content: null`, a refusal in OpenAI's `message.refusal` field, an answer
+nested 1,000 brackets deep, an answer that quotes the presented API key, and an answer holding
+a lone surrogate.
 
 In a test::
 
@@ -48,6 +51,8 @@ _CHOOSE = re.compile(r"(?:Choose|選ぶ数[:：]?)\s*(\d+)")
 _SLOTS = re.compile(r"(\d+)\s*slots|解答欄は(\d+)つ")
 FAULT_KINDS = ("rate_limit", "server_error", "timeout", "truncated", "non_json")  # transient: retried
 CLIENT_ERRORS = ("bad_request", "auth_error")  # final: never retried
+ANSWER_FAULTS = ("null_content", "refusal", "deep_nesting", "echo_key", "lone_surrogate")  # 200s
+REFUSAL = "I'm sorry, but I can't help with that request."
 
 
 @dataclass
@@ -61,6 +66,11 @@ class Faults:
     non_json: float = 0.0  # 200 with an HTML body
     bad_request: float = 0.0  # 400
     auth_error: float = 0.0  # 401 quoting the presented key, as some providers do
+    null_content: float = 0.0  # 200 with `content: null`
+    refusal: float = 0.0  # 200 with `content: null` and `refusal` set, as OpenAI refuses
+    deep_nesting: float = 0.0  # 200 whose content is `{"answer": ` and 1,000 `[`
+    echo_key: float = 0.0  # 200 whose answer quotes the presented Authorization header
+    lone_surrogate: float = 0.0  # 200 whose answer holds a lone surrogate (`\ud800`)
     retry_after_s: float = 0.05
     hang_s: float = 30.0
 
@@ -72,7 +82,7 @@ class Faults:
 
     def pick(self, rng: random.Random) -> str | None:
         x = rng.random()
-        for kind in FAULT_KINDS + CLIENT_ERRORS:
+        for kind in FAULT_KINDS + CLIENT_ERRORS + ANSWER_FAULTS:
             x -= getattr(self, kind)
             if x < 0:
                 return kind
@@ -127,12 +137,12 @@ def answer_for(messages: list[dict], key: str) -> list[str]:
     return [str(rng.randrange(10)) for _ in range(slots)]
 
 
-def completion_body(model: str, key: str, text: str, prompt_chars: int) -> dict:
-    prompt_tokens, completion_tokens = 1 + prompt_chars // 4, 1 + len(text) // 4
+def completion_body(model: str, key: str, text: str | None, prompt_chars: int, refusal: str | None = None) -> dict:
+    prompt_tokens, completion_tokens = 1 + prompt_chars // 4, 1 + len(text or refusal or "") // 4
+    message = {"role": "assistant", "content": text, **({"refusal": refusal} if refusal is not None else {})}
     return {"id": f"chatcmpl-{key[:24]}", "object": "chat.completion", "created": int(time.time()),
             "model": model, "system_fingerprint": "medvqa-test-server",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens}}
 
@@ -216,7 +226,16 @@ class OpenAIServer:
             return web.Response(text="<html><body>502 upstream went away</body></html>", status=200,
                                 content_type="application/json")
         text = json.dumps({"answer": answer_for(messages, key)}, ensure_ascii=False)
-        payload = json.dumps(completion_body(body.get("model", self.model), key, text, len(raw))).encode()
+        refusal = None
+        if fault in ("null_content", "refusal"):
+            text, refusal = None, REFUSAL if fault == "refusal" else None
+        elif fault == "deep_nesting":
+            text = '{"answer": ' + "[" * 1000
+        elif fault == "echo_key":
+            text += f" (authorised by {request.headers.get('Authorization', '').removeprefix('Bearer ')})"
+        elif fault == "lone_surrogate":
+            text = '{"answer": ["\ud800"]}'
+        payload = json.dumps(completion_body(body.get("model", self.model), key, text, len(raw), refusal)).encode()
         if fault == "truncated":
             response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
             response.content_length = len(payload)
@@ -310,13 +329,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--faults", type=float, default=0.0, help="total rate of transient faults, split evenly")
-    for kind in FAULT_KINDS + CLIENT_ERRORS:
+    for kind in FAULT_KINDS + CLIENT_ERRORS + ANSWER_FAULTS:
         parser.add_argument(f"--{kind.replace('_', '-')}", type=float, help=f"rate of {kind} faults")
     parser.add_argument("--retry-after", type=float, default=0.05, help="Retry-After seconds sent with 429")
     parser.add_argument("--hang", type=float, default=30.0, help="seconds a 'timeout' fault hangs")
     args = parser.parse_args(argv)
     faults = Faults.every_kind(args.faults) if args.faults else Faults()
-    for kind in FAULT_KINDS + CLIENT_ERRORS:
+    for kind in FAULT_KINDS + CLIENT_ERRORS + ANSWER_FAULTS:
         if getattr(args, kind) is not None:
             setattr(faults, kind, getattr(args, kind))
     faults.retry_after_s, faults.hang_s = args.retry_after, args.hang

@@ -61,6 +61,7 @@ class Response:
     usage: dict[str, int] = field(default_factory=dict)
     latency_s: float = 0.0
     cached: bool = False
+    refusal: bool = False  # `text` is the provider's own refusal (OpenAI's `message.refusal`)
 
 
 @runtime_checkable

@@ -1,7 +1,8 @@
 """Content-addressed response cache (SQLite), shared by runs.
 
 Keys are `request_key(...)` digests; only successful responses are stored. API keys never
-enter a key or a value.
+enter a key or a value. A database error (a corrupt file, a full disk) is one line naming the
+file and what to do.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from ..items import DataError
 from .base import Response
 
 
@@ -25,7 +27,7 @@ class ResponseCache:
     def __init__(self, path: Path | None = None, *, commit_every: int = 256):
         self.path = Path(path) if path else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        self._db = _Guarded(self.path, check_same_thread=False, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, "
@@ -67,3 +69,41 @@ class ResponseCache:
     def close(self) -> None:
         self.flush()
         self._db.close()
+
+
+# What to do about a database error, by SQLite's primary result code.
+_ADVICE = {
+    "SQLITE_NOTADB": "it is not a SQLite database: move it aside (a new cache is started) or run with --no-cache",
+    "SQLITE_CORRUPT": "it is corrupt: move it aside (a new cache is started) or run with --no-cache",
+    "SQLITE_FULL": "free disk space, or run with --no-cache",
+    "SQLITE_IOERR": "the disk may be full: free disk space, or run with --no-cache",
+    "SQLITE_BUSY": "another process holds it: wait for it, or run with --no-cache",
+    "SQLITE_READONLY": "make it writable, set MEDVQA_CACHE_DIR to another folder, or run with --no-cache",
+}
+
+
+class _Guarded:
+    """The cache's SQLite connection: every database error becomes a `DataError` naming the
+    file and what to do. Statements return their rows as a list."""
+
+    def __init__(self, path: Path, **options):
+        self.path = path
+        self._db = self._call(sqlite3.connect, path, **options)
+
+    def execute(self, *args) -> list:
+        return self._call(lambda: self._db.execute(*args).fetchall())
+
+    def commit(self) -> None:
+        self._call(self._db.commit)
+
+    def close(self) -> None:
+        self._call(self._db.close)
+
+    def _call(self, fn, *args, **options):
+        try:
+            return fn(*args, **options)
+        except sqlite3.Error as exc:
+            name = getattr(exc, "sqlite_errorname", "") or ""
+            advice = next((text for code, text in _ADVICE.items() if name.startswith(code)),
+                          "move it aside or run with --no-cache")
+            raise DataError(f"response cache: {exc}: {advice}", file=self.path) from None

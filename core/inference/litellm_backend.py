@@ -11,7 +11,8 @@ that value (`params_left_out` says which were left out and why), and JSON output
 provider supports `response_format`. The provider and the server are in `endpoint`, also in
 every request key; how the run was executed (concurrency, timeouts, prices) is in `settings`.
 `preflight()` checks the model, the credentials and the server with one request per server.
-API keys are read by litellm from the environment and scrubbed from every error text.
+API keys are read by litellm from the environment and scrubbed from every response and error
+text, with every credential the run was given (`secrets.py`).
 litellm is imported here, on first use, never at CLI start-up.
 """
 
@@ -23,15 +24,16 @@ import logging
 import os
 import time
 from typing import Any, Iterable, Iterator
-from urllib.parse import urlsplit, urlunsplit
 
 from .base import Request, Response
 from .concurrency import Pacer, bounded
 from .images import ImageError, to_openai
-from .output import ANSWER_SCHEMA, error_text
+from .output import ANSWER_SCHEMA, error_text, writable_text
 from .preflight import check_provider, probe
 from .retry import RetryPolicy, is_retryable, retry_after
-from .router import deployments_for, load_model_list, resolve_env, underlying_model
+from .router import credential_values, deployments_for, load_model_list, resolve_env, underlying_model
+from .secrets import Scrubber, remember, remember_url
+from .secrets import redact_url as _redact_url
 
 DEFAULT_CONCURRENCY = 16
 DEFAULT_TIMEOUT_S = 120.0
@@ -76,6 +78,11 @@ class LiteLLMBackend:
         if api_bases and model_list:
             raise ValueError("give the servers either with --api-base or in --model-list, not both")
         self._deployments, router_settings = load_model_list(model_list) if model_list else ([], {})
+        for url in api_bases + [d["litellm_params"].get("api_base") for d in self._deployments]:
+            remember_url(url)
+        for value in credential_values(self._deployments):
+            remember(value)
+        self._scrub = Scrubber()  # every answer is scrubbed of the credentials known now
         if len(api_bases) > 1:
             self._deployments += deployments_for(model, api_bases)
         self._router_settings = {"routing_strategy": "simple-shuffle", **router_settings}
@@ -264,10 +271,18 @@ class LiteLLMBackend:
         return await self.litellm.acompletion(model=self.model, **kwargs)
 
     def _read(self, result, latency_s: float) -> Response:
+        """The completion's text (secrets scrubbed). A provider's refusal (`message.refusal`)
+        is the text of a `refusal` response; an answer without content raises
+        `UnreadableResponse`, so it is retried, then recorded as an error, never cached."""
         try:
-            text = result.choices[0].message.content
+            message = result.choices[0].message
+            text = message.content
         except (AttributeError, IndexError, TypeError) as exc:
             raise UnreadableResponse(f"no completion in the answer ({exc})") from None
+        refusal = getattr(message, "refusal", None)
+        answered = isinstance(text, str) and bool(text.strip())
+        if not answered and not (isinstance(refusal, str) and refusal.strip()):
+            raise UnreadableResponse(f"the answer has no content (content: {text!r})")
         usage = getattr(result, "usage", None)
         tokens = {"prompt_tokens": getattr(usage, "prompt_tokens", None) or 0,
                   "completion_tokens": getattr(usage, "completion_tokens", None) or 0}
@@ -278,19 +293,11 @@ class LiteLLMBackend:
         else:
             cost = (getattr(result, "_hidden_params", None) or {}).get("response_cost") or 0.0
         self.stats["cost_usd"] += cost
-        return Response(text=text if text is not None else "", usage=tokens, latency_s=latency_s)
+        if answered:
+            return Response(text=self._scrub(writable_text(text)), usage=tokens, latency_s=latency_s)
+        return Response(text=self._scrub(writable_text(refusal)), refusal=True, usage=tokens, latency_s=latency_s)
 
 
 def _server(url: str | None) -> str | None:
     """A server URL as part of a request key: without user:password or a trailing slash."""
     return _redact_url(url).rstrip("/") if url else None
-
-
-def _redact_url(url: str | None) -> str | None:
-    """A URL without user:password."""
-    if not url:
-        return url
-    parts = urlsplit(url)
-    if parts.username or parts.password:
-        parts = parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))
-    return urlunsplit(parts)

@@ -77,6 +77,18 @@ def resolve_env(deployments: list[dict]) -> list[dict]:
     return out
 
 
+def credential_values(deployments: list[dict]) -> list[str]:
+    """The values of the credentials the deployments name (`api_key: os.environ/NAME`, whatever
+    NAME is), read from the environment; variables not set are skipped here."""
+    values = []
+    for dep in deployments:
+        for name, value in dep["litellm_params"].items():
+            variable = value[len(ENV_REF):] if isinstance(value, str) and value.startswith(ENV_REF) else None
+            if variable is not None and variable in os.environ and _is_secret_field(name):
+                values.append(os.environ[variable])
+    return values
+
+
 def _resolve(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(ENV_REF):
         name = value[len(ENV_REF):]
@@ -88,4 +100,4 @@ def _resolve(value: Any) -> Any:
 
 def _is_secret_field(name: str) -> bool:
     lowered = name.lower()
-    return any(word in lowered for word in ("key", "token", "secret", "password"))
+    return any(word in lowered for word in ("key", "token", "secret", "password", "credential"))
