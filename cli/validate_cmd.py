@@ -1,6 +1,6 @@
 import click
 
-from ._common import print_json, user_errors
+from ._common import print_json, printable, user_errors
 
 
 @click.command("validate")
@@ -24,7 +24,7 @@ def command(benchmark, data, as_json) -> None:
                     "warnings": len(findings) - n_errors, "findings": [f.as_dict() for f in findings]})
     else:
         for finding in findings:
-            click.echo(str(finding))
+            click.echo(printable(str(finding)))
         click.echo(f"{bench.name}: {n_errors} error(s), {len(findings) - n_errors} warning(s) in {data}")
     if n_errors:
         raise click.exceptions.Exit(1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import reprlib
 from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +21,7 @@ class DataError(ValueError):
     """Bad input data. The message names the file and the record."""
 
     def __init__(self, message: str, *, file: str | Path | None = None, record: str | None = None):
+        self.reason = message  # the message without the file and record
         parts = []
         if file is not None:
             parts.append(str(file))
@@ -51,6 +53,16 @@ class ImageRef(BaseModel):
         return self.path is not None
 
 
+_BRIEF = reprlib.Repr()
+_BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxlong, _BRIEF.maxother = 3, 80, 40, 80
+
+
+def brief(value: Any) -> str:
+    """A short repr of a value from the data, for messages: bounded in length and depth, so a
+    huge or deeply nested value cannot flood a message or exhaust the stack."""
+    return _BRIEF.repr(value)
+
+
 def resolve_image(root: Path, ref: str, *, file: Path | str, record: str) -> Path | None:
     """Resolve `ref` relative to `root`; refuse references that escape `root`.
 
@@ -58,16 +70,20 @@ def resolve_image(root: Path, ref: str, *, file: Path | str, record: str) -> Pat
     """
     root = root.resolve()
     if not ref or "\x00" in ref:
-        raise DataError(f"empty or invalid image reference {ref!r}", file=file, record=record)
+        raise DataError(f"empty or invalid image reference {brief(ref)}", file=file, record=record)
     candidate = Path(ref)
     if candidate.is_absolute():
-        raise DataError(f"image reference {ref!r} is absolute; it must be relative to {root}",
+        raise DataError(f"image reference {brief(ref)} is absolute; it must be relative to {root}",
                         file=file, record=record)
-    resolved = (root / candidate).resolve()
-    if not resolved.is_relative_to(root):
-        raise DataError(f"image reference {ref!r} escapes the dataset folder {root}",
-                        file=file, record=record)
-    return resolved if resolved.is_file() else None
+    try:
+        resolved = (root / candidate).resolve()
+        if not resolved.is_relative_to(root):
+            raise DataError(f"image reference {brief(ref)} escapes the dataset folder {root}",
+                            file=file, record=record)
+        return resolved if resolved.is_file() else None
+    except OSError as exc:  # e.g. a name too long for the file system
+        raise DataError(f"image reference {brief(ref)} is not a usable file name ({exc.strerror})",
+                        file=file, record=record) from None
 
 
 GoldFormat = Literal["single", "multi", "alternatives", "numeric", "text", "bbox"]
@@ -120,13 +136,14 @@ class Gold(BaseModel):
             if all(isinstance(v, list) for v in value):
                 alts = []
                 for alt in value:
-                    if not alt or not all(isinstance(k, (str, int)) for k in alt):
-                        raise DataError(f"malformed alternative {alt!r} in correct_answer", file=file, record=record)
+                    if not alt or not all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in alt):
+                        raise DataError(f"malformed alternative {brief(alt)} in correct_answer", file=file,
+                                        record=record)
                     alts.append(tuple(str(k).strip() for k in alt))
                 return cls(alternatives=tuple(alts), raw=value)
             if all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
                 return cls(alternatives=(tuple(str(k).strip() for k in value),), raw=value)
-        raise DataError(f"unreadable correct_answer {value!r}", file=file, record=record)
+        raise DataError(f"unreadable correct_answer {brief(value)}", file=file, record=record)
 
 
 class Option(BaseModel):

@@ -1,9 +1,11 @@
-"""Reading JSON Lines files (one JSON object per line), as adapters and importers do."""
+"""Reading JSON and JSON Lines files, as adapters and importers do: whatever a file holds, a
+problem is a `DataError` naming the file (and the line), never a traceback."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from .items import DataError
 
@@ -28,7 +30,28 @@ def read_jsonl(path: str | Path) -> list[dict]:
         except json.JSONDecodeError as exc:
             raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", file=path,
                             record=f"line {lineno}") from None
+        except (ValueError, RecursionError) as exc:  # an integer too long, nesting too deep
+            raise DataError(f"not valid JSON ({_why(exc)})", file=path, record=f"line {lineno}") from None
         if not isinstance(row, dict):
             raise DataError(f"expected a JSON object, got {type(row).__name__}", file=path, record=f"line {lineno}")
         rows.append(row)
     return rows
+
+
+def read_json(path: str | Path) -> Any:
+    """The JSON document in a file (UTF-8, a byte-order mark allowed). A file that cannot be
+    read (absent, not UTF-8, not JSON, an integer too long, nesting too deep for Python) raises
+    DataError naming it."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
+    except (ValueError, RecursionError) as exc:
+        raise DataError(f"not valid JSON ({_why(exc)})", file=path) from None
+    except OSError as exc:
+        raise DataError(f"cannot be read ({exc.strerror})", file=path) from None
+
+
+def _why(exc: Exception) -> str:
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)

@@ -28,7 +28,7 @@ class Finding:
 
     @property
     def record(self) -> str:
-        return f"{self.section}{self.number}" if self.section is not None or self.number is not None else "-"
+        return "".join(str(part) for part in (self.section, self.number) if part is not None) or "-"
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -54,3 +54,25 @@ def require_valid(benchmark, path: str | Path | None, allow_invalid: bool) -> li
         raise DataError(f"{len(bad)} error(s) in the data (see `medvqa validate {benchmark.name} --data {path}`); "
                         f"fix them or pass --allow-invalid:\n{listing}", file=path)
     return findings
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """Where in `value` (JSON data) a string holds a lone surrogate such as `\\ud800`, which
+    UTF-8 cannot encode, so no request, record or file could carry it: a path such as
+    `options.a`, or None when there is none."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, str):
+            if not v.isascii():
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    return where or "the value"
+        elif isinstance(v, dict):
+            for key, item in v.items():
+                path = f"{where}.{key}" if where else str(key)
+                stack += [(path, key), (path, item)]
+        elif isinstance(v, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(v))
+    return None

@@ -30,14 +30,17 @@ _EXPORTS = {
     "ImageRole": "medvqa.core.items",
     "DataError": "medvqa.core.items",
     "resolve_image": "medvqa.core.items",
+    "brief": "medvqa.core.items",
     "Condition": "medvqa.core.conditions",
     "Template": "medvqa.core.messages",
     "LanguagePatterns": "medvqa.core.patterns",
     "ANSWER_TOKEN": "medvqa.core.patterns",
     "Finding": "medvqa.core.validation",
+    "lone_surrogate": "medvqa.core.validation",
     "Score": "medvqa.core.scoring",
     "hookimpl": "medvqa.core.hookspecs",
     "read_jsonl": "medvqa.core.jsonl",
+    "read_json": "medvqa.core.jsonl",
     # notebooks: the commands as functions
     "load": "medvqa.core.api",
     "score": "medvqa.core.api",
@@ -71,10 +74,10 @@ if TYPE_CHECKING:
     from medvqa.core.benchmark import AnswerConventions, Benchmark
     from medvqa.core.conditions import Condition
     from medvqa.core.hookspecs import hookimpl
-    from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, resolve_image
-    from medvqa.core.jsonl import read_jsonl
+    from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image
+    from medvqa.core.jsonl import read_json, read_jsonl
     from medvqa.core.messages import Template
     from medvqa.core.patterns import ANSWER_TOKEN, LanguagePatterns
     from medvqa.core.rescore import SavedRun, read_run
     from medvqa.core.scoring import Score
-    from medvqa.core.validation import Finding
+    from medvqa.core.validation import Finding, lone_surrogate

@@ -8,15 +8,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from medvqa import DataError, Gold, ImageRef, ImageRole, Item, Option, resolve_image
+from medvqa import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, lone_surrogate, read_json, resolve_image
 from medvqa.ja import select_count
-
 
 BENCHMARK = "jmed48k"
 UNKNOWN = "unknown"
@@ -31,6 +29,9 @@ _CELL = re.compile(r"^(?P<specialty>.+)_(?P<year>\d{4})$")
 IMAGE_FIELDS = (("content_img", ImageRole.CONTENT), ("answer_img", ImageRole.ANSWER),
                 ("supplementary_img", ImageRole.SUPPLEMENTARY))
 REQUIRED = ("question_number", "section", "question_text", "options", "correct_answer")
+MAX_NUMBER = 100_000  # question numbers run from 1 to MAX_NUMBER - 1
+MAX_NAME_CHARS = 32  # sections, and question numbers written as names
+MAX_TEXT_CHARS = 100_000  # a stem, reference text or option longer than this is not an exam question
 
 
 @dataclass(frozen=True)
@@ -75,10 +76,7 @@ def read_questions(cell: Cell) -> list[dict]:
     path = cell.questions_file
     if not path.is_file():
         raise DataError(f"missing {path.name}", file=cell.folder)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"not valid JSON ({exc})", file=path) from None
+    data = read_json(path)
     questions = data.get("questions") if isinstance(data, dict) else None
     if not isinstance(questions, list):
         raise DataError('expected {"questions": [...]}', file=path)
@@ -89,13 +87,71 @@ def read_taxonomy(cell: Cell) -> dict[str, dict]:
     path = cell.taxonomy_file
     if not path.is_file():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"not valid JSON ({exc})", file=path) from None
+    data = read_json(path)
     if not isinstance(data, dict):
         raise DataError('expected {"A1": {"image_types": [...], ...}, ...}', file=path)
+    for record, entry in data.items():
+        problems = taxonomy_problems(entry)
+        if problems:
+            raise DataError(f"[taxonomy-format] {problems[0]}", file=path, record=record)
     return data
+
+
+def taxonomy_problems(entry: Any) -> list[str]:
+    """What is wrong with the shape of one taxonomy entry (nothing when it is well formed)."""
+    if not isinstance(entry, dict):
+        return [f"entry must be an object of image_types, dominant_type and image_as_options, not {brief(entry)}"]
+    out = []
+    types = entry.get("image_types")
+    if types is not None and not (isinstance(types, list) and all(isinstance(t, str) for t in types)):
+        out.append(f"image_types must be a list of labels, not {brief(types)}")
+    if not isinstance(entry.get("dominant_type"), (str, type(None))):
+        out.append(f"dominant_type must be a label or null, not {brief(entry['dominant_type'])}")
+    if not isinstance(entry.get("image_as_options"), (bool, type(None))):
+        out.append(f"image_as_options must be true or false, not {brief(entry['image_as_options'])}")
+    where = lone_surrogate(entry)
+    if where:
+        out.append(f"{where} holds a lone surrogate, which UTF-8 cannot encode")
+    return out
+
+
+def is_name(value: Any) -> bool:
+    """A section (or a question number written as text): letters, digits, `-` and `_`."""
+    return (isinstance(value, str) and 0 < len(value) <= MAX_NAME_CHARS
+            and all(ch.isalnum() or ch in "-_" for ch in value))
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < MAX_NUMBER
+
+
+def record_problems(q: dict) -> list[tuple[str, str]]:
+    """(rule, message) for each field of a release record that no item can be built from:
+    ids that are neither a short name nor a question number, texts that are not text or are
+    too long, flags that are not booleans, strings UTF-8 cannot encode. The loader raises the
+    first; `medvqa validate` reports them all."""
+    out = []
+    if "section" in q and not is_name(q["section"]):
+        out.append(("record-id", f"section must be a name of letters and digits, not {brief(q['section'])}"))
+    number = q.get("question_number")
+    if "question_number" in q and not (is_number(number) or is_name(number)):
+        out.append(("record-id", f"question_number must be a whole number from 1 to {MAX_NUMBER - 1:,} "
+                                 f"or a name, not {brief(number)}"))
+    texts = [(field, q[field]) for field in ("question_text", "text_reference")
+             if field in q and not (field == "text_reference" and q[field] is None)]
+    if isinstance(q.get("options"), dict):
+        texts += [(f"options.{label}", text) for label, text in q["options"].items() if isinstance(text, str)]
+    for field, text in texts:
+        if not isinstance(text, str):
+            out.append(("text-field", f"{field} must be text, not {brief(text)}"))
+        elif len(text) > MAX_TEXT_CHARS:
+            out.append(("text-size", f"{field} has {len(text):,} characters (at most {MAX_TEXT_CHARS:,})"))
+    if not isinstance(q.get("image_as_options"), (bool, type(None))):
+        out.append(("flag-type", f"image_as_options must be true or false, not {brief(q['image_as_options'])}"))
+    where = lone_surrogate(q)
+    if where:
+        out.append(("text-encoding", f"{where} holds a lone surrogate (such as \\ud800), which UTF-8 cannot encode"))
+    return out
 
 
 def image_refs(value: Any) -> list[str]:
@@ -105,7 +161,7 @@ def image_refs(value: Any) -> list[str]:
         return [value]
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return [v for v in value if v]
-    raise ValueError(f"image reference must be a string or a list of strings, not {value!r}")
+    raise ValueError(f"image reference must be a string or a list of strings, not {brief(value)}")
 
 
 def canonical_key(label: str, letters: bool) -> str:
@@ -120,18 +176,25 @@ def item_id(specialty: str, year: int, section: str, number: Any) -> str:
 def build_item(cell: Cell, q: dict, taxonomy: dict[str, dict], index: int) -> Item:
     """One release record → Item. Raises DataError naming the file and record."""
     file = cell.questions_file
-    where = f"#{index} (section {q.get('section')!r}, number {q.get('question_number')!r})"
+    where = f"#{index} (section {brief(q.get('section'))}, number {brief(q.get('question_number'))})"
     missing = [f for f in REQUIRED if f not in q]
     if missing:
         raise DataError(f"missing field(s) {', '.join(missing)}", file=file, record=where)
-    section, number = str(q["section"]), q["question_number"]
+    problems = record_problems(q)
+    if problems:
+        rule, message = problems[0]
+        raise DataError(f"[{rule}] {message}", file=file, record=where)
+    section, number = q["section"], q["question_number"]
     qid = item_id(cell.specialty, cell.year, section, number)
     raw_options = q["options"] or {}
     if not isinstance(raw_options, dict):
         raise DataError("options must be an object of label → text", file=file, record=qid)
     letters = bool(raw_options) and all(str(k).strip().isalpha() for k in raw_options)
+    textless = [k for k, v in raw_options.items() if not isinstance(v, str)]
+    if textless:
+        raise DataError(f"option(s) {textless} have no text", file=file, record=qid)
     try:
-        options = tuple(Option(key=canonical_key(k, letters), label=str(k).strip(), text=str(v))
+        options = tuple(Option(key=canonical_key(k, letters), label=str(k).strip(), text=v)
                         for k, v in raw_options.items())
         gold = Gold.from_json(q["correct_answer"], file=file, record=qid)
     except ValueError as exc:
@@ -141,6 +204,8 @@ def build_item(cell: Cell, q: dict, taxonomy: dict[str, dict], index: int) -> It
     if gold is not None and letters:
         gold = Gold(alternatives=tuple(tuple(k.upper() for k in alt) for alt in gold.alternatives), raw=gold.raw)
     img = q.get("img") or {}
+    if not isinstance(img, dict):
+        raise DataError(f"img must be an object, not {type(img).__name__}", file=file, record=qid)
     try:
         refs = [(r, role) for field, role in IMAGE_FIELDS for r in image_refs(img.get(field))]
     except ValueError as exc:
@@ -162,7 +227,7 @@ def build_item(cell: Cell, q: dict, taxonomy: dict[str, dict], index: int) -> It
         # the taxonomy file decides; records written by `medvqa extract` carry the flag themselves
         "image_as_options": bool(tax.get("image_as_options", q.get("image_as_options", False))),
         "answer_format": "numeric" if numeric else (gold.format if gold else None),
-        "text_only_flag": q.get("text_only"),
+        "text_only_flag": q.get("text_only") if isinstance(q.get("text_only"), bool) else None,
     }
     return Item(
         id=qid,
@@ -184,10 +249,16 @@ def build_item(cell: Cell, q: dict, taxonomy: dict[str, dict], index: int) -> It
 def iter_items(selected: list[Cell]) -> Iterator[Item]:
     for cell in selected:
         taxonomy = read_taxonomy(cell)
+        seen: dict[str, int] = {}
         for i, q in enumerate(read_questions(cell)):
             if not isinstance(q, dict):
                 raise DataError("question is not an object", file=cell.questions_file, record=f"#{i}")
-            yield build_item(cell, q, taxonomy, i)
+            item = build_item(cell, q, taxonomy, i)
+            if item.id in seen:
+                raise DataError(f"[duplicate-record] {item.id} already appears as question #{seen[item.id]}",
+                                file=cell.questions_file, record=f"#{i}")
+            seen[item.id] = i
+            yield item
 
 
 def eval_cells(all_cells: list[Cell], n_years: int = 5) -> list[Cell]:

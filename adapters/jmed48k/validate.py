@@ -19,17 +19,30 @@ collects all findings. Rules:
 - `image-unreadable`: a file Pillow cannot verify as an image
 - `text-only-flag`: `text_only` disagrees with the image references
 - `taxonomy-type`: a taxonomy label outside the paper's types (a warning)
+- `taxonomy-format`: a taxonomy entry that is not an object of a list of labels
+  (`image_types`), a label or null (`dominant_type`) and a boolean (`image_as_options`)
+- `record-id`: a section that is not a short name, or a question number that is neither a
+  whole number from 1 to 99,999 nor a short name (an object, `10**400`, `null`, ...)
+- `text-field`: a question text, reference text or option that is not text
+- `text-size`: a text longer than 100,000 characters
+- `text-encoding`: a string holding a lone surrogate (`\\ud800`), which UTF-8 cannot encode
+- `flag-type`: a record's `image_as_options` that is not true or false
+- `image-size`: an image with more pixels than Pillow's decompression-bomb limit
+
+A file that is not UTF-8, not JSON, or nested deeper than Python reads is a `file` finding;
+no data, however malformed, ends in a traceback.
 """
 
 from __future__ import annotations
 
-import json
+import warnings
 from pathlib import Path
 from typing import Any
 
-from medvqa import DataError, Finding, Gold
+from medvqa import DataError, Finding, Gold, brief, read_json
 
-from .loader import IMAGE_FIELDS, OTHER, PRIMARY_TYPES, REQUIRED, Cell, cells, image_refs
+from .loader import (IMAGE_FIELDS, OTHER, PRIMARY_TYPES, REQUIRED, Cell, cells, image_refs, is_name, is_number,
+                     record_problems, taxonomy_problems)
 
 KNOWN_TYPES = frozenset((*PRIMARY_TYPES, OTHER))
 
@@ -42,11 +55,11 @@ class _Collector:
         self.findings: list[Finding] = []
 
     def add(self, q: dict | None, rule: str, message: str, level: str = "error", *, index: int | None = None) -> None:
-        section = q.get("section") if isinstance(q, dict) else None
-        number = q.get("question_number") if isinstance(q, dict) else None
+        """A finding about record `q` (question #`index`): named by its section and number when
+        both are valid, else by its position."""
+        section, number = _record_id(q)
         if index is not None and (section is None or number is None):
-            message = f"(question #{index}) {message}"
-        section = None if section is None else str(section)
+            section, number = None, f"#{index}"
         self.findings.append(Finding(self.file, section, number, rule, level, message))
 
 
@@ -65,13 +78,16 @@ def validate_cell(cell: Cell) -> list[Finding]:
     seen: dict[tuple[str, str], int] = {}
     for index, q in enumerate(questions):
         if not isinstance(q, dict):
-            out.add(None, "record", f"question #{index} is not a JSON object")
+            out.add(None, "record", f"question #{index} is not a JSON object", index=index)
             continue
         missing = [f for f in REQUIRED if f not in q]
         if missing:
             out.add(q, "required-field", f"missing field(s) {', '.join(missing)}", index=index)
-        key = (str(q.get("section")), str(q.get("question_number")))
-        if "section" in q and "question_number" in q:
+        for rule, message in record_problems(q):
+            out.add(q, rule, message, index=index)
+        section, number = _record_id(q)
+        key = (str(section), str(number))
+        if section is not None and number is not None:
             if key in seen:
                 out.add(q, "duplicate-record",
                         f"section {key[0]} number {key[1]} already appears as question #{seen[key]}")
@@ -83,6 +99,15 @@ def validate_cell(cell: Cell) -> list[Finding]:
             _check_options(q, out, index)
         _check_images(cell, q, taxonomy.get(f"{key[0]}{key[1]}") or {}, out, index)
     return out.findings
+
+
+def _record_id(q: Any) -> tuple[str | None, Any]:
+    """(section, question number) of a record, each None when absent or invalid."""
+    if not isinstance(q, dict):
+        return None, None
+    section, number = q.get("section"), q.get("question_number")
+    return (section if is_name(section) else None,
+            number if is_number(number) or is_name(number) else None)
 
 
 def _read_questions(cell: Cell, out: _Collector) -> list:
@@ -104,23 +129,31 @@ def _read_taxonomy(cell: Cell, out: _Collector) -> dict:
     data = _read_json(path, out)
     if not isinstance(data, dict):
         if data is not None:
-            out.add(None, "file", f'{path.name}: expected {{"A1": {{"image_types": [...], ...}}, ...}}')
+            out.findings.append(Finding(str(path), None, None, "file", "error",
+                                        'expected {"A1": {"image_types": [...], ...}, ...}'))
         return {}
+    good = {}
     for record, entry in data.items():
-        labels = [*(entry.get("image_types") or []), entry.get("dominant_type")] if isinstance(entry, dict) else []
-        unknown = sorted({str(t) for t in labels if t is not None and t not in KNOWN_TYPES})
+        problems = taxonomy_problems(entry)
+        for problem in problems:
+            out.findings.append(Finding(str(path), None, record, "taxonomy-format", "error", problem))
+        if problems:
+            continue
+        good[record] = entry
+        labels = [*(entry.get("image_types") or []), entry.get("dominant_type")]
+        unknown = sorted({t for t in labels if t is not None and t not in KNOWN_TYPES})
         if unknown:
             out.findings.append(Finding(str(path), None, record, "taxonomy-type", "warning",
                                         f"unknown image type(s) {', '.join(unknown)}; "
                                         f"known: {', '.join(sorted(KNOWN_TYPES))}"))
-    return data
+    return good
 
 
 def _read_json(path: Path, out: _Collector) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        out.findings.append(Finding(str(path), None, None, "file", "error", f"not valid JSON ({exc})"))
+        return read_json(path)
+    except DataError as exc:
+        out.findings.append(Finding(str(path), None, None, "file", "error", exc.reason))
         return None
 
 
@@ -160,7 +193,7 @@ def _check_gold(q: dict, option_keys: tuple[str, ...], out: _Collector, index: i
             out.add(q, "no-options", "no options and no official answer (excluded from scoring)", "warning",
                     index=index)
         elif not numeric:
-            out.add(q, "no-options", f"no options, and the gold {gold.raw!r} is not a numeric-slot answer", index=index)
+            out.add(q, "no-options", f"no options, and the gold {brief(gold.raw)} is not a numeric-slot answer", index=index)
         return
     if gold is None:
         return
@@ -169,7 +202,7 @@ def _check_gold(q: dict, option_keys: tuple[str, ...], out: _Collector, index: i
         outside = [k for k in alt if k.upper() not in canonical]
         if outside:
             out.add(q, "gold-outside-options",
-                    f"gold {gold.raw!r}: key(s) {outside} not among the options {list(option_keys)}", index=index)
+                    f"gold {brief(gold.raw)}: key(s) {outside} not among the options {list(option_keys)}", index=index)
             return
 
 
@@ -187,7 +220,7 @@ def _check_images(cell: Cell, q: dict, tax: dict, out: _Collector, index: int) -
     text_only = q.get("text_only")
     if text_only is not None:
         if not isinstance(text_only, bool):
-            out.add(q, "text-only-flag", f"text_only must be true or false, not {text_only!r}", index=index)
+            out.add(q, "text-only-flag", f"text_only must be true or false, not {brief(text_only)}", index=index)
         elif text_only and refs:
             out.add(q, "text-only-flag", f"text_only is true but the record references {len(refs)} image(s)",
                     index=index)
@@ -196,27 +229,42 @@ def _check_images(cell: Cell, q: dict, tax: dict, out: _Collector, index: int) -
     unclear = tax.get("dominant_type") == OTHER or set(tax.get("image_types") or ()) == {OTHER}
     root = cell.folder.resolve()
     for ref in refs:
+        if "\x00" in ref:
+            out.add(q, "image-reference", f"image reference {brief(ref)} holds a NUL byte", index=index)
+            continue
         target = (root / ref).resolve()
-        if Path(ref).is_absolute() or "\x00" in ref or not target.is_relative_to(root):
-            out.add(q, "image-escape", f"image reference {ref!r} is absolute or leaves the cell folder {root}",
+        if Path(ref).is_absolute() or not target.is_relative_to(root):
+            out.add(q, "image-escape", f"image reference {brief(ref)} is absolute or leaves the cell folder {root}",
                     index=index)
-        elif not target.is_file():
+            continue
+        try:
+            present = target.is_file()
+        except OSError as exc:  # e.g. a name too long for the file system
+            out.add(q, "image-reference", f"image reference {brief(ref)} is not a usable file name ({exc.strerror})",
+                    index=index)
+            continue
+        if not present:
             level = "warning" if unclear else "error"
             why = " (taxonomy Other/Unclear: the image is not redistributed)" if unclear else ""
-            out.add(q, "image-missing", f"image {ref!r} not found{why}", level, index=index)
-        else:
-            problem = _unreadable(target)
-            if problem:
-                out.add(q, "image-unreadable", f"image {ref!r} is not a readable image ({problem})", index=index)
+            out.add(q, "image-missing", f"image {brief(ref)} not found{why}", level, index=index)
+            continue
+        problem = _unreadable(target)
+        if problem:
+            out.add(q, problem[0], f"image {brief(ref)} {problem[1]}", index=index)
 
 
-def _unreadable(path: Path) -> str | None:
-    """Why Pillow cannot verify the file, or None when it can."""
+def _unreadable(path: Path) -> tuple[str, str] | None:
+    """(rule, why) when Pillow cannot verify the file or it is larger than Pillow's
+    decompression-bomb limit; None when it is a readable image."""
     from PIL import Image
 
     try:
-        with Image.open(path) as im:
-            im.verify()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path) as im:
+                im.verify()
+    except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
+        return "image-size", f"is too large to decode safely ({exc})"
     except Exception as exc:  # Pillow raises many types for corrupt files
-        return f"{type(exc).__name__}: {exc}"
+        return "image-unreadable", f"is not a readable image ({type(exc).__name__}: {exc})"
     return None

@@ -2,7 +2,8 @@
 
 Messages keep images as references (`{"type": "image", "path", "sha256"}`); only here, just
 before a request leaves, are the bytes read and encoded. An optional `max_side` downscales
-larger images with Pillow (aspect kept). Pillow's decompression-bomb guard stays on. An image
+larger images with Pillow (aspect kept). Pillow's decompression-bomb guard stays on: an image
+past its warning limit is refused unless `max_side` asks for it to be downscaled. An image
 that cannot be read or decoded raises `ImageError`, which a backend turns into an `error`
 record for that one request.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import io
+import warnings
 from functools import lru_cache
 
 from PIL import Image, UnidentifiedImageError
@@ -28,17 +30,22 @@ def _encode(path: str, max_side: int | None) -> str:
     try:
         with open(path, "rb") as fh:
             data = fh.read()
-        with Image.open(io.BytesIO(data)) as im:
-            im.load()  # a truncated or corrupt file fails here, not at the server
-            fmt = im.format
-            if (max_side and max(im.size) > max_side) or fmt not in _MIME:
-                if max_side:
-                    im.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)
-                fmt = "JPEG" if fmt == "JPEG" else "PNG"
-                out = io.BytesIO()
-                (im.convert("RGB") if im.mode == "CMYK" and fmt == "PNG" else im).save(
-                    out, format=fmt, **({"quality": 95} if fmt == "JPEG" else {}))
-                data = out.getvalue()
+        with warnings.catch_warnings():
+            # past Pillow's warning limit an image is decoded only to be downscaled
+            warnings.simplefilter("ignore" if max_side else "error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as im:
+                im.load()  # a truncated or corrupt file fails here, not at the server
+                fmt = im.format
+                if (max_side and max(im.size) > max_side) or fmt not in _MIME:
+                    if max_side:
+                        im.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)
+                    fmt = "JPEG" if fmt == "JPEG" else "PNG"
+                    out = io.BytesIO()
+                    (im.convert("RGB") if im.mode == "CMYK" and fmt == "PNG" else im).save(
+                        out, format=fmt, **({"quality": 95} if fmt == "JPEG" else {}))
+                    data = out.getvalue()
+    except Image.DecompressionBombWarning as exc:
+        raise ImageError(f"image {path}: {exc}; pass --max-image-side to send it downscaled") from None
     except (OSError, UnidentifiedImageError, Image.DecompressionBombError, SyntaxError, ValueError) as exc:
         raise ImageError(f"image {path}: {exc}") from None
     return f"data:{_MIME[fmt]};base64,{base64.b64encode(data).decode('ascii')}"

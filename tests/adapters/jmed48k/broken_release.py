@@ -34,7 +34,7 @@ EXPECTED = {
     ("A", 13, "text-only-flag", "error"),
     ("A", 14, "text-only-flag", "error"),
     ("A", 15, "gold-format", "error"),
-    (None, None, "record", "error"),
+    (None, "#17", "record", "error"),
 }
 
 
