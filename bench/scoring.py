@@ -46,8 +46,8 @@ def main() -> None:
 
     from medvqa.core import plugins
     from medvqa.core.conditions import Condition
-    from medvqa.core.runner import rescore_record
-    from medvqa.core.scoring import score
+    from medvqa.core.run.runner import rescore_record
+    from medvqa.core.scoring.score import score
 
     bench = plugins.get_benchmark("jmed48k")
     items = [it for it in bench.load(DATA, None) if not it.excluded]

@@ -57,7 +57,7 @@ def write_requests(data: Path, path: Path) -> int:
 
 def run_medvqa(args) -> dict:
     from medvqa.core.inference.litellm_backend import import_litellm
-    from medvqa.core.session import RunOptions, run
+    from medvqa.core.run.options import RunOptions, run
 
     import_litellm()
     options = RunOptions(benchmark="jmed48k", model=f"hosted_vllm/{MODEL}", data=args.data, conditions="C+Q+I",

@@ -26,15 +26,15 @@ def command(run_dirs, by, cohort_file, refusals, examples, resamples, seed, as_j
     from pathlib import Path
 
     from medvqa.core.api import audit
-    from medvqa.core.audit import summary_markdown
+    from medvqa.core.audit.analysis import summary_markdown
 
     with user_errors():
         doc = audit(*run_dirs, by=by, cohorts=cohort_file, refusals=refusals, examples=examples,
                     resamples=resamples, seed=seed)
         written = []
         if figures_dir or html_out:
-            from medvqa.core.audit_figures import figures, save_figures, svg_texts
-            from medvqa.core.audit_html import write_html
+            from medvqa.core.audit.figures import figures, save_figures, svg_texts
+            from medvqa.core.audit.html import write_html
 
             figs = figures(doc)
             svgs = svg_texts(figs)

@@ -8,7 +8,7 @@ from ._common import print_json, user_errors
 # Exit statuses besides 0 (success), 1 (bad input or data: one line naming it) and 2 (bad usage).
 EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the preflight request
 EXIT_UNTRUSTED = 4  # the run finished, but errors exceed --max-error-rate or no request succeeded
-# and 130 (EXIT_INTERRUPTED, core/interrupt.py): Ctrl-C; the run resumes where it stopped
+# and 130 (EXIT_INTERRUPTED, core/run/interrupt.py): Ctrl-C; the run resumes where it stopped
 JSON_FIELDS = ("run_dir", "n_items", "n_records", "n_excluded", "accuracy", "conditions", "n_image_fallback",
                "errors", "error_rate", "max_error_rate", "failure")
 
@@ -102,8 +102,8 @@ def command(benchmark, model, data, sample, split, years, professions, condition
     Exit status: 0 done; 1 bad input; 2 bad usage; 3 preflight failed (model, credentials,
     server); 4 more errors than --max-error-rate, or no request succeeded; 130 interrupted."""
     from medvqa.core.inference.preflight import PreflightError
-    from medvqa.core.interrupt import EXIT_INTERRUPTED, RunInterrupted
-    from medvqa.core.session import RunOptions, run
+    from medvqa.core.run.interrupt import EXIT_INTERRUPTED, RunInterrupted
+    from medvqa.core.run.options import RunOptions, run
 
     with user_errors():
         options = RunOptions(

@@ -10,7 +10,7 @@ def command(run_dir, as_json) -> None:
     """Re-score RUN_DIR from its saved responses (no model calls)."""
     from pathlib import Path
 
-    from medvqa.core.rescore import rescore
+    from medvqa.core.scoring.rescore import rescore
 
     with user_errors():
         n, changed = rescore(Path(run_dir))

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .items import Item
-    from .scoring import Score
+    from medvqa.core.items import Item
+    from medvqa.core.scoring.score import Score
 
 
 def load(benchmark: str, path: str | Path | None = None, split: str | None = None, **options: Any) -> list[Item]:
     """Items of a registered benchmark (`medvqa list` shows them)."""
-    from .plugins import get_benchmark
+    from medvqa.core.plugins import get_benchmark
 
     return get_benchmark(benchmark).load(Path(path) if path is not None else None, split, **options)
 
@@ -26,9 +26,9 @@ def score(item: Item, response_text: str | None, *, error: str | None = None, sa
     """Read a raw model response under the registered language patterns and the answer
     conventions of the item's benchmark, and score it. `saved` marks a prediction saved in the
     benchmark's own format rather than a model's reply (docs/scoring.md)."""
-    from .benchmark import AnswerConventions
-    from .plugins import answer_patterns, benchmarks
-    from .scoring import score as _score
+    from medvqa.core.benchmark import AnswerConventions
+    from medvqa.core.plugins import answer_patterns, benchmarks
+    from medvqa.core.scoring.score import score as _score
 
     registered = benchmarks().get(item.benchmark)
     conventions = registered.obj.answer_conventions() if registered else AnswerConventions()
@@ -47,7 +47,7 @@ def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) ->
     backend's (`{"temperature": 0.2, "api_base": ["http://..."]}`)."""
     from dataclasses import fields
 
-    from .session import RunOptions, run as run_session
+    from medvqa.core.run.options import RunOptions, run as run_session
 
     accepted = {f.name for f in fields(RunOptions)} - {"benchmark", "model"}
     if unknown := sorted(set(options) - accepted):
@@ -64,8 +64,8 @@ def records(run_dir: str | Path) -> pd.DataFrame:
     written more than once — with the run's manifest in `.attrs["manifest"]`."""
     import pandas as pd
 
-    from .runner import RECORD_FIELDS
-    from .store import read_manifest, read_records
+    from medvqa.core.run.runner import RECORD_FIELDS
+    from medvqa.core.run.store import read_manifest, read_records
 
     manifest = read_manifest(Path(run_dir))
     rows = read_records(Path(run_dir))
@@ -86,10 +86,10 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     """What `medvqa report` prints for a run: accuracy by condition (and `by` strata), or the
     benchmark's own `table` set, or its `pass_lines`. With `fmt="json"` (the default) the
     parsed JSON document `--json` prints; `md`, `csv` or `latex` give the text."""
-    from . import plugins
-    from .report import accuracy_table, render
-    from .rescore import read_run
-    from .store import read_manifest, read_records
+    from medvqa.core import plugins
+    from medvqa.core.report import accuracy_table, render
+    from medvqa.core.run.saved import read_run
+    from medvqa.core.run.store import read_manifest, read_records
 
     run_dir = Path(run_dir)
     if table and pass_lines:
@@ -121,8 +121,8 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
     the strata (the benchmark's default strata when None); `cohorts` is a file or a mapping
     (`{cohort: [model, ...]}` or `{model: cohort}`). Runs of one model on the same data that
     hold different conditions are joined, and `notes` says how runs were paired."""
-    from .audit import Settings, audit as audit_runs, parse_cohorts
-    from .audit_runs import default_by, join_runs, read_cohorts, read_runs, run_input
+    from medvqa.core.audit.analysis import Settings, audit as audit_runs, parse_cohorts
+    from medvqa.core.audit.runs import default_by, join_runs, read_cohorts, read_runs, run_input
 
     if not run_dirs:
         raise ValueError("no runs to audit")
@@ -142,6 +142,6 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
 def cache_dir() -> Path:
     """medvqa's cache folder (`$MEDVQA_CACHE_DIR`, else `~/.cache/medvqa`): the response cache
     and any state an adapter keeps between runs."""
-    from .inference.cache import default_cache_path
+    from medvqa.core.inference.cache import default_cache_path
 
     return default_cache_path().parent

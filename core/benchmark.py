@@ -13,12 +13,12 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
-from .conditions import Condition
-from .items import Item
-from .messages import Message, Template
+from medvqa.core.conditions import Condition
+from medvqa.core.items import Item
+from medvqa.core.messages import Message, Template
 
 if TYPE_CHECKING:
-    from .scoring import Score
+    from medvqa.core.scoring.score import Score
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from .items import Item
+from medvqa.core.items import Item
 
 
 class Condition(str, Enum):

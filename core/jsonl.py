@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .items import DataError
+from medvqa.core.items import DataError
 
 
 def read_jsonl(path: str | Path) -> list[dict]:

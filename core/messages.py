@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from .conditions import Condition
-from .items import ImageRef, ImageRole, Item
+from medvqa.core.conditions import Condition
+from medvqa.core.items import ImageRef, ImageRole, Item
 
 Message = dict  # {"role": str, "content": str | list[dict]}
 

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import pluggy
 
-from . import hookspecs
+from medvqa.core import hookspecs
 
 GROUP = "medvqa"
 # Registered after the entry points: pluggy calls the last registered first, so built-in
@@ -150,7 +150,7 @@ def _collect(hook_name: str) -> tuple[Registered, ...]:
 
 
 def benchmarks() -> dict[str, Registered]:
-    from .benchmark import Benchmark
+    from medvqa.core.benchmark import Benchmark
 
     return _unique("register_benchmarks", "benchmark", Benchmark, lambda b: b.name)
 
@@ -161,7 +161,7 @@ def backends() -> dict[str, Registered]:
 
 def answer_patterns() -> tuple:
     """Every registered `LanguagePatterns`, in pluggy's calling order (built-in plugins first)."""
-    from .patterns import LanguagePatterns
+    from medvqa.core.scoring.patterns import LanguagePatterns
 
     found = _collect("register_answer_patterns")
     for r in found:

@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from .stats import binomial_ci
+from medvqa.core.audit.stats import binomial_ci
 
 STATUSES = ("answered", "refusal", "parse_failure", "error", "missing")
 CI_COLUMNS = ("ci_low", "ci_high")  # the exact (Clopper-Pearson) 95 % interval of an accuracy

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
-from .items import DataError
+from medvqa.core.items import DataError
 
 Level = Literal["error", "warning"]
 

@@ -33,11 +33,11 @@ _EXPORTS = {
     "brief": "medvqa.core.items",
     "Condition": "medvqa.core.conditions",
     "Template": "medvqa.core.messages",
-    "LanguagePatterns": "medvqa.core.patterns",
-    "ANSWER_TOKEN": "medvqa.core.patterns",
+    "LanguagePatterns": "medvqa.core.scoring.patterns",
+    "ANSWER_TOKEN": "medvqa.core.scoring.patterns",
     "Finding": "medvqa.core.validation",
     "lone_surrogate": "medvqa.core.validation",
-    "Score": "medvqa.core.scoring",
+    "Score": "medvqa.core.scoring.score",
     "hookimpl": "medvqa.core.hookspecs",
     "read_jsonl": "medvqa.core.jsonl",
     "read_json": "medvqa.core.jsonl",
@@ -50,8 +50,8 @@ _EXPORTS = {
     "report": "medvqa.core.api",
     "audit": "medvqa.core.api",
     "cache_dir": "medvqa.core.api",
-    "read_run": "medvqa.core.rescore",
-    "SavedRun": "medvqa.core.rescore",
+    "read_run": "medvqa.core.run.saved",
+    "SavedRun": "medvqa.core.run.saved",
 }
 
 __all__ = list(_EXPORTS)
@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image
     from medvqa.core.jsonl import read_json, read_jsonl
     from medvqa.core.messages import Template
-    from medvqa.core.patterns import ANSWER_TOKEN, LanguagePatterns
-    from medvqa.core.rescore import SavedRun, read_run
-    from medvqa.core.scoring import Score
+    from medvqa.core.scoring.patterns import ANSWER_TOKEN, LanguagePatterns
+    from medvqa.core.run.saved import SavedRun, read_run
+    from medvqa.core.scoring.score import Score
     from medvqa.core.validation import Finding, lone_surrogate

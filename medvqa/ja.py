@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from medvqa.core.patterns import ANSWER_TOKEN, LanguagePatterns
+from medvqa.core.scoring.patterns import ANSWER_TOKEN, LanguagePatterns
 
 __all__ = ["JAPANESE", "fold", "normalize_width", "select_count"]
 

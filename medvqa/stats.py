@@ -6,6 +6,6 @@ bootstrap confidence intervals and McNemar's exact test.
     [0.348, 0.933]
 """
 
-from medvqa.core.stats import binomial_ci, bootstrap_ci, mcnemar_exact, mean_of_proportions_ci
+from medvqa.core.audit.stats import binomial_ci, bootstrap_ci, mcnemar_exact, mean_of_proportions_ci
 
 __all__ = ["binomial_ci", "bootstrap_ci", "mcnemar_exact", "mean_of_proportions_ci"]

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import medvqa
 from medvqa.cli.main import cli
-from medvqa.core.store import read_records
+from medvqa.core.run.store import read_records
 
 from tests.conftest import REPO
 

@@ -334,8 +334,8 @@ def test_bad_data_ends_in_a_finding_or_a_clean_error(variant, tmp_path):
 def test_an_image_past_pillows_limit_is_an_error_for_its_request_only(tmp_path, monkeypatch, recwarn):
     """Run anyway (`--allow-invalid`) against the test server: the 12,000 x 12,000 PNG is an
     `error` record naming the file and the way out, with no warning printed; downscaled, it is sent."""
-    from medvqa.core.session import RunOptions, run
-    from medvqa.core.store import read_records
+    from medvqa.core.run.options import RunOptions, run
+    from medvqa.core.run.store import read_records
     from tests.openai_server import OpenAIServer
 
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
@@ -372,8 +372,8 @@ ANSWERS = [
 def test_hostile_answers_end_in_a_status_never_a_crash(fault, status, cached, tmp_path, monkeypatch):
     import sqlite3
 
-    from medvqa.core.session import RunOptions, run
-    from medvqa.core.store import read_records
+    from medvqa.core.run.options import RunOptions, run
+    from medvqa.core.run.store import read_records
     from tests.openai_server import Faults, OpenAIServer
 
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))

@@ -20,8 +20,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Protocol, runtime_checkable
 
-from ..items import Item
-from ..messages import Message, messages_for_key
+from medvqa.core.items import Item
+from medvqa.core.messages import Message, messages_for_key
 
 
 # Bumped whenever the fields hashed into a key change: keys of an older schema never match.

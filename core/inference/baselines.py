@@ -8,14 +8,14 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from ..hookspecs import hookimpl
+from medvqa.core.hookspecs import hookimpl
 
 if TYPE_CHECKING:  # imported when answering, so that loading the plugin (`medvqa --help`) stays fast
-    from .base import Request, Response
+    from medvqa.core.inference.base import Request, Response
 
 
 def _answer(keys: list[str]) -> Response:
-    from .base import Response
+    from medvqa.core.inference.base import Response
 
     return Response(text=json.dumps({"answer": keys}, ensure_ascii=False))
 
@@ -92,7 +92,7 @@ def _constant(model: str, **_: Any) -> ConstantBackend:
 
 
 def _replay(model: str, **_: Any):
-    from .replay import ReplayBackend
+    from medvqa.core.inference.replay import ReplayBackend
 
     _, _, path = model.partition(":")
     if not path:

@@ -13,8 +13,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from ..items import DataError
-from .base import Response
+from medvqa.core.items import DataError
+from medvqa.core.inference.base import Response
 
 
 def default_cache_path() -> Path:

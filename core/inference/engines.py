@@ -8,7 +8,7 @@ import importlib
 import inspect
 from typing import Any, Callable
 
-from ..hookspecs import hookimpl
+from medvqa.core.hookspecs import hookimpl
 
 
 class EngineFactory:

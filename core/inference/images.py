@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from PIL import Image, UnidentifiedImageError
 
-from ..messages import Message
+from medvqa.core.messages import Message
 
 _MIME = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 

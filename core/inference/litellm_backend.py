@@ -25,15 +25,15 @@ import os
 import time
 from typing import Any, Iterable, Iterator
 
-from .base import Request, Response
-from .concurrency import Pacer, bounded
-from .images import ImageError, to_openai
-from .output import ANSWER_SCHEMA, error_text, writable_text
-from .preflight import check_provider, probe
-from .retry import RetryPolicy, is_retryable, retry_after
-from .router import credential_values, deployments_for, load_model_list, resolve_env, underlying_model
-from .secrets import Scrubber, remember, remember_url
-from .secrets import redact_url as _redact_url
+from medvqa.core.inference.base import Request, Response
+from medvqa.core.inference.concurrency import Pacer, bounded
+from medvqa.core.inference.images import ImageError, to_openai
+from medvqa.core.inference.output import ANSWER_SCHEMA, error_text, writable_text
+from medvqa.core.inference.preflight import check_provider, probe
+from medvqa.core.inference.retry import RetryPolicy, is_retryable, retry_after
+from medvqa.core.inference.router import credential_values, deployments_for, load_model_list, resolve_env, underlying_model
+from medvqa.core.inference.secrets import Scrubber, remember, remember_url
+from medvqa.core.inference.secrets import redact_url as _redact_url
 
 DEFAULT_CONCURRENCY = 16
 DEFAULT_TIMEOUT_S = 120.0
@@ -227,7 +227,7 @@ class LiteLLMBackend:
 
     def generate(self, requests: Iterable[Request]) -> Iterator[tuple[Request, Response]]:
         if self.workers > 1:
-            from .workers import spread
+            from medvqa.core.inference.workers import spread
 
             options = {**self._options, "workers": 1,
                        "rpm": self._options["rpm"] / self.workers if self._options["rpm"] else None}

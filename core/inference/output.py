@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .secrets import scrub
+from medvqa.core.inference.secrets import scrub
 
 # The answer shape every template asks for, as a JSON schema for structured output.
 ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "array", "items": {"type": "string"}}},

@@ -19,9 +19,9 @@ import asyncio
 import difflib
 from typing import Any
 
-from .concurrency import event_loop
-from .retry import RetryPolicy, failure_kind, retry_after
-from .secrets import scrub
+from medvqa.core.inference.concurrency import event_loop
+from medvqa.core.inference.retry import RetryPolicy, failure_kind, retry_after
+from medvqa.core.inference.secrets import scrub
 
 PROBE_TRIES = 3
 # JSON output modes require the word "JSON" in the messages; the answer itself is ignored.
@@ -54,7 +54,7 @@ def check_provider(litellm, model: str) -> str:
         return litellm.get_llm_provider(model)[1]
     except Exception:
         pass
-    from .. import plugins
+    from medvqa.core import plugins
 
     head, slash, _ = model.partition("/")
     providers = [str(getattr(p, "value", p)) for p in litellm.provider_list]

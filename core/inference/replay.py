@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from ..items import DataError
-from .base import Request, Response
+from medvqa.core.items import DataError
+from medvqa.core.inference.base import Request, Response
 
 
 @dataclass

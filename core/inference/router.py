@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from ..items import DataError
+from medvqa.core.items import DataError
 
 ENV_REF = "os.environ/"
 

@@ -20,9 +20,9 @@ import time
 from types import SimpleNamespace
 from typing import Any, Iterable, Iterator
 
-from .base import Request, Response
-from .images import ImageError, to_openai
-from .output import ANSWER_SCHEMA, error_text
+from medvqa.core.inference.base import Request, Response
+from medvqa.core.inference.images import ImageError, to_openai
+from medvqa.core.inference.output import ANSWER_SCHEMA, error_text
 
 PREFIX = "vllm/"
 

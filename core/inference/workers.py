@@ -19,7 +19,7 @@ import signal
 import threading
 from typing import Any, Callable, Iterable, Iterator
 
-from .base import Request, Response
+from medvqa.core.inference.base import Request, Response
 
 POLL_S = 0.5
 

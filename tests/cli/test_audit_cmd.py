@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from medvqa.cli.audit_cmd import command
 from medvqa.core import plugins
-from medvqa.core.session import RunOptions, run
+from medvqa.core.run.options import RunOptions, run
 
 from tests.conftest import shared_data
 

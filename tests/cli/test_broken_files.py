@@ -18,7 +18,7 @@ import pytest
 
 from medvqa.core.inference.base import Response
 from medvqa.core.inference.cache import ResponseCache
-from medvqa.core.store import read_records
+from medvqa.core.run.store import read_records
 
 from tests.conftest import REPO
 from tests.openai_server import ServerProcess

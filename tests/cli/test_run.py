@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from medvqa.cli.main import cli
-from medvqa.core.store import read_records
+from medvqa.core.run.store import read_records
 
 COMMAND = ["run", "jmed48k", "--model", "random", "--conditions", "C+Q,C+Q+I", "--json"]
 

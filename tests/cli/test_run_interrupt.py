@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from medvqa.core.store import read_records
+from medvqa.core.run.store import read_records
 
 from tests.core.inference.synthetic import write_exam
 from tests.openai_server import ServerProcess
@@ -27,7 +27,7 @@ PROGRESS = re.compile(r"^(\d+)/(\d+) \((\d+)%\)  [\d.]+ req/s  errors (\d+)  ETA
 # Ctrl-C arrives while the first one is still shutting the run down.
 SLOW_CLOSE = """
 import sys, time
-from medvqa.core import store
+from medvqa.core.run import store
 original = store.RunStore.close
 def slow_close(self):
     time.sleep(60)

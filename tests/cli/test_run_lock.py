@@ -8,7 +8,7 @@ import time
 from click.testing import CliRunner
 
 from medvqa.cli.main import cli
-from medvqa.core.store import read_records
+from medvqa.core.run.store import read_records
 
 from tests.cli.test_run import SLOW_CLI
 

@@ -6,7 +6,7 @@ import shutil
 from click.testing import CliRunner
 
 from medvqa.cli.main import cli
-from medvqa.core.store import read_records
+from medvqa.core.run.store import read_records
 
 
 def invoke(*args):

@@ -18,7 +18,7 @@ from medvqa.core import plugins
 from medvqa.core.conditions import Condition
 from medvqa.core.inference.base import request_key
 from medvqa.core.inference.images import to_openai
-from medvqa.core.store import read_all_records, read_manifest, read_records
+from medvqa.core.run.store import read_all_records, read_manifest, read_records
 
 from tests.conftest import shared_data
 from tests.openai_server import Faults, OpenAIServer, content_key

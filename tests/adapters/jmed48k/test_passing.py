@@ -8,8 +8,8 @@ import pytest
 import medvqa
 from medvqa.adapters.jmed48k.passing import CRITERIA_FILE, Rule, evaluate, load_rules, scoring_record
 from medvqa.core.items import Gold, Item, Option
-from medvqa.core.rescore import load_run
-from medvqa.core.session import RunOptions, run
+from medvqa.core.run.saved import load_run
+from medvqa.core.run.options import RunOptions, run
 from tests.conftest import shared_data
 
 

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from medvqa.ja import JAPANESE, select_count
-from medvqa.core.patterns import compile_patterns
+from medvqa.core.scoring.patterns import compile_patterns
 
 
 @pytest.mark.parametrize("stem,expected", [

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from medvqa.adapters.jmed48k.tables import ReportTables, jmed48k_tables
 from medvqa.cli.report_cmd import command as report
-from medvqa.core.session import RunOptions, run
+from medvqa.core.run.options import RunOptions, run
 
 
 def rec(item_id, condition, correct, status="answered", profession="Physician", year=2024, image=None):

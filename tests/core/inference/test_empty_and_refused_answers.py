@@ -6,9 +6,9 @@ from __future__ import annotations
 import sqlite3
 
 from medvqa.core.inference.litellm_backend import LiteLLMBackend
-from medvqa.core.rescore import rescore
-from medvqa.core.session import RunOptions, run
-from medvqa.core.store import read_records
+from medvqa.core.scoring.rescore import rescore
+from medvqa.core.run.options import RunOptions, run
+from medvqa.core.run.store import read_records
 
 from tests.core.inference.synthetic import demo_item, requests_for
 from tests.openai_server import REFUSAL, Faults, OpenAIServer

@@ -14,7 +14,7 @@ from medvqa.cli.main import cli
 from medvqa.cli.run_cmd import EXIT_PREFLIGHT
 from medvqa.core.inference.litellm_backend import import_litellm
 from medvqa.core.inference.preflight import PROBE_MESSAGES
-from medvqa.core.store import read_records
+from medvqa.core.run.store import read_records
 
 from tests.core.inference.test_retry import closed_port_url
 from tests.openai_server import Faults, OpenAIServer, content_key

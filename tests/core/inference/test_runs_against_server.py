@@ -19,8 +19,8 @@ from medvqa.core import plugins
 from medvqa.core.conditions import parse_conditions, plan
 from medvqa.core.inference.images import to_openai
 from medvqa.core.inference.preflight import PROBE_MESSAGES
-from medvqa.core.session import RunOptions, run
-from medvqa.core.store import read_manifest, read_records
+from medvqa.core.run.options import RunOptions, run
+from medvqa.core.run.store import read_manifest, read_records
 
 from tests.conftest import REPO, shared_data
 from tests.core.inference.synthetic import write_exam

@@ -7,7 +7,7 @@ from pathlib import Path
 from medvqa.core.inference import secrets
 from medvqa.core.inference.preflight import PROBE_MESSAGES
 from medvqa.core.inference.secrets import MASK, Scrubber, scrub
-from medvqa.core.store import read_manifest, read_records
+from medvqa.core.run.store import read_manifest, read_records
 
 from tests.conftest import REPO
 from tests.openai_server import Faults, ServerProcess, content_key

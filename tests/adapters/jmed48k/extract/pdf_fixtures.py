@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw
 
-from medvqa.core.audit_figures import japanese_font_path
+from medvqa.core.audit.figures import japanese_font_path
 
 FONT_PATH = japanese_font_path() or Path("matplotlib_fontja/fonts/ipaexg.ttf")
 FONT = "IPAexGothic"

@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import plugins
-from .conditions import parse_conditions
-from .inference.cache import ResponseCache
-from .interrupt import RunInterrupted, exit_on_second_interrupt
-from .items import fingerprint_items
-from .progress import for_stderr
-from .runner import RunResult, RunSpec, execute
-from .store import read_records
-from .summary import DEFAULT_MAX_ERROR_RATE, image_fallbacks
-from .validation import require_valid
+from medvqa.core import plugins
+from medvqa.core.conditions import parse_conditions
+from medvqa.core.inference.cache import ResponseCache
+from medvqa.core.run.interrupt import RunInterrupted, exit_on_second_interrupt
+from medvqa.core.items import fingerprint_items
+from medvqa.core.run.progress import for_stderr
+from medvqa.core.run.runner import RunResult, RunSpec, execute
+from medvqa.core.run.store import read_records
+from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, image_fallbacks
+from medvqa.core.validation import require_valid
 
 
 @dataclass

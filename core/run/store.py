@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterable
 
-from .inference.secrets import Scrubber
-from .items import DataError
+from medvqa.core.inference.secrets import Scrubber
+from medvqa.core.items import DataError
 
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"

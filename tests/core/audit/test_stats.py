@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from medvqa.core import stats
+from medvqa.core.audit import stats
 
 
 def exact_mcnemar(b: int, c: int) -> float:

@@ -9,8 +9,8 @@ import pytest
 from medvqa.ja import JAPANESE
 from medvqa.core.benchmark import AnswerConventions
 from medvqa.core.items import Gold, Item, Option
-from medvqa.core.normalize import item_labels, normalize, read_json, rule0_clean
-from medvqa.core.patterns import ENGLISH, LanguagePatterns, compile_patterns
+from medvqa.core.scoring.normalize import item_labels, normalize, read_json, rule0_clean
+from medvqa.core.scoring.patterns import ENGLISH, LanguagePatterns, compile_patterns
 
 TEXTS = ["Emergency surgery", "Percutaneous drainage", "Chemotherapy", "Proton pump inhibitor", "Clipping"]
 

@@ -15,16 +15,16 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Callable
 
-from . import plugins
-from .benchmark import Benchmark
-from .conditions import Condition, plan
-from .forced import forced_guess_requests
-from .inference.base import Backend, Request, Response, backend_request_key
-from .inference.cache import ResponseCache
-from .items import Item, fingerprint_items
-from .scoring import score
-from .store import RunStore, newest_per_pair
-from .summary import DEFAULT_MAX_ERROR_RATE, by_condition, health
+from medvqa.core import plugins
+from medvqa.core.benchmark import Benchmark
+from medvqa.core.conditions import Condition, plan
+from medvqa.core.run.forced import forced_guess_requests
+from medvqa.core.inference.base import Backend, Request, Response, backend_request_key
+from medvqa.core.inference.cache import ResponseCache
+from medvqa.core.items import Item, fingerprint_items
+from medvqa.core.scoring.score import score
+from medvqa.core.run.store import RunStore, newest_per_pair
+from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, by_condition, health
 
 RETRIED_STATUSES = ("error", "missing")  # what a re-run asks again by default
 RECORD_FIELDS = ("item_id", "condition", "key", "response", "error", "usage", "latency_s",

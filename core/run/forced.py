@@ -7,10 +7,10 @@ The new request renders the same item under `C+Q` with the benchmark's
 
 from __future__ import annotations
 
-from .benchmark import Benchmark
-from .conditions import FORCED_SUFFIX, IMAGE_REMOVAL
-from .inference.base import Backend, Request, backend_request_key
-from .items import DataError, Item
+from medvqa.core.benchmark import Benchmark
+from medvqa.core.conditions import FORCED_SUFFIX, IMAGE_REMOVAL
+from medvqa.core.inference.base import Backend, Request, backend_request_key
+from medvqa.core.items import DataError, Item
 
 REMOVED = IMAGE_REMOVAL[1]
 FORCED_CONDITION = REMOVED.value + FORCED_SUFFIX

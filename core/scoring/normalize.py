@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .benchmark import AnswerConventions
-from .items import Item
-from .patterns import CompiledPatterns, LanguagePatterns, compile_patterns
+from medvqa.core.benchmark import AnswerConventions
+from medvqa.core.items import Item
+from medvqa.core.scoring.patterns import CompiledPatterns, LanguagePatterns, compile_patterns
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _TRAILING = " .,;:!?。．、，；：！？…"

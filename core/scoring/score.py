@@ -9,10 +9,10 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .benchmark import AnswerConventions
-from .items import Item
-from .normalize import normalize
-from .patterns import CompiledPatterns, LanguagePatterns, compile_patterns
+from medvqa.core.benchmark import AnswerConventions
+from medvqa.core.items import Item
+from medvqa.core.scoring.normalize import normalize
+from medvqa.core.scoring.patterns import CompiledPatterns, LanguagePatterns, compile_patterns
 
 CHOICE_FORMATS = ("single", "multi", "alternatives")
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")

@@ -5,8 +5,8 @@ import io
 import time
 
 from medvqa.core.inference.base import Request
-from medvqa.core.progress import PlainProgress, status_line
-from medvqa.core.runner import progress_state
+from medvqa.core.run.progress import PlainProgress, status_line
+from medvqa.core.run.runner import progress_state
 
 from tests.core.inference.synthetic import demo_item
 

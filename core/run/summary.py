@@ -4,8 +4,8 @@ succeeded). Pure functions of records."""
 
 from __future__ import annotations
 
-from .report import STATUSES
-from .stats import binomial_ci
+from medvqa.core.report import STATUSES
+from medvqa.core.audit.stats import binomial_ci
 
 DEFAULT_MAX_ERROR_RATE = 0.05
 # Statuses of a request that reached the model and came back with an answer of some kind.

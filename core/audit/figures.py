@@ -18,7 +18,7 @@ import numpy as np
 from matplotlib import font_manager, rc_context
 from matplotlib.figure import Figure
 
-from .audit import STATES, model_docs
+from medvqa.core.audit.analysis import STATES, model_docs
 
 STATE_COLOURS = {"p11": "#4c9a2a", "p10": "#2b6cb0", "p01": "#dd6b20", "p00": "#a0aec0"}
 STATE_NAMES = {"p11": "correct in both", "p10": "correct only with image",

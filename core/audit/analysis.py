@@ -22,12 +22,12 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from . import stats
-from .conditions import ALL, IMAGE_REMOVAL
-from .forced import FORCED_CONDITION
-from .items import DataError, Item
-from .patterns import compile_patterns
-from .scoring import chance_of_correct
+from medvqa.core.audit import stats
+from medvqa.core.conditions import ALL, IMAGE_REMOVAL
+from medvqa.core.run.forced import FORCED_CONDITION
+from medvqa.core.items import DataError, Item
+from medvqa.core.scoring.patterns import compile_patterns
+from medvqa.core.scoring.score import chance_of_correct
 
 WITH, REMOVED = (c.value for c in IMAGE_REMOVAL)
 STATES = ("p11", "p10", "p01", "p00")

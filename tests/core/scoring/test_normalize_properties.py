@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from medvqa.ja import JAPANESE
 from medvqa.core.items import Gold, Item, Option
-from medvqa.core.normalize import apply_rules, item_labels, normalize, rule0_clean
-from medvqa.core.patterns import ENGLISH, compile_patterns
+from medvqa.core.scoring.normalize import apply_rules, item_labels, normalize, rule0_clean
+from medvqa.core.scoring.patterns import ENGLISH, compile_patterns
 
 ITEMS = [
     Item(id="abc", benchmark="t", question="Which one?", gold=Gold.from_json(["C"]),

@@ -16,8 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .audit import CONVENTIONS, STATES, model_docs
-from .audit_figures import figures, svg_texts
+from medvqa.core.audit.analysis import CONVENTIONS, STATES, model_docs
+from medvqa.core.audit.figures import figures, svg_texts
 
 
 def fmt(value: Any, kind: str) -> str:

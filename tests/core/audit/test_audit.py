@@ -6,15 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from medvqa.core import audit_runs, plugins
-from medvqa.core.audit import RunInput, Settings, audit, parse_cohorts, stem_leaks
-from medvqa.core.forced import FORCED_CONDITION, forced_guess_requests
+from medvqa.core import plugins
+
+from medvqa.core.audit import runs as audit_runs
+from medvqa.core.audit.analysis import RunInput, Settings, audit, parse_cohorts, stem_leaks
+from medvqa.core.run.forced import FORCED_CONDITION, forced_guess_requests
 from medvqa.core.inference.replay import ReplayBackend
 from medvqa.core.items import DataError, Gold, Item, Option
-from medvqa.core.rescore import load_run
-from medvqa.core.runner import make_record
-from medvqa.core.session import RunOptions, run
-from medvqa.core.store import RunStore, read_manifest
+from medvqa.core.run.saved import load_run
+from medvqa.core.run.runner import make_record
+from medvqa.core.run.options import RunOptions, run
+from medvqa.core.run.store import RunStore, read_manifest
 from medvqa.ja import JAPANESE
 
 from tests.conftest import REPO, shared_data

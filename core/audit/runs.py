@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from . import plugins
-from .audit import REMOVED, WITH, RunInput, parse_cohorts, resolve_fields
-from .items import DataError
-from .rescore import SavedRun, read_run
+from medvqa.core import plugins
+from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, parse_cohorts, resolve_fields
+from medvqa.core.items import DataError
+from medvqa.core.run.saved import SavedRun, read_run
 
 
 def read_runs(run_dirs: Sequence[str | Path]) -> tuple[list[SavedRun], list[str]]:

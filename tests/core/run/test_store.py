@@ -5,7 +5,7 @@ import os
 import pytest
 
 from medvqa.core.items import DataError
-from medvqa.core.store import RunStore, read_records, rewrite_records
+from medvqa.core.run.store import RunStore, read_records, rewrite_records
 
 MANIFEST = {"benchmark": "b", "split": "s", "data_fingerprint": "f", "model": "m", "params": {},
             "conditions": ["C+Q"], "templates": {}}

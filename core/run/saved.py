@@ -1,16 +1,15 @@
-"""Re-scoring a run from its saved responses: no model is called."""
+"""A saved run directory read back: its manifest, newest records and reloaded items."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import plugins
-from .benchmark import Benchmark
-from .items import DataError, Item, fingerprint_items
-from .runner import rescore_record
-from .session import load_items
-from .store import read_all_records, read_manifest, read_records, rewrite_records
+from medvqa.core import plugins
+from medvqa.core.benchmark import Benchmark
+from medvqa.core.items import DataError, Item, fingerprint_items
+from medvqa.core.run.options import load_items
+from medvqa.core.run.store import read_manifest, read_records
 
 
 def load_run(run_dir: Path):
@@ -43,22 +42,3 @@ def read_run(run_dir: str | Path) -> SavedRun:
     """A run directory with its items, reloaded and checked against its data fingerprint."""
     manifest, records, benchmark, items = load_run(Path(run_dir))
     return SavedRun(Path(run_dir), manifest, records, benchmark, items)
-
-
-def rescore(run_dir: Path) -> tuple[int, int]:
-    """Re-score every record line in place (atomically), superseded ones included, so the file
-    keeps its whole history and readers still take the newest record of each pair. Returns
-    (record lines, lines changed)."""
-    _, _, benchmark, items = load_run(run_dir)
-    records = read_all_records(run_dir)
-    patterns = plugins.answer_patterns()
-    out = []
-    for rec in records:
-        if rec["item_id"] not in items:
-            raise DataError("record names an item that is not in the data", file=Path(run_dir) / "records.jsonl",
-                            record=rec["item_id"])
-        out.append(rescore_record(benchmark, items[rec["item_id"]], rec, patterns))
-    changed = sum(new != old for new, old in zip(out, records))
-    if changed:  # a run directory is written only when something changes
-        rewrite_records(run_dir, out)
-    return len(out), changed

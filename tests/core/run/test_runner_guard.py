@@ -12,10 +12,10 @@ import sys
 
 import pytest
 
-from medvqa.core import runner
-from medvqa.core.rescore import rescore
-from medvqa.core.session import RunOptions, run
-from medvqa.core.store import read_records
+from medvqa.core.run import runner
+from medvqa.core.scoring.rescore import rescore
+from medvqa.core.run.options import RunOptions, run
+from medvqa.core.run.store import read_records
 
 from tests.conftest import REPO
 from tests.openai_server import Faults, OpenAIServer, ServerProcess

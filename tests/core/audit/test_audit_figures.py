@@ -1,6 +1,6 @@
 import warnings
 
-from medvqa.core.audit_figures import japanese_font_path, save_figures
+from medvqa.core.audit.figures import japanese_font_path, save_figures
 
 
 def paired_row(n: int, p10: float) -> dict:

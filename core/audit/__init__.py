@@ -1,0 +1,1 @@
+"""The visual-reliance audit: pairing, ablation, refusals, IO control, statistics, figures, HTML."""

@@ -1,0 +1,1 @@
+"""Running a benchmark: options, the runner, the run store, progress, interrupts, summaries."""

@@ -1,0 +1,1 @@
+"""Response → keys → correct: the answer reader, format-aware scoring, language patterns, re-scoring."""
