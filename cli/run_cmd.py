@@ -3,7 +3,7 @@ import sys
 
 import click
 
-from ._common import print_json, user_errors
+from ._common import print_json, selections, user_errors
 
 # Exit statuses besides 0 (success), 1 (bad input or data: one line naming it) and 2 (bad usage).
 EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the preflight request
@@ -56,8 +56,9 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--data", type=click.Path(path_type=str), help="Folder with the benchmark's data.")
 @click.option("--sample", is_flag=True, help="Use the small sample bundled with the benchmark.")
 @click.option("--split", help="Split to run (the benchmark's default when omitted).")
-@click.option("--years", help="Comma-separated exam years, e.g. 2024,2025.")
-@click.option("--professions", help="Comma-separated professions / subsets.")
+@click.option("--select", "select", multiple=True, metavar="FIELD=V1,V2",
+              help="Only items whose stratum FIELD is one of the values (repeat for more fields), "
+                   "e.g. --select year=2024,2025.")
 @click.option("--conditions", default="C+Q,C+Q+I", show_default=True, help="Any of C, C+Q, C+I, C+Q+I.")
 @click.option("--limit", type=int, help="Only the first N items.")
 @click.option("--run-dir", type=click.Path(path_type=str), help="Run directory (default: runs/<benchmark>-<split>-<model>-<hash>). Re-running resumes it.")
@@ -93,10 +94,10 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--batch-size", type=click.IntRange(min=1), help="Conversations per vLLM batch (vllm/ models, default 512).")
 @click.option("--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
               help="vllm.LLM(...) argument, e.g. max_model_len=8192 (vllm/ models).")
-def command(benchmark, model, data, sample, split, years, professions, conditions, limit, run_dir, seed,
+def command(benchmark, model, data, sample, split, select, conditions, limit, run_dir, seed,
             no_cache, no_retry_errors, max_error_rate, as_json, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
             max_image_side, price, temperature, max_tokens, params, response_format, workers, tensor_parallel_size,
-            batch_size, engine_options) -> None:
+            batch_size, engine_options, **shorthands) -> None:
     """Run BENCHMARK on a model and write records to a run directory.
 
     Exit status: 0 done; 1 bad input; 2 bad usage; 3 preflight failed (model, credentials,
@@ -108,8 +109,7 @@ def command(benchmark, model, data, sample, split, years, professions, condition
     with user_errors():
         options = RunOptions(
             benchmark=benchmark, model=model, data=data, sample=sample, split=split,
-            years=[int(y) for y in years.split(",")] if years else None,
-            professions=professions.split(",") if professions else None,
+            select=selections(select, shorthands, click.get_current_context().command.params),
             conditions=conditions, limit=limit, run_dir=run_dir, seed=seed, cache=not no_cache,
             command_line=["medvqa", *sys.argv[1:]], allow_invalid=allow_invalid, forced_guess=forced_guess,
             retry_errors=not no_retry_errors, max_error_rate=max_error_rate,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from medvqa.core.conditions import Condition
 from medvqa.core.items import Item
@@ -35,6 +35,10 @@ class AnswerConventions:
     # scores items whose gold the chain does not score (free text, boxes): score_open(item,
     # response_text) -> Score; without it such items raise ValueError
     score_open: Callable[[Item, str], Score] | None = None
+
+
+def _values(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
 
 
 class Tables(Protocol):
@@ -75,9 +79,25 @@ class Benchmark:
     forced_guess_instruction: str = ("If you are unsure, give your single best guess anyway; "
                                      "an answer is required.")
 
-    def load(self, path: Path | None = None, split: str | None = None, **options: Any) -> list[Item]:
-        """Items of `split` from `path` (or the benchmark's default source)."""
+    def load(self, path: Path | None = None, split: str | None = None, *,
+             select: Mapping[str, Sequence[str]] | None = None, **options: Any) -> list[Item]:
+        """Items of `split` from `path` (or the benchmark's default source), keeping only those
+        that `select` admits (`medvqa run --select field=value`; see `select_items`)."""
         raise NotImplementedError
+
+    def select_items(self, items: list[Item], select: Mapping[str, Sequence[str]] | None) -> list[Item]:
+        """The items whose stratum `field` (a key of `Item.meta`, or a `stratum_aliases` name)
+        equals one of the given values, for every field of `select`; values compare as text,
+        case ignored, and a list-valued stratum matches when any of its values does. A field no
+        item has is an error naming the fields there are."""
+        for name, values in (select or {}).items():
+            field = self.stratum_aliases.get(name, name)
+            if items and not any(field in it.meta for it in items):
+                known = sorted({k for it in items for k in it.meta})
+                raise ValueError(f"--select {name}: {self.name} items have no field {field!r}; fields: {', '.join(known)}")
+            wanted = {str(v).casefold() for v in values}
+            items = [it for it in items if wanted & {str(v).casefold() for v in _values(it.meta.get(field))}]
+        return items
 
     def template(self, item: Item) -> Template:
         """The template used for `item`; its hash lands in the run manifest."""

@@ -2,9 +2,12 @@
 the built-in ones: user errors as one-line messages, `--json` as one JSON document.
 
     >>> import click
-    >>> from medvqa.commands import print_json, user_errors
+    >>> from medvqa.commands import add_selection_option, print_json, user_errors
+
+`add_selection_option(cli, "--years", field="year", help=...)` (in `register_commands`) gives
+`medvqa run` a shorthand for `--select year=...`.
 """
 
-from medvqa.cli._common import print_json, user_errors
+from medvqa.cli._common import add_selection_option, print_json, user_errors
 
-__all__ = ["print_json", "user_errors"]
+__all__ = ["add_selection_option", "print_json", "user_errors"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from medvqa import Benchmark, Item, Template
 
@@ -11,6 +11,12 @@ from . import hub, loader, templates
 from .professions import specialty_key
 
 SAMPLE = Path(__file__).parent / "sample"
+
+
+def _year(value: Any) -> int:
+    if not str(value).strip().isdigit():
+        raise ValueError(f"year {value!r} is not a year (e.g. 2025)")
+    return int(value)
 
 
 class JMed48k(Benchmark):
@@ -25,8 +31,13 @@ class JMed48k(Benchmark):
     stratum_aliases = {"image_type": "dominant_type"}  # `--by image_type`
     forced_guess_instruction = templates.FORCED_GUESS
 
-    def load(self, path: Path | None = None, split: str | None = None, *,
-             years: list[int] | None = None, professions: list[str] | None = None, **_: Any) -> list[Item]:
+    def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping[str, Sequence[str]] | None = None,
+             years: list[int] | None = None, professions: list[str] | None = None) -> list[Item]:
+        """`select` on `profession` (any alias) and `year` chooses release cells before they are
+        read; other fields filter the items. `years` and `professions` are the older spelling."""
+        select = dict(select or {})
+        years = [_year(y) for y in select.pop("year", None) or years or []]
+        professions = select.pop("profession", None) or professions
         split = split or self.default_split
         if split not in self.splits:
             raise ValueError(f"unknown split {split!r} for jmed48k; choose from {', '.join(self.splits)}")
@@ -42,7 +53,7 @@ class JMed48k(Benchmark):
             selected = [c for c in selected if c.year in set(years)]
         elif split == "eval":
             selected = loader.eval_cells(selected)
-        return list(loader.iter_items(selected))
+        return self.select_items(list(loader.iter_items(selected)), select)
 
     def template(self, item: Item) -> Template:
         return templates.MULTIMODAL if item.has_images else templates.TEXT_ONLY

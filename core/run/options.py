@@ -33,8 +33,8 @@ class RunOptions:
     data: str | None = None
     sample: bool = False
     split: str | None = None
-    years: list[int] | None = None
-    professions: list[str] | None = None
+    # field -> accepted values (`--select field=v1,v2`), passed to the benchmark's loader
+    select: dict[str, list[str]] | None = None
     conditions: str = "C+Q,C+Q+I"
     limit: int | None = None
     run_dir: str | None = None
@@ -51,14 +51,18 @@ class RunOptions:
     def load_options(self) -> dict[str, Any]:
         """What `medvqa score` needs to load the same items again."""
         return {"data": str(Path(self.data).resolve()) if self.data else None, "split": self.split,
-                "sample": self.sample, "years": self.years, "professions": self.professions,
-                "limit": self.limit}
+                "sample": self.sample, "select": self.select, "limit": self.limit}
+
+
+_LOAD_KEYS = ("data", "split", "sample", "select", "limit")
 
 
 def load_items(benchmark, opts: dict[str, Any]):
     split = "sample" if opts.get("sample") else opts.get("split")
     data = Path(opts["data"]) if opts.get("data") else None
-    items = benchmark.load(data, split, years=opts.get("years"), professions=opts.get("professions"))
+    # a manifest written before `select` existed keeps its loader's own keywords: passed as given
+    legacy = {k: v for k, v in opts.items() if k not in _LOAD_KEYS and v is not None}
+    items = benchmark.load(data, split, select=opts.get("select"), **legacy)
     if opts.get("limit") is not None:
         items = items[: opts["limit"]]
     return items, split or (benchmark.default_split if data else "sample")

@@ -67,3 +67,29 @@ def test_forced_guess_reasks_refused_image_removed_items_once(jmed_sample, tmp_p
     n = len(items)
     # with the image every answer is right; without it, 3 refusals credited 2/3 each
     assert abs(doc["refusals"]["delta_img"]["imputed"]["delta_img"] - (3 * (1 - 2 / 3)) / n) < 1e-12
+
+
+def test_select_chooses_items_by_any_stratum_and_plugin_shorthands_mean_the_same(jmed_sample, tmp_path):
+    from medvqa import load
+
+    both = load("jmed48k", path=jmed_sample, split="full")
+    by_year = {y: sum(it.meta["year"] == y and not it.excluded for it in both) for y in (2025, 2026)}
+    selected = invoke("run", "jmed48k", "--data", jmed_sample, "--model", "constant:a", "--conditions", "C+Q",
+                      "--select", "year=2025", "--json", "--run-dir", tmp_path / "select")
+    shorthand = invoke("run", "jmed48k", "--data", jmed_sample, "--model", "constant:a", "--conditions", "C+Q",
+                       "--years", "2025", "--json", "--run-dir", tmp_path / "years")
+    assert selected.exit_code == 0 and shorthand.exit_code == 0, selected.output + shorthand.output
+    assert json.loads(selected.output)["conditions"]["C+Q"]["n"] == by_year[2025] == json.loads(shorthand.output)["conditions"]["C+Q"]["n"]
+    manifest = json.loads((tmp_path / "select" / "manifest.json").read_text())
+    assert manifest["load"]["select"] == {"year": ["2025"]}
+    # a generic field: only image-as-options items of 2026
+    io_items = [it for it in both if it.meta["year"] == 2026 and it.meta["image_as_options"] and not it.excluded]
+    generic = invoke("run", "jmed48k", "--data", jmed_sample, "--model", "constant:a", "--conditions", "C+Q",
+                     "--select", "year=2026", "--select", "image_as_options=true", "--json", "--run-dir", tmp_path / "io")
+    assert json.loads(generic.output)["n_items"] == len(io_items) > 0
+    unknown = invoke("run", "jmed48k", "--data", jmed_sample, "--model", "random", "--select", "colour=red",
+                     "--run-dir", tmp_path / "unknown")
+    assert unknown.exit_code == 1 and "no field 'colour'" in unknown.output and "profession" in unknown.output
+    assert not (tmp_path / "unknown").exists()
+    malformed = invoke("run", "jmed48k", "--data", jmed_sample, "--model", "random", "--select", "year")
+    assert malformed.exit_code == 2 and "FIELD=VALUE" in malformed.output

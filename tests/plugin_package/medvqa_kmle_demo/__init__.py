@@ -17,7 +17,7 @@ class KmleDemo(Benchmark):
     splits = ("full",)
     strata = ("subject", "has_image")
 
-    def load(self, path=None, split=None, **_):
+    def load(self, path=None, split=None, *, select=None):
         root = Path(path) if path else HERE
         rows = json.loads((root / "items.json").read_text(encoding="utf-8"))
         items = []
@@ -30,7 +30,7 @@ class KmleDemo(Benchmark):
                 gold=Gold.from_json(row["answer"]), images=images,
                 meta={"subject": row["subject"], "has_image": bool(images)},
             ))
-        return items
+        return self.select_items(items, select)
 
     def template(self, item):
         return Template(name="kmle-ko", question_header="문제: ", options_header="보기:",
