@@ -98,6 +98,12 @@ class Benchmark:
         """How this benchmark's answers are read and scored; JMed48k's chain by default."""
         return AnswerConventions()
 
+    def response_schema(self, item: Item) -> dict | None:
+        """The JSON schema of the answer object that backends with structured output ask for
+        on `item`'s requests (it is part of each request's key); None: their default schema,
+        `{"answer": [<label>, ...]}`."""
+        return None
+
     def validate(self, path: Path) -> list:
         """`Finding`s about the data at `path` (`medvqa validate`, and `medvqa run` refuses
         error-level findings); none by default."""
