@@ -69,6 +69,8 @@ class Benchmark:
     default_strata: tuple[str, ...] = ()
     # Other names `--by` accepts for a record field: {"alias": "record field"}.
     stratum_aliases: Mapping[str, str] = MappingProxyType({})
+    # What `medvqa run` asks for when the user names no --conditions.
+    default_conditions: tuple[Condition, ...] = (Condition.CQ, Condition.CQI)
     # The metric that sums up a run of this benchmark (accuracy, micro_f1, points, ...).
     headline_metric: str = "accuracy"
     # Added to a refused image-removed request to ask for a best guess (in the exam's language).
