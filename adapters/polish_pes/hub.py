@@ -13,6 +13,7 @@ has none of them.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ NO_DATA = ("PES text set not found: the Hugging Face dataset {repo} ({file}) cou
            "(or fetch it yourself with `hf download {repo} {file} --repo-type dataset`), or pass --data PATH, "
            "a local folder in the PES layout (vqa.jsonl, qa.jsonl, images/; docs/benchmarks/polish_pes.md).")
 
+_LABELLED = re.compile(r"([A-Ea-e])\s*[.)]\s")
 # item field -> accepted spellings in the Hub file, first match wins
 FIELDS = {
     "question": ("question", "question_text", "pytanie"),
@@ -120,6 +122,8 @@ def _answer(value: Any, options: dict[str, str], path: Path, record: str) -> str
     key = text.upper().rstrip(".)")
     if key in options:
         return key
+    if (m := _LABELLED.match(text)) and m[1].upper() in options:  # "D. text of option D"
+        return m[1].upper()
     by_text = [k for k, t in options.items() if t == text]
     if len(by_text) == 1:
         return by_text[0]
