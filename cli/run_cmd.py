@@ -59,7 +59,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--select", "select", multiple=True, metavar="FIELD=V1,V2",
               help="Only items whose stratum FIELD is one of the values (repeat for more fields), "
                    "e.g. --select year=2024,2025.")
-@click.option("--conditions", default="C+Q,C+Q+I", show_default=True, help="Any of C, C+Q, C+I, C+Q+I.")
+@click.option("--conditions", help="Any of C, C+Q, C+I, C+Q+I (default: the benchmark's, C+Q,C+Q+I for most).")
 @click.option("--limit", type=int, help="Only the first N items.")
 @click.option("--run-dir", type=click.Path(path_type=str), help="Run directory (default: runs/<benchmark>-<split>-<model>-<hash>). Re-running resumes it.")
 @click.option("--seed", type=int, default=0, show_default=True)

@@ -73,6 +73,8 @@ class Benchmark:
     default_strata: tuple[str, ...] = ()
     # Other names `--by` accepts for a record field: {"alias": "record field"}.
     stratum_aliases: Mapping[str, str] = MappingProxyType({})
+    # What `medvqa run` asks for when the user names no --conditions.
+    default_conditions: tuple[Condition, ...] = (Condition.CQ, Condition.CQI)
     # The metric that sums up a run of this benchmark (accuracy, micro_f1, points, ...).
     headline_metric: str = "accuracy"
     # Added to a refused image-removed request to ask for a best guess (in the exam's language).
@@ -117,6 +119,12 @@ class Benchmark:
     def answer_conventions(self) -> AnswerConventions:
         """How this benchmark's answers are read and scored; JMed48k's chain by default."""
         return AnswerConventions()
+
+    def response_schema(self, item: Item) -> dict | None:
+        """The JSON schema of the answer object that backends with structured output ask for
+        on `item`'s requests (it is part of each request's key); None: their default schema,
+        `{"answer": [<label>, ...]}`."""
+        return None
 
     def validate(self, path: Path) -> list:
         """`Finding`s about the data at `path` (`medvqa validate`, and `medvqa run` refuses

@@ -99,7 +99,8 @@ class Template:
                 parts.append(image_part(im))
         # Every condition of an image item gets the same instruction block, so removing the
         # image changes nothing else in the prompt.
-        texts.append(self.instruction_for(item, with_images=item.has_images))
+        if instruction := self.instruction_for(item, with_images=item.has_images):  # empty: the system prompt asks
+            texts.append(instruction)
         if suffix:
             texts.append(suffix)
         flush()

@@ -137,6 +137,17 @@ def answer_for(messages: list[dict], key: str) -> list[str]:
     return [str(rng.randrange(10)) for _ in range(slots)]
 
 
+def shaped_answer(labels: list[str], response_format: dict | None) -> dict:
+    """`{"answer": labels}`, or, when the request sends a JSON schema with one required field,
+    that field holding the first label (a string field) or the labels, as a constrained model would."""
+    schema = ((response_format or {}).get("json_schema") or {}).get("schema") or {}
+    required = schema.get("required") or []
+    if len(required) != 1:
+        return {"answer": labels}
+    kind = ((schema.get("properties") or {}).get(required[0]) or {}).get("type")
+    return {required[0]: (labels[0] if labels else "") if kind == "string" else labels}
+
+
 def completion_body(model: str, key: str, text: str | None, prompt_chars: int, refusal: str | None = None) -> dict:
     prompt_tokens, completion_tokens = 1 + prompt_chars // 4, 1 + len(text or refusal or "") // 4
     message = {"role": "assistant", "content": text, **({"refusal": refusal} if refusal is not None else {})}
@@ -225,7 +236,7 @@ class OpenAIServer:
         if fault == "non_json":
             return web.Response(text="<html><body>502 upstream went away</body></html>", status=200,
                                 content_type="application/json")
-        text = json.dumps({"answer": answer_for(messages, key)}, ensure_ascii=False)
+        text = json.dumps(shaped_answer(answer_for(messages, key), body.get("response_format")), ensure_ascii=False)
         refusal = None
         if fault in ("null_content", "refusal"):
             text, refusal = None, REFUSAL if fault == "refusal" else None

@@ -29,21 +29,24 @@ KEY_SCHEMA = 2
 
 
 def request_key(model: str, params: dict[str, Any], messages: list[Message],
-                endpoint: dict[str, Any] | None = None) -> str:
+                endpoint: dict[str, Any] | None = None, response_schema: dict[str, Any] | None = None) -> str:
     """Content address of a request: the key schema, the endpoint (provider, server), the
-    model, every generation parameter sent (the response format included) and the messages
-    (images by the hash of their bytes)."""
-    payload = json.dumps({"schema": KEY_SCHEMA, "endpoint": endpoint or {}, "model": model, "params": params},
-                         sort_keys=True, separators=(",", ":"))
+    model, every generation parameter sent (the response format included), the benchmark's
+    answer schema when it declares one, and the messages (images by the hash of their bytes)."""
+    fields = {"schema": KEY_SCHEMA, "endpoint": endpoint or {}, "model": model, "params": params}
+    if response_schema is not None:  # absent otherwise, so keys of other benchmarks stay as they were
+        fields["response_schema"] = response_schema
+    payload = json.dumps(fields, sort_keys=True, separators=(",", ":"))
     h = hashlib.sha256(payload.encode())
     h.update(b"\x00")
     h.update(messages_for_key(messages).encode())
     return h.hexdigest()
 
 
-def backend_request_key(backend: "Backend", messages: list[Message]) -> str:
-    """`request_key` of `messages` sent by `backend`."""
-    return request_key(backend.model, backend.params, messages, getattr(backend, "endpoint", None))
+def backend_request_key(backend: "Backend", messages: list[Message],
+                        response_schema: dict[str, Any] | None = None) -> str:
+    """`request_key` of `messages` sent by `backend` (with the benchmark's answer schema)."""
+    return request_key(backend.model, backend.params, messages, getattr(backend, "endpoint", None), response_schema)
 
 
 @dataclass
@@ -52,6 +55,9 @@ class Request:
     condition: str
     messages: list[Message]
     key: str
+    # the answer object's JSON schema the benchmark declares (`Benchmark.response_schema`);
+    # backends with structured output send it instead of their default, baselines answer in it
+    response_schema: dict[str, Any] | None = None
 
 
 @dataclass

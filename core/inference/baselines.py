@@ -14,9 +14,18 @@ if TYPE_CHECKING:  # imported when answering, so that loading the plugin (`medvq
     from medvqa.core.inference.base import Request, Response
 
 
-def _answer(keys: list[str]) -> Response:
+def _answer(keys: list[str], request: Request | None = None) -> Response:
+    """`{"answer": keys}`, or the object the request's answer schema asks for: its one required
+    field, holding a string (the first key) where the schema says string, else the list."""
     from medvqa.core.inference.base import Response
 
+    schema = request.response_schema if request is not None else None
+    required = (schema or {}).get("required") or []
+    if len(required) == 1:
+        field = required[0]
+        kind = ((schema.get("properties") or {}).get(field) or {}).get("type")
+        value = (keys[0] if keys else "") if kind == "string" else keys
+        return Response(text=json.dumps({field: value}, ensure_ascii=False))
     return Response(text=json.dumps({"answer": keys}, ensure_ascii=False))
 
 
@@ -48,7 +57,7 @@ class RandomBackend:
             else:
                 labels = [o.label for o in item.options]
                 keys = rng.sample(labels, min(item.n_select or 1, len(labels))) if labels else []
-            yield req, _answer(keys)
+            yield req, _answer(keys, req)
 
 
 @dataclass
@@ -69,7 +78,7 @@ class ConstantBackend:
                 keys = ["0"] * _slots(req)
             else:
                 keys = [self.label]
-            yield req, _answer(keys)
+            yield req, _answer(keys, req)
 
 
 class _Factory:

@@ -213,7 +213,7 @@ class LiteLLMBackend:
             choice = "json_schema" if schema_ok else "json_object"
         if choice == "json_object":
             return {"type": "json_object"}
-        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": ANSWER_SCHEMA, "strict": True}}
+        return json_schema_format(ANSWER_SCHEMA)
 
     # -- calls ------------------------------------------------------------------------
 
@@ -234,10 +234,11 @@ class LiteLLMBackend:
             build = functools.partial(LiteLLMBackend, self.model, **options)
             yield from spread(requests, build, self.workers, self.concurrency, self.stats)
         else:
-            yield from bounded(requests, lambda r: self.acall(r.messages), self.concurrency)
+            yield from bounded(requests, lambda r: self.acall(r.messages, r.response_schema), self.concurrency)
 
-    async def acall(self, messages: list[dict]) -> Response:
-        """One request with retries; never raises for a failed request."""
+    async def acall(self, messages: list[dict], response_schema: dict | None = None) -> Response:
+        """One request with retries; never raises for a failed request. A benchmark's
+        `response_schema` replaces the default answer schema where a JSON schema is sent."""
         try:
             payload = to_openai(messages, self.max_image_side)
         except ImageError as exc:
@@ -249,7 +250,7 @@ class LiteLLMBackend:
                     await self._pacer.wait()
                 started = time.monotonic()
                 try:
-                    return self._read(await self._complete(payload), time.monotonic() - started)
+                    return self._read(await self._complete(payload, response_schema), time.monotonic() - started)
                 except Exception as exc:
                     if attempt < self.retry.max_retries and is_retryable(exc):
                         self.stats["retries"] += 1
@@ -259,8 +260,10 @@ class LiteLLMBackend:
         finally:
             self.stats["in_flight"] -= 1
 
-    async def _complete(self, messages: list[dict]):
+    async def _complete(self, messages: list[dict], response_schema: dict | None = None):
         kwargs = {"messages": messages, "timeout": self.timeout, **self._send}
+        if response_schema is not None and (kwargs.get("response_format") or {}).get("type") == "json_schema":
+            kwargs["response_format"] = json_schema_format(response_schema)
         if self._deployments:
             if self._router is None:
                 self._router = self.litellm.Router(model_list=resolve_env(self._deployments), num_retries=0,
@@ -296,6 +299,11 @@ class LiteLLMBackend:
         if answered:
             return Response(text=self._scrub(writable_text(text)), usage=tokens, latency_s=latency_s)
         return Response(text=self._scrub(writable_text(refusal)), refusal=True, usage=tokens, latency_s=latency_s)
+
+
+def json_schema_format(schema: dict) -> dict:
+    """The OpenAI `response_format` that asks for an object matching `schema`, strictly."""
+    return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}
 
 
 def _server(url: str | None) -> str | None:

@@ -80,10 +80,10 @@ class VLLMBackend:
                                        seed=self.seed, **self.engine_options)
         return self._llm
 
-    def _sampling_params(self):
+    def _sampling_params(self, schema: dict | None = None):
         extra = {}
         if self._structured:
-            extra["structured_outputs"] = self._vllm.StructuredOutputsParams(json=ANSWER_SCHEMA)
+            extra["structured_outputs"] = self._vllm.StructuredOutputsParams(json=schema or ANSWER_SCHEMA)
         return self._vllm.SamplingParams(**self._sampling, **extra)
 
     def generate(self, requests: Iterable[Request]) -> Iterator[tuple[Request, Response]]:
@@ -104,6 +104,8 @@ class VLLMBackend:
     def _run(self, llm, sampling, batch: list[tuple[Request, list[dict]]]) -> Iterator[tuple[Request, Response]]:
         self.stats["in_flight"] = len(batch)
         started = time.monotonic()
+        if self._structured and any(req.response_schema is not None for req, _ in batch):
+            sampling = [self._sampling_params(req.response_schema) for req, _ in batch]  # the benchmark's schema
         try:
             outputs = llm.chat([conv for _, conv in batch], sampling_params=sampling, use_tqdm=False)
         except Exception as exc:

@@ -49,7 +49,7 @@ def spread(requests: Iterable[Request], build: Callable[[], Any], n: int, concur
                     break
                 idx, req = nxt
                 sent[idx] = req
-                tasks.put((idx, req.messages))
+                tasks.put((idx, req.messages, req.response_schema))
             if not sent:
                 return
             idx, response, pid, totals = _next_result(results, procs)
@@ -98,14 +98,14 @@ def _work(build: Callable[[], Any], concurrency: int, tasks, results, parent: in
 
     running: set[asyncio.Task] = set()
 
-    def start(idx: int, messages: list) -> None:
-        task = loop.create_task(run(idx, messages))
+    def start(idx: int, messages: list, schema: dict | None = None) -> None:
+        task = loop.create_task(run(idx, messages, schema))
         running.add(task)
         task.add_done_callback(running.discard)
 
-    async def run(idx: int, messages: list) -> None:
+    async def run(idx: int, messages: list, schema: dict | None) -> None:
         try:
-            response = await backend.acall(messages)
+            response = await backend.acall(messages, schema)
         finally:
             slots.release()
         results.put((idx, response, pid, dict(backend.stats)))

@@ -31,7 +31,8 @@ def forced_guess_requests(benchmark: Benchmark, backend: Backend, records: list[
         if item.id in done or not item.image_available:
             continue
         messages = benchmark.render(item, REMOVED, suffix=benchmark.forced_guess_instruction)
+        schema = benchmark.response_schema(item)
         requests.append(Request(item=item, condition=FORCED_CONDITION, messages=messages,
-                                key=backend_request_key(backend, messages)))
+                                key=backend_request_key(backend, messages, schema), response_schema=schema))
         done.add(item.id)
     return requests

@@ -35,7 +35,7 @@ class RunOptions:
     split: str | None = None
     # field -> accepted values (`--select field=v1,v2`), passed to the benchmark's loader
     select: dict[str, list[str]] | None = None
-    conditions: str = "C+Q,C+Q+I"
+    conditions: str | None = None  # None: the benchmark's default_conditions
     limit: int | None = None
     run_dir: str | None = None
     seed: int = 0
@@ -87,7 +87,7 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     benchmark = plugins.get_benchmark(options.benchmark)
     if options.sample and options.data:
         raise ValueError("give either --data or --sample, not both")
-    conditions = parse_conditions(options.conditions)
+    conditions = parse_conditions(options.conditions) if options.conditions else benchmark.default_conditions
     require_valid(benchmark, options.data, options.allow_invalid)
     items, split = load_items(benchmark, options.load_options())
     if not items:

@@ -194,9 +194,9 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
     for item, cond in plan(spec.items, spec.conditions):
         if (item.id, cond.value) in done:
             continue
-        messages = bench.render(item, cond)
+        messages, schema = bench.render(item, cond), bench.response_schema(item)
         todo.append(Request(item=item, condition=cond.value, messages=messages,
-                            key=backend_request_key(spec.backend, messages)))
+                            key=backend_request_key(spec.backend, messages, schema), response_schema=schema))
     result = RunResult(run_dir=spec.run_dir, n_items=len(spec.items),
                        n_excluded=sum(1 for it in spec.items if it.excluded), records=records)
     state = progress_state(kept, todo, getattr(spec.backend, "stats", None))

@@ -1,0 +1,116 @@
+"""The Polish PES VQA benchmark: image-containing PES specialist-exam questions (CEM sessions
+2023-2026) in four input configurations, with a text-only QA control set run in C and C+Q."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from medvqa import AnswerConventions, Benchmark, Condition, Item, Template
+
+from . import hub, loader, prompts
+
+SPLITS = {"full": ("vqa", "qa"), "vqa": ("vqa",), "qa": ("qa",)}
+HUB_SPLIT = "text-2018-2022"
+OTHER_BELOW = 10  # specialties with fewer VQA items are pooled as "Other specialties" in tables
+OTHER_BELOW_ENV = "MEDVQA_PES_OTHER_BELOW"
+SELECTABLE = ("set", "year", "quarter", "specialty", "sheet", "image_importance")
+
+# The user message: the question (in C+Q and C+Q+I), the attached image(s) (in C+I and C+Q+I),
+# the options as "A. ..." lines. The instruction is in the system prompt, so nothing follows.
+_BODY = dict(question_header="", options_header="", option_line="{label}. {text}", instruction="",
+             numeric_instruction="", extra=(("system_with_question", prompts.SYSTEM_WITH_QUESTION),
+                                            ("system_options_only", prompts.SYSTEM_OPTIONS_ONLY)))
+TEMPLATE = Template(name="polish_pes-pl", **_BODY)
+
+
+class PolishPES(Benchmark):
+    name = "polish_pes"
+    title = "Polish PES VQA: image questions of the Polish Board Certification Examination (2023-2026)"
+    language = "pl"
+    splits = (*SPLITS, HUB_SPLIT)
+    default_split = "full"
+    strata = ("set", "year", "quarter", "specialty", "sheet", "image_importance", "visual_domain",
+              "human_n", "human_correct")
+    default_strata = ("specialty", "image_importance", "visual_domain")
+    stratum_aliases = {"visual_domains": "visual_domain", "domain": "visual_domain"}
+    default_conditions = (Condition.C, Condition.CQ, Condition.CI, Condition.CQI)
+    forced_guess_instruction = prompts.FORCED_GUESS
+
+    def __init__(self, other_below: int | None = None):
+        if other_below is None:
+            raw = os.environ.get(OTHER_BELOW_ENV)
+            try:
+                other_below = int(raw) if raw else OTHER_BELOW
+            except ValueError:
+                raise ValueError(f"{OTHER_BELOW_ENV}={raw!r}: a whole number of VQA items is expected") from None
+        self.other_below = other_below
+
+    def load(self, path: Path | None = None, split: str | None = None, *,
+             select: Mapping[str, list[str]] | None = None, years: list[int] | None = None,
+             professions: list[str] | None = None, **_: Any) -> list[Item]:
+        """Items of `split` (full: VQA then QA; vqa; qa; text-2018-2022: the Hub text set)
+        from the folder `path`; `select` keeps items whose strata take one of the listed values
+        (`years` and `professions` are read as `select` on year and specialty)."""
+        split = split or self.default_split
+        if split not in self.splits:
+            raise ValueError(f"unknown split {split!r} for polish_pes; choose from {', '.join(self.splits)}")
+        if split == HUB_SPLIT:
+            items = hub.text_items(Path(path) if path is not None else hub.download())
+        elif path is None:
+            raise ValueError("polish_pes needs --data PATH: no copy of the PES VQA set is published; "
+                             f"lay it out as docs/benchmarks/polish_pes.md describes (or run --split {HUB_SPLIT} "
+                             f"for the Hub text set {hub.REPO_ID})")
+        else:
+            items = loader.read_items(Path(path), SPLITS[split])
+        return select_items(items, _selection(select, years, professions))
+
+    def template(self, item: Item) -> Template:
+        return TEMPLATE
+
+    def render(self, item: Item, condition: Condition, *, suffix: str | None = None) -> list[dict]:
+        """The condition's system prompt, then the question, image(s) and options; the image
+        is attached, never announced."""
+        system = prompts.SYSTEM_WITH_QUESTION if condition.with_question else prompts.SYSTEM_OPTIONS_ONLY
+        return [{"role": "system", "content": system}, *TEMPLATE.render(item, condition, suffix=suffix)]
+
+    def answer_conventions(self) -> AnswerConventions:
+        return AnswerConventions(answer_key="response")
+
+    def response_schema(self, item: Item) -> dict:
+        return prompts.RESPONSE_SCHEMA
+
+    def validate(self, path: Path) -> list:
+        return list(loader.iter_findings(Path(path)))
+
+    def report_tables(self, records: list[dict], manifest: dict):
+        """Accuracy per configuration (VQA and QA), by specialty, by image importance, by
+        visual domain, the human reference and the exclusions per sheet
+        (`medvqa report RUN --table polish_pes`)."""
+        from .tables import pes_tables
+
+        return pes_tables(records, manifest.get("excluded") or [], other_below=self.other_below)
+
+    def pass_report(self, items: list[Item], records: list[dict]):
+        """The 60 % pass line and the 70 % oral-exemption line per configuration."""
+        from .passing import PassReport, evaluate
+
+        return PassReport(evaluate(records))
+
+
+def _selection(select: Mapping[str, list[str]] | None, years: list[int] | None,
+               professions: list[str] | None) -> dict[str, set[str]]:
+    wanted = {name: {str(v) for v in values} for name, values in (select or {}).items() if values}
+    if years:
+        wanted.setdefault("year", set()).update(str(y) for y in years)
+    if professions:
+        wanted.setdefault("specialty", set()).update(professions)
+    if unknown := sorted(set(wanted) - set(SELECTABLE)):
+        raise ValueError(f"polish_pes cannot select on {', '.join(unknown)}; choose from {', '.join(SELECTABLE)}")
+    return wanted
+
+
+def select_items(items: list[Item], wanted: dict[str, set[str]]) -> list[Item]:
+    """Items whose every selected stratum takes one of the wanted values (compared as text)."""
+    return [it for it in items if all(str(it.meta.get(name)) in values for name, values in wanted.items())]

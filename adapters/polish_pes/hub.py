@@ -1,0 +1,142 @@
+"""The PES text sets from the Hugging Face Hub (`amu-cai/PES-2018-2022`, file `test.json`).
+
+297 written PES sheets of 2018-2022 (arXiv 2405.01589), text only: they load as QA items
+(conditions C and C+Q) with the split `text-2018-2022`. The file goes to the Hugging Face cache
+(`HF_HOME`); a cached copy is used without touching the network. Offline and uncached, one
+message names both ways to get the data.
+
+The field names of `test.json` could not be checked offline: `text_items` accepts the usual
+spellings (see `FIELDS`) and names the file, the record and the fields it found when a record
+has none of them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from medvqa import DataError, Gold, Item, Option, brief
+
+from .loader import BENCHMARK
+from .prompts import LETTERS
+
+REPO_ID = "amu-cai/PES-2018-2022"
+FILENAME = "test.json"
+NO_DATA = ("PES text set not found: the Hugging Face dataset {repo} ({file}) could not be downloaded ({reason}). "
+           "Either go online and run the command again so medvqa downloads it into the Hugging Face cache "
+           "(or fetch it yourself with `hf download {repo} {file} --repo-type dataset`), or pass --data PATH, "
+           "a local folder in the PES layout (vqa.jsonl, qa.jsonl, images/; docs/benchmarks/polish_pes.md).")
+
+_LABELLED = re.compile(r"([A-Ea-e])\s*[.)]\s")
+# item field -> accepted spellings in the Hub file, first match wins
+FIELDS = {
+    "question": ("question", "question_text", "pytanie"),
+    "options": ("answers", "options", "choices", "odpowiedzi"),
+    "answer": ("correct_answer", "answer", "correct", "prawidlowa_odpowiedz"),
+    "specialty": ("specialization", "specialty", "exam_name", "specjalizacja"),
+    "year": ("year", "rok"),
+    "quarter": ("season", "quarter", "sesja"),
+    "id": ("id", "question_id", "number"),
+}
+
+
+def hf_hub_download(**kwargs) -> str:
+    """`huggingface_hub.hf_hub_download`, imported on first use."""
+    from huggingface_hub import hf_hub_download as download
+
+    return download(**kwargs)
+
+
+def download() -> Path:
+    """The local path of `test.json`: from the cache if present, else downloaded."""
+    query = dict(repo_id=REPO_ID, filename=FILENAME, repo_type="dataset")
+    try:
+        return Path(hf_hub_download(**query, local_files_only=True))
+    except OSError:  # not cached (LocalEntryNotFoundError is an OSError)
+        try:
+            return Path(hf_hub_download(**query))
+        except OSError as exc:  # offline, refused, gated or missing
+            raise DataError(NO_DATA.format(repo=REPO_ID, file=FILENAME, reason=_first_line(exc))) from None
+
+
+def text_items(path: Path) -> list[Item]:
+    """QA items of the Hub's text set at `path` (a JSON list, or JSON lines)."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        rows = json.loads(text)
+    except json.JSONDecodeError:
+        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    if isinstance(rows, dict):
+        rows = next((v for v in rows.values() if isinstance(v, list)), [rows])
+    items, seen = [], set()
+    for n, row in enumerate(rows, 1):
+        record = f"entry {n}"
+        if not isinstance(row, dict):
+            raise DataError(f"not a JSON object but {type(row).__name__}", file=path, record=record)
+        got = {name: _pick(row, names) for name, names in FIELDS.items()}
+        missing = [name for name in ("question", "options", "answer") if got[name] is None]
+        if missing:
+            raise DataError(f"no {', '.join(missing)} field (accepted: "
+                            + "; ".join(f"{m}: {', '.join(FIELDS[m])}" for m in missing)
+                            + f"); the record has {', '.join(sorted(row))}", file=path, record=record)
+        options = _options(got["options"], path, record)
+        answer = _answer(got["answer"], options, path, record)
+        specialty = str(got["specialty"] or "unknown").strip()
+        rid = f"pes-text-{got['id']}" if got["id"] is not None else f"pes-text-{n}"
+        if rid in seen:
+            rid = f"{rid}-{n}"
+        seen.add(rid)
+        items.append(Item(id=rid, benchmark=BENCHMARK, question=str(got["question"]).strip(),
+                          options=tuple(Option(key=k, label=k, text=t) for k, t in options.items()),
+                          gold=Gold.from_json(answer, file=path, record=record), language="pl",
+                          meta={"set": "qa", "year": _int(got["year"]), "quarter": got["quarter"],
+                                "specialty": specialty, "sheet": f"{specialty} {got['year']} {got['quarter'] or ''}".strip(),
+                                "image_importance": None, "visual_domain": None, "human_n": None,
+                                "human_correct": None, "invalid": None}))
+    return items
+
+
+def _pick(row: dict, names: tuple[str, ...]) -> Any:
+    return next((row[n] for n in names if row.get(n) not in (None, "")), None)
+
+
+def _options(value: Any, path: Path, record: str) -> dict[str, str]:
+    if isinstance(value, dict):
+        pairs = [(str(k).strip().upper().rstrip(".)"), v) for k, v in value.items()]
+    elif isinstance(value, list) and len(value) <= len(LETTERS):
+        pairs = list(zip(LETTERS, value))
+    else:
+        raise DataError(f"unreadable options {brief(value)}", file=path, record=record)
+    options = {k: str(v).strip() for k, v in pairs}
+    if list(options) != list(LETTERS[:len(options)]) or len(options) < 2:
+        raise DataError(f"options must be labelled A-E in order, not {brief(list(options))}", file=path, record=record)
+    return options
+
+
+def _answer(value: Any, options: dict[str, str], path: Path, record: str) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(options):
+        return LETTERS[value]  # an index into the option list
+    text = str(value).strip()
+    key = text.upper().rstrip(".)")
+    if key in options:
+        return key
+    if (m := _LABELLED.match(text)) and m[1].upper() in options:  # "D. text of option D"
+        return m[1].upper()
+    by_text = [k for k, t in options.items() if t == text]
+    if len(by_text) == 1:
+        return by_text[0]
+    raise DataError(f"answer {brief(value)} names no option", file=path, record=record)
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
