@@ -297,6 +297,7 @@ def test_the_base_release_is_valid_and_runs(tmp_path):
     assert json.loads(run.stdout)["n_records"] == 4  # three items under C+Q, the image item also under C+Q+I
 
 
+@pytest.mark.slow  # three real `medvqa` processes per variant: minutes in all
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
 def test_bad_data_ends_in_a_finding_or_a_clean_error(variant, tmp_path):
     data = build(variant, tmp_path / "data")
