@@ -10,13 +10,14 @@ from .benchmark import Benchmark
 from .items import DataError, Item, fingerprint_items
 from .runner import rescore_record
 from .session import load_items
-from .store import read_all_records, read_manifest, read_records, rewrite_records
+from .store import MANIFEST, read_all_records, read_manifest, read_records, rewrite_records, write_json_atomic
 
 
 def load_run(run_dir: Path):
-    """(manifest, records, benchmark, items by id) of a run directory."""
+    """(manifest, records, benchmark, items by id) of a run directory; the benchmark scores under
+    the convention the manifest records."""
     manifest = read_manifest(run_dir)
-    benchmark = plugins.get_benchmark(manifest["benchmark"])
+    benchmark = plugins.get_benchmark(manifest["benchmark"]).with_convention(manifest.get("convention"))
     items, _ = load_items(benchmark, manifest.get("load") or {"data": manifest.get("data"), "split": manifest.get("split")})
     if fingerprint_items(items) != manifest.get("data_fingerprint"):
         raise DataError("the benchmark data changed since this run (data fingerprint differs); "
@@ -45,11 +46,15 @@ def read_run(run_dir: str | Path) -> SavedRun:
     return SavedRun(Path(run_dir), manifest, records, benchmark, items)
 
 
-def rescore(run_dir: Path) -> tuple[int, int]:
+def rescore(run_dir: Path, convention: str | None = None) -> tuple[int, int]:
     """Re-score every record line in place (atomically), superseded ones included, so the file
-    keeps its whole history and readers still take the newest record of each pair. Returns
-    (record lines, lines changed)."""
-    _, _, benchmark, items = load_run(run_dir)
+    keeps its whole history and readers still take the newest record of each pair; under
+    `convention` (one the benchmark offers) when given, which the manifest then records.
+    Returns (record lines, lines changed)."""
+    manifest, _, benchmark, items = load_run(run_dir)
+    switch = convention is not None and convention != manifest.get("convention")
+    if switch:
+        benchmark = benchmark.with_convention(convention)
     records = read_all_records(run_dir)
     patterns = plugins.answer_patterns()
     out = []
@@ -61,4 +66,6 @@ def rescore(run_dir: Path) -> tuple[int, int]:
     changed = sum(new != old for new, old in zip(out, records))
     if changed:  # a run directory is written only when something changes
         rewrite_records(run_dir, out)
+    if switch:  # after the records: an interrupted switch leaves the old name, and repeating it completes it
+        write_json_atomic(Path(run_dir) / MANIFEST, {**manifest, "convention": convention})
     return len(out), changed
