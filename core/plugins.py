@@ -26,6 +26,7 @@ GROUP = "medvqa"
 # commands and names come before any third-party one.
 DEFAULT_PLUGINS = (
     "medvqa.adapters.jmed48k.plugin",
+    "medvqa.adapters.kokushimd10.plugin",
     "medvqa.core.inference.baselines",
     "medvqa.core.inference.engines",
 )

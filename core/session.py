@@ -59,7 +59,8 @@ class RunOptions:
 def load_items(benchmark, opts: dict[str, Any]):
     split = "sample" if opts.get("sample") else opts.get("split")
     data = Path(opts["data"]) if opts.get("data") else None
-    items = benchmark.load(data, split, years=opts.get("years"), professions=opts.get("professions"))
+    extra = {"select": opts["select"]} if opts.get("select") else {}  # field -> accepted values
+    items = benchmark.load(data, split, years=opts.get("years"), professions=opts.get("professions"), **extra)
     if opts.get("limit") is not None:
         items = items[: opts["limit"]]
     return items, split or (benchmark.default_split if data else "sample")
