@@ -176,10 +176,13 @@ def scoring_record(records: Iterable[dict]) -> dict[str, dict]:
 
 
 def evaluate(items: Iterable[Item], records: Iterable[dict], rules: list[Rule] | None = None, *,
-             kinshi: Mapping[tuple[str, int], int] | None = None) -> list[CellResult]:
+             kinshi: Mapping[tuple[str, int], int] | None = None,
+             points: Mapping[str, int] | None = None) -> list[CellResult]:
     """Pass / fail / not evaluable for every profession-year among `items`. `kinshi` gives, per
     (profession, year), how many questions were answered with a 禁忌肢 option; the `max_kinshi`
-    criteria of those cells are then decided."""
+    criteria of those cells are then decided. `points` gives items' own points (item id →
+    points, as a dataset states them), used instead of the weight rows' (which still say the
+    part each item belongs to)."""
     rules = load_rules() if rules is None else rules
     counted = scoring_record(records)
     cells: dict[tuple[str, int], list[Item]] = {}
@@ -190,15 +193,15 @@ def evaluate(items: Iterable[Item], records: Iterable[dict], rules: list[Rule] |
     for (profession, year), cell_items in sorted(cells.items(), key=lambda kv: (_rank(order, kv[0][0]), kv[0][1])):
         cell_rules = [r for r in rules if r.profession == profession and r.year == year]
         selections = None if kinshi is None else kinshi.get((profession, year))
-        out.append(evaluate_cell(profession, year, cell_items, counted, cell_rules, selections))
+        out.append(evaluate_cell(profession, year, cell_items, counted, cell_rules, selections, points))
     return out
 
 
 def evaluate_cell(profession: str, year: int, items: list[Item], counted: dict[str, dict],
-                  rules: list[Rule], kinshi: int | None = None) -> CellResult:
+                  rules: list[Rule], kinshi: int | None = None, points: Mapping[str, int] | None = None) -> CellResult:
     weights = [r for r in rules if r.kind == "weight"]
     scored = [it for it in items if not it.excluded]
-    parts, unmatched = _assign(scored, weights)
+    parts, unmatched = _assign(scored, weights, points or {})
     tally = _Tally(parts, counted, unmatched)
     criteria, on_points = [], []
     for rule in rules:
@@ -300,7 +303,8 @@ def _scaled(scaling: str, data_max: int) -> int | None:
     return int(table[str(data_max)]) if str(data_max) in table else None
 
 
-def _assign(items: list[Item], weights: list[Rule]) -> tuple[dict[str, list[tuple[Item, int]]], list[Item]]:
+def _assign(items: list[Item], weights: list[Rule],
+            points: Mapping[str, int]) -> tuple[dict[str, list[tuple[Item, int]]], list[Item]]:
     """part → [(item, points)], and the items no weight row covers."""
     parts: dict[str, list[tuple[Item, int]]] = {w.parts: [] for w in weights}
     unmatched = []
@@ -311,7 +315,7 @@ def _assign(items: list[Item], weights: list[Rule]) -> tuple[dict[str, list[tupl
             raise DataError(f"criteria rows {', '.join(w.criterion_id for w in hits)} all cover {item.id}",
                             file=CRITERIA_FILE, record=hits[0].criterion_id)
         if hits:
-            parts[hits[0].parts].append((item, int(hits[0].points_each)))
+            parts[hits[0].parts].append((item, points.get(item.id, int(hits[0].points_each))))
         elif weights:
             unmatched.append(item)
     return parts, unmatched

@@ -106,7 +106,8 @@ def pass_report(items: list[Item], records: list[dict], convention: str) -> Koku
         scored = [it for it in items if not it.meta.get("withdrawn")]
         kinki = kinki_selections(items, counted)
         cells = []
-        for cell in evaluate(scored, records, kinshi=kinki):
+        own = {it.id: int(it.meta["points"]) for it in scored if not it.meta.get("weights_from_mhlw")}
+        for cell in evaluate(scored, records, kinshi=kinki, points=own):
             doc = cell.as_json()
             key = (cell.profession, cell.year)
             doc["margin"] = cell.margin
@@ -115,7 +116,7 @@ def pass_report(items: list[Item], records: list[dict], convention: str) -> Koku
             cells.append(doc)
             block = PassReport([cell]).text().rstrip("\n")
             parts = "; ".join(f"{p['part']} {p['points']}/{p['max']}" for p in doc["parts"])
-            block += f"\n  points (MHLW weights): {parts}; 禁忌肢 answers: " + (
+            block += f"\n  points: {parts}; 禁忌肢 answers: " + (
                 "not marked in the data" if kinki.get(key) is None else str(kinki[key]))
             report.text_blocks.append(block)
     for doc in cells:

@@ -108,6 +108,8 @@ def _item(row: dict, metadata: dict[int, dict], offset: int, *, year: int, file:
         "hisshu": m["block"] in HISSHU_BLOCKS, "kinki": [], "kinki_item": False, "text_only": text_only,
         "points": points, "withdrawn": points == 0, "credited_to_all": False, "human_accuracy": None,
         "n_options": len(options) or None, "answer_raw": row.get("answer"), **notes,
+        # the data writes 1 point per question; MHLW scores 2 each (690 points): its weights apply
+        "weights_from_mhlw": True,
     }
     if note:
         meta["note"] = note
