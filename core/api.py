@@ -103,7 +103,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     manifest = read_manifest(run_dir)
     recs = read_records(run_dir)
     if table:
-        bench = plugins.get_benchmark(manifest["benchmark"])
+        bench = plugins.get_benchmark(manifest["benchmark"]).with_convention(manifest.get("convention"))
         tables = bench.report_tables(recs, manifest)
         if tables is None or table.lower() != bench.name:
             raise ValueError(f"no table set {table!r} for this {bench.name} run"

@@ -8,6 +8,7 @@ default, so callers never probe for it.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -35,6 +36,10 @@ class AnswerConventions:
     # scores items whose gold the chain does not score (free text, boxes): score_open(item,
     # response_text) -> Score; without it such items raise ValueError
     score_open: Callable[[Item, str], Score] | None = None
+    # a named scoring convention's last word on an answer (another tool's normalisation and
+    # comparison, reproduced): final_score(item, response_text, chain_score, saved) -> Score, called
+    # with what the chain read; None keeps the chain's score
+    final_score: Callable[[Item, str, Score, bool], Score] | None = None
 
 
 def _values(value: Any) -> list[Any]:
@@ -80,6 +85,28 @@ class Benchmark:
     # Added to a refused image-removed request to ask for a best guess (in the exam's language).
     forced_guess_instruction: str = ("If you are unsure, give your single best guess anyway; "
                                      "an answer is required.")
+    # The names of the scoring conventions the benchmark offers, its default first (`--convention`).
+    conventions: tuple[str, ...] = ()
+    # The convention this object scores under (`with_convention`); None is the default one.
+    convention: str | None = None
+
+    @property
+    def active_convention(self) -> str | None:
+        """The convention in force: the one chosen, else the benchmark's default (None when it
+        offers none)."""
+        return self.convention or (self.conventions[0] if self.conventions else None)
+
+    def with_convention(self, name: str | None) -> "Benchmark":
+        """This benchmark scoring under the convention `name` (a copy; None keeps this one).
+        Everything that reads answers, tables and pass lines consults `self.convention`."""
+        if name is None or name == self.convention:
+            return self
+        if name not in self.conventions:
+            offered = ", ".join(self.conventions) if self.conventions else "none"
+            raise ValueError(f"unknown convention {name!r} for {self.name}; it offers: {offered}")
+        chosen = copy.copy(self)
+        chosen.convention = name
+        return chosen
 
     def load(self, path: Path | None = None, split: str | None = None, *,
              select: Mapping[str, Sequence[str]] | None = None, **options: Any) -> list[Item]:

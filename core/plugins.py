@@ -27,6 +27,7 @@ GROUP = "medvqa"
 DEFAULT_PLUGINS = (
     "medvqa.adapters.jmed48k.plugin",
     "medvqa.adapters.polish_pes.plugin",
+    "medvqa.adapters.kokushimd10.plugin",
     "medvqa.core.inference.baselines",
     "medvqa.core.inference.engines",
 )

@@ -9,7 +9,8 @@ whether they use the images.
 Everything an adapter or a notebook needs is a name here (`__all__`), re-exported from the
 private modules that implement it and imported on first use, so `import medvqa` stays fast.
 `medvqa.ja` holds helpers for Japanese exams, `medvqa.tables` and `medvqa.stats` table
-rendering and confidence intervals, and `medvqa.commands` helpers for the commands a plugin
+rendering and confidence intervals, `medvqa.mhlw` the pass criteria of Japan's MHLW national
+exams, and `medvqa.commands` helpers for the commands a plugin
 adds. docs/api.md documents every name.
 """
 
@@ -52,6 +53,7 @@ _EXPORTS = {
     "cache_dir": "medvqa.core.api",
     "read_run": "medvqa.core.run.saved",
     "SavedRun": "medvqa.core.run.saved",
+    "write_run": "medvqa.core.run.imported",
 }
 
 __all__ = list(_EXPORTS)
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
     from medvqa.core.benchmark import AnswerConventions, Benchmark
     from medvqa.core.conditions import Condition
     from medvqa.core.hookspecs import hookimpl
+    from medvqa.core.run.imported import write_run
     from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image
     from medvqa.core.jsonl import read_json, read_jsonl
     from medvqa.core.messages import Template

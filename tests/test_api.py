@@ -38,7 +38,7 @@ def test_the_surface_is_listed_and_every_name_resolves():
     out = subprocess.run([sys.executable, "-c", "import medvqa; print(medvqa.__all__)"], capture_output=True,
                          text=True, check=True)
     assert SURFACE <= set(ast.literal_eval(out.stdout))
-    assert PUBLIC_MODULES == ["medvqa", "medvqa.commands", "medvqa.ja", "medvqa.stats", "medvqa.tables"]
+    assert PUBLIC_MODULES == ["medvqa", "medvqa.commands", "medvqa.ja", "medvqa.mhlw", "medvqa.stats", "medvqa.tables"]
     for dotted in public_names():
         module, _, name = dotted.rpartition(".")
         assert getattr(import_module(module), name) is not None, dotted

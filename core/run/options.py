@@ -45,6 +45,7 @@ class RunOptions:
     forced_guess: bool = False
     retry_errors: bool = True  # re-ask the pairs whose newest record is `error` or `missing`
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE  # above it the run's summary reports a failure
+    convention: str | None = None  # one of the benchmark's scoring conventions; None: its default
     backend_options: dict[str, Any] = field(default_factory=dict)
     command_line: list[str] = field(default_factory=list)
 
@@ -84,7 +85,7 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     its message says how many records are saved and the command that resumes. With
     `second_interrupt_exits` (the CLI), a second Ctrl-C during that shutdown prints the same
     line and ends the process at once with status 130."""
-    benchmark = plugins.get_benchmark(options.benchmark)
+    benchmark = plugins.get_benchmark(options.benchmark).with_convention(options.convention)
     if options.sample and options.data:
         raise ValueError("give either --data or --sample, not both")
     conditions = parse_conditions(options.conditions) if options.conditions else benchmark.default_conditions
@@ -102,7 +103,8 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
                    split=split, data=options.load_options()["data"], cache=cache, command_line=command_line,
                    extra_manifest={"load": options.load_options(), "backend": getattr(backend, "settings", {}),
                                    "params_left_out": getattr(backend, "params_left_out", {}),
-                                   "forced_guess": options.forced_guess},
+                                   "forced_guess": options.forced_guess,
+                                   "convention": benchmark.active_convention},
                    forced_guess=options.forced_guess, retry_errors=options.retry_errors)
     reporter = for_stderr() if progress else None
     latest: dict | None = None  # the runner's live state, once it has planned the run

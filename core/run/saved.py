@@ -13,9 +13,10 @@ from medvqa.core.run.store import read_manifest, read_records
 
 
 def load_run(run_dir: Path):
-    """(manifest, records, benchmark, items by id) of a run directory."""
+    """(manifest, records, benchmark, items by id) of a run directory; the benchmark scores under
+    the convention the manifest records."""
     manifest = read_manifest(run_dir)
-    benchmark = plugins.get_benchmark(manifest["benchmark"])
+    benchmark = plugins.get_benchmark(manifest["benchmark"]).with_convention(manifest.get("convention"))
     items, _ = load_items(benchmark, manifest.get("load") or {"data": manifest.get("data"), "split": manifest.get("split")})
     if fingerprint_items(items) != manifest.get("data_fingerprint"):
         raise DataError("the benchmark data changed since this run (data fingerprint differs); "

@@ -28,7 +28,7 @@ MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
 LOCK = "run.lock"
 # Manifest fields that must match for a run directory to be resumed.
-IDENTITY = ("benchmark", "split", "data_fingerprint", "model", "params", "conditions", "templates")
+IDENTITY = ("benchmark", "split", "data_fingerprint", "model", "params", "conditions", "templates", "convention")
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 _READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
 

@@ -41,7 +41,8 @@ def score(item: Item, response_text: str | None, *, error: str | None = None,
         return score_open(item, response_text)
     read = normalize(item, response_text, patterns, conventions, saved=saved)
     correct = read.predicted is not None and _correct(item, read.predicted, compile_patterns(patterns))
-    return Score(correct, read.status, read.predicted, read.rule)
+    chain = Score(correct, read.status, read.predicted, read.rule)
+    return chain if conventions.final_score is None else conventions.final_score(item, response_text, chain, saved)
 
 
 def scoring_mode(item: Item, patterns: Sequence[LanguagePatterns] = ()) -> str:

@@ -24,7 +24,7 @@ def replay(tmp_path, year, answers):
                 fh.write(json.dumps({"item_id": item_id, "condition": condition,
                                      "response": json.dumps({"answer": answer})}) + "\n")
     run(RunOptions(benchmark="jmed48k", model=f"replay:{path}", data=str(shared_data("jmed48k-sample")),
-                   years=[year], conditions="C+Q,C+Q+I", run_dir=str(tmp_path / "run")), progress=False)
+                   select={"year": [str(year)]}, conditions="C+Q,C+Q+I", run_dir=str(tmp_path / "run")), progress=False)
     _, records, _, items = load_run(tmp_path / "run")
     return list(items.values()), records
 

@@ -1,0 +1,114 @@
+"""Three benchmarks from one adapter: KokushiMD-10 and its two public predecessors, IgakuQA and
+YakugakuQA, which share its item shape and MHLW's conventions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from medvqa import Benchmark, Item, Template
+
+from . import conventions, templates
+from .common import DEFAULT_STRATA, STRATA
+from .professions import profession_key
+
+
+def select(items: list[Item], *, select: Mapping[str, Iterable[str]] | None = None,
+           years: Iterable[int | str] | None = None, professions: Iterable[str] | None = None) -> list[Item]:
+    """The items whose strata match: `select` maps a field to accepted string values
+    ({"year": ["2022"], "block": ["116A"]}); `years` and `professions` are `select`'s year and
+    profession (professions under any alias)."""
+    wanted: dict[str, set[str]] = {k: {str(v) for v in vs} for k, vs in (select or {}).items()}
+    if years:
+        asked = {str(y) for y in years}
+        wanted["year"] = wanted["year"] & asked if "year" in wanted else asked
+    if professions or "profession" in wanted:
+        names = list(professions or []) + list(wanted.pop("profession", []))
+        wanted["profession"] = {profession_key(p) for p in names}
+    if not wanted:
+        return items
+    return [it for it in items if all(str(it.meta.get(k)) in vs for k, vs in wanted.items())]
+
+
+class _MhlwExam(Benchmark):
+    language = "ja"
+    strata = STRATA
+    default_strata = DEFAULT_STRATA
+    headline_metric = "accuracy"
+    forced_guess_instruction = templates.FORCED_GUESS
+    conventions = (conventions.MHLW,)
+
+    def _load(self, path: Path) -> list[Item]:
+        raise NotImplementedError
+
+    def _default_path(self) -> Path:
+        raise ValueError(f"{self.name} has no download: pass --data PATH (a local copy of the data)")
+
+    def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None,
+             years: list | None = None, professions: list | None = None, **_: Any) -> list[Item]:
+        split = split or self.default_split
+        if split not in self.splits:
+            raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
+        items = self._load(Path(path) if path is not None else self._default_path())
+        return _select(items, select=select, years=years, professions=professions)
+
+    def template(self, item: Item) -> Template:
+        return templates.MULTIMODAL if item.has_images else templates.TEXT_ONLY
+
+    def answer_conventions(self):
+        return conventions.answer_conventions(self.active_convention)
+
+    def validate(self, path: Path) -> list:
+        from .validate import validate
+
+        return validate(self, Path(path))
+
+    def report_tables(self, records: list[dict], manifest: dict):
+        from .tables import tables
+
+        return tables(records, manifest)
+
+    def pass_report(self, items: list[Item], records: list[dict]):
+        from .passing import pass_report
+
+        return pass_report(items, records, self.active_convention)
+
+
+_select = select
+
+
+class IgakuQA(_MhlwExam):
+    name = "igakuqa"
+    title = "IgakuQA: Japanese physician licensing exams 2018-2022 (112th-116th)"
+    conventions = (conventions.MHLW, conventions.IGAKUQA, conventions.KOKUSHIMD10)
+
+    def _load(self, path: Path) -> list[Item]:
+        from . import igakuqa
+
+        return igakuqa.load(path)
+
+
+class YakugakuQA(_MhlwExam):
+    name = "yakugakuqa"
+    title = "YakugakuQA: Japanese pharmacist licensing exams"
+
+    def _load(self, path: Path) -> list[Item]:
+        from . import yakugakuqa
+
+        return yakugakuqa.load(path)
+
+
+class KokushiMD10(_MhlwExam):
+    name = "kokushimd10"
+    title = "KokushiMD-10: ten Japanese national healthcare licensing exams 2020-2024"
+    conventions = (conventions.MHLW, conventions.KOKUSHIMD10)
+
+    def _load(self, path: Path) -> list[Item]:
+        from . import release
+
+        return release.load(path)
+
+    def _default_path(self) -> Path:
+        from . import hub
+
+        return hub.download()

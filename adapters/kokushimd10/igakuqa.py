@@ -1,0 +1,112 @@
+"""IgakuQA (Kasai et al. 2023, github.com/jungokasai/IgakuQA): the physician exams 2018-2022
+(112th-116th), `data/{year}/{round}-{block}.jsonl` with `{round}-{block}_metadata.jsonl`.
+
+Item fields: `problem_id` ("116A71", the item id), `problem_text`, `choices` (labelled a-e; `[]`
+for a numeric answer), `text_only`, `answer` (`["c"]`, `["b", "e"]`, `["a or d"]` for officially
+accepted alternatives, `["1.2"]` for a number), `points` ("1", "3"; "0" for the 11 items MHLW
+took out of scoring). Metadata: `category`, `kinki` (禁忌肢 options), `reason`,
+`human_accuracy` (examinees' percent correct), `breakdown` (percent per option).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from medvqa import DataError, Item, read_jsonl
+
+from .common import (find_images, letter_options, make_item, parse_answer, parse_human_accuracy,
+                     parse_kinki, parse_points)
+
+BENCHMARK = "igakuqa"
+PROFESSION = "Physician"
+HISSHU_BLOCKS = ("B", "E")  # the physician exam's 必修 blocks
+_BLOCK_FILE = re.compile(r"(?P<round>\d{3})-(?P<block>[A-Z])\.jsonl")
+_ID = re.compile(r"(?P<round>\d{3})(?P<block>[A-Z])(?P<number>\d+)")
+# Items MHLW scored as correct for every examinee (全員正解): the data keeps their printed answer
+# and points; IgakuQA's own scorer counts them correct whatever the prediction, their examinee
+# accuracy is blank, and the 116th exam's non-必修 maximum (297 = 300 minus the three items with
+# points 0) leaves this item in the total.
+CREDITED_TO_ALL = {"116A71": "scored correct for every examinee (MHLW 全員正解)"}
+
+
+def data_root(path: Path) -> Path:
+    """The folder holding the year folders: `path/data` or `path` itself."""
+    path = Path(path)
+    for root in (path / "data", path):
+        if root.is_dir() and any(_BLOCK_FILE.fullmatch(f.name) for f in root.glob("*/*.jsonl")):
+            return root
+    raise DataError("no IgakuQA block files (data/<year>/<round>-<block>.jsonl) found", file=path)
+
+
+def block_files(path: Path) -> list[tuple[int, Path]]:
+    """(year, block file) in year and block order."""
+    root = data_root(path)
+    found = []
+    for f in sorted(root.glob("*/*.jsonl")):
+        if _BLOCK_FILE.fullmatch(f.name):
+            if not f.parent.name.isdigit():
+                raise DataError("the folder of a block file must be its exam year", file=f)
+            found.append((int(f.parent.name), f))
+    return found
+
+
+def load(path: Path) -> list[Item]:
+    """Every item under `path`, in year, block and question order."""
+    items = []
+    root = data_root(path)
+    for year, f in block_files(path):
+        meta_file = f.with_name(f.stem + "_metadata.jsonl")
+        metadata = {}
+        if meta_file.is_file():
+            for row in read_jsonl(meta_file):
+                pid = row.get("problem_id")
+                if not isinstance(pid, str):
+                    raise DataError("metadata row without a problem_id", file=meta_file)
+                metadata[pid] = row
+        for row in read_jsonl(f):
+            items.append(item_from_row(row, metadata, year=year, file=f, root=root.parent))
+    ids = [it.id for it in items]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise DataError("problem_id appears twice", file=root, record=dup)
+    return items
+
+
+def item_from_row(row: dict, metadata: dict[str, dict], *, year: int, file: Path, root: Path) -> Item:
+    pid = row.get("problem_id")
+    if not isinstance(pid, str) or not (m := _ID.fullmatch(pid)):
+        raise DataError(f"problem_id {pid!r} is not <round><block><number> (e.g. 116A71)", file=file)
+    if f"{m['round']}-{m['block']}.jsonl" != file.name:
+        raise DataError(f"problem_id {pid} does not belong to block file {file.name}", file=file, record=pid)
+    text, choices = row.get("problem_text"), row.get("choices")
+    if not isinstance(text, str) or not text.strip():
+        raise DataError("empty or missing problem_text", file=file, record=pid)
+    if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
+        raise DataError(f"choices must be a list of texts, got {type(choices).__name__}", file=file, record=pid)
+    numeric = not choices
+    gold, exclusion, notes = parse_answer(row.get("answer"), letters=True, numeric=numeric, file=file, record=pid)
+    extra = metadata.get(pid, {})
+    meta_file = file.with_name(file.stem + "_metadata.jsonl")
+    kinki = parse_kinki(extra.get("kinki"), letters=True, file=meta_file, record=pid)
+    points = parse_points(row.get("points"), file=file, record=pid)
+    text_only = row.get("text_only", True)
+    if not isinstance(text_only, bool):
+        raise DataError(f"text_only must be true or false, got {text_only!r}", file=file, record=pid)
+    meta: dict[str, Any] = {
+        "profession": PROFESSION, "year": year, "exam_round": int(m["round"]), "block": f"{m['round']}{m['block']}",
+        "section": m["block"], "number": int(m["number"]), "category": extra.get("category"),
+        "hisshu": m["block"] in HISSHU_BLOCKS, "kinki": list(kinki), "kinki_item": bool(kinki),
+        "kinki_raw": extra.get("kinki"), "text_only": text_only, "points": points, "withdrawn": points == 0,
+        "credited_to_all": pid in CREDITED_TO_ALL,
+        "human_accuracy": parse_human_accuracy(extra.get("human_accuracy"), file=meta_file, record=pid),
+        "answer_raw": row.get("answer"), **notes,
+    }
+    if pid in CREDITED_TO_ALL:
+        meta["treatment"] = CREDITED_TO_ALL[pid]
+    images = () if text_only else find_images(root, [], pid, file=file, record=pid)
+    options = letter_options(choices)
+    return make_item(benchmark=BENCHMARK, item_id=pid, question=text, options=options, gold=gold,
+                     exclusion=exclusion, numeric=numeric, images=images, image_as_options=False, meta=meta)
+

@@ -1,0 +1,118 @@
+"""YakugakuQA (github.com/EQUES-Inc/pharma-LLM-eval): the pharmacist exams, per block
+`data/{year}/{round}-{block}.jsonl` with `data/{year}/metadata_{round}.jsonl`.
+
+Item fields: `problem_id` ("107A001": round, block, number within the block), `problem_text`,
+`choices` (labelled 1-n; 4, 5 or 6 options, or the string "IMAGES" when the options are
+pictures the repository does not hold), `text_only`, `answer` (digits, `["解なし"]`, or a
+digit with a note: "5（いずれか2つ選択で正解とする）"), `comment` (explanation), `points`.
+Metadata rows are numbered through the whole exam ("107001"-"107345": blocks A-F in order) and
+hold `category` (subject) and `note`. The combined `{round}.jsonl` repeats the blocks.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from medvqa import DataError, Item, read_jsonl
+
+from .common import digit_options, find_images, make_item, parse_answer, parse_points
+
+BENCHMARK = "yakugakuqa"
+PROFESSION = "Pharmacist"
+HISSHU_BLOCKS = ("A",)  # 必須問題: questions 1-90, block A
+_BLOCK_FILE = re.compile(r"(?P<round>\d{3})-(?P<block>[A-Z])\.jsonl")
+_ID = re.compile(r"(?P<round>\d{3})(?P<block>[A-Z])(?P<number>\d{3})")
+IMAGE_OPTIONS = "IMAGES"
+
+
+def data_root(path: Path) -> Path:
+    path = Path(path)
+    for root in (path / "data", path):
+        if root.is_dir() and any(_BLOCK_FILE.fullmatch(f.name) for f in root.glob("*/*.jsonl")):
+            return root
+    raise DataError("no YakugakuQA block files (data/<year>/<round>-<block>.jsonl) found", file=path)
+
+
+def load(path: Path) -> list[Item]:
+    root = data_root(path)
+    items: list[Item] = []
+    for year_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        blocks = sorted(f for f in year_dir.glob("*.jsonl") if _BLOCK_FILE.fullmatch(f.name))
+        if not blocks:
+            continue
+        if not year_dir.name.isdigit():
+            raise DataError("the folder of a block file must be its exam year", file=year_dir)
+        rounds = {_BLOCK_FILE.fullmatch(f.name)["round"] for f in blocks}
+        for exam_round in sorted(rounds):
+            items += _exam(root.parent, year_dir, int(year_dir.name), exam_round,
+                           [f for f in blocks if f.name.startswith(exam_round + "-")])
+    return items
+
+
+def _metadata(path: Path) -> dict[int, dict]:
+    """Exam-wide question number → metadata row (repeated rows: the first)."""
+    out: dict[int, dict] = {}
+    if not path.is_file():
+        return out
+    for row in read_jsonl(path):
+        pid = str(row.get("problem_id", ""))
+        if not pid.isdigit() or len(pid) < 4:
+            raise DataError(f"metadata problem_id {pid!r} is not <round><number>", file=path)
+        out.setdefault(int(pid[3:]), row)
+    return out
+
+
+def _exam(root: Path, year_dir: Path, year: int, exam_round: str, blocks: list[Path]) -> list[Item]:
+    meta_file = year_dir / f"metadata_{exam_round}.jsonl"
+    metadata = _metadata(meta_file)
+    items, offset = [], 0
+    for f in blocks:  # A-F: the exam's numbering runs on through the blocks
+        rows = read_jsonl(f)
+        for row in rows:
+            items.append(_item(row, metadata, offset, year=year, file=f, meta_file=meta_file, root=root))
+        offset += len(rows)
+    return items
+
+
+def _item(row: dict, metadata: dict[int, dict], offset: int, *, year: int, file: Path, meta_file: Path,
+          root: Path) -> Item:
+    pid = row.get("problem_id")
+    if not isinstance(pid, str) or not (m := _ID.fullmatch(pid)):
+        raise DataError(f"problem_id {pid!r} is not <round><block><number> (e.g. 107A001)", file=file)
+    if f"{m['round']}-{m['block']}.jsonl" != file.name:
+        raise DataError(f"problem_id {pid} does not belong to block file {file.name}", file=file, record=pid)
+    text, choices = row.get("problem_text"), row.get("choices")
+    if not isinstance(text, str) or not text.strip():
+        raise DataError("empty or missing problem_text", file=file, record=pid)
+    image_options = choices == IMAGE_OPTIONS
+    if not image_options and (not isinstance(choices, list) or not all(isinstance(c, str) for c in choices)
+                              or not choices):
+        raise DataError(f"choices must be a list of texts or {IMAGE_OPTIONS!r}, got {choices!r:.60}", file=file,
+                        record=pid)
+    options = () if image_options else digit_options(choices)
+    gold, exclusion, notes = parse_answer(row.get("answer"), letters=False, numeric=False, file=file, record=pid)
+    if gold is not None and options and not gold.keys <= {o.key for o in options}:
+        raise DataError(f"answer {row.get('answer')!r} names no option of the {len(options)}", file=file, record=pid)
+    number = offset + int(m["number"])
+    extra = metadata.get(number, {})
+    note = extra.get("note") or ""
+    text_only = row.get("text_only", True)
+    if not isinstance(text_only, bool):
+        raise DataError(f"text_only must be true or false, got {text_only!r}", file=file, record=pid)
+    points = parse_points(row.get("points", 1), file=file, record=pid)
+    meta: dict[str, Any] = {
+        "profession": PROFESSION, "year": year, "exam_round": int(m["round"]), "block": f"{m['round']}{m['block']}",
+        "section": m["block"], "number": number, "category": extra.get("category"),
+        "hisshu": m["block"] in HISSHU_BLOCKS, "kinki": [], "kinki_item": False, "text_only": text_only,
+        "points": points, "withdrawn": points == 0, "credited_to_all": False, "human_accuracy": None,
+        "n_options": len(options) or None, "answer_raw": row.get("answer"), **notes,
+        # the data writes 1 point per question; MHLW scores 2 each (690 points): its weights apply
+        "weights_from_mhlw": True,
+    }
+    if note:
+        meta["note"] = note
+    images = () if text_only and not image_options else find_images(root, [], pid, file=file, record=pid)
+    return make_item(benchmark=BENCHMARK, item_id=pid, question=text, options=options, gold=gold,
+                     exclusion=exclusion, numeric=False, images=images, image_as_options=image_options, meta=meta)

@@ -1,0 +1,85 @@
+"""A run directory written from answers made elsewhere (predictions saved by another tool), so
+that `score`, `report`, `audit` and `compare` read it like any run: the same manifest, the same
+record fields, the answers scored under the benchmark's conventions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from medvqa.core import plugins
+from medvqa.core.benchmark import Benchmark
+from medvqa.core.conditions import Condition, applicable
+from medvqa.core.inference.base import Response
+from medvqa.core.items import DataError, Item
+from medvqa.core.run.runner import RunSpec, build_manifest, make_record, rescore_record
+from medvqa.core.run.store import RunStore
+
+
+@dataclass
+class _Imported:
+    """What the manifest records about the "backend" of an imported run: the model's name only."""
+
+    model: str
+    params: dict = field(default_factory=dict)
+
+
+def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[Item, str, str | None]],
+              run_dir: str | Path, *, model: str, load: dict[str, Any] | None = None, split: str | None = None,
+              saved: bool = True, command_line: list[str] | None = None,
+              source: dict[str, Any] | None = None) -> dict:
+    """Write the run directory `run_dir` from (item, condition, response text) triples and return
+    its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
+
+    `items` are every item the run covers (as `benchmark.load(**load)` returns them, so the run
+    can be reloaded and re-scored); `benchmark` carries the convention the answers are scored
+    under (`Benchmark.with_convention`), recorded in the manifest. A response of None is recorded
+    as `missing`. With `saved` (the default) every record is marked `"saved": true`: the text is a
+    prediction in the benchmark's own format, read under `AnswerConventions.saved_label_sets`.
+    An item that is excluded, not among `items`, given twice for a condition, or given a condition
+    it does not admit raises DataError; a directory that already holds a run is refused."""
+    from medvqa.core.run.summary import by_condition, health
+
+    run_dir = Path(run_dir)
+    if (run_dir / "manifest.json").exists():
+        raise DataError("already holds a run; choose another --run-dir", file=run_dir)
+    by_id = {it.id: it for it in items}
+    spec = RunSpec(benchmark=benchmark, items=items, backend=_Imported(model), conditions=(),
+                   run_dir=run_dir, split=split or benchmark.default_split, data=(load or {}).get("data"),
+                   command_line=command_line or list(sys.argv),
+                   extra_manifest={"load": load or {}, "convention": benchmark.active_convention,
+                                   "imported": source or {}})
+    patterns = plugins.answer_patterns()
+    records, seen, conditions = [], set(), []
+    for item, condition, text in answers:
+        cond = Condition(condition)
+        if item.id not in by_id:
+            raise DataError("the answer names an item that is not in the data", record=item.id)
+        if item.excluded:
+            raise DataError(f"the item is excluded ({item.exclusion_reason}) and takes no answer", record=item.id)
+        if cond not in applicable(item):
+            raise DataError(f"condition {condition} does not apply to this item", record=item.id)
+        if (item.id, cond.value) in seen:
+            raise DataError(f"two answers for condition {condition}", record=item.id)
+        seen.add((item.id, cond.value))
+        if cond.value not in conditions:
+            conditions.append(cond.value)
+        key = hashlib.sha256(json.dumps(["imported", model, item.id, cond.value, text]).encode()).hexdigest()
+        record = make_record(benchmark, item, cond.value, key, Response(text=text), patterns)
+        if saved:
+            record = rescore_record(benchmark, item, {**record, "saved": True}, patterns)
+        records.append(record)
+    spec.conditions = tuple(Condition(c) for c in conditions)
+    manifest = build_manifest(spec)
+    with RunStore(run_dir) as store:
+        store.open(manifest)
+        for record in records:
+            store.append(record)
+    return {"run_dir": str(run_dir), "n_items": len(items), "n_records": len(records),
+            "n_excluded": sum(it.excluded for it in items),
+            "accuracy": {c: s["accuracy"] for c, s in by_condition(records).items()},
+            "conditions": by_condition(records), **health(records, 1.0)}

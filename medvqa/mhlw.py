@@ -1,0 +1,371 @@
+"""Facts about Japan's MHLW national licensing exams that every adapter of them shares: the
+eleven professions, and the pass criteria (合格基準) with point weights, each with its source,
+checked against a run's records (`medvqa report RUN --pass`).
+
+    >>> from medvqa.mhlw import load_rules
+    >>> sorted({r.year for r in load_rules() if r.profession == "Physician" and r.kind == "min_points"})[:2]
+    [2020, 2021]
+
+`data/mhlw/pass_criteria.csv` (package data of `medvqa`) holds one row per fact, each with its
+`source` URL(s) and a `secondary` flag (yes: not quoted from mhlw.go.jp itself). Row kinds:
+
+- `weight`: questions of `sections` (";"-separated, `*` = all) numbered `numbers` ("1-25,50",
+  `*` = all) score `points_each` points and belong to `parts` (e.g. physician 必修 = `hisshu`:
+  blocks B and E, questions 1-25 one point, 26-50 three points)
+- `min_points`: the points of `parts` ("+"-joined, `*` = every part) must reach `required` of
+  `max`; when the data's maximum differs (items excluded from scoring), the line is scaled as
+  the source states in `scaling` ("49=40;48=39": maximum=line; "80%": a share of the maximum),
+  and is "not evaluable" when the source states no scaled line
+- `min_percent`: the points of `parts` must reach `required` percent of their maximum
+- `max_kinshi`: at most `required` (e.g. "<=3") questions answered with a 禁忌肢 option; decided
+  only when the caller counts the selections (`kinshi=`), since MHLW does not publish which
+  options are 禁忌肢 (some datasets reconstruct them); "not evaluable" otherwise
+- `subject_min_percent`, `max_zero_subjects`: per-subject scores and zero-score subjects are
+  not in the data: always "not evaluable"
+- `scoring`: the source's sentence on weights where the questions they apply to are unknown
+
+Which record counts for an item: its C+Q+I record where it has one, else its C+Q record.
+The result of a profession-year is "fail" when a criterion fails, "pass" when every points
+criterion is met (criteria the data can never decide are listed as "not evaluable" and do not
+block a pass), and "not evaluable" otherwise (no criterion known, no weights for some
+questions, records missing, or a maximum the source gives no line for). Points are reported
+even when no criterion is known for that year. Lines for candidates exempt from some subjects
+(radiological technologists 2023, 2025) are not shipped: a model sits the whole exam.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+from typing import Mapping
+
+from medvqa.core.items import DataError, Item
+
+__all__ = ["CRITERIA_FILE", "JAPANESE_NAMES", "PROFESSIONS", "PassReport", "Rule", "evaluate", "load_rules",
+           "scoring_record"]
+
+# Release directory name → English name, in MHLW's order of the eleven professions.
+PROFESSIONS = {
+    "Physician": "Physician",
+    "Dentist": "Dentist",
+    "Pharmacist": "Pharmacist",
+    "Nurse": "Nurse",
+    "Public_Health_Nurse": "Public Health Nurse",
+    "Midwife": "Midwife",
+    "Physical_Therapist": "Physical Therapist",
+    "Occupational_Therapist": "Occupational Therapist",
+    "Orthoptist": "Orthoptist",
+    "Radiological_Technologist": "Radiological Technologist",
+    "Clinical_Laboratory_Technologist": "Clinical Laboratory Technologist",
+}
+# Japanese name of each profession's licence → release directory name.
+JAPANESE_NAMES = {
+    "医師": "Physician", "歯科医師": "Dentist", "薬剤師": "Pharmacist", "看護師": "Nurse",
+    "保健師": "Public_Health_Nurse", "助産師": "Midwife", "理学療法士": "Physical_Therapist",
+    "作業療法士": "Occupational_Therapist", "視能訓練士": "Orthoptist",
+    "診療放射線技師": "Radiological_Technologist", "臨床検査技師": "Clinical_Laboratory_Technologist",
+}
+
+CRITERIA_FILE = Path(__file__).parent / "data" / "mhlw" / "pass_criteria.csv"
+POINT_KINDS = ("min_points", "min_percent")
+UNDECIDABLE = {
+    "max_kinshi": "which options are 禁忌肢 is not published, so selections cannot be counted",
+    "subject_min_percent": "the data does not say which subject each question belongs to",
+    "max_zero_subjects": "the data does not say which subject each question belongs to",
+}
+PASS, FAIL, NOT_EVALUABLE = "pass", "fail", "not evaluable"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the criteria file."""
+
+    profession: str
+    year: int
+    exam_round: str
+    criterion_id: str
+    kind: str
+    parts: str
+    sections: str
+    numbers: str
+    points_each: str
+    required: str
+    max: str
+    scaling: str
+    text_ja: str
+    source: str
+    secondary: str
+
+    def covers(self, section: str, number: int | None) -> bool:
+        if self.sections != "*" and section not in self.sections.split(";"):
+            return False
+        return self.numbers == "*" or (number is not None and _in_ranges(number, self.numbers))
+
+
+@dataclass
+class Criterion:
+    id: str
+    points: int | None
+    max: int | None
+    required: int | str | None  # the line applied (points), or the stated limit ("<=3")
+    status: str
+    note: str = ""
+    source: str = ""
+
+    @property
+    def margin(self) -> int | None:
+        """Points above the line; for a limit ("<=3"), selections left below it."""
+        if self.status not in (PASS, FAIL):
+            return None
+        if isinstance(self.required, str) and self.required.startswith("<="):
+            return int(self.required[2:]) - self.points
+        return self.points - self.required
+
+    def as_json(self) -> dict:
+        return {"id": self.id, "points": self.points, "max": self.max, "required": self.required,
+                "status": self.status}
+
+
+@dataclass
+class CellResult:
+    profession: str
+    year: int
+    result: str
+    criteria: list[Criterion] = field(default_factory=list)
+
+    @property
+    def margin(self) -> int | None:
+        """The smallest margin over the points criteria that were decided."""
+        margins = [c.margin for c in self.criteria if c.margin is not None and isinstance(c.required, int)]
+        return min(margins) if margins else None
+
+    def as_json(self) -> dict:
+        return {"profession": self.profession, "year": self.year, "result": self.result,
+                "criteria": [c.as_json() for c in self.criteria]}
+
+
+def load_rules(path: Path = CRITERIA_FILE) -> list[Rule]:
+    """Every row of the criteria file; a malformed row raises DataError naming it."""
+    return list(_load_rules(Path(path)))
+
+
+@lru_cache(maxsize=4)
+def _load_rules(path: Path) -> tuple[Rule, ...]:
+    rules = []
+    with path.open(encoding="utf-8", newline="") as fh:
+        for line, row in enumerate(csv.DictReader(fh), start=2):
+            try:
+                rules.append(Rule(**{**row, "year": int(row["year"])}))
+            except (TypeError, ValueError) as exc:
+                raise DataError(f"malformed criteria row ({exc})", file=path, record=f"line {line}") from None
+    return tuple(rules)
+
+
+def scoring_record(records: Iterable[dict]) -> dict[str, dict]:
+    """item id → the record whose correctness counts: C+Q+I where present, else C+Q."""
+    chosen: dict[str, dict] = {}
+    for r in records:
+        if r["condition"] == "C+Q+I" or (r["condition"] == "C+Q" and r["item_id"] not in chosen):
+            chosen[r["item_id"]] = r
+    return chosen
+
+
+def evaluate(items: Iterable[Item], records: Iterable[dict], rules: list[Rule] | None = None, *,
+             kinshi: Mapping[tuple[str, int], int] | None = None,
+             points: Mapping[str, int] | None = None) -> list[CellResult]:
+    """Pass / fail / not evaluable for every profession-year among `items`. `kinshi` gives, per
+    (profession, year), how many questions were answered with a 禁忌肢 option; the `max_kinshi`
+    criteria of those cells are then decided. `points` gives items' own points (item id →
+    points, as a dataset states them), used instead of the weight rows' (which still say the
+    part each item belongs to)."""
+    rules = load_rules() if rules is None else rules
+    counted = scoring_record(records)
+    cells: dict[tuple[str, int], list[Item]] = {}
+    for item in items:
+        cells.setdefault((item.meta["profession"], int(item.meta["year"])), []).append(item)
+    order = list(PROFESSIONS)
+    out = []
+    for (profession, year), cell_items in sorted(cells.items(), key=lambda kv: (_rank(order, kv[0][0]), kv[0][1])):
+        cell_rules = [r for r in rules if r.profession == profession and r.year == year]
+        selections = None if kinshi is None else kinshi.get((profession, year))
+        out.append(evaluate_cell(profession, year, cell_items, counted, cell_rules, selections, points))
+    return out
+
+
+def evaluate_cell(profession: str, year: int, items: list[Item], counted: dict[str, dict],
+                  rules: list[Rule], kinshi: int | None = None, points: Mapping[str, int] | None = None) -> CellResult:
+    weights = [r for r in rules if r.kind == "weight"]
+    scored = [it for it in items if not it.excluded]
+    parts, unmatched = _assign(scored, weights, points or {})
+    tally = _Tally(parts, counted, unmatched)
+    criteria, on_points = [], []
+    for rule in rules:
+        if rule.kind in POINT_KINDS:
+            on_points.append(_points_criterion(rule, tally))
+            criteria.append(on_points[-1])
+        elif rule.kind == "max_kinshi" and kinshi is not None:
+            criteria.append(_kinshi_criterion(rule, kinshi))
+        elif rule.kind in UNDECIDABLE:
+            criteria.append(Criterion(rule.criterion_id, None, None, rule.required, NOT_EVALUABLE,
+                                      UNDECIDABLE[rule.kind], rule.source))
+    if not on_points:  # no criterion known: report the points of each part
+        criteria = [tally.points_only(name) for name in (sorted(parts) or ["total"])] + criteria
+    if any(c.status == FAIL for c in criteria):
+        result = FAIL
+    elif on_points and all(c.status == PASS for c in on_points):
+        result = PASS
+    else:
+        result = NOT_EVALUABLE
+    return CellResult(profession, year, result, criteria)
+
+
+class _Tally:
+    """Points and maxima of parts, and why they may be unknown."""
+
+    def __init__(self, parts: dict[str, list[tuple[Item, int]]], counted: dict[str, dict], unmatched: list[Item]):
+        self.parts, self.counted, self.unmatched = parts, counted, unmatched
+
+    def problem(self, names: list[str]) -> str | None:
+        if not self.parts:
+            return "no point weights for this exam in the criteria file"
+        if self.unmatched:
+            ids = ", ".join(it.id for it in self.unmatched[:3])
+            return f"{len(self.unmatched)} item(s) match no weight row (e.g. {ids})"
+        unknown = [n for n in names if n not in self.parts]
+        if unknown:
+            return f"the criteria file does not say which questions form part {', '.join(unknown)}"
+        missing = [it.id for n in names for it, _ in self.parts[n] if it.id not in self.counted]
+        if missing:
+            return f"{len(missing)} item(s) have no C+Q or C+Q+I record (e.g. {', '.join(missing[:3])})"
+        return None
+
+    def points(self, names: list[str]) -> tuple[int, int]:
+        pairs = [pair for n in names for pair in self.parts[n]]
+        got = sum(w for it, w in pairs if self.counted[it.id].get("correct"))
+        return got, sum(w for _, w in pairs)
+
+    def points_only(self, name: str) -> Criterion:
+        problem = self.problem([name]) if name in self.parts else "no point weights for this exam in the criteria file"
+        if problem:
+            return Criterion(name, None, None, None, NOT_EVALUABLE, problem)
+        got, top = self.points([name])
+        return Criterion(name, got, top, None, NOT_EVALUABLE, "no pass criterion known for this exam")
+
+
+def _points_criterion(rule: Rule, tally: _Tally) -> Criterion:
+    names = sorted(tally.parts) if rule.parts == "*" else rule.parts.split("+")
+    problem = tally.problem(names)
+    if problem:
+        return Criterion(rule.criterion_id, None, None, _number(rule.required), NOT_EVALUABLE, problem, rule.source)
+    got, top = tally.points(names)
+    line, note = _line(rule, top)
+    if line is None:
+        return Criterion(rule.criterion_id, got, top, _number(rule.required), NOT_EVALUABLE, note, rule.source)
+    return Criterion(rule.criterion_id, got, top, line, PASS if got >= line else FAIL, note, rule.source)
+
+
+def _kinshi_criterion(rule: Rule, selections: int) -> Criterion:
+    """`<=N` 禁忌肢 selections: pass when the count is within the limit."""
+    limit = int(rule.required.lstrip("<="))
+    return Criterion(rule.criterion_id, selections, None, rule.required, PASS if selections <= limit else FAIL,
+                     f"{selections} question(s) answered with a 禁忌肢 option; at most {limit} allowed", rule.source)
+
+
+def _line(rule: Rule, data_max: int) -> tuple[int | None, str]:
+    """(the pass line for a part whose maximum in the data is `data_max`, a note)."""
+    official = int(rule.max) if rule.max else None
+    if rule.kind == "min_percent":
+        note = "" if official in (None, data_max) else f"official maximum {official}; applied to the data's {data_max}"
+        return math.ceil(_percent(rule.required) * data_max / 100 - 1e-9), note
+    required = int(rule.required)
+    if official is None:
+        return required, "the source states no maximum; its line is applied to the data's"
+    if official == data_max:
+        return required, ""
+    scaled = _scaled(rule.scaling, data_max)
+    if scaled is not None:
+        return scaled, f"maximum {data_max} instead of {official}: line scaled as the source states ({rule.scaling})"
+    return None, (f"the data's maximum is {data_max} but the line {required} applies to {official}, "
+                  "and the source states no line for this maximum")
+
+
+def _scaled(scaling: str, data_max: int) -> int | None:
+    if not scaling:
+        return None
+    if scaling.endswith("%"):
+        return math.ceil(_percent(scaling) * data_max / 100 - 1e-9)
+    table = dict(pair.split("=") for pair in scaling.split(";"))
+    return int(table[str(data_max)]) if str(data_max) in table else None
+
+
+def _assign(items: list[Item], weights: list[Rule],
+            points: Mapping[str, int]) -> tuple[dict[str, list[tuple[Item, int]]], list[Item]]:
+    """part → [(item, points)], and the items no weight row covers."""
+    parts: dict[str, list[tuple[Item, int]]] = {w.parts: [] for w in weights}
+    unmatched = []
+    for item in items:
+        section, number = str(item.meta.get("section")), _int(item.meta.get("number"))
+        hits = [w for w in weights if w.covers(section, number)]
+        if len(hits) > 1:
+            raise DataError(f"criteria rows {', '.join(w.criterion_id for w in hits)} all cover {item.id}",
+                            file=CRITERIA_FILE, record=hits[0].criterion_id)
+        if hits:
+            parts[hits[0].parts].append((item, points.get(item.id, int(hits[0].points_each))))
+        elif weights:
+            unmatched.append(item)
+    return parts, unmatched
+
+
+def _in_ranges(number: int, ranges: str) -> bool:
+    for part in ranges.split(","):
+        low, _, high = part.strip().partition("-")
+        if int(low) <= number <= int(high or low):
+            return True
+    return False
+
+
+def _percent(text: str) -> float:
+    return float(text.strip().rstrip("%"))
+
+
+def _number(text: str) -> int | str:
+    return int(text) if text.isdigit() else text
+
+
+def _int(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _rank(order: list[str], name: str) -> int:
+    return order.index(name) if name in order else len(order)
+
+
+@dataclass
+class PassReport:
+    cells: list[CellResult]
+
+    def as_json(self) -> list[dict]:
+        return [cell.as_json() for cell in self.cells]
+
+    def text(self) -> str:
+        """One block per profession-year: the result with its margin, then each criterion."""
+        lines = []
+        for cell in self.cells:
+            margin = f" (margin {cell.margin:+d})" if cell.margin is not None else ""
+            lines.append(f"{PROFESSIONS.get(cell.profession, cell.profession)} {cell.year}: {cell.result}{margin}")
+            for c in cell.criteria:
+                score = "-" if c.points is None else f"{c.points}/{c.max}" if c.max is not None else str(c.points)
+                line = ("no line" if c.required is None else f"line {c.required}" if isinstance(c.required, int)
+                        else f"limit {c.required}")
+                own = f" {c.margin:+d}" if c.margin is not None else ""
+                note = f"  ({c.note})" if c.note else ""
+                lines.append(f"  {c.id:<26} {score:>9}  {line:<10} {c.status}{own}{note}")
+        return "\n".join(lines) + "\n"

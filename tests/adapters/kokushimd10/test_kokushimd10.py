@@ -1,0 +1,100 @@
+"""KokushiMD-10 on a release-layout folder written here: field forms, images (paired audit),
+imported *_pred.json scored as calculate_scores.py scores them, and the Hub's offline message."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import medvqa
+from medvqa import DataError
+from medvqa.cli.main import cli
+from tests.adapters.kokushimd10.fixtures import kokushi_release
+
+
+def invoke(*args, code=0):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+@pytest.fixture
+def release(tmp_path):
+    return kokushi_release(tmp_path / "exams" / "JA")
+
+
+def test_the_release_layout_loads_under_every_field_form(release):
+    items = {it.id: it for it in medvqa.load("kokushimd10", release)}
+    assert sorted(items) == ["Physician-2020-A1", "Physician-2020-A2", "Physician-2020-A3-1", "Physician-2020-B1",
+                             "Physician-2020-B26"]
+    assert items["Physician-2020-A2"].gold.alternatives == (("A", "C"),)  # "A,C"
+    assert items["Physician-2020-B1"].gold.alternatives == (("A", "C"),)  # "AC"
+    assert items["Physician-2020-A3-1"].gold.alternatives == (("B",),)  # ["B"]
+    assert [o.text for o in items["Physician-2020-A2"].options] == ["甲", "乙", "丙", "丁", "戊"]  # top-level a-e
+    assert items["Physician-2020-A3-1"].meta["kinki"] == ["D"] and items["Physician-2020-A2"].meta["kinki"] == ["E"]
+    assert items["Physician-2020-A2"].image_available
+    assert items["Physician-2020-A3-1"].meta["without_image"]  # text_only false, no image
+    assert items["Physician-2020-B26"].meta["hisshu"] and items["Physician-2020-B26"].meta["points"] == 3
+    assert len(medvqa.load("kokushimd10", release, professions=["医師"])) == 5
+    assert medvqa.load("kokushimd10", release, professions=["Nurse"]) == []
+    assert len(medvqa.load("kokushimd10", release, select={"block": ["Physician-2020-B"]})) == 2
+
+
+def test_images_give_paired_records_and_missing_ones_are_counted(tmp_path, release):
+    out = json.loads(invoke("run", "kokushimd10", "--data", release, "--model", "constant:A", "--no-cache",
+                            "--run-dir", tmp_path / "run", "--json"))
+    assert out["n_image_fallback"] == 1  # A3-1 needs an image the data lacks: C+Q only
+    assert out["conditions"]["C+Q+I"]["n"] == 1 and out["conditions"]["C+Q"]["n"] == 5
+    audit = json.loads(invoke("audit", tmp_path / "run", "--json"))
+    assert audit["paired"]["overall"]["n"] == 1  # A2 with and without its image: McNemar's table applies
+
+
+def write_preds(root, block, preds):
+    folder = root / "results" / "acme" / "model-x" / "text" / "医師"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"医師_2020_{block}_pred.json"
+    path.write_text(json.dumps([{"pred": p} for p in preds], ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_imported_predictions_score_as_calculate_scores(tmp_path, release):
+    a = write_preds(tmp_path, "a", ["c", "a, c", "D"])  # A3-1: D is its 禁忌肢
+    b = write_preds(tmp_path, "b", ["CA", "B"])  # B1: "CA" normalises to "AC"; its 禁忌肢 is B
+    out = json.loads(invoke("import", "kokushimd10", a, b, "--data", release, "--run-dir", tmp_path / "run",
+                            "--convention", "kokushimd10", "--json"))
+    assert out["model"] == "acme/model-x" and out["n_records"] == 5
+    # by hand: A1 "C"=="C" ✓, A2 "AC"=="AC" ✓, A3-1 "D"!="B", B1 "AC"=="AC" ✓, B26 "B"!="D"
+    assert out["accuracy"]["C+Q"] == 3 / 5
+    (cell,) = json.loads(invoke("report", tmp_path / "run", "--pass", "--json"))["exams"]
+    # 必修 (B, E): B1 1 point; 一般: A1 + A2 = 2 points; 禁忌肢: A3-1 answered D (kinki "D"): 1
+    assert cell["points"] == [1, 2] and cell["lines"] == [158, 217] and cell["kinki_selections"] == 1
+    assert cell["result"] == "fail" and cell["margin"] == min(1 - 158, 2 - 217)
+    text = invoke("report", tmp_path / "run", "--pass")
+    assert text.startswith("convention kokushimd10 departs from MHLW")
+
+
+def test_a_prediction_file_that_does_not_fit_is_named(tmp_path, release):
+    bad = write_preds(tmp_path, "a", ["c"])
+    out = invoke("import", "kokushimd10", bad, "--data", release, "--run-dir", tmp_path / "run", code=1)
+    assert "医師_2020_a_pred.json: 1 predictions for 3 questions" in out
+
+
+def test_offline_hub_names_both_ways_to_get_the_data(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(DataError) as err:
+        medvqa.load("kokushimd10")
+    message = str(err.value)
+    assert "humanalysis-square/KokushiMD-10" in message and "--data PATH" in message and "hf download" in message
+
+
+@pytest.mark.parametrize("bench", ["igakuqa", "yakugakuqa", "kokushimd10"])
+def test_validate_names_the_file_of_unreadable_data(tmp_path, bench):
+    (tmp_path / "data" / "2022").mkdir(parents=True)
+    (tmp_path / "医師").mkdir()
+    (tmp_path / "data" / "2022" / "116-A.jsonl").write_text('{"problem_id": "116A1"}\n', encoding="utf-8")
+    (tmp_path / "data" / "2022" / "107-A.jsonl").write_text('{"problem_id": "107A001"}\n', encoding="utf-8")
+    (tmp_path / "医師" / "医師_2020_a.json").write_text('[{"index": "1"}]', encoding="utf-8")
+    doc = json.loads(invoke("validate", bench, "--data", tmp_path, "--json", code=1))
+    assert doc["errors"] == 1 and doc["findings"][0]["rule"] == "readable"
+    assert doc["findings"][0]["file"].endswith((".jsonl", ".json"))
