@@ -139,6 +139,24 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
     return {**doc, "notes": notes}
 
 
+def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[str] | None = None,
+            resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Runs of several models and benchmarks side by side, as `medvqa compare` computes them:
+    one row per model × benchmark × condition × stratum level (`stratum` "overall" for the
+    whole condition) with the benchmark's headline metric, its 95 % CI, n and the non-answer
+    rates. `by` names strata (default: each benchmark's default strata). `.attrs` holds the
+    rest of `medvqa compare --json`: `delta_img`, `tests`, `pass_lines`, `runs`, `notes`, `by`."""
+    from .compare import compare_runs
+
+    if isinstance(run_dirs, (str, Path)):
+        run_dirs = [run_dirs]
+    result = compare_runs(list(run_dirs), by=_names(by) if by is not None else None, resamples=resamples, seed=seed)
+    frame = result.table
+    doc = result.as_json()
+    frame.attrs.update({key: doc[key] for key in ("delta_img", "tests", "pass_lines", "runs", "notes", "by")})
+    return frame
+
+
 def cache_dir() -> Path:
     """medvqa's cache folder (`$MEDVQA_CACHE_DIR`, else `~/.cache/medvqa`): the response cache
     and any state an adapter keeps between runs."""

@@ -49,6 +49,7 @@ _EXPORTS = {
     "records": "medvqa.core.api",
     "report": "medvqa.core.api",
     "audit": "medvqa.core.api",
+    "compare": "medvqa.core.api",
     "cache_dir": "medvqa.core.api",
     "read_run": "medvqa.core.rescore",
     "SavedRun": "medvqa.core.rescore",
@@ -70,7 +71,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from medvqa.core.api import RunOutcome, audit, cache_dir, load, records, report, run, score
+    from medvqa.core.api import RunOutcome, audit, cache_dir, compare, load, records, report, run, score
     from medvqa.core.benchmark import AnswerConventions, Benchmark
     from medvqa.core.conditions import Condition
     from medvqa.core.hookspecs import hookimpl
