@@ -30,7 +30,7 @@ from .conditions import ALL
 from .items import DataError, Item
 from .report import STATUSES, _hashable
 from .rescore import SavedRun, read_run
-from .stats import RESAMPLES, mcnemar_exact
+from .stats import RESAMPLES, mcnemar_exact, paired_bootstrap
 from .store import read_manifest
 
 CONDITION_ORDER = [c.value for c in ALL]
@@ -231,7 +231,8 @@ def delta_row(entry: Entry, s: Settings) -> dict:
 
 def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: Settings) -> dict:
     """Paired bootstrap of headline(a) − headline(b) over shared items (a[i], b[i] the same
-    item), resampling items jointly; two-sided p for a zero difference."""
+    item), resampling items jointly; two-sided p for a zero difference. For metrics that are
+    not a mean over items (micro-F1): each resample calls the benchmark's `headline`."""
     va, vb = bench.headline(a)["value"], bench.headline(b)["value"]
     difference = None if va is None or vb is None else va - vb
     rng = np.random.default_rng(s.seed)
@@ -274,8 +275,9 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
             elif bench.headline_metric == "accuracy":
                 n10 = sum(bool(x.get("correct")) and not bool(y.get("correct")) for x, y in zip(a, b))
                 n01 = sum(not bool(x.get("correct")) and bool(y.get("correct")) for x, y in zip(a, b))
-                boot = _paired_bootstrap_metric(bench, a, b, s)
-                row.update(difference=(n10 - n01) / len(shared), ci_low=boot["ci_low"], ci_high=boot["ci_high"],
+                boot = paired_bootstrap([float(bool(x.get("correct"))) for x in a],
+                                        [float(bool(y.get("correct"))) for y in b], resamples=s.resamples, seed=s.seed)
+                row.update(difference=(n10 - n01) / len(shared), ci_low=boot["ci"][0], ci_high=boot["ci"][1],
                            test="mcnemar-exact", p=mcnemar_exact(n10, n01))
             else:
                 row.update(test="paired-bootstrap", **_paired_bootstrap_metric(bench, a, b, s))
@@ -346,11 +348,3 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
                       delta_img=pd.DataFrame(deltas, columns=DELTA_COLUMNS),
                       tests=pd.DataFrame(tests, columns=TEST_COLUMNS), pass_lines=passes, notes=notes, runs=runs,
                       by=shown)
-
-
-def benchmarks_of(entries: list[Entry]) -> list[str]:
-    return list(dict.fromkeys(e.benchmark.name for e in entries))
-
-
-def registered(name: str) -> Benchmark:
-    return plugins.get_benchmark(name)

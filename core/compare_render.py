@@ -133,15 +133,12 @@ def latex(comparison: Comparison) -> str:
     out = to_latex(wide, caption="Headline metric per benchmark and condition (% [95 % CI], n, non-answers)",
                    notes=comparison.notes)
     if doc["delta_img"]:
-        frame = comparison.delta_img[["model", "benchmark", "n", "a_with", "a_removed", "delta_img", "ci_low",
-                                      "ci_high", "mcnemar_p"]].rename(columns={"a_with": "accuracy"})
-        frame = frame.assign(accuracy=[_pct(v) for v in comparison.delta_img["a_with"]],
-                             a_removed=[_pct(v) for v in comparison.delta_img["a_removed"]],
-                             delta_img=[_pp(v) for v in comparison.delta_img["delta_img"]],
-                             ci_low=[_pp(v) for v in comparison.delta_img["ci_low"]],
-                             ci_high=[_pp(v) for v in comparison.delta_img["ci_high"]],
-                             mcnemar_p=[_p(v) for v in comparison.delta_img["mcnemar_p"]])
-        frame = frame.rename(columns={"accuracy": "C+Q+I %", "a_removed": "C+Q %", "delta_img": "Δimg (points)"})
+        d = comparison.delta_img
+        frame = pd.DataFrame({"model": d["model"], "benchmark": d["benchmark"], "n": d["n"],
+                              "C+Q+I %": [_pct(v) for v in d["a_with"]], "C+Q %": [_pct(v) for v in d["a_removed"]],
+                              "Δimg (points)": [_pp(v) for v in d["delta_img"]],
+                              "95 % CI": [_ci(lo, hi, _pp) for lo, hi in zip(d["ci_low"], d["ci_high"])],
+                              "McNemar p": [_p(v) for v in d["mcnemar_p"]]})
         out += to_latex(frame, caption="Visual reliance: C+Q+I vs C+Q on the same items")
     return out
 
