@@ -35,6 +35,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'medvqa.testing' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
 try:
     import pytest
 except ImportError:  # the kit works without pytest; only the fixture needs it
