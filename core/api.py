@@ -83,8 +83,9 @@ def _names(by: str | Iterable[str] | None) -> list[str]:
 
 def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table: str | None = None,
            pass_lines: bool = False, fmt: str = "json") -> Any:
-    """What `medvqa report` prints for a run: accuracy by condition (and `by` strata), or the
-    benchmark's own `table` set, or its `pass_lines`. With `fmt="json"` (the default) the
+    """What `medvqa report` prints for a run: accuracy by condition (and `by` strata; without
+    `by`, then by each of the benchmark's default strata, `by=""` for by condition only), or
+    the benchmark's own `table` set, or its `pass_lines`. With `fmt="json"` (the default) the
     parsed JSON document `--json` prints; `md`, `csv` or `latex` give the text."""
     from . import plugins
     from .report import accuracy_table, render
@@ -109,8 +110,22 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
             raise ValueError(f"no table set {table!r} for this {bench.name} run"
                              + (f"; its table set is {bench.name!r}" if tables is not None else ""))
         text = tables.render(fmt)
-    else:
+    elif by is not None:
         text = render(accuracy_table(recs, manifest.get("excluded"), _names(by)), fmt)
+    else:  # by condition, then by each of the benchmark's default strata the records hold
+        tables = [accuracy_table(recs, manifest.get("excluded"), [])]
+        bench = plugins.benchmarks().get(manifest["benchmark"])
+        held = set().union(*(r.keys() for r in recs)) if recs else set()
+        for name in bench.obj.default_strata if bench else ():
+            field = name if name in held else bench.obj.stratum_aliases.get(name)
+            if field in held:
+                tables.append(accuracy_table(recs, manifest.get("excluded"), [field]))
+        if fmt in ("md", "latex"):
+            text = "\n".join(render(t, fmt) for t in tables)
+        else:
+            import pandas as pd
+
+            text = render(pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0], fmt)
     return json.loads(text) if fmt == "json" else text
 
 

@@ -154,14 +154,23 @@ class __CLASS__(medvqa.Benchmark):
     default_strata = ("subject",)
     forced_guess_instruction = prompts.FORCED_GUESS
 
-    def load(self, path=None, split=None, *, select=None, years=None, professions=None, **options):
+    def load(self, path=None, split=None, *, select=None, **options):
+        """Items of `split` from the release folder `path` (the bundled fixture when None).
+        `select` keeps the items whose strata hold one of the accepted values:
+        {"subject": ["cardiology"]}; older callers pass plural keywords (`years=[2024]`)."""
         split = split or self.default_split
         if split not in self.splits:
             raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
+        select = dict(select or {})
+        for key, values in options.items():
+            if values and key.endswith("s"):
+                select.setdefault(key[:-1], values)
         root = Path(path) if path is not None and split != "sample" else FIXTURE
         file = root / ITEMS
         items = [self._item(root, file, row, line) for line, row in enumerate(medvqa.read_jsonl(file), 1)]
-        for field, accepted in (select or {}).items():  # {"subject": ["cardiology"]}
+        for field, accepted in select.items():
+            if field not in self.strata:
+                raise ValueError(f"{self.name} cannot select by {field!r}; its strata: {', '.join(self.strata)}")
             items = [it for it in items if str(it.meta.get(field)) in set(map(str, accepted))]
         return items
 

@@ -266,3 +266,20 @@ def test_html_page_in_chromium_shows_the_json_numbers(runs, tmp_path):
     for link in parser.links:
         audit_page = (page.parent / link).read_text(encoding="utf-8")
         assert "data-path" in audit_page and "<link" not in audit_page
+
+
+def test_report_without_by_adds_the_default_strata(runs, sample_items):
+    rows = medvqa.report(runs["replay"])
+    overall = [r for r in rows if r["profession"] is None and r["dominant_type"] is None]
+    assert [(r["condition"], r["n"]) for r in overall] == [("C", 17), ("C+I", 5), ("C+Q", 17), ("C+Q+I", 5)]
+    professions = {(r["condition"], r["profession"]): r["n"] for r in rows if r["profession"] is not None}
+    for prof in ("Nurse", "Physician"):
+        assert professions[("C+Q", prof)] == sum(it.meta["profession"] == prof for it in sample_items)
+    # text items have no image type: their records read "unknown" (a missing text value is NaN in pandas)
+    types = {r["dominant_type"]: r["n"] for r in rows if r["condition"] == "C+Q" and r["dominant_type"] is not None}
+    assert types["unknown"] == sum(not it.meta.get("dominant_type") for it in sample_items)
+    assert sum(types.values()) == 17
+    only = medvqa.report(runs["replay"], by="")  # by condition only
+    assert only == [{k: v for k, v in r.items() if k not in ("profession", "dominant_type")} for r in overall]
+    md = medvqa.report(runs["replay"], fmt="md")
+    assert md.count("| condition |") == 3 and "| condition | profession |" in md and "| condition | dominant_type |" in md
