@@ -133,9 +133,10 @@ def _check(bench: Benchmark, data: Path | None, split: str | None, work: Path, r
     _images(first, root, add, report)
     _conditions(first, add, report)
     _prompts(bench, first, add, report)
-    if data is not None:
+    checked = data if data is not None else (bench.sample_path() if split == "sample" else None)
+    if checked is not None:  # the data that was loaded (a download is the benchmark's own)
         report.checks.append("validate")
-        for finding in bench.validate(data):
+        for finding in bench.validate(Path(checked)):
             if getattr(finding, "level", "error") == "error":
                 add(Problem("validate", str(finding), getattr(finding, "number", None)))
     _runs(bench, first, data, split, work, add, report)

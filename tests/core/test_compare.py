@@ -283,3 +283,63 @@ def test_report_without_by_adds_the_default_strata(runs, sample_items):
     assert only == [{k: v for k, v in r.items() if k not in ("profession", "dominant_type")} for r in overall]
     md = medvqa.report(runs["replay"], fmt="md")
     assert md.count("| condition |") == 3 and "| condition | profession |" in md and "| condition | dominant_type |" in md
+
+
+class PointsExam(medvqa.Benchmark):
+    """A second benchmark whose headline is the share of points won (items weigh 1 or 3)."""
+
+    name = "points_exam"
+    strata = ("points",)
+    headline_metric = "points"
+
+    def load(self, path=None, split=None, **options):
+        return [medvqa.Item(id=f"p{i}", benchmark=self.name, question=f"Question number {i}?",
+                            options=(medvqa.Option(key="A", label="A", text="yes"),
+                                     medvqa.Option(key="B", label="B", text="no")),
+                            gold=medvqa.Gold.from_json("A" if i % 2 else "B"), meta={"points": 3 if i < 2 else 1})
+                for i in range(6)]
+
+    def headline(self, records):
+        won = sum(r["points"] for r in records if r["correct"])
+        total = sum(r["points"] for r in records)
+        return {"metric": "points", "value": won / total if total else None, "n": len(records), "ci": None}
+
+
+class _Plugin:
+    @medvqa.hookimpl
+    def register_benchmarks(self, register):
+        register(PointsExam())
+
+
+@pytest.fixture
+def points_exam():
+    from medvqa.core import plugins
+
+    plugin = _Plugin()
+    plugins.manager().register(plugin, name="test-points-exam")
+    yield
+    plugins.manager().unregister(plugin)
+
+
+def test_two_benchmarks_side_by_side_each_with_its_own_headline(runs, tmp_path, points_exam):
+    a = medvqa.run("points_exam", "constant:A", conditions="C+Q", run_dir=str(tmp_path / "a"), cache=False,
+                   progress=False)
+    b = medvqa.run("points_exam", "constant:B", conditions="C+Q", run_dir=str(tmp_path / "b"), cache=False,
+                   progress=False)
+    frame = medvqa.compare([runs["constant"], a.run_dir, b.run_dir], resamples=300)
+    overall = frame[frame.stratum == "overall"].set_index(["model", "benchmark", "condition"])
+    # A is right on p1, p3, p5 (3 + 1 + 1 = 5 of 10 points); B on p0, p2, p4 (3 + 1 + 1 = 5)
+    assert overall.loc[("constant:A", "points_exam", "C+Q"), "value"] == 0.5
+    assert overall.loc[("constant:A", "points_exam", "C+Q"), "metric"] == "points"
+    assert overall.loc[("constant:B", "points_exam", "C+Q"), "value"] == 0.5
+    assert overall.loc[("constant:1", "jmed48k", "C+Q"), "metric"] == "accuracy"
+    assert frame.attrs["by"] == {"jmed48k": ["profession", "dominant_type"], "points_exam": []}
+    test = next(t for t in frame.attrs["tests"] if t["benchmark"] == "points_exam")
+    assert (test["test"], test["status"], test["n"], test["difference"]) == ("paired-bootstrap", "paired", 6, 0.0)
+    assert test["ci_low"] < 0 < test["ci_high"] and 0 < test["p"] <= 1
+    assert not any({t["a"], t["b"]} == {"constant:1", "constant:A"} for t in frame.attrs["tests"])  # never across
+    # benchmarks
+    md = invoke(runs["constant"], a.run_dir, "--resamples", 50).output
+    assert "points_exam C+Q (points)" in md and "jmed48k C+Q (accuracy)" in md
+    row = next(line for line in md.splitlines() if line.startswith("| constant:A |"))
+    assert row == "| constant:A | no run | no run | no run | no run | 50.0 – n=6 na=0.0% |"
