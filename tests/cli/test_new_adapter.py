@@ -5,6 +5,7 @@ import ast
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -19,6 +20,8 @@ from medvqa.core.benchmark import AnswerConventions
 from medvqa.core.patterns import ENGLISH
 from medvqa.core.scoring import score
 from medvqa.testing import check_benchmark
+
+from tests.conftest import REPO
 
 
 def scaffold(tmp_path, name, *args):
@@ -66,6 +69,12 @@ def test_the_english_adapter_passes_the_kit_in_process(tmp_path, forget_modules)
     bench_mod, _ = import_generated(root, "medvqa_tiny_board")
     report = check_benchmark(bench_mod.TinyBoard(), root / "medvqa_tiny_board" / "fixture", work_dir=tmp_path / "kit")
     assert report.ok and report.n_items == 3 and report.n_records == {"random": 8, "gold": 8}
+    fixture = root / "medvqa_tiny_board" / "fixture"
+    bench = bench_mod.TinyBoard()
+    assert [it.id for it in bench.load(fixture, select={"subject": ["cardiology", "haematology"]})] == ["q2", "q3"]
+    assert [it.id for it in bench.load(fixture, subjects=["endocrinology"], years=None)] == ["q1"]  # older keywords
+    with pytest.raises(ValueError, match="tiny_board cannot select by 'year'; its strata: subject, has_image"):
+        bench.load(fixture, years=[2024])
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert "medvqa run tiny_board --model random" in readme
     pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
@@ -111,3 +120,8 @@ def test_the_scaffolded_package_installs_passes_its_tests_and_runs(tmp_path):
     listing = subprocess.run([sys.executable, "-m", "medvqa.cli", "list"], env=env, capture_output=True, text=True)
     assert "Korean demo exam" in listing.stdout and "[plugin: kdemo_exam]" in listing.stdout
     print(f"scaffold, install, its tests and a run: {time.monotonic() - start:.1f} s")
+    guide = (REPO / "docs" / "adding-an-exam.md").read_text(encoding="utf-8")
+    first = re.search(r"^```bash\n(.*?)^```$", guide, re.M | re.S).group(1)
+    # the guide's first commands are the ones this test ran (there with an installed copy)
+    assert first.split("\n")[:2] == ['medvqa new-adapter kmle --language ko --title "Korean Medical Licensing Examination"',
+                                     "cd kmle && pip install -e . && python -m pytest -q && medvqa run kmle --model random"]
