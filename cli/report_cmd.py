@@ -5,7 +5,8 @@ from ._common import print_json, user_errors
 
 @click.command("report")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=str))
-@click.option("--by", help="Comma-separated strata (record fields), e.g. year,section; default: the benchmark's own.")
+@click.option("--by", help="Comma-separated strata (record fields), e.g. year,section; default: by condition, then by each of "
+                           "the benchmark's default strata; --by '' for by condition only.")
 @click.option("--table", "table_set", help="The benchmark's own tables, named after it (e.g. jmed48k).")
 @click.option("--pass", "pass_report", is_flag=True,
               help="Pass / fail / not evaluable per exam against the official criteria, with the margin.")

@@ -83,8 +83,9 @@ def _names(by: str | Iterable[str] | None) -> list[str]:
 
 def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table: str | None = None,
            pass_lines: bool = False, fmt: str = "json") -> Any:
-    """What `medvqa report` prints for a run: accuracy by condition (and `by` strata), or the
-    benchmark's own `table` set, or its `pass_lines`. With `fmt="json"` (the default) the
+    """What `medvqa report` prints for a run: accuracy by condition (and `by` strata; without
+    `by`, then by each of the benchmark's default strata, `by=""` for by condition only), or
+    the benchmark's own `table` set, or its `pass_lines`. With `fmt="json"` (the default) the
     parsed JSON document `--json` prints; `md`, `csv` or `latex` give the text."""
     from medvqa.core import plugins
     from medvqa.core.report import accuracy_table, render
@@ -109,8 +110,22 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
             raise ValueError(f"no table set {table!r} for this {bench.name} run"
                              + (f"; its table set is {bench.name!r}" if tables is not None else ""))
         text = tables.render(fmt)
-    else:
+    elif by is not None:
         text = render(accuracy_table(recs, manifest.get("excluded"), _names(by)), fmt)
+    else:  # by condition, then by each of the benchmark's default strata the records hold
+        tables = [accuracy_table(recs, manifest.get("excluded"), [])]
+        bench = plugins.benchmarks().get(manifest["benchmark"])
+        held = set().union(*(r.keys() for r in recs)) if recs else set()
+        for name in bench.obj.default_strata if bench else ():
+            field = name if name in held else bench.obj.stratum_aliases.get(name)
+            if field in held:
+                tables.append(accuracy_table(recs, manifest.get("excluded"), [field]))
+        if fmt in ("md", "latex"):
+            text = "\n".join(render(t, fmt) for t in tables)
+        else:
+            import pandas as pd
+
+            text = render(pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0], fmt)
     return json.loads(text) if fmt == "json" else text
 
 
@@ -137,6 +152,24 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
         cohorts = read_cohorts(cohorts)
     doc = audit_runs([run_input(g) for g in groups], settings, cohorts)
     return {**doc, "notes": notes}
+
+
+def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[str] | None = None,
+            resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Runs of several models and benchmarks side by side, as `medvqa compare` computes them:
+    one row per model × benchmark × condition × stratum level (`stratum` "overall" for the
+    whole condition) with the benchmark's headline metric, its 95 % CI, n and the non-answer
+    rates. `by` names strata (default: each benchmark's default strata). `.attrs` holds the
+    rest of `medvqa compare --json`: `delta_img`, `tests`, `pass_lines`, `runs`, `notes`, `by`."""
+    from medvqa.core.compare import compare_runs
+
+    if isinstance(run_dirs, (str, Path)):
+        run_dirs = [run_dirs]
+    result = compare_runs(list(run_dirs), by=_names(by) if by is not None else None, resamples=resamples, seed=seed)
+    frame = result.table
+    doc = result.as_json()
+    frame.attrs.update({key: doc[key] for key in ("delta_img", "tests", "pass_lines", "runs", "notes", "by")})
+    return frame
 
 
 def cache_dir() -> Path:

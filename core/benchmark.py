@@ -153,6 +153,19 @@ class Benchmark:
         `{"answer": [<label>, ...]}`."""
         return None
 
+    def headline(self, records: list[dict]) -> dict:
+        """The headline metric over `records` (one condition's newest records, excluded items
+        already left out): {"metric", "value", "n", "ci": [low, high] | None}. The default is
+        accuracy with its exact (Clopper-Pearson) 95 % interval, named by `headline_metric`;
+        a benchmark scored otherwise (micro-F1, points) overrides it."""
+        from medvqa.core.audit.stats import binomial_ci
+
+        n = len(records)
+        correct = sum(bool(r.get("correct")) for r in records)
+        ci = binomial_ci(correct, n)
+        return {"metric": self.headline_metric, "value": correct / n if n else None, "n": n,
+                "ci": list(ci) if ci is not None else None}
+
     def validate(self, path: Path) -> list:
         """`Finding`s about the data at `path` (`medvqa validate`, and `medvqa run` refuses
         error-level findings); none by default."""

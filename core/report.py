@@ -22,7 +22,8 @@ PERCENT_COLUMNS = {"accuracy": "accuracy %", "ci_low": "CI low %", "ci_high": "C
 def _hashable(value: Any) -> Any:
     if isinstance(value, list):
         return ", ".join(map(str, value)) if value else "none"
-    return "unknown" if value is None else value
+    # pandas stores a missing value of a text column as NaN, not None
+    return "unknown" if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
 def records_frame(records: list[dict], by: Iterable[str] = ()) -> pd.DataFrame:

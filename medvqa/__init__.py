@@ -50,6 +50,7 @@ _EXPORTS = {
     "records": "medvqa.core.api",
     "report": "medvqa.core.api",
     "audit": "medvqa.core.api",
+    "compare": "medvqa.core.api",
     "cache_dir": "medvqa.core.api",
     "read_run": "medvqa.core.run.saved",
     "SavedRun": "medvqa.core.run.saved",
@@ -72,7 +73,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from medvqa.core.api import RunOutcome, audit, cache_dir, load, records, report, run, score
+    from medvqa.core.api import RunOutcome, audit, cache_dir, compare, load, records, report, run, score
     from medvqa.core.benchmark import AnswerConventions, Benchmark
     from medvqa.core.conditions import Condition
     from medvqa.core.hookspecs import hookimpl

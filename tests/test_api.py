@@ -20,7 +20,7 @@ from medvqa.core.run.store import read_records
 from tests.conftest import REPO
 
 SURFACE = {"Benchmark", "Item", "Gold", "Option", "ImageRef", "Template", "LanguagePatterns", "Finding", "hookimpl",
-           "load", "score", "run", "records", "report", "audit", "AnswerConventions", "DataError", "resolve_image",
+           "load", "score", "run", "records", "report", "audit", "compare", "AnswerConventions", "DataError", "resolve_image",
            "Condition", "ANSWER_TOKEN", "read_jsonl"}
 PUBLIC_MODULES = ["medvqa"] + sorted(f"medvqa.{p.stem}" for p in (REPO / "medvqa").glob("*.py")
                                      if not p.name.startswith("_"))
@@ -38,7 +38,8 @@ def test_the_surface_is_listed_and_every_name_resolves():
     out = subprocess.run([sys.executable, "-c", "import medvqa; print(medvqa.__all__)"], capture_output=True,
                          text=True, check=True)
     assert SURFACE <= set(ast.literal_eval(out.stdout))
-    assert PUBLIC_MODULES == ["medvqa", "medvqa.commands", "medvqa.ja", "medvqa.mhlw", "medvqa.stats", "medvqa.tables"]
+    assert PUBLIC_MODULES == ["medvqa", "medvqa.commands", "medvqa.ja", "medvqa.mhlw", "medvqa.stats", "medvqa.tables",
+                              "medvqa.testing"]
     for dotted in public_names():
         module, _, name = dotted.rpartition(".")
         assert getattr(import_module(module), name) is not None, dotted

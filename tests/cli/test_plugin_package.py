@@ -63,3 +63,13 @@ def test_installed_plugin_runs_scores_and_reports_like_a_builtin(plugin_env, tmp
     table = json.loads(medvqa(plugin_env, "report", str(run_dir), "--by", "subject", "--json"))
     inner = next(r for r in table if r["condition"] == "C+Q" and r["subject"] == "내과")
     assert (inner["n"], inner["correct"]) == (2, 2)
+
+
+def test_installed_plugin_keeps_every_contract_of_the_kit(plugin_env, tmp_path):
+    code = ("from pathlib import Path; import medvqa_kmle_demo; from medvqa.testing import check_benchmark; "
+            f"r = check_benchmark('kmle_demo', Path(medvqa_kmle_demo.__file__).parent, work_dir={str(tmp_path)!r}); "
+            "print(r.text()); print(r.n_records)")
+    out = subprocess.run([sys.executable, "-c", code], env=plugin_env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    # five items in C and C+Q; the two with images also in C+I and C+Q+I
+    assert out.stdout.splitlines() == ["kmle_demo: 10 checks passed on 5 items", "{'random': 14, 'gold': 14}"]

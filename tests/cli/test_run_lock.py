@@ -35,5 +35,5 @@ def test_a_second_run_on_the_same_directory_fails_at_once_and_nothing_is_doubled
     assert still_running and elapsed < 10  # it failed at once, while the first was still writing
     lines = records.read_text().splitlines()
     assert len(lines) == len(read_records(run_dir)) == json.loads(out)["n_records"] == 800
-    report = json.loads(CliRunner().invoke(cli, ["report", str(run_dir), "--json"]).output)
+    report = json.loads(CliRunner().invoke(cli, ["report", str(run_dir), "--by", "", "--json"]).output)
     assert [row["n"] for row in report] == [800]

@@ -149,7 +149,7 @@ def test_rerun_retries_errors_keeps_the_superseded_lines_and_readers_take_the_ne
     all_lines = lines(run_dir)
     assert len(all_lines) == len(first) + len(failed)  # the superseded records stay in the file
     # report and audit read the newest record of each pair
-    report = json.loads(medvqa("report", run_dir, "--json").stdout)
+    report = json.loads(medvqa("report", run_dir, "--by", "", "--json").stdout)  # by condition only
     by_cond = Counter(r["condition"] for r in second)
     assert {row["condition"]: row["n"] for row in report} == dict(by_cond)
     assert sum(row["error"] for row in report) == len(still)

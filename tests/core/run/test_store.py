@@ -133,10 +133,10 @@ def test_a_duplicated_record_never_doubles_a_denominator_in_report(tmp_path):
     run_dir = tmp_path / "run"
     assert CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "random", "--run-dir", str(run_dir),
                                     "--json"]).exit_code == 0
-    single = json.loads(CliRunner().invoke(cli, ["report", str(run_dir), "--json"]).output)
+    single = json.loads(CliRunner().invoke(cli, ["report", str(run_dir), "--by", "", "--json"]).output)
     path = run_dir / "records.jsonl"
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines + lines))  # every pair written twice, as by two writers
-    doubled = json.loads(CliRunner().invoke(cli, ["report", str(run_dir), "--json"]).output)
+    doubled = json.loads(CliRunner().invoke(cli, ["report", str(run_dir), "--by", "", "--json"]).output)
     assert doubled == single
     assert sum(row["n"] for row in single) == len(lines) == 22

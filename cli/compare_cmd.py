@@ -1,0 +1,54 @@
+import click
+
+from ._common import print_json, user_errors
+
+
+@click.command("compare")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=str))
+@click.option("--by", help="Comma-separated strata beside benchmark and condition (record fields or a benchmark's "
+                           "aliases); default: each benchmark's default strata.")
+@click.option("--format", "fmt", type=click.Choice(["md", "csv", "latex", "json", "html", "parquet"]), default="md",
+              show_default=True, help="md, latex and html show the model × benchmark table; csv and parquet write "
+                                      "the long table (one row per model × benchmark × condition × stratum level).")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=str),
+              help="Write the output to this file instead of stdout (needed for --format parquet).")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=str),
+              help="Also write one self-contained HTML page (table, forest plot of Δimg) and, beside it, each "
+                   "run's audit page it links to.")
+@click.option("--resamples", type=click.IntRange(1), default=1000, show_default=True, help="Bootstrap resamples.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
+def command(run_dirs, by, fmt, out_path, html_out, resamples, seed, as_json) -> None:
+    """Compare saved runs across models and benchmarks: each benchmark's headline metric per
+    condition with n, non-answer rates and 95 % CIs, Δimg (C+Q+I vs C+Q) per benchmark, and
+    paired tests between models on the same items (no model calls). Runs of one benchmark on
+    different data are refused."""
+    from pathlib import Path
+
+    from medvqa.core.api import _names
+    from medvqa.core.compare import compare_runs
+    from medvqa.core.compare_render import render, write_page, write_parquet
+
+    fmt = "json" if as_json else fmt
+    with user_errors():
+        if fmt == "parquet" and not out_path:
+            raise ValueError("--format parquet writes a file: give --out FILE.parquet")
+        result = compare_runs(run_dirs, by=_names(by) if by is not None else None, resamples=resamples, seed=seed)
+        written = []
+        if fmt == "parquet":
+            written.append(write_parquet(result, Path(out_path)))
+            text = None
+        else:
+            text = render(result, fmt)
+            if out_path:
+                Path(out_path).write_text(text, encoding="utf-8")
+                written.append(Path(out_path))
+        if html_out:
+            written += write_page(result, Path(html_out), resamples=resamples, seed=seed)
+    if text is not None and not out_path:
+        if fmt == "json":
+            print_json(result.as_json())
+        else:
+            click.echo(text, nl=False)
+    for path in written:
+        click.echo(f"wrote {path}", err=True)

@@ -1,0 +1,350 @@
+"""Runs of several models on several benchmarks, side by side (`medvqa compare`).
+
+Each cell is the benchmark's own headline metric (`Benchmark.headline`) over one condition's
+newest records, with n, the non-answer rates and the 95 % interval; the same condition across
+benchmarks lines up, and the visual-reliance view (Δimg, `C+Q+I` vs `C+Q` on the same items)
+is computed exactly as the audit computes it. Models are compared on the items both answered:
+McNemar's exact test for accuracy, a paired bootstrap for any other headline metric; cells
+without shared items are marked unpaired, never compared. Runs of one benchmark on different
+data (different data fingerprints) are refused.
+
+Pure functions of saved runs: no model is called.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from medvqa.core import plugins
+from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, Settings, pair_image_removal, resolve_fields, transition_row
+from medvqa.core.audit.runs import join_runs
+from medvqa.core.benchmark import Benchmark
+from medvqa.core.conditions import ALL
+from medvqa.core.items import DataError, Item
+from medvqa.core.report import STATUSES, _hashable
+from medvqa.core.run.saved import SavedRun, read_run
+from medvqa.core.audit.stats import RESAMPLES, mcnemar_exact, paired_bootstrap
+from medvqa.core.run.store import read_manifest
+
+CONDITION_ORDER = [c.value for c in ALL]
+TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
+                 "n", "n_excluded", *STATUSES, "non_answer_rate", "refusal_rate", "parse_failure_rate",
+                 "error_rate", "missing_rate", "runs"]
+DELTA_COLUMNS = ["model", "benchmark", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "mcnemar_p",
+                 "n_unpaired"]
+TEST_COLUMNS = ["benchmark", "condition", "a", "b", "metric", "status", "n", "a_value", "b_value", "difference",
+                "ci_low", "ci_high", "test", "p", "only_a", "only_b"]
+OVERALL = "overall"
+
+
+@dataclass
+class Entry:
+    """One model's experiment on one benchmark: one run, or runs of the same experiment holding
+    different conditions, joined as the audit joins them."""
+
+    benchmark: Benchmark
+    model: str  # the name shown (model, or model@folder when a benchmark has it twice)
+    runs: list[SavedRun]
+    records: list[dict]
+    items: dict[str, Item]
+
+    @property
+    def source(self) -> str:
+        return " + ".join(str(run.path) for run in self.runs)
+
+    def conditions(self) -> list[str]:
+        present = {r["condition"] for r in self.records}
+        return [c for c in CONDITION_ORDER if c in present]  # derived conditions (C+Q/forced) are left out
+
+    def of_condition(self, condition: str) -> list[dict]:
+        return [r for r in self.records if r["condition"] == condition]
+
+
+@dataclass
+class Comparison:
+    """What `compare` computes: the long table (one row per model × benchmark × condition ×
+    stratum level), Δimg per benchmark × model, the paired tests between models, pass lines
+    where a benchmark has them, and notes on how runs were read."""
+
+    table: pd.DataFrame
+    delta_img: pd.DataFrame
+    tests: pd.DataFrame
+    pass_lines: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    runs: list[dict] = field(default_factory=list)
+    by: dict[str, list[str]] = field(default_factory=dict)  # benchmark -> strata shown
+
+    def as_json(self) -> dict:
+        return {"by": self.by, "table": _records(self.table), "delta_img": _records(self.delta_img),
+                "tests": _records(self.tests), "pass_lines": self.pass_lines, "runs": self.runs, "notes": self.notes}
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    out = []
+    for row in frame.to_dict(orient="records"):
+        out.append({k: _plain(v) for k, v in row.items()})
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and NaN as JSON values."""
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return None if np.isnan(value) else float(value)
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    return value
+
+
+# ---------------------------------------------------------------- reading runs
+
+def _check_fingerprints(run_dirs: Sequence[str | Path]) -> None:
+    """Refuse runs of one benchmark on different data, naming both runs and both fingerprints."""
+    seen: dict[str, tuple[Path, str]] = {}
+    for run_dir in run_dirs:
+        manifest = read_manifest(Path(run_dir))
+        name, fp = manifest.get("benchmark"), manifest.get("data_fingerprint")
+        if name in seen and seen[name][1] != fp:
+            first, first_fp = seen[name]
+            raise DataError(f"runs of {name} on different data cannot be compared: {first} has data fingerprint "
+                            f"{first_fp}, {run_dir} has {fp}", file=Path(run_dir) / "manifest.json")
+        seen.setdefault(name, (Path(run_dir), fp))
+
+
+def read_entries(run_dirs: Sequence[str | Path]) -> tuple[list[Entry], list[str]]:
+    """The runs as entries (one per model × benchmark experiment), with notes."""
+    if not run_dirs:
+        raise ValueError("no runs to compare")
+    unique: dict[Path, str | Path] = {}
+    for run_dir in run_dirs:
+        unique.setdefault(Path(run_dir).resolve(), run_dir)
+    notes = [f"{d} is given more than once: read once" for d in unique.values()
+             if sum(Path(x).resolve() == Path(d).resolve() for x in run_dirs) > 1]
+    _check_fingerprints(list(unique.values()))
+    runs = [read_run(d) for d in unique.values()]
+    groups, join_notes = join_runs(runs)
+    notes += [n for n in join_notes if n.startswith("joined ")]
+    counts = Counter((g[0].benchmark.name, g[0].manifest["model"]) for g in groups)
+    entries = []
+    for group in groups:
+        first = group[0]
+        model = first.manifest["model"]
+        if counts[(first.benchmark.name, model)] > 1:
+            model = f"{model}@{first.path.name}"
+        items = {k: v for run in group for k, v in run.items.items()}
+        entries.append(Entry(first.benchmark, model, list(group), [r for run in group for r in run.records], items))
+    names = Counter((e.benchmark.name, e.model) for e in entries)
+    for e in entries:  # folder names repeat too: the whole path
+        if names[(e.benchmark.name, e.model)] > 1:
+            e.model = f"{e.runs[0].manifest['model']}@{e.runs[0].path}"
+    return entries, notes
+
+
+def _strata(entries: list[Entry], by: Iterable[str] | None, notes: list[str]) -> dict[int, dict[str, str]]:
+    """For each entry, the strata shown ({name: record field}): those named (`benchmark` and
+    `condition` are always columns), else its benchmark's default strata that its records hold."""
+    out: dict[int, dict[str, str]] = {}
+    if by is None:
+        for i, e in enumerate(entries):
+            fields = {}
+            for name in e.benchmark.default_strata:
+                try:
+                    fields.update(resolve_fields([name], e.records, aliases=e.benchmark.stratum_aliases))
+                except ValueError:
+                    notes.append(f"{e.source}: records have no field {name!r} (a default stratum of "
+                                 f"{e.benchmark.name}): not shown")
+            out[i] = fields
+        return out
+    names = [n for n in by if n not in ("benchmark", "condition")]
+    held = {n: False for n in names}
+    for i, e in enumerate(entries):
+        fields = {}
+        for name in names:
+            try:
+                fields.update(resolve_fields([name], e.records, aliases=e.benchmark.stratum_aliases))
+                held[name] = True
+            except ValueError:
+                notes.append(f"{e.source}: records have no field {name!r}: {e.benchmark.name} is shown without it")
+        out[i] = fields
+    if missing := [n for n, ok in held.items() if not ok]:
+        available = sorted(set().union(*(r.keys() for e in entries for r in e.records)))
+        raise ValueError(f"no run's records have the field {', '.join(map(repr, missing))}; "
+                         f"available: {', '.join(available)}")
+    return out
+
+
+# ---------------------------------------------------------------- the table
+
+def _row(entry: Entry, condition: str, stratum: str, level: str, records: list[dict], n_excluded: int | None) -> dict:
+    head = entry.benchmark.headline(records)
+    n = len(records)
+    counts = Counter(r.get("status") for r in records)
+    ci = head.get("ci")
+    row = {"model": entry.model, "benchmark": entry.benchmark.name, "condition": condition, "stratum": stratum,
+           "level": level, "metric": head["metric"], "value": head["value"],
+           "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None, "n": n, "n_excluded": n_excluded,
+           **{s: int(counts.get(s, 0)) for s in STATUSES}}
+    row["non_answer_rate"] = (n - row["answered"]) / n if n else None
+    for s in ("refusal", "parse_failure", "error", "missing"):
+        row[f"{s}_rate"] = row[s] / n if n else None
+    row["runs"] = entry.source
+    return row
+
+
+def table_rows(entry: Entry, fields: dict[str, str]) -> list[dict]:
+    excluded = entry.runs[0].manifest.get("excluded") or []
+    rows = []
+    for condition in entry.conditions():
+        records = entry.of_condition(condition)
+        rows.append(_row(entry, condition, OVERALL, "", records, len(excluded)))
+        for name, rec_field in fields.items():
+            groups: dict[str, list[dict]] = {}
+            for r in records:
+                groups.setdefault(str(_hashable(r.get(rec_field))), []).append(r)
+            for level in sorted(groups):
+                n_ex = sum(str(_hashable(x.get(rec_field))) == level for x in excluded)
+                rows.append(_row(entry, condition, name, level, groups[level], n_ex))
+    return rows
+
+
+def delta_row(entry: Entry, s: Settings) -> dict:
+    run = RunInput(model=entry.model, records=entry.records, items=entry.items, source=entry.source)
+    pairs, unpaired = pair_image_removal(run)
+    values = [(1.0 if p.with_image.get("correct") else 0.0, 1.0 if p.removed.get("correct") else 0.0) for p in pairs]
+    row = transition_row(values, s)
+    ci = row.get("ci")
+    return {"model": entry.model, "benchmark": entry.benchmark.name, "n": row["n"], "a_with": row["a_with"],
+            "a_removed": row["a_removed"], "delta_img": row["delta_img"], "ci_low": ci[0] if ci else None,
+            "ci_high": ci[1] if ci else None, "mcnemar_p": row["mcnemar_p"],
+            "n_unpaired": sum(len(ids) for ids in unpaired.values())}
+
+
+# ---------------------------------------------------------------- tests between models
+
+def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: Settings) -> dict:
+    """Paired bootstrap of headline(a) − headline(b) over shared items (a[i], b[i] the same
+    item), resampling items jointly; two-sided p for a zero difference. For metrics that are
+    not a mean over items (micro-F1): each resample calls the benchmark's `headline`."""
+    va, vb = bench.headline(a)["value"], bench.headline(b)["value"]
+    difference = None if va is None or vb is None else va - vb
+    rng = np.random.default_rng(s.seed)
+    n = len(a)
+    dist = []
+    for _ in range(s.resamples):
+        idx = rng.integers(0, n, n)
+        xa, xb = bench.headline([a[i] for i in idx])["value"], bench.headline([b[i] for i in idx])["value"]
+        if xa is not None and xb is not None:
+            dist.append(xa - xb)
+    if not dist or difference is None:
+        return {"difference": difference, "ci_low": None, "ci_high": None, "p": None}
+    d = np.asarray(dist)
+    low, high = np.percentile(d, [2.5, 97.5])
+    p = 1.0 if np.all(d == 0) else min(1.0, 2 * min(np.mean(d <= 0), np.mean(d >= 0)))
+    return {"difference": difference, "ci_low": float(low), "ci_high": float(high), "p": float(p)}
+
+
+def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
+    """Every two models on the same benchmark and condition, on the items both have."""
+    out = []
+    for ea, eb in combinations(entries, 2):
+        if ea.benchmark.name != eb.benchmark.name:
+            continue
+        bench = ea.benchmark
+        for condition in [c for c in ea.conditions() if c in eb.conditions()]:
+            ra = {r["item_id"]: r for r in ea.of_condition(condition)}
+            rb = {r["item_id"]: r for r in eb.of_condition(condition)}
+            shared = sorted(set(ra) & set(rb))
+            row = {"benchmark": bench.name, "condition": condition, "a": ea.model, "b": eb.model,
+                   "metric": bench.headline_metric, "n": len(shared),
+                   "only_a": len(set(ra) - set(rb)), "only_b": len(set(rb) - set(ra))}
+            row["status"] = ("unpaired" if not shared else "paired" if not row["only_a"] and not row["only_b"]
+                             else "partly paired")
+            a, b = [ra[i] for i in shared], [rb[i] for i in shared]
+            row["a_value"] = bench.headline(a)["value"] if shared else None
+            row["b_value"] = bench.headline(b)["value"] if shared else None
+            if not shared:
+                row.update(difference=None, ci_low=None, ci_high=None, test=None, p=None)
+            elif bench.headline_metric == "accuracy":
+                n10 = sum(bool(x.get("correct")) and not bool(y.get("correct")) for x, y in zip(a, b))
+                n01 = sum(not bool(x.get("correct")) and bool(y.get("correct")) for x, y in zip(a, b))
+                boot = paired_bootstrap([float(bool(x.get("correct"))) for x in a],
+                                        [float(bool(y.get("correct"))) for y in b], resamples=s.resamples, seed=s.seed)
+                row.update(difference=(n10 - n01) / len(shared), ci_low=boot["ci"][0], ci_high=boot["ci"][1],
+                           test="mcnemar-exact", p=mcnemar_exact(n10, n01))
+            else:
+                row.update(test="paired-bootstrap", **_paired_bootstrap_metric(bench, a, b, s))
+            out.append(row)
+    return out
+
+
+# ---------------------------------------------------------------- pass lines
+
+def _summary(doc: Any) -> str:
+    """A pass-lines document (`PassLines.as_json()`) in one line: each exam's verdict and, for
+    each criterion, points / max (required)."""
+    if not isinstance(doc, list):
+        return str(doc)
+    parts = []
+    for exam in doc:
+        if not isinstance(exam, dict):
+            parts.append(str(exam))
+            continue
+        label = " ".join(str(v) for k, v in exam.items() if k not in ("result", "criteria", "verdict")
+                         and not isinstance(v, (list, dict)))
+        verdict = exam.get("result", exam.get("verdict"))
+        crits = []
+        for c in exam.get("criteria") or []:
+            if isinstance(c, dict):
+                pts = "–" if c.get("points") is None else c.get("points")
+                mx = f"/{c['max']}" if c.get("max") is not None else ""
+                req = f" (needs {c['required']})" if c.get("required") is not None else ""
+                crits.append(f"{c.get('id', '')} {pts}{mx}{req}")
+        parts.append(f"{label}: {verdict}" + (f" [{'; '.join(crits)}]" if crits else ""))
+    return " | ".join(parts)
+
+
+def pass_row(entry: Entry) -> dict | None:
+    result = entry.benchmark.pass_report(list(entry.items.values()), entry.records)
+    if result is None:
+        return None
+    doc = result.as_json()
+    verdicts = Counter(str(x.get("result", x.get("verdict"))) for x in doc if isinstance(x, dict)) \
+        if isinstance(doc, list) else Counter()
+    return {"model": entry.model, "benchmark": entry.benchmark.name, "verdicts": dict(sorted(verdicts.items())),
+            "summary": _summary(doc), "detail": doc}
+
+
+# ---------------------------------------------------------------- the whole comparison
+
+def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = None, resamples: int = RESAMPLES,
+                 seed: int = 0) -> Comparison:
+    entries, notes = read_entries(run_dirs)
+    settings = Settings(resamples=resamples, seed=seed)
+    fields = _strata(entries, list(by) if by is not None else None, notes)
+    rows = [row for i, e in enumerate(entries) for row in table_rows(e, fields[i])]
+    deltas = [delta_row(e, settings) for e in entries if {WITH, REMOVED} <= set(e.conditions())]
+    for e in entries:
+        if not {WITH, REMOVED} <= set(e.conditions()):
+            notes.append(f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for "
+                         f"{e.model} on {e.benchmark.name}")
+    tests = test_rows(entries, settings)
+    passes = [p for e in entries if (p := pass_row(e)) is not None]
+    runs = [{"benchmark": e.benchmark.name, "model": e.model, "runs": [str(r.path) for r in e.runs],
+             "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": e.conditions()}
+            for e in entries]
+    shown: dict[str, list[str]] = {}
+    for i, e in enumerate(entries):
+        shown.setdefault(e.benchmark.name, [])
+        shown[e.benchmark.name] += [n for n in fields[i] if n not in shown[e.benchmark.name]]
+    return Comparison(table=pd.DataFrame(rows, columns=TABLE_COLUMNS),
+                      delta_img=pd.DataFrame(deltas, columns=DELTA_COLUMNS),
+                      tests=pd.DataFrame(tests, columns=TEST_COLUMNS), pass_lines=passes, notes=notes, runs=runs,
+                      by=shown)

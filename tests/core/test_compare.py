@@ -1,0 +1,345 @@
+"""`medvqa compare` and `medvqa.compare`: one table across models and benchmarks whose numbers are
+each run's own report, Δimg as the audit computes it, paired tests on shared items, unpaired
+cells marked, runs of different data refused."""
+
+import csv
+import io
+import json
+import math
+import shutil
+import subprocess
+from html.parser import HTMLParser
+
+import pytest
+from click.testing import CliRunner
+
+import medvqa
+from medvqa.cli.main import cli
+from medvqa.core.audit.stats import binomial_ci
+
+from tests.conftest import shared_data
+
+CONDITIONS = "C,C+Q,C+I,C+Q+I"
+
+
+def gold_json(item):
+    return json.dumps({"answer": list(item.gold.alternatives[0])})
+
+
+@pytest.fixture(scope="module")
+def sample_items():
+    return [it for it in medvqa.load("jmed48k", split="sample") if not it.excluded]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, sample_items):
+    """Three models on the bundled sample: random, constant:1, and a replay that gives the gold
+    answer everywhere except with the image of the first image item (a wrong answer there)."""
+    tmp = tmp_path_factory.mktemp("compare")
+    image_items = [it for it in sample_items if it.image_available]
+    spoiled = image_items[0]
+    wrong = next(k for k in spoiled.keys if (k,) not in spoiled.gold.alternatives)
+    replay = tmp / "replay.jsonl"
+    with replay.open("w", encoding="utf-8") as fh:
+        for it in sample_items:
+            conds = ["C", "C+Q"] + (["C+I", "C+Q+I"] if it.image_available else [])
+            for c in conds:
+                response = json.dumps({"answer": [wrong]}) if (it is spoiled and c == "C+Q+I") else gold_json(it)
+                fh.write(json.dumps({"item_id": it.id, "condition": c, "response": response}) + "\n")
+    out = {}
+    for name, model in (("random", "random"), ("constant", "constant:1"), ("replay", f"replay:{replay}")):
+        run_dir = tmp / name
+        medvqa.run("jmed48k", model, sample=True, conditions=CONDITIONS, run_dir=str(run_dir), cache=False,
+                   progress=False)
+        out[name] = run_dir
+    out["spoiled"] = spoiled.id
+    out["n_image"] = len(image_items)
+    return out
+
+
+def invoke(*args):
+    result = CliRunner().invoke(cli, ["compare", *map(str, args)])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return result
+
+
+def test_every_cell_is_the_runs_own_report(runs):
+    frame = medvqa.compare([runs["random"], runs["constant"], runs["replay"]], resamples=200)
+    for name in ("random", "constant", "replay"):
+        model = medvqa.records(runs[name]).attrs["manifest"]["model"]
+        for row in medvqa.report(runs[name], by=""):  # by condition
+            cell = frame[(frame.model == model) & (frame.condition == row["condition"]) & (frame.stratum == "overall")]
+            assert len(cell) == 1
+            cell = cell.iloc[0]
+            # report's JSON keeps 10 significant digits
+            assert cell.n == row["n"] and (cell.value, cell.ci_low, cell.ci_high) == pytest.approx(
+                (row["accuracy"], row["ci_low"], row["ci_high"]), abs=1e-9)
+            assert cell.n_excluded == row["n_excluded"] == 1
+            assert cell.non_answer_rate == (row["n"] - row["answered"]) / row["n"]
+        for row in medvqa.report(runs[name], by="profession"):  # the default strata, as report --by gives them
+            cell = frame[(frame.model == model) & (frame.condition == row["condition"])
+                         & (frame.stratum == "profession") & (frame.level == row["profession"])].iloc[0]
+            assert (cell.n, cell.value) == (row["n"], pytest.approx(row["accuracy"], abs=1e-9))
+    assert set(frame.stratum) == {"overall", "profession", "dominant_type"}  # JMed48k's default strata
+    assert frame.attrs["by"] == {"jmed48k": ["profession", "dominant_type"]}
+
+
+def test_the_gold_replay_by_hand(runs, sample_items):
+    frame = medvqa.compare([runs["replay"], runs["constant"]], resamples=200)
+    overall = frame[(frame.stratum == "overall")].set_index(["model", "condition"])
+    replay = medvqa.records(runs["replay"]).attrs["manifest"]["model"]
+    n_items, n_image = len(sample_items), runs["n_image"]
+    assert overall.loc[(replay, "C+Q"), "value"] == 1.0 and overall.loc[(replay, "C+Q"), "n"] == n_items == 17
+    assert overall.loc[(replay, "C+Q+I"), "value"] == (n_image - 1) / n_image == 4 / 5
+    low, high = binomial_ci(4, 5)
+    assert (overall.loc[(replay, "C+Q+I"), "ci_low"], overall.loc[(replay, "C+Q+I"), "ci_high"]) == (low, high)
+    delta = {d["model"]: d for d in frame.attrs["delta_img"]}[replay]
+    # one item lost its credit with the image, none gained: p10 = 0, p01 = 1/5
+    assert (delta["n"], delta["a_with"], delta["a_removed"]) == (5, 0.8, 1.0)
+    assert delta["delta_img"] == pytest.approx(-0.2) and delta["mcnemar_p"] == 1.0
+    audit = medvqa.audit(runs["replay"], resamples=200)["paired"]["overall"]
+    assert (audit["delta_img"], audit["ci"]) == (delta["delta_img"], [delta["ci_low"], delta["ci_high"]])
+
+    constant = medvqa.records(runs["constant"])
+    cq = constant[constant.condition == "C+Q"]
+    wrong = int((~cq.correct.astype(bool)).sum())  # the replay is right on every C+Q item
+    test = next(t for t in frame.attrs["tests"] if t["condition"] == "C+Q")
+    assert (test["a"], test["b"], test["status"], test["n"]) == (replay, "constant:1", "paired", 17)
+    assert test["test"] == "mcnemar-exact" and test["difference"] == wrong / 17
+    assert test["p"] == pytest.approx(min(1.0, 2 * 0.5 ** wrong))  # McNemar exact with n01 = 0
+
+
+def test_runs_of_different_data_are_refused_naming_both_fingerprints(runs, tmp_path):
+    other = tmp_path / "other"
+    medvqa.run("jmed48k", "random", data=str(shared_data("jmed48k-sample")), conditions="C+Q", limit=30,
+               run_dir=str(other), cache=False, progress=False)
+    fps = [json.loads((d / "manifest.json").read_text())["data_fingerprint"] for d in (runs["random"], other)]
+    with pytest.raises(medvqa.DataError, match=rf"{fps[0]}.*{fps[1]}"):
+        medvqa.compare([runs["random"], other])
+    result = CliRunner().invoke(cli, ["compare", str(runs["random"]), str(other)])
+    assert result.exit_code == 1 and "runs of jmed48k on different data cannot be compared" in result.output
+    assert fps[0] in result.output and fps[1] in result.output and "Traceback" not in result.output
+
+
+def test_a_run_on_part_of_the_items_is_marked_partly_paired(runs, tmp_path):
+    part = tmp_path / "part"
+    # --limit changes the data fingerprint, so the same items are replayed into a filtered copy
+    medvqa.run("jmed48k", "random", sample=True, conditions=CONDITIONS, run_dir=str(part), cache=False, progress=False)
+    path = part / "records.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if json.loads(line)["condition"] != "C+Q" or
+            not json.loads(line)["item_id"].startswith("Nurse")]
+    path.write_text("".join(kept), encoding="utf-8")
+    dropped = len(lines) - len(kept)
+    assert dropped > 0
+    frame = medvqa.compare([runs["constant"], part], resamples=100)
+    test = next(t for t in frame.attrs["tests"] if t["condition"] == "C+Q")
+    assert (test["status"], test["n"], test["only_a"], test["only_b"]) == ("partly paired", 17 - dropped, dropped, 0)
+    assert next(t for t in frame.attrs["tests"] if t["condition"] == "C")["status"] == "paired"
+    md = invoke(runs["constant"], part, "--resamples", 100).output
+    assert f"partly paired (only a {dropped}, only b 0)" in md
+
+
+def test_formats_by_and_errors(runs, tmp_path, monkeypatch):
+    doc = json.loads(invoke(runs["random"], runs["replay"], "--json", "--resamples", 100, "--by", "year").output)
+    frame = medvqa.compare([runs["random"], runs["replay"]], by="year", resamples=100)
+    assert len(doc["table"]) == len(frame) and doc["tests"] == frame.attrs["tests"]
+    for printed, row in zip(doc["table"], frame.to_dict(orient="records")):
+        assert printed == {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()}
+    assert {r["stratum"] for r in doc["table"]} == {"overall", "year"} and doc["by"] == {"jmed48k": ["year"]}
+    rows = list(csv.DictReader(io.StringIO(invoke(runs["random"], "--format", "csv", "--by", "year").output)))
+    years = {r["level"]: int(r["n"]) for r in rows if r["stratum"] == "year" and r["condition"] == "C+Q"}
+    live = [it for it in medvqa.load("jmed48k", split="sample") if not it.excluded]
+    assert years == {str(y): sum(it.meta["year"] == y for it in live) for y in {it.meta["year"] for it in live}}
+    latex = invoke(runs["random"], runs["replay"], "--format", "latex", "--resamples", 100).output
+    assert latex.count(r"\begin{tabular}") == 2 and "jmed48k C+Q+I" in latex
+    md = invoke(runs["random"], runs["replay"], "--resamples", 100).output
+    assert "| model | jmed48k C (accuracy) | jmed48k C+Q (accuracy) |" in md and "## By profession" in md
+    assert "## Pass lines" in md  # JMed48k has pass lines
+
+    bad = CliRunner().invoke(cli, ["compare", str(runs["random"]), "--by", "nosuchfield"])
+    assert bad.exit_code == 1 and "no run's records have the field 'nosuchfield'; available:" in bad.output
+    parquet = CliRunner().invoke(cli, ["compare", str(runs["random"]), "--format", "parquet"])
+    assert parquet.exit_code == 1 and "--format parquet writes a file: give --out" in parquet.output
+    import builtins
+    real_import = builtins.__import__
+
+    def no_pyarrow(name, *args, **kwargs):
+        if name == "pyarrow" or name.startswith("pyarrow."):
+            raise ImportError("No module named 'pyarrow'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    absent = CliRunner().invoke(cli, ["compare", str(runs["random"]), "--format", "parquet", "--out",
+                                      str(tmp_path / "t.parquet")])
+    assert absent.exit_code == 1 and "pip install 'medvqa[parquet]'" in absent.output
+    assert not (tmp_path / "t.parquet").exists()
+
+
+def test_audit_without_by_shows_the_default_strata(runs):
+    doc = json.loads(CliRunner().invoke(cli, ["audit", str(runs["replay"]), "--json", "--resamples", "50"]).output)
+    assert set(doc["paired"]["by"]) == {"profession", "dominant_type"}
+    # the five image items are one Nurse and four Physician items
+    by_prof = {k: v["n"] for k, v in doc["paired"]["by"]["profession"].items()}
+    image_items = [it for it in medvqa.load("jmed48k", split="sample") if not it.excluded and it.image_available]
+    assert by_prof == {p: sum(it.meta["profession"] == p for it in image_items)
+                       for p in {it.meta["profession"] for it in image_items}}
+    text = CliRunner().invoke(cli, ["audit", str(runs["replay"]), "--resamples", "50"]).output
+    assert "| profession = Physician |" in text and "| dominant_type = " in text
+
+
+def test_python_and_command_agree_on_nan_free_json(runs):
+    frame = medvqa.compare(runs["constant"], resamples=50)
+    assert not any(isinstance(v, float) and math.isnan(v) for v in frame.attrs["delta_img"][0].values())
+    assert frame.attrs["tests"] == [] and frame.attrs["runs"][0]["runs"] == [str(runs["constant"])]
+
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+class _Numbers(HTMLParser):
+    """Every number cell (`data-path`, `data-format`, text), the rows' model and visibility,
+    the forest plot's points and the audit links."""
+
+    def __init__(self):
+        super().__init__()
+        self.cells, self.rows, self.points, self.links = [], [], 0, []
+        self._cell = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "data-path" in attrs:
+            self._cell = {"path": json.loads(attrs["data-path"]), "format": attrs["data-format"], "text": ""}
+        if tag == "tr" and "data-model" in attrs:
+            self.rows.append({"model": attrs["data-model"], "hidden": "hidden" in (attrs.get("class") or "")})
+        if tag == "circle" and "forest-point" in (attrs.get("class") or ""):
+            self.points += 1
+        if tag == "a" and "audit-link" in (attrs.get("class") or ""):
+            self.links.append(attrs["href"])
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell["text"] += data
+
+    def handle_endtag(self, tag):
+        if tag == "span" and self._cell is not None:
+            self.cells.append(self._cell)
+            self._cell = None
+
+
+def shown(value, kind):
+    if value is None:
+        return "–"
+    return {"pct": f"{100 * value:.1f}", "pp": f"{100 * value:+.1f}", "p": f"{value:.3g}", "int": str(value)}[kind]
+
+
+def test_html_page_in_chromium_shows_the_json_numbers(runs, tmp_path):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("headless Chromium is not installed (apt-get install -y chromium); "
+                    "CI installs it and runs this check")
+    page = tmp_path / "cmp.html"
+    result = invoke(runs["random"], runs["constant"], runs["replay"], "--json", "--html", page, "--resamples", 100)
+    doc = json.loads(result.stdout)
+    text = page.read_text(encoding="utf-8")
+    assert 'src="http' not in text and 'href="http' not in text and "<link" not in text
+    out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+                          f"{page.as_uri()}#model=random"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert '<span id="filter-state">random</span>' in out.stdout  # the page's script ran
+    parser = _Numbers()
+    parser.feed(out.stdout)
+    assert len(parser.cells) > 100
+    for cell in parser.cells:
+        value = doc
+        for key in cell["path"]:
+            value = value[key]
+        assert cell["text"] == shown(value, cell["format"]), cell["path"]
+    paths = {tuple(c["path"][:2]) for c in parser.cells}
+    overall = [i for i, r in enumerate(doc["table"]) if r["stratum"] == "overall"]
+    assert {("table", i) for i in overall} <= paths and len(overall) == 3 * 4
+    assert {("delta_img", i) for i in range(3)} <= paths and {("tests", i) for i in range(12)} <= paths
+    assert parser.points == len(doc["delta_img"]) == 3  # one point per benchmark x model in the forest plot
+    assert all(r["hidden"] == (r["model"] != "random") for r in parser.rows)
+    assert len(parser.links) == 3
+    for link in parser.links:
+        audit_page = (page.parent / link).read_text(encoding="utf-8")
+        assert "data-path" in audit_page and "<link" not in audit_page
+
+
+def test_report_without_by_adds_the_default_strata(runs, sample_items):
+    rows = medvqa.report(runs["replay"])
+    overall = [r for r in rows if r["profession"] is None and r["dominant_type"] is None]
+    assert [(r["condition"], r["n"]) for r in overall] == [("C", 17), ("C+I", 5), ("C+Q", 17), ("C+Q+I", 5)]
+    professions = {(r["condition"], r["profession"]): r["n"] for r in rows if r["profession"] is not None}
+    for prof in ("Nurse", "Physician"):
+        assert professions[("C+Q", prof)] == sum(it.meta["profession"] == prof for it in sample_items)
+    # text items have no image type: their records read "unknown" (a missing text value is NaN in pandas)
+    types = {r["dominant_type"]: r["n"] for r in rows if r["condition"] == "C+Q" and r["dominant_type"] is not None}
+    assert types["unknown"] == sum(not it.meta.get("dominant_type") for it in sample_items)
+    assert sum(types.values()) == 17
+    only = medvqa.report(runs["replay"], by="")  # by condition only
+    assert only == [{k: v for k, v in r.items() if k not in ("profession", "dominant_type")} for r in overall]
+    md = medvqa.report(runs["replay"], fmt="md")
+    assert md.count("| condition |") == 3 and "| condition | profession |" in md and "| condition | dominant_type |" in md
+
+
+class PointsExam(medvqa.Benchmark):
+    """A second benchmark whose headline is the share of points won (items weigh 1 or 3)."""
+
+    name = "points_exam"
+    strata = ("points",)
+    headline_metric = "points"
+
+    def load(self, path=None, split=None, **options):
+        return [medvqa.Item(id=f"p{i}", benchmark=self.name, question=f"Question number {i}?",
+                            options=(medvqa.Option(key="A", label="A", text="yes"),
+                                     medvqa.Option(key="B", label="B", text="no")),
+                            gold=medvqa.Gold.from_json("A" if i % 2 else "B"), meta={"points": 3 if i < 2 else 1})
+                for i in range(6)]
+
+    def headline(self, records):
+        won = sum(r["points"] for r in records if r["correct"])
+        total = sum(r["points"] for r in records)
+        return {"metric": "points", "value": won / total if total else None, "n": len(records), "ci": None}
+
+
+class _Plugin:
+    @medvqa.hookimpl
+    def register_benchmarks(self, register):
+        register(PointsExam())
+
+
+@pytest.fixture
+def points_exam():
+    from medvqa.core import plugins
+
+    plugin = _Plugin()
+    plugins.manager().register(plugin, name="test-points-exam")
+    yield
+    plugins.manager().unregister(plugin)
+
+
+def test_two_benchmarks_side_by_side_each_with_its_own_headline(runs, tmp_path, points_exam):
+    a = medvqa.run("points_exam", "constant:A", conditions="C+Q", run_dir=str(tmp_path / "a"), cache=False,
+                   progress=False)
+    b = medvqa.run("points_exam", "constant:B", conditions="C+Q", run_dir=str(tmp_path / "b"), cache=False,
+                   progress=False)
+    frame = medvqa.compare([runs["constant"], a.run_dir, b.run_dir], resamples=300)
+    overall = frame[frame.stratum == "overall"].set_index(["model", "benchmark", "condition"])
+    # A is right on p1, p3, p5 (3 + 1 + 1 = 5 of 10 points); B on p0, p2, p4 (3 + 1 + 1 = 5)
+    assert overall.loc[("constant:A", "points_exam", "C+Q"), "value"] == 0.5
+    assert overall.loc[("constant:A", "points_exam", "C+Q"), "metric"] == "points"
+    assert overall.loc[("constant:B", "points_exam", "C+Q"), "value"] == 0.5
+    assert overall.loc[("constant:1", "jmed48k", "C+Q"), "metric"] == "accuracy"
+    assert frame.attrs["by"] == {"jmed48k": ["profession", "dominant_type"], "points_exam": []}
+    test = next(t for t in frame.attrs["tests"] if t["benchmark"] == "points_exam")
+    assert (test["test"], test["status"], test["n"], test["difference"]) == ("paired-bootstrap", "paired", 6, 0.0)
+    assert test["ci_low"] < 0 < test["ci_high"] and 0 < test["p"] <= 1
+    assert not any({t["a"], t["b"]} == {"constant:1", "constant:A"} for t in frame.attrs["tests"])  # never across
+    # benchmarks
+    md = invoke(runs["constant"], a.run_dir, "--resamples", 50).output
+    assert "points_exam C+Q (points)" in md and "jmed48k C+Q (accuracy)" in md
+    row = next(line for line in md.splitlines() if line.startswith("| constant:A |"))
+    assert row == "| constant:A | no run | no run | no run | no run | 50.0 – n=6 na=0.0% |"
