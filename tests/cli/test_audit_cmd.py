@@ -153,6 +153,7 @@ def lookup(doc, path):
     return doc
 
 
+@pytest.mark.slow  # real processes or servers: seconds each
 def test_figures_and_html_in_chromium_match_the_json(runs, tmp_path, no_backend):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:

@@ -50,6 +50,7 @@ def whole_lines(path: Path) -> list[dict]:
 SAMPLE_RUN = ("run", "jmed48k", "--sample", "--model", "random", "--json")  # --json: no progress lines
 
 
+@pytest.mark.slow  # real processes or servers: seconds each
 def test_a_corrupt_cache_database_is_one_line_naming_it(tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
@@ -84,6 +85,7 @@ def test_a_cache_corrupt_inside_fails_cleanly_and_the_run_resumes_without_it(tmp
     assert len(read_records(tmp_path / "run")) == 22
 
 
+@pytest.mark.slow  # real processes or servers: seconds each
 def test_a_full_disk_stops_the_run_with_one_line_and_only_whole_records(jmed_sample, tmp_path):
     run_dir = tmp_path / "run"
     args = ("run", "jmed48k", "--data", str(jmed_sample), "--model", "random", "--run-dir", str(run_dir), "--no-cache",
@@ -123,6 +125,7 @@ def read_only_command(folder: Path) -> list[str] | None:
     return prefix
 
 
+@pytest.mark.slow  # real processes or servers: seconds each
 def test_a_read_only_run_directory_is_reported_audited_and_resumed_without_writes(tmp_path):
     folder = tmp_path / "runs"
     run_dir = folder / "run"

@@ -10,6 +10,9 @@ import pytest
 
 from tests.conftest import REPO
 
+# the example package is pip-installed into a fresh folder: tens of seconds for the module
+pytestmark = pytest.mark.slow
+
 PACKAGE = REPO / "tests" / "plugin_package"
 
 

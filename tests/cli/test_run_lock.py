@@ -1,5 +1,6 @@
 """One writer per run directory: a second `medvqa run` on it fails at once, naming the first."""
 
+import pytest
 import json
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from medvqa.core.run.store import read_records
 from tests.cli.test_run import SLOW_CLI
 
 
+@pytest.mark.slow  # real processes or servers: seconds each
 def test_a_second_run_on_the_same_directory_fails_at_once_and_nothing_is_doubled(jmed_sample, tmp_path):
     run_dir = tmp_path / "run"
     args = ["run", "jmed48k", "--data", str(jmed_sample), "--model", "random", "--conditions", "C+Q",

@@ -159,6 +159,7 @@ def test_all_gold_passes_each_year_with_a_sourced_line(tmp_path, items, year):
     assert criteria[f"PHY{rnd}-kinshi"]["points"] == 0 and criteria[f"PHY{rnd}-kinshi"]["status"] == "pass"
 
 
+@pytest.mark.slow  # real processes or servers: seconds each
 def test_one_hisshu_point_short_fails_and_four_kinki_selections_fail(tmp_path, items):
     year = [it for it in items if it.meta["year"] == 2022 and not it.meta["withdrawn"]]
     answers = gold_answers(items)

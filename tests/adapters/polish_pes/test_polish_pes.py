@@ -204,6 +204,7 @@ def test_the_hub_text_set_loads_as_qa_items_from_a_local_file(tmp_path):
 
 # ------------------------------------------------------------------ structured output over HTTP
 
+@pytest.mark.slow  # real processes or servers: seconds each
 def test_the_schema_is_sent_over_http_and_is_part_of_the_request_key(tmp_path):
     from tests.openai_server import OpenAIServer
 

@@ -123,6 +123,7 @@ def _lines(path: Path) -> int:
         return 0
 
 
+@pytest.mark.slow  # real processes or servers: seconds each
 def test_with_twenty_percent_faults_of_every_kind_every_record_is_answered_or_error(tmp_path):
     data = shared_data("jmed48k-sample")
     faults = Faults.every_kind(0.2, retry_after_s=0.02, hang_s=3)

@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from medvqa.core.inference import secrets
 from medvqa.core.inference.preflight import PROBE_MESSAGES
 from medvqa.core.inference.secrets import MASK, Scrubber, scrub
@@ -55,6 +57,7 @@ def _seed_sparing_the_preflight(faults: Faults) -> int:
     return next(seed for seed in range(100) if faults.pick(random.Random(f"{seed}:{key}:0")) != "auth_error")
 
 
+@pytest.mark.slow  # real processes or servers: seconds each
 def test_a_credential_the_server_quotes_back_never_reaches_a_file(tmp_path, monkeypatch):
     """The key is named in the model list by a variable whose name looks like nothing secret;
     the server quotes it back in answers and in 401 errors (of requests, and of the preflight)."""
@@ -85,6 +88,7 @@ def test_a_credential_the_server_quotes_back_never_reaches_a_file(tmp_path, monk
     assert key.encode() not in _files_and_output(tmp_path, *texts)  # records, manifests, caches, output
 
 
+@pytest.mark.slow  # real processes or servers: seconds each
 def test_a_key_in_the_api_base_url_is_written_nowhere(tmp_path):
     key = "urlpass-5c6d7e8f9a0b"
     env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache")}

@@ -15,6 +15,9 @@ from medvqa.adapters.jmed48k.extract import extract
 from medvqa.core.items import Gold
 from tests.conftest import shared_data
 
+# the real MHLW booklets are read end to end: tens of seconds for the module
+pytestmark = pytest.mark.slow
+
 DEBRIS = re.compile(r"DKIX|indd|\d{4}/\d\d/\d\d|―\s*\d+\s*―|[。）]\s*\d+$|別\s*冊\s*$|No\.\s*\d+$")
 
 
