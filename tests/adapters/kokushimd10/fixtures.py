@@ -6,8 +6,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-                    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082")
+
+
+def _png() -> bytes:
+    """A real 8 x 8 grey PNG, written by Pillow."""
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("L", (8, 8), 128).save(out, format="PNG")
+    return out.getvalue()
+
+
+PNG = _png()
 
 
 def kokushi_release(root: Path) -> Path:
