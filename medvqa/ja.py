@@ -13,7 +13,7 @@ import unicodedata
 
 from medvqa.core.scoring.patterns import ANSWER_TOKEN, LanguagePatterns
 
-__all__ = ["JAPANESE", "fold", "normalize_width", "select_count"]
+__all__ = ["ANSWER_INSTRUCTION", "FORCED_GUESS", "JAPANESE", "SYSTEM_PROMPT", "fold", "normalize_width", "select_count"]
 
 _COLON = r"\s*[:：]\s*"
 
@@ -30,6 +30,13 @@ JAPANESE = LanguagePatterns(
     refusal=("回答できません", "判断できません", "お答えできません", "答えられません"),
     option_cues=(r"\s*[はが]",),  # "A は…", "①が…": the stem describes that option
 )
+
+# The prompt sentences every Japanese exam adapter shares (JMed48k Appendix K.3's wording); a
+# `medvqa.Template` formats {labels} and {n} in the instruction.
+SYSTEM_PROMPT = "あなたは日本の医療系国家試験を解く専門家です。"
+ANSWER_INSTRUCTION = ('回答は選択肢の記号のみを、次の JSON 形式で出力してください: {{"answer": ["記号"]}}\n'
+                      "選択肢の記号: {labels}\n選ぶ数: {n}つ")
+FORCED_GUESS = "確信が持てない場合でも、最も可能性が高いと考える選択肢を必ず選んで回答してください。"
 
 _KANJI_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九", start=1)}
 _SELECT = re.compile(r"([0-9０-９]+|[一二三四五六七八九])\s*つ\s*選べ")

@@ -5,15 +5,14 @@ image-as-options items), answer image(s), instruction block.
 """
 
 from medvqa import Template
-
-_INSTRUCTION = ('回答は選択肢の記号のみを、次の JSON 形式で出力してください: {{"answer": ["記号"]}}\n'
-                "選択肢の記号: {labels}\n選ぶ数: {n}つ")
+from medvqa.ja import ANSWER_INSTRUCTION as _INSTRUCTION
+from medvqa.ja import FORCED_GUESS, SYSTEM_PROMPT
 _NUMERIC = ('計算結果の数字を解答欄①②…の順に1桁ずつ、次の JSON 形式で出力してください: '
             '{{"answer": ["数字", ...]}}（解答欄は{slots}つ）')
 
 TEXT_ONLY = Template(
     name="jmed48k-ja-text",
-    system="あなたは日本の医療系国家試験を解く専門家です。",
+    system=SYSTEM_PROMPT,
     reference_header="【参考文】\n",
     question_header="【問題】\n",
     options_header="【選択肢】",
@@ -35,4 +34,4 @@ MULTIMODAL = Template(
                        "選択肢の記号で答えてください。"),
 )
 
-FORCED_GUESS = "確信が持てない場合でも、最も可能性が高いと考える選択肢を必ず選んで回答してください。"
+__all__ = ["FORCED_GUESS", "MULTIMODAL", "TEXT_ONLY"]

@@ -2,14 +2,14 @@
 prediction format (saved predictions in that format are read by `medvqa import`)."""
 
 from medvqa import Template
+from medvqa.ja import ANSWER_INSTRUCTION as _INSTRUCTION
+from medvqa.ja import FORCED_GUESS, SYSTEM_PROMPT
 
-_INSTRUCTION = ('回答は選択肢の記号のみを、次の JSON 形式で出力してください: {{"answer": ["記号"]}}\n'
-                "選択肢の記号: {labels}\n選ぶ数: {n}つ")
 _NUMERIC = '答えの数値を、次の JSON 形式で出力してください: {{"answer": ["数値"]}}（単位は不要です）'
 
 TEXT_ONLY = Template(
     name="kokushi-ja-text",
-    system="あなたは日本の医療系国家試験を解く専門家です。",
+    system=SYSTEM_PROMPT,
     question_header="【問題】\n",
     options_header="【選択肢】",
     option_line="{label}. {text}",
@@ -28,4 +28,4 @@ MULTIMODAL = Template(
     image_instruction="添付の画像をよく読んでから答えてください。",
 )
 
-FORCED_GUESS = "確信が持てない場合でも、最も可能性が高いと考える選択肢を必ず選んで回答してください。"
+__all__ = ["FORCED_GUESS", "MULTIMODAL", "TEXT_ONLY"]
