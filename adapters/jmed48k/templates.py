@@ -7,6 +7,7 @@ image-as-options items), answer image(s), instruction block.
 from medvqa import Template
 from medvqa.ja import ANSWER_INSTRUCTION as _INSTRUCTION
 from medvqa.ja import FORCED_GUESS, SYSTEM_PROMPT
+
 _NUMERIC = ('計算結果の数字を解答欄①②…の順に1桁ずつ、次の JSON 形式で出力してください: '
             '{{"answer": ["数字", ...]}}（解答欄は{slots}つ）')
 
