@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any, Iterable
 
 import pandas as pd
@@ -137,3 +139,43 @@ def to_latex(table: pd.DataFrame, caption: str | None = None, notes: Iterable[st
 
 def report_json(table: pd.DataFrame) -> str:
     return json.dumps(json.loads(table.to_json(orient="records", force_ascii=False)), ensure_ascii=False, indent=1)
+
+
+@dataclass
+class Table:
+    """One of a benchmark's official tables: a name (its key in JSON), a title and notes."""
+
+    name: str
+    title: str
+    frame: pd.DataFrame
+    notes: list[str] = dataclass_field(default_factory=list)
+
+
+@dataclass
+class Tables:
+    """A benchmark's official tables (`Benchmark.report_tables`), rendered as `report` renders
+    its own: Markdown with a heading per table, CSV with `#` titles and notes, LaTeX floats, or
+    one JSON object keyed by table name."""
+
+    tables: list[Table]
+
+    def table(self, name: str) -> Table:
+        return next(t for t in self.tables if t.name == name)
+
+    def render(self, fmt: str) -> str:
+        """`md`, `csv`, `latex` or `json`."""
+        if fmt == "json":
+            doc = {t.name: {"title": t.title, "rows": json.loads(render(t.frame, "json")), "notes": t.notes}
+                   for t in self.tables}
+            return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+        if fmt not in ("md", "csv", "latex"):
+            raise ValueError(f"unknown format {fmt!r}; choose md, csv, latex or json")
+        blocks = []
+        for t in self.tables:
+            if fmt == "md":
+                blocks.append(f"### {t.title}\n\n{to_markdown(t.frame)}" + "".join(f"\n{n}\n" for n in t.notes))
+            elif fmt == "csv":
+                blocks.append(f"# {t.title}\n{render(t.frame, 'csv')}" + "".join(f"# {n}\n" for n in t.notes))
+            else:
+                blocks.append(to_latex(t.frame, caption=t.title, notes=t.notes))
+        return "\n".join(blocks)

@@ -20,14 +20,12 @@ a run's records and manifest.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 import pandas as pd
 
 from medvqa.stats import binomial_ci, mean_of_proportions_ci
-from medvqa.tables import CI_COLUMNS, render, to_latex, to_markdown
+from medvqa.tables import CI_COLUMNS, Table, Tables
 
 from .loader import OTHER, PRIMARY_TYPES, UNKNOWN
 from .professions import PROFESSIONS
@@ -37,40 +35,7 @@ MACRO = "Macro average"
 ACCURACY_COLUMNS = ("n", "correct", "accuracy", *CI_COLUMNS, *NON_ANSWERS)
 
 
-@dataclass
-class Table:
-    name: str
-    title: str
-    frame: pd.DataFrame
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class ReportTables:
-    tables: list[Table]
-
-    def render(self, fmt: str) -> str:
-        """`md`, `csv`, `latex` or `json`."""
-        if fmt == "json":
-            doc = {t.name: {"title": t.title, "rows": json.loads(render(t.frame, "json")), "notes": t.notes}
-                   for t in self.tables}
-            return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
-        blocks = []
-        for t in self.tables:
-            if fmt == "md":
-                notes = "".join(f"\n{note}\n" for note in t.notes)
-                blocks.append(f"### {t.title}\n\n{to_markdown(t.frame)}{notes}")
-            elif fmt == "csv":
-                notes = "".join(f"# {note}\n" for note in t.notes)
-                blocks.append(f"# {t.title}\n{render(t.frame, 'csv')}{notes}")
-            elif fmt == "latex":
-                blocks.append(to_latex(t.frame, caption=t.title, notes=t.notes))
-            else:
-                raise ValueError(f"unknown format {fmt!r}; choose md, csv, latex or json")
-        return "\n".join(blocks)
-
-
-def jmed48k_tables(records: list[dict], excluded: list[dict] = ()) -> ReportTables:
+def jmed48k_tables(records: list[dict], excluded: list[dict] = ()) -> Tables:
     """The tables above from a run's records and its manifest's `excluded` list."""
     text_only = [r for r in records if r["condition"] == "C+Q" and not r.get("has_image")]
     with_images, fallback = image_records(records)
@@ -82,7 +47,7 @@ def jmed48k_tables(records: list[dict], excluded: list[dict] = ()) -> ReportTabl
     else:
         fallback_note = f"All {len(with_images)} image items are counted under C+Q+I." if with_images else "No image items."
     typed = [r for r in with_images if r.get("dominant_type") != OTHER]
-    return ReportTables([
+    return Tables([
         Table("text_only", "Text-only items, C+Q: accuracy by profession",
               accuracy_frame(text_only, "profession", _profession), [macro_note]),
         Table("with_images", "Image items, C+Q+I (C+Q without a usable image): accuracy by profession",

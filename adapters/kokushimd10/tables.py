@@ -9,13 +9,11 @@ Under the `mhlw` convention withdrawn items (採点除外) leave accuracy, point
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass
 
 import pandas as pd
 
-from medvqa.tables import add_ci, render
+from medvqa.tables import Table, Tables, add_ci
 
 from .conventions import MHLW
 
@@ -23,33 +21,7 @@ COLUMNS = ["condition", "n", "correct", "accuracy", "score", "total", "human_mea
            "excluded"]
 
 
-@dataclass
-class _Table:
-    name: str
-    title: str
-    frame: pd.DataFrame
-    notes: list[str]
-
-
-@dataclass
-class KokushiTables:
-    tables: list[_Table]
-
-    def render(self, fmt: str) -> str:
-        if fmt == "json":
-            doc = {t.name: {"title": t.title, "rows": json.loads(render(t.frame, "json")), "notes": t.notes}
-                   for t in self.tables}
-            return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
-        parts = []
-        for t in self.tables:
-            body = render(t.frame, fmt)
-            if fmt == "md":
-                body = f"### {t.title}\n\n{body}" + "".join(f"\n{n}" for n in t.notes) + "\n"
-            parts.append(body)
-        return "\n".join(parts)
-
-
-def tables(records: list[dict], manifest: dict) -> KokushiTables:
+def tables(records: list[dict], manifest: dict) -> Tables:
     convention = manifest.get("convention") or MHLW
     excluded = manifest.get("excluded") or []
     by_block = _grouped(records, excluded, "block", convention)
@@ -59,10 +31,10 @@ def tables(records: list[dict], manifest: dict) -> KokushiTables:
                                             if convention == MHLW else "; withdrawn items are counted as the "
                                             "script counts them (0 points)"),
              "human_mean: the examinees' mean accuracy over the same items (percent correct, as a fraction)"]
-    return KokushiTables([
-        _Table("by_block", "Accuracy, points and examinees by block", by_block, notes),
-        _Table("by_year", "Accuracy, points and examinees by exam year", by_year, notes),
-        _Table("difficulty", "Model correctness against item difficulty (examinees' accuracy)", corr,
+    return Tables([
+        Table("by_block", "Accuracy, points and examinees by block", by_block, notes),
+        Table("by_year", "Accuracy, points and examinees by exam year", by_year, notes),
+        Table("difficulty", "Model correctness against item difficulty (examinees' accuracy)", corr,
                ["r: Pearson correlation of per-item correctness (0/1) with examinees' accuracy (point-biserial)"]),
     ])
 

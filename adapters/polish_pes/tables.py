@@ -18,14 +18,12 @@ Every accuracy carries its exact (Clopper-Pearson) 95 % CI. Pure functions of th
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 import pandas as pd
 
 from medvqa.stats import binomial_ci
-from medvqa.tables import render, to_latex, to_markdown
+from medvqa.tables import Table, Tables
 
 from .loader import DOMAINS
 
@@ -38,40 +36,6 @@ POOLED = {0: "0-1", 1: "0-1", 2: "2"}
 CHANCE_NOTE = "Chance is 20 % (five options, one correct)."
 
 
-@dataclass
-class Table:
-    name: str
-    title: str
-    frame: pd.DataFrame
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class ReportTables:
-    tables: list[Table]
-
-    def render(self, fmt: str) -> str:
-        """`md`, `csv`, `latex` or `json`."""
-        if fmt == "json":
-            doc = {t.name: {"title": t.title, "rows": json.loads(render(t.frame, "json")), "notes": t.notes}
-                   for t in self.tables}
-            return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
-        blocks = []
-        for t in self.tables:
-            if fmt == "md":
-                blocks.append(f"### {t.title}\n\n{to_markdown(t.frame)}" + "".join(f"\n{n}\n" for n in t.notes))
-            elif fmt == "csv":
-                blocks.append(f"# {t.title}\n{render(t.frame, 'csv')}" + "".join(f"# {n}\n" for n in t.notes))
-            elif fmt == "latex":
-                blocks.append(to_latex(t.frame, caption=t.title, notes=t.notes))
-            else:
-                raise ValueError(f"unknown format {fmt!r}; choose md, csv, latex or json")
-        return "\n".join(blocks)
-
-    def table(self, name: str) -> Table:
-        return next(t for t in self.tables if t.name == name)
-
-
 def accuracy(records: list[dict]) -> dict:
     """n, correct, accuracy, its 95 % CI and the non-answer counts of `records`."""
     n, correct = len(records), sum(bool(r.get("correct")) for r in records)
@@ -80,14 +44,14 @@ def accuracy(records: list[dict]) -> dict:
             **{s: sum(r.get("status") == s for r in records) for s in NON_ANSWERS}}
 
 
-def pes_tables(records: list[dict], excluded: Iterable[dict] = (), *, other_below: int = 10) -> ReportTables:
+def pes_tables(records: list[dict], excluded: Iterable[dict] = (), *, other_below: int = 10) -> Tables:
     """The tables above from a run's records and its manifest's `excluded` list."""
     records = [r for r in records if r.get("condition") in CONDITIONS]  # forced guesses are the audit's
     excluded = list(excluded)
     group = specialty_groups(records, other_below)
     vqa = [r for r in records if r.get("set") == "vqa"]
     pooled = f"Specialties with fewer than {other_below} scored VQA items are pooled as \"{OTHER}\"."
-    return ReportTables([
+    return Tables([
         Table("configurations", "Accuracy per input configuration: VQA and QA control",
               configuration_frame(records), [CHANCE_NOTE, "QA control items run in C and C+Q only."]),
         Table("specialty_counts", "Items per specialty", specialty_counts(records, excluded, group), [pooled]),

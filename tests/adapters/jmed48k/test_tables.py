@@ -5,7 +5,8 @@ import json
 
 from click.testing import CliRunner
 
-from medvqa.adapters.jmed48k.tables import ReportTables, jmed48k_tables
+from medvqa.adapters.jmed48k.tables import jmed48k_tables
+from medvqa.tables import Tables
 from medvqa.cli.report_cmd import command as report
 from medvqa.core.run.options import RunOptions, run
 
@@ -39,7 +40,7 @@ FALLBACK = "2 of 4 image items have no usable image in the data and are counted 
 
 
 def tables():
-    return {t.name: ReportTables([t]) for t in jmed48k_tables(RECORDS, EXCLUDED).tables}
+    return {t.name: Tables([t]) for t in jmed48k_tables(RECORDS, EXCLUDED).tables}
 
 
 def test_text_only_and_with_images_tables_in_markdown():
