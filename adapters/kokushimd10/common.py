@@ -24,6 +24,20 @@ _NO_ANSWER = "解なし"
 _LEADING_KEY = re.compile(r"^\s*([0-9a-zA-Z])\s*(?:[（(].*)?$")
 
 
+def problem_row(row: dict, id_pattern: re.Pattern, example: str, file: Path) -> tuple[str, re.Match, str, Any]:
+    """(problem_id, its match, problem_text, choices) of an IgakuQA-style row, checked: the id is
+    `<round><block><number>` of this block file and the text is not empty."""
+    pid = row.get("problem_id")
+    if not isinstance(pid, str) or not (m := id_pattern.fullmatch(pid)):
+        raise DataError(f"problem_id {pid!r} is not <round><block><number> (e.g. {example})", file=file)
+    if f"{m['round']}-{m['block']}.jsonl" != file.name:
+        raise DataError(f"problem_id {pid} does not belong to block file {file.name}", file=file, record=pid)
+    text = row.get("problem_text")
+    if not isinstance(text, str) or not text.strip():
+        raise DataError("empty or missing problem_text", file=file, record=pid)
+    return pid, m, text, row.get("choices")
+
+
 def letter_options(choices: list[str]) -> tuple[Option, ...]:
     """Options labelled a, b, c, ... as MHLW prints them; keys are the upper-case letters."""
     return tuple(Option(key=LETTERS[i].upper(), label=LETTERS[i], text=str(text)) for i, text in enumerate(choices))

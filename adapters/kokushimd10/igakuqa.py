@@ -16,7 +16,7 @@ from typing import Any
 
 from medvqa import DataError, Item, read_jsonl
 
-from .common import (find_images, letter_options, make_item, parse_answer, parse_human_accuracy,
+from .common import (find_images, problem_row, letter_options, make_item, parse_answer, parse_human_accuracy,
                      parse_kinki, parse_points)
 
 BENCHMARK = "igakuqa"
@@ -75,14 +75,7 @@ def load(path: Path) -> list[Item]:
 
 
 def item_from_row(row: dict, metadata: dict[str, dict], *, year: int, file: Path, root: Path) -> Item:
-    pid = row.get("problem_id")
-    if not isinstance(pid, str) or not (m := _ID.fullmatch(pid)):
-        raise DataError(f"problem_id {pid!r} is not <round><block><number> (e.g. 116A71)", file=file)
-    if f"{m['round']}-{m['block']}.jsonl" != file.name:
-        raise DataError(f"problem_id {pid} does not belong to block file {file.name}", file=file, record=pid)
-    text, choices = row.get("problem_text"), row.get("choices")
-    if not isinstance(text, str) or not text.strip():
-        raise DataError("empty or missing problem_text", file=file, record=pid)
+    pid, m, text, choices = problem_row(row, _ID, "116A71", file)
     if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
         raise DataError(f"choices must be a list of texts, got {type(choices).__name__}", file=file, record=pid)
     numeric = not choices

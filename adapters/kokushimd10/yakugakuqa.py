@@ -17,7 +17,7 @@ from typing import Any
 
 from medvqa import DataError, Item, read_jsonl
 
-from .common import digit_options, find_images, make_item, parse_answer, parse_points
+from .common import digit_options, problem_row, find_images, make_item, parse_answer, parse_points
 
 BENCHMARK = "yakugakuqa"
 PROFESSION = "Pharmacist"
@@ -78,14 +78,7 @@ def _exam(root: Path, year_dir: Path, year: int, exam_round: str, blocks: list[P
 
 def _item(row: dict, metadata: dict[int, dict], offset: int, *, year: int, file: Path, meta_file: Path,
           root: Path) -> Item:
-    pid = row.get("problem_id")
-    if not isinstance(pid, str) or not (m := _ID.fullmatch(pid)):
-        raise DataError(f"problem_id {pid!r} is not <round><block><number> (e.g. 107A001)", file=file)
-    if f"{m['round']}-{m['block']}.jsonl" != file.name:
-        raise DataError(f"problem_id {pid} does not belong to block file {file.name}", file=file, record=pid)
-    text, choices = row.get("problem_text"), row.get("choices")
-    if not isinstance(text, str) or not text.strip():
-        raise DataError("empty or missing problem_text", file=file, record=pid)
+    pid, m, text, choices = problem_row(row, _ID, "107A001", file)
     image_options = choices == IMAGE_OPTIONS
     if not image_options and (not isinstance(choices, list) or not all(isinstance(c, str) for c in choices)
                               or not choices):
