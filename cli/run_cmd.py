@@ -10,7 +10,7 @@ EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the prefli
 EXIT_UNTRUSTED = 4  # the run finished, but errors exceed --max-error-rate or no request succeeded
 # and 130 (EXIT_INTERRUPTED, core/interrupt.py): Ctrl-C; the run resumes where it stopped
 JSON_FIELDS = ("run_dir", "n_items", "n_records", "n_excluded", "accuracy", "conditions", "n_image_fallback",
-               "errors", "error_rate", "max_error_rate", "failure")
+               "errors", "error_rate", "max_error_rate", "failure", "judged")
 
 
 def _key_values(pairs: tuple[str, ...], option: str) -> dict:
@@ -58,6 +58,10 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--split", help="Split to run (the benchmark's default when omitted).")
 @click.option("--years", help="Comma-separated exam years, e.g. 2024,2025.")
 @click.option("--professions", help="Comma-separated professions / subsets.")
+@click.option("--context", help="Context template, for benchmarks that offer several (e.g. none, modality, full).")
+@click.option("--judge", "judges", multiple=True, metavar="MODEL",
+              help="Judge free-text answers with MODEL (any litellm model); repeat for several, the first counts.")
+@click.option("--judge-api-base", metavar="URL", help="Server URL of the judge model.")
 @click.option("--conditions", default="C+Q,C+Q+I", show_default=True, help="Any of C, C+Q, C+I, C+Q+I.")
 @click.option("--limit", type=int, help="Only the first N items.")
 @click.option("--run-dir", type=click.Path(path_type=str), help="Run directory (default: runs/<benchmark>-<split>-<model>-<hash>). Re-running resumes it.")
@@ -93,7 +97,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--batch-size", type=click.IntRange(min=1), help="Conversations per vLLM batch (vllm/ models, default 512).")
 @click.option("--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
               help="vllm.LLM(...) argument, e.g. max_model_len=8192 (vllm/ models).")
-def command(benchmark, model, data, sample, split, years, professions, conditions, limit, run_dir, seed,
+def command(benchmark, model, data, sample, split, years, professions, context, judges, judge_api_base, conditions, limit, run_dir, seed,
             no_cache, no_retry_errors, max_error_rate, as_json, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
             max_image_side, price, temperature, max_tokens, params, response_format, workers, tensor_parallel_size,
             batch_size, engine_options) -> None:
@@ -109,7 +113,8 @@ def command(benchmark, model, data, sample, split, years, professions, condition
         options = RunOptions(
             benchmark=benchmark, model=model, data=data, sample=sample, split=split,
             years=[int(y) for y in years.split(",")] if years else None,
-            professions=professions.split(",") if professions else None,
+            professions=professions.split(",") if professions else None, context=context,
+            judges=list(judges) or None, judge_options={"api_base": judge_api_base} if judge_api_base else {},
             conditions=conditions, limit=limit, run_dir=run_dir, seed=seed, cache=not no_cache,
             command_line=["medvqa", *sys.argv[1:]], allow_invalid=allow_invalid, forced_guess=forced_guess,
             retry_errors=not no_retry_errors, max_error_rate=max_error_rate,
@@ -126,7 +131,7 @@ def command(benchmark, model, data, sample, split, years, professions, condition
             sys.exit(EXIT_INTERRUPTED)
     summary = result.summary()
     if as_json:
-        print_json({k: summary[k] for k in JSON_FIELDS})
+        print_json({k: summary[k] for k in JSON_FIELDS if k in summary})
     else:
         _print_summary(summary)
     if summary["failure"]:

@@ -98,6 +98,11 @@ class Benchmark:
         """How this benchmark's answers are read and scored; JMed48k's chain by default."""
         return AnswerConventions()
 
+    def judge(self) -> Any:
+        """The `medvqa.JudgePrompt` with which a judge model scores this benchmark's free-text
+        answers (`medvqa judge`, `medvqa run --judge`); None when it has none."""
+        return None
+
     def validate(self, path: Path) -> list:
         """`Finding`s about the data at `path` (`medvqa validate`, and `medvqa run` refuses
         error-level findings); none by default."""

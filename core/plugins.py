@@ -26,6 +26,7 @@ GROUP = "medvqa"
 # commands and names come before any third-party one.
 DEFAULT_PLUGINS = (
     "medvqa.adapters.jmed48k.plugin",
+    "medvqa.adapters.mmbu_hard.plugin",
     "medvqa.core.inference.baselines",
     "medvqa.core.inference.engines",
 )

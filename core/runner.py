@@ -22,6 +22,7 @@ from .forced import forced_guess_requests
 from .inference.base import Backend, Request, Response, backend_request_key
 from .inference.cache import ResponseCache
 from .items import Item, fingerprint_items
+from .judge import apply_verdict
 from .scoring import score
 from .store import RunStore, newest_per_pair
 from .summary import DEFAULT_MAX_ERROR_RATE, by_condition, health
@@ -79,7 +80,7 @@ def rescore_record(benchmark: Benchmark, item: Item, record: dict, patterns: tup
     out.pop(SCORING_ERROR, None)
     if reason is not None:
         out[SCORING_ERROR] = reason
-    return out
+    return apply_verdict(out)  # a judge's verdict on a free-text answer survives re-scoring
 
 
 def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple,
@@ -118,6 +119,7 @@ class RunResult:
     cost_usd: float = 0.0
     n_image_fallback: int = 0  # items whose image files are missing: run without images only
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
+    judged: dict | None = None  # what `judge_run` did, when the run was judged
 
     def accuracy(self) -> dict[str, float]:
         return {c: s["accuracy"] for c, s in by_condition(self.records).items()}
@@ -129,7 +131,8 @@ class RunResult:
                 "n_excluded": self.n_excluded, "accuracy": self.accuracy(), "conditions": by_condition(self.records),
                 "n_image_fallback": self.n_image_fallback, **health(self.records, self.max_error_rate),
                 "requested": self.requested, "cache_hits": self.cache_hits, "usage": self.usage,
-                "cost_usd": self.cost_usd, "elapsed_s": round(self.elapsed_s, 3)}
+                "cost_usd": self.cost_usd, "elapsed_s": round(self.elapsed_s, 3),
+                **({"judged": self.judged} if self.judged is not None else {})}
 
 
 @dataclass

@@ -35,6 +35,9 @@ class RunOptions:
     split: str | None = None
     years: list[int] | None = None
     professions: list[str] | None = None
+    context: str | None = None  # the benchmark's context template, for benchmarks that offer several
+    judges: list[str] | None = None  # judge models for free-text answers (the first one's verdict counts)
+    judge_options: dict[str, Any] = field(default_factory=dict)  # the judge backends' options
     conditions: str = "C+Q,C+Q+I"
     limit: int | None = None
     run_dir: str | None = None
@@ -52,13 +55,14 @@ class RunOptions:
         """What `medvqa score` needs to load the same items again."""
         return {"data": str(Path(self.data).resolve()) if self.data else None, "split": self.split,
                 "sample": self.sample, "years": self.years, "professions": self.professions,
-                "limit": self.limit}
+                "limit": self.limit, **({"context": self.context} if self.context else {})}
 
 
 def load_items(benchmark, opts: dict[str, Any]):
     split = "sample" if opts.get("sample") else opts.get("split")
     data = Path(opts["data"]) if opts.get("data") else None
-    items = benchmark.load(data, split, years=opts.get("years"), professions=opts.get("professions"))
+    extra = {"context": opts["context"]} if opts.get("context") else {}
+    items = benchmark.load(data, split, years=opts.get("years"), professions=opts.get("professions"), **extra)
     if opts.get("limit") is not None:
         items = items[: opts["limit"]]
     return items, split or (benchmark.default_split if data else "sample")
@@ -122,6 +126,13 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     finally:
         if cache is not None:
             cache.close()
+    if options.judges:  # free-text answers judged once the answers are in
+        from .judge import judge_run
+
+        judged = judge_run(run_dir, options.judges, backend_options=options.judge_options, cache=options.cache,
+                           cache_path=options.cache_path)
+        result.records = read_records(run_dir)
+        result.judged = judged
     result.n_image_fallback = image_fallbacks(items, conditions)
     result.max_error_rate = options.max_error_rate
     return result

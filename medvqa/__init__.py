@@ -38,6 +38,7 @@ _EXPORTS = {
     "Finding": "medvqa.core.validation",
     "lone_surrogate": "medvqa.core.validation",
     "Score": "medvqa.core.scoring",
+    "JudgePrompt": "medvqa.core.judge",
     "hookimpl": "medvqa.core.hookspecs",
     "read_jsonl": "medvqa.core.jsonl",
     "read_json": "medvqa.core.jsonl",
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from medvqa.core.hookspecs import hookimpl
     from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image
     from medvqa.core.jsonl import read_json, read_jsonl
+    from medvqa.core.judge import JudgePrompt
     from medvqa.core.messages import Template
     from medvqa.core.patterns import ANSWER_TOKEN, LanguagePatterns
     from medvqa.core.rescore import SavedRun, read_run
