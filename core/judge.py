@@ -155,16 +155,20 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
                     stats["judged"] += 1
                     stats["judge_errors"] += verdict is None
 
-                hits = usable_cache.get_many([r.key for r in requests]) if usable_cache is not None else {}
-                misses = []
+                same: dict[str, list[Request]] = {}  # records whose judge request is identical: asked once
                 for req in requests:
-                    hit = hits.get(req.key)
+                    same.setdefault(req.key, []).append(req)
+                hits = usable_cache.get_many(list(same)) if usable_cache is not None else {}
+                misses = []
+                for key, group in same.items():
+                    hit = hits.get(key)
                     verdict = spec.verdict(hit.text) if hit is not None else None
                     if verdict is None:
-                        misses.append(req)
+                        misses.append(group[0])
                     else:
-                        stats["cache_hits"] += 1
-                        record(req, hit, verdict, 0)
+                        stats["cache_hits"] += len(group)
+                        for req in group:
+                            record(req, hit, verdict, 0)
                 if misses and getattr(backend, "preflight", None) is not None:
                     backend.preflight()
                 for attempt in range(1, max(1, spec.max_attempts) + 1):
@@ -175,7 +179,8 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
                         if verdict is None and response.error is None and attempt < spec.max_attempts:
                             again.append(req)
                             continue
-                        record(req, response, verdict, attempt)
+                        for each in same[req.key]:
+                            record(each, response, verdict, attempt)
                         if verdict is not None and usable_cache is not None and not response.cached:
                             usable_cache.put(req.key, backend.model, response)
                     misses = again
