@@ -93,8 +93,8 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
 
     run_dir = Path(run_dir)
     if sum(map(bool, (table, pass_lines, judges))) > 1:
-        raise ValueError("ask for one of the benchmark's tables (--table), its pass lines (--pass) or its judges "
-                         "(--judges)")
+        raise ValueError("ask for either the benchmark's tables (--table), its pass lines (--pass) or its judges' "
+                         "agreement (--judges), not several")
     if judges:
         from .judge import agreement_text, judge_agreement
 

@@ -95,7 +95,6 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
     from .inference.cache import ResponseCache
     from .rescore import read_run
     from .store import RunStore
-    from .summary import by_condition
 
     models = list(dict.fromkeys(models))
     if not models:
@@ -196,8 +195,20 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
     finally:
         if response_cache is not None:
             response_cache.close()
-    summary["conditions"] = by_condition(list(current.values()))
+    summary["conditions"] = _accuracy(current.values())
     return summary
+
+
+def _accuracy(records: Iterable[dict]) -> dict[str, dict]:
+    """{condition: {n, correct, accuracy}} (`medvqa report` adds the intervals)."""
+    out: dict[str, dict] = {}
+    for r in records:
+        c = out.setdefault(r["condition"], {"n": 0, "correct": 0})
+        c["n"] += 1
+        c["correct"] += bool(r.get("correct"))
+    for c in out.values():
+        c["accuracy"] = c["correct"] / c["n"] if c["n"] else None
+    return out
 
 
 def cohen_kappa(table: dict[str, int]) -> float | None:

@@ -101,7 +101,7 @@ def write_fixture(root: Path, *, repeat: int = 1, private: int = 2) -> dict:
         for i, (dataset, truth, resp, _, case) in enumerate(CASES):
             index = r * len(CASES) + i
             image = f"/home/author/mmbu/images/x{1 + i % 2}.png"
-            rows.append([index, image, f"What is the finding? ({case})", truth, dataset, "imaging", dataset, truth,
+            rows.append([index, image, f"What is the finding? ({case}, case {index})", truth, dataset, "imaging", dataset, truth,
                          "public", "tissue" if dataset == "derm" else "", "Giemsa" if dataset == "blood" else ""])
             ids.append(f"cls_open-{index}")
             for cond in ("C+Q", "C+Q+I"):
