@@ -331,3 +331,27 @@ def test_report_table_export_and_judges_cli(fixture, tmp_path):
     lines = [json.loads(x) for x in (tmp_path / "pred.jsonl").read_text().splitlines()]
     assert len(lines) == json.loads(exported.stdout)["n_predictions"] == 2 * (len(CASES) + 4 + len(DETECTION))
     assert {x["split"] for x in lines} == {"public"}
+
+
+def test_cli_run_with_context_and_judge_and_clean_errors(fixture, tmp_path):
+    root, info = fixture
+    with OpenAIServer(reply=judge_reply) as server:
+        out = subprocess.run([sys.executable, "-m", "medvqa.cli", "run", "mmbu_hard", "--data", str(root), "--model",
+                              f"replay:{info['replay']}", "--conditions", "C+Q", "--context", "modality", "--judge",
+                              "hosted_vllm/test", "--judge-api-base", server.url, "--run-dir", str(tmp_path / "r"),
+                              "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    ones = sum(c[3] for c in CASES)
+    # open: the judge's 1s; closed: all 4 right; detection: 2 of 5 right
+    assert doc["conditions"]["C+Q"]["correct"] == ones + 4 + 2
+    assert doc["judged"]["judges"]["hosted_vllm/test"]["judged"] == len(CASES)
+    assert json.loads((tmp_path / "r" / "manifest.json").read_text())["judges"]["hosted_vllm/test"]["prompt_hash"]
+    bad = subprocess.run([sys.executable, "-m", "medvqa.cli", "run", "mmbu_hard", "--data", str(root), "--model",
+                          "random", "--context", "everything", "--run-dir", str(tmp_path / "bad")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and "unknown context 'everything'" in bad.stderr and "Traceback" not in bad.stderr
+    medvqa.run("jmed48k", "random", sample=True, run_dir=str(tmp_path / "jmed"), progress=False)
+    none = subprocess.run([sys.executable, "-m", "medvqa.cli", "judge", str(tmp_path / "jmed"), "--judge", "x/y"],
+                          capture_output=True, text=True)
+    assert none.returncode == 1 and "benchmark jmed48k declares no judge" in none.stderr
