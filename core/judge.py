@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -118,80 +119,84 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
                "prompt_hash": spec.hash, "n_judgeable": len(judgeable), "judges": {}}
     store = RunStore(run_dir)
     store.open({**saved.manifest, "judges": judges})
+    written = _Batch(store)
     response_cache = None
     try:
         with store:
-            for model in models:
-                pending = [pair for pair in judgeable if not is_judged(current[pair], model, spec.hash)]
-                stats = {"judged": 0, "requested": 0, "cache_hits": 0, "judge_errors": 0,
-                         "already_judged": len(judgeable) - len(pending)}
-                summary["judges"][model] = stats
-                if not pending:
-                    continue
-                backend = _backend(model, backend_options or {})
-                if response_cache is None and cache and getattr(backend, "cacheable", True):
-                    response_cache = ResponseCache(Path(cache_path) if cache_path else None)
-                usable_cache = response_cache if getattr(backend, "cacheable", True) else None
-                params = {**backend.params, "judge_prompt": spec.hash}
-                endpoint = getattr(backend, "endpoint", None)
-                requests = [Request(item=saved.items[pair[0]], condition=pair[1], messages=judgeable[pair],
-                                    key=request_key(backend.model, params, judgeable[pair], endpoint))
-                            for pair in pending]
+            try:
+                for model in models:
+                    pending = [pair for pair in judgeable if not is_judged(current[pair], model, spec.hash)]
+                    stats = {"judged": 0, "requested": 0, "cache_hits": 0, "judge_errors": 0,
+                             "already_judged": len(judgeable) - len(pending)}
+                    summary["judges"][model] = stats
+                    if not pending:
+                        continue
+                    backend = _backend(model, backend_options or {})
+                    if response_cache is None and cache and getattr(backend, "cacheable", True):
+                        response_cache = ResponseCache(Path(cache_path) if cache_path else None)
+                    usable_cache = response_cache if getattr(backend, "cacheable", True) else None
+                    params = {**backend.params, "judge_prompt": spec.hash}
+                    endpoint = getattr(backend, "endpoint", None)
+                    requests = [Request(item=saved.items[pair[0]], condition=pair[1], messages=judgeable[pair],
+                                        key=request_key(backend.model, params, judgeable[pair], endpoint))
+                                for pair in pending]
 
-                def record(req: Request, response, verdict: int | None, attempts: int) -> None:
-                    pair = (req.item.id, req.condition)
-                    error = response.error
-                    if error is None and verdict is None:
-                        error = f"unreadable verdict after {attempts} request(s)"
-                    judged = {"verdict": verdict, "response": response.text, "error": error, "key": req.key,
-                              "prompt": spec.name, "prompt_version": spec.version, "prompt_hash": spec.hash,
-                              "cached": response.cached, "attempts": attempts}
+                    def record(req: Request, response, verdict: int | None, attempts: int) -> None:
+                        pair = (req.item.id, req.condition)
+                        error = response.error
+                        if error is None and verdict is None:
+                            error = f"unreadable verdict after {attempts} request(s)"
+                        judged = {"verdict": verdict, "response": response.text, "error": error, "key": req.key,
+                                  "prompt": spec.name, "prompt_version": spec.version, "prompt_hash": spec.hash,
+                                  "cached": response.cached, "attempts": attempts}
+                        rec = current[pair]
+                        new = apply_verdict({**rec, "judgements": {**(rec.get("judgements") or {}), model: judged},
+                                             "judge": primary})
+                        written.add(new)
+                        current[pair] = new
+                        stats["judged"] += 1
+                        stats["judge_errors"] += verdict is None
+
+                    same: dict[str, list[Request]] = {}  # records whose judge request is identical: asked once
+                    for req in requests:
+                        same.setdefault(req.key, []).append(req)
+                    hits = usable_cache.get_many(list(same)) if usable_cache is not None else {}
+                    misses = []
+                    for key, group in same.items():
+                        hit = hits.get(key)
+                        verdict = spec.verdict(hit.text) if hit is not None else None
+                        if verdict is None:
+                            misses.append(group[0])
+                        else:
+                            stats["cache_hits"] += len(group)
+                            for req in group:
+                                record(req, hit, verdict, 0)
+                    if misses and getattr(backend, "preflight", None) is not None:
+                        backend.preflight()
+                    for attempt in range(1, max(1, spec.max_attempts) + 1):
+                        again = []
+                        stats["requested"] += len(misses)
+                        for req, response in backend.generate(iter(misses)):
+                            verdict = spec.verdict(response.text) if response.error is None else None
+                            if verdict is None and response.error is None and attempt < spec.max_attempts:
+                                again.append(req)
+                                continue
+                            for each in same[req.key]:
+                                record(each, response, verdict, attempt)
+                            if verdict is not None and usable_cache is not None and not response.cached:
+                                usable_cache.put(req.key, backend.model, response)
+                        misses = again
+                        if not misses:
+                            break
+                        if progress:
+                            progress(f"{model}: {len(misses)} unreadable verdict(s), asking again")
+                for pair in judgeable:  # the verdict that counts is the first judge's, where it has one
                     rec = current[pair]
-                    new = apply_verdict({**rec, "judgements": {**(rec.get("judgements") or {}), model: judged},
-                                         "judge": primary})
-                    store.append(new)
-                    current[pair] = new
-                    stats["judged"] += 1
-                    stats["judge_errors"] += verdict is None
-
-                same: dict[str, list[Request]] = {}  # records whose judge request is identical: asked once
-                for req in requests:
-                    same.setdefault(req.key, []).append(req)
-                hits = usable_cache.get_many(list(same)) if usable_cache is not None else {}
-                misses = []
-                for key, group in same.items():
-                    hit = hits.get(key)
-                    verdict = spec.verdict(hit.text) if hit is not None else None
-                    if verdict is None:
-                        misses.append(group[0])
-                    else:
-                        stats["cache_hits"] += len(group)
-                        for req in group:
-                            record(req, hit, verdict, 0)
-                if misses and getattr(backend, "preflight", None) is not None:
-                    backend.preflight()
-                for attempt in range(1, max(1, spec.max_attempts) + 1):
-                    again = []
-                    stats["requested"] += len(misses)
-                    for req, response in backend.generate(iter(misses)):
-                        verdict = spec.verdict(response.text) if response.error is None else None
-                        if verdict is None and response.error is None and attempt < spec.max_attempts:
-                            again.append(req)
-                            continue
-                        for each in same[req.key]:
-                            record(each, response, verdict, attempt)
-                        if verdict is not None and usable_cache is not None and not response.cached:
-                            usable_cache.put(req.key, backend.model, response)
-                    misses = again
-                    if not misses:
-                        break
-                    if progress:
-                        progress(f"{model}: {len(misses)} unreadable verdict(s), asking again")
-            for pair in judgeable:  # the verdict that counts is the first judge's, where it has one
-                rec = current[pair]
-                if rec.get("judge") != primary and primary in (rec.get("judgements") or {}):
-                    current[pair] = apply_verdict({**rec, "judge": primary})
-                    store.append(current[pair])
+                    if rec.get("judge") != primary and primary in (rec.get("judgements") or {}):
+                        current[pair] = apply_verdict({**rec, "judge": primary})
+                        written.add(current[pair])
+            finally:  # what was judged reaches the file, even on Ctrl-C
+                written.flush()
     finally:
         if response_cache is not None:
             response_cache.close()
@@ -209,6 +214,26 @@ def _accuracy(records: Iterable[dict]) -> dict[str, dict]:
     for c in out.values():
         c["accuracy"] = c["correct"] / c["n"] if c["n"] else None
     return out
+
+
+class _Batch:
+    """Judged records on their way to the run's file: written together every `size` records or
+    `seconds`, and at the end (verdicts arrive faster than one write each is worth)."""
+
+    def __init__(self, store, size: int = 64, seconds: float = 0.5):
+        self.store, self.size, self.seconds = store, size, seconds
+        self.records: list[dict] = []
+        self.since = time.monotonic()
+
+    def add(self, record: dict) -> None:
+        self.records.append(record)
+        if len(self.records) >= self.size or time.monotonic() - self.since >= self.seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        self.store.append_many(self.records)
+        self.records = []
+        self.since = time.monotonic()
 
 
 def cohen_kappa(table: dict[str, int]) -> float | None:

@@ -208,6 +208,12 @@ def test_a_garbage_judge_leaves_judge_errors_and_the_run_completes(fixture, tmp_
     records = [r for r in medvqa.read_run(run_dir).records if r["item_id"].startswith("cls_open")]
     assert all(r["rule"] == "judge-error" and r["correct"] is False for r in records)
     assert all("unreadable verdict after 3" in r["judgements"]["hosted_vllm/test"]["error"] for r in records)
+    # judging again asks only what has no verdict yet: here, everything, now with a sound judge
+    with OpenAIServer(reply=judge_reply) as server:
+        again = judge_run(run_dir, ["hosted_vllm/test"], backend_options={"api_base": server.url})
+        assert again["judges"]["hosted_vllm/test"]["requested"] == len(CASES)
+    records = {r["item_id"]: r for r in medvqa.read_run(run_dir).records if r["condition"] == "C+Q"}
+    assert [records[f"cls_open-{i}"]["correct"] for i in range(len(CASES))] == [bool(c[3]) for c in CASES]
 
 
 def test_two_judges_agreement_and_kappa_against_a_hand_computed_table(fixture, tmp_path):
