@@ -47,8 +47,8 @@ class MMBUHard(Benchmark):
         for field, values in (select or {}).items():
             if field not in self.strata:
                 raise ValueError(f"cannot select mmbu_hard items by {field!r}; choose from {', '.join(self.strata)}")
-            accepted = {str(v) for v in values}
-            items = [it for it in items if str(it.meta.get(field)) in accepted]
+            accepted = {str(v).casefold() for v in values}
+            items = [it for it in items if str(it.meta.get(field)).casefold() in accepted]
         return items
 
     def validate(self, path: Path) -> list:
@@ -73,6 +73,19 @@ class MMBUHard(Benchmark):
                 first = next(p for p in user["content"] if p["type"] == "text")
                 first["text"] = f"{context}\n\n{first['text']}"
         return messages
+
+    def response_schema(self, item: Item) -> dict | None:
+        """The answer object structured output asks for: the class name for open items, a box
+        for detection; closed items keep the default `{"answer": [<label>]}`."""
+        kind = templates.template_kind(item.meta)
+        if kind == "open":
+            return {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
+                    "additionalProperties": False}
+        if kind == "detection":
+            return {"type": "object", "properties": {"box": {"type": "array", "items": {"type": "number"},
+                                                             "minItems": 4, "maxItems": 4}},
+                    "required": ["box"], "additionalProperties": False}
+        return None
 
     def record_fields(self, item: Item) -> dict[str, Any]:
         fields = super().record_fields(item)
