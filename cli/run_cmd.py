@@ -10,7 +10,7 @@ EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the prefli
 EXIT_UNTRUSTED = 4  # the run finished, but errors exceed --max-error-rate or no request succeeded
 # and 130 (EXIT_INTERRUPTED, core/interrupt.py): Ctrl-C; the run resumes where it stopped
 JSON_FIELDS = ("run_dir", "n_items", "n_records", "n_excluded", "accuracy", "conditions", "n_image_fallback",
-               "errors", "error_rate", "max_error_rate", "failure", "judged")
+               "errors", "error_rate", "max_error_rate", "failure", "judged", "n_held_out")
 
 
 def _key_values(pairs: tuple[str, ...], option: str) -> dict:
@@ -158,6 +158,9 @@ def _print_summary(summary: dict) -> None:
         click.echo(f"tokens: {summary['usage']['prompt_tokens']:,} prompt + "
                    f"{summary['usage']['completion_tokens']:,} completion{cost}")
     click.echo(condition_table(summary["conditions"]))
+    if summary.get("n_held_out"):
+        click.echo(f"held-out records (answers withheld, not scored): {summary['n_held_out']}; "
+                   f"medvqa export {summary['run_dir']} writes them for evaluation")
     click.echo(f"errors: {summary['errors']} of {summary['n_records']} records ({100 * summary['error_rate']:.1f}%; "
                f"--max-error-rate {100 * summary['max_error_rate']:g}%)")
     click.echo(f"tables: medvqa report {summary['run_dir']}")

@@ -14,7 +14,7 @@ def export_predictions(run_dir: str | Path, out: str | Path) -> dict:
     """Write the newest record of each pair of `run_dir` to `out`; return what was written."""
     run_dir, out = Path(run_dir), Path(out)
     manifest = read_manifest(run_dir)
-    records = read_records(run_dir)
+    records = read_records(run_dir, held_out=True)
     strata = manifest.get("strata") or []
     lines = []
     for r in records:

@@ -181,6 +181,9 @@ class Item(BaseModel):
     language: str = "en"
     meta: dict[str, Any] = Field(default_factory=dict)  # strata the adapter declares: year, section, ...
     exclusion_reason: str | None = None
+    # answers withheld by the benchmark's owners (a private test split): the item is asked and
+    # its records kept for export (`medvqa export`), never scored nor counted in a denominator
+    held_out: bool = False
 
     @field_validator("options")
     @classmethod

@@ -27,6 +27,8 @@ from .items import DataError
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
 LOCK = "run.lock"
+# A record of an item whose answers are withheld carries this field (true): it is never scored.
+HELD_OUT = "held_out"
 # Manifest fields that must match for a run directory to be resumed.
 IDENTITY = ("benchmark", "split", "data_fingerprint", "model", "params", "conditions", "templates")
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -87,11 +89,12 @@ def read_manifest(run_dir: Path) -> dict:
     return manifest
 
 
-def read_records(run_dir: Path) -> list[dict]:
+def read_records(run_dir: Path, *, held_out: bool = False) -> list[dict]:
     """The newest complete record of each (item, condition), in file order of first
     appearance. A trailing partial line (a killed writer) is ignored; a broken line anywhere
-    else is an error naming the line."""
-    return newest_per_pair(read_all_records(run_dir))
+    else is an error naming the line. Records of held-out items (never scored) are left out
+    unless `held_out`."""
+    return [r for r in newest_per_pair(read_all_records(run_dir)) if held_out or not r.get(HELD_OUT)]
 
 
 def read_all_records(run_dir: Path) -> list[dict]:

@@ -173,7 +173,7 @@ def to_item(row: Row, labels: dict[str, tuple[str, ...]], context: str) -> Item:
                                for name, cols in CONTEXT_FIELDS.items()}}
     return Item(id=row.id, benchmark=BENCHMARK, question=d["question"], options=options, gold=gold,
                 answer_format=answer_format, images=images, language="en", meta=meta,
-                exclusion_reason=PRIVATE_REASON if split == "private" else None)
+                exclusion_reason=PRIVATE_REASON if split == "private" else None, held_out=split == "private")
 
 
 def load_items(root: Path, context: str) -> list[Item]:

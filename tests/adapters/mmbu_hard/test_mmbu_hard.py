@@ -361,3 +361,28 @@ def test_cli_run_with_context_and_judge_and_clean_errors(fixture, tmp_path):
     none = subprocess.run([sys.executable, "-m", "medvqa.cli", "judge", str(tmp_path / "jmed"), "--judge", "x/y"],
                           capture_output=True, text=True)
     assert none.returncode == 1 and "benchmark jmed48k declares no judge" in none.stderr
+
+
+def test_private_items_are_asked_never_scored_and_exported(fixture, tmp_path):
+    root, info = fixture
+    replay = tmp_path / "answers.jsonl"
+    replay.write_text(info["replay"].read_text() + "".join(
+        json.dumps({"item_id": f"cls_open-{10_000 + j}", "condition": "C+Q", "response": '{"answer": "pneumonia"}'})
+        + "\n" for j in range(2)))
+    _, summary = medvqa.run("mmbu_hard", f"replay:{replay}", data=str(root), split="all", conditions="C+Q",
+                            run_dir=str(tmp_path / "all"), progress=False)
+    n_public = len(CASES) + 4 + len(DETECTION)
+    assert summary["n_records"] == n_public and summary["n_held_out"] == 2
+    assert summary["conditions"]["C+Q"]["n"] == n_public  # private records enter no denominator
+    assert {r["item_id"] for r in medvqa.read_run(tmp_path / "all").records}.isdisjoint({"cls_open-10000"})
+    out = subprocess.run([sys.executable, "-m", "medvqa.cli", "export", str(tmp_path / "all"), "--out",
+                          str(tmp_path / "pred.jsonl"), "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    lines = {x["item_id"]: x for x in map(json.loads, (tmp_path / "pred.jsonl").read_text().splitlines())}
+    assert len(lines) == n_public + 2
+    assert lines["cls_open-10000"]["prediction"] == '{"answer": "pneumonia"}' and lines["cls_open-10000"]["split"] == "private"
+    assert lines["cls_open-10000"]["status"] == "answered"
+    # re-scoring leaves private records unscored
+    rescored = subprocess.run([sys.executable, "-m", "medvqa.cli", "score", str(tmp_path / "all"), "--json"],
+                              capture_output=True, text=True)
+    assert rescored.returncode == 0 and json.loads(rescored.stdout)["changed"] == 0
