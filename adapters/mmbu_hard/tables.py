@@ -1,5 +1,5 @@
-"""`medvqa report RUN --table mmbu_hard`: micro-F1 with its bootstrap CI per condition, task
-and format; closed − open (Δ) per task family; the random baseline's expected score on closed
+"""`medvqa report RUN --table mmbu_hard`: micro-F1 (a fraction, 0-1) with its bootstrap CI per
+condition, task and format; closed − open (Δ) per task family; the random baseline's expected score on closed
 items; and how many free-text answers are still unjudged."""
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ def task_family(task: str) -> str:
     return _FORMAT_WORD.sub("", task).strip("_-") or task
 
 
+def _round(value):
+    return None if value is None else round(float(value), 4)
+
+
 class MMBUTables:
     def __init__(self, records: list[dict], iou_threshold: float):
         self.records = records
@@ -34,11 +38,13 @@ class MMBUTables:
         for (cond, task, fmt), recs in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
             m = micro_f1([counts(r, self.iou_threshold) for r in recs])
             rows.append({"condition": cond, "task": task, "format": fmt, "n": m["n"], "tp": m["tp"], "fp": m["fp"],
-                         "fn": m["fn"], "micro_f1": m["value"], "ci_low": m["ci"][0] if m["ci"] else None,
-                         "ci_high": m["ci"][1] if m["ci"] else None,
+                         "fn": m["fn"], "micro_f1": _round(m["value"]),
+                         "f1_ci_low": _round(m["ci"][0]) if m["ci"] else None,
+                         "f1_ci_high": _round(m["ci"][1]) if m["ci"] else None,
                          "unjudged": sum(r.get("rule") == "unjudged" for r in recs),
                          "judge_errors": sum(r.get("rule") == "judge-error" for r in recs)})
-        by_task = pd.DataFrame(rows)
+        by_task = pd.DataFrame(rows, columns=["condition", "task", "format", "n", "tp", "fp", "fn", "micro_f1",
+                                              "f1_ci_low", "f1_ci_high", "unjudged", "judge_errors"])
         deltas = []
         fam: dict[tuple, dict[str, list[dict]]] = {}
         for r in self.records:
@@ -47,9 +53,11 @@ class MMBUTables:
             if "open" in by_format and "closed" in by_format:
                 closed = micro_f1([counts(r, self.iou_threshold) for r in by_format["closed"]], resamples=1)["value"]
                 opened = micro_f1([counts(r, self.iou_threshold) for r in by_format["open"]], resamples=1)["value"]
-                deltas.append({"condition": cond, "task_family": family, "closed_f1": closed, "open_f1": opened,
-                               "delta": None if closed is None or opened is None else closed - opened})
-        return {"micro_f1": by_task, "closed_minus_open": pd.DataFrame(deltas),
+                deltas.append({"condition": cond, "task_family": family, "closed_f1": _round(closed),
+                               "open_f1": _round(opened),
+                               "delta": None if closed is None or opened is None else _round(closed - opened)})
+        delta = pd.DataFrame(deltas, columns=["condition", "task_family", "closed_f1", "open_f1", "delta"])
+        return {"micro_f1": by_task, "closed_minus_open": delta,
                 "random_baseline": self._random_baseline()}
 
     def _random_baseline(self) -> pd.DataFrame:
@@ -63,8 +71,8 @@ class MMBUTables:
                 groups.setdefault((r["condition"], r.get("task")), []).append(r)
         for (cond, task), recs in sorted(groups.items()):
             rows.append({"condition": cond, "task": task, "format": "closed", "n": len(recs),
-                         "expected_micro_f1": sum(1 / r["n_options"] for r in recs) / len(recs)})
-        return pd.DataFrame(rows)
+                         "expected_micro_f1": _round(sum(1 / r["n_options"] for r in recs) / len(recs))})
+        return pd.DataFrame(rows, columns=["condition", "task", "format", "n", "expected_micro_f1"])
 
     def render(self, fmt: str) -> str:
         frames = self.frames()
