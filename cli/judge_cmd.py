@@ -21,9 +21,17 @@ def command(run_dir, judges, api_base, concurrency, timeout, max_retries, no_cac
 
     options = {k: v for k, v in {"api_base": api_base, "concurrency": concurrency, "timeout": timeout,
                                  "max_retries": max_retries}.items() if v is not None}
+    from medvqa.core.inference.preflight import PreflightError
+
     with user_errors():
-        summary = judge_run(run_dir, judges, backend_options=options, cache=not no_cache,
-                            progress=None if as_json else (lambda line: click.echo(line, err=True)))
+        try:
+            summary = judge_run(run_dir, judges, backend_options=options, cache=not no_cache,
+                                progress=None if as_json else (lambda line: click.echo(line, err=True)))
+        except PreflightError as exc:
+            raise click.ClickException(str(exc)) from None
+        except KeyboardInterrupt:
+            click.echo("judging interrupted; the verdicts so far are saved: run the same command to resume", err=True)
+            raise SystemExit(130) from None
     if as_json:
         print_json(summary)
         return
