@@ -10,16 +10,18 @@ from ._common import print_json, user_errors
 @click.option("--table", "table_set", help="The benchmark's own tables, named after it (e.g. jmed48k).")
 @click.option("--pass", "pass_report", is_flag=True,
               help="Pass / fail / not evaluable per exam against the official criteria, with the margin.")
+@click.option("--judges", "judges", is_flag=True,
+              help="Judge sensitivity: each judge's accuracy, their agreement and Cohen's kappa.")
 @click.option("--format", "fmt", type=click.Choice(["md", "csv", "latex", "json"]), default="md", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
-def command(run_dir, by, table_set, pass_report, fmt, as_json) -> None:
+def command(run_dir, by, table_set, pass_report, judges, fmt, as_json) -> None:
     """Accuracy by condition (and by any stratum) with n, exclusions and status counts; or the
     benchmark's own tables (--table); or pass / fail against its criteria (--pass)."""
     from medvqa.core.api import report
 
     fmt = "json" if as_json else fmt
     with user_errors():
-        output = report(run_dir, by=by, table=table_set, pass_lines=pass_report, fmt=fmt)
+        output = report(run_dir, by=by, table=table_set, pass_lines=pass_report, judges=judges, fmt=fmt)
     if fmt == "json":
         print_json(output)
     else:

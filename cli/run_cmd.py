@@ -10,7 +10,7 @@ EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the prefli
 EXIT_UNTRUSTED = 4  # the run finished, but errors exceed --max-error-rate or no request succeeded
 # and 130 (EXIT_INTERRUPTED, core/run/interrupt.py): Ctrl-C; the run resumes where it stopped
 JSON_FIELDS = ("run_dir", "n_items", "n_records", "n_excluded", "accuracy", "conditions", "n_image_fallback",
-               "errors", "error_rate", "max_error_rate", "failure")
+               "errors", "error_rate", "max_error_rate", "failure", "judged", "n_held_out")
 
 
 def _key_values(pairs: tuple[str, ...], option: str) -> dict:
@@ -59,6 +59,10 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--select", "select", multiple=True, metavar="FIELD=V1,V2",
               help="Only items whose stratum FIELD is one of the values (repeat for more fields), "
                    "e.g. --select year=2024,2025.")
+@click.option("--context", help="Context template, for benchmarks that offer several (e.g. none, modality, full).")
+@click.option("--judge", "judges", multiple=True, metavar="MODEL",
+              help="Judge free-text answers with MODEL (any litellm model); repeat for several, the first counts.")
+@click.option("--judge-api-base", metavar="URL", help="Server URL of the judge model.")
 @click.option("--conditions", help="Any of C, C+Q, C+I, C+Q+I (default: the benchmark's, C+Q,C+Q+I for most).")
 @click.option("--limit", type=int, help="Only the first N items.")
 @click.option("--convention", help="One of the benchmark's scoring conventions (its default when omitted).")
@@ -95,7 +99,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--batch-size", type=click.IntRange(min=1), help="Conversations per vLLM batch (vllm/ models, default 512).")
 @click.option("--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
               help="vllm.LLM(...) argument, e.g. max_model_len=8192 (vllm/ models).")
-def command(benchmark, model, data, sample, split, select, conditions, limit, convention, run_dir, seed,
+def command(benchmark, model, data, sample, split, select, context, judges, judge_api_base, conditions, limit, convention, run_dir, seed,
             no_cache, no_retry_errors, max_error_rate, as_json, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
             max_image_side, price, temperature, max_tokens, params, response_format, workers, tensor_parallel_size,
             batch_size, engine_options, **shorthands) -> None:
@@ -112,6 +116,8 @@ def command(benchmark, model, data, sample, split, select, conditions, limit, co
             benchmark=benchmark, model=model, data=data, sample=sample, split=split,
             select=selections(select, shorthands, click.get_current_context().command.params),
             conditions=conditions, limit=limit, convention=convention, run_dir=run_dir, seed=seed, cache=not no_cache,
+            context=context, judges=list(judges) or None,
+            judge_options={"api_base": judge_api_base} if judge_api_base else {},
             command_line=["medvqa", *sys.argv[1:]], allow_invalid=allow_invalid, forced_guess=forced_guess,
             retry_errors=not no_retry_errors, max_error_rate=max_error_rate,
             backend_options=backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
@@ -127,7 +133,7 @@ def command(benchmark, model, data, sample, split, select, conditions, limit, co
             sys.exit(EXIT_INTERRUPTED)
     summary = result.summary()
     if as_json:
-        print_json({k: summary[k] for k in JSON_FIELDS})
+        print_json({k: summary[k] for k in JSON_FIELDS if k in summary})
     else:
         _print_summary(summary)
     if summary["failure"]:
@@ -154,6 +160,9 @@ def _print_summary(summary: dict) -> None:
         click.echo(f"tokens: {summary['usage']['prompt_tokens']:,} prompt + "
                    f"{summary['usage']['completion_tokens']:,} completion{cost}")
     click.echo(condition_table(summary["conditions"]))
+    if summary.get("n_held_out"):
+        click.echo(f"held-out records (answers withheld, not scored): {summary['n_held_out']}; "
+                   f"medvqa export {summary['run_dir']} writes them for evaluation")
     click.echo(f"errors: {summary['errors']} of {summary['n_records']} records ({100 * summary['error_rate']:.1f}%; "
                f"--max-error-rate {100 * summary['max_error_rate']:g}%)")
     click.echo(f"tables: medvqa report {summary['run_dir']}")

@@ -82,19 +82,26 @@ def _names(by: str | Iterable[str] | None) -> list[str]:
 
 
 def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table: str | None = None,
-           pass_lines: bool = False, fmt: str = "json") -> Any:
+           pass_lines: bool = False, judges: bool = False, fmt: str = "json") -> Any:
     """What `medvqa report` prints for a run: accuracy by condition (and `by` strata; without
     `by`, then by each of the benchmark's default strata, `by=""` for by condition only), or
-    the benchmark's own `table` set, or its `pass_lines`. With `fmt="json"` (the default) the
-    parsed JSON document `--json` prints; `md`, `csv` or `latex` give the text."""
+    the benchmark's own `table` set, or its `pass_lines`, or the agreement of its `judges`.
+    With `fmt="json"` (the default) the parsed JSON document `--json` prints; `md`, `csv` or
+    `latex` give the text."""
     from medvqa.core import plugins
     from medvqa.core.report import accuracy_table, render
     from medvqa.core.run.saved import read_run
     from medvqa.core.run.store import read_manifest, read_records
 
     run_dir = Path(run_dir)
-    if table and pass_lines:
-        raise ValueError("ask for either the benchmark's tables (--table) or its pass lines (--pass), not both")
+    if sum(map(bool, (table, pass_lines, judges))) > 1:
+        raise ValueError("ask for either the benchmark's tables (--table), its pass lines (--pass) or its judges' "
+                         "agreement (--judges), not several")
+    if judges:
+        from medvqa.core.scoring.judge import agreement_text, judge_agreement
+
+        doc = judge_agreement(read_records(run_dir))
+        return doc if fmt == "json" else agreement_text(doc)
     if pass_lines:
         saved = read_run(run_dir)
         result = saved.benchmark.pass_report(list(saved.items.values()), saved.records)

@@ -166,6 +166,12 @@ class Benchmark:
         return {"metric": self.headline_metric, "value": correct / n if n else None, "n": n,
                 "ci": list(ci) if ci is not None else None}
 
+
+    def judge(self) -> Any:
+        """The `medvqa.JudgePrompt` with which a judge model scores this benchmark's free-text
+        answers (`medvqa judge`, `medvqa run --judge`); None when it has none."""
+        return None
+
     def validate(self, path: Path) -> list:
         """`Finding`s about the data at `path` (`medvqa validate`, and `medvqa run` refuses
         error-level findings); none by default."""

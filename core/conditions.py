@@ -62,6 +62,7 @@ def applicable(item: Item) -> tuple[Condition, ...]:
 
 
 def plan(items: list[Item], conditions: tuple[Condition, ...]) -> list[tuple[Item, Condition]]:
-    """Every (item, condition) pair to request, in a stable order: excluded items never enter."""
-    return [(item, cond) for item in items if not item.excluded for cond in conditions
+    """Every (item, condition) pair to request, in a stable order: excluded items never enter,
+    except held-out ones (asked, never scored)."""
+    return [(item, cond) for item in items if not item.excluded or item.held_out for cond in conditions
             if cond in applicable(item)]

@@ -103,11 +103,17 @@ class Gold(BaseModel):
     alternatives: tuple[tuple[str, ...], ...] = ()
     text: str | None = None  # open-ended reference answer
     box: tuple[float, float, float, float] | None = None  # [x, y, w, h]
+    boxes: tuple[tuple[float, float, float, float], ...] = ()  # several gold boxes, each [x, y, w, h]
     raw: Any = None
 
     @property
+    def all_boxes(self) -> tuple[tuple[float, float, float, float], ...]:
+        """Every gold box: `box` and `boxes` together."""
+        return ((self.box,) if self.box is not None else ()) + self.boxes
+
+    @property
     def format(self) -> GoldFormat:
-        if self.box is not None:
+        if self.box is not None or self.boxes:
             return "bbox"
         if self.text is not None and not self.alternatives:
             return "text"
@@ -175,6 +181,9 @@ class Item(BaseModel):
     language: str = "en"
     meta: dict[str, Any] = Field(default_factory=dict)  # strata the adapter declares: year, section, ...
     exclusion_reason: str | None = None
+    # answers withheld by the benchmark's owners (a private test split): the item is asked and
+    # its records kept for export (`medvqa export`), never scored nor counted in a denominator
+    held_out: bool = False
 
     @field_validator("options")
     @classmethod

@@ -28,6 +28,7 @@ DEFAULT_PLUGINS = (
     "medvqa.adapters.jmed48k.plugin",
     "medvqa.adapters.polish_pes.plugin",
     "medvqa.adapters.kokushimd10.plugin",
+    "medvqa.adapters.mmbu_hard.plugin",
     "medvqa.core.inference.baselines",
     "medvqa.core.inference.engines",
 )

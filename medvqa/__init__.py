@@ -39,6 +39,7 @@ _EXPORTS = {
     "Finding": "medvqa.core.validation",
     "lone_surrogate": "medvqa.core.validation",
     "Score": "medvqa.core.scoring.score",
+    "JudgePrompt": "medvqa.core.scoring.judge",
     "hookimpl": "medvqa.core.hookspecs",
     "read_jsonl": "medvqa.core.jsonl",
     "read_json": "medvqa.core.jsonl",
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
     from medvqa.core.run.imported import write_run
     from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image
     from medvqa.core.jsonl import read_json, read_jsonl
+    from medvqa.core.scoring.judge import JudgePrompt
     from medvqa.core.messages import Template
     from medvqa.core.scoring.patterns import ANSWER_TOKEN, LanguagePatterns
     from medvqa.core.run.saved import SavedRun, read_run

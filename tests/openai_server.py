@@ -41,6 +41,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 from urllib.request import urlopen
 
 from aiohttp import web
@@ -169,6 +170,11 @@ class OpenAIServer:
     port: int = 0
     model: str = "test"
     keep_bodies: bool = False
+    # Answers from the request content instead of option labels (a judge, for instance): a
+    # function of the messages' text, or canned replies by content key; None falls through to
+    # the default answer.
+    reply: Callable[[str], str | None] | None = None
+    replies: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         self.counts: Counter[str] = Counter()  # requests received per content key
@@ -236,7 +242,7 @@ class OpenAIServer:
         if fault == "non_json":
             return web.Response(text="<html><body>502 upstream went away</body></html>", status=200,
                                 content_type="application/json")
-        text = json.dumps(shaped_answer(answer_for(messages, key), body.get("response_format")), ensure_ascii=False)
+        text = self._reply(messages, key, body.get("response_format"))
         refusal = None
         if fault in ("null_content", "refusal"):
             text, refusal = None, REFUSAL if fault == "refusal" else None
@@ -255,6 +261,16 @@ class OpenAIServer:
             request.transport.close()
             raise asyncio.CancelledError
         return web.Response(body=payload, content_type="application/json")
+
+    def _reply(self, messages: list[dict], key: str, response_format: dict | None) -> str:
+        if self.replies and key in self.replies:
+            return self.replies[key]
+        if self.reply is not None:
+            prompt = "\n".join(t for _, parts in canonical_messages(messages) for kind, t in parts if kind == "text")
+            got = self.reply(prompt)
+            if got is not None:
+                return got
+        return json.dumps(shaped_answer(answer_for(messages, key), response_format), ensure_ascii=False)
 
     async def _serve(self) -> None:
         self._runner = web.AppRunner(self.app(), access_log=None, handler_cancellation=True)
@@ -344,13 +360,16 @@ def main(argv: list[str] | None = None) -> None:
         parser.add_argument(f"--{kind.replace('_', '-')}", type=float, help=f"rate of {kind} faults")
     parser.add_argument("--retry-after", type=float, default=0.05, help="Retry-After seconds sent with 429")
     parser.add_argument("--hang", type=float, default=30.0, help="seconds a 'timeout' fault hangs")
+    parser.add_argument("--replies", help="JSON file of canned replies: {content key: reply text}")
     args = parser.parse_args(argv)
     faults = Faults.every_kind(args.faults) if args.faults else Faults()
     for kind in FAULT_KINDS + CLIENT_ERRORS + ANSWER_FAULTS:
         if getattr(args, kind) is not None:
             setattr(faults, kind, getattr(args, kind))
     faults.retry_after_s, faults.hang_s = args.retry_after, args.hang
-    OpenAIServer(latency=args.latency, faults=faults, seed=args.seed, host=args.host, port=args.port).serve_forever()
+    replies = json.loads(Path(args.replies).read_text()) if args.replies else None
+    OpenAIServer(latency=args.latency, faults=faults, seed=args.seed, host=args.host, port=args.port,
+                 replies=replies).serve_forever()
 
 
 if __name__ == "__main__":

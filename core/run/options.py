@@ -35,6 +35,9 @@ class RunOptions:
     split: str | None = None
     # field -> accepted values (`--select field=v1,v2`), passed to the benchmark's loader
     select: dict[str, list[str]] | None = None
+    context: str | None = None  # the benchmark's context template, for benchmarks that offer several
+    judges: list[str] | None = None  # judge models for free-text answers (the first one's verdict counts)
+    judge_options: dict[str, Any] = field(default_factory=dict)  # the judge backends' options
     conditions: str | None = None  # None: the benchmark's default_conditions
     limit: int | None = None
     run_dir: str | None = None
@@ -52,7 +55,8 @@ class RunOptions:
     def load_options(self) -> dict[str, Any]:
         """What `medvqa score` needs to load the same items again."""
         return {"data": str(Path(self.data).resolve()) if self.data else None, "split": self.split,
-                "sample": self.sample, "select": self.select, "limit": self.limit}
+                "sample": self.sample, "select": self.select, "limit": self.limit,
+                **({"context": self.context} if self.context else {})}
 
 
 _LOAD_KEYS = ("data", "split", "sample", "select", "limit")
@@ -128,6 +132,13 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     finally:
         if cache is not None:
             cache.close()
+    if options.judges:  # free-text answers judged once the answers are in
+        from medvqa.core.scoring.judge import judge_run
+
+        judged = judge_run(run_dir, options.judges, backend_options=options.judge_options, cache=options.cache,
+                           cache_path=options.cache_path)
+        result.records = read_records(run_dir)
+        result.judged = judged
     result.n_image_fallback = image_fallbacks(items, conditions)
     result.max_error_rate = options.max_error_rate
     return result

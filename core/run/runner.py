@@ -22,8 +22,9 @@ from medvqa.core.run.forced import forced_guess_requests
 from medvqa.core.inference.base import Backend, Request, Response, backend_request_key
 from medvqa.core.inference.cache import ResponseCache
 from medvqa.core.items import Item, fingerprint_items
+from medvqa.core.scoring.judge import apply_verdict
 from medvqa.core.scoring.score import score
-from medvqa.core.run.store import RunStore, newest_per_pair
+from medvqa.core.run.store import HELD_OUT, RunStore, newest_per_pair
 from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, by_condition, health
 
 RETRIED_STATUSES = ("error", "missing")  # what a re-run asks again by default
@@ -79,7 +80,7 @@ def rescore_record(benchmark: Benchmark, item: Item, record: dict, patterns: tup
     out.pop(SCORING_ERROR, None)
     if reason is not None:
         out[SCORING_ERROR] = reason
-    return out
+    return apply_verdict(out)  # a judge's verdict on a free-text answer survives re-scoring
 
 
 def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple,
@@ -97,6 +98,9 @@ def _scored_safely(benchmark: Benchmark, item: Item, text: str | None, error: st
     refusal is status `refusal`; any exception while reading or scoring one answer (a reader
     bug, an answer nested too deeply) makes that record a `parse_failure` and the run goes on."""
     try:
+        if item.held_out:  # answers withheld: the response is kept for export, never scored
+            status = "error" if error is not None else "missing" if text is None else "answered"
+            return None, status, None, "held-out", {**benchmark.record_fields(item), HELD_OUT: True}, None
         if refused and error is None:
             return None, "refusal", False, PROVIDER_REFUSAL, benchmark.record_fields(item), None
         return (*_scored(benchmark, item, text, error, patterns, saved), None)
@@ -118,6 +122,8 @@ class RunResult:
     cost_usd: float = 0.0
     n_image_fallback: int = 0  # items whose image files are missing: run without images only
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
+    judged: dict | None = None  # what `judge_run` did, when the run was judged
+    held_out: list[dict] = field(default_factory=list)  # records of held-out items: exported, not scored
 
     def accuracy(self) -> dict[str, float]:
         return {c: s["accuracy"] for c, s in by_condition(self.records).items()}
@@ -127,9 +133,11 @@ class RunResult:
         `failure` says why the run cannot be trusted (None when it can)."""
         return {"run_dir": str(self.run_dir), "n_items": self.n_items, "n_records": len(self.records),
                 "n_excluded": self.n_excluded, "accuracy": self.accuracy(), "conditions": by_condition(self.records),
-                "n_image_fallback": self.n_image_fallback, **health(self.records, self.max_error_rate),
+                "n_image_fallback": self.n_image_fallback, **health(self.records + self.held_out, self.max_error_rate),
+                **({"n_held_out": len(self.held_out)} if self.held_out else {}),
                 "requested": self.requested, "cache_hits": self.cache_hits, "usage": self.usage,
-                "cost_usd": self.cost_usd, "elapsed_s": round(self.elapsed_s, 3)}
+                "cost_usd": self.cost_usd, "elapsed_s": round(self.elapsed_s, 3),
+                **({"judged": self.judged} if self.judged is not None else {})}
 
 
 @dataclass
@@ -239,7 +247,8 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
         gc.unfreeze()
         if spec.cache is not None:
             spec.cache.flush()
-    result.records = newest_per_pair(records)
+    result.records = [r for r in newest_per_pair(records) if not r.get(HELD_OUT)]
+    result.held_out = [r for r in newest_per_pair(records) if r.get(HELD_OUT)]
     backend = state["backend"]
     result.usage = {k: backend.get(k, 0) for k in ("prompt_tokens", "completion_tokens")}
     result.cost_usd = round(backend.get("cost_usd", 0.0), 6)

@@ -27,6 +27,8 @@ from medvqa.core.items import DataError
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
 LOCK = "run.lock"
+# A record of an item whose answers are withheld carries this field (true): it is never scored.
+HELD_OUT = "held_out"
 # Manifest fields that must match for a run directory to be resumed.
 IDENTITY = ("benchmark", "split", "data_fingerprint", "model", "params", "conditions", "templates", "convention")
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -87,11 +89,12 @@ def read_manifest(run_dir: Path) -> dict:
     return manifest
 
 
-def read_records(run_dir: Path) -> list[dict]:
+def read_records(run_dir: Path, *, held_out: bool = False) -> list[dict]:
     """The newest complete record of each (item, condition), in file order of first
     appearance. A trailing partial line (a killed writer) is ignored; a broken line anywhere
-    else is an error naming the line."""
-    return newest_per_pair(read_all_records(run_dir))
+    else is an error naming the line. Records of held-out items (never scored) are left out
+    unless `held_out`."""
+    return [r for r in newest_per_pair(read_all_records(run_dir)) if held_out or not r.get(HELD_OUT)]
 
 
 def read_all_records(run_dir: Path) -> list[dict]:
@@ -246,9 +249,16 @@ class RunStore:
             raise write_error(self.records_path, exc) from None
 
     def append(self, record: dict) -> None:
+        self.append_many([record])
+
+    def append_many(self, records: list[dict]) -> None:
+        """Append whole lines with one write (a caller that produces records faster than one
+        system call each, such as a judge, batches them)."""
+        if not records:
+            return
         if self._fd is None:
             self._start_writing()
-        data = _line(record, self._scrub)
+        data = b"".join(_line(record, self._scrub) for record in records)
         try:
             written = 0
             while written < len(data):  # a whole line reaches the OS at once
@@ -257,7 +267,7 @@ class RunStore:
             self._cut_back()
             raise write_error(self.records_path, exc) from None
         self._end += len(data)
-        self._pending += 1
+        self._pending += len(records)
         now = time.monotonic()
         if self._pending >= self.fsync_every or now - self._last_sync >= self.fsync_seconds:
             self.sync()

@@ -4,8 +4,9 @@ succeeded). Pure functions of records."""
 
 from __future__ import annotations
 
-from medvqa.core.report import STATUSES
-from medvqa.core.audit.stats import binomial_ci
+# Statuses in table order (the same tuple as `report.STATUSES`, which imports pandas: this
+# module stays light, so commands that only read runs start fast).
+STATUSES = ("answered", "refusal", "parse_failure", "error", "missing")
 
 DEFAULT_MAX_ERROR_RATE = 0.05
 # Statuses of a request that reached the model and came back with an answer of some kind.
@@ -14,6 +15,8 @@ SUCCEEDED = ("answered", "refusal", "parse_failure")
 
 def accuracy_with_ci(correct: int, n: int) -> dict:
     """{n, correct, accuracy, ci}: the exact (Clopper-Pearson) 95 % interval; None when n = 0."""
+    from medvqa.core.audit.stats import binomial_ci  # scipy, imported on first use
+
     ci = binomial_ci(correct, n)
     return {"n": n, "correct": correct, "accuracy": correct / n if n else None,
             "ci": list(ci) if ci is not None else None}

@@ -55,7 +55,7 @@ def test_allow_list_limits_third_party_plugins_only(monkeypatch, allow, capsys):
     try:
         assert "jmed48k" in plugins.benchmarks()
         assert {"random", "constant", "replay", "litellm"} <= set(plugins.backends())
-        with pytest.raises(KeyError, match=r"unknown benchmark 'nope'; installed: igakuqa, jmed48k, kokushimd10, polish_pes, yakugakuqa"):
+        with pytest.raises(KeyError, match=r"unknown benchmark 'nope'; installed: igakuqa, jmed48k, kokushimd10, mmbu_hard, polish_pes, yakugakuqa"):
             plugins.get_benchmark("nope")
         warning = capsys.readouterr().err
         assert (f"MEDVQA_LOAD_PLUGINS names {allow}, not installed" in warning) == bool(allow)

@@ -1,0 +1,129 @@
+"""The MMBU-hard benchmark: biomedical VQA over 35 submodalities, open and closed
+classification and detection, scored by micro-F1; open answers are judged by a model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from medvqa import AnswerConventions, Benchmark, Item, Score, Template
+
+from . import hub, loader, templates
+from .detection import IOU_THRESHOLD, box_text, match, parse_boxes
+from .judge import MMBUJudge, answer_text
+from .metrics import counts, micro_f1
+
+
+class MMBUHard(Benchmark):
+    name = "mmbu_hard"
+    title = "MMBU-hard: open-ended biomedical VQA (classification and detection, 35 submodalities)"
+    language = "en"
+    splits = ("public", "private", "all")
+    default_split = "public"
+    strata = ("task", "format", "kind", "modality", "submodality", "dataset", "split")
+    default_strata = ("task", "format")
+    headline_metric = "micro_f1"
+
+    def __init__(self, iou_threshold: float = IOU_THRESHOLD):
+        self.iou_threshold = iou_threshold
+
+    # -- data ------------------------------------------------------------------------
+
+    def load(self, path: Path | None = None, split: str | None = None, *,
+             select: Mapping[str, list[str]] | None = None, years: list | None = None,
+             professions: list | None = None, context: str | None = None, **_: Any) -> list[Item]:
+        split = split or self.default_split
+        if split not in self.splits:
+            raise ValueError(f"unknown split {split!r} for mmbu_hard; choose from {', '.join(self.splits)}")
+        context = context or "none"
+        if context not in templates.CONTEXTS:
+            raise ValueError(f"unknown context {context!r} for mmbu_hard; choose from {', '.join(templates.CONTEXTS)}")
+        if years or professions:
+            raise ValueError("mmbu_hard items have no exam year or profession; select them by task, format, "
+                             "modality, submodality or dataset")
+        items = loader.load_items(Path(path) if path is not None else hub.download(), context)
+        if split != "all":
+            items = [it for it in items if it.meta["split"] == split]
+        for field, values in (select or {}).items():
+            if field not in self.strata:
+                raise ValueError(f"cannot select mmbu_hard items by {field!r}; choose from {', '.join(self.strata)}")
+            accepted = {str(v).casefold() for v in values}
+            items = [it for it in items if str(it.meta.get(field)).casefold() in accepted]
+        return items
+
+    def validate(self, path: Path) -> list:
+        from .validate import validate
+
+        return validate(path)
+
+    # -- prompts ---------------------------------------------------------------------
+
+    def template(self, item: Item) -> Template:
+        return templates.TEMPLATES[(templates.template_kind(item.meta), item.meta.get("context", "none"))]
+
+    def render(self, item, condition, *, suffix=None):
+        template = self.template(item)
+        messages = template.render(item, condition, suffix=suffix)
+        context = templates.context_text(template, item.meta)
+        if context:
+            user = messages[-1]
+            if isinstance(user["content"], str):
+                user["content"] = f"{context}\n\n{user['content']}"
+            else:
+                first = next(p for p in user["content"] if p["type"] == "text")
+                first["text"] = f"{context}\n\n{first['text']}"
+        return messages
+
+    def response_schema(self, item: Item) -> dict | None:
+        """The answer object structured output asks for: the class name for open items, a box
+        for detection; closed items keep the default `{"answer": [<label>]}`."""
+        kind = templates.template_kind(item.meta)
+        if kind == "open":
+            return {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
+                    "additionalProperties": False}
+        if kind == "detection":
+            return {"type": "object", "properties": {"box": {"type": "array", "items": {"type": "number"},
+                                                             "minItems": 4, "maxItems": 4}},
+                    "required": ["box"], "additionalProperties": False}
+        return None
+
+    def record_fields(self, item: Item) -> dict[str, Any]:
+        fields = super().record_fields(item)
+        if item.gold is not None and item.gold.format == "bbox":
+            fields["gold_boxes"] = [list(b) for b in item.gold.all_boxes]
+        if item.options:
+            fields["n_options"] = len(item.options)
+        return fields
+
+    # -- scoring ---------------------------------------------------------------------
+
+    def answer_conventions(self) -> AnswerConventions:
+        return AnswerConventions(score_open=self.score_open)
+
+    def score_open(self, item: Item, response_text: str) -> Score:
+        """Detection: IoU against the gold boxes (correct when greedy matching finds every gold
+        box and nothing else). Free text: the answer read from the reply, incorrect until a
+        judge's verdict (`medvqa judge`) says otherwise."""
+        if item.gold.format == "bbox":
+            boxes = parse_boxes(response_text)
+            if not boxes:
+                return Score(False, "parse_failure", None, None)
+            tp, fp, fn = match(boxes, item.gold.all_boxes, self.iou_threshold)
+            return Score(fp == 0 and fn == 0, "answered", tuple(box_text(b) for b in boxes), "iou")
+        return Score(False, "answered", (answer_text(response_text),), "unjudged")
+
+    def judge(self) -> MMBUJudge:
+        return MMBUJudge()
+
+    # -- metrics ---------------------------------------------------------------------
+
+    def headline(self, records: list[dict]) -> dict:
+        """Micro-F1 over the records given, with its 95 % bootstrap CI (1,000 resamples of
+        datapoints, seed 0)."""
+        result = micro_f1([counts(r, self.iou_threshold) for r in records])
+        return {"metric": "micro_f1", "value": result["value"], "n": result["n"], "ci": result["ci"]}
+
+    def report_tables(self, records: list[dict], manifest: dict):
+        from .tables import MMBUTables
+
+        return MMBUTables(records, self.iou_threshold)

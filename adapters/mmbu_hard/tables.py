@@ -1,0 +1,81 @@
+"""`medvqa report RUN --table mmbu_hard`: micro-F1 (a fraction, 0-1) with its bootstrap CI per
+condition, task and format; closed − open (Δ) per task family; the random baseline's expected score on closed
+items; and how many free-text answers are still unjudged."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+
+from medvqa.tables import render
+
+from .metrics import counts, micro_f1
+
+_FORMAT_WORD = re.compile(r"(?:^|[_-])(open|closed)(?=$|[_-])", re.I)
+
+
+def task_family(task: str) -> str:
+    """A task's name without its open / closed word (`cls_open` and `cls_closed` → `cls`)."""
+    return _FORMAT_WORD.sub("", task).strip("_-") or task
+
+
+def _round(value):
+    return None if value is None else round(float(value), 4)
+
+
+class MMBUTables:
+    def __init__(self, records: list[dict], iou_threshold: float):
+        self.records = records
+        self.iou_threshold = iou_threshold
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        groups: dict[tuple, list[dict]] = {}
+        for r in self.records:
+            groups.setdefault((r["condition"], r.get("task"), r.get("format")), []).append(r)
+        rows = []
+        for (cond, task, fmt), recs in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+            m = micro_f1([counts(r, self.iou_threshold) for r in recs])
+            rows.append({"condition": cond, "task": task, "format": fmt, "n": m["n"], "tp": m["tp"], "fp": m["fp"],
+                         "fn": m["fn"], "micro_f1": _round(m["value"]),
+                         "f1_ci_low": _round(m["ci"][0]) if m["ci"] else None,
+                         "f1_ci_high": _round(m["ci"][1]) if m["ci"] else None,
+                         "unjudged": sum(r.get("rule") == "unjudged" for r in recs),
+                         "judge_errors": sum(r.get("rule") == "judge-error" for r in recs)})
+        by_task = pd.DataFrame(rows, columns=["condition", "task", "format", "n", "tp", "fp", "fn", "micro_f1",
+                                              "f1_ci_low", "f1_ci_high", "unjudged", "judge_errors"])
+        deltas = []
+        fam: dict[tuple, dict[str, list[dict]]] = {}
+        for r in self.records:
+            fam.setdefault((r["condition"], task_family(str(r.get("task")))), {}).setdefault(r.get("format"), []).append(r)
+        for (cond, family), by_format in sorted(fam.items()):
+            if "open" in by_format and "closed" in by_format:
+                closed = micro_f1([counts(r, self.iou_threshold) for r in by_format["closed"]], resamples=1)["value"]
+                opened = micro_f1([counts(r, self.iou_threshold) for r in by_format["open"]], resamples=1)["value"]
+                deltas.append({"condition": cond, "task_family": family, "closed_f1": _round(closed),
+                               "open_f1": _round(opened),
+                               "delta": None if closed is None or opened is None else _round(closed - opened)})
+        delta = pd.DataFrame(deltas, columns=["condition", "task_family", "closed_f1", "open_f1", "delta"])
+        return {"micro_f1": by_task, "closed_minus_open": delta,
+                "random_baseline": self._random_baseline()}
+
+    def _random_baseline(self) -> pd.DataFrame:
+        """The expected micro-F1 of a uniform random guess over the options: with every item
+        answered, micro-F1 is accuracy, so its expectation is the mean of 1/k. Open answers and
+        boxes have no such baseline."""
+        rows = []
+        groups: dict[tuple, list[dict]] = {}
+        for r in self.records:
+            if r.get("format") == "closed" and r.get("n_options"):
+                groups.setdefault((r["condition"], r.get("task")), []).append(r)
+        for (cond, task), recs in sorted(groups.items()):
+            rows.append({"condition": cond, "task": task, "format": "closed", "n": len(recs),
+                         "expected_micro_f1": _round(sum(1 / r["n_options"] for r in recs) / len(recs))})
+        return pd.DataFrame(rows, columns=["condition", "task", "format", "n", "expected_micro_f1"])
+
+    def render(self, fmt: str) -> str:
+        frames = self.frames()
+        if fmt == "json":
+            return json.dumps({k: json.loads(v.to_json(orient="records")) for k, v in frames.items()}, indent=1)
+        return "\n".join(f"{name}\n{render(frame, fmt)}" for name, frame in frames.items())

@@ -1,0 +1,292 @@
+"""Judging free-text answers with a model: a saved run's records in, verdicts appended.
+
+A benchmark whose gold answers are free text declares a `JudgePrompt` (`Benchmark.judge`):
+the messages a judge model sees for one record, and how its reply reads as a verdict (1 correct,
+0 incorrect, None unreadable). `judge_run` sends those messages through the same inference layer
+as model calls (`plugins.get_backend`: concurrency, retries, preflight), with the same
+content-addressed response cache (the prompt's hash is part of every key), and appends each
+judged record to `records.jsonl` under the run's lock, so an interrupted judging resumes and a
+record already judged by that model under that prompt costs no call.
+
+A judged record carries `judgements` (`{judge model: {verdict, response, error, key,
+prompt_hash, ...}}`) and `judge` (the model whose verdict counts); its `correct` is that
+verdict, and a judge error (unreadable after `max_attempts`, or a failed request) is never
+correct. `apply_verdict` re-applies it after re-scoring. `judge_agreement` compares two judges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from medvqa.core.inference.base import Request, request_key
+from medvqa.core.items import Item
+from medvqa.core.messages import Message
+
+JUDGED_RULE = "judge"
+JUDGE_ERROR_RULE = "judge-error"
+# Whatever else a backend is given, a judge's reply is prose ending in a verdict: no JSON mode.
+JUDGE_BACKEND_DEFAULTS = {"response_format": "none"}
+
+
+class JudgePrompt:
+    """What a judge model is shown for one record, and how its reply is read.
+
+    Subclass it: set `name` and `version`, put every fixed word of the prompt in `template`
+    (hashed, with the name and version, into `hash`), and implement `messages` and `verdict`.
+    """
+
+    name: str = "judge"
+    version: str = "1"
+    template: str = ""
+    # an unreadable verdict is asked again, up to this many requests in all
+    max_attempts: int = 3
+
+    @property
+    def hash(self) -> str:
+        data = json.dumps([self.name, self.version, self.template], ensure_ascii=False)
+        return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+    def messages(self, item: Item, record: dict) -> list[Message] | None:
+        """The judge's messages for `record` of `item`; None when the record is not judged
+        (its gold is not free text)."""
+        raise NotImplementedError
+
+    def verdict(self, text: str | None) -> int | None:
+        """1 (correct), 0 (incorrect) or None (the reply cannot be read)."""
+        raise NotImplementedError
+
+
+def apply_verdict(record: dict) -> dict:
+    """`record` with `correct` and `rule` from the verdict of its judge, when it has one; a
+    judge error is incorrect. Records of non-answers and unjudged records are returned as they
+    are."""
+    judge = record.get("judge")
+    judged = (record.get("judgements") or {}).get(judge) if judge else None
+    if judged is None or record.get("status") != "answered":
+        return record
+    verdict = judged.get("verdict")
+    return {**record, "correct": verdict == 1, "rule": JUDGED_RULE if verdict in (0, 1) else JUDGE_ERROR_RULE}
+
+
+def is_judged(record: dict, model: str, prompt_hash: str) -> bool:
+    done = (record.get("judgements") or {}).get(model)
+    return bool(done) and done.get("prompt_hash") == prompt_hash and done.get("verdict") in (0, 1)
+
+
+def _backend(model: str, options: dict[str, Any]):
+    from medvqa.core import plugins
+
+    merged = {**JUDGE_BACKEND_DEFAULTS, **options}
+    try:
+        return plugins.get_backend(model, **merged)
+    except TypeError:  # a backend without a response format (a baseline): without the default
+        return plugins.get_backend(model, **options)
+
+
+def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: dict[str, Any] | None = None,
+              cache: bool = True, cache_path: str | Path | None = None,
+              progress: Callable[[str], None] | None = None) -> dict:
+    """Judge the newest records of a saved run with each of `models` (the first one's verdict
+    counts); return per judge what was judged, asked, found in the cache and left as judge
+    errors. Records judged before by a model under the same prompt are skipped."""
+    from medvqa.core.inference.cache import ResponseCache
+    from medvqa.core.run.saved import read_run
+    from medvqa.core.run.store import RunStore
+
+    models = list(dict.fromkeys(models))
+    if not models:
+        raise ValueError("name a judge model: --judge MODEL")
+    run_dir = Path(run_dir)
+    saved = read_run(run_dir)
+    spec = saved.benchmark.judge()
+    if spec is None:
+        raise ValueError(f"benchmark {saved.benchmark.name} declares no judge: its answers are scored without one")
+    primary = models[0]
+    current = {(r["item_id"], r["condition"]): r for r in saved.records}
+    judgeable: dict[tuple[str, str], list[Message]] = {}
+    for pair, rec in current.items():
+        if rec.get("status") == "answered":
+            messages = spec.messages(saved.items[rec["item_id"]], rec)
+            if messages is not None:
+                judgeable[pair] = messages
+    judges = {**(saved.manifest.get("judges") or {}),
+              **{m: {"prompt": spec.name, "version": spec.version, "prompt_hash": spec.hash} for m in models}}
+    summary = {"run_dir": str(run_dir), "judge": primary, "prompt": spec.name, "prompt_version": spec.version,
+               "prompt_hash": spec.hash, "n_judgeable": len(judgeable), "judges": {}}
+    store = RunStore(run_dir)
+    store.open({**saved.manifest, "judges": judges})
+    written = _Batch(store)
+    response_cache = None
+    try:
+        with store:
+            try:
+                for model in models:
+                    pending = [pair for pair in judgeable if not is_judged(current[pair], model, spec.hash)]
+                    stats = {"judged": 0, "requested": 0, "cache_hits": 0, "judge_errors": 0,
+                             "already_judged": len(judgeable) - len(pending)}
+                    summary["judges"][model] = stats
+                    if not pending:
+                        continue
+                    backend = _backend(model, backend_options or {})
+                    if response_cache is None and cache and getattr(backend, "cacheable", True):
+                        response_cache = ResponseCache(Path(cache_path) if cache_path else None)
+                    usable_cache = response_cache if getattr(backend, "cacheable", True) else None
+                    params = {**backend.params, "judge_prompt": spec.hash}
+                    endpoint = getattr(backend, "endpoint", None)
+                    requests = [Request(item=saved.items[pair[0]], condition=pair[1], messages=judgeable[pair],
+                                        key=request_key(backend.model, params, judgeable[pair], endpoint))
+                                for pair in pending]
+
+                    def record(req: Request, response, verdict: int | None, attempts: int) -> None:
+                        pair = (req.item.id, req.condition)
+                        error = response.error
+                        if error is None and verdict is None:
+                            error = f"unreadable verdict after {attempts} request(s)"
+                        judged = {"verdict": verdict, "response": response.text, "error": error, "key": req.key,
+                                  "prompt": spec.name, "prompt_version": spec.version, "prompt_hash": spec.hash,
+                                  "cached": response.cached, "attempts": attempts}
+                        rec = current[pair]
+                        new = apply_verdict({**rec, "judgements": {**(rec.get("judgements") or {}), model: judged},
+                                             "judge": primary})
+                        written.add(new)
+                        current[pair] = new
+                        stats["judged"] += 1
+                        stats["judge_errors"] += verdict is None
+
+                    same: dict[str, list[Request]] = {}  # records whose judge request is identical: asked once
+                    for req in requests:
+                        same.setdefault(req.key, []).append(req)
+                    hits = usable_cache.get_many(list(same)) if usable_cache is not None else {}
+                    misses = []
+                    for key, group in same.items():
+                        hit = hits.get(key)
+                        verdict = spec.verdict(hit.text) if hit is not None else None
+                        if verdict is None:
+                            misses.append(group[0])
+                        else:
+                            stats["cache_hits"] += len(group)
+                            for req in group:
+                                record(req, hit, verdict, 0)
+                    if misses and getattr(backend, "preflight", None) is not None:
+                        backend.preflight()
+                    for attempt in range(1, max(1, spec.max_attempts) + 1):
+                        again = []
+                        stats["requested"] += len(misses)
+                        for req, response in backend.generate(iter(misses)):
+                            verdict = spec.verdict(response.text) if response.error is None else None
+                            if verdict is None and response.error is None and attempt < spec.max_attempts:
+                                again.append(req)
+                                continue
+                            for each in same[req.key]:
+                                record(each, response, verdict, attempt)
+                            if verdict is not None and usable_cache is not None and not response.cached:
+                                usable_cache.put(req.key, backend.model, response)
+                        misses = again
+                        if not misses:
+                            break
+                        if progress:
+                            progress(f"{model}: {len(misses)} unreadable verdict(s), asking again")
+                for pair in judgeable:  # the verdict that counts is the first judge's, where it has one
+                    rec = current[pair]
+                    if rec.get("judge") != primary and primary in (rec.get("judgements") or {}):
+                        current[pair] = apply_verdict({**rec, "judge": primary})
+                        written.add(current[pair])
+            finally:  # what was judged reaches the file, even on Ctrl-C
+                written.flush()
+    finally:
+        if response_cache is not None:
+            response_cache.close()
+    summary["conditions"] = _accuracy(current.values())
+    return summary
+
+
+def _accuracy(records: Iterable[dict]) -> dict[str, dict]:
+    """{condition: {n, correct, accuracy}} (`medvqa report` adds the intervals)."""
+    out: dict[str, dict] = {}
+    for r in records:
+        c = out.setdefault(r["condition"], {"n": 0, "correct": 0})
+        c["n"] += 1
+        c["correct"] += bool(r.get("correct"))
+    for c in out.values():
+        c["accuracy"] = c["correct"] / c["n"] if c["n"] else None
+    return out
+
+
+class _Batch:
+    """Judged records on their way to the run's file: written together every `size` records or
+    `seconds`, and at the end (verdicts arrive faster than one write each is worth)."""
+
+    def __init__(self, store, size: int = 64, seconds: float = 0.5):
+        self.store, self.size, self.seconds = store, size, seconds
+        self.records: list[dict] = []
+        self.since = time.monotonic()
+
+    def add(self, record: dict) -> None:
+        self.records.append(record)
+        if len(self.records) >= self.size or time.monotonic() - self.since >= self.seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        self.store.append_many(self.records)
+        self.records = []
+        self.since = time.monotonic()
+
+
+def cohen_kappa(table: dict[str, int]) -> float | None:
+    """Cohen's kappa of a 2×2 table of two raters' 0/1 verdicts: keys "11", "10", "01", "00"
+    (first rater, second rater). None when chance agreement is 1 (both raters constant and
+    equal), where kappa is undefined."""
+    a, b, c, d = (table.get(k, 0) for k in ("11", "10", "01", "00"))
+    n = a + b + c + d
+    if n == 0:
+        return None
+    observed = (a + d) / n
+    expected = ((a + b) * (a + c) + (c + d) * (b + d)) / (n * n)
+    if expected == 1:
+        return None
+    return (observed - expected) / (1 - expected)
+
+
+def judge_agreement(records: list[dict]) -> dict:
+    """For the judged records of a run: each judge's accuracy (judge errors incorrect) and, for
+    every pair of judges, the records both read, their 2×2 table, agreement and Cohen's kappa."""
+    judged = [r for r in records if r.get("judgements")]
+    models = sorted({m for r in judged for m in r["judgements"]})
+    accuracy = {}
+    for m in models:
+        verdicts = [r["judgements"][m].get("verdict") for r in judged if m in r["judgements"]]
+        accuracy[m] = {"n": len(verdicts), "correct": sum(v == 1 for v in verdicts),
+                       "accuracy": sum(v == 1 for v in verdicts) / len(verdicts) if verdicts else None,
+                       "judge_errors": sum(v not in (0, 1) for v in verdicts)}
+    pairs = []
+    for i, first in enumerate(models):
+        for second in models[i + 1:]:
+            table = {"11": 0, "10": 0, "01": 0, "00": 0}
+            for r in judged:
+                v1, v2 = (r["judgements"].get(m, {}).get("verdict") for m in (first, second))
+                if v1 in (0, 1) and v2 in (0, 1):
+                    table[f"{v1}{v2}"] += 1
+            n = sum(table.values())
+            pairs.append({"judges": [first, second], "n": n, "table": table,
+                          "agreement": (table["11"] + table["00"]) / n if n else None,
+                          "kappa": cohen_kappa(table)})
+    return {"judges": models, "n_judged": len(judged), "accuracy": accuracy, "pairs": pairs}
+
+
+def agreement_text(doc: dict) -> str:
+    """`judge_agreement` as lines for a terminal."""
+    lines = [f"judged records: {doc['n_judged']}"]
+    for m, a in doc["accuracy"].items():
+        acc = f"{100 * a['accuracy']:.1f}%" if a["accuracy"] is not None else "-"
+        lines.append(f"  {m}: accuracy {acc} (n {a['n']}, judge errors {a['judge_errors']})")
+    for p in doc["pairs"]:
+        agree = f"{100 * p['agreement']:.1f}%" if p["agreement"] is not None else "-"
+        kappa = f"{p['kappa']:.3f}" if p["kappa"] is not None else "undefined"
+        t = p["table"]
+        lines.append(f"  {p['judges'][0]} vs {p['judges'][1]}: n {p['n']}, agreement {agree}, Cohen's kappa {kappa} "
+                     f"(both 1: {t['11']}, 1/0: {t['10']}, 0/1: {t['01']}, both 0: {t['00']})")
+    return "\n".join(lines) + "\n"
