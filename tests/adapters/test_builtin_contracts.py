@@ -15,6 +15,7 @@ def test_igakuqa_all_2000_real_items(tmp_path):
     assert report.ok and report.n_items == 2000 and report.n_records == {"random": 4000, "gold": 4000}
 
 
+@pytest.mark.slow  # a real server or whole-data runs: seconds
 def test_yakugakuqa_real_blocks(tmp_path):
     report = check_benchmark("yakugakuqa", shared_data("yakugakuqa"), work_dir=tmp_path)
     excluded = report.n_items - report.n_records["gold"] // 2

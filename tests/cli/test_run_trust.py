@@ -10,6 +10,7 @@ import sqlite3
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from medvqa.cli.main import cli
@@ -121,6 +122,7 @@ def test_a_run_in_which_no_request_succeeded_fails_whatever_the_threshold(tmp_pa
 # -- 4. a re-run retries error and missing records ---------------------------------------------
 
 
+@pytest.mark.slow  # a real server or whole-data runs: seconds
 def test_rerun_retries_errors_keeps_the_superseded_lines_and_readers_take_the_newest(tmp_path):
     data = shared_data("jmed48k-sample")
     run_dir = tmp_path / "run"

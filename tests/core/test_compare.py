@@ -234,6 +234,7 @@ def shown(value, kind):
     return {"pct": f"{100 * value:.1f}", "pp": f"{100 * value:+.1f}", "p": f"{value:.3g}", "int": str(value)}[kind]
 
 
+@pytest.mark.slow  # a real server or whole-data runs: seconds
 def test_html_page_in_chromium_shows_the_json_numbers(runs, tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:

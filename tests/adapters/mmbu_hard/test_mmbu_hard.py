@@ -150,6 +150,7 @@ def replay_run(root: Path, info: dict, run_dir: Path) -> Path:
     return run_dir
 
 
+@pytest.mark.slow  # a real server or whole-data runs: seconds
 def test_judge_gives_each_gate_its_verdict_and_a_rejudge_costs_nothing(fixture, tmp_path):
     root, info = fixture
     run_dir = replay_run(root, info, tmp_path / "run")
@@ -313,6 +314,7 @@ def test_micro_f1_and_its_bootstrap_ci_by_hand():
     assert micro_f1([])["value"] is None and micro_f1([])["ci"] is None
 
 
+@pytest.mark.slow  # a real server or whole-data runs: seconds
 def test_report_table_export_and_judges_cli(fixture, tmp_path):
     root, info = fixture
     run_dir = replay_run(root, info, tmp_path / "run")
@@ -338,6 +340,7 @@ def test_report_table_export_and_judges_cli(fixture, tmp_path):
     assert {x["split"] for x in lines} == {"public"}
 
 
+@pytest.mark.slow  # a real server or whole-data runs: seconds
 def test_cli_run_with_context_and_judge_and_clean_errors(fixture, tmp_path):
     root, info = fixture
     with OpenAIServer(reply=judge_reply) as server:
