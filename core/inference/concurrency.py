@@ -10,6 +10,7 @@ caller receives `(request, result)` pairs in completion order through a queue.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import queue
 import threading
 from typing import Awaitable, Callable, Iterable, Iterator, TypeVar
@@ -29,7 +30,27 @@ def event_loop() -> asyncio.AbstractEventLoop:
         if _loop is None:
             _loop = asyncio.new_event_loop()
             threading.Thread(target=_loop.run_forever, name="medvqa-requests", daemon=True).start()
+            atexit.register(_close, _loop)
         return _loop
+
+
+def _close(loop: asyncio.AbstractEventLoop) -> None:
+    """At exit, cancel what still runs on the loop (provider libraries leave background tasks,
+    such as litellm's logging worker), so that the interpreter does not print "Task was
+    destroyed but it is pending!" after the run's last line."""
+
+    async def cancel_all() -> None:
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    if loop.is_running():
+        try:
+            asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(timeout=2)
+        except Exception:  # the loop is stuck or gone: nothing more to tidy
+            pass
+        loop.call_soon_threadsafe(loop.stop)
 
 
 def bounded(items: Iterable[T], call: Callable[[T], Awaitable[R]], concurrency: int) -> Iterator[tuple[T, R]]:
