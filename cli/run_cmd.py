@@ -1,5 +1,6 @@
 import json
 import sys
+import warnings
 
 import click
 
@@ -129,6 +130,9 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
         except PreflightError as exc:
             raise _Exit(str(exc), EXIT_PREFLIGHT) from None
         except RunInterrupted as exc:
+            # requests still in flight are abandoned on purpose: their never-awaited coroutines
+            # would print a RuntimeWarning at exit, after the line that says how to resume
+            warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
             click.echo(str(exc), err=True)
             sys.exit(EXIT_INTERRUPTED)
     summary = result.summary()
