@@ -277,7 +277,7 @@ class OpenAIServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]
+        self.port = self._runner.addresses[0][1]  # the port bound (a free one for port 0)
         self._ready.set()
 
     def start(self) -> "OpenAIServer":
