@@ -18,10 +18,10 @@ from medvqa.core import plugins
 from medvqa.core.conditions import parse_conditions
 from medvqa.core.inference.cache import ResponseCache
 from medvqa.core.run.interrupt import RunInterrupted, exit_on_second_interrupt
-from medvqa.core.items import fingerprint_items
+from medvqa.core.items import DataError, fingerprint_items
 from medvqa.core.run.progress import for_stderr
 from medvqa.core.run.runner import RunResult, RunSpec, execute
-from medvqa.core.run.store import read_records
+from medvqa.core.run.store import read_manifest, read_records
 from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, image_fallbacks
 from medvqa.core.validation import require_valid
 
@@ -100,7 +100,10 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     backend = plugins.get_backend(options.model, seed=options.seed, **options.backend_options)
     run_dir = Path(options.run_dir) if options.run_dir else default_run_dir(
         benchmark.name, split, options.model,
-        {"data": fingerprint_items(items), "params": backend.params, "conditions": [c.value for c in conditions]})
+        {"data": fingerprint_items(items), "params": backend.params, "conditions": [c.value for c in conditions],
+         **({"convention": options.convention} if options.convention else {})})
+    if options.convention is None:  # a resume without --convention keeps the run's own (`score --convention`)
+        benchmark = benchmark.with_convention(recorded_convention(run_dir))
     cache = ResponseCache(Path(options.cache_path) if options.cache_path else None) if options.cache else None
     command_line = options.command_line or list(sys.argv)
     spec = RunSpec(benchmark=benchmark, items=items, backend=backend, conditions=conditions, run_dir=run_dir,
@@ -142,6 +145,14 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     result.n_image_fallback = image_fallbacks(items, conditions)
     result.max_error_rate = options.max_error_rate
     return result
+
+
+def recorded_convention(run_dir: Path) -> str | None:
+    """The scoring convention an existing run directory records, or None (no run there yet)."""
+    try:
+        return read_manifest(run_dir).get("convention")
+    except DataError:
+        return None
 
 
 def resume_command(command_line: list[str], run_dir: Path) -> str:

@@ -98,3 +98,17 @@ def test_validate_names_the_file_of_unreadable_data(tmp_path, bench):
     doc = json.loads(invoke("validate", bench, "--data", tmp_path, "--json", code=1))
     assert doc["errors"] == 1 and doc["findings"][0]["rule"] == "readable"
     assert doc["findings"][0]["file"].endswith((".jsonl", ".json"))
+
+
+def test_each_convention_has_its_own_default_run_directory_and_a_rescored_run_resumes(release, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    base = ["run", "kokushimd10", "--data", release, "--model", "random", "--conditions", "C+Q", "--json"]
+    first = json.loads(invoke(*base))
+    other = json.loads(invoke(*base, "--convention", "kokushimd10"))
+    assert first["run_dir"] != other["run_dir"]  # not "holds a different run"
+    manifest = lambda d: json.loads((tmp_path / d / "manifest.json").read_text(encoding="utf-8"))
+    assert (manifest(first["run_dir"])["convention"], manifest(other["run_dir"])["convention"]) == ("mhlw", "kokushimd10")
+    invoke("score", first["run_dir"], "--convention", "kokushimd10")
+    again = json.loads(invoke(*base))  # the original command resumes the re-scored run, under its convention
+    assert again["run_dir"] == first["run_dir"] and again["n_records"] == first["n_records"]
+    assert manifest(first["run_dir"])["convention"] == "kokushimd10"
