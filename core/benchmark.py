@@ -166,6 +166,12 @@ class Benchmark:
         return {"metric": self.headline_metric, "value": correct / n if n else None, "n": n,
                 "ci": list(ci) if ci is not None else None}
 
+    def headline_value(self, records: list[dict]) -> float | None:
+        """The headline metric's value alone, without its interval: what a bootstrap between
+        models (`medvqa compare`) computes on every resample. By default `headline`'s value; a
+        benchmark whose `headline` computes a costly interval overrides this too."""
+        return self.headline(records)["value"]
+
 
     def judge(self) -> Any:
         """The `medvqa.JudgePrompt` with which a judge model scores this benchmark's free-text

@@ -232,15 +232,15 @@ def delta_row(entry: Entry, s: Settings) -> dict:
 def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: Settings) -> dict:
     """Paired bootstrap of headline(a) − headline(b) over shared items (a[i], b[i] the same
     item), resampling items jointly; two-sided p for a zero difference. For metrics that are
-    not a mean over items (micro-F1): each resample calls the benchmark's `headline`."""
-    va, vb = bench.headline(a)["value"], bench.headline(b)["value"]
+    not a mean over items (micro-F1): each resample calls the benchmark's `headline_value`."""
+    va, vb = bench.headline_value(a), bench.headline_value(b)
     difference = None if va is None or vb is None else va - vb
     rng = np.random.default_rng(s.seed)
     n = len(a)
     dist = []
     for _ in range(s.resamples):
         idx = rng.integers(0, n, n)
-        xa, xb = bench.headline([a[i] for i in idx])["value"], bench.headline([b[i] for i in idx])["value"]
+        xa, xb = bench.headline_value([a[i] for i in idx]), bench.headline_value([b[i] for i in idx])
         if xa is not None and xb is not None:
             dist.append(xa - xb)
     if not dist or difference is None:
@@ -268,8 +268,8 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
             row["status"] = ("unpaired" if not shared else "paired" if not row["only_a"] and not row["only_b"]
                              else "partly paired")
             a, b = [ra[i] for i in shared], [rb[i] for i in shared]
-            row["a_value"] = bench.headline(a)["value"] if shared else None
-            row["b_value"] = bench.headline(b)["value"] if shared else None
+            row["a_value"] = bench.headline_value(a) if shared else None
+            row["b_value"] = bench.headline_value(b) if shared else None
             if not shared:
                 row.update(difference=None, ci_low=None, ci_high=None, test=None, p=None)
             elif bench.headline_metric == "accuracy":

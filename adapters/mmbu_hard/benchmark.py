@@ -123,6 +123,10 @@ class MMBUHard(Benchmark):
         result = micro_f1([counts(r, self.iou_threshold) for r in records])
         return {"metric": "micro_f1", "value": result["value"], "n": result["n"], "ci": result["ci"]}
 
+    def headline_value(self, records: list[dict]) -> float | None:
+        """Micro-F1 alone (no bootstrap): what a comparison's own bootstrap computes per resample."""
+        return micro_f1([counts(r, self.iou_threshold) for r in records], resamples=0)["value"]
+
     def report_tables(self, records: list[dict], manifest: dict):
         from .tables import MMBUTables
 

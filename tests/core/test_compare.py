@@ -344,3 +344,27 @@ def test_two_benchmarks_side_by_side_each_with_its_own_headline(runs, tmp_path, 
     assert "points_exam C+Q (points)" in md and "jmed48k C+Q (accuracy)" in md
     row = next(line for line in md.splitlines() if line.startswith("| constant:A |"))
     assert row == "| constant:A | no run | no run | no run | no run | 50.0 – n=6 na=0.0% |"
+
+
+def test_the_paired_bootstrap_asks_for_the_value_only_once_per_resample(tmp_path, points_exam, monkeypatch):
+    """A benchmark whose headline computes its own interval (MMBU-hard's micro-F1) is not asked
+    for that interval on every resample: the bootstrap calls `headline_value`."""
+    calls = {"headline": 0, "headline_value": 0}
+    original = PointsExam.headline
+
+    def counted_headline(self, records):
+        calls["headline"] += 1
+        return original(self, records)
+
+    def counted_value(self, records):
+        calls["headline_value"] += 1
+        return original(self, records)["value"]
+
+    monkeypatch.setattr(PointsExam, "headline", counted_headline)
+    monkeypatch.setattr(PointsExam, "headline_value", counted_value)
+    a = medvqa.run("points_exam", "constant:A", conditions="C+Q", run_dir=str(tmp_path / "a"), cache=False, progress=False)
+    b = medvqa.run("points_exam", "constant:B", conditions="C+Q", run_dir=str(tmp_path / "b"), cache=False, progress=False)
+    medvqa.compare([a.run_dir, b.run_dir], resamples=40)
+    # two values per resample and four more for the observed difference and the two cells' values
+    assert calls["headline_value"] == 2 * 40 + 4
+    assert calls["headline"] < 10  # the table's cells only, never per resample
