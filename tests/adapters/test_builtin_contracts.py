@@ -1,10 +1,13 @@
 """Every built-in benchmark keeps the conformance kit's contracts on its real data or its
 fixture, through the same call a third-party adapter's tests make (jmed48k has its own file)."""
 
+import json
+
 import pytest
 
 from medvqa.testing import check_benchmark
 from tests.adapters.kokushimd10.fixtures import kokushi_release
+from tests.adapters.mmbu_hard.cases import CASES, DETECTION, write_fixture
 from tests.conftest import REPO, shared_data
 
 
@@ -31,3 +34,21 @@ def test_polish_pes_fixture(tmp_path):
     report = check_benchmark("polish_pes", REPO / "tests" / "adapters" / "polish_pes" / "data", work_dir=tmp_path)
     # 14 items, 2 annulled; 8 VQA (one annulled) in four configurations, 6 QA (one annulled) in two
     assert report.ok and report.n_items == 14 and report.n_records == {"random": 7 * 4 + 5 * 2, "gold": 38}
+
+
+def test_mmbu_hard_proxy(tmp_path):
+    report = check_benchmark("mmbu_hard", shared_data("mmbu-proxy"), work_dir=tmp_path)
+    # 10 closed items, each with its image: four conditions
+    assert report.ok and report.n_items == 10 and report.n_records == {"random": 40, "gold": 40}
+
+
+def test_mmbu_hard_open_and_detection_fixture(tmp_path):
+    write_fixture(tmp_path / "hard")
+    report = check_benchmark("mmbu_hard", tmp_path / "hard", work_dir=tmp_path / "kit")
+    assert report.ok and report.n_items == len(CASES) + 4 + len(DETECTION)
+    # free text needs a judge: replayed, not held to 100 %, and the report says so
+    assert report.notes == [f"{len(CASES)} free-text item(s) are replayed but left out of the gold replay's 100 % "
+                            "check: their correctness is a judge's verdict (medvqa judge)"]
+    gold = [json.loads(line) for line in (tmp_path / "kit" / "gold" / "records.jsonl").read_text().splitlines()]
+    boxes = [r for r in gold if r["item_id"].startswith("det_grounding_open-")]
+    assert len(boxes) == 4 * len(DETECTION) and all(r["correct"] and r["rule"] == "iou" for r in boxes)

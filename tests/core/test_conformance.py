@@ -129,3 +129,36 @@ def test_the_fixture_runs_the_kit_in_tmp_path(medvqa_check, tmp_path):
     data = write(tmp_path / "data", GOOD[:1])
     report = medvqa_check(FolderExam(), data)
     assert report.work_dir == tmp_path / "medvqa-kit" and (tmp_path / "medvqa-kit" / "gold").is_dir()
+
+
+def test_gold_boxes_are_replayed_in_the_answer_form_the_box_reader_reads():
+    from medvqa.core.conformance import gold_response
+
+    def item(gold):
+        return medvqa.Item(id="d1", benchmark="x", question="Where is the nodule?", gold=gold)
+
+    one = gold_response(item(medvqa.Gold(boxes=((10, 10, 20, 20),))), "answer")
+    several = gold_response(item(medvqa.Gold(boxes=((0, 0, 10, 10), (50, 50, 10, 10)))), "answer")
+    legacy = gold_response(item(medvqa.Gold(box=(1, 2, 3, 4))), "box")
+    assert json.loads(one) == {"answer": [10, 10, 20, 20]}
+    assert json.loads(several) == {"answer": [[0, 0, 10, 10], [50, 50, 10, 10]]}
+    assert json.loads(legacy) == {"box": [1, 2, 3, 4]}
+
+
+def test_a_gold_answer_that_cannot_be_written_is_a_problem_naming_the_item(tmp_path, monkeypatch):
+    from medvqa.core import conformance
+
+    real = conformance.gold_response
+
+    def failing(item, answer_key):
+        if item.id == "k2":
+            raise TypeError("cannot state this gold")
+        return real(item, answer_key)
+
+    monkeypatch.setattr(conformance, "gold_response", failing)
+    report = check_benchmark(FolderExam(), write(tmp_path / "data", GOOD[:2]), work_dir=tmp_path / "kit",
+                             raise_on_problems=False)
+    found = [str(p) for p in report.problems]
+    # reported once for the item (not once more per missing replay record), and the runs still ran
+    assert found == ["[runs] item k2: the gold answer cannot be written as a reply (TypeError: cannot state this gold)"]
+    assert report.n_records == {"random": 4, "gold": 4} and "audit" in report.checks
