@@ -38,10 +38,13 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     `items` are every item the run covers (as `benchmark.load(**load)` returns them, so the run
     can be reloaded and re-scored); `benchmark` carries the convention the answers are scored
     under (`Benchmark.with_convention`), recorded in the manifest. A response of None is recorded
-    as `missing`. With `saved` (the default) every record is marked `"saved": true`: the text is a
+    as `missing`, and so is every pair the answers leave out: each non-excluded item of `items`
+    in each condition the answers use and the item admits, so every such pair enters the
+    denominators. With `saved` (the default) every record is marked `"saved": true`: the text is a
     prediction in the benchmark's own format, read under `AnswerConventions.saved_label_sets`.
     An item that is excluded, not among `items`, given twice for a condition, or given a condition
-    it does not admit raises DataError; a directory that already holds a run is refused."""
+    it does not admit or that is not one of C, C+Q, C+I, C+Q+I raises DataError naming the item;
+    a directory that already holds a run is refused."""
     from medvqa.core.run.summary import by_condition, health
 
     run_dir = Path(run_dir)
@@ -55,8 +58,18 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
                                    "imported": source or {}})
     patterns = plugins.answer_patterns()
     records, seen, conditions = [], set(), []
+
+    def record_of(item: Item, cond: Condition, text: str | None) -> dict:
+        key = hashlib.sha256(json.dumps(["imported", model, item.id, cond.value, text]).encode()).hexdigest()
+        record = make_record(benchmark, item, cond.value, key, Response(text=text), patterns)
+        return rescore_record(benchmark, item, {**record, "saved": True}, patterns) if saved else record
+
     for item, condition, text in answers:
-        cond = Condition(condition)
+        try:
+            cond = Condition(condition)
+        except ValueError:
+            raise DataError(f"unknown condition {condition!r} (one of {', '.join(c.value for c in Condition)})",
+                            record=item.id) from None
         if item.id not in by_id:
             raise DataError("the answer names an item that is not in the data", record=item.id)
         if item.excluded:
@@ -68,12 +81,12 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
         seen.add((item.id, cond.value))
         if cond.value not in conditions:
             conditions.append(cond.value)
-        key = hashlib.sha256(json.dumps(["imported", model, item.id, cond.value, text]).encode()).hexdigest()
-        record = make_record(benchmark, item, cond.value, key, Response(text=text), patterns)
-        if saved:
-            record = rescore_record(benchmark, item, {**record, "saved": True}, patterns)
-        records.append(record)
+        records.append(record_of(item, cond, text))
     spec.conditions = tuple(Condition(c) for c in conditions)
+    for item in items:  # a pair without an answer is missing, never left out of the denominator
+        for cond in spec.conditions:
+            if not item.excluded and cond in applicable(item) and (item.id, cond.value) not in seen:
+                records.append(record_of(item, cond, None))
     manifest = build_manifest(spec)
     with RunStore(run_dir) as store:
         store.open(manifest)
