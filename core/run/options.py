@@ -126,22 +126,24 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
         saved = latest["done"] if latest is not None else len(read_records(run_dir))
         return f"{saved} records saved; resume with: {resume_command(command_line, run_dir)}"
 
-    guard = exit_on_second_interrupt(interrupted) if second_interrupt_exits else nullcontext()
+    def guard():  # a fresh one per stage: a context manager made from a generator is entered once
+        return exit_on_second_interrupt(interrupted) if second_interrupt_exits else nullcontext()
+
     try:
-        with guard, reporter or nullcontext():
+        with guard(), reporter or nullcontext():
             result = execute(spec, progress=update)
+        if options.judges:  # free-text answers judged once the answers are in; Ctrl-C here resumes too
+            from medvqa.core.scoring.judge import judge_run
+
+            with guard():
+                result.judged = judge_run(run_dir, options.judges, backend_options=options.judge_options,
+                                          cache=options.cache, cache_path=options.cache_path)
+            result.records = read_records(run_dir)
     except KeyboardInterrupt:
         raise RunInterrupted(interrupted()) from None
     finally:
         if cache is not None:
             cache.close()
-    if options.judges:  # free-text answers judged once the answers are in
-        from medvqa.core.scoring.judge import judge_run
-
-        judged = judge_run(run_dir, options.judges, backend_options=options.judge_options, cache=options.cache,
-                           cache_path=options.cache_path)
-        result.records = read_records(run_dir)
-        result.judged = judged
     result.n_image_fallback = image_fallbacks(items, conditions)
     result.max_error_rate = options.max_error_rate
     return result

@@ -388,3 +388,20 @@ def test_private_items_are_asked_never_scored_and_exported(fixture, tmp_path):
     rescored = subprocess.run([sys.executable, "-m", "medvqa.cli", "score", str(tmp_path / "all"), "--json"],
                               capture_output=True, text=True)
     assert rescored.returncode == 0 and json.loads(rescored.stdout)["changed"] == 0
+
+
+def test_ctrl_c_while_judging_says_what_is_saved_and_how_to_resume(tmp_path, monkeypatch):
+    """`run --judge` judges after the answers: a Ctrl-C there ends like one during the answers."""
+    from medvqa.core.run.interrupt import RunInterrupted
+    from medvqa.core.run.options import RunOptions, run
+    from medvqa.core.scoring import judge
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(judge, "judge_run", interrupted)
+    options = RunOptions(benchmark="mmbu_hard", model="random", data=str(shared_data("mmbu-proxy")),
+                         run_dir=str(tmp_path / "run"), judges=["hosted_vllm/judge"], cache=False,
+                         command_line=["medvqa", "run", "mmbu_hard"])
+    with pytest.raises(RunInterrupted, match=r"^20 records saved; resume with: medvqa run mmbu_hard --run-dir "):
+        run(options, progress=False)
