@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from medvqa.core.run.store import read_manifest, read_records, write_error
+from medvqa.core.run.store import _write_atomic, read_manifest, read_records, write_error
 
 
 def export_predictions(run_dir: str | Path, out: str | Path) -> dict:
-    """Write the newest record of each pair of `run_dir` to `out`; return what was written."""
+    """Write the newest record of each pair of `run_dir` to `out`, atomically (a failed write
+    leaves no partial file and any earlier `out` as it was); return what was written."""
     run_dir, out = Path(run_dir), Path(out)
     manifest = read_manifest(run_dir)
     records = read_records(run_dir, held_out=True)
@@ -21,13 +22,13 @@ def export_predictions(run_dir: str | Path, out: str | Path) -> dict:
         lines.append({"item_id": r["item_id"], "condition": r["condition"], "prediction": r.get("response"),
                       "predicted": r.get("predicted"), "status": r.get("status"), "error": r.get("error"),
                       **{name: r.get(name) for name in strata}})
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        with open(out, "w", encoding="utf-8") as fh:
-            for line in lines:
-                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
     except OSError as exc:
         raise write_error(out, exc) from None
+    # a temporary file beside `out`, renamed over it: never half a predictions file
+    _write_atomic(out, lambda fh: fh.write(text.encode("utf-8", "backslashreplace")))
     return {"run_dir": str(run_dir), "benchmark": manifest.get("benchmark"), "model": manifest.get("model"),
             "out": str(out), "n_predictions": len(lines),
             "n_without_response": sum(line["prediction"] is None for line in lines)}
