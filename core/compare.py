@@ -22,13 +22,12 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from medvqa.core import plugins
 from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, Settings, pair_image_removal, resolve_fields, transition_row
 from medvqa.core.audit.runs import join_runs
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.conditions import ALL
 from medvqa.core.items import DataError, Item
-from medvqa.core.report import STATUSES, _hashable
+from medvqa.core.report import STATUSES, hashable
 from medvqa.core.run.saved import SavedRun, read_run
 from medvqa.core.audit.stats import RESAMPLES, mcnemar_exact, paired_bootstrap
 from medvqa.core.run.store import read_manifest
@@ -208,9 +207,9 @@ def table_rows(entry: Entry, fields: dict[str, str]) -> list[dict]:
         for name, rec_field in fields.items():
             groups: dict[str, list[dict]] = {}
             for r in records:
-                groups.setdefault(str(_hashable(r.get(rec_field))), []).append(r)
+                groups.setdefault(str(hashable(r.get(rec_field))), []).append(r)
             for level in sorted(groups):
-                n_ex = sum(str(_hashable(x.get(rec_field))) == level for x in excluded)
+                n_ex = sum(str(hashable(x.get(rec_field))) == level for x in excluded)
                 rows.append(_row(entry, condition, name, level, groups[level], n_ex))
     return rows
 

@@ -15,13 +15,15 @@ from typing import Any, Iterable
 import pandas as pd
 
 from medvqa.core.audit.stats import binomial_ci
+from medvqa.core.scoring.score import STATUSES
 
-STATUSES = ("answered", "refusal", "parse_failure", "error", "missing")
 CI_COLUMNS = ("ci_low", "ci_high")  # the exact (Clopper-Pearson) 95 % interval of an accuracy
 PERCENT_COLUMNS = {"accuracy": "accuracy %", "ci_low": "CI low %", "ci_high": "CI high %"}
 
 
-def _hashable(value: Any) -> Any:
+def hashable(value: Any) -> Any:
+    """A record field's value as a table level: a list joined ("none" when empty), a missing
+    value "unknown"."""
     if isinstance(value, list):
         return ", ".join(map(str, value)) if value else "none"
     # pandas stores a missing value of a text column as NaN, not None
@@ -33,7 +35,7 @@ def records_frame(records: list[dict], by: Iterable[str] = ()) -> pd.DataFrame:
     for field in by:
         if field not in df.columns:
             raise KeyError(f"records have no field {field!r}; available: {', '.join(sorted(df.columns))}")
-        df[field] = df[field].map(_hashable)
+        df[field] = df[field].map(hashable)
     return df
 
 
@@ -59,7 +61,7 @@ def accuracy_table(records: list[dict], excluded: list[dict] | None = None, by: 
     if excluded:
         ex = pd.DataFrame.from_records(excluded)
         for field in by:
-            ex[field] = ex[field].map(_hashable) if field in ex.columns else "unknown"
+            ex[field] = ex[field].map(hashable) if field in ex.columns else "unknown"
         if by:
             n_ex = ex.groupby(by).size()
             table["n_excluded"] = [int(n_ex.get(tuple(row) if len(by) > 1 else row[0], 0))

@@ -4,9 +4,7 @@ succeeded). Pure functions of records."""
 
 from __future__ import annotations
 
-# Statuses in table order (the same tuple as `report.STATUSES`, which imports pandas: this
-# module stays light, so commands that only read runs start fast).
-STATUSES = ("answered", "refusal", "parse_failure", "error", "missing")
+from medvqa.core.scoring.score import STATUSES
 
 DEFAULT_MAX_ERROR_RATE = 0.05
 # Statuses of a request that reached the model and came back with an answer of some kind.
