@@ -44,12 +44,7 @@ class MMBUHard(Benchmark):
         items = loader.load_items(Path(path) if path is not None else hub.download(), context)
         if split != "all":
             items = [it for it in items if it.meta["split"] == split]
-        for field, values in (select or {}).items():
-            if field not in self.strata:
-                raise ValueError(f"cannot select mmbu_hard items by {field!r}; choose from {', '.join(self.strata)}")
-            accepted = {str(v).casefold() for v in values}
-            items = [it for it in items if str(it.meta.get(field)).casefold() in accepted]
-        return items
+        return self.select_items(items, select)
 
     def validate(self, path: Path) -> list:
         from .validate import validate

@@ -99,7 +99,8 @@ def _scored_safely(benchmark: Benchmark, item: Item, text: str | None, error: st
     bug, an answer nested too deeply) makes that record a `parse_failure` and the run goes on."""
     try:
         if item.held_out:  # answers withheld: the response is kept for export, never scored
-            status = "error" if error is not None else "missing" if text is None else "answered"
+            status = ("error" if error is not None else "refusal" if refused else "missing" if text is None
+                      else "answered")
             return None, status, None, "held-out", {**benchmark.record_fields(item), HELD_OUT: True}, None
         if refused and error is None:
             return None, "refusal", False, PROVIDER_REFUSAL, benchmark.record_fields(item), None
