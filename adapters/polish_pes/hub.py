@@ -63,11 +63,7 @@ def download() -> Path:
 
 def text_items(path: Path) -> list[Item]:
     """QA items of the Hub's text set at `path` (a JSON list, or JSON lines)."""
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        rows = json.loads(text)
-    except json.JSONDecodeError:
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    rows = _rows(Path(path))
     if isinstance(rows, dict):
         rows = next((v for v in rows.values() if isinstance(v, list)), [rows])
     items, seen = [], set()
@@ -96,6 +92,33 @@ def text_items(path: Path) -> list[Item]:
                                 "image_importance": None, "visual_domain": None, "human_n": None,
                                 "human_correct": None, "invalid": None}))
     return items
+
+
+def _rows(path: Path) -> Any:
+    """The JSON document at `path`, or the list of its JSON lines. A file that is neither, or is
+    not UTF-8, raises DataError naming the file and the line."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path, record=f"line {line}") from None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        whole = exc
+    lines = [(n, line) for n, line in enumerate(text.split("\n"), 1) if line.strip()]
+    rows = []
+    for n, line in lines:
+        try:
+            rows.append(json.loads(line))
+        except (ValueError, RecursionError) as exc:
+            # a first line that is no JSON value: the file is one JSON document, broken where json says
+            failed, lineno = (whole, getattr(whole, "lineno", n)) if not rows else (exc, n)
+            why = ("nested too deeply" if isinstance(failed, RecursionError) else
+                   f"{failed.msg} at column {failed.colno}" if isinstance(failed, json.JSONDecodeError) else str(failed))
+            raise DataError(f"neither JSON nor JSON lines ({why})", file=path, record=f"line {lineno}") from None
+    return rows
 
 
 def _pick(row: dict, names: tuple[str, ...]) -> Any:

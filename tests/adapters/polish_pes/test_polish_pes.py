@@ -202,6 +202,24 @@ def test_the_hub_text_set_loads_as_qa_items_from_a_local_file(tmp_path):
         PolishPES().load(path, "text-2018-2022")
 
 
+def test_a_hub_file_that_is_neither_json_nor_json_lines_or_not_utf8_names_the_file_and_line(tmp_path):
+    path = tmp_path / "test.json"
+    row = {"question": "Lekiem z wyboru jest:", "answers": ["Adenozyna", "Digoksyna"], "correct_answer": "A"}
+    path.write_text(f"{json.dumps(row)}\n\n{json.dumps(row)}\n", encoding="utf-8")  # JSON lines load
+    assert len(PolishPES().load(path, "text-2018-2022")) == 2
+    cases = [
+        (f"{json.dumps(row)}\n{json.dumps(row)}\n{{\"question\": \"Wskaż\n", "line 3"),  # a JSON line cut short
+        (json.dumps([row, row], indent=1).replace('"A"\n', '"A",,\n', 1), "line 8"),  # a broken JSON list
+    ]
+    for text, line in cases:
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(medvqa.DataError, match=rf"test.json: record {line}: neither JSON nor JSON lines"):
+            PolishPES().load(path, "text-2018-2022")
+    path.write_bytes(json.dumps(row).encode() + b"\n" + json.dumps(row).replace("Lekiem", "Lek\xb3").encode("latin-1"))
+    with pytest.raises(medvqa.DataError, match=r"test.json: record line 2: not UTF-8 text"):
+        PolishPES().load(path, "text-2018-2022")
+
+
 # ------------------------------------------------------------------ structured output over HTTP
 
 @pytest.mark.slow  # real processes or servers: seconds each
