@@ -52,6 +52,12 @@ def block_files(path: Path) -> list[tuple[int, Path]]:
     return found
 
 
+def image_root(path: Path, root: Path) -> Path:
+    """The folder images are resolved and confined under: the folder the user gave (`path`),
+    whether the year folders lie in `path/data` or in `path` itself."""
+    return root.parent if root == Path(path) / "data" else Path(path)
+
+
 def load(path: Path) -> list[Item]:
     """Every item under `path`, in year, block and question order."""
     items = []
@@ -66,7 +72,7 @@ def load(path: Path) -> list[Item]:
                     raise DataError("metadata row without a problem_id", file=meta_file)
                 metadata[pid] = row
         for row in read_jsonl(f):
-            items.append(item_from_row(row, metadata, year=year, file=f, root=root.parent))
+            items.append(item_from_row(row, metadata, year=year, file=f, root=image_root(path, root)))
     ids = [it.id for it in items]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)

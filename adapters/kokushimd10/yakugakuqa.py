@@ -35,6 +35,12 @@ def data_root(path: Path) -> Path:
     raise DataError("no YakugakuQA block files (data/<year>/<round>-<block>.jsonl) found", file=path)
 
 
+def image_root(path: Path, root: Path) -> Path:
+    """The folder images are resolved and confined under: the folder the user gave (`path`),
+    whether the year folders lie in `path/data` or in `path` itself."""
+    return root.parent if root == Path(path) / "data" else Path(path)
+
+
 def load(path: Path) -> list[Item]:
     root = data_root(path)
     items: list[Item] = []
@@ -46,7 +52,7 @@ def load(path: Path) -> list[Item]:
             raise DataError("the folder of a block file must be its exam year", file=year_dir)
         rounds = {_BLOCK_FILE.fullmatch(f.name)["round"] for f in blocks}
         for exam_round in sorted(rounds):
-            items += _exam(root.parent, year_dir, int(year_dir.name), exam_round,
+            items += _exam(image_root(path, root), year_dir, int(year_dir.name), exam_round,
                            [f for f in blocks if f.name.startswith(exam_round + "-")])
     return items
 
