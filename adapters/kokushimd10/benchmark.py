@@ -13,21 +13,18 @@ from .common import DEFAULT_STRATA, STRATA
 from .professions import profession_key
 
 
-def select(items: list[Item], *, select: Mapping[str, Iterable[str]] | None = None,
-           years: Iterable[int | str] | None = None, professions: Iterable[str] | None = None) -> list[Item]:
-    """The items whose strata match: `select` maps a field to accepted string values
-    ({"year": ["2022"], "block": ["116A"]}); `years` and `professions` are `select`'s year and
-    profession (professions under any alias)."""
-    wanted: dict[str, set[str]] = {k: {str(v) for v in vs} for k, vs in (select or {}).items()}
+def selection(select: Mapping[str, Iterable[str]] | None = None, years: Iterable[int | str] | None = None,
+              professions: Iterable[str] | None = None) -> dict[str, list[str]]:
+    """`select` with the keywords added, as `--years` and `--professions` add to `--select`:
+    `years` to its year, `professions` to its profession; a profession under any alias
+    (English, Japanese or the release's short name) becomes the release name the items hold."""
+    wanted: dict[str, list[str]] = {k: [str(v) for v in vs] for k, vs in (select or {}).items()}
     if years:
-        asked = {str(y) for y in years}
-        wanted["year"] = wanted["year"] & asked if "year" in wanted else asked
+        wanted.setdefault("year", []).extend(str(y) for y in years)
     if professions or "profession" in wanted:
-        names = list(professions or []) + list(wanted.pop("profession", []))
-        wanted["profession"] = {profession_key(p) for p in names}
-    if not wanted:
-        return items
-    return [it for it in items if all(str(it.meta.get(k)) in vs for k, vs in wanted.items())]
+        names = list(wanted.pop("profession", [])) + list(professions or [])
+        wanted["profession"] = [profession_key(p) for p in names]
+    return wanted
 
 
 class _MhlwExam(Benchmark):
@@ -50,7 +47,7 @@ class _MhlwExam(Benchmark):
         if split not in self.splits:
             raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
         items = self._load(Path(path) if path is not None else self._default_path())
-        return _select(items, select=select, years=years, professions=professions)
+        return self.select_items(items, selection(select, years, professions))
 
     def template(self, item: Item) -> Template:
         return templates.MULTIMODAL if item.has_images else templates.TEXT_ONLY
@@ -72,9 +69,6 @@ class _MhlwExam(Benchmark):
         from .passing import pass_report
 
         return pass_report(items, records, self.active_convention)
-
-
-_select = select
 
 
 class IgakuQA(_MhlwExam):

@@ -15,7 +15,6 @@ SPLITS = {"full": ("vqa", "qa"), "vqa": ("vqa",), "qa": ("qa",)}
 HUB_SPLIT = "text-2018-2022"
 OTHER_BELOW = 10  # specialties with fewer VQA items are pooled as "Other specialties" in tables
 OTHER_BELOW_ENV = "MEDVQA_PES_OTHER_BELOW"
-SELECTABLE = ("set", "year", "quarter", "specialty", "sheet", "image_importance")
 
 # The user message: the question (in C+Q and C+Q+I), the attached image(s) (in C+I and C+Q+I),
 # the options as "A. ..." lines. The instruction is in the system prompt, so nothing follows.
@@ -52,7 +51,8 @@ class PolishPES(Benchmark):
              professions: list[str] | None = None, **_: Any) -> list[Item]:
         """Items of `split` (full: VQA then QA; vqa; qa; text-2018-2022: the Hub text set)
         from the folder `path`; `select` keeps items whose strata take one of the listed values
-        (`years` and `professions` are read as `select` on year and specialty)."""
+        (`Benchmark.select_items`; `years` and `professions` are read as `select` on year and
+        specialty)."""
         split = split or self.default_split
         if split not in self.splits:
             raise ValueError(f"unknown split {split!r} for polish_pes; choose from {', '.join(self.splits)}")
@@ -64,7 +64,7 @@ class PolishPES(Benchmark):
                              f"for the Hub text set {hub.REPO_ID})")
         else:
             items = loader.read_items(Path(path), SPLITS[split])
-        return select_items(items, _selection(select, years, professions))
+        return self.select_items(items, _selection(select, years, professions))
 
     def template(self, item: Item) -> Template:
         return TEMPLATE
@@ -100,17 +100,12 @@ class PolishPES(Benchmark):
 
 
 def _selection(select: Mapping[str, list[str]] | None, years: list[int] | None,
-               professions: list[str] | None) -> dict[str, set[str]]:
-    wanted = {name: {str(v) for v in values} for name, values in (select or {}).items() if values}
+               professions: list[str] | None) -> dict[str, list[str]]:
+    """`select` with the keywords added, as `--years` and `--professions` add to `--select`:
+    `years` to its year, `professions` to its specialty."""
+    wanted = {name: [str(v) for v in values] for name, values in (select or {}).items() if values}
     if years:
-        wanted.setdefault("year", set()).update(str(y) for y in years)
+        wanted.setdefault("year", []).extend(str(y) for y in years)
     if professions:
-        wanted.setdefault("specialty", set()).update(professions)
-    if unknown := sorted(set(wanted) - set(SELECTABLE)):
-        raise ValueError(f"polish_pes cannot select on {', '.join(unknown)}; choose from {', '.join(SELECTABLE)}")
+        wanted.setdefault("specialty", []).extend(professions)
     return wanted
-
-
-def select_items(items: list[Item], wanted: dict[str, set[str]]) -> list[Item]:
-    """Items whose every selected stratum takes one of the wanted values (compared as text)."""
-    return [it for it in items if all(str(it.meta.get(name)) in values for name, values in wanted.items())]

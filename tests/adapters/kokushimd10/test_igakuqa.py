@@ -43,6 +43,19 @@ def test_all_2000_items_load_with_their_quirks(items):
     assert len(kinki) == 135 and all(set(it.meta["kinki"]) <= set(it.keys) for it in kinki)
 
 
+def test_select_is_the_benchmark_selection_case_blind_and_an_unknown_field_is_named():
+    data = shared_data("igakuqa")
+    with pytest.raises(ValueError, match=r"--select yaer: igakuqa items have no field 'yaer'; fields: .*\byear\b"):
+        medvqa.load("igakuqa", data, select={"yaer": ["2020"]})
+    year = medvqa.load("igakuqa", data, select={"year": ["2022"]})
+    assert len(year) == 400 and {it.meta["year"] for it in year} == {2022}
+    block = medvqa.load("igakuqa", data, select={"block": ["116a"]})  # values compare case-blind
+    assert block and {it.meta["block"] for it in block} == {"116A"}
+    # the keywords add to select as --years and --professions add to --select, professions under any alias
+    assert [it.id for it in medvqa.load("igakuqa", data, years=[2022], professions=["医師"])] == [it.id for it in year]
+    assert len(medvqa.load("igakuqa", data, select={"year": ["2021"]}, years=[2022])) == 800
+
+
 def test_run_random_reports_blocks_and_years_and_audits(tmp_path):
     run_dir = tmp_path / "run"
     summary = json.loads(invoke("run", "igakuqa", "--data", shared_data("igakuqa"), "--model", "random",

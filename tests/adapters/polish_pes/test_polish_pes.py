@@ -123,8 +123,13 @@ def test_select_and_the_years_and_professions_keywords_are_the_same_selection():
     b = medvqa.load("polish_pes", FIXTURE, years=[2026], professions=["Radiologia i diagnostyka obrazowa"])
     assert [i.id for i in a] == [i.id for i in b] == ["pes-v-rad-01", "pes-v-rad-02", "pes-q-rad-01"]
     assert [i.id for i in medvqa.load("polish_pes", FIXTURE, "qa")][:2] == ["pes-q-kar-01", "pes-q-kar-02"]
-    with pytest.raises(ValueError, match="cannot select on colour"):
+    with pytest.raises(ValueError, match=r"--select colour: polish_pes items have no field 'colour'; fields: .*specialty"):
         medvqa.load("polish_pes", FIXTURE, select={"colour": ["red"]})
+    # the benchmark's selection: values case-blind, a stratum alias, a list-valued stratum
+    assert [i.id for i in medvqa.load("polish_pes", FIXTURE, select={"specialty": ["RADIOLOGIA I DIAGNOSTYKA OBRAZOWA"],
+                                                                     "year": ["2026"]})] == [i.id for i in a]
+    by_domain = medvqa.load("polish_pes", FIXTURE, select={"domain": ["waveform"]})
+    assert by_domain and all("WAVEFORM" in i.meta["visual_domain"] for i in by_domain)
 
 
 # ------------------------------------------------------------------ the loader's rules
