@@ -24,6 +24,24 @@ _NO_ANSWER = "解なし"
 _LEADING_KEY = re.compile(r"^\s*([0-9a-zA-Z])\s*(?:[（(].*)?$")
 
 
+BLOCK_FILE = re.compile(r"(?P<round>\d{3})-(?P<block>[A-Z])\.jsonl")
+
+
+def data_root(path: Path, dataset: str) -> Path:
+    """The folder holding an IgakuQA-style dataset's year folders: `path/data` or `path` itself."""
+    path = Path(path)
+    for root in (path / "data", path):
+        if root.is_dir() and any(BLOCK_FILE.fullmatch(f.name) for f in root.glob("*/*.jsonl")):
+            return root
+    raise DataError(f"no {dataset} block files (data/<year>/<round>-<block>.jsonl) found", file=path)
+
+
+def image_root(path: Path, root: Path) -> Path:
+    """The folder images are resolved and confined under: the folder the user gave (`path`),
+    whether the year folders lie in `path/data` or in `path` itself."""
+    return root.parent if root == Path(path) / "data" else Path(path)
+
+
 def problem_row(row: dict, id_pattern: re.Pattern, example: str, file: Path) -> tuple[str, re.Match, str, Any]:
     """(problem_id, its match, problem_text, choices) of an IgakuQA-style row, checked: the id is
     `<round><block><number>` of this block file and the text is not empty."""

@@ -16,13 +16,12 @@ from typing import Any
 
 from medvqa import DataError, Item, read_jsonl
 
-from .common import (find_images, problem_row, letter_options, make_item, parse_answer, parse_human_accuracy,
-                     parse_kinki, parse_points)
+from .common import (BLOCK_FILE, data_root, find_images, image_root, letter_options, make_item, parse_answer,
+                     parse_human_accuracy, parse_kinki, parse_points, problem_row)
 
 BENCHMARK = "igakuqa"
 PROFESSION = "Physician"
 HISSHU_BLOCKS = ("B", "E")  # the physician exam's 必修 blocks
-_BLOCK_FILE = re.compile(r"(?P<round>\d{3})-(?P<block>[A-Z])\.jsonl")
 _ID = re.compile(r"(?P<round>\d{3})(?P<block>[A-Z])(?P<number>\d+)")
 # Items MHLW scored as correct for every examinee (全員正解): the data keeps their printed answer
 # and points; IgakuQA's own scorer counts them correct whatever the prediction, their examinee
@@ -31,37 +30,22 @@ _ID = re.compile(r"(?P<round>\d{3})(?P<block>[A-Z])(?P<number>\d+)")
 CREDITED_TO_ALL = {"116A71": "scored correct for every examinee (MHLW 全員正解)"}
 
 
-def data_root(path: Path) -> Path:
-    """The folder holding the year folders: `path/data` or `path` itself."""
-    path = Path(path)
-    for root in (path / "data", path):
-        if root.is_dir() and any(_BLOCK_FILE.fullmatch(f.name) for f in root.glob("*/*.jsonl")):
-            return root
-    raise DataError("no IgakuQA block files (data/<year>/<round>-<block>.jsonl) found", file=path)
-
-
 def block_files(path: Path) -> list[tuple[int, Path]]:
     """(year, block file) in year and block order."""
-    root = data_root(path)
+    root = data_root(path, "IgakuQA")
     found = []
     for f in sorted(root.glob("*/*.jsonl")):
-        if _BLOCK_FILE.fullmatch(f.name):
+        if BLOCK_FILE.fullmatch(f.name):
             if not f.parent.name.isdigit():
                 raise DataError("the folder of a block file must be its exam year", file=f)
             found.append((int(f.parent.name), f))
     return found
 
 
-def image_root(path: Path, root: Path) -> Path:
-    """The folder images are resolved and confined under: the folder the user gave (`path`),
-    whether the year folders lie in `path/data` or in `path` itself."""
-    return root.parent if root == Path(path) / "data" else Path(path)
-
-
 def load(path: Path) -> list[Item]:
     """Every item under `path`, in year, block and question order."""
     items = []
-    root = data_root(path)
+    root = data_root(path, "IgakuQA")
     for year, f in block_files(path):
         meta_file = f.with_name(f.stem + "_metadata.jsonl")
         metadata = {}

@@ -17,40 +17,26 @@ from typing import Any
 
 from medvqa import DataError, Item, read_jsonl
 
-from .common import digit_options, problem_row, find_images, make_item, parse_answer, parse_points
+from .common import (BLOCK_FILE, data_root, digit_options, find_images, image_root, make_item, parse_answer,
+                     parse_points, problem_row)
 
 BENCHMARK = "yakugakuqa"
 PROFESSION = "Pharmacist"
 HISSHU_BLOCKS = ("A",)  # 必須問題: questions 1-90, block A
-_BLOCK_FILE = re.compile(r"(?P<round>\d{3})-(?P<block>[A-Z])\.jsonl")
 _ID = re.compile(r"(?P<round>\d{3})(?P<block>[A-Z])(?P<number>\d{3})")
 IMAGE_OPTIONS = "IMAGES"
 
 
-def data_root(path: Path) -> Path:
-    path = Path(path)
-    for root in (path / "data", path):
-        if root.is_dir() and any(_BLOCK_FILE.fullmatch(f.name) for f in root.glob("*/*.jsonl")):
-            return root
-    raise DataError("no YakugakuQA block files (data/<year>/<round>-<block>.jsonl) found", file=path)
-
-
-def image_root(path: Path, root: Path) -> Path:
-    """The folder images are resolved and confined under: the folder the user gave (`path`),
-    whether the year folders lie in `path/data` or in `path` itself."""
-    return root.parent if root == Path(path) / "data" else Path(path)
-
-
 def load(path: Path) -> list[Item]:
-    root = data_root(path)
+    root = data_root(path, "YakugakuQA")
     items: list[Item] = []
     for year_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        blocks = sorted(f for f in year_dir.glob("*.jsonl") if _BLOCK_FILE.fullmatch(f.name))
+        blocks = sorted(f for f in year_dir.glob("*.jsonl") if BLOCK_FILE.fullmatch(f.name))
         if not blocks:
             continue
         if not year_dir.name.isdigit():
             raise DataError("the folder of a block file must be its exam year", file=year_dir)
-        rounds = {_BLOCK_FILE.fullmatch(f.name)["round"] for f in blocks}
+        rounds = {BLOCK_FILE.fullmatch(f.name)["round"] for f in blocks}
         for exam_round in sorted(rounds):
             items += _exam(image_root(path, root), year_dir, int(year_dir.name), exam_round,
                            [f for f in blocks if f.name.startswith(exam_round + "-")])
