@@ -4,6 +4,8 @@ Multimodal order: optional text_reference, stem, content image(s), option list (
 image-as-options items), answer image(s), instruction block.
 """
 
+from dataclasses import replace
+
 from medvqa import Template
 from medvqa.ja import ANSWER_INSTRUCTION as _INSTRUCTION
 from medvqa.ja import FORCED_GUESS, SYSTEM_PROMPT
@@ -22,15 +24,10 @@ TEXT_ONLY = Template(
     numeric_instruction=_NUMERIC,
 )
 
-MULTIMODAL = Template(
+# the text-only template with the image instruction added
+MULTIMODAL = replace(
+    TEXT_ONLY,
     name="jmed48k-ja-multimodal",
-    system=TEXT_ONLY.system,
-    reference_header=TEXT_ONLY.reference_header,
-    question_header=TEXT_ONLY.question_header,
-    options_header=TEXT_ONLY.options_header,
-    option_line=TEXT_ONLY.option_line,
-    instruction=_INSTRUCTION,
-    numeric_instruction=_NUMERIC,
     image_instruction=("添付の画像をよく読んでから答えてください。選択肢が画像の中に示されている場合も、"
                        "選択肢の記号で答えてください。"),
 )

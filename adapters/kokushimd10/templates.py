@@ -1,6 +1,8 @@
 """Japanese prompts: the model answers in JSON `{"answer": [...]}` whatever the benchmark's own
 prediction format (saved predictions in that format are read by `medvqa import`)."""
 
+from dataclasses import replace
+
 from medvqa import Template
 from medvqa.ja import ANSWER_INSTRUCTION as _INSTRUCTION
 from medvqa.ja import FORCED_GUESS, SYSTEM_PROMPT
@@ -17,14 +19,10 @@ TEXT_ONLY = Template(
     numeric_instruction=_NUMERIC,
 )
 
-MULTIMODAL = Template(
+# the text-only template with the image instruction added
+MULTIMODAL = replace(
+    TEXT_ONLY,
     name="kokushi-ja-multimodal",
-    system=TEXT_ONLY.system,
-    question_header=TEXT_ONLY.question_header,
-    options_header=TEXT_ONLY.options_header,
-    option_line=TEXT_ONLY.option_line,
-    instruction=_INSTRUCTION,
-    numeric_instruction=_NUMERIC,
     image_instruction="添付の画像をよく読んでから答えてください。",
 )
 
