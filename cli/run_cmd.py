@@ -174,7 +174,7 @@ def _print_summary(summary: dict) -> None:
 
 def condition_table(conditions: dict[str, dict]) -> str:
     """Per condition: n, accuracy with its 95 % CI, and every status."""
-    from medvqa.core.scoring.score import STATUSES
+    from medvqa.core.results import STATUSES
 
     lines = [f"  {'condition':<11}{'n':>6}  {'accuracy':>8}  {'95% CI':<13}" + "".join(f"  {s}" for s in STATUSES)]
     for cond, c in sorted(conditions.items()):

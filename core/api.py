@@ -88,8 +88,9 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     the benchmark's own `table` set, or its `pass_lines`, or the agreement of its `judges`.
     With `fmt="json"` (the default) the parsed JSON document `--json` prints; `md`, `csv` or
     `latex` give the text."""
-    from medvqa.core import plugins
-    from medvqa.core.report import accuracy_table, render
+    from medvqa.core import metrics, plugins
+    from medvqa.core.metrics import resolve_fields
+    from medvqa.core.report import render
     from medvqa.core.run.saved import read_run
     from medvqa.core.run.store import read_manifest, read_records
 
@@ -110,29 +111,31 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         return result.as_json() if fmt == "json" else result.text()
     manifest = read_manifest(run_dir)
     recs = read_records(run_dir)
+    entry = plugins.benchmarks().get(manifest["benchmark"])
+    bench = entry.obj.with_convention(manifest.get("convention")) if entry else None
     if table:
-        bench = plugins.get_benchmark(manifest["benchmark"]).with_convention(manifest.get("convention"))
+        if bench is None:
+            raise ValueError(f"benchmark {manifest['benchmark']!r} is not installed: no table set")
         tables = bench.report_tables(recs, manifest)
         if tables is None or table.lower() != bench.name:
             raise ValueError(f"no table set {table!r} for this {bench.name} run"
                              + (f"; its table set is {bench.name!r}" if tables is not None else ""))
         text = tables.render(fmt)
-    elif by is not None:
-        text = render(accuracy_table(recs, manifest.get("excluded"), _names(by)), fmt)
-    else:  # by condition, then by each of the benchmark's default strata the records hold
-        tables = [accuracy_table(recs, manifest.get("excluded"), [])]
-        bench = plugins.benchmarks().get(manifest["benchmark"])
-        held = set().union(*(r.keys() for r in recs)) if recs else set()
-        for name in bench.obj.default_strata if bench else ():
-            field = name if name in held else bench.obj.stratum_aliases.get(name)
-            if field in held:
-                tables.append(accuracy_table(recs, manifest.get("excluded"), [field]))
+    else:  # by condition and the strata named, else by condition, then each default stratum held
+        aliases = bench.stratum_aliases if bench else {}
+        if by is not None:
+            groupings = [list(resolve_fields(_names(by), recs, str(run_dir), aliases).values())]
+        else:
+            held = set().union(*(r.keys() for r in recs)) if recs else set()
+            defaults = [aliases.get(n, n) if n not in held else n for n in (bench.default_strata if bench else ())]
+            groupings = [[]] + [[f] for f in defaults if f in held]
+        frames = [metrics.table(recs, fields, bench, manifest.get("excluded") or []) for fields in groupings]
         if fmt in ("md", "latex"):
-            text = "\n".join(render(t, fmt) for t in tables)
+            text = "\n".join(render(t, fmt) for t in frames)
         else:
             import pandas as pd
 
-            text = render(pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0], fmt)
+            text = render(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0], fmt)
     return json.loads(text) if fmt == "json" else text
 
 

@@ -154,17 +154,22 @@ class Benchmark:
         return None
 
     def headline(self, records: list[dict]) -> dict:
-        """The headline metric over `records` (one condition's newest records, excluded items
-        already left out): {"metric", "value", "n", "ci": [low, high] | None}. The default is
-        accuracy with its exact (Clopper-Pearson) 95 % interval, named by `headline_metric`;
-        a benchmark scored otherwise (micro-F1, points) overrides it."""
-        from medvqa.core.audit.stats import binomial_ci
+        """The headline metric over `records` (one group's counted records: `medvqa.metrics`
+        has already left out what `counts` refuses): {"metric", "value", "n", "ci": [low, high]
+        | None, "ci_method"}. The default is accuracy with its exact (Clopper-Pearson) 95 %
+        interval; a benchmark scored otherwise (micro-F1, points) overrides it, and
+        `medvqa.metrics` then shows its value in every table."""
+        from medvqa.core import metrics
 
-        n = len(records)
-        correct = sum(bool(r.get("correct")) for r in records)
-        ci = binomial_ci(correct, n)
-        return {"metric": self.headline_metric, "value": correct / n if n else None, "n": n,
-                "ci": list(ci) if ci is not None else None}
+        c = metrics.cell(records)
+        return {"metric": self.headline_metric, "value": c.value, "n": c.n,
+                "ci": list(c.ci) if c.ci is not None else None, "ci_method": c.ci_method}
+
+    def counts(self, record: Mapping[str, Any]) -> bool:
+        """Whether `record` enters denominators under the convention in force (every record by
+        default). A benchmark whose exam authority took items out of scoring (withdrawn items)
+        says so here once, and every summary, table, comparison and audit follows."""
+        return True
 
     def headline_value(self, records: list[dict]) -> float | None:
         """The headline metric's value alone, without its interval: what a bootstrap between

@@ -22,19 +22,19 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, Settings, pair_image_removal, resolve_fields, transition_row
+from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, Settings, pair_image_removal, transition_row
 from medvqa.core.audit.runs import join_runs
 from medvqa.core.benchmark import Benchmark
-from medvqa.core.conditions import ALL
+from medvqa.core.metrics import resolve_fields
+from medvqa.core import metrics
+from medvqa.core.results import NON_ANSWERS, STATUSES, condition_order, is_derived
 from medvqa.core.items import DataError, Item
-from medvqa.core.report import STATUSES, hashable
 from medvqa.core.run.saved import SavedRun, read_run
 from medvqa.core.audit.stats import RESAMPLES, mcnemar_exact, paired_bootstrap
 from medvqa.core.run.store import read_manifest
 
-CONDITION_ORDER = [c.value for c in ALL]
 TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
-                 "n", "n_excluded", *STATUSES, "non_answer_rate", "refusal_rate", "parse_failure_rate",
+                 "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate", "refusal_rate", "parse_failure_rate",
                  "error_rate", "missing_rate", "runs"]
 DELTA_COLUMNS = ["model", "benchmark", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "mcnemar_p",
                  "n_unpaired"]
@@ -59,8 +59,8 @@ class Entry:
         return " + ".join(str(run.path) for run in self.runs)
 
     def conditions(self) -> list[str]:
-        present = {r["condition"] for r in self.records}
-        return [c for c in CONDITION_ORDER if c in present]  # derived conditions (C+Q/forced) are left out
+        """The base conditions the records hold (derived ones, such as C+Q/forced, are the audit's)."""
+        return sorted({r["condition"] for r in self.records if not is_derived(r["condition"])}, key=condition_order)
 
     def of_condition(self, condition: str) -> list[dict]:
         return [r for r in self.records if r["condition"] == condition]
@@ -183,16 +183,14 @@ def _strata(entries: list[Entry], by: Iterable[str] | None, notes: list[str]) ->
 # ---------------------------------------------------------------- the table
 
 def _row(entry: Entry, condition: str, stratum: str, level: str, records: list[dict], n_excluded: int | None) -> dict:
-    head = entry.benchmark.headline(records)
-    n = len(records)
-    counts = Counter(r.get("status") for r in records)
-    ci = head.get("ci")
+    c = metrics.cell(records, entry.benchmark)
+    n = c.n
     row = {"model": entry.model, "benchmark": entry.benchmark.name, "condition": condition, "stratum": stratum,
-           "level": level, "metric": head["metric"], "value": head["value"],
-           "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None, "n": n, "n_excluded": n_excluded,
-           **{s: int(counts.get(s, 0)) for s in STATUSES}}
+           "level": level, "metric": c.metric, "value": c.value,
+           "ci_low": c.ci[0] if c.ci else None, "ci_high": c.ci[1] if c.ci else None, "n": n, "n_excluded": n_excluded,
+           "uncounted": c.uncounted, **{s: c.statuses.get(s, 0) for s in STATUSES}}
     row["non_answer_rate"] = (n - row["answered"]) / n if n else None
-    for s in ("refusal", "parse_failure", "error", "missing"):
+    for s in NON_ANSWERS:
         row[f"{s}_rate"] = row[s] / n if n else None
     row["runs"] = entry.source
     return row
@@ -205,17 +203,15 @@ def table_rows(entry: Entry, fields: dict[str, str]) -> list[dict]:
         records = entry.of_condition(condition)
         rows.append(_row(entry, condition, OVERALL, "", records, len(excluded)))
         for name, rec_field in fields.items():
-            groups: dict[str, list[dict]] = {}
-            for r in records:
-                groups.setdefault(str(hashable(r.get(rec_field))), []).append(r)
-            for level in sorted(groups):
-                n_ex = sum(str(hashable(x.get(rec_field))) == level for x in excluded)
-                rows.append(_row(entry, condition, name, level, groups[level], n_ex))
+            n_ex = Counter(level for x in excluded for level in dict.fromkeys(metrics.level_keys(x.get(rec_field))))
+            for (_, level), group in metrics.group(records, [rec_field]).items():
+                rows.append(_row(entry, condition, name, level, group, n_ex[level]))
     return rows
 
 
 def delta_row(entry: Entry, s: Settings) -> dict:
-    run = RunInput(model=entry.model, records=entry.records, items=entry.items, source=entry.source)
+    run = RunInput(model=entry.model, records=metrics.counted(entry.records, entry.benchmark)[0], items=entry.items,
+                   source=entry.source)
     pairs, unpaired = pair_image_removal(run)
     values = [(1.0 if p.with_image.get("correct") else 0.0, 1.0 if p.removed.get("correct") else 0.0) for p in pairs]
     row = transition_row(values, s)
@@ -258,8 +254,8 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
             continue
         bench = ea.benchmark
         for condition in [c for c in ea.conditions() if c in eb.conditions()]:
-            ra = {r["item_id"]: r for r in ea.of_condition(condition)}
-            rb = {r["item_id"]: r for r in eb.of_condition(condition)}
+            ra = {r["item_id"]: r for r in metrics.counted(ea.of_condition(condition), bench)[0]}
+            rb = {r["item_id"]: r for r in metrics.counted(eb.of_condition(condition), bench)[0]}
             shared = sorted(set(ra) & set(rb))
             row = {"benchmark": bench.name, "condition": condition, "a": ea.model, "b": eb.model,
                    "metric": bench.headline_metric, "n": len(shared),

@@ -8,8 +8,8 @@ whether they use the images.
 
 Everything an adapter or a notebook needs is a name here (`__all__`), re-exported from the
 private modules that implement it and imported on first use, so `import medvqa` stays fast.
-`medvqa.ja` holds helpers for Japanese exams, `medvqa.tables` and `medvqa.stats` table
-rendering and confidence intervals, `medvqa.mhlw` the pass criteria of Japan's MHLW national
+`medvqa.ja` holds helpers for Japanese exams, `medvqa.metrics` the one metrics layer every
+number comes from, `medvqa.tables` and `medvqa.stats` table rendering and confidence intervals, `medvqa.mhlw` the pass criteria of Japan's MHLW national
 exams, and `medvqa.commands` helpers for the commands a plugin
 adds. docs/api.md documents every name.
 """
@@ -56,6 +56,10 @@ _EXPORTS = {
     "read_run": "medvqa.core.run.saved",
     "SavedRun": "medvqa.core.run.saved",
     "write_run": "medvqa.core.run.imported",
+    # the results model: what a run directory holds
+    "Record": "medvqa.core.results",
+    "Manifest": "medvqa.core.results",
+    "Status": "medvqa.core.results",
 }
 
 __all__ = list(_EXPORTS)
@@ -84,6 +88,7 @@ if TYPE_CHECKING:
     from medvqa.core.scoring.judge import JudgePrompt
     from medvqa.core.messages import Template
     from medvqa.core.scoring.patterns import ANSWER_TOKEN, LanguagePatterns
+    from medvqa.core.results import Manifest, Record, Status
     from medvqa.core.run.saved import SavedRun, read_run
     from medvqa.core.scoring.score import Score
     from medvqa.core.validation import Finding, lone_surrogate

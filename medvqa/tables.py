@@ -9,6 +9,7 @@ official tables (`Benchmark.report_tables`).
     | Nurse | 50.0 |
 """
 
-from medvqa.core.report import CI_COLUMNS, Table, Tables, add_ci, render, to_latex, to_markdown
+from medvqa.core.metrics import add_ci
+from medvqa.core.report import CI_COLUMNS, Table, Tables, render, to_latex, to_markdown
 
 __all__ = ["CI_COLUMNS", "Table", "Tables", "add_ci", "render", "to_latex", "to_markdown"]

@@ -38,8 +38,8 @@ def test_the_surface_is_listed_and_every_name_resolves():
     out = subprocess.run([sys.executable, "-c", "import medvqa; print(medvqa.__all__)"], capture_output=True,
                          text=True, check=True)
     assert SURFACE <= set(ast.literal_eval(out.stdout))
-    assert PUBLIC_MODULES == ["medvqa", "medvqa.commands", "medvqa.ja", "medvqa.mhlw", "medvqa.stats", "medvqa.tables",
-                              "medvqa.testing"]
+    assert PUBLIC_MODULES == ["medvqa", "medvqa.commands", "medvqa.ja", "medvqa.metrics", "medvqa.mhlw", "medvqa.stats",
+                              "medvqa.tables", "medvqa.testing"]
     for dotted in public_names():
         module, _, name = dotted.rpartition(".")
         assert getattr(import_module(module), name) is not None, dotted

@@ -24,13 +24,13 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.stats import binomial_ci, mean_of_proportions_ci
-from medvqa.tables import CI_COLUMNS, Table, Tables
+from medvqa.metrics import CI_COLUMNS, NON_ANSWERS, cell
+from medvqa.stats import mean_of_proportions_ci
+from medvqa.tables import Table, Tables
 
 from .loader import OTHER, PRIMARY_TYPES, UNKNOWN
 from .professions import PROFESSIONS
 
-NON_ANSWERS = ("refusal", "parse_failure", "error", "missing")
 MACRO = "Macro average"
 ACCURACY_COLUMNS = ("n", "correct", "accuracy", *CI_COLUMNS, *NON_ANSWERS)
 
@@ -93,10 +93,9 @@ def accuracy_frame(records: list[dict], label: str, keys: Callable[[dict], Itera
     rows = []
     for key in sorted(groups, key=_rank):
         rs = groups[key]
-        row = {label: key, "n": len(rs), "correct": sum(bool(r["correct"]) for r in rs)}
-        row["accuracy"] = row["correct"] / row["n"]
-        row["ci_low"], row["ci_high"] = binomial_ci(row["correct"], row["n"])
-        row.update({s: sum(r["status"] == s for r in rs) for s in NON_ANSWERS})
+        c = cell(rs)
+        row = {label: key, "n": c.n, "correct": c.correct, "accuracy": c.accuracy, "ci_low": c.ci[0],
+               "ci_high": c.ci[1], **{s: c.statuses.get(s, 0) for s in NON_ANSWERS}}
         if fallback is not None:
             row["without_image"] = sum(r["item_id"] in fallback_ids for r in rs)
         rows.append(row)

@@ -60,10 +60,15 @@ class _MhlwExam(Benchmark):
 
         return validate(self, Path(path))
 
+    def counts(self, record) -> bool:
+        """Under MHLW's own convention a withdrawn item (採点除外) is in no denominator; the
+        authors' scripts (`igakuqa`, `kokushimd10`) count it as they do, with its 0 points."""
+        return not (self.active_convention == conventions.MHLW and record.get("withdrawn"))
+
     def report_tables(self, records: list[dict], manifest: dict):
         from .tables import tables
 
-        return tables(records, manifest)
+        return tables(self, records, manifest)
 
     def pass_report(self, items: list[Item], records: list[dict]):
         from .passing import pass_report

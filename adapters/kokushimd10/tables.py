@@ -10,24 +10,27 @@ Under the `mhlw` convention withdrawn items (採点除外) leave accuracy, point
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import pandas as pd
 
-from medvqa.tables import Table, Tables, add_ci
+from medvqa.metrics import cell, counted, group, is_derived, level_keys
+from medvqa.tables import Table, Tables
 
 from .conventions import MHLW
 
-COLUMNS = ["condition", "n", "correct", "accuracy", "score", "total", "human_mean", "without_image", "withdrawn",
+COLUMNS = ["condition", "n", "correct", "accuracy", "ci_low", "ci_high", "score", "total", "human_mean", "without_image", "withdrawn",
            "excluded"]
 
 
-def tables(records: list[dict], manifest: dict) -> Tables:
-    convention = manifest.get("convention") or MHLW
+def tables(benchmark, records: list[dict], manifest: dict) -> Tables:
+    convention = benchmark.active_convention or MHLW
+    records = [r for r in records if not is_derived(r["condition"])]  # forced guesses are the audit's
     excluded = manifest.get("excluded") or []
-    by_block = _grouped(records, excluded, "block", convention)
-    by_year = _grouped(records, excluded, "year", convention)
-    corr = _difficulty(records, convention)
-    notes = [f"convention: {convention}" + ("; withdrawn items (採点除外) are out of accuracy, score and total"
+    by_block = _grouped(benchmark, records, excluded, "block")
+    by_year = _grouped(benchmark, records, excluded, "year")
+    corr = _difficulty([r for r in records if benchmark.counts(r)])
+    notes = [f"convention: {convention}" + ("; withdrawn items (採点除外) are out of n, accuracy, score and total"
                                             if convention == MHLW else "; withdrawn items are counted as the "
                                             "script counts them (0 points)"),
              "human_mean: the examinees' mean accuracy over the same items (percent correct, as a fraction)"]
@@ -39,49 +42,29 @@ def tables(records: list[dict], manifest: dict) -> Tables:
     ])
 
 
-def _counted(records: list[dict], convention: str) -> list[dict]:
-    return [r for r in records if "/" not in r["condition"] and (convention != MHLW or not r.get("withdrawn"))]
-
-
-def _grouped(records: list[dict], excluded: list[dict], field: str, convention: str) -> pd.DataFrame:
-    rows: dict[tuple, dict] = {}
-    for r in _counted(records, convention):
-        row = rows.setdefault((r.get(field), r["condition"]), {field: r.get(field), **{c: 0 for c in COLUMNS},
-                                                                "condition": r["condition"], "_human": []})
-        row["n"] += 1
-        row["correct"] += bool(r.get("correct"))
-        points = int(r.get("points") or 0)
-        row["total"] += points
-        row["score"] += points if r.get("correct") else 0
-        row["without_image"] += bool(r.get("without_image"))
-        if r.get("human_accuracy") is not None:
-            row["_human"].append(float(r["human_accuracy"]) / 100)
-    for r in records:
-        if r.get("withdrawn") and convention == MHLW and "/" not in r["condition"]:
-            key = (r.get(field), r["condition"])
-            if key in rows:
-                rows[key]["withdrawn"] += 1
-    for e in excluded:
-        for key, row in rows.items():
-            if key[0] == e.get(field):
-                row["excluded"] += 1
+def _grouped(benchmark, records: list[dict], excluded: list[dict], field: str) -> pd.DataFrame:
+    """One row per level of `field` × condition: the metrics layer's n, correct, accuracy and
+    interval, then points, maxima and the examinees' mean over the counted records."""
+    n_excluded = Counter(level for e in excluded for level in level_keys(e.get(field)))
     out = []
-    for key in sorted(rows, key=lambda k: (str(k[0]), k[1])):
-        row = rows[key]
-        human = row.pop("_human")
-        row["accuracy"] = row["correct"] / row["n"] if row["n"] else None
-        row["human_mean"] = round(sum(human) / len(human), 4) if human else None
-        out.append(row)
-    frame = pd.DataFrame(out, columns=[field, *COLUMNS])
-    if len(frame):
-        add_ci(frame)
-    return frame
+    for (condition, level), rs in group(records, [field]).items():
+        c = cell(rs, benchmark)
+        kept, _ = counted(rs, benchmark)
+        human = [float(r["human_accuracy"]) / 100 for r in kept if r.get("human_accuracy") is not None]
+        points = [int(r.get("points") or 0) for r in kept]
+        out.append({field: level, "condition": condition, "n": c.n, "correct": c.correct, "accuracy": c.accuracy,
+                    "ci_low": c.ci[0] if c.ci else None, "ci_high": c.ci[1] if c.ci else None,
+                    "score": sum(p for p, r in zip(points, kept) if r.get("correct")), "total": sum(points),
+                    "human_mean": round(sum(human) / len(human), 4) if human else None,
+                    "without_image": sum(bool(r.get("without_image")) for r in kept),
+                    "withdrawn": c.uncounted, "excluded": n_excluded[level]})
+    return pd.DataFrame(out, columns=[field, *COLUMNS])
 
 
-def _difficulty(records: list[dict], convention: str) -> pd.DataFrame:
+def _difficulty(records: list[dict]) -> pd.DataFrame:
     rows = []
     by_condition: dict[str, list[tuple[float, float]]] = {}
-    for r in _counted(records, convention):
+    for r in records:
         if r.get("human_accuracy") is not None:
             by_condition.setdefault(r["condition"], []).append((float(bool(r.get("correct"))),
                                                                 float(r["human_accuracy"]) / 100))

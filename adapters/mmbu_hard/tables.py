@@ -9,6 +9,7 @@ import re
 
 import pandas as pd
 
+from medvqa.metrics import group
 from medvqa.tables import render
 
 from .metrics import counts, micro_f1
@@ -31,11 +32,8 @@ class MMBUTables:
         self.iou_threshold = iou_threshold
 
     def frames(self) -> dict[str, pd.DataFrame]:
-        groups: dict[tuple, list[dict]] = {}
-        for r in self.records:
-            groups.setdefault((r["condition"], r.get("task"), r.get("format")), []).append(r)
         rows = []
-        for (cond, task, fmt), recs in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        for (cond, task, fmt), recs in group(self.records, ["task", "format"]).items():
             m = micro_f1([counts(r, self.iou_threshold) for r in recs])
             rows.append({"condition": cond, "task": task, "format": fmt, "n": m["n"], "tp": m["tp"], "fp": m["fp"],
                          "fn": m["fn"], "micro_f1": _round(m["value"]),

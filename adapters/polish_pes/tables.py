@@ -22,7 +22,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.stats import binomial_ci
+from medvqa.metrics import NON_ANSWERS, accuracy_ci, cell, is_derived
 from medvqa.tables import Table, Tables
 
 from .loader import DOMAINS
@@ -30,23 +30,22 @@ from .loader import DOMAINS
 CONDITIONS = ("C", "C+Q", "C+I", "C+Q+I")
 SETS = {"vqa": "VQA", "qa": "QA"}
 OTHER = "Other specialties"
-NON_ANSWERS = ("refusal", "parse_failure", "error", "missing")
 ACCURACY = ("n", "correct", "accuracy", "ci_low", "ci_high", *NON_ANSWERS)
 POOLED = {0: "0-1", 1: "0-1", 2: "2"}
 CHANCE_NOTE = "Chance is 20 % (five options, one correct)."
 
 
 def accuracy(records: list[dict]) -> dict:
-    """n, correct, accuracy, its 95 % CI and the non-answer counts of `records`."""
-    n, correct = len(records), sum(bool(r.get("correct")) for r in records)
-    ci = binomial_ci(correct, n) or (None, None)
-    return {"n": n, "correct": correct, "accuracy": correct / n if n else None, "ci_low": ci[0], "ci_high": ci[1],
-            **{s: sum(r.get("status") == s for r in records) for s in NON_ANSWERS}}
+    """n, correct, accuracy, its 95 % CI and the non-answer counts of `records` (the metrics layer's cell)."""
+    c = cell(records)
+    ci = c.ci or (None, None)
+    return {"n": c.n, "correct": c.correct, "accuracy": c.accuracy, "ci_low": ci[0], "ci_high": ci[1],
+            **{s: c.statuses.get(s, 0) for s in NON_ANSWERS}}
 
 
 def pes_tables(records: list[dict], excluded: Iterable[dict] = (), *, other_below: int = 10) -> Tables:
     """The tables above from a run's records and its manifest's `excluded` list."""
-    records = [r for r in records if r.get("condition") in CONDITIONS]  # forced guesses are the audit's
+    records = [r for r in records if not is_derived(r["condition"])]  # forced guesses are the audit's
     excluded = list(excluded)
     group = specialty_groups(records, other_below)
     vqa = [r for r in records if r.get("set") == "vqa"]
@@ -148,7 +147,7 @@ def human_frame(records: list[dict]) -> pd.DataFrame:
             continue
         per_item = {r["item_id"]: (int(r["human_n"]), int(r.get("human_correct") or 0)) for r in rs}
         answers, correct = sum(n for n, _ in per_item.values()), sum(c for _, c in per_item.values())
-        ci = binomial_ci(correct, answers) or (None, None)
+        ci = accuracy_ci(correct, answers) or (None, None)
         rows.append({"set": label, "who": "examinees", "condition": "", "n": len(per_item), "answers": answers,
                      "correct": correct, "accuracy": correct / answers, "ci_low": ci[0], "ci_high": ci[1]})
         for cond in CONDITIONS:

@@ -10,11 +10,10 @@ selection-bias diagnostic and examples of each state. No model is called.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
 from types import MappingProxyType
@@ -26,6 +25,10 @@ from medvqa.core.audit import stats
 from medvqa.core.conditions import ALL, IMAGE_REMOVAL
 from medvqa.core.run.forced import FORCED_CONDITION
 from medvqa.core.items import DataError, Item
+from medvqa.core import metrics
+from medvqa.core.metrics import level_keys, resolve_fields
+from medvqa.core.results import condition_order
+from medvqa.core.scoring.normalize import read_json
 from medvqa.core.scoring.patterns import compile_patterns
 from medvqa.core.scoring.score import chance_of_correct
 
@@ -47,6 +50,8 @@ class RunInput:
     source: str = ""
     patterns: tuple = ()
     stratum_aliases: Mapping[str, str] = field(default_factory=dict)
+    # whose rules decide which records count (`Benchmark.counts`) and how answers are keyed
+    benchmark: Any = None
 
 
 @dataclass(frozen=True)
@@ -94,43 +99,11 @@ def _index(run: RunInput) -> dict[tuple[str, str], dict]:
     return out
 
 
-def resolve_fields(by: Iterable[str], records: list[dict], source: str = "",
-                   aliases: Mapping[str, str] = MappingProxyType({})) -> dict[str, str]:
-    """Map each requested stratum name to the record field holding it: the field of that name,
-    else the field a benchmark's alias names."""
-    available = set().union(*(r.keys() for r in records)) if records else set()
-    out = {}
-    for name in by:
-        if name in available:
-            out[name] = name
-        elif name in aliases and aliases[name] in available:
-            out[name] = aliases[name]
-        else:
-            raise ValueError(f"{source or 'the run'}: records have no field {name!r}; "
-                             f"available: {', '.join(sorted(available))}")
-    return out
-
-
-def _value_key(value: Any) -> str:
-    if value is None:
-        return "unknown"
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def stratum_values(record: dict, field_name: str) -> list[str]:
-    """The stratum keys of a record: one per element for list fields (an item with two image
-    types counts under both), "none" for an empty list, "unknown" for a missing value."""
-    value = record.get(field_name)
-    if isinstance(value, list):
-        return [_value_key(v) for v in value] or ["none"]
-    return [_value_key(value)]
-
-
 def _group(entries: Iterable[tuple[dict, Any]], field_name: str) -> dict[str, list]:
     """{stratum key: [payload, ...]} in sorted key order."""
     out: dict[str, list] = {}
     for record, payload in entries:
-        for key in stratum_values(record, field_name):
+        for key in dict.fromkeys(level_keys(record.get(field_name))):
             out.setdefault(key, []).append(payload)
     return dict(sorted(out.items()))
 
@@ -414,28 +387,22 @@ def _numeric_io(items: list[Item], by_key: dict) -> dict:
 
 # ---------------------------------------------------------------- selection bias
 
-_ANSWER_FIELD = re.compile(r'"answer"\s*:\s*(\[[^\]]*\]|"[^"]*")')
-
-
-def claimed_labels(response: str | None) -> list[str] | None:
-    """The labels a response's JSON `answer` field names, whether valid or not."""
+def claimed_labels(response: str | None, key: str = "answer") -> list[str] | None:
+    """The labels a response's JSON answer (under `key`, the benchmark's answer key) names,
+    whether valid or not, read by the scoring chain's own JSON reader."""
     if not response:
         return None
-    m = _ANSWER_FIELD.search(response)
-    if m is None:
-        return None
-    try:
-        value = json.loads(m.group(1))
-    except json.JSONDecodeError:
+    found, value = read_json(response, key)
+    if not found or value is None or isinstance(value, dict):
         return None
     values = value if isinstance(value, list) else [value]
-    return [str(v).strip() for v in values if str(v).strip()]
+    return [str(v).strip() for v in values if not isinstance(v, (list, dict)) and str(v).strip()]
 
 
-def _outside(record: dict, item: Item) -> bool:
+def _outside(record: dict, item: Item, key: str = "answer") -> bool:
     if record.get("predicted") is not None or record.get("status") != "parse_failure":
         return False
-    claimed = claimed_labels(record.get("response"))
+    claimed = claimed_labels(record.get("response"), key)
     if not claimed:
         return False
     valid = {t.casefold() for o in item.options for t in (o.key, o.label, o.text.strip())}
@@ -447,7 +414,9 @@ def selection_bias(run: _Run) -> dict:
     items, labels over-selected (percentage points above their gold share), and the share of
     responses that name labels outside the item's list."""
     out = {}
-    conditions = sorted({c for (_, c) in run.by_key}, key=_condition_order)
+    bench = run.input.benchmark
+    key = bench.answer_conventions().answer_key if bench is not None else "answer"
+    conditions = sorted({c for (_, c) in run.by_key}, key=condition_order)
     for cond in conditions:
         recs = [(r, run.input.items[i]) for (i, c), r in run.by_key.items() if c == cond]
         choice = [(r, it) for r, it in recs if it.options and it.gold is not None]
@@ -458,7 +427,7 @@ def selection_bias(run: _Run) -> dict:
         gold = Counter(it.gold.alternatives[0][0] for _, it in single)
         labels = sorted(set(predicted) | set(gold))
         diff = {lab: 100 * (predicted[lab] - gold[lab]) / n for lab in labels} if n else {}
-        n_outside = sum(_outside(r, it) for r, it in choice)
+        n_outside = sum(_outside(r, it, key) for r, it in choice)
         out[cond] = {
             "n": n,
             "predicted": {lab: predicted[lab] / n for lab in labels} if n else {},
@@ -471,11 +440,6 @@ def selection_bias(run: _Run) -> dict:
             "outside_share": n_outside / len(choice) if choice else None,
         }
     return out
-
-
-def _condition_order(cond: str) -> tuple[int, str]:
-    names = [c.value for c in ALL]
-    return (names.index(cond) if cond in names else len(names), cond)
 
 
 # ---------------------------------------------------------------- examples
@@ -512,7 +476,7 @@ def _example(pair: Pair, run: _Run) -> dict:
         "options": [{"label": o.label, "text": o.text} for o in item.options],
         "gold": [list(alt) for alt in item.gold.alternatives],
         "images": [str(im.path) for im in item.usable_images],
-        "strata": {name: stratum_values(pair.with_image, f) for name, f in run.fields.items()},
+        "strata": {name: level_keys(pair.with_image.get(f)) for name, f in run.fields.items()},
         "with_image": side(pair.with_image),
         "removed": side(pair.removed),
     }
@@ -528,13 +492,31 @@ def _prepare(run: RunInput, s: Settings) -> _Run:
                 pairs=pairs, unpaired=unpaired, forced_accuracy=forced_accuracy)
 
 
+def marginals(run: RunInput, fields: Mapping[str, str]) -> dict:
+    """Each condition's numbers over all of the run's records, overall and by each stratum, as
+    the metrics layer computes them for `report` and `compare`."""
+    by: dict[str, dict] = {}
+    for name, rec_field in fields.items():
+        levels: dict[str, dict] = {}
+        for (cond, level), rs in metrics.group(run.records, [rec_field]).items():
+            levels.setdefault(level, {})[cond] = metrics.cell(rs, run.benchmark).as_dict()
+        by[name] = dict(sorted(levels.items()))
+    return {"overall": metrics.by_condition(run.records, run.benchmark), "by": by}
+
+
 def audit_run(run: RunInput, settings: Settings = Settings()) -> dict:
-    """The audit document of one model's run."""
+    """The audit document of one model's run: on the records that count under the benchmark's
+    rules (`Benchmark.counts`), with every condition's marginal numbers beside."""
+    counted, _ = metrics.counted(run.records, run.benchmark)
+    fields = resolve_fields(settings.by, run.records, run.source, run.stratum_aliases)
+    margins = marginals(run, fields)
+    run = replace(run, records=counted)
     prepared = _prepare(run, settings)
     return {
         "model": run.model,
         "source": run.source,
         "n_records": len(run.records),
+        "marginals": margins,
         "paired": paired_section(prepared, settings),
         "ablation": ablation(prepared, settings),
         "refusals": refusal_section(prepared, settings),

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from medvqa.core import plugins
-from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, parse_cohorts, resolve_fields
+from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, parse_cohorts
+from medvqa.core.metrics import resolve_fields
 from medvqa.core.items import DataError
 from medvqa.core.run.saved import SavedRun, read_run
 
@@ -32,7 +33,8 @@ def run_input(runs: Sequence[SavedRun]) -> RunInput:
     first = runs[0]
     return RunInput(model=first.manifest["model"], records=[r for run in runs for r in run.records],
                     items=first.items, source=" + ".join(str(run.path) for run in runs),
-                    patterns=plugins.answer_patterns(), stratum_aliases=first.benchmark.stratum_aliases)
+                    patterns=plugins.answer_patterns(), stratum_aliases=first.benchmark.stratum_aliases,
+                    benchmark=first.benchmark)
 
 
 # Manifest fields that must agree for two runs to be one experiment, and how to name each.

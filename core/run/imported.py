@@ -45,7 +45,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     An item that is excluded, not among `items`, given twice for a condition, or given a condition
     it does not admit or that is not one of C, C+Q, C+I, C+Q+I raises DataError naming the item;
     a directory that already holds a run is refused."""
-    from medvqa.core.run.summary import by_condition, health
+    from medvqa.core.metrics import by_condition
+    from medvqa.core.run.summary import health
 
     run_dir = Path(run_dir)
     if (run_dir / "manifest.json").exists():
@@ -94,5 +95,5 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
             store.append(record)
     return {"run_dir": str(run_dir), "n_items": len(items), "n_records": len(records),
             "n_excluded": sum(it.excluded for it in items),
-            "accuracy": {c: s["accuracy"] for c, s in by_condition(records).items()},
-            "conditions": by_condition(records), **health(records, 1.0)}
+            "accuracy": {c: s["accuracy"] for c, s in by_condition(records, benchmark).items()},
+            "conditions": by_condition(records, benchmark), **health(records, 1.0)}

@@ -25,7 +25,9 @@ from medvqa.core.items import Item, fingerprint_items
 from medvqa.core.scoring.judge import apply_verdict
 from medvqa.core.scoring.score import score
 from medvqa.core.run.store import HELD_OUT, RunStore, newest_per_pair
-from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, by_condition, health
+from medvqa.core.results import FORMAT_VERSION
+from medvqa.core.metrics import by_condition
+from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, health
 
 RETRIED_STATUSES = ("error", "missing")  # what a re-run asks again by default
 RECORD_FIELDS = ("item_id", "condition", "key", "response", "error", "usage", "latency_s",
@@ -125,15 +127,16 @@ class RunResult:
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
     judged: dict | None = None  # what `judge_run` did, when the run was judged
     held_out: list[dict] = field(default_factory=list)  # records of held-out items: exported, not scored
+    benchmark: Benchmark | None = None  # whose rules (`Benchmark.counts`) the numbers follow
 
     def accuracy(self) -> dict[str, float]:
-        return {c: s["accuracy"] for c, s in by_condition(self.records).items()}
+        return {c: s["accuracy"] for c, s in by_condition(self.records, self.benchmark).items()}
 
     def summary(self) -> dict:
         """Counts, accuracy and, per condition, n, accuracy with its 95 % CI and every status;
         `failure` says why the run cannot be trusted (None when it can)."""
         return {"run_dir": str(self.run_dir), "n_items": self.n_items, "n_records": len(self.records),
-                "n_excluded": self.n_excluded, "accuracy": self.accuracy(), "conditions": by_condition(self.records),
+                "n_excluded": self.n_excluded, "accuracy": self.accuracy(), "conditions": by_condition(self.records, self.benchmark),
                 "n_image_fallback": self.n_image_fallback, **health(self.records + self.held_out, self.max_error_rate),
                 **({"n_held_out": len(self.held_out)} if self.held_out else {}),
                 "requested": self.requested, "cache_hits": self.cache_hits, "usage": self.usage,
@@ -169,6 +172,7 @@ def build_manifest(spec: RunSpec) -> dict:
     excluded = [{"item_id": it.id, "reason": it.exclusion_reason, **bench.record_fields(it)}
                 for it in spec.items if it.excluded]
     return {
+        "format": FORMAT_VERSION,
         "benchmark": bench.name,
         "split": spec.split,
         "data": spec.data,
@@ -207,7 +211,7 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
         todo.append(Request(item=item, condition=cond.value, messages=messages,
                             key=backend_request_key(spec.backend, messages, schema), response_schema=schema))
     result = RunResult(run_dir=spec.run_dir, n_items=len(spec.items),
-                       n_excluded=sum(1 for it in spec.items if it.excluded), records=records)
+                       n_excluded=sum(1 for it in spec.items if it.excluded), records=records, benchmark=bench)
     state = progress_state(kept, todo, getattr(spec.backend, "stats", None))
     if progress:
         progress(state)

@@ -23,6 +23,7 @@ from typing import Any, BinaryIO, Callable, Iterable
 
 from medvqa.core.inference.secrets import Scrubber
 from medvqa.core.items import DataError
+from medvqa.core.results import check_record, upgrade_manifest
 
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
@@ -86,7 +87,7 @@ def read_manifest(run_dir: Path) -> dict:
         raise DataError(f"unreadable manifest ({type(exc).__name__}: {exc})", file=path) from None
     if not isinstance(manifest, dict):
         raise DataError("unreadable manifest (not a JSON object)", file=path)
-    return manifest
+    return upgrade_manifest(manifest, file=path)
 
 
 def read_records(run_dir: Path, *, held_out: bool = False) -> list[dict]:
@@ -136,7 +137,7 @@ def _scan(path: Path) -> tuple[list[dict], int]:
                 if data.find(b"\n", nl + 1) == -1 and not data[nl + 1:].strip():
                     break  # the last line was cut mid-way and happens to end in a newline
                 raise DataError(f"corrupt record ({exc})", file=path, record=f"line {lineno}") from None
-            records.append(record)
+            records.append(check_record(record, file=path, line=lineno))
         start = nl + 1
         good_end = start
     return records, good_end
@@ -144,7 +145,9 @@ def _scan(path: Path) -> tuple[list[dict], int]:
 
 def _line(record: dict, scrub: Scrubber) -> bytes:
     """One record as a JSON line, scrubbed of credentials. A lone surrogate (which UTF-8 cannot
-    hold) is written as its JSON escape (`\\ud800`), so the line reads back exactly."""
+    hold) is written as its JSON escape (`\\ud800`), so the line reads back exactly. A record
+    that is not a valid `Record` is refused before anything is written."""
+    check_record(record)
     text = scrub(json.dumps(record, ensure_ascii=False, separators=(",", ":"))) + "\n"
     return text.encode("utf-8", "backslashreplace")
 
@@ -309,9 +312,10 @@ class RunStore:
 def rewrite_records(run_dir: Path, records: Iterable[dict]) -> None:
     """Replace records.jsonl atomically (used by re-scoring), holding the run's lock."""
     scrub = Scrubber()
+    lines = [_line(rec, scrub) for rec in records]  # every record valid before the file is touched
     lock = lock_run_dir(Path(run_dir))
     try:
-        _write_atomic(Path(run_dir) / RECORDS, lambda fh: fh.writelines(_line(rec, scrub) for rec in records))
+        _write_atomic(Path(run_dir) / RECORDS, lambda fh: fh.writelines(lines))
     finally:
         if lock is not None:
             os.close(lock)

@@ -1,37 +1,12 @@
-"""What a run's summary says: per condition n, accuracy with its 95 % CI and every status,
-and whether the run is healthy enough to trust (its error rate, and whether any request
-succeeded). Pure functions of records."""
+"""Whether a run is healthy enough to trust: its error rate, and whether any request succeeded.
+Its numbers per condition come from the metrics layer (`medvqa.core.metrics.by_condition`).
+Pure functions of records."""
 
 from __future__ import annotations
 
-from medvqa.core.scoring.score import STATUSES
+from medvqa.core.results import SUCCEEDED
 
 DEFAULT_MAX_ERROR_RATE = 0.05
-# Statuses of a request that reached the model and came back with an answer of some kind.
-SUCCEEDED = ("answered", "refusal", "parse_failure")
-
-
-def accuracy_with_ci(correct: int, n: int) -> dict:
-    """{n, correct, accuracy, ci}: the exact (Clopper-Pearson) 95 % interval; None when n = 0."""
-    from medvqa.core.audit.stats import binomial_ci  # scipy, imported on first use
-
-    ci = binomial_ci(correct, n)
-    return {"n": n, "correct": correct, "accuracy": correct / n if n else None,
-            "ci": list(ci) if ci is not None else None}
-
-
-def by_condition(records: list[dict]) -> dict[str, dict]:
-    """{condition: {n, correct, accuracy, ci, answered, refusal, parse_failure, error, missing}},
-    conditions in the order they first appear."""
-    counts: dict[str, dict[str, int]] = {}
-    for r in records:
-        c = counts.setdefault(r["condition"], {"n": 0, "correct": 0, **{s: 0 for s in STATUSES}})
-        c["n"] += 1
-        c["correct"] += bool(r.get("correct"))
-        if r.get("status") in c:
-            c[r["status"]] += 1
-    return {cond: {**accuracy_with_ci(c["correct"], c["n"]), **{s: c[s] for s in STATUSES}}
-            for cond, c in counts.items()}
 
 
 def health(records: list[dict], max_error_rate: float = DEFAULT_MAX_ERROR_RATE) -> dict:

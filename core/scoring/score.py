@@ -15,8 +15,6 @@ from medvqa.core.scoring.normalize import normalize
 from medvqa.core.scoring.patterns import CompiledPatterns, LanguagePatterns, compile_patterns
 
 CHOICE_FORMATS = ("single", "multi", "alternatives")
-# Every status a record can have, in the order tables show them.
-STATUSES = ("answered", "refusal", "parse_failure", "error", "missing")
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 _NON_DIGIT = re.compile(r"[^0-9]")
 

@@ -272,7 +272,7 @@ def test_html_page_in_chromium_shows_the_json_numbers(runs, tmp_path):
 def test_report_without_by_adds_the_default_strata(runs, sample_items):
     rows = medvqa.report(runs["replay"])
     overall = [r for r in rows if r["profession"] is None and r["dominant_type"] is None]
-    assert [(r["condition"], r["n"]) for r in overall] == [("C", 17), ("C+I", 5), ("C+Q", 17), ("C+Q+I", 5)]
+    assert [(r["condition"], r["n"]) for r in overall] == [("C", 17), ("C+Q", 17), ("C+I", 5), ("C+Q+I", 5)]
     professions = {(r["condition"], r["profession"]): r["n"] for r in rows if r["profession"] is not None}
     for prof in ("Nurse", "Physician"):
         assert professions[("C+Q", prof)] == sum(it.meta["profession"] == prof for it in sample_items)

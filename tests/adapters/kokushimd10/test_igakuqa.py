@@ -60,14 +60,16 @@ def test_run_random_reports_blocks_and_years_and_audits(tmp_path):
     run_dir = tmp_path / "run"
     summary = json.loads(invoke("run", "igakuqa", "--data", shared_data("igakuqa"), "--model", "random",
                                 "--no-cache", "--run-dir", run_dir, "--json"))
-    assert summary["n_records"] == 2000 and summary["conditions"]["C+Q"]["n"] == 2000
+    # mhlw convention: the 11 withdrawn items (採点除外, 0 points) are in no denominator, in any output
+    assert summary["n_records"] == 2000 and summary["conditions"]["C+Q"]["n"] == 1989
+    assert summary["conditions"]["C+Q"]["uncounted"] == 11
     assert summary["n_image_fallback"] == 529  # text_only: false, no images in the repository
     tables = json.loads(invoke("report", run_dir, "--table", "igakuqa", "--json"))
     blocks, years = tables["by_block"]["rows"], tables["by_year"]["rows"]
-    assert len(blocks) == 30 and [r["year"] for r in years] == [2018, 2019, 2020, 2021, 2022]
+    assert len(blocks) == 30 and [r["year"] for r in years] == ["2018", "2019", "2020", "2021", "2022"]
     # mhlw convention: withdrawn items leave accuracy and points
     assert sum(r["n"] for r in years) == 1989 and sum(r["withdrawn"] for r in years) == 11
-    row = next(r for r in years if r["year"] == 2022)
+    row = next(r for r in years if r["year"] == "2022")
     assert row["total"] == 197 + 297
     records = read_jsonl(run_dir / "records.jsonl")
     kept = [r for r in records if r["year"] == 2022 and not r["withdrawn"]]

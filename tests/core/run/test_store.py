@@ -14,8 +14,8 @@ MANIFEST = {"benchmark": "b", "split": "s", "data_fingerprint": "f", "model": "m
 def test_append_and_resume_returns_existing_records(tmp_path):
     with RunStore(tmp_path) as store:
         assert store.open(MANIFEST) == []
-        store.append({"item_id": "1", "condition": "C+Q"})
-        store.append({"item_id": "2", "condition": "C+Q"})
+        store.append({"item_id": "1", "condition": "C+Q", "status": "answered"})
+        store.append({"item_id": "2", "condition": "C+Q", "status": "answered"})
     files = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in tmp_path.iterdir()}
     store = RunStore(tmp_path)
     assert [r["item_id"] for r in store.open(MANIFEST)] == ["1", "2"]
@@ -26,7 +26,7 @@ def test_append_and_resume_returns_existing_records(tmp_path):
     assert "resumed" not in json.loads((tmp_path / "manifest.json").read_text())
     with RunStore(tmp_path) as store:
         store.open(MANIFEST)
-        store.append({"item_id": "3", "condition": "C+Q"})
+        store.append({"item_id": "3", "condition": "C+Q", "status": "answered"})
     assert json.loads((tmp_path / "manifest.json").read_text())["resumed"] == 1
     assert [r["item_id"] for r in read_records(tmp_path)] == ["1", "2", "3"]
 
@@ -34,18 +34,19 @@ def test_append_and_resume_returns_existing_records(tmp_path):
 def test_partial_last_line_from_a_killed_writer_is_dropped_and_truncated(tmp_path):
     with RunStore(tmp_path) as store:
         store.open(MANIFEST)
-        store.append({"item_id": "1", "condition": "C+Q"})
+        store.append({"item_id": "1", "condition": "C+Q", "status": "answered"})
     with (tmp_path / "records.jsonl").open("a") as fh:
         fh.write('{"item_id": "2", "cond')
     store = RunStore(tmp_path)
     assert len(store.open(MANIFEST)) == 1
-    store.append({"item_id": "2", "condition": "C+Q"})
+    store.append({"item_id": "2", "condition": "C+Q", "status": "answered"})
     store.close()
     assert [r["item_id"] for r in read_records(tmp_path)] == ["1", "2"]
 
 
 def test_corrupt_line_in_the_middle_names_file_and_line(tmp_path):
-    (tmp_path / "records.jsonl").write_text('{"item_id": "1"}\nnot json\n{"item_id": "3"}\n')
+    (tmp_path / "records.jsonl").write_text('{"item_id": "1", "condition": "C", "status": "answered"}\nnot json\n'
+                                            '{"item_id": "3", "condition": "C", "status": "answered"}\n')
     with pytest.raises(DataError, match=r"records.jsonl: record line 2"):
         read_records(tmp_path)
 
@@ -53,7 +54,7 @@ def test_corrupt_line_in_the_middle_names_file_and_line(tmp_path):
 def test_resuming_a_different_run_is_refused_and_nothing_is_lost(tmp_path):
     with RunStore(tmp_path) as store:
         store.open(MANIFEST)
-        store.append({"item_id": "1", "condition": "C+Q"})
+        store.append({"item_id": "1", "condition": "C+Q", "status": "answered"})
     before = (tmp_path / "records.jsonl").read_bytes()
     with pytest.raises(DataError, match="differs in: model"):
         RunStore(tmp_path).open({**MANIFEST, "model": "other"})
@@ -61,7 +62,7 @@ def test_resuming_a_different_run_is_refused_and_nothing_is_lost(tmp_path):
 
 
 def test_rewrite_is_atomic_and_complete(tmp_path):
-    rewrite_records(tmp_path, [{"item_id": str(i), "condition": "C", "a": i} for i in range(3)])
+    rewrite_records(tmp_path, [{"item_id": str(i), "condition": "C", "status": "answered", "a": i} for i in range(3)])
     assert [r["a"] for r in read_records(tmp_path)] == [0, 1, 2]
     assert not list(tmp_path.glob("*.tmp"))
 
@@ -84,7 +85,7 @@ def test_readers_take_the_newest_record_of_each_pair(tmp_path):
 def test_a_second_writer_fails_at_once_naming_the_holder(tmp_path):
     with RunStore(tmp_path) as first:
         first.open(MANIFEST)
-        first.append({"item_id": "1", "condition": "C+Q"})
+        first.append({"item_id": "1", "condition": "C+Q", "status": "answered"})
         with pytest.raises(DataError, match=rf"in use by process {os.getpid()} \(lock run.lock\)"):
             RunStore(tmp_path).open(MANIFEST)
         with pytest.raises(DataError, match=rf"in use by process {os.getpid()}"):
@@ -97,7 +98,7 @@ def test_a_second_writer_fails_at_once_naming_the_holder(tmp_path):
 def test_a_failed_write_cuts_the_file_back_to_its_last_whole_line(tmp_path, monkeypatch):
     store = RunStore(tmp_path)
     store.open(MANIFEST)
-    store.append({"item_id": "1", "condition": "C+Q"})
+    store.append({"item_id": "1", "condition": "C+Q", "status": "answered"})
     real_write = os.write
 
     def short_then_full(fd, data):
@@ -108,7 +109,7 @@ def test_a_failed_write_cuts_the_file_back_to_its_last_whole_line(tmp_path, monk
 
     monkeypatch.setattr(os, "write", short_then_full)
     with pytest.raises(DataError, match=r"records.jsonl: cannot write \(No space left on device\): free disk space"):
-        store.append({"item_id": "2", "condition": "C+Q"})
+        store.append({"item_id": "2", "condition": "C+Q", "status": "answered"})
     monkeypatch.undo()
     store.close()
     assert (tmp_path / "records.jsonl").read_text().count("\n") == 1
@@ -119,7 +120,7 @@ def test_records_are_scrubbed_and_a_lone_surrogate_reads_back(tmp_path, monkeypa
     monkeypatch.setenv("LAB_API_KEY", "lab-secret-0123456789")
     with RunStore(tmp_path) as store:
         store.open({**MANIFEST, "command_line": ["medvqa", "--api-base", "http://me:pw-0123456789@host/v1"]})
-        store.append({"item_id": "1", "condition": "C+Q", "response": "key lab-secret-0123456789 \ud800"})
+        store.append({"item_id": "1", "condition": "C+Q", "status": "answered", "response": "key lab-secret-0123456789 \ud800"})
     text = (tmp_path / "records.jsonl").read_text() + (tmp_path / "manifest.json").read_text()
     assert "lab-secret" not in text and "pw-0123456789" not in text and "http://***@host/v1" in text
     assert read_records(tmp_path)[0]["response"] == "key *** \ud800"

@@ -1,0 +1,190 @@
+"""One metrics layer: every number a user sees over records comes from here.
+
+`cell` turns records into one `Cell` (n, correct, the estimate, its interval and the status
+counts), under the benchmark's own rules: held-out records never count, a record the benchmark's
+`counts` leaves out (a withdrawn item under the convention in force) is counted aside as
+`uncounted`, and a benchmark whose headline is not accuracy (micro-F1, points) supplies its
+value and interval through `Benchmark.headline`. `group` splits records by condition and any
+strata, a list-valued stratum once per value. The run summary, `report`, every adapter's tables,
+`compare`, the audit's marginals and the judge report all call these, so one cell has one n and
+one value in every command.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+
+from medvqa.core.results import STATUSES, condition_order
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from medvqa.core.benchmark import Benchmark
+
+ACCURACY = "accuracy"
+EXACT = "clopper-pearson"  # the interval of an accuracy: exact binomial, 95 %
+UNKNOWN = "unknown"  # the level of a record without a value for the stratum
+NONE = "none"  # the level of an empty list-valued stratum
+CI_COLUMNS = ("ci_low", "ci_high")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The numbers of one group of records. `value` is the headline metric (`metric`): accuracy
+    unless the benchmark says otherwise; `accuracy` is always correct / n."""
+
+    n: int
+    correct: int
+    value: float | None
+    ci: tuple[float, float] | None
+    ci_method: str | None
+    metric: str = ACCURACY
+    statuses: Mapping[str, int] = field(default_factory=dict)
+    uncounted: int = 0  # records the benchmark's rules leave out of every denominator
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.n if self.n else None
+
+    def as_dict(self) -> dict[str, Any]:
+        """{n, correct, accuracy, ci, ci_method, <every status>, uncounted} (and metric and value
+        when the headline is not accuracy)."""
+        out = {"n": self.n, "correct": self.correct, "accuracy": self.accuracy,
+               "ci": list(self.ci) if self.ci is not None else None, "ci_method": self.ci_method,
+               **{s: self.statuses.get(s, 0) for s in STATUSES}, "uncounted": self.uncounted}
+        if self.metric != ACCURACY:
+            out.update(metric=self.metric, value=self.value)
+        return out
+
+
+def accuracy_ci(correct: int, n: int) -> tuple[float, float] | None:
+    """The exact (Clopper-Pearson) 95 % interval of correct / n; None when n = 0."""
+    from medvqa.core.audit.stats import binomial_ci  # scipy, imported on first use
+
+    return binomial_ci(correct, n)
+
+
+def add_ci(frame: pd.DataFrame) -> None:
+    """Add the `CI_COLUMNS` (exact 95 % intervals, fractions) to a DataFrame with integer columns
+    `correct` and `n`, in place."""
+    cis = [accuracy_ci(int(c), int(n)) or (None, None) for c, n in zip(frame["correct"], frame["n"])]
+    frame["ci_low"] = [ci[0] for ci in cis]
+    frame["ci_high"] = [ci[1] for ci in cis]
+
+
+def counted(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> tuple[list[Mapping], int]:
+    """(the records that enter denominators, how many others the benchmark's rules leave out).
+    Held-out records (answers withheld) are neither."""
+    kept, left_out = [], 0
+    for r in records:
+        if r.get("held_out"):
+            continue
+        if benchmark is None or benchmark.counts(r):
+            kept.append(r)
+        else:
+            left_out += 1
+    return kept, left_out
+
+
+def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell:
+    """The `Cell` of `records` under `benchmark`'s rules and headline metric."""
+    kept, left_out = counted(records, benchmark)
+    n = len(kept)
+    correct = sum(bool(r.get("correct")) for r in kept)
+    statuses = Counter(str(r.get("status")) for r in kept)
+    if benchmark is not None and benchmark.headline_metric != ACCURACY:
+        head = benchmark.headline(kept)
+        ci = head.get("ci")
+        return Cell(n, correct, head.get("value"), tuple(ci) if ci else None, head.get("ci_method", "bootstrap"),
+                    head.get("metric", benchmark.headline_metric), dict(statuses), left_out)
+    return Cell(n, correct, correct / n if n else None, accuracy_ci(correct, n), EXACT if n else None,
+                ACCURACY, dict(statuses), left_out)
+
+
+def level_keys(value: Any) -> list[str]:
+    """The levels a stratum value falls under: one per element of a list (an item with two image
+    types counts under both), `none` for an empty list, `unknown` for no value; text as it is,
+    anything else as JSON (2024 → "2024", True → "true")."""
+    if isinstance(value, (list, tuple)):
+        return [k for v in value for k in level_keys(v)] if value else [NONE]
+    if value is None:
+        return [UNKNOWN]
+    return [value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)]
+
+
+def resolve_fields(by: Iterable[str], records: Sequence[Mapping], source: str = "",
+                   aliases: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Map each requested stratum name to the record field holding it: the field of that name,
+    else the field a benchmark's alias names; a name no record holds is a ValueError naming the
+    fields there are."""
+    available = set().union(*(r.keys() for r in records)) if records else set()
+    aliases = aliases or {}
+    out = {}
+    for name in by:
+        if name in available:
+            out[name] = name
+        elif name in aliases and aliases[name] in available:
+            out[name] = aliases[name]
+        else:
+            raise ValueError(f"{source or 'the run'}: records have no field {name!r}; "
+                             f"available: {', '.join(sorted(available))}")
+    return out
+
+
+def group(records: Iterable[Mapping], by: Sequence[str] = ()) -> dict[tuple[str, ...], list[Mapping]]:
+    """{(condition, level of each field of `by`): records}, conditions in their order (C, C+Q,
+    C+I, C+Q+I, derived labels after their base), levels sorted."""
+    out: dict[tuple[str, ...], list[Mapping]] = {}
+    for r in records:
+        keys: list[tuple[str, ...]] = [(r["condition"],)]
+        for name in by:
+            keys = [k + (level,) for k in keys for level in dict.fromkeys(level_keys(r.get(name)))]
+        for k in keys:
+            out.setdefault(k, []).append(r)
+    return dict(sorted(out.items(), key=lambda kv: (condition_order(kv[0][0]), kv[0][1:])))
+
+
+def by_condition(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> dict[str, dict]:
+    """{condition: Cell.as_dict()}: the run summary's and the judge report's per-condition numbers."""
+    return {key[0]: cell(rs, benchmark).as_dict() for key, rs in group(records).items()}
+
+
+def _excluded_counts(excluded: Iterable[Mapping], by: Sequence[str]) -> Counter:
+    counts: Counter = Counter()
+    for e in excluded:
+        keys: list[tuple[str, ...]] = [()]
+        for name in by:
+            keys = [k + (level,) for k in keys for level in dict.fromkeys(level_keys(e.get(name)))]
+        counts.update(keys)
+    return counts
+
+
+def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchmark | None = None,
+          excluded: Iterable[Mapping] = ()) -> pd.DataFrame:
+    """One row per condition (× level of each field of `by`): n, n_excluded (items without a usable
+    gold answer in that level), uncounted, correct, accuracy, its interval and every status; with
+    `metric` and `value` too when the benchmark's headline is not accuracy."""
+    import pandas as pd
+
+    by = list(by)
+    headline = benchmark is not None and benchmark.headline_metric != ACCURACY
+    columns = ["condition", *by, "n", "n_excluded", "uncounted", "correct", "accuracy", *CI_COLUMNS, "ci_method",
+               *STATUSES, *(["metric", "value"] if headline else [])]
+    n_excluded = _excluded_counts(excluded, by)
+    rows = []
+    for key, rs in group(records, by).items():
+        c = cell(rs, benchmark)
+        if c.n == 0 and c.uncounted == 0:
+            continue  # held-out records only
+        ci = c.ci if c.metric == ACCURACY else accuracy_ci(c.correct, c.n)
+        row = {"condition": key[0], **dict(zip(by, key[1:])), "n": c.n, "n_excluded": n_excluded[key[1:]],
+               "uncounted": c.uncounted, "correct": c.correct, "accuracy": c.accuracy,
+               "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,
+               "ci_method": EXACT if ci else None, **{s: c.statuses.get(s, 0) for s in STATUSES}}
+        if headline:
+            row.update(metric=c.metric, value=c.value)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,164 @@
+"""The results model: what a run directory holds, typed and versioned.
+
+A run directory holds `manifest.json` (a `Manifest`) and `records.jsonl`, one `Record` per
+(item, condition) request. Writers build records and manifests through these models and readers
+validate every line against them, so a damaged record is one error naming its file and line,
+never a traceback three modules later. Statuses, condition labels (derived ones such as
+`C+Q/forced` included) and their order come from here, not from string tests in consumers.
+
+Format versions: 1 is every manifest written before the `format` field existed (its records have
+the same fields); 2 adds `format`. `upgrade_manifest` reads either as the current version, with
+identical numbers: nothing a number depends on changed between them.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from medvqa.core.conditions import ALL, FORCED_SUFFIX, Condition
+from medvqa.core.items import DataError
+
+FORMAT_VERSION = 2
+
+
+class Status(str, Enum):
+    """What became of one request: an answer read, a refusal, an answer the reader could not
+    read, a failed request, or no response at all."""
+
+    ANSWERED = "answered"
+    REFUSAL = "refusal"
+    PARSE_FAILURE = "parse_failure"
+    ERROR = "error"
+    MISSING = "missing"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+STATUSES = tuple(s.value for s in Status)
+# Statuses of a request that reached the model and came back with an answer of some kind.
+SUCCEEDED = (Status.ANSWERED.value, Status.REFUSAL.value, Status.PARSE_FAILURE.value)
+NON_ANSWERS = tuple(s for s in STATUSES if s != Status.ANSWERED.value)
+CONDITION_NAMES = tuple(c.value for c in ALL)
+
+
+def base_condition(label: str) -> Condition:
+    """The condition a record label is asked under: `C+Q/forced` → `C+Q`. An unknown label raises
+    ValueError."""
+    base = label.split("/", 1)[0]
+    try:
+        return Condition(base)
+    except ValueError:
+        raise ValueError(f"unknown condition {label!r}; conditions are {', '.join(CONDITION_NAMES)}, "
+                         f"optionally with a derived suffix such as {FORCED_SUFFIX!r}") from None
+
+
+def is_derived(label: str) -> bool:
+    """A label of a second request derived from a base condition (`C+Q/forced`)."""
+    return "/" in label
+
+
+def condition_order(label: str) -> tuple[int, int, str]:
+    """Sort key: C, C+Q, C+I, C+Q+I, each base condition before its derived labels."""
+    base = label.split("/", 1)[0]
+    rank = CONDITION_NAMES.index(base) if base in CONDITION_NAMES else len(CONDITION_NAMES)
+    return (rank, is_derived(label), label)
+
+
+class Record(BaseModel):
+    """One line of `records.jsonl`: one request for one (item, condition), its raw response and
+    its score. The strata an adapter declares (profession, year, ...) and fields other tools add
+    (a judge's verdicts) are kept as extra fields."""
+
+    model_config = ConfigDict(extra="allow")
+
+    item_id: str
+    condition: str
+    key: str | None = None
+    response: str | None = None
+    error: str | None = None
+    usage: dict[str, Any] | None = None
+    latency_s: float | None = None
+    cached: bool | None = None
+    predicted: list[str] | None = None
+    status: Status
+    correct: bool | None = None
+    rule: str | None = None
+    scoring_error: str | None = None
+    held_out: bool = False
+    saved: bool = False
+
+    @field_validator("condition")
+    @classmethod
+    def _known_condition(cls, value: str) -> str:
+        base_condition(value)
+        return value
+
+    @property
+    def base(self) -> Condition:
+        return base_condition(self.condition)
+
+    @property
+    def derived(self) -> bool:
+        return is_derived(self.condition)
+
+
+class Manifest(BaseModel):
+    """`manifest.json`: what was run, on which data, with which model, parameters, conditions
+    and templates, and which items were excluded (no usable gold answer)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: int = FORMAT_VERSION
+    benchmark: str
+    split: str | None = None
+    data: str | None = None
+    data_fingerprint: str | None = None
+    n_items: int | None = None
+    model: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    conditions: list[str] = Field(default_factory=list)
+    templates: dict[str, str] = Field(default_factory=dict)
+    strata: list[str] = Field(default_factory=list)
+    excluded: list[dict[str, Any]] = Field(default_factory=list)
+    versions: dict[str, str] = Field(default_factory=dict)
+    plugins: dict[str, Any] = Field(default_factory=dict)
+    command_line: list[str] = Field(default_factory=list)
+    created: str | None = None
+    convention: str | None = None
+
+
+def _first_problem(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "record"
+    return f"{where}: {err['msg']}"
+
+
+def check_record(data: Mapping[str, Any], *, file: Path | None = None, line: int | None = None) -> dict:
+    """`data` validated as a `Record` (returned as it is: the dict consumers read); a record that
+    does not validate is a DataError naming the file and the line."""
+    try:
+        Record.model_validate(data)
+    except ValidationError as exc:
+        raise DataError(f"damaged record ({_first_problem(exc)})", file=file,
+                        record=f"line {line}" if line is not None else str(data.get("item_id"))) from None
+    return data if isinstance(data, dict) else dict(data)
+
+
+def upgrade_manifest(data: Mapping[str, Any], *, file: Path | None = None) -> dict:
+    """A manifest of any format version as the current one (a dict, validated as `Manifest`).
+    Version 1 (no `format` field) differs only in lacking it."""
+    version = data.get("format", 1)
+    if not isinstance(version, int) or version < 1 or version > FORMAT_VERSION:
+        raise DataError(f"manifest format {version!r} is not one this medvqa reads (1 to {FORMAT_VERSION}); "
+                        "upgrade medvqa", file=file)
+    out = {**data, "format": FORMAT_VERSION}
+    try:
+        Manifest.model_validate(out)
+    except ValidationError as exc:
+        raise DataError(f"unreadable manifest ({_first_problem(exc)})", file=file) from None
+    return out

@@ -1,0 +1,15 @@
+"""The one metrics layer (`medvqa.core.metrics`): every number medvqa shows over records, for a
+benchmark's own tables too. Group records with `group`, count a group with `cell`.
+
+    >>> from medvqa.metrics import cell
+    >>> c = cell([{"item_id": "a", "condition": "C+Q", "status": "answered", "correct": True},
+    ...           {"item_id": "b", "condition": "C+Q", "status": "refusal", "correct": False}])
+    >>> c.n, c.correct, c.accuracy, c.statuses["refusal"]
+    (2, 1, 0.5, 1)
+"""
+
+from medvqa.core.metrics import CI_COLUMNS, Cell, accuracy_ci, cell, counted, group, level_keys, table
+from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived
+
+__all__ = ["CI_COLUMNS", "Cell", "accuracy_ci", "cell", "counted", "group", "level_keys", "table", "NON_ANSWERS",
+           "STATUSES", "is_derived"]
