@@ -116,7 +116,8 @@ class MMBUHard(Benchmark):
         """Micro-F1 over the records given, with its 95 % bootstrap CI (1,000 resamples of
         datapoints, seed 0)."""
         result = micro_f1([counts(r, self.iou_threshold) for r in records])
-        return {"metric": "micro_f1", "value": result["value"], "n": result["n"], "ci": result["ci"]}
+        return {"metric": "micro_f1", "value": result["value"], "n": result["n"], "ci": result["ci"],
+                "ci_method": "percentile bootstrap"}
 
     def headline_value(self, records: list[dict]) -> float | None:
         """Micro-F1 alone (no bootstrap): what a comparison's own bootstrap computes per resample."""

@@ -229,14 +229,14 @@ def _ablation_group(items: list[Item], conditions: list[str], run: _Run, s: Sett
         "n_incomplete": len(items) - len(same),
         "baseline": _mean(chances),
         "baseline_n": len(chances),
-        "conditions": {c: _accuracy([bool(by_key[(it.id, c)].get("correct")) for it in same], s)
-                       for c in conditions},
+        "conditions": {c: _accuracy([by_key[(it.id, c)] for it in same]) for c in conditions},
     }
 
 
-def _accuracy(correct: Sequence[bool], s: Settings) -> dict:
-    values = [1.0 if c else 0.0 for c in correct]
-    return {"n": len(values), "accuracy": _mean(values), "ci": _ci(values, s)}
+def _accuracy(records: list[dict]) -> dict:
+    """{n, accuracy, ci, ci_method} of the records (already counted), from the metrics layer."""
+    c = metrics.cell(records)
+    return {"n": c.n, "accuracy": c.accuracy, "ci": list(c.ci) if c.ci else None, "ci_method": c.ci_method}
 
 
 def ablation(run: _Run, s: Settings) -> dict:

@@ -94,6 +94,7 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
     counts); return per judge what was judged, asked, found in the cache and left as judge
     errors. Records judged before by a model under the same prompt are skipped."""
     from medvqa.core.inference.cache import ResponseCache
+    from medvqa.core.metrics import by_condition
     from medvqa.core.run.saved import read_run
     from medvqa.core.run.store import RunStore
 
@@ -200,20 +201,8 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
     finally:
         if response_cache is not None:
             response_cache.close()
-    summary["conditions"] = _accuracy(current.values())
+    summary["conditions"] = by_condition(current.values(), saved.benchmark)
     return summary
-
-
-def _accuracy(records: Iterable[dict]) -> dict[str, dict]:
-    """{condition: {n, correct, accuracy}} (`medvqa report` adds the intervals)."""
-    out: dict[str, dict] = {}
-    for r in records:
-        c = out.setdefault(r["condition"], {"n": 0, "correct": 0})
-        c["n"] += 1
-        c["correct"] += bool(r.get("correct"))
-    for c in out.values():
-        c["accuracy"] = c["correct"] / c["n"] if c["n"] else None
-    return out
 
 
 class _Batch:
