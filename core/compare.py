@@ -26,6 +26,7 @@ from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, Settings, pair_i
 from medvqa.core.audit.runs import join_runs
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.metrics import resolve_fields
+from medvqa.core.report import json_rows
 from medvqa.core import metrics
 from medvqa.core.results import NON_ANSWERS, STATUSES, condition_order, is_derived
 from medvqa.core.items import DataError, Item
@@ -81,26 +82,8 @@ class Comparison:
     by: dict[str, list[str]] = field(default_factory=dict)  # benchmark -> strata shown
 
     def as_json(self) -> dict:
-        return {"by": self.by, "table": _records(self.table), "delta_img": _records(self.delta_img),
-                "tests": _records(self.tests), "pass_lines": self.pass_lines, "runs": self.runs, "notes": self.notes}
-
-
-def _records(frame: pd.DataFrame) -> list[dict]:
-    out = []
-    for row in frame.to_dict(orient="records"):
-        out.append({k: _plain(v) for k, v in row.items()})
-    return out
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars and NaN as JSON values."""
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        return None if np.isnan(value) else float(value)
-    if isinstance(value, (np.bool_,)):
-        return bool(value)
-    return value
+        return {"by": self.by, "table": json_rows(self.table), "delta_img": json_rows(self.delta_img),
+                "tests": json_rows(self.tests), "pass_lines": self.pass_lines, "runs": self.runs, "notes": self.notes}
 
 
 # ---------------------------------------------------------------- reading runs

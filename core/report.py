@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any, Iterable
 
+import numpy as np
 import pandas as pd
 
 from medvqa.core.metrics import CI_COLUMNS
@@ -16,11 +17,27 @@ from medvqa.core.metrics import CI_COLUMNS
 PERCENT_COLUMNS = {"accuracy": "accuracy %", "ci_low": "CI low %", "ci_high": "CI high %"}
 
 
+def json_rows(frame: pd.DataFrame) -> list[dict]:
+    """A DataFrame's rows as JSON values: numpy scalars as Python numbers at full precision (the
+    same float every other command prints), NaN as null."""
+    return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return None if math.isnan(value) else float(value)
+    return value
+
+
 def render(table: pd.DataFrame, fmt: str) -> str:
     if fmt == "csv":
         return table.to_csv(index=False)
     if fmt == "json":
-        return table.to_json(orient="records", force_ascii=False, indent=1)
+        return json.dumps(json_rows(table), ensure_ascii=False, indent=1)
     if fmt == "md":
         return to_markdown(table)
     if fmt == "latex":
@@ -74,10 +91,6 @@ def to_latex(table: pd.DataFrame, caption: str | None = None, notes: Iterable[st
     lines += [rf"\par\smallskip{{\footnotesize {latex_escape(note)}}}" for note in notes]
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
-
-
-def report_json(table: pd.DataFrame) -> str:
-    return json.dumps(json.loads(table.to_json(orient="records", force_ascii=False)), ensure_ascii=False, indent=1)
 
 
 @dataclass

@@ -22,10 +22,6 @@ def task_family(task: str) -> str:
     return _FORMAT_WORD.sub("", task).strip("_-") or task
 
 
-def _round(value):
-    return None if value is None else round(float(value), 4)
-
-
 class MMBUTables:
     def __init__(self, records: list[dict], iou_threshold: float):
         self.records = records
@@ -36,9 +32,9 @@ class MMBUTables:
         for (cond, task, fmt), recs in group(self.records, ["task", "format"]).items():
             m = micro_f1([counts(r, self.iou_threshold) for r in recs])
             rows.append({"condition": cond, "task": task, "format": fmt, "n": m["n"], "tp": m["tp"], "fp": m["fp"],
-                         "fn": m["fn"], "micro_f1": _round(m["value"]),
-                         "f1_ci_low": _round(m["ci"][0]) if m["ci"] else None,
-                         "f1_ci_high": _round(m["ci"][1]) if m["ci"] else None,
+                         "fn": m["fn"], "micro_f1": m["value"],
+                         "f1_ci_low": m["ci"][0] if m["ci"] else None,
+                         "f1_ci_high": m["ci"][1] if m["ci"] else None,
                          "unjudged": sum(r.get("rule") == "unjudged" for r in recs),
                          "judge_errors": sum(r.get("rule") == "judge-error" for r in recs)})
         by_task = pd.DataFrame(rows, columns=["condition", "task", "format", "n", "tp", "fp", "fn", "micro_f1",
@@ -51,9 +47,9 @@ class MMBUTables:
             if "open" in by_format and "closed" in by_format:
                 closed = micro_f1([counts(r, self.iou_threshold) for r in by_format["closed"]], resamples=1)["value"]
                 opened = micro_f1([counts(r, self.iou_threshold) for r in by_format["open"]], resamples=1)["value"]
-                deltas.append({"condition": cond, "task_family": family, "closed_f1": _round(closed),
-                               "open_f1": _round(opened),
-                               "delta": None if closed is None or opened is None else _round(closed - opened)})
+                deltas.append({"condition": cond, "task_family": family, "closed_f1": closed,
+                               "open_f1": opened,
+                               "delta": None if closed is None or opened is None else closed - opened})
         delta = pd.DataFrame(deltas, columns=["condition", "task_family", "closed_f1", "open_f1", "delta"])
         return {"micro_f1": by_task, "closed_minus_open": delta,
                 "random_baseline": self._random_baseline()}
@@ -69,11 +65,11 @@ class MMBUTables:
                 groups.setdefault((r["condition"], r.get("task")), []).append(r)
         for (cond, task), recs in sorted(groups.items()):
             rows.append({"condition": cond, "task": task, "format": "closed", "n": len(recs),
-                         "expected_micro_f1": _round(sum(1 / r["n_options"] for r in recs) / len(recs))})
+                         "expected_micro_f1": sum(1 / r["n_options"] for r in recs) / len(recs)})
         return pd.DataFrame(rows, columns=["condition", "task", "format", "n", "expected_micro_f1"])
 
     def render(self, fmt: str) -> str:
         frames = self.frames()
         if fmt == "json":
-            return json.dumps({k: json.loads(v.to_json(orient="records")) for k, v in frames.items()}, indent=1)
+            return json.dumps({k: json.loads(render(v, "json")) for k, v in frames.items()}, indent=1)
         return "\n".join(f"{name}\n{render(frame, fmt)}" for name, frame in frames.items())
