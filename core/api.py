@@ -89,7 +89,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     With `fmt="json"` (the default) the parsed JSON document `--json` prints; `md`, `csv` or
     `latex` give the text."""
     from medvqa.core import metrics, plugins
-    from medvqa.core.metrics import resolve_fields
+    from medvqa.core.metrics import held_fields, resolve_fields
     from medvqa.core.report import render
     from medvqa.core.run.saved import read_run
     from medvqa.core.run.store import read_manifest, read_records
@@ -126,9 +126,8 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         if by is not None:
             groupings = [list(resolve_fields(_names(by), recs, str(run_dir), aliases).values())]
         else:
-            held = set().union(*(r.keys() for r in recs)) if recs else set()
-            defaults = [aliases.get(n, n) if n not in held else n for n in (bench.default_strata if bench else ())]
-            groupings = [[]] + [[f] for f in defaults if f in held]
+            held, _ = held_fields(bench.default_strata if bench else (), recs, aliases)
+            groupings = [[]] + [[f] for f in held.values()]
         frames = [metrics.table(recs, fields, bench, manifest.get("excluded") or []) for fields in groupings]
         if fmt in ("md", "latex"):
             text = "\n".join(render(t, fmt) for t in frames)

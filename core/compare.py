@@ -25,7 +25,7 @@ import pandas as pd
 from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, Settings, pair_image_removal, transition_row
 from medvqa.core.audit.runs import join_runs
 from medvqa.core.benchmark import Benchmark
-from medvqa.core.metrics import resolve_fields
+from medvqa.core.metrics import held_fields
 from medvqa.core.report import json_rows
 from medvqa.core import metrics
 from medvqa.core.results import NON_ANSWERS, STATUSES, condition_order, is_derived
@@ -134,31 +134,19 @@ def _strata(entries: list[Entry], by: Iterable[str] | None, notes: list[str]) ->
     """For each entry, the strata shown ({name: record field}): those named (`benchmark` and
     `condition` are always columns), else its benchmark's default strata that its records hold."""
     out: dict[int, dict[str, str]] = {}
-    if by is None:
-        for i, e in enumerate(entries):
-            fields = {}
-            for name in e.benchmark.default_strata:
-                try:
-                    fields.update(resolve_fields([name], e.records, aliases=e.benchmark.stratum_aliases))
-                except ValueError:
-                    notes.append(f"{e.source}: records have no field {name!r} (a default stratum of "
-                                 f"{e.benchmark.name}): not shown")
-            out[i] = fields
-        return out
-    names = [n for n in by if n not in ("benchmark", "condition")]
-    held = {n: False for n in names}
+    names = None if by is None else [n for n in by if n not in ("benchmark", "condition")]
+    unheld = set(names or ())
     for i, e in enumerate(entries):
-        fields = {}
-        for name in names:
-            try:
-                fields.update(resolve_fields([name], e.records, aliases=e.benchmark.stratum_aliases))
-                held[name] = True
-            except ValueError:
-                notes.append(f"{e.source}: records have no field {name!r}: {e.benchmark.name} is shown without it")
-        out[i] = fields
-    if missing := [n for n, ok in held.items() if not ok]:
+        out[i], missing = held_fields(e.benchmark.default_strata if names is None else names, e.records,
+                                      e.benchmark.stratum_aliases)
+        unheld -= set(out[i])
+        for name in missing:
+            notes.append(f"{e.source}: records have no field {name!r}" + (
+                f" (a default stratum of {e.benchmark.name}): not shown" if names is None
+                else f": {e.benchmark.name} is shown without it"))
+    if unheld:
         available = sorted(set().union(*(r.keys() for e in entries for r in e.records)))
-        raise ValueError(f"no run's records have the field {', '.join(map(repr, missing))}; "
+        raise ValueError(f"no run's records have the field {', '.join(repr(n) for n in names if n in unheld)}; "
                          f"available: {', '.join(available)}")
     return out
 

@@ -115,23 +115,31 @@ def level_keys(value: Any) -> list[str]:
     return [value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)]
 
 
-def resolve_fields(by: Iterable[str], records: Sequence[Mapping], source: str = "",
-                   aliases: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Map each requested stratum name to the record field holding it: the field of that name,
-    else the field a benchmark's alias names; a name no record holds is a ValueError naming the
-    fields there are."""
+def held_fields(by: Iterable[str], records: Sequence[Mapping],
+                aliases: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
+    """({stratum name: the record field holding it} for each name the records hold, directly or
+    through one of the benchmark's aliases; [the names they do not hold])."""
     available = set().union(*(r.keys() for r in records)) if records else set()
     aliases = aliases or {}
-    out = {}
+    fields, missing = {}, []
     for name in by:
-        if name in available:
-            out[name] = name
-        elif name in aliases and aliases[name] in available:
-            out[name] = aliases[name]
+        field_name = name if name in available else aliases.get(name)
+        if field_name in available:
+            fields[name] = field_name
         else:
-            raise ValueError(f"{source or 'the run'}: records have no field {name!r}; "
-                             f"available: {', '.join(sorted(available))}")
-    return out
+            missing.append(name)
+    return fields, missing
+
+
+def resolve_fields(by: Iterable[str], records: Sequence[Mapping], source: str = "",
+                   aliases: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`held_fields`, where a name no record holds is a ValueError naming the fields there are."""
+    fields, missing = held_fields(by, records, aliases)
+    if missing:
+        available = set().union(*(r.keys() for r in records)) if records else set()
+        raise ValueError(f"{source or 'the run'}: records have no field {missing[0]!r}; "
+                         f"available: {', '.join(sorted(available))}")
+    return fields
 
 
 def group(records: Iterable[Mapping], by: Sequence[str] = ()) -> dict[tuple[str, ...], list[Mapping]]:

@@ -484,12 +484,12 @@ def _example(pair: Pair, run: _Run) -> dict:
 
 # ---------------------------------------------------------------- one run, several runs
 
-def _prepare(run: RunInput, s: Settings) -> _Run:
+def _prepare(run: RunInput, fields: dict[str, str]) -> _Run:
     by_key = _index(run)
     pairs, unpaired = pair_image_removal(run, by_key)
     _, forced_accuracy = forced_guess_accuracy(run.records)
-    return _Run(input=run, by_key=by_key, fields=resolve_fields(s.by, run.records, run.source, run.stratum_aliases),
-                pairs=pairs, unpaired=unpaired, forced_accuracy=forced_accuracy)
+    return _Run(input=run, by_key=by_key, fields=fields, pairs=pairs, unpaired=unpaired,
+                forced_accuracy=forced_accuracy)
 
 
 def marginals(run: RunInput, fields: Mapping[str, str]) -> dict:
@@ -511,7 +511,7 @@ def audit_run(run: RunInput, settings: Settings = Settings()) -> dict:
     fields = resolve_fields(settings.by, run.records, run.source, run.stratum_aliases)
     margins = marginals(run, fields)
     run = replace(run, records=counted)
-    prepared = _prepare(run, settings)
+    prepared = _prepare(run, fields)
     return {
         "model": run.model,
         "source": run.source,

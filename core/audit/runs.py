@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from medvqa.core import plugins
 from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, parse_cohorts
-from medvqa.core.metrics import resolve_fields
+from medvqa.core.metrics import held_fields
 from medvqa.core.items import DataError
 from medvqa.core.run.saved import SavedRun, read_run
 
@@ -92,19 +92,12 @@ def join_runs(runs: Sequence[SavedRun]) -> tuple[list[list[SavedRun]], list[str]
 def default_by(groups: Sequence[Sequence[SavedRun]]) -> tuple[str, ...]:
     """The benchmark's default strata when every run is of the same benchmark, keeping those
     every run's records hold."""
-    benchmarks = {g[0].benchmark.name for g in groups}
-    if len(benchmarks) != 1:
+    if len({g[0].benchmark.name for g in groups}) != 1:
         return ()
     bench = groups[0][0].benchmark
-    out = []
-    for name in bench.default_strata:
-        try:
-            for group in groups:
-                resolve_fields([name], [r for run in group for r in run.records], aliases=bench.stratum_aliases)
-        except ValueError:
-            continue
-        out.append(name)
-    return tuple(out)
+    held = [held_fields(bench.default_strata, [r for run in g for r in run.records], bench.stratum_aliases)[0]
+            for g in groups]
+    return tuple(n for n in bench.default_strata if all(n in h for h in held))
 
 
 def read_cohorts(path: str | Path) -> dict[str, str]:
