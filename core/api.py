@@ -89,7 +89,9 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     With `fmt="json"` (the default) the parsed JSON document `--json` prints; `md`, `csv` or
     `latex` give the text."""
     from medvqa.core import plugins
-    from medvqa.core.report import accuracy_table, render
+    from medvqa.core.passlines import PassLines
+    from medvqa.core.render import render
+    from medvqa.core.report import accuracy_table
     from medvqa.core.run.saved import read_run
     from medvqa.core.run.store import read_manifest, read_records
 
@@ -107,7 +109,9 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         result = saved.benchmark.pass_report(list(saved.items.values()), saved.records)
         if result is None:
             raise ValueError(f"benchmark {saved.benchmark.name} ships no pass criteria")
-        return result.as_json() if fmt == "json" else result.text()
+        if not isinstance(result, PassLines):  # an adapter's own report object, from before typed rows
+            return result.as_json() if fmt == "json" else result.text()
+        return result.as_json() if fmt == "json" else result.render(fmt)
     manifest = read_manifest(run_dir)
     recs = read_records(run_dir)
     if table:
@@ -127,7 +131,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
             field = name if name in held else bench.obj.stratum_aliases.get(name)
             if field in held:
                 tables.append(accuracy_table(recs, manifest.get("excluded"), [field]))
-        if fmt in ("md", "latex"):
+        if fmt not in ("csv", "json"):
             text = "\n".join(render(t, fmt) for t in tables)
         else:
             import pandas as pd

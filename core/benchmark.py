@@ -19,6 +19,7 @@ from medvqa.core.items import Item
 from medvqa.core.messages import Message, Template
 
 if TYPE_CHECKING:
+    from medvqa.core.passlines import PassLines
     from medvqa.core.scoring.score import Score
 
 
@@ -51,16 +52,6 @@ class Tables(Protocol):
 
     def render(self, fmt: str) -> str:
         """The tables as `md`, `csv`, `latex` or `json` text."""
-
-
-class PassLines(Protocol):
-    """Pass / fail per exam against official criteria (`Benchmark.pass_report`)."""
-
-    def as_json(self) -> Any:
-        """What `medvqa report RUN --pass --json` prints."""
-
-    def text(self) -> str:
-        """The human-readable report."""
 
 
 class Benchmark:
@@ -189,8 +180,9 @@ class Benchmark:
         return None
 
     def pass_report(self, items: list[Item], records: list[dict]) -> PassLines | None:
-        """Pass / fail / not evaluable per exam (`medvqa report RUN --pass`); None when the
-        benchmark has no pass criteria."""
+        """Pass / fail / not evaluable per exam as typed verdict rows (`medvqa.PassLines`),
+        shown by `medvqa report RUN --pass` and `medvqa compare`; None when the benchmark has no
+        pass criteria."""
         return None
 
     def extract(self, **options: Any) -> Any:

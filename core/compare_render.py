@@ -9,34 +9,25 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from medvqa.core.compare import OVERALL, Comparison
-from medvqa.core.report import to_latex
+from medvqa.core.passlines import COLUMNS as PASS_COLUMNS, PassVerdict
+from medvqa.core.render import (fmt, interval as _ci, p_value as _p, percent as _pct, points as _pp, to_html, to_latex,
+                                to_markdown)
 
 FORMATS = ("md", "csv", "latex", "json", "html", "parquet")
 
 
-def _pct(v: Any) -> str:
-    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.1f}"
-
-
-def _pp(v: Any) -> str:
-    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:+.1f}"
-
-
-def _p(v: Any) -> str:
-    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3g}"
-
-
-def _ci(low: Any, high: Any, show=_pct) -> str:
-    if low is None or high is None or (isinstance(low, float) and math.isnan(low)):
-        return "–"
-    return f"[{show(low)}, {show(high)}]"
+def pass_frame(doc: dict) -> pd.DataFrame:
+    """The pass verdicts of a comparison document as shown: model, benchmark, then the row."""
+    rows = [{"model": r["model"], "benchmark": r["benchmark"],
+             **PassVerdict(**{k: v for k, v in r.items() if k not in ("model", "benchmark")}).shown()}
+            for r in doc["pass_lines"]]
+    return pd.DataFrame(rows, columns=["model", "benchmark", *PASS_COLUMNS])
 
 
 def columns(doc: dict) -> list[tuple[str, str]]:
@@ -107,10 +98,7 @@ def markdown(doc: dict) -> str:
     else:
         lines.append("No two models on the same benchmark.")
     if doc["pass_lines"]:
-        lines += ["", "## Pass lines", "", "| model | benchmark | verdicts | detail |", "|---|---|---|---|"]
-        for p in doc["pass_lines"]:
-            verdicts = ", ".join(f"{k} {v}" for k, v in p["verdicts"].items())
-            lines.append(f"| {p['model']} | {p['benchmark']} | {verdicts} | {p['summary']} |")
+        lines += ["", "## Pass lines (one row per exam and criterion)", "", to_markdown(pass_frame(doc)).rstrip("\n")]
     strata = list(dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL))
     for stratum in strata:
         lines += ["", f"## By {stratum}", "", "| model | benchmark | condition | level | % | 95 % CI | n | non-answers % |",
@@ -140,6 +128,8 @@ def latex(comparison: Comparison) -> str:
                               "95 % CI": [_ci(lo, hi, _pp) for lo, hi in zip(d["ci_low"], d["ci_high"])],
                               "McNemar p": [_p(v) for v in d["mcnemar_p"]]})
         out += to_latex(frame, caption="Visual reliance: C+Q+I vs C+Q on the same items")
+    if doc["pass_lines"]:
+        out += to_latex(pass_frame(doc), caption="Pass lines (one row per exam and criterion)")
     return out
 
 
@@ -175,8 +165,7 @@ def _e(text: Any) -> str:
 
 
 def _num(path: list, value: Any, kind: str) -> str:
-    shown = {"pct": _pct, "pp": _pp, "p": _p, "int": lambda v: "–" if v is None else str(int(v))}[kind](value)
-    return f'<span data-path="{_e(json.dumps(path))}" data-format="{kind}">{shown}</span>'
+    return f'<span data-path="{_e(json.dumps(path))}" data-format="{kind}">{fmt(value, kind)}</span>'
 
 
 def forest_svg(doc: dict) -> str:
@@ -288,13 +277,8 @@ def page(doc: dict, audit_links: dict[str, str] | None = None) -> str:
     else:
         out.append("<p>No two models on the same benchmark.</p>")
     if doc["pass_lines"]:
-        out.append("<h2>Pass lines</h2><table id=\"pass\"><thead><tr><th>model</th><th>benchmark</th><th>verdicts</th>"
-                   "<th>detail</th></tr></thead><tbody>")
-        for p in doc["pass_lines"]:
-            verdicts = ", ".join(f"{k} {v}" for k, v in p["verdicts"].items())
-            out.append(f'<tr data-model="{_e(p["model"])}"><td>{_e(p["model"])}</td><td>{_e(p["benchmark"])}</td>'
-                       f"<td>{_e(verdicts)}</td><td style=\"text-align:left\">{_e(p['summary'])}</td></tr>")
-        out.append("</tbody></table>")
+        out.append("<h2>Pass lines (one row per exam and criterion)</h2>")
+        out.append(to_html(pass_frame(doc), table_id="pass", row_attrs=lambda r: f' data-model="{_e(r["model"])}"'))
     for stratum in dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL):
         out.append(f"<h2>By {_e(stratum)}</h2><table class=\"stratum\"><thead><tr><th>model</th><th>benchmark</th>"
                    "<th>condition</th><th>level</th><th>%</th><th>95 % CI</th><th>n</th><th>non-answers %</th></tr>"

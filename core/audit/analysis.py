@@ -444,7 +444,7 @@ def _outside(record: dict, item: Item) -> bool:
 
 def selection_bias(run: _Run) -> dict:
     """Per condition: predicted vs gold label shares over single-key answers to single-key
-    items, labels over-selected (percentage points above their gold share), and the share of
+    items, labels over-selected (predicted minus gold share, a fraction), and the share of
     responses that name labels outside the item's list."""
     out = {}
     conditions = sorted({c for (_, c) in run.by_key}, key=_condition_order)
@@ -457,15 +457,15 @@ def selection_bias(run: _Run) -> dict:
         predicted = Counter(r["predicted"][0] for r, _ in single)
         gold = Counter(it.gold.alternatives[0][0] for _, it in single)
         labels = sorted(set(predicted) | set(gold))
-        diff = {lab: 100 * (predicted[lab] - gold[lab]) / n for lab in labels} if n else {}
+        diff = {lab: (predicted[lab] - gold[lab]) / n for lab in labels} if n else {}
         n_outside = sum(_outside(r, it) for r, it in choice)
         out[cond] = {
             "n": n,
             "predicted": {lab: predicted[lab] / n for lab in labels} if n else {},
             "gold": {lab: gold[lab] / n for lab in labels} if n else {},
-            "difference_pp": diff,
-            "over_selected": [{"label": lab, "pp": pp} for lab, pp in
-                              sorted(diff.items(), key=lambda kv: -kv[1]) if pp > 0],
+            "difference": diff,
+            "over_selected": [{"label": lab, "difference": d} for lab, d in
+                              sorted(diff.items(), key=lambda kv: -kv[1]) if d > 0],
             "n_records": len(choice),
             "n_outside": n_outside,
             "outside_share": n_outside / len(choice) if choice else None,

@@ -1,8 +1,9 @@
-"""The generic LaTeX renderer: escaping, alignment, percentages, empty cells."""
+"""The one table renderer: number formats, and the LaTeX writer's escaping, alignment, percentages and
+missing values."""
 
 import pandas as pd
 
-from medvqa.core.report import latex_escape, render, to_latex
+from medvqa.core.render import latex_escape, render, to_latex
 
 
 def test_special_characters_are_escaped():
@@ -14,6 +15,6 @@ def test_table_with_caption_notes_and_a_missing_value():
     table = pd.DataFrame({"stratum": ["Other/Unclear", "n_a"], "n": [3, 4], "accuracy": [0.5, None]})
     assert to_latex(table, caption="Accuracy (C+Q)", notes=["Macro: 50%"]) == "\n".join([
         r"\begin{table}[ht]", r"\centering", r"\caption{Accuracy (C+Q)}", r"\begin{tabular}{lrr}", r"\toprule",
-        r"stratum & n & accuracy \% \\", r"\midrule", r"Other/Unclear & 3 & 50.0 \\", r"n\_a & 4 &  \\",
+        r"stratum & n & accuracy \% \\", r"\midrule", r"Other/Unclear & 3 & 50.0 \\", r"n\_a & 4 & -- \\",
         r"\bottomrule", r"\end{tabular}", r"\par\smallskip{\footnotesize Macro: 50\%}", r"\end{table}", ""])
     assert render(table, "latex") == to_latex(table)
