@@ -100,10 +100,10 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         raise ValueError("ask for either the benchmark's tables (--table), its pass lines (--pass) or its judges' "
                          "agreement (--judges), not several")
     if judges:
-        from medvqa.core.scoring.judge import agreement_text, judge_agreement
+        from medvqa.core.scoring.judge import agreement_tables, judge_agreement
 
         doc = judge_agreement(read_records(run_dir))
-        return doc if fmt == "json" else agreement_text(doc)
+        return doc if fmt == "json" else agreement_tables(doc).render(fmt)
     if pass_lines:
         saved = read_run(run_dir)
         result = saved.benchmark.pass_report(list(saved.items.values()), saved.records)

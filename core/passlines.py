@@ -92,6 +92,3 @@ class PassLines(BaseModel):
         frame = self.frame(shown=fmt != "csv")
         notes = ([f"convention: {self.convention}"] if self.convention else []) + self.notes
         return Tables([Table("pass_lines", self.title, frame, notes)]).render(fmt)
-
-    def text(self) -> str:
-        return self.render("text")

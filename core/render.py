@@ -1,19 +1,8 @@
-"""The one table renderer: how every number is shown, and the writers (text, Markdown, CSV,
-LaTeX, JSON, HTML) that `report`, `compare`, a benchmark's own tables, pass lines and the audit
-page all use.
-
-Number formats, one set for every output a person reads:
-
-- `pct`: a fraction as a percentage with one decimal (0.625 → `62.5`);
-- `pp`: a difference of two fractions in percentage points, signed, one decimal (0.05 → `+5.0`);
-- `p`: a p-value, three significant digits (`0.0123`);
-- `int`: a count;
-- `ci`: an interval of fractions as percentages (`[40.1, 60.3]`), or of differences in points;
-- a missing value (None, NaN) is an en dash `–`.
-
-CSV and JSON carry the raw values (fractions, null) for machines; the other formats show them
-as above. A column is shown as a percentage when its name is `accuracy`, `ci_low` or
-`ci_high`, or as the `formats` argument of a writer ({column: format}) says.
+"""The one table renderer: how every number is shown (`fmt`) and the writers (text, Markdown,
+CSV, LaTeX, JSON, HTML) that `report`, `compare`, benchmarks' tables, pass lines and the audit
+page use. Fractions show as percentages with one decimal, differences of fractions as signed
+percentage points (0.05 → `+5.0`), p-values with three significant digits, intervals as
+`[low, high]`, a missing value as `–`; CSV and JSON keep the raw values.
 """
 
 from __future__ import annotations
@@ -34,7 +23,7 @@ PERCENT_COLUMNS = {"accuracy": "accuracy %", "ci_low": "CI low %", "ci_high": "C
 
 
 def is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def percent(value: Any) -> str:
@@ -51,16 +40,14 @@ def p_value(value: Any) -> str:
     return MISSING if is_missing(value) else f"{value:.3g}"
 
 
-def integer(value: Any) -> str:
-    return MISSING if is_missing(value) else str(int(value))
-
-
 def interval(low: Any, high: Any, show: Callable[[Any], str] = percent) -> str:
     """`[low, high]` in the format `show`; a missing bound gives `–`."""
     return MISSING if is_missing(low) or is_missing(high) else f"[{show(low)}, {show(high)}]"
 
 
-NUMBER_FORMATS: dict[str, Callable[[Any], str]] = {"pct": percent, "pp": points, "p": p_value, "int": integer}
+NUMBER_FORMATS: dict[str, Callable[[Any], str]] = {
+    "pct": percent, "pp": points, "p": p_value, "int": lambda v: MISSING if is_missing(v) else str(int(v)),
+    "text": lambda v: MISSING if is_missing(v) else str(v)}
 
 
 def fmt(value: Any, kind: str) -> str:
@@ -68,32 +55,18 @@ def fmt(value: Any, kind: str) -> str:
     fractions, `ci_pp` for a pair of differences); `text` shows it as it is."""
     if kind in ("ci", "ci_pp"):
         return MISSING if is_missing(value) else interval(value[0], value[1], points if kind == "ci_pp" else percent)
-    if kind == "text":
-        return MISSING if is_missing(value) else str(value)
     if kind not in NUMBER_FORMATS:
         raise ValueError(f"unknown number format {kind!r}")
     return NUMBER_FORMATS[kind](value)
 
 
-def column_format(name: str, formats: Mapping[str, str] | None = None) -> str:
-    if formats and name in formats:
-        return formats[name]
-    if name in PERCENT_COLUMNS:
-        return "pct"
-    return "text"
-
-
-def _heading(name: str, formats: Mapping[str, str] | None) -> str:
-    if formats and name in formats:
-        return str(name)
-    return PERCENT_COLUMNS.get(name, str(name))
-
-
 def cells(frame: pd.DataFrame, formats: Mapping[str, str] | None = None) -> tuple[list[str], list[list[str]]]:
-    """The headings and every row of `frame` as shown text."""
-    kinds = [column_format(str(c), formats) for c in frame.columns]
+    """The headings and every row of `frame` as shown text: a column named in `formats` in its
+    format, one named in PERCENT_COLUMNS as a percentage (its heading says so), others as text."""
+    formats = formats or {}
+    kinds = [formats.get(str(c), "pct" if c in PERCENT_COLUMNS else "text") for c in frame.columns]
     rows = [[fmt(v, k) for v, k in zip(row, kinds)] for row in frame.itertuples(index=False)]
-    return [_heading(str(c), formats) for c in frame.columns], rows
+    return [str(c) if c in formats else PERCENT_COLUMNS.get(str(c), str(c)) for c in frame.columns], rows
 
 
 def to_markdown(frame: pd.DataFrame, formats: Mapping[str, str] | None = None) -> str:
@@ -110,12 +83,9 @@ def to_text(frame: pd.DataFrame, formats: Mapping[str, str] | None = None) -> st
     """Aligned plain-text columns: numbers right, text left."""
     head, rows = cells(frame, formats)
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(head)]
-    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
-
-    def line(values: list[str]) -> str:
-        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)).rstrip()
-
-    return "\n".join([line(head), *map(line, rows)]) + "\n"
+    right = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    return "\n".join("  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(line, widths, right)).rstrip()
+                     for line in [head, *rows]) + "\n"
 
 
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -157,16 +127,12 @@ def to_html(frame: pd.DataFrame, formats: Mapping[str, str] | None = None, *, ta
     return "".join(out) + "</tbody></table>"
 
 
-def plain(value: Any) -> Any:
-    """A cell as a JSON value: numpy scalars as Python numbers, NaN as null."""
-    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
-
-
 def json_rows(frame: pd.DataFrame) -> list[dict]:
+    """The rows as JSON values: numpy scalars as Python numbers, NaN as null (full precision)."""
+    def plain(v: Any) -> Any:
+        v = v.item() if hasattr(v, "item") and not isinstance(v, (list, dict, str)) else v
+        return None if isinstance(v, float) and math.isnan(v) else v
+
     return [{str(k): plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
 
 
@@ -209,20 +175,11 @@ class Tables:
         if fmt == "json":
             doc = {t.name: {"title": t.title, "rows": json_rows(t.frame), "notes": t.notes} for t in self.tables}
             return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
-        if fmt not in FORMATS:
-            raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
-        blocks = []
-        for t in self.tables:
-            body = render(t.frame, fmt, t.formats or None)
-            if fmt == "md":
-                blocks.append(f"### {t.title}\n\n{body}" + "".join(f"\n{n}\n" for n in t.notes))
-            elif fmt == "csv":
-                blocks.append(f"# {t.title}\n{body}" + "".join(f"# {n}\n" for n in t.notes))
-            elif fmt == "latex":
-                blocks.append(to_latex(t.frame, caption=t.title, notes=t.notes, formats=t.formats or None))
-            elif fmt == "html":
-                blocks.append(f"<h3>{html.escape(t.title)}</h3>{body}"
-                              + "".join(f"<p>{html.escape(n)}</p>" for n in t.notes) + "\n")
-            else:
-                blocks.append(f"{t.title}\n\n{body}" + "".join(f"{n}\n" for n in t.notes))
+        if fmt == "latex":
+            return "\n".join(to_latex(t.frame, caption=t.title, notes=t.notes, formats=t.formats) for t in self.tables)
+        esc = html.escape if fmt == "html" else str
+        title, note = {"md": ("### {}\n\n", "\n{}\n"), "csv": ("# {}\n", "# {}\n"), "html": ("<h3>{}</h3>", "<p>{}</p>"),
+                       "text": ("{}\n\n", "\n{}\n")}[fmt] if fmt in FORMATS else ("", "")
+        blocks = [title.format(esc(t.title)) + render(t.frame, fmt, t.formats) + "".join(note.format(esc(n)) for n in t.notes)
+                  for t in self.tables]
         return "\n".join(blocks)

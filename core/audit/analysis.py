@@ -661,8 +661,7 @@ def summary_markdown(doc: dict) -> str:
     """A short human-readable summary: how runs were paired, per model the paired rows
     (overall and by stratum) with the image items left unpaired, refusal rates and the
     image-as-options control, as Markdown."""
-    def pct(v):
-        return "–" if v is None else f"{100 * v:.1f}"
+    from medvqa.core.render import interval, p_value, percent as pct, points
 
     lines = [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
     for name, m in model_docs(doc).items():
@@ -672,10 +671,9 @@ def summary_markdown(doc: dict) -> str:
                   "|---|---|---|---|---|---|---|---|---|---|---|"]
         rows = [("overall", p["overall"])] + [(f"{f} = {v}", r) for f, vs in p["by"].items() for v, r in vs.items()]
         for label, r in rows:
-            ci = "–" if r["ci"] is None else f"[{pct(r['ci'][0])}, {pct(r['ci'][1])}]"
-            mc = "–" if r["mcnemar_p"] is None else f"{r['mcnemar_p']:.3g}"
-            lines.append(f"| {label} | {r['n']} | " + " | ".join(pct(r[k]) for k in (*STATES, "a_with", "a_removed",
-                                                                                    "delta_img")) + f" | {ci} | {mc} |")
+            ci = interval(*(r["ci"] or (None, None)), points)
+            lines.append(f"| {label} | {r['n']} | " + " | ".join(pct(r[k]) for k in (*STATES, "a_with", "a_removed"))
+                         + f" | {points(r['delta_img'])} | {ci} | {p_value(r['mcnemar_p'])} |")
         if p["unpaired"]:
             lines += ["", "Unpaired image items: " + ", ".join(f"{v['n']} {reason}" for reason, v in p["unpaired"].items())
                       + "."]
