@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from medvqa.core.conditions import Condition
 from medvqa.core.items import Item
@@ -20,6 +20,7 @@ from medvqa.core.messages import Message, Template
 
 if TYPE_CHECKING:
     from medvqa.core.passlines import PassLines
+    from medvqa.core.render import Tables
     from medvqa.core.scoring.score import Score
 
 
@@ -45,13 +46,6 @@ class AnswerConventions:
 
 def _values(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
-
-
-class Tables(Protocol):
-    """A benchmark's official tables (`Benchmark.report_tables`)."""
-
-    def render(self, fmt: str) -> str:
-        """The tables as `md`, `csv`, `latex` or `json` text."""
 
 
 class Benchmark:
@@ -175,8 +169,9 @@ class Benchmark:
         return []
 
     def report_tables(self, records: list[dict], manifest: dict) -> Tables | None:
-        """The benchmark's official tables (`medvqa report RUN --table NAME`); None when it
-        has none."""
+        """The benchmark's official tables (`medvqa report RUN --table NAME`): a
+        `medvqa.tables.Tables`, or any object whose `render(fmt)` writes them; None when it has
+        none."""
         return None
 
     def pass_report(self, items: list[Item], records: list[dict]) -> PassLines | None:

@@ -661,19 +661,20 @@ def summary_markdown(doc: dict) -> str:
     """A short human-readable summary: how runs were paired, per model the paired rows
     (overall and by stratum) with the image items left unpaired, refusal rates and the
     image-as-options control, as Markdown."""
-    from medvqa.core.render import interval, p_value, percent as pct, points
+    import pandas as pd
 
+    from medvqa.core.render import percent as pct, to_markdown
+
+    shares = (*STATES, "a_with", "a_removed")
+    formats = {**dict.fromkeys(shares, "pct"), "Δimg": "pp", "95 % CI": "ci_pp", "McNemar p": "p"}
     lines = [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
     for name, m in model_docs(doc).items():
         p = m["paired"]
-        lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "",
-                  "| stratum | n | p11 | p10 | p01 | p00 | a_with | a_removed | Δimg | 95 % CI | McNemar p |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         rows = [("overall", p["overall"])] + [(f"{f} = {v}", r) for f, vs in p["by"].items() for v, r in vs.items()]
-        for label, r in rows:
-            ci = interval(*(r["ci"] or (None, None)), points)
-            lines.append(f"| {label} | {r['n']} | " + " | ".join(pct(r[k]) for k in (*STATES, "a_with", "a_removed"))
-                         + f" | {points(r['delta_img'])} | {ci} | {p_value(r['mcnemar_p'])} |")
+        frame = pd.DataFrame([[label, r["n"], *(r[k] for k in shares), r["delta_img"], r["ci"], r["mcnemar_p"]]
+                              for label, r in rows], columns=["stratum", "n", *formats])
+        lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "",
+                  to_markdown(frame, formats).rstrip("\n")]
         if p["unpaired"]:
             lines += ["", "Unpaired image items: " + ", ".join(f"{v['n']} {reason}" for reason, v in p["unpaired"].items())
                       + "."]
