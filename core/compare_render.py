@@ -122,17 +122,12 @@ def latex(comparison: Comparison) -> str:
 
 
 def render(comparison: Comparison, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(comparison.as_json(), ensure_ascii=False, indent=1, default=str)
-    if fmt == "md":
-        return markdown(comparison.as_json())
-    if fmt == "csv":
-        return comparison.table.to_csv(index=False)
-    if fmt == "latex":
-        return latex(comparison)
-    if fmt == "html":
-        return page(comparison.as_json())
-    raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
+    writers = {"json": lambda c: json.dumps(c.as_json(), ensure_ascii=False, indent=1, default=str), "latex": latex,
+               "md": lambda c: markdown(c.as_json()), "csv": lambda c: c.table.to_csv(index=False),
+               "html": lambda c: page(c.as_json())}
+    if fmt not in writers:
+        raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
+    return writers[fmt](comparison)
 
 
 def write_parquet(comparison: Comparison, path: Path) -> Path:

@@ -67,14 +67,6 @@ class PassLines(BaseModel):
     convention: str | None = None
     title: str = "Pass lines"
 
-    def results(self) -> dict[str, str]:
-        """exam → its verdict: the `overall` row's where there is one, else its only row's."""
-        out: dict[str, str] = {}
-        for row in self.rows:
-            if row.criterion == OVERALL or row.exam not in out:
-                out[row.exam] = row.status
-        return out
-
     def frame(self, shown: bool = False) -> pd.DataFrame:
         """One row per verdict: raw values (lists of treatments joined), or `shown` as text."""
         rows = [r.shown() if shown else {**r.model_dump(exclude={"unit"}), "treatments": "; ".join(r.treatments)}
