@@ -109,9 +109,9 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         result = saved.benchmark.pass_report(list(saved.items.values()), saved.records)
         if result is None:
             raise ValueError(f"benchmark {saved.benchmark.name} ships no pass criteria")
-        if not isinstance(result, PassLines):  # an adapter's own report object, from before typed rows
-            return result.as_json() if fmt == "json" else result.text()
-        return result.as_json() if fmt == "json" else result.render(fmt)
+        if fmt == "json":
+            return result.as_json()
+        return result.render(fmt) if isinstance(result, PassLines) else result.text()  # text(): an untyped report
     manifest = read_manifest(run_dir)
     recs = read_records(run_dir)
     if table:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from medvqa.core.compare import OVERALL, Comparison
 from medvqa.core.passlines import COLUMNS as PASS_COLUMNS, PassVerdict
-from medvqa.core.render import (fmt, interval as _ci, p_value as _p, percent as _pct, points as _pp, to_html, to_latex,
+from medvqa.core.render import (fmt, interval as _ci, percent as _pct, points as _pp, to_html, to_latex,
                                 to_markdown)
 
 FORMATS = ("md", "csv", "latex", "json", "html", "parquet")
@@ -52,8 +52,7 @@ def overall_index(doc: dict) -> dict[tuple[str, str, str], int]:
 
 
 def _metric_label(doc: dict, bench: str) -> str:
-    metric = next((r["metric"] for r in doc["table"] if r["benchmark"] == bench), "accuracy")
-    return metric
+    return next((r["metric"] for r in doc["table"] if r["benchmark"] == bench), "accuracy")
 
 
 def cell_text(row: dict) -> str:

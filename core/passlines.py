@@ -12,7 +12,7 @@ items the exam's owner scored differently (`treatments`).
 from __future__ import annotations
 
 import json
-from typing import Literal, Union
+from typing import Literal
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
@@ -21,7 +21,6 @@ from medvqa.core.render import Table, Tables, percent, points
 
 PASS, FAIL, NOT_EVALUABLE = "pass", "fail", "not evaluable"
 OVERALL = "overall"
-Number = Union[int, float]
 COLUMNS = ["exam", "criterion", "status", "points", "required", "maximum", "margin", "note", "treatments"]
 
 
@@ -34,17 +33,17 @@ class PassVerdict(BaseModel):
     exam: str  # "Physician 2022", "VQA C+Q+I"
     criterion: str  # the criterion's id, or "overall" for the exam's verdict
     status: Literal["pass", "fail", "not evaluable"]
-    points: Number | None = None
-    required: Number | str | None = None  # the line, or a stated limit ("<=3")
-    maximum: Number | None = None
-    margin: Number | None = None
+    points: int | float | None = None
+    required: int | float | str | None = None  # the line, or a stated limit ("<=3")
+    maximum: int | float | None = None
+    margin: int | float | None = None
     unit: Literal["points", "share"] = "points"
     treatments: tuple[str, ...] = ()  # "item id: how it was scored"
     note: str = ""
 
     def shown(self) -> dict[str, str]:
         """The row as a person reads it: shares as percentages, margins signed."""
-        def value(v: Number | str | None, signed: bool = False) -> str:
+        def value(v: int | float | str | None, signed: bool = False) -> str:
             if v is None or isinstance(v, str):
                 return "–" if v is None else v
             if self.unit == "share":

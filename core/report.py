@@ -12,7 +12,6 @@ from typing import Any, Iterable
 import pandas as pd
 
 from medvqa.core.audit.stats import binomial_ci
-from medvqa.core.render import Table, Tables, render, to_latex, to_markdown  # noqa: F401  (their old home)
 from medvqa.core.scoring.score import STATUSES
 
 CI_COLUMNS = ("ci_low", "ci_high")  # the exact (Clopper-Pearson) 95 % interval of an accuracy

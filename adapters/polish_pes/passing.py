@@ -16,8 +16,6 @@ ORAL_EXEMPTION_LINE = 0.70
 ORAL_EXEMPTION_SINCE = 2022
 CONDITIONS = ("C", "C+Q", "C+I", "C+Q+I")
 SETS = {"vqa": "VQA", "qa": "QA"}
-PASS_CRITERION = "pass line"
-ORAL_CRITERION = "oral exemption"
 
 
 def _verdict(exam: str, criterion: str, records: list[dict], line: float, what: str) -> PassVerdict:
@@ -38,8 +36,8 @@ def pass_lines(records: list[dict]) -> PassLines:
             if not rs:
                 continue
             recent = [r for r in rs if (r.get("year") or 0) >= ORAL_EXEMPTION_SINCE]
-            rows += [_verdict(f"{label} {cond}", PASS_CRITERION, rs, PASS_LINE, "in all sessions"),
-                     _verdict(f"{label} {cond}", ORAL_CRITERION, recent, ORAL_EXEMPTION_LINE,
+            rows += [_verdict(f"{label} {cond}", "pass line", rs, PASS_LINE, "in all sessions"),
+                     _verdict(f"{label} {cond}", "oral exemption", recent, ORAL_EXEMPTION_LINE,
                               f"in sessions since {ORAL_EXEMPTION_SINCE}")]
     note = (f"PES pass line {PASS_LINE:.0%}; oral exemption at {ORAL_EXEMPTION_LINE:.0%} "
             f"(sessions since {ORAL_EXEMPTION_SINCE})")
