@@ -12,7 +12,7 @@ from ._common import print_json, user_errors
               help="Pass / fail / not evaluable per exam against the official criteria, with the margin.")
 @click.option("--judges", "judges", is_flag=True,
               help="Judge sensitivity: each judge's accuracy, their agreement and Cohen's kappa.")
-@click.option("--format", "fmt", type=click.Choice(["md", "csv", "latex", "json"]), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "md", "csv", "latex", "json", "html"]), default="md", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
 def command(run_dir, by, table_set, pass_report, judges, fmt, as_json) -> None:
     """Accuracy by condition (and by any stratum) with n, exclusions and status counts; or the

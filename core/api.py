@@ -90,7 +90,8 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     `latex` give the text."""
     from medvqa.core import metrics, plugins
     from medvqa.core.metrics import held_fields, resolve_fields
-    from medvqa.core.report import render
+    from medvqa.core.passlines import PassLines
+    from medvqa.core.render import render
     from medvqa.core.run.saved import read_run
     from medvqa.core.run.store import read_manifest, read_records
 
@@ -99,16 +100,18 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         raise ValueError("ask for either the benchmark's tables (--table), its pass lines (--pass) or its judges' "
                          "agreement (--judges), not several")
     if judges:
-        from medvqa.core.scoring.judge import agreement_text, judge_agreement
+        from medvqa.core.scoring.judge import agreement_tables, judge_agreement
 
         doc = judge_agreement(read_records(run_dir))
-        return doc if fmt == "json" else agreement_text(doc)
+        return doc if fmt == "json" else agreement_tables(doc).render(fmt)
     if pass_lines:
         saved = read_run(run_dir)
         result = saved.benchmark.pass_report(list(saved.items.values()), saved.records)
         if result is None:
             raise ValueError(f"benchmark {saved.benchmark.name} ships no pass criteria")
-        return result.as_json() if fmt == "json" else result.text()
+        if fmt == "json":
+            return result.as_json()
+        return result.render(fmt) if isinstance(result, PassLines) else result.text()  # text(): an untyped report
     manifest = read_manifest(run_dir)
     recs = read_records(run_dir)
     entry = plugins.benchmarks().get(manifest["benchmark"])
@@ -129,7 +132,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
             held, _ = held_fields(bench.default_strata if bench else (), recs, aliases)
             groupings = [[]] + [[f] for f in held.values()]
         frames = [metrics.table(recs, fields, bench, manifest.get("excluded") or []) for fields in groupings]
-        if fmt in ("md", "latex"):
+        if fmt not in ("csv", "json"):
             text = "\n".join(render(t, fmt) for t in frames)
         else:
             import pandas as pd

@@ -12,13 +12,15 @@ import copy
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from medvqa.core.conditions import Condition
 from medvqa.core.items import Item
 from medvqa.core.messages import Message, Template
 
 if TYPE_CHECKING:
+    from medvqa.core.passlines import PassLines
+    from medvqa.core.render import Tables
     from medvqa.core.scoring.score import Score
 
 
@@ -44,23 +46,6 @@ class AnswerConventions:
 
 def _values(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
-
-
-class Tables(Protocol):
-    """A benchmark's official tables (`Benchmark.report_tables`)."""
-
-    def render(self, fmt: str) -> str:
-        """The tables as `md`, `csv`, `latex` or `json` text."""
-
-
-class PassLines(Protocol):
-    """Pass / fail per exam against official criteria (`Benchmark.pass_report`)."""
-
-    def as_json(self) -> Any:
-        """What `medvqa report RUN --pass --json` prints."""
-
-    def text(self) -> str:
-        """The human-readable report."""
 
 
 class Benchmark:
@@ -189,13 +174,15 @@ class Benchmark:
         return []
 
     def report_tables(self, records: list[dict], manifest: dict) -> Tables | None:
-        """The benchmark's official tables (`medvqa report RUN --table NAME`); None when it
-        has none."""
+        """The benchmark's official tables (`medvqa report RUN --table NAME`): a
+        `medvqa.tables.Tables`, or any object whose `render(fmt)` writes them; None when it has
+        none."""
         return None
 
     def pass_report(self, items: list[Item], records: list[dict]) -> PassLines | None:
-        """Pass / fail / not evaluable per exam (`medvqa report RUN --pass`); None when the
-        benchmark has no pass criteria."""
+        """Pass / fail / not evaluable per exam as typed verdict rows (`medvqa.PassLines`),
+        shown by `medvqa report RUN --pass` and `medvqa compare`; None when the benchmark has no
+        pass criteria."""
         return None
 
     def extract(self, **options: Any) -> Any:

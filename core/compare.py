@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -26,10 +26,11 @@ from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, Settings, pair_i
 from medvqa.core.audit.runs import join_runs
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.metrics import held_fields
-from medvqa.core.report import json_rows
+from medvqa.core.render import json_rows
 from medvqa.core import metrics
 from medvqa.core.results import NON_ANSWERS, STATUSES, condition_order, is_derived
 from medvqa.core.items import DataError, Item
+from medvqa.core.passlines import PassLines
 from medvqa.core.run.saved import SavedRun, read_run
 from medvqa.core.audit.stats import RESAMPLES, mcnemar_exact, paired_bootstrap
 from medvqa.core.run.store import read_manifest
@@ -70,8 +71,9 @@ class Entry:
 @dataclass
 class Comparison:
     """What `compare` computes: the long table (one row per model × benchmark × condition ×
-    stratum level), Δimg per benchmark × model, the paired tests between models, pass lines
-    where a benchmark has them, and notes on how runs were read."""
+    stratum level), Δimg per benchmark × model, the paired tests between models, pass verdicts
+    (one row per model × exam × criterion) where a benchmark has them, and notes on how runs
+    were read."""
 
     table: pd.DataFrame
     delta_img: pd.DataFrame
@@ -253,39 +255,18 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
 
 # ---------------------------------------------------------------- pass lines
 
-def _summary(doc: Any) -> str:
-    """A pass-lines document (`PassLines.as_json()`) in one line: each exam's verdict and, for
-    each criterion, points / max (required)."""
-    if not isinstance(doc, list):
-        return str(doc)
-    parts = []
-    for exam in doc:
-        if not isinstance(exam, dict):
-            parts.append(str(exam))
-            continue
-        label = " ".join(str(v) for k, v in exam.items() if k not in ("result", "criteria", "verdict")
-                         and not isinstance(v, (list, dict)))
-        verdict = exam.get("result", exam.get("verdict"))
-        crits = []
-        for c in exam.get("criteria") or []:
-            if isinstance(c, dict):
-                pts = "–" if c.get("points") is None else c.get("points")
-                mx = f"/{c['max']}" if c.get("max") is not None else ""
-                req = f" (needs {c['required']})" if c.get("required") is not None else ""
-                crits.append(f"{c.get('id', '')} {pts}{mx}{req}")
-        parts.append(f"{label}: {verdict}" + (f" [{'; '.join(crits)}]" if crits else ""))
-    return " | ".join(parts)
-
-
-def pass_row(entry: Entry) -> dict | None:
+def pass_rows(entry: Entry, notes: list[str]) -> list[dict]:
+    """The benchmark's pass verdicts on this entry's records, one row per exam × criterion."""
     result = entry.benchmark.pass_report(list(entry.items.values()), entry.records)
     if result is None:
-        return None
-    doc = result.as_json()
-    verdicts = Counter(str(x.get("result", x.get("verdict"))) for x in doc if isinstance(x, dict)) \
-        if isinstance(doc, list) else Counter()
-    return {"model": entry.model, "benchmark": entry.benchmark.name, "verdicts": dict(sorted(verdicts.items())),
-            "summary": _summary(doc), "detail": doc}
+        return []
+    if not isinstance(result, PassLines):
+        notes.append(f"{entry.source}: {entry.benchmark.name}'s pass report is not verdict rows (medvqa.PassLines): "
+                     "not shown; see medvqa report --pass")
+        return []
+    notes += [f"pass lines of {entry.model} on {entry.benchmark.name}: {n}" for n in result.notes]
+    return [{"model": entry.model, "benchmark": entry.benchmark.name, **row.model_dump(mode="json")}
+            for row in result.rows]
 
 
 # ---------------------------------------------------------------- the whole comparison
@@ -302,7 +283,7 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
             notes.append(f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for "
                          f"{e.model} on {e.benchmark.name}")
     tests = test_rows(entries, settings)
-    passes = [p for e in entries if (p := pass_row(e)) is not None]
+    passes = [row for e in entries for row in pass_rows(e, notes)]
     runs = [{"benchmark": e.benchmark.name, "model": e.model, "runs": [str(r.path) for r in e.runs],
              "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": e.conditions()}
             for e in entries]

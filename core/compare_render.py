@@ -9,34 +9,25 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from medvqa.core.compare import OVERALL, Comparison
-from medvqa.core.report import to_latex
+from medvqa.core.passlines import COLUMNS as PASS_COLUMNS, PassVerdict
+from medvqa.core.render import (fmt, interval as _ci, percent as _pct, points as _pp, to_html, to_latex,
+                                to_markdown)
 
 FORMATS = ("md", "csv", "latex", "json", "html", "parquet")
 
 
-def _pct(v: Any) -> str:
-    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:.1f}"
-
-
-def _pp(v: Any) -> str:
-    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * v:+.1f}"
-
-
-def _p(v: Any) -> str:
-    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3g}"
-
-
-def _ci(low: Any, high: Any, show=_pct) -> str:
-    if low is None or high is None or (isinstance(low, float) and math.isnan(low)):
-        return "–"
-    return f"[{show(low)}, {show(high)}]"
+def pass_frame(doc: dict) -> pd.DataFrame:
+    """The pass verdicts of a comparison document as shown: model, benchmark, then the row."""
+    rows = [{"model": r["model"], "benchmark": r["benchmark"],
+             **PassVerdict(**{k: v for k, v in r.items() if k not in ("model", "benchmark")}).shown()}
+            for r in doc["pass_lines"]]
+    return pd.DataFrame(rows, columns=["model", "benchmark", *PASS_COLUMNS])
 
 
 def columns(doc: dict) -> list[tuple[str, str]]:
@@ -61,8 +52,7 @@ def overall_index(doc: dict) -> dict[tuple[str, str, str], int]:
 
 
 def _metric_label(doc: dict, bench: str) -> str:
-    metric = next((r["metric"] for r in doc["table"] if r["benchmark"] == bench), "accuracy")
-    return metric
+    return next((r["metric"] for r in doc["table"] if r["benchmark"] == bench), "accuracy")
 
 
 def cell_text(row: dict) -> str:
@@ -70,91 +60,73 @@ def cell_text(row: dict) -> str:
             f" na={_pct(row['non_answer_rate'])}%")
 
 
-def markdown(doc: dict) -> str:
+def headline_frame(doc: dict) -> pd.DataFrame:
+    """Models × (benchmark, condition): each cell the headline metric, its CI, n and non-answers."""
     cols, names, index = columns(doc), models(doc), overall_index(doc)
-    lines = ["## Headline metric (% [95 % CI], n, non-answers)", ""]
-    head = ["model"] + [f"{b} {c} ({_metric_label(doc, b)})" for b, c in cols]
-    lines += ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    for m in names:
-        cells = [m]
-        for b, c in cols:
-            i = index.get((m, b, c))
-            cells.append("no run" if i is None else cell_text(doc["table"][i]))
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "## Visual reliance: Δimg = C+Q+I − C+Q on the same items (points, [95 % CI], McNemar p)", ""]
-    if doc["delta_img"]:
-        benches = list(dict.fromkeys(d["benchmark"] for d in doc["delta_img"]))
-        lines += ["| model | " + " | ".join(benches) + " |", "|" + "|".join("---" for _ in range(len(benches) + 1)) + "|"]
-        by = {(d["model"], d["benchmark"]): d for d in doc["delta_img"]}
-        for m in names:
-            cells = [m]
-            for b in benches:
-                d = by.get((m, b))
-                cells.append("–" if d is None else f"{_pp(d['delta_img'])} {_ci(d['ci_low'], d['ci_high'], _pp)} "
-                                                   f"n={d['n']} p={_p(d['mcnemar_p'])}")
-            lines.append("| " + " | ".join(cells) + " |")
-    else:
-        lines.append("No run holds both C+Q+I and C+Q records of the same items.")
-    lines += ["", "## Models compared on the same items", ""]
-    if doc["tests"]:
-        lines += ["| benchmark | condition | a | b | pairing | n | a % | b % | difference (points) | 95 % CI | test | p |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for t in doc["tests"]:
-            pairing = t["status"] + (f" (only a {t['only_a']}, only b {t['only_b']})" if t["status"] != "paired" else "")
-            lines.append(f"| {t['benchmark']} | {t['condition']} | {t['a']} | {t['b']} | {pairing} | {t['n']} | "
-                         f"{_pct(t['a_value'])} | {_pct(t['b_value'])} | {_pp(t['difference'])} | "
-                         f"{_ci(t['ci_low'], t['ci_high'], _pp)} | {t['test'] or 'not compared'} | {_p(t['p'])} |")
-    else:
-        lines.append("No two models on the same benchmark.")
+    return pd.DataFrame({"model": names, **{f"{b} {c} ({_metric_label(doc, b)})": [
+        cell_text(doc["table"][index[(m, b, c)]]) if (m, b, c) in index else "no run" for m in names] for b, c in cols}})
+
+
+DELTA = {"n": "int", "C+Q+I %": "pct", "C+Q %": "pct", "Δimg (points)": "pp", "95 % CI": "ci_pp", "McNemar p": "p"}
+TESTS = {"n": "int", "a %": "pct", "b %": "pct", "difference (points)": "pp", "95 % CI": "ci_pp", "p": "p"}
+STRATUM = {"%": "pct", "95 % CI": "ci", "n": "int", "non-answers %": "pct"}
+
+
+def delta_frame(doc: dict) -> pd.DataFrame:
+    return pd.DataFrame([[d["model"], d["benchmark"], d["n"], d["a_with"], d["a_removed"], d["delta_img"],
+                          (d["ci_low"], d["ci_high"]), d["mcnemar_p"]] for d in doc["delta_img"]],
+                        columns=["model", "benchmark", *DELTA])
+
+
+def tests_frame(doc: dict) -> pd.DataFrame:
+    return pd.DataFrame([[t["benchmark"], t["condition"], t["a"], t["b"], t["status"] + (
+        f" (only a {t['only_a']}, only b {t['only_b']})" if t["status"] != "paired" else ""), t["n"], t["a_value"],
+        t["b_value"], t["difference"], (t["ci_low"], t["ci_high"]), t["test"] or "not compared", t["p"]]
+        for t in doc["tests"]], columns=["benchmark", "condition", "a", "b", "pairing", "n", "a %", "b %",
+                                         "difference (points)", "95 % CI", "test", "p"])
+
+
+def stratum_frame(doc: dict, stratum: str) -> pd.DataFrame:
+    """The rows of one stratum, indexed by their position in the document's table."""
+    rows = {i: r for i, r in enumerate(doc["table"]) if r["stratum"] == stratum}
+    return pd.DataFrame([[r["model"], r["benchmark"], r["condition"], r["level"], r["value"], (r["ci_low"], r["ci_high"]),
+                          r["n"], r["non_answer_rate"]] for r in rows.values()],
+                        columns=["model", "benchmark", "condition", "level", *STRATUM], index=list(rows))
+
+
+def markdown(doc: dict) -> str:
+    lines = ["## Headline metric (% [95 % CI], n, non-answers)", "", to_markdown(headline_frame(doc)),
+             "## Visual reliance: Δimg = C+Q+I − C+Q on the same items", "",
+             to_markdown(delta_frame(doc), DELTA) if doc["delta_img"] else
+             "No run holds both C+Q+I and C+Q records of the same items.\n", "## Models compared on the same items", "",
+             to_markdown(tests_frame(doc), TESTS) if doc["tests"] else "No two models on the same benchmark.\n"]
     if doc["pass_lines"]:
-        lines += ["", "## Pass lines", "", "| model | benchmark | verdicts | detail |", "|---|---|---|---|"]
-        for p in doc["pass_lines"]:
-            verdicts = ", ".join(f"{k} {v}" for k, v in p["verdicts"].items())
-            lines.append(f"| {p['model']} | {p['benchmark']} | {verdicts} | {p['summary']} |")
-    strata = list(dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL))
-    for stratum in strata:
-        lines += ["", f"## By {stratum}", "", "| model | benchmark | condition | level | % | 95 % CI | n | non-answers % |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for r in doc["table"]:
-            if r["stratum"] == stratum:
-                lines.append(f"| {r['model']} | {r['benchmark']} | {r['condition']} | {r['level']} | {_pct(r['value'])} | "
-                             f"{_ci(r['ci_low'], r['ci_high'])} | {r['n']} | {_pct(r['non_answer_rate'])} |")
+        lines += ["## Pass lines (one row per exam and criterion)", "", to_markdown(pass_frame(doc))]
+    for stratum in dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL):
+        lines += [f"## By {stratum}", "", to_markdown(stratum_frame(doc, stratum), STRATUM)]
     if doc["notes"]:
-        lines += ["", "Notes:", ""] + [f"- {n}" for n in doc["notes"]]
+        lines += ["Notes:", "", *(f"- {n}" for n in doc["notes"])]
     return "\n".join(lines) + "\n"
 
 
 def latex(comparison: Comparison) -> str:
     doc = comparison.as_json()
-    cols, names, index = columns(doc), models(doc), overall_index(doc)
-    wide = pd.DataFrame({"model": names, **{f"{b} {c}": [cell_text(doc["table"][index[(m, b, c)]])
-                                                         if (m, b, c) in index else "no run" for m in names]
-                                            for b, c in cols}})
-    out = to_latex(wide, caption="Headline metric per benchmark and condition (% [95 % CI], n, non-answers)",
-                   notes=comparison.notes)
+    out = to_latex(headline_frame(doc), caption="Headline metric per benchmark and condition (% [95 % CI], n, "
+                   "non-answers)", notes=comparison.notes)
     if doc["delta_img"]:
-        d = comparison.delta_img
-        frame = pd.DataFrame({"model": d["model"], "benchmark": d["benchmark"], "n": d["n"],
-                              "C+Q+I %": [_pct(v) for v in d["a_with"]], "C+Q %": [_pct(v) for v in d["a_removed"]],
-                              "Δimg (points)": [_pp(v) for v in d["delta_img"]],
-                              "95 % CI": [_ci(lo, hi, _pp) for lo, hi in zip(d["ci_low"], d["ci_high"])],
-                              "McNemar p": [_p(v) for v in d["mcnemar_p"]]})
-        out += to_latex(frame, caption="Visual reliance: C+Q+I vs C+Q on the same items")
+        out += to_latex(delta_frame(doc), caption="Visual reliance: C+Q+I vs C+Q on the same items", formats=DELTA)
+    if doc["pass_lines"]:
+        out += to_latex(pass_frame(doc), caption="Pass lines (one row per exam and criterion)")
     return out
 
 
 def render(comparison: Comparison, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(comparison.as_json(), ensure_ascii=False, indent=1, default=str)
-    if fmt == "md":
-        return markdown(comparison.as_json())
-    if fmt == "csv":
-        return comparison.table.to_csv(index=False)
-    if fmt == "latex":
-        return latex(comparison)
-    if fmt == "html":
-        return page(comparison.as_json())
-    raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
+    writers = {"json": lambda c: json.dumps(c.as_json(), ensure_ascii=False, indent=1, default=str), "latex": latex,
+               "md": lambda c: markdown(c.as_json()), "csv": lambda c: c.table.to_csv(index=False),
+               "html": lambda c: page(c.as_json())}
+    if fmt not in writers:
+        raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
+    return writers[fmt](comparison)
 
 
 def write_parquet(comparison: Comparison, path: Path) -> Path:
@@ -175,8 +147,34 @@ def _e(text: Any) -> str:
 
 
 def _num(path: list, value: Any, kind: str) -> str:
-    shown = {"pct": _pct, "pp": _pp, "p": _p, "int": lambda v: "–" if v is None else str(int(v))}[kind](value)
-    return f'<span data-path="{_e(json.dumps(path))}" data-format="{kind}">{shown}</span>'
+    return f'<span data-path="{_e(json.dumps(path))}" data-format="{kind}">{fmt(value, kind)}</span>'
+
+
+# each number column of the page's tables: the key of its value in the document's rows
+KEYS = {"delta_img": {"n": "n", "C+Q+I %": "a_with", "C+Q %": "a_removed", "Δimg (points)": "delta_img",
+                      "95 % CI": ("ci_low", "ci_high"), "McNemar p": "mcnemar_p"},
+        "tests": {"n": "n", "a %": "a_value", "b %": "b_value", "difference (points)": "difference",
+                  "95 % CI": ("ci_low", "ci_high"), "p": "p"},
+        "table": {"%": "value", "95 % CI": ("ci_low", "ci_high"), "n": "n", "non-answers %": "non_answer_rate"}}
+
+
+def _html_table(doc: dict, section: str, frame: pd.DataFrame, formats: dict[str, str], attrs: str) -> str:
+    """`frame` (rows of `doc[section]`, at their positions as its index) as an HTML table whose
+    numbers carry their JSON paths; rows of one model carry it for the model filter."""
+    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
+    out = [f"<table {attrs}><thead><tr>{head}</tr></thead><tbody>"]
+    for i, row in zip(frame.index, frame.to_dict(orient="records")):
+        src, cells = doc[section][i], []
+        for col, value in row.items():
+            key, kind = KEYS[section].get(col), formats.get(col, "text")
+            if isinstance(key, tuple):
+                one = "pp" if kind == "ci_pp" else "pct"
+                cells.append("[" + ", ".join(_num([section, int(i), k], src[k], one) for k in key) + "]")
+            else:
+                cells.append(_num([section, int(i), key], src[key], kind) if key else _e(value))
+        model = f' data-model="{_e(src["model"])}"' if "model" in src else ""
+        out.append(f"<tr{model}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return "".join(out) + "</tbody></table>"
 
 
 def forest_svg(doc: dict) -> str:
@@ -221,8 +219,7 @@ def forest_svg(doc: dict) -> str:
 
 STYLE = """body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}table{border-collapse:collapse;margin:.6rem 0 1.4rem}
 td,th{border:1px solid #ccc;padding:.25rem .5rem;font-size:.9rem;text-align:right;vertical-align:top}
-th:first-child,td:first-child{text-align:left}.ci,.sub{color:#666;font-size:.8rem}.hidden{display:none}
-.unpaired{color:#a33}"""
+th:first-child,td:first-child{text-align:left}.ci,.sub{color:#666;font-size:.8rem}.hidden{display:none}"""
 
 SCRIPT = """(function(){var f=(location.hash.match(/model=([^&]+)/)||[])[1];f=f?decodeURIComponent(f):"";
 document.getElementById("filter-state").textContent=f||"all models";
@@ -258,57 +255,16 @@ def page(doc: dict, audit_links: dict[str, str] | None = None) -> str:
     out.append("<h2>Visual reliance: Δimg = C+Q+I − C+Q on the same items</h2>")
     out.append(forest_svg(doc))
     if doc["delta_img"]:
-        out.append("<table id=\"delta\"><thead><tr><th>model</th><th>benchmark</th><th>n</th><th>C+Q+I %</th>"
-                   "<th>C+Q %</th><th>Δimg (points)</th><th>95 % CI</th><th>McNemar p</th></tr></thead><tbody>")
-        for i, d in enumerate(doc["delta_img"]):
-            base = ["delta_img", i]
-            out.append(f'<tr data-model="{_e(d["model"])}"><td>{_e(d["model"])}</td><td>{_e(d["benchmark"])}</td>'
-                       f"<td>{_num(base + ['n'], d['n'], 'int')}</td><td>{_num(base + ['a_with'], d['a_with'], 'pct')}</td>"
-                       f"<td>{_num(base + ['a_removed'], d['a_removed'], 'pct')}</td>"
-                       f"<td>{_num(base + ['delta_img'], d['delta_img'], 'pp')}</td>"
-                       f"<td>[{_num(base + ['ci_low'], d['ci_low'], 'pp')}, {_num(base + ['ci_high'], d['ci_high'], 'pp')}]</td>"
-                       f"<td>{_num(base + ['mcnemar_p'], d['mcnemar_p'], 'p')}</td></tr>")
-        out.append("</tbody></table>")
+        out.append(_html_table(doc, "delta_img", delta_frame(doc), DELTA, 'id="delta"'))
     out.append("<h2>Models compared on the same items</h2>")
-    if doc["tests"]:
-        out.append("<table id=\"tests\"><thead><tr><th>benchmark</th><th>condition</th><th>a</th><th>b</th>"
-                   "<th>pairing</th><th>n</th><th>a %</th><th>b %</th><th>difference (points)</th><th>95 % CI</th>"
-                   "<th>test</th><th>p</th></tr></thead><tbody>")
-        for i, t in enumerate(doc["tests"]):
-            base = ["tests", i]
-            klass = "" if t["status"] == "paired" else ' class="unpaired"'
-            out.append(f"<tr><td>{_e(t['benchmark'])}</td><td>{_e(t['condition'])}</td><td>{_e(t['a'])}</td>"
-                       f"<td>{_e(t['b'])}</td><td{klass}>{_e(t['status'])}</td><td>{_num(base + ['n'], t['n'], 'int')}</td>"
-                       f"<td>{_num(base + ['a_value'], t['a_value'], 'pct')}</td>"
-                       f"<td>{_num(base + ['b_value'], t['b_value'], 'pct')}</td>"
-                       f"<td>{_num(base + ['difference'], t['difference'], 'pp')}</td>"
-                       f"<td>[{_num(base + ['ci_low'], t['ci_low'], 'pp')}, {_num(base + ['ci_high'], t['ci_high'], 'pp')}]</td>"
-                       f"<td>{_e(t['test'] or 'not compared')}</td><td>{_num(base + ['p'], t['p'], 'p')}</td></tr>")
-        out.append("</tbody></table>")
-    else:
-        out.append("<p>No two models on the same benchmark.</p>")
+    out.append(_html_table(doc, "tests", tests_frame(doc), TESTS, 'id="tests"') if doc["tests"] else
+               "<p>No two models on the same benchmark.</p>")
     if doc["pass_lines"]:
-        out.append("<h2>Pass lines</h2><table id=\"pass\"><thead><tr><th>model</th><th>benchmark</th><th>verdicts</th>"
-                   "<th>detail</th></tr></thead><tbody>")
-        for p in doc["pass_lines"]:
-            verdicts = ", ".join(f"{k} {v}" for k, v in p["verdicts"].items())
-            out.append(f'<tr data-model="{_e(p["model"])}"><td>{_e(p["model"])}</td><td>{_e(p["benchmark"])}</td>'
-                       f"<td>{_e(verdicts)}</td><td style=\"text-align:left\">{_e(p['summary'])}</td></tr>")
-        out.append("</tbody></table>")
+        out.append("<h2>Pass lines (one row per exam and criterion)</h2>")
+        out.append(to_html(pass_frame(doc), table_id="pass", row_attrs=lambda r: f' data-model="{_e(r["model"])}"'))
     for stratum in dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL):
-        out.append(f"<h2>By {_e(stratum)}</h2><table class=\"stratum\"><thead><tr><th>model</th><th>benchmark</th>"
-                   "<th>condition</th><th>level</th><th>%</th><th>95 % CI</th><th>n</th><th>non-answers %</th></tr>"
-                   "</thead><tbody>")
-        for i, r in enumerate(doc["table"]):
-            if r["stratum"] != stratum:
-                continue
-            base = ["table", i]
-            out.append(f'<tr data-model="{_e(r["model"])}"><td>{_e(r["model"])}</td><td>{_e(r["benchmark"])}</td>'
-                       f"<td>{_e(r['condition'])}</td><td>{_e(r['level'])}</td><td>{_num(base + ['value'], r['value'], 'pct')}</td>"
-                       f"<td>[{_num(base + ['ci_low'], r['ci_low'], 'pct')}, {_num(base + ['ci_high'], r['ci_high'], 'pct')}]</td>"
-                       f"<td>{_num(base + ['n'], r['n'], 'int')}</td>"
-                       f"<td>{_num(base + ['non_answer_rate'], r['non_answer_rate'], 'pct')}</td></tr>")
-        out.append("</tbody></table>")
+        out.append(f"<h2>By {_e(stratum)}</h2>" + _html_table(doc, "table", stratum_frame(doc, stratum), STRATUM,
+                                                              'class="stratum"'))
     out.append("<h2>Runs</h2><ul id=\"runs\">")
     for r in doc["runs"]:
         source = " + ".join(r["runs"])

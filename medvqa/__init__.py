@@ -40,6 +40,8 @@ _EXPORTS = {
     "lone_surrogate": "medvqa.core.validation",
     "Score": "medvqa.core.scoring.score",
     "JudgePrompt": "medvqa.core.scoring.judge",
+    "PassVerdict": "medvqa.core.passlines",
+    "PassLines": "medvqa.core.passlines",
     "hookimpl": "medvqa.core.hookspecs",
     "read_jsonl": "medvqa.core.jsonl",
     "read_json": "medvqa.core.jsonl",
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
     from medvqa.core.jsonl import read_json, read_jsonl
     from medvqa.core.scoring.judge import JudgePrompt
     from medvqa.core.messages import Template
+    from medvqa.core.passlines import PassLines, PassVerdict
     from medvqa.core.scoring.patterns import ANSWER_TOKEN, LanguagePatterns
     from medvqa.core.results import Manifest, Record, Status
     from medvqa.core.run.saved import SavedRun, read_run

@@ -45,8 +45,9 @@ from typing import Iterable
 from typing import Mapping
 
 from medvqa.core.items import DataError, Item
+from medvqa.core.passlines import OVERALL, PassLines, PassVerdict
 
-__all__ = ["CRITERIA_FILE", "JAPANESE_NAMES", "PROFESSIONS", "PassReport", "Rule", "evaluate", "load_rules",
+__all__ = ["CRITERIA_FILE", "JAPANESE_NAMES", "PROFESSIONS", "Rule", "evaluate", "load_rules", "pass_lines",
            "scoring_record"]
 
 # Release directory name → English name, in MHLW's order of the eleven professions.
@@ -126,9 +127,9 @@ class Criterion:
             return int(self.required[2:]) - self.points
         return self.points - self.required
 
-    def as_json(self) -> dict:
-        return {"id": self.id, "points": self.points, "max": self.max, "required": self.required,
-                "status": self.status}
+    def verdict(self, exam: str) -> PassVerdict:
+        return PassVerdict(exam=exam, criterion=self.id, status=self.status, points=self.points, required=self.required,
+                           maximum=self.max, margin=self.margin, note=self.note)
 
 
 @dataclass
@@ -144,9 +145,16 @@ class CellResult:
         margins = [c.margin for c in self.criteria if c.margin is not None and isinstance(c.required, int)]
         return min(margins) if margins else None
 
-    def as_json(self) -> dict:
-        return {"profession": self.profession, "year": self.year, "result": self.result,
-                "criteria": [c.as_json() for c in self.criteria]}
+    @property
+    def exam(self) -> str:
+        return f"{PROFESSIONS.get(self.profession, self.profession)} {self.year}"
+
+    def verdicts(self, treatments: Iterable[str] = (), note: str = "") -> list[PassVerdict]:
+        """The exam's verdict (criterion `overall`, with `treatments` and `note`), then one row
+        per criterion."""
+        overall = PassVerdict(exam=self.exam, criterion=OVERALL, status=self.result, margin=self.margin,
+                              treatments=tuple(treatments), note=note)
+        return [overall, *(c.verdict(self.exam) for c in self.criteria)]
 
 
 def load_rules(path: Path = CRITERIA_FILE) -> list[Rule]:
@@ -348,24 +356,7 @@ def _rank(order: list[str], name: str) -> int:
     return order.index(name) if name in order else len(order)
 
 
-@dataclass
-class PassReport:
-    cells: list[CellResult]
-
-    def as_json(self) -> list[dict]:
-        return [cell.as_json() for cell in self.cells]
-
-    def text(self) -> str:
-        """One block per profession-year: the result with its margin, then each criterion."""
-        lines = []
-        for cell in self.cells:
-            margin = f" (margin {cell.margin:+d})" if cell.margin is not None else ""
-            lines.append(f"{PROFESSIONS.get(cell.profession, cell.profession)} {cell.year}: {cell.result}{margin}")
-            for c in cell.criteria:
-                score = "-" if c.points is None else f"{c.points}/{c.max}" if c.max is not None else str(c.points)
-                line = ("no line" if c.required is None else f"line {c.required}" if isinstance(c.required, int)
-                        else f"limit {c.required}")
-                own = f" {c.margin:+d}" if c.margin is not None else ""
-                note = f"  ({c.note})" if c.note else ""
-                lines.append(f"  {c.id:<26} {score:>9}  {line:<10} {c.status}{own}{note}")
-        return "\n".join(lines) + "\n"
+def pass_lines(cells: Iterable[CellResult]) -> PassLines:
+    """What `medvqa report RUN --pass` shows: per profession-year its verdict and margin, then
+    each criterion's points, line and status."""
+    return PassLines(rows=[row for cell in cells for row in cell.verdicts()])

@@ -1,5 +1,6 @@
-"""Rendering tables (pandas DataFrames) the way `medvqa report` does, for a benchmark's own
-official tables (`Benchmark.report_tables`).
+"""Rendering tables (pandas DataFrames) the way every medvqa command does, for a benchmark's
+own official tables (`Benchmark.report_tables`): one set of number formats (percentages,
+percentage points, p-values, intervals, missing values) and one writer per output format.
 
     >>> import pandas as pd
     >>> from medvqa.tables import render
@@ -9,7 +10,9 @@ official tables (`Benchmark.report_tables`).
     | Nurse | 50.0 |
 """
 
-from medvqa.core.metrics import add_ci
-from medvqa.core.report import CI_COLUMNS, Table, Tables, render, to_latex, to_markdown
+from medvqa.core.render import (Table, Tables, fmt, interval, p_value, percent, points, render, to_html, to_latex,
+                                to_markdown, to_text)
+from medvqa.core.metrics import CI_COLUMNS, add_ci
 
-__all__ = ["CI_COLUMNS", "Table", "Tables", "add_ci", "render", "to_latex", "to_markdown"]
+__all__ = ["CI_COLUMNS", "Table", "Tables", "add_ci", "fmt", "interval", "p_value", "percent",
+           "points", "render", "to_html", "to_latex", "to_markdown", "to_text"]

@@ -83,6 +83,6 @@ class JMed48k(Benchmark):
 
     def pass_report(self, items: list[Item], records: list[dict]):
         """Pass / fail / not evaluable per profession-year (`medvqa report RUN --pass`)."""
-        from .passing import PassReport, evaluate
+        from .passing import evaluate, pass_lines
 
-        return PassReport(evaluate(items, records))
+        return pass_lines(evaluate(items, records))

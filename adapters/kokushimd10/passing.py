@@ -9,11 +9,8 @@ Under `kokushimd10` the lines, points and 禁忌肢 rule are those of the author
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
-from medvqa import Item
-from medvqa.mhlw import PROFESSIONS, PassReport, evaluate, scoring_record
+from medvqa import Item, PassLines, PassVerdict
+from medvqa.mhlw import PROFESSIONS, evaluate, scoring_record
 
 from .conventions import DEPARTURES, KOKUSHIMD10, kokushimd10_prediction, script_normal_form
 
@@ -50,9 +47,9 @@ def _script_part(item: Item) -> int:
     return 0
 
 
-def treatments(items: list[Item]) -> dict[tuple[str, int], list[dict]]:
-    """Per exam-year, every item whose scoring MHLW changed, with its treatment."""
-    out: dict[tuple[str, int], list[dict]] = {}
+def treatments(items: list[Item]) -> dict[tuple[str, int], list[str]]:
+    """Per exam-year, every item whose scoring MHLW changed: "item id: its treatment"."""
+    out: dict[tuple[str, int], list[str]] = {}
     for it in items:
         note = None
         if it.excluded:
@@ -65,7 +62,7 @@ def treatments(items: list[Item]) -> dict[tuple[str, int], list[dict]]:
         elif it.meta.get("multiply_accepted"):
             note = f"multiply accepted ({it.meta['multiply_accepted']}): any accepted answer counts"
         if note:
-            out.setdefault((it.meta["profession"], int(it.meta["year"])), []).append({"item_id": it.id, "treatment": note})
+            out.setdefault((it.meta["profession"], int(it.meta["year"])), []).append(f"{it.id}: {note}")
     return out
 
 
@@ -81,58 +78,28 @@ def kinki_selections(items: list[Item], counted: dict[str, dict]) -> dict[tuple[
     return out
 
 
-@dataclass
-class KokushiPassReport:
-    convention: str
-    cells: list[dict] = field(default_factory=list)  # one per exam-year, JSON-ready
-    text_blocks: list[str] = field(default_factory=list)
-
-    def as_json(self) -> dict[str, Any]:
-        return {"convention": self.convention, "departs_from_mhlw": DEPARTURES.get(self.convention),
-                "exams": self.cells}
-
-    def text(self) -> str:
-        head = [DEPARTURES[self.convention]] if self.convention in DEPARTURES else []
-        return "\n".join(head + self.text_blocks) + "\n"
-
-
-def pass_report(items: list[Item], records: list[dict], convention: str) -> KokushiPassReport:
+def pass_report(items: list[Item], records: list[dict], convention: str) -> PassLines:
     counted = scoring_record(records)
-    report = KokushiPassReport(convention)
     treated = treatments(items)
+    notes = [DEPARTURES[convention]] if convention in DEPARTURES else []
     if convention == KOKUSHIMD10:
-        cells = _script_cells(items, counted)
-    else:
-        scored = [it for it in items if not it.meta.get("withdrawn")]
-        kinki = kinki_selections(items, counted)
-        cells = []
-        own = {it.id: int(it.meta["points"]) for it in scored if not it.meta.get("weights_from_mhlw")}
-        for cell in evaluate(scored, records, kinshi=kinki, points=own):
-            doc = cell.as_json()
-            key = (cell.profession, cell.year)
-            doc["margin"] = cell.margin
-            doc["kinki_selections"] = kinki.get(key)
-            doc["parts"] = _parts(items, counted, key)
-            cells.append(doc)
-            block = PassReport([cell]).text().rstrip("\n")
-            parts = "; ".join(f"{p['part']} {p['points']}/{p['max']}" for p in doc["parts"])
-            block += f"\n  points: {parts}; 禁忌肢 answers: " + (
-                "not marked in the data" if kinki.get(key) is None else str(kinki[key]))
-            report.text_blocks.append(block)
-    for doc in cells:
-        doc["treatments"] = treated.get((doc["profession"], doc["year"]), [])
-    for doc, i in zip(cells, range(len(cells))):
-        lines = [f"  {t['item_id']}: {t['treatment']}" for t in doc["treatments"]]
-        if convention == KOKUSHIMD10:
-            report.text_blocks.append(_script_text(doc))
-        if lines:
-            report.text_blocks[i] += "\n  items MHLW scored differently:\n" + "\n".join(lines)
-    report.cells = cells
-    return report
+        return PassLines(rows=_script_rows(items, counted, treated), notes=notes, convention=convention)
+    scored = [it for it in items if not it.meta.get("withdrawn")]
+    kinki = kinki_selections(items, counted)
+    own = {it.id: int(it.meta["points"]) for it in scored if not it.meta.get("weights_from_mhlw")}
+    rows = []
+    for cell in evaluate(scored, records, kinshi=kinki, points=own):
+        key = (cell.profession, cell.year)
+        parts = "; ".join(f"{p} {got}/{top}" for p, got, top in _parts(items, counted, key))
+        note = f"points: {parts}; 禁忌肢 answers: " + ("not marked in the data" if kinki.get(key) is None
+                                                     else str(kinki[key]))
+        rows += cell.verdicts(treated.get(key, []), note)
+    return PassLines(rows=rows, notes=notes, convention=convention)
 
 
-def _parts(items: list[Item], counted: dict[str, dict], key: tuple[str, int]) -> list[dict]:
-    """必修 and general points of an exam-year on the data's points (withdrawn items out)."""
+def _parts(items: list[Item], counted: dict[str, dict], key: tuple[str, int]) -> list[tuple[str, int, int]]:
+    """(part, points, maximum) of an exam-year's 必修 and general questions on the data's points
+    (withdrawn items out)."""
     parts: dict[str, list[int]] = {}
     for it in items:
         if (it.meta["profession"], int(it.meta["year"])) != key or it.excluded or it.meta.get("withdrawn"):
@@ -142,11 +109,12 @@ def _parts(items: list[Item], counted: dict[str, dict], key: tuple[str, int]) ->
         got[1] += int(it.meta["points"])
         if counted.get(it.id, {}).get("correct"):
             got[0] += int(it.meta["points"])
-    return [{"part": p, "points": v[0], "max": v[1]} for p, v in sorted(parts.items())]
+    return [(p, v[0], v[1]) for p, v in sorted(parts.items())]
 
 
-def _script_cells(items: list[Item], counted: dict[str, dict]) -> list[dict]:
-    """calculate_scores.py, per profession and year."""
+def _script_rows(items: list[Item], counted: dict[str, dict], treated: dict[tuple[str, int], list[str]]) -> list[PassVerdict]:
+    """calculate_scores.py, per profession and year: the exam's verdict, then each part's
+    points against its line, then the 禁忌肢 count (physician and dentist)."""
     cells: dict[tuple[str, int], list[Item]] = {}
     for it in items:
         cells.setdefault((it.meta["profession"], int(it.meta["year"])), []).append(it)
@@ -172,19 +140,26 @@ def _script_cells(items: list[Item], counted: dict[str, dict]) -> list[dict]:
             raw = it.meta.get("kinki_raw") or []
             if profession in SCRIPT_KINKI and any(ch in raw for ch in pred):
                 forbidden += 1
-        doc: dict[str, Any] = {"profession": profession, "year": year, "points": totals,
-                               "parts": SCRIPT_PARTS.get(profession, ["total"])[:n_parts], "lines": lines,
-                               "kinki_selections": forbidden if profession in SCRIPT_KINKI else None}
+        exam = f"{PROFESSIONS.get(profession, profession)} {year}"
+        names = SCRIPT_PARTS.get(profession, ["total"])[:n_parts]
+        decided = not missing and lines is not None
+        parts = [PassVerdict(exam=exam, criterion=name, points=points, required=line,
+                             status=("pass" if points >= line else "fail") if decided else "not evaluable",
+                             margin=points - line if decided else None)
+                 for name, points, line in zip(names, totals, lines or [None] * n_parts)]
+        if profession in SCRIPT_KINKI:
+            parts.append(PassVerdict(exam=exam, criterion="禁忌肢", points=forbidden, required="<=3",
+                                     margin=None if missing else 3 - forbidden, note="more than 3 fail",
+                                     status="not evaluable" if missing else "fail" if forbidden > 3 else "pass"))
         if missing:
-            doc.update(result="not evaluable", note=f"{len(missing)} item(s) have no record (e.g. {missing[0]})")
+            result, note = "not evaluable", f"{len(missing)} item(s) have no record (e.g. {missing[0]})"
         elif lines is None:
-            doc.update(result="not evaluable", note=f"calculate_scores.py has no line for {profession} {year}")
+            result, note = "not evaluable", f"calculate_scores.py has no line for {profession} {year}"
         else:
-            failed_kinki = profession in SCRIPT_KINKI and forbidden > 3
-            ok = all(t >= line for t, line in zip(totals, lines)) and not failed_kinki
-            doc.update(result="pass" if ok else "fail", margin=min(t - line for t, line in zip(totals, lines)),
-                       failed_by_forbidden=failed_kinki)
-        out.append(doc)
+            result, note = ("pass" if all(p.status == "pass" for p in parts) else "fail"), ""
+        margin = min(t - line for t, line in zip(totals, lines)) if decided else None
+        out += [PassVerdict(exam=exam, criterion="overall", status=result, margin=margin,
+                            treatments=tuple(treated.get((profession, year), [])), note=note), *parts]
     return out
 
 
@@ -192,17 +167,3 @@ def _as_score(rec: dict):
     from medvqa import Score
 
     return Score(bool(rec.get("correct")), rec.get("status") or "", tuple(rec.get("predicted") or ()), rec.get("rule"))
-
-
-def _script_text(doc: dict) -> str:
-    name = PROFESSIONS.get(doc["profession"], doc["profession"])
-    margin = f" (margin {doc['margin']:+d})" if doc.get("margin") is not None else ""
-    lines = [f"{name} {doc['year']}: {doc['result']}{margin}"]
-    for part, points, line in zip(doc["parts"], doc["points"], doc["lines"] or [None] * len(doc["points"])):
-        lines.append(f"  {part:<8} {points:>5}  line {line if line is not None else '-'}"
-                     + (f" {points - line:+d}" if line is not None else ""))
-    if doc["kinki_selections"] is not None:
-        lines.append(f"  禁忌肢 answers {doc['kinki_selections']} (more than 3 fail)")
-    if doc.get("note"):
-        lines.append(f"  ({doc['note']})")
-    return "\n".join(lines)

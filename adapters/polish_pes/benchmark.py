@@ -94,9 +94,9 @@ class PolishPES(Benchmark):
 
     def pass_report(self, items: list[Item], records: list[dict]):
         """The 60 % pass line and the 70 % oral-exemption line per configuration."""
-        from .passing import PassReport, evaluate
+        from .passing import pass_lines
 
-        return PassReport(evaluate(records))
+        return pass_lines(records)
 
 
 def _selection(select: Mapping[str, list[str]] | None, years: list[int] | None,

@@ -411,7 +411,7 @@ def _outside(record: dict, item: Item, key: str = "answer") -> bool:
 
 def selection_bias(run: _Run) -> dict:
     """Per condition: predicted vs gold label shares over single-key answers to single-key
-    items, labels over-selected (percentage points above their gold share), and the share of
+    items, labels over-selected (predicted minus gold share, a fraction), and the share of
     responses that name labels outside the item's list."""
     out = {}
     bench = run.input.benchmark
@@ -426,15 +426,15 @@ def selection_bias(run: _Run) -> dict:
         predicted = Counter(r["predicted"][0] for r, _ in single)
         gold = Counter(it.gold.alternatives[0][0] for _, it in single)
         labels = sorted(set(predicted) | set(gold))
-        diff = {lab: 100 * (predicted[lab] - gold[lab]) / n for lab in labels} if n else {}
+        diff = {lab: (predicted[lab] - gold[lab]) / n for lab in labels} if n else {}
         n_outside = sum(_outside(r, it, key) for r, it in choice)
         out[cond] = {
             "n": n,
             "predicted": {lab: predicted[lab] / n for lab in labels} if n else {},
             "gold": {lab: gold[lab] / n for lab in labels} if n else {},
-            "difference_pp": diff,
-            "over_selected": [{"label": lab, "pp": pp} for lab, pp in
-                              sorted(diff.items(), key=lambda kv: -kv[1]) if pp > 0],
+            "difference": diff,
+            "over_selected": [{"label": lab, "difference": d} for lab, d in
+                              sorted(diff.items(), key=lambda kv: -kv[1]) if d > 0],
             "n_records": len(choice),
             "n_outside": n_outside,
             "outside_share": n_outside / len(choice) if choice else None,
@@ -643,21 +643,20 @@ def summary_markdown(doc: dict) -> str:
     """A short human-readable summary: how runs were paired, per model the paired rows
     (overall and by stratum) with the image items left unpaired, refusal rates and the
     image-as-options control, as Markdown."""
-    def pct(v):
-        return "–" if v is None else f"{100 * v:.1f}"
+    import pandas as pd
 
+    from medvqa.core.render import percent as pct, to_markdown
+
+    shares = (*STATES, "a_with", "a_removed")
+    formats = {**dict.fromkeys(shares, "pct"), "Δimg": "pp", "95 % CI": "ci_pp", "McNemar p": "p"}
     lines = [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
     for name, m in model_docs(doc).items():
         p = m["paired"]
-        lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "",
-                  "| stratum | n | p11 | p10 | p01 | p00 | a_with | a_removed | Δimg | 95 % CI | McNemar p |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         rows = [("overall", p["overall"])] + [(f"{f} = {v}", r) for f, vs in p["by"].items() for v, r in vs.items()]
-        for label, r in rows:
-            ci = "–" if r["ci"] is None else f"[{pct(r['ci'][0])}, {pct(r['ci'][1])}]"
-            mc = "–" if r["mcnemar_p"] is None else f"{r['mcnemar_p']:.3g}"
-            lines.append(f"| {label} | {r['n']} | " + " | ".join(pct(r[k]) for k in (*STATES, "a_with", "a_removed",
-                                                                                    "delta_img")) + f" | {ci} | {mc} |")
+        frame = pd.DataFrame([[label, r["n"], *(r[k] for k in shares), r["delta_img"], r["ci"], r["mcnemar_p"]]
+                              for label, r in rows], columns=["stratum", "n", *formats])
+        lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "",
+                  to_markdown(frame, formats).rstrip("\n")]
         if p["unpaired"]:
             lines += ["", "Unpaired image items: " + ", ".join(f"{v['n']} {reason}" for reason, v in p["unpaired"].items())
                       + "."]

@@ -18,24 +18,7 @@ from typing import Any
 
 from medvqa.core.audit.analysis import CONVENTIONS, STATES, model_docs
 from medvqa.core.audit.figures import figures, svg_texts
-
-
-def fmt(value: Any, kind: str) -> str:
-    """How a number is shown: `pct` (a fraction as %), `pp` (points), `p` (p-value), `int`,
-    `ci` (a pair of fractions as %); a missing value is an en dash."""
-    if value is None:
-        return "–"
-    if kind == "pct":
-        return f"{100 * value:.1f}"
-    if kind == "pp":
-        return f"{value:+.1f}"
-    if kind == "p":
-        return f"{value:.3g}"
-    if kind == "int":
-        return str(int(value))
-    if kind == "ci":
-        return f"[{100 * value[0]:.1f}, {100 * value[1]:.1f}]"
-    raise ValueError(f"unknown number format {kind!r}")
+from medvqa.core.render import fmt
 
 
 def _get(doc: dict, path: list) -> Any:
@@ -79,7 +62,7 @@ def _e(text: Any) -> str:
 
 
 _PAIRED_COLS = [("n", "int"), *((s, "pct") for s in STATES), ("a_with", "pct"), ("a_removed", "pct"),
-                ("delta_img", "pct"), ("ci", "ci"), ("mcnemar_p", "p")]
+                ("delta_img", "pp"), ("ci", "ci_pp"), ("mcnemar_p", "p")]
 _PAIRED_HEAD = ["n", "p11", "p10", "p01", "p00", "a_with", "a_removed", "Δimg", "95 % CI", "McNemar p"]
 
 
@@ -111,7 +94,7 @@ def _refusal_tables(page: _Page, base: list, refusals: dict) -> None:
         path = [*base, "refusals", "delta_img", conv]
         note = refusals["notes"].get(conv)
         page.add(f"<tr><td>{conv}</td>" + "".join(page.cell([*path, k], f) for k, f in
-                 (("n", "int"), ("a_with", "pct"), ("a_removed", "pct"), ("delta_img", "pct"), ("ci", "ci")))
+                 (("n", "int"), ("a_with", "pct"), ("a_removed", "pct"), ("delta_img", "pp"), ("ci", "ci_pp")))
                  + "</tr>")
         if note:
             page.add(f'<tr><td colspan="6" class="note">{_e(note)}</td></tr>')
@@ -160,7 +143,7 @@ def _selection_table(page: _Page, base: list, bias: dict) -> None:
              "<th>outside the listed labels %</th></tr>")
     for cond, row in bias.items():
         path = [*base, "selection_bias", cond]
-        over = ", ".join(f'{_e(o["label"])} {page.cell([*path, "over_selected", i, "pp"], "pp", "span")}'
+        over = ", ".join(f'{_e(o["label"])} {page.cell([*path, "over_selected", i, "difference"], "pp", "span")}'
                          for i, o in enumerate(row["over_selected"]))
         page.add(f"<tr><td>{_e(cond)}</td>{page.cell([*path, 'n'], 'int')}<td>{over or 'none'}</td>"
                  f"{page.cell([*path, 'outside_share'], 'pct')}</tr>")
@@ -209,7 +192,7 @@ def _cohorts(page: _Page, cohorts: dict) -> None:
                  for f, values in c["paired"]["by"].items() for v in values]
         for path, label, attrs in rows:
             page.add(f"<tr{attrs}><td>{_e(name)}</td><td>{_e(label)}</td>{page.cell([*path, 'n_models'], 'int')}"
-                     + "".join(page.cell([*path, k], "pct") for k in keys) + "</tr>")
+                     + "".join(page.cell([*path, k], "pp" if k == "delta_img" else "pct") for k in keys) + "</tr>")
     page.add("</table>")
 
 
@@ -220,7 +203,7 @@ def _comparisons(page: _Page, comparisons: list) -> None:
         path = ["comparisons", i]
         page.add(f"<tr><td>{_e(c['a'])}</td><td>{_e(c['b'])}</td><td>{_e(c['measure'])}</td>"
                  + "".join(page.cell([*path, k], f) for k, f in
-                           (("n", "int"), ("difference", "pct"), ("ci", "ci"), ("p", "p"))) + "</tr>")
+                           (("n", "int"), ("difference", "pp"), ("ci", "ci_pp"), ("p", "p"))) + "</tr>")
     page.add("</table>")
 
 
@@ -285,7 +268,8 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
     head = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>medvqa audit</title>"
             f"<style>{_STYLE}</style></head><body><h1>Visual-reliance audit</h1>"
             f"<p>{len(models)} model(s); refusals {_e(settings['refusals'])}; {settings['resamples']} bootstrap "
-            f"resamples, seed {settings['seed']}. Percentages unless marked.</p>"
+            f"resamples, seed {settings['seed']}. Percentages; differences (Δimg, a − b, over-selection) in "
+            f"percentage points.</p>"
             + "".join(f'<p class="note">{_e(note)}</p>' for note in doc.get("notes", []))
             + f'<p><label>Stratum: <select id="stratum-filter">{"".join(options)}</select></label> '
             f'showing <span id="filter-state">all</span></p>')

@@ -266,16 +266,17 @@ def judge_agreement(records: list[dict]) -> dict:
     return {"judges": models, "n_judged": len(judged), "accuracy": accuracy, "pairs": pairs}
 
 
-def agreement_text(doc: dict) -> str:
-    """`judge_agreement` as lines for a terminal."""
-    lines = [f"judged records: {doc['n_judged']}"]
-    for m, a in doc["accuracy"].items():
-        acc = f"{100 * a['accuracy']:.1f}%" if a["accuracy"] is not None else "-"
-        lines.append(f"  {m}: accuracy {acc} (n {a['n']}, judge errors {a['judge_errors']})")
-    for p in doc["pairs"]:
-        agree = f"{100 * p['agreement']:.1f}%" if p["agreement"] is not None else "-"
-        kappa = f"{p['kappa']:.3f}" if p["kappa"] is not None else "undefined"
-        t = p["table"]
-        lines.append(f"  {p['judges'][0]} vs {p['judges'][1]}: n {p['n']}, agreement {agree}, Cohen's kappa {kappa} "
-                     f"(both 1: {t['11']}, 1/0: {t['10']}, 0/1: {t['01']}, both 0: {t['00']})")
-    return "\n".join(lines) + "\n"
+def agreement_tables(doc: dict):
+    """`judge_agreement` as tables (`medvqa report RUN --judges`): each judge's accuracy, and
+    each pair's agreement, Cohen's kappa and 2×2 table."""
+    import pandas as pd
+
+    from medvqa.core.render import Table, Tables
+
+    accuracy = pd.DataFrame([[m, a["n"], a["accuracy"], a["judge_errors"]] for m, a in doc["accuracy"].items()],
+                            columns=["judge", "n", "accuracy", "judge errors"])
+    pairs = pd.DataFrame([[*p["judges"], p["n"], p["agreement"], p["kappa"], *(p["table"][k] for k in ("11", "10", "01", "00"))]
+                          for p in doc["pairs"]], columns=["judge a", "judge b", "n", "agreement %", "Cohen's kappa",
+                                                           "both 1", "1/0", "0/1", "both 0"])
+    return Tables([Table("accuracy", f"Judged records: {doc['n_judged']}", accuracy),
+                   Table("agreement", "Agreement between judges", pairs, formats={"agreement %": "pct", "Cohen's kappa": "p"})])

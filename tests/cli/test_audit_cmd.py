@@ -87,7 +87,7 @@ def test_io_control_and_selection_bias_from_saved_runs(runs, sample_items, tmp_p
     share_a = sum(it.gold.alternatives[0][0] == "A" for it in single) / len(single)
     bias = doc["models"]["constant:A"]["selection_bias"]["C+Q"]
     assert bias["n"] == len(single)
-    assert bias["over_selected"] == [{"label": "A", "pp": pytest.approx(100 * (1 - share_a))}]
+    assert bias["over_selected"] == [{"label": "A", "difference": pytest.approx(1 - share_a)}]
     assert bias["outside_share"] == 0.0
 
     deltas = {m: doc["models"][m]["paired"]["overall"]["delta_img"] for m in runs}
@@ -143,8 +143,9 @@ def shown(value, kind: str) -> str:
     """How the report is meant to print a number."""
     if value is None:
         return "–"
-    return {"pct": lambda v: f"{100 * v:.1f}", "pp": lambda v: f"{v:+.1f}", "p": lambda v: f"{v:.3g}",
-            "int": lambda v: str(v), "ci": lambda v: f"[{100 * v[0]:.1f}, {100 * v[1]:.1f}]"}[kind](value)
+    return {"pct": lambda v: f"{100 * v:.1f}", "pp": lambda v: f"{100 * v:+.1f}", "p": lambda v: f"{v:.3g}",
+            "int": lambda v: str(v), "ci": lambda v: f"[{100 * v[0]:.1f}, {100 * v[1]:.1f}]",
+            "ci_pp": lambda v: f"[{100 * v[0]:+.1f}, {100 * v[1]:+.1f}]"}[kind](value)
 
 
 def lookup(doc, path):

@@ -152,10 +152,13 @@ def test_formats_by_and_errors(runs, tmp_path, monkeypatch):
     live = [it for it in medvqa.load("jmed48k", split="sample") if not it.excluded]
     assert years == {str(y): sum(it.meta["year"] == y for it in live) for y in {it.meta["year"] for it in live}}
     latex = invoke(runs["random"], runs["replay"], "--format", "latex", "--resamples", 100).output
-    assert latex.count(r"\begin{tabular}") == 2 and "jmed48k C+Q+I" in latex
+    assert latex.count(r"\begin{tabular}") == 3 and "jmed48k C+Q+I" in latex  # headline, Δimg, pass lines
+    assert r"random & jmed48k & Physician 2024 & overall & not evaluable" in latex
     md = invoke(runs["random"], runs["replay"], "--resamples", 100).output
     assert "| model | jmed48k C (accuracy) | jmed48k C+Q (accuracy) |" in md and "## By profession" in md
-    assert "## Pass lines" in md  # JMed48k has pass lines
+    # JMed48k has pass lines: one row per model × exam × criterion (a few items, not whole exams)
+    assert "| random | jmed48k | Physician 2024 | overall | not evaluable |" in md
+    assert "| random | jmed48k | Physician 2024 | PHY118-hisshu | not evaluable |" in md
 
     bad = CliRunner().invoke(cli, ["compare", str(runs["random"]), "--by", "nosuchfield"])
     assert bad.exit_code == 1 and "no run's records have the field 'nosuchfield'; available:" in bad.output

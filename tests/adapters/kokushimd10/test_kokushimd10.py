@@ -65,12 +65,15 @@ def test_imported_predictions_score_as_calculate_scores(tmp_path, release):
     assert out["model"] == "acme/model-x" and out["n_records"] == 5
     # by hand: A1 "C"=="C" ✓, A2 "AC"=="AC" ✓, A3-1 "D"!="B", B1 "AC"=="AC" ✓, B26 "B"!="D"
     assert out["accuracy"]["C+Q"] == 3 / 5
-    (cell,) = json.loads(invoke("report", tmp_path / "run", "--pass", "--json"))["exams"]
+    doc = json.loads(invoke("report", tmp_path / "run", "--pass", "--json"))
+    rows = {r["criterion"]: r for r in doc["rows"] if r["exam"] == "Physician 2020"}
     # 必修 (B, E): B1 1 point; 一般: A1 + A2 = 2 points; 禁忌肢: A3-1 answered D (kinki "D"): 1
-    assert cell["points"] == [1, 2] and cell["lines"] == [158, 217] and cell["kinki_selections"] == 1
-    assert cell["result"] == "fail" and cell["margin"] == min(1 - 158, 2 - 217)
+    assert [(rows[p]["points"], rows[p]["required"]) for p in ("必修", "一般")] == [(1, 158), (2, 217)]
+    assert (rows["禁忌肢"]["points"], rows["禁忌肢"]["status"]) == (1, "pass")
+    assert rows["overall"]["status"] == "fail" and rows["overall"]["margin"] == min(1 - 158, 2 - 217)
+    assert doc["convention"] == "kokushimd10" and doc["notes"][0].startswith("convention kokushimd10 departs from MHLW")
     text = invoke("report", tmp_path / "run", "--pass")
-    assert text.startswith("convention kokushimd10 departs from MHLW")
+    assert "convention kokushimd10 departs from MHLW" in text and "| Physician 2020 | 必修 | fail | 1 | 158 |" in text
 
 
 def test_a_prediction_file_that_does_not_fit_is_named(tmp_path, release):

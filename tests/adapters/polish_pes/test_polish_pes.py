@@ -375,12 +375,16 @@ def test_specialties_below_the_setting_are_pooled_as_other(replay_run):
 def test_pass_lines_with_margins(replay_run):
     run_dir, _ = replay_run
     doc = json.loads(CliRunner().invoke(cli, ["report", str(run_dir), "--pass", "--json"]).output)
-    by = {(r["set"], r["condition"]): r for r in doc["rows"]}
-    vqa, qa = by[("VQA", "C+Q+I")], by[("QA", "C+Q")]
-    assert (vqa["passes"], vqa["pass_margin_pt"]) == (False, round(100 * (4 / 7 - 0.6), 2))
-    assert (qa["passes"], qa["pass_margin_pt"], qa["oral_exemption"], qa["oral_exemption_margin_pt"]) == (
-        True, 0.0, False, -10.0)
-    assert CliRunner().invoke(cli, ["report", str(run_dir), "--pass"]).output.startswith("PES pass line 60%")
+    by = {(r["exam"], r["criterion"]): r for r in doc["rows"]}
+    vqa = by[("VQA C+Q+I", "pass line")]
+    assert (vqa["status"], vqa["points"], vqa["required"], vqa["unit"]) == ("fail", pytest.approx(4 / 7), 0.6, "share")
+    assert vqa["margin"] == pytest.approx(4 / 7 - 0.6)
+    qa, oral = by[("QA C+Q", "pass line")], by[("QA C+Q", "oral exemption")]
+    assert (qa["status"], qa["margin"], oral["status"], oral["margin"]) == (
+        "pass", pytest.approx(0.0), "fail", pytest.approx(-0.10))
+    text = CliRunner().invoke(cli, ["report", str(run_dir), "--pass"]).output
+    assert "| VQA C+Q+I | pass line | fail | 57.1 % | 60.0 % | 100.0 % | -2.9 pp |" in text
+    assert "PES pass line 60%; oral exemption at 70% (sessions since 2022)" in text
 
 
 def test_the_audit_stratifies_image_removal_by_importance_and_domain(replay_run):

@@ -1,0 +1,185 @@
+"""The one table renderer: how every number is shown (`fmt`) and the writers (text, Markdown,
+CSV, LaTeX, JSON, HTML) that `report`, `compare`, benchmarks' tables, pass lines and the audit
+page use. Fractions show as percentages with one decimal, differences of fractions as signed
+percentage points (0.05 → `+5.0`), p-values with three significant digits, intervals as
+`[low, high]`, a missing value as `–`; CSV and JSON keep the raw values.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+from typing import Any, Callable, Iterable, Mapping
+
+import pandas as pd
+
+MISSING = "–"
+FORMATS = ("text", "md", "csv", "latex", "json", "html")
+# columns shown as percentages by name, and their headings
+PERCENT_COLUMNS = {"accuracy": "accuracy %", "ci_low": "CI low %", "ci_high": "CI high %"}
+
+
+def is_missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def percent(value: Any) -> str:
+    """A fraction as a percentage with one decimal."""
+    return MISSING if is_missing(value) else f"{100 * value:.1f}"
+
+
+def points(value: Any) -> str:
+    """A difference of two fractions in percentage points, signed, one decimal."""
+    return MISSING if is_missing(value) else f"{100 * value:+.1f}"
+
+
+def p_value(value: Any) -> str:
+    return MISSING if is_missing(value) else f"{value:.3g}"
+
+
+def interval(low: Any, high: Any, show: Callable[[Any], str] = percent) -> str:
+    """`[low, high]` in the format `show`; a missing bound gives `–`."""
+    return MISSING if is_missing(low) or is_missing(high) else f"[{show(low)}, {show(high)}]"
+
+
+NUMBER_FORMATS: dict[str, Callable[[Any], str]] = {
+    "pct": percent, "pp": points, "p": p_value, "int": lambda v: MISSING if is_missing(v) else str(int(v)),
+    "text": lambda v: MISSING if is_missing(v) else str(v)}
+
+
+def fmt(value: Any, kind: str) -> str:
+    """`value` in the number format `kind` (`pct`, `pp`, `p`, `int`, `ci` for a pair of
+    fractions, `ci_pp` for a pair of differences); `text` shows it as it is."""
+    if kind in ("ci", "ci_pp"):
+        return MISSING if is_missing(value) else interval(value[0], value[1], points if kind == "ci_pp" else percent)
+    if kind not in NUMBER_FORMATS:
+        raise ValueError(f"unknown number format {kind!r}")
+    return NUMBER_FORMATS[kind](value)
+
+
+def cells(frame: pd.DataFrame, formats: Mapping[str, str] | None = None) -> tuple[list[str], list[list[str]]]:
+    """The headings and every row of `frame` as shown text: a column named in `formats` in its
+    format, one named in PERCENT_COLUMNS as a percentage (its heading says so), others as text."""
+    formats = formats or {}
+    kinds = [formats.get(str(c), "pct" if c in PERCENT_COLUMNS else "text") for c in frame.columns]
+    rows = [[fmt(v, k) for v, k in zip(row, kinds)] for row in frame.itertuples(index=False)]
+    return [str(c) if c in formats else PERCENT_COLUMNS.get(str(c), str(c)) for c in frame.columns], rows
+
+
+def to_markdown(frame: pd.DataFrame, formats: Mapping[str, str] | None = None) -> str:
+    """A GitHub Markdown table; `|` inside a cell is escaped."""
+    head, rows = cells(frame, formats)
+
+    def line(values: list[str]) -> str:
+        return "| " + " | ".join(v.replace("|", r"\|").replace("\n", " ") for v in values) + " |"
+
+    return "\n".join([line(head), "|" + "|".join("---" for _ in head) + "|", *map(line, rows)]) + "\n"
+
+
+def to_text(frame: pd.DataFrame, formats: Mapping[str, str] | None = None) -> str:
+    """Aligned plain-text columns: numbers right, text left."""
+    head, rows = cells(frame, formats)
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(head)]
+    right = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    return "\n".join("  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(line, widths, right)).rstrip()
+                     for line in [head, *rows]) + "\n"
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", MISSING: "--"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def to_latex(frame: pd.DataFrame, caption: str | None = None, notes: Iterable[str] = (),
+             formats: Mapping[str, str] | None = None) -> str:
+    """A booktabs `table` float (needs \\usepackage{booktabs}): numbers right-aligned, each
+    note as a footnote-size line under the tabular."""
+    head, rows = cells(frame, formats)
+    align = "".join("r" if pd.api.types.is_numeric_dtype(frame[c]) else "l" for c in frame.columns)
+    lines = [r"\begin{table}[ht]", r"\centering"]
+    if caption:
+        lines.append(rf"\caption{{{latex_escape(caption)}}}")
+    lines += [rf"\begin{{tabular}}{{{align}}}", r"\toprule", " & ".join(map(latex_escape, head)) + r" \\", r"\midrule"]
+    lines += [" & ".join(map(latex_escape, row)) + r" \\" for row in rows]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    lines += [rf"\par\smallskip{{\footnotesize {latex_escape(note)}}}" for note in notes]
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def to_html(frame: pd.DataFrame, formats: Mapping[str, str] | None = None, *, table_id: str | None = None,
+            row_attrs: Callable[[dict], str] | None = None) -> str:
+    """An HTML `<table>`; `row_attrs(row)` adds attributes to a row's `<tr>` (e.g. a filter key)."""
+    head, rows = cells(frame, formats)
+    records = frame.to_dict(orient="records")
+    ident = f' id="{html.escape(table_id)}"' if table_id else ""
+    out = [f"<table{ident}><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
+    klass = [' class="num"' if pd.api.types.is_numeric_dtype(frame[c]) else "" for c in frame.columns]
+    for record, row in zip(records, rows):
+        attrs = row_attrs(record) if row_attrs else ""
+        out.append(f"<tr{attrs}>" + "".join(f"<td{c}>{html.escape(v)}</td>" for v, c in zip(row, klass)) + "</tr>")
+    return "".join(out) + "</tbody></table>"
+
+
+def json_rows(frame: pd.DataFrame) -> list[dict]:
+    """The rows as JSON values: numpy scalars as Python numbers, NaN as null (full precision)."""
+    def plain(v: Any) -> Any:
+        v = v.item() if hasattr(v, "item") and not isinstance(v, (list, dict, str)) else v
+        return None if isinstance(v, float) and math.isnan(v) else v
+
+    return [{str(k): plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+
+
+def render(frame: pd.DataFrame, fmt: str, formats: Mapping[str, str] | None = None) -> str:
+    """`frame` as `text`, `md`, `csv`, `latex`, `json` or `html` text."""
+    if fmt == "csv":
+        return frame.to_csv(index=False)
+    if fmt == "json":
+        return json.dumps(json_rows(frame), ensure_ascii=False, indent=1)
+    writers = {"md": to_markdown, "latex": to_latex, "text": to_text, "html": to_html}
+    if fmt not in writers:
+        raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
+    return writers[fmt](frame, formats=formats)
+
+
+@dataclass
+class Table:
+    """One of a benchmark's official tables: a name (its key in JSON), a title and notes."""
+
+    name: str
+    title: str
+    frame: pd.DataFrame
+    notes: list[str] = dataclass_field(default_factory=list)
+    formats: dict[str, str] = dataclass_field(default_factory=dict)  # column -> number format
+
+
+@dataclass
+class Tables:
+    """Titled tables rendered alike (a benchmark's official tables, pass lines): Markdown with
+    a heading per table, CSV with `#` titles and notes, LaTeX floats, HTML, aligned text, or one
+    JSON object keyed by table name."""
+
+    tables: list[Table]
+
+    def table(self, name: str) -> Table:
+        return next(t for t in self.tables if t.name == name)
+
+    def render(self, fmt: str) -> str:
+        """`text`, `md`, `csv`, `latex`, `json` or `html`."""
+        if fmt == "json":
+            doc = {t.name: {"title": t.title, "rows": json_rows(t.frame), "notes": t.notes} for t in self.tables}
+            return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+        if fmt == "latex":
+            return "\n".join(to_latex(t.frame, caption=t.title, notes=t.notes, formats=t.formats) for t in self.tables)
+        esc = html.escape if fmt == "html" else str
+        title, note = {"md": ("### {}\n\n", "\n{}\n"), "csv": ("# {}\n", "# {}\n"), "html": ("<h3>{}</h3>", "<p>{}</p>"),
+                       "text": ("{}\n\n", "\n{}\n")}[fmt] if fmt in FORMATS else ("", "")
+        blocks = [title.format(esc(t.title)) + render(t.frame, fmt, t.formats) + "".join(note.format(esc(n)) for n in t.notes)
+                  for t in self.tables]
+        return "\n".join(blocks)
