@@ -12,14 +12,18 @@ import click
 
 @contextmanager
 def user_errors():
-    """Turn data, usage and file-system errors into a one-line message (no traceback) and exit
-    status 1. Messages are scrubbed of credentials."""
+    """Turn data and file-system errors into a one-line message (no traceback) and exit status
+    1, and a value that cannot be used (`UsageError`: an unknown condition, benchmark or
+    `--select` field) into a usage error, status 2. Messages are scrubbed of credentials."""
+    from medvqa.core.errors import UsageError
     from medvqa.core.inference.secrets import scrub
     from medvqa.core.items import DataError
     from medvqa.core.plugins import PluginError
 
     try:
         yield
+    except UsageError as exc:
+        raise click.UsageError(printable(scrub(str(exc))), ctx=click.get_current_context(silent=True)) from None
     except (DataError, PluginError, KeyError, ValueError, FileNotFoundError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         raise click.ClickException(printable(scrub(str(msg)))) from None

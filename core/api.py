@@ -43,7 +43,8 @@ class RunOutcome(NamedTuple):
 def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) -> RunOutcome:
     """Run `benchmark` on `model`, as `medvqa run` does, and return the run directory and its
     summary. `options` are `medvqa run`'s options in Python spelling (`sample=True`,
-    `conditions="C+Q,C+Q+I"`, `run_dir=...`, `limit=...`) and `backend_options={...}` for the
+    `conditions="C+Q,C+Q+I"` or `["C+Q", "C+Q+I"]`, `select={"year": [2024, 2025]}`,
+    `run_dir=...`, `limit=...`) and `backend_options={...}` for the
     backend's (`{"temperature": 0.2, "api_base": ["http://..."]}`)."""
     from dataclasses import fields
 
@@ -52,6 +53,13 @@ def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) ->
     accepted = {f.name for f in fields(RunOptions)} - {"benchmark", "model"}
     if unknown := sorted(set(options) - accepted):
         raise TypeError(f"medvqa.run() got unknown options {', '.join(unknown)}; accepted: {', '.join(sorted(accepted))}")
+    # what the command line takes comma-separated (or repeated) takes a string or a list here
+    if options.get("conditions") is not None:
+        options["conditions"] = ",".join(_names(options["conditions"]))
+    if options.get("select"):
+        options["select"] = {field: _names(values) for field, values in options["select"].items()}
+    if isinstance(options.get("judges"), str):
+        options["judges"] = _names(options["judges"])
     call = ", ".join([repr(benchmark), repr(model), *(f"{k}={v!r}" for k, v in options.items())])
     # recorded in the manifest, and printed as the command that resumes an interrupted run
     options.setdefault("command_line", ["python", "-c", f"import medvqa; medvqa.run({call})"])
@@ -74,10 +82,11 @@ def records(run_dir: str | Path) -> pd.DataFrame:
     return frame
 
 
-def _names(by: str | Iterable[str] | None) -> list[str]:
+def _names(by: str | Iterable[Any] | None) -> list[str]:
+    """A comma-separated string or a list of names (or values) as a list of stripped strings."""
     if by is None:
         return []
-    names = by.split(",") if isinstance(by, str) else by
+    names = by.split(",") if isinstance(by, str) else [str(n) for n in by]
     return [n.strip() for n in names if n.strip()]
 
 

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, Sequence
 
 from medvqa.core.conditions import Condition
+from medvqa.core.errors import UsageError
 from medvqa.core.items import Item
 from medvqa.core.messages import Message, Template
 
@@ -123,7 +124,7 @@ class Benchmark:
             field = self.stratum_aliases.get(name, name)
             if items and not any(field in it.meta for it in items):
                 known = sorted({k for it in items for k in it.meta})
-                raise ValueError(f"--select {name}: {self.name} items have no field {field!r}; fields: {', '.join(known)}")
+                raise UsageError(f"--select {name}: {self.name} items have no field {field!r}; fields: {', '.join(known)}")
             wanted = {str(v).casefold() for v in values}
             items = [it for it in items if wanted & {str(v).casefold() for v in _values(it.meta.get(field))}]
         return items

@@ -194,8 +194,9 @@ def get_benchmark(name: str):
     found = benchmarks()
     key = name.lower()
     if key not in found:
-        known = ", ".join(sorted(found)) or "none"
-        raise KeyError(f"unknown benchmark {name!r}; installed: {known} (see `medvqa list`)")
+        from medvqa.core.errors import UnknownBenchmarkError
+
+        raise UnknownBenchmarkError(name, found)
     return found[key].obj
 
 
