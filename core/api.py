@@ -57,7 +57,8 @@ def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) ->
     if options.get("conditions") is not None:
         options["conditions"] = ",".join(_names(options["conditions"]))
     if options.get("select"):
-        options["select"] = {field: _names(values) for field, values in options["select"].items()}
+        options["select"] = {field: _names(values if isinstance(values, (list, tuple, set, frozenset)) else str(values))
+                             for field, values in options["select"].items()}
     if isinstance(options.get("judges"), str):
         options["judges"] = _names(options["judges"])
     call = ", ".join([repr(benchmark), repr(model), *(f"{k}={v!r}" for k, v in options.items())])
