@@ -1,5 +1,5 @@
 """Small helpers shared by commands, built-in or added by a plugin (`medvqa.commands`): errors
-as clean messages, JSON output."""
+as clean messages, JSON output, a run's summary."""
 
 from __future__ import annotations
 
@@ -39,6 +39,45 @@ def printable(text: str) -> str:
 
 def print_json(data) -> None:
     sys.stdout.write(printable(json.dumps(data, ensure_ascii=False, indent=1, default=str)) + "\n")
+
+
+def print_run_summary(summary: dict) -> None:
+    """What `medvqa run` prints after a run: the run directory, items and records, per condition
+    n, accuracy with its 95 % CI and every status, and the error rate. Also for a run written
+    another way (`medvqa import`: `medvqa.write_run`'s summary), whose lines about requests,
+    tokens or the error threshold are left out when the summary has no such field."""
+    click.echo(f"run directory: {summary['run_dir']}")
+    made = (f" (requested {summary['requested']}, from cache {summary['cache_hits']})"
+            if "requested" in summary else "")
+    click.echo(f"items: {summary['n_items']} ({summary['n_excluded']} excluded), records: {summary['n_records']}{made}")
+    if summary.get("n_image_fallback"):
+        click.echo(f"image items without a usable image file: {summary['n_image_fallback']} "
+                   "(asked without their images only; no C+I or C+Q+I record)")
+    usage = summary.get("usage") or {}
+    if any(usage.values()):
+        cost = f", cost ${summary['cost_usd']:.4f}" if summary.get("cost_usd") else ""
+        click.echo(f"tokens: {usage['prompt_tokens']:,} prompt + {usage['completion_tokens']:,} completion{cost}")
+    click.echo(condition_table(summary["conditions"]))
+    if summary.get("n_held_out"):
+        click.echo(f"held-out records (answers withheld, not scored): {summary['n_held_out']}; "
+                   f"medvqa export {summary['run_dir']} writes them for evaluation")
+    threshold = (f"; --max-error-rate {100 * summary['max_error_rate']:g}%"
+                 if summary.get("max_error_rate") is not None and summary["max_error_rate"] < 1 else "")
+    click.echo(f"errors: {summary['errors']} of {summary['n_records']} records "
+               f"({100 * summary['error_rate']:.1f}%{threshold})")
+    click.echo(f"tables: medvqa report {summary['run_dir']}")
+
+
+def condition_table(conditions: dict[str, dict]) -> str:
+    """Per condition: n, accuracy with its 95 % CI, and every status."""
+    from medvqa.core.scoring.score import STATUSES
+
+    lines = [f"  {'condition':<11}{'n':>6}  {'accuracy':>8}  {'95% CI':<13}" + "".join(f"  {s}" for s in STATUSES)]
+    for cond, c in sorted(conditions.items()):
+        ci = f"{100 * c['ci'][0]:.1f}–{100 * c['ci'][1]:.1f}%" if c["ci"] else "-"
+        acc = f"{100 * c['accuracy']:.1f}%" if c["accuracy"] is not None else "-"
+        lines.append(f"  {cond:<11}{c['n']:>6}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES))
+    return "\n".join(lines)
 
 
 class SelectionOption(click.Option):

@@ -4,7 +4,7 @@ import warnings
 
 import click
 
-from ._common import print_json, selections, user_errors
+from ._common import print_json, print_run_summary, selections, user_errors
 
 # Exit statuses besides 0 (success), 1 (bad input or data: one line naming it) and 2 (bad usage).
 EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the preflight request
@@ -139,7 +139,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
     if as_json:
         print_json({k: summary[k] for k in JSON_FIELDS if k in summary})
     else:
-        _print_summary(summary)
+        print_run_summary(summary)
     if summary["failure"]:
         raise _Exit(summary["failure"], EXIT_UNTRUSTED)
 
@@ -150,35 +150,3 @@ class _Exit(click.ClickException):
     def __init__(self, message: str, exit_code: int):
         super().__init__(message)
         self.exit_code = exit_code
-
-
-def _print_summary(summary: dict) -> None:
-    click.echo(f"run directory: {summary['run_dir']}")
-    click.echo(f"items: {summary['n_items']} ({summary['n_excluded']} excluded), records: {summary['n_records']} "
-               f"(requested {summary['requested']}, from cache {summary['cache_hits']})")
-    if summary["n_image_fallback"]:
-        click.echo(f"image items without a usable image file: {summary['n_image_fallback']} "
-                   "(asked without their images only; no C+I or C+Q+I record)")
-    if any(summary["usage"].values()):
-        cost = f", cost ${summary['cost_usd']:.4f}" if summary["cost_usd"] else ""
-        click.echo(f"tokens: {summary['usage']['prompt_tokens']:,} prompt + "
-                   f"{summary['usage']['completion_tokens']:,} completion{cost}")
-    click.echo(condition_table(summary["conditions"]))
-    if summary.get("n_held_out"):
-        click.echo(f"held-out records (answers withheld, not scored): {summary['n_held_out']}; "
-                   f"medvqa export {summary['run_dir']} writes them for evaluation")
-    click.echo(f"errors: {summary['errors']} of {summary['n_records']} records ({100 * summary['error_rate']:.1f}%; "
-               f"--max-error-rate {100 * summary['max_error_rate']:g}%)")
-    click.echo(f"tables: medvqa report {summary['run_dir']}")
-
-
-def condition_table(conditions: dict[str, dict]) -> str:
-    """Per condition: n, accuracy with its 95 % CI, and every status."""
-    from medvqa.core.scoring.score import STATUSES
-
-    lines = [f"  {'condition':<11}{'n':>6}  {'accuracy':>8}  {'95% CI':<13}" + "".join(f"  {s}" for s in STATUSES)]
-    for cond, c in sorted(conditions.items()):
-        ci = f"{100 * c['ci'][0]:.1f}–{100 * c['ci'][1]:.1f}%" if c["ci"] else "-"
-        acc = f"{100 * c['accuracy']:.1f}%" if c["accuracy"] is not None else "-"
-        lines.append(f"  {cond:<11}{c['n']:>6}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES))
-    return "\n".join(lines)
