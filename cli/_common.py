@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
+from typing import Any, Callable
 
 import click
 
@@ -80,12 +81,41 @@ def condition_table(conditions: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-class SelectionOption(click.Option):
+def benchmarks_where(applies: Callable[[Any], bool]) -> list[str]:
+    """The names of the installed benchmarks for which `applies(benchmark)` is true."""
+    from medvqa.core import plugins
+
+    try:
+        found = plugins.benchmarks()
+    except plugins.PluginError:
+        return []
+    return [name for name, reg in sorted(found.items()) if applies(reg.obj)]
+
+
+class BenchmarkOption(click.Option):
+    """An option that only some benchmarks use: its help ends with the installed benchmarks
+    `applies(benchmark)` accepts, found when the help is shown."""
+
+    def __init__(self, *args, applies: Callable[[Any], bool], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.applies = applies
+
+    def get_help_record(self, ctx: click.Context):
+        record = super().get_help_record(ctx)
+        if record is None:
+            return None
+        names = benchmarks_where(self.applies)
+        return record[0], f"{record[1]} [benchmarks: {', '.join(names) or 'none installed'}]"
+
+
+class SelectionOption(BenchmarkOption):
     """A shorthand for `--select FIELD=...` that a plugin adds to `medvqa run`
-    (`add_selection_option`): `--years 2024,2025` is `--select year=2024,2025`."""
+    (`add_selection_option`): `--years 2024,2025` is `--select year=2024,2025`. Its help names
+    the benchmarks whose items have that field."""
 
     def __init__(self, name: str, field: str, help: str):
-        super().__init__([name], help=help, metavar="V1,V2")
+        super().__init__([name], help=help, metavar="V1,V2",
+                         applies=lambda b: field in b.strata or field in b.stratum_aliases.values())
         self.field = field
 
 

@@ -1,10 +1,11 @@
+import inspect
 import json
 import sys
 import warnings
 
 import click
 
-from ._common import print_json, print_run_summary, selections, user_errors
+from ._common import BenchmarkOption, print_json, print_run_summary, selections, user_errors
 
 # Exit statuses besides 0 (success), 1 (bad input or data: one line naming it) and 2 (bad usage).
 EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the preflight request
@@ -60,13 +61,16 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--select", "select", multiple=True, metavar="FIELD=V1,V2",
               help="Only items whose stratum FIELD is one of the values (repeat for more fields), "
                    "e.g. --select year=2024,2025.")
-@click.option("--context", help="Context template, for benchmarks that offer several (e.g. none, modality, full).")
-@click.option("--judge", "judges", multiple=True, metavar="MODEL",
+@click.option("--context", cls=BenchmarkOption, applies=lambda b: "context" in inspect.signature(b.load).parameters,
+              help="Context template, for benchmarks that offer several (e.g. none, modality, full).")
+@click.option("--judge", "judges", multiple=True, metavar="MODEL", cls=BenchmarkOption,
+              applies=lambda b: b.judge() is not None,
               help="Judge free-text answers with MODEL (any litellm model); repeat for several, the first counts.")
-@click.option("--judge-api-base", metavar="URL", help="Server URL of the judge model.")
+@click.option("--judge-api-base", metavar="URL", cls=BenchmarkOption, applies=lambda b: b.judge() is not None,
+              help="Server URL of the judge model.")
 @click.option("--conditions", help="Any of C, C+Q, C+I, C+Q+I (default: the benchmark's, C+Q,C+Q+I for most).")
 @click.option("--limit", type=int, help="Only the first N items.")
-@click.option("--convention", help="One of the benchmark's scoring conventions (its default when omitted).")
+@click.option("--convention", cls=BenchmarkOption, applies=lambda b: bool(b.conventions), help="One of the benchmark's scoring conventions (its default when omitted).")
 @click.option("--run-dir", type=click.Path(path_type=str), help="Run directory (default: runs/<benchmark>-<split>-<model>-<hash>). Re-running resumes it.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
@@ -105,6 +109,14 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
             max_image_side, price, temperature, max_tokens, params, response_format, workers, tensor_parallel_size,
             batch_size, engine_options, **shorthands) -> None:
     """Run BENCHMARK on a model and write records to a run directory.
+
+    \b
+    Examples:
+      medvqa run jmed48k --sample --model random
+      medvqa run igakuqa --data DIR --model openai/gpt-5 --conditions C+Q,C+Q+I --json
+
+    An option whose help ends with [benchmarks: ...] applies to those benchmarks only
+    (`medvqa list` shows them all).
 
     Exit status: 0 done; 1 bad input; 2 bad usage; 3 preflight failed (model, credentials,
     server); 4 more errors than --max-error-rate, or no request succeeded; 130 interrupted."""

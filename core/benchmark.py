@@ -104,7 +104,7 @@ class Benchmark:
             return self
         if name not in self.conventions:
             offered = ", ".join(self.conventions) if self.conventions else "none"
-            raise ValueError(f"unknown convention {name!r} for {self.name}; it offers: {offered}")
+            raise UsageError(f"unknown convention {name!r} for {self.name}; it offers: {offered}")
         chosen = copy.copy(self)
         chosen.convention = name
         return chosen

@@ -91,6 +91,7 @@ def test_a_plugin_registered_by_hand_is_listed_without_a_distribution():
 @pytest.mark.parametrize("args, message", [
     (["--conditions", "C+X"], "unknown condition 'C+X'"),
     (["--select", "colour=red"], "--select colour: jmed48k items have no field 'colour'"),
+    (["--convention", "mhlw"], "unknown convention 'mhlw' for jmed48k; it offers: none"),
 ])
 def test_values_that_cannot_be_used_are_usage_errors(tmp_path, args, message):
     result = invoke("run", "jmed48k", "--sample", "--model", "random", *args, "--run-dir", tmp_path / "r")
@@ -102,3 +103,24 @@ def test_values_that_cannot_be_used_are_usage_errors(tmp_path, args, message):
     # a data error stays status 1
     missing = invoke("run", "jmed48k", "--data", tmp_path / "absent", "--model", "random", "--run-dir", tmp_path / "r")
     assert missing.exit_code == 1, missing.output
+
+
+def test_run_help_opens_with_examples_and_names_the_benchmarks_of_each_own_option():
+    from medvqa.core import plugins
+
+    text = invoke("run", "--help").output
+    head = text.split("Options:")[0]
+    assert "Examples:\n    medvqa run jmed48k --sample --model random\n    medvqa run igakuqa" in head
+    flat = " ".join(text.split())  # help text wraps at the terminal's width
+    found = plugins.benchmarks()
+    with_year = sorted(n for n, r in found.items() if "year" in r.obj.strata)
+    with_profession = sorted(n for n, r in found.items() if "profession" in r.obj.strata)
+    assert "jmed48k" in with_profession and "polish_pes" in with_year and "polish_pes" not in with_profession
+    assert f"(= --select profession=...). [benchmarks: {', '.join(with_profession)}]" in flat
+    assert f"(= --select year=...). [benchmarks: {', '.join(with_year)}]" in flat
+    with_conventions = sorted(n for n, r in found.items() if r.obj.conventions)
+    assert "jmed48k" not in with_conventions and f"(its default when omitted). [benchmarks: {', '.join(with_conventions)}]" in flat
+    judged = sorted(n for n, r in found.items() if r.obj.judge() is not None)
+    assert judged and "the first counts. [benchmarks: " + ", ".join(judged) + "]" in flat
+    # options every benchmark takes name none
+    assert "Only the first N items. --" in flat
