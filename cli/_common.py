@@ -89,7 +89,14 @@ def benchmarks_where(applies: Callable[[Any], bool]) -> list[str]:
         found = plugins.benchmarks()
     except plugins.PluginError:
         return []
-    return [name for name, reg in sorted(found.items()) if applies(reg.obj)]
+    names = []
+    for name, reg in sorted(found.items()):
+        try:
+            if applies(reg.obj):
+                names.append(name)
+        except Exception:  # a plugin's benchmark that cannot answer: help still prints
+            continue
+    return names
 
 
 class BenchmarkOption(click.Option):
