@@ -16,9 +16,13 @@ if TYPE_CHECKING:
 
 
 def load(benchmark: str, path: str | Path | None = None, split: str | None = None, **options: Any) -> list[Item]:
-    """Items of a registered benchmark (`medvqa list` shows them)."""
+    """Items of a registered benchmark (`medvqa list` shows them). `select={"year": [2024]}`
+    chooses items by stratum; each field's values may be a list, one value or a
+    comma-separated string."""
     from medvqa.core.plugins import get_benchmark
 
+    if options.get("select"):
+        options["select"] = _selection(options["select"])
     return get_benchmark(benchmark).load(Path(path) if path is not None else None, split, **options)
 
 
@@ -57,10 +61,12 @@ def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) ->
     if options.get("conditions") is not None:
         options["conditions"] = ",".join(_names(options["conditions"]))
     if options.get("select"):
-        options["select"] = {field: _names(values if isinstance(values, (list, tuple, set, frozenset)) else str(values))
-                             for field, values in options["select"].items()}
+        options["select"] = _selection(options["select"])
     if isinstance(options.get("judges"), str):
         options["judges"] = _names(options["judges"])
+    price = (options.get("backend_options") or {}).get("price")
+    if isinstance(price, str):  # "IN,OUT" as --price takes it
+        options["backend_options"] = {**options["backend_options"], "price": tuple(float(p) for p in _names(price))}
     call = ", ".join([repr(benchmark), repr(model), *(f"{k}={v!r}" for k, v in options.items())])
     # recorded in the manifest, and printed as the command that resumes an interrupted run
     options.setdefault("command_line", ["python", "-c", f"import medvqa; medvqa.run({call})"])
@@ -81,6 +87,13 @@ def records(run_dir: str | Path) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(rows) if rows else pd.DataFrame(columns=list(RECORD_FIELDS))
     frame.attrs["manifest"] = manifest
     return frame
+
+
+def _selection(select: Mapping[str, Any]) -> dict[str, list[str]]:
+    """{field: values} with each field's values a list, one value or a comma-separated string,
+    as {field: [value, ...]} (what `--select field=v1,v2` gives)."""
+    return {field: _names(values if isinstance(values, (list, tuple, set, frozenset)) else str(values))
+            for field, values in select.items()}
 
 
 def _names(by: str | Iterable[Any] | None) -> list[str]:

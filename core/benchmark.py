@@ -117,15 +117,17 @@ class Benchmark:
 
     def select_items(self, items: list[Item], select: Mapping[str, Sequence[str]] | None) -> list[Item]:
         """The items whose stratum `field` (a key of `Item.meta`, or a `stratum_aliases` name)
-        equals one of the given values, for every field of `select`; values compare as text,
-        case ignored, and a list-valued stratum matches when any of its values does. A field no
-        item has is an error naming the fields there are."""
+        equals one of the given values (a list, one value or a comma-separated string), for every
+        field of `select`; values compare as text, case ignored, and a list-valued stratum
+        matches when any of its values does. A field no item has is an error naming the fields
+        there are."""
         for name, values in (select or {}).items():
             field = self.stratum_aliases.get(name, name)
             if items and not any(field in it.meta for it in items):
                 known = sorted({k for it in items for k in it.meta})
                 raise UsageError(f"--select {name}: {self.name} items have no field {field!r}; fields: {', '.join(known)}")
-            wanted = {str(v).casefold() for v in values}
+            # values as a list, or (from Python) one value or a comma-separated string
+            wanted = {str(v).strip().casefold() for v in (values.split(",") if isinstance(values, str) else _values(values))}
             items = [it for it in items if wanted & {str(v).casefold() for v in _values(it.meta.get(field))}]
         return items
 

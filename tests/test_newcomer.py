@@ -124,3 +124,27 @@ def test_run_help_opens_with_examples_and_names_the_benchmarks_of_each_own_optio
     assert judged and "the first counts. [benchmarks: " + ", ".join(judged) + "]" in flat
     # options every benchmark takes name none
     assert "Only the first N items. --" in flat
+
+
+def test_load_selects_with_a_list_one_value_or_a_comma_separated_string():
+    items = medvqa.load("jmed48k", split="sample")
+    years = sorted({it.meta["year"] for it in items})
+    as_list = medvqa.load("jmed48k", split="sample", select={"year": [years[0]]})
+    assert 0 < len(as_list) < len(items)
+    assert [it.id for it in medvqa.load("jmed48k", split="sample", select={"year": years[0]})] == [it.id for it in as_list]
+    both = medvqa.load("jmed48k", split="sample", select={"year": f"{years[0]}, {years[-1]}"})
+    assert [it.id for it in both] == [it.id for it in items if it.meta["year"] in (years[0], years[-1])]
+
+
+def test_run_takes_the_price_as_the_command_line_writes_it(tmp_path):
+    from tests.openai_server import OpenAIServer
+
+    with OpenAIServer() as server:
+        run_dir, summary = medvqa.run("jmed48k", "hosted_vllm/test", sample=True, conditions="C+Q", limit=3,
+                                      run_dir=tmp_path / "r", progress=False,
+                                      backend_options={"price": "3,15", "api_base": server.url})
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["backend"]["price_per_million"] == [3.0, 15.0]
+    usage = summary["usage"]
+    assert usage["prompt_tokens"] > 0
+    assert summary["cost_usd"] == pytest.approx((3 * usage["prompt_tokens"] + 15 * usage["completion_tokens"]) / 1e6)
