@@ -1,25 +1,30 @@
 """Small helpers shared by commands, built-in or added by a plugin (`medvqa.commands`): errors
-as clean messages, JSON output."""
+as clean messages, JSON output, a run's summary."""
 
 from __future__ import annotations
 
 import json
 import sys
 from contextlib import contextmanager
+from typing import Any, Callable
 
 import click
 
 
 @contextmanager
 def user_errors():
-    """Turn data, usage and file-system errors into a one-line message (no traceback) and exit
-    status 1. Messages are scrubbed of credentials."""
+    """Turn data and file-system errors into a one-line message (no traceback) and exit status
+    1, and a value that cannot be used (`UsageError`: an unknown condition, benchmark or
+    `--select` field) into a usage error, status 2. Messages are scrubbed of credentials."""
+    from medvqa.core.errors import UsageError
     from medvqa.core.inference.secrets import scrub
     from medvqa.core.items import DataError
     from medvqa.core.plugins import PluginError
 
     try:
         yield
+    except UsageError as exc:
+        raise click.UsageError(printable(scrub(str(exc))), ctx=click.get_current_context(silent=True)) from None
     except (DataError, PluginError, KeyError, ValueError, FileNotFoundError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         raise click.ClickException(printable(scrub(str(msg)))) from None
@@ -37,12 +42,87 @@ def print_json(data) -> None:
     sys.stdout.write(printable(json.dumps(data, ensure_ascii=False, indent=1, default=str)) + "\n")
 
 
-class SelectionOption(click.Option):
+def print_run_summary(summary: dict) -> None:
+    """What `medvqa run` prints after a run: the run directory, items and records, per condition
+    n, accuracy with its 95 % CI and every status, and the error rate. Also for a run written
+    another way (`medvqa import`: `medvqa.write_run`'s summary), whose lines about requests,
+    tokens or the error threshold are left out when the summary has no such field."""
+    click.echo(f"run directory: {summary['run_dir']}")
+    made = (f" (requested {summary['requested']}, from cache {summary['cache_hits']})"
+            if "requested" in summary else "")
+    click.echo(f"items: {summary['n_items']} ({summary['n_excluded']} excluded), records: {summary['n_records']}{made}")
+    if summary.get("n_image_fallback"):
+        click.echo(f"image items without a usable image file: {summary['n_image_fallback']} "
+                   "(asked without their images only; no C+I or C+Q+I record)")
+    usage = summary.get("usage") or {}
+    if any(usage.values()):
+        cost = f", cost ${summary['cost_usd']:.4f}" if summary.get("cost_usd") else ""
+        click.echo(f"tokens: {usage['prompt_tokens']:,} prompt + {usage['completion_tokens']:,} completion{cost}")
+    click.echo(condition_table(summary["conditions"]))
+    if summary.get("n_held_out"):
+        click.echo(f"held-out records (answers withheld, not scored): {summary['n_held_out']}; "
+                   f"medvqa export {summary['run_dir']} writes them for evaluation")
+    threshold = (f"; --max-error-rate {100 * summary['max_error_rate']:g}%"
+                 if summary.get("max_error_rate") is not None and summary["max_error_rate"] < 1 else "")
+    click.echo(f"errors: {summary['errors']} of {summary['n_records']} records "
+               f"({100 * summary['error_rate']:.1f}%{threshold})")
+    click.echo(f"tables: medvqa report {summary['run_dir']}")
+
+
+def condition_table(conditions: dict[str, dict]) -> str:
+    """Per condition: n, accuracy with its 95 % CI, and every status."""
+    from medvqa.core.results import STATUSES
+
+    lines = [f"  {'condition':<11}{'n':>6}  {'accuracy':>8}  {'95% CI':<13}" + "".join(f"  {s}" for s in STATUSES)]
+    for cond, c in conditions.items():  # in the metrics layer's order: C, C+Q, C+I, C+Q+I
+        ci = f"{100 * c['ci'][0]:.1f}–{100 * c['ci'][1]:.1f}%" if c["ci"] else "-"
+        acc = f"{100 * c['accuracy']:.1f}%" if c["accuracy"] is not None else "-"
+        lines.append(f"  {cond:<11}{c['n']:>6}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES))
+    return "\n".join(lines)
+
+
+def benchmarks_where(applies: Callable[[Any], bool]) -> list[str]:
+    """The names of the installed benchmarks for which `applies(benchmark)` is true."""
+    from medvqa.core import plugins
+
+    try:
+        found = plugins.benchmarks()
+    except plugins.PluginError:
+        return []
+    names = []
+    for name, reg in sorted(found.items()):
+        try:
+            if applies(reg.obj):
+                names.append(name)
+        except Exception:  # a plugin's benchmark that cannot answer: help still prints
+            continue
+    return names
+
+
+class BenchmarkOption(click.Option):
+    """An option that only some benchmarks use: its help ends with the installed benchmarks
+    `applies(benchmark)` accepts, found when the help is shown."""
+
+    def __init__(self, *args, applies: Callable[[Any], bool], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.applies = applies
+
+    def get_help_record(self, ctx: click.Context):
+        record = super().get_help_record(ctx)
+        if record is None:
+            return None
+        names = benchmarks_where(self.applies)
+        return record[0], f"{record[1]} [benchmarks: {', '.join(names) or 'none installed'}]"
+
+
+class SelectionOption(BenchmarkOption):
     """A shorthand for `--select FIELD=...` that a plugin adds to `medvqa run`
-    (`add_selection_option`): `--years 2024,2025` is `--select year=2024,2025`."""
+    (`add_selection_option`): `--years 2024,2025` is `--select year=2024,2025`. Its help names
+    the benchmarks whose items have that field."""
 
     def __init__(self, name: str, field: str, help: str):
-        super().__init__([name], help=help, metavar="V1,V2")
+        super().__init__([name], help=help, metavar="V1,V2",
+                         applies=lambda b: field in b.strata or field in b.stratum_aliases.values())
         self.field = field
 
 

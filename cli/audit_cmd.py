@@ -46,5 +46,61 @@ def command(run_dirs, by, cohort_file, refusals, examples, resamples, seed, as_j
         print_json(doc)
     else:
         click.echo(summary_markdown(doc))
+        click.echo(more_sections(doc))
     for path in written:
         click.echo(f"wrote {path}", err=True)
+
+
+def _with_ci(cell: dict | None) -> str:
+    from medvqa.tables import fmt, percent
+
+    if not cell or cell.get("accuracy") is None:
+        return "–"
+    return percent(cell["accuracy"]) + (f" {fmt(cell['ci'], 'ci')}" if cell.get("ci") else "")
+
+
+_ABLATION_GROUPS = {"image": "image items", "text_only": "text-only items",
+                    "image_unavailable": "image items without their files"}
+
+
+def more_sections(doc: dict) -> str:
+    """The sections of the audit document the terminal summary adds after the paired tables, as
+    Markdown: per model the input ablation (accuracy with its 95 % CI per condition beside the
+    random baseline, overall) and the selection bias (labels chosen more often than they are
+    right, answers outside the options), then the paired tests between models. Strata of the
+    ablation are in --json and --html."""
+    from medvqa.core.audit.analysis import model_docs
+    from medvqa.core.conditions import ALL
+    from medvqa.tables import fmt, p_value, percent, points
+
+    lines: list[str] = []
+    models = model_docs(doc)
+    lines += ["## Input ablation (accuracy %, 95 % CI)", "",
+              "| model | items | n | " + " | ".join(c.value for c in ALL) + " | random baseline |",
+              "|---|---|---|" + "---|" * len(ALL) + "---|"]
+    for name, m in models.items():
+        for group, label in _ABLATION_GROUPS.items():
+            row = (m.get("ablation") or {}).get(group)
+            if not row or not row.get("n"):
+                continue
+            cells = [_with_ci(row["conditions"].get(c.value)) for c in ALL]
+            lines.append(f"| {name} | {label} | {row['n']} | " + " | ".join(cells) + f" | {percent(row.get('baseline'))} |")
+    lines += ["", "## Selection bias", "",
+              "| model | condition | n | over-selected labels (points above their share as gold) | answers outside the options |",
+              "|---|---|---|---|---|"]
+    for name, m in models.items():
+        for cond, bias in sorted((m.get("selection_bias") or {}).items()):
+            if not isinstance(bias, dict) or "n" not in bias:
+                continue
+            over = ", ".join(f"{o['label']} {points(o['difference'])}" for o in bias.get("over_selected") or []) or "none"
+            outside = f"{bias.get('n_outside', 0)} ({percent(bias.get('outside_share'))} %)"
+            lines.append(f"| {name} | {cond} | {bias['n']} | {over} | {outside} |")
+    comparisons = doc.get("comparisons") or []
+    if comparisons:
+        lines += ["", "## Between models (paired, on the items both answered)", "",
+                  "| a | b | measure | n | a − b (pp) | 95 % CI | p |", "|---|---|---|---|---|---|---|"]
+        for c in comparisons:
+            ci = fmt(c.get("ci"), "ci_pp")
+            lines.append(f"| {c['a']} | {c['b']} | {c['measure']} | {c['n']} | {points(c.get('difference'))} | {ci} | "
+                         f"{p_value(c.get('p'))} |")
+    return "\n".join(lines) + "\n"

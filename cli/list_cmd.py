@@ -3,12 +3,21 @@ import click
 
 @click.command("list")
 def command() -> None:
-    """List installed benchmarks and backends, with the plugin each came from."""
+    """List installed benchmarks and backends, with the plugin each came from and the
+    distribution (and version) that ships it."""
     from medvqa.core import plugins
+
+    shipped = plugins.loaded_plugins()
+
+    def origin(plugin: str) -> str:
+        found = shipped.get(plugin) or {}
+        dist = found.get("distribution")
+        where = f"{dist} {found.get('version') or '(version unknown)'}" if dist else "not from a distribution"
+        return f"[plugin: {plugin}] ({where})"
 
     click.echo("Benchmarks:")
     for name, reg in sorted(plugins.benchmarks().items()):
-        click.echo(f"  {name:<16} {reg.obj.title}  [plugin: {reg.plugin}]")
+        click.echo(f"  {name:<16} {reg.obj.title}  {origin(reg.plugin)}")
     click.echo("Backends (--model):")
     for name, reg in sorted(plugins.backends().items()):
-        click.echo(f"  {name:<16} {reg.obj.description}  [plugin: {reg.plugin}]")
+        click.echo(f"  {name:<16} {reg.obj.description}  {origin(reg.plugin)}")

@@ -1,10 +1,11 @@
+import inspect
 import json
 import sys
 import warnings
 
 import click
 
-from ._common import print_json, selections, user_errors
+from ._common import BenchmarkOption, print_json, print_run_summary, selections, user_errors
 
 # Exit statuses besides 0 (success), 1 (bad input or data: one line naming it) and 2 (bad usage).
 EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the preflight request
@@ -60,13 +61,16 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--select", "select", multiple=True, metavar="FIELD=V1,V2",
               help="Only items whose stratum FIELD is one of the values (repeat for more fields), "
                    "e.g. --select year=2024,2025.")
-@click.option("--context", help="Context template, for benchmarks that offer several (e.g. none, modality, full).")
-@click.option("--judge", "judges", multiple=True, metavar="MODEL",
+@click.option("--context", cls=BenchmarkOption, applies=lambda b: "context" in inspect.signature(b.load).parameters,
+              help="Context template, for benchmarks that offer several (e.g. none, modality, full).")
+@click.option("--judge", "judges", multiple=True, metavar="MODEL", cls=BenchmarkOption,
+              applies=lambda b: b.judge() is not None,
               help="Judge free-text answers with MODEL (any litellm model); repeat for several, the first counts.")
-@click.option("--judge-api-base", metavar="URL", help="Server URL of the judge model.")
+@click.option("--judge-api-base", metavar="URL", cls=BenchmarkOption, applies=lambda b: b.judge() is not None,
+              help="Server URL of the judge model.")
 @click.option("--conditions", help="Any of C, C+Q, C+I, C+Q+I (default: the benchmark's, C+Q,C+Q+I for most).")
 @click.option("--limit", type=int, help="Only the first N items.")
-@click.option("--convention", help="One of the benchmark's scoring conventions (its default when omitted).")
+@click.option("--convention", cls=BenchmarkOption, applies=lambda b: bool(b.conventions), help="One of the benchmark's scoring conventions (its default when omitted).")
 @click.option("--run-dir", type=click.Path(path_type=str), help="Run directory (default: runs/<benchmark>-<split>-<model>-<hash>). Re-running resumes it.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
@@ -106,6 +110,14 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
             batch_size, engine_options, **shorthands) -> None:
     """Run BENCHMARK on a model and write records to a run directory.
 
+    \b
+    Examples:
+      medvqa run jmed48k --sample --model random
+      medvqa run igakuqa --data DIR --model openai/gpt-5 --conditions C+Q,C+Q+I --json
+
+    An option whose help ends with [benchmarks: ...] applies to those benchmarks only
+    (`medvqa list` shows them all).
+
     Exit status: 0 done; 1 bad input; 2 bad usage; 3 preflight failed (model, credentials,
     server); 4 more errors than --max-error-rate, or no request succeeded; 130 interrupted."""
     from medvqa.core.inference.preflight import PreflightError
@@ -139,7 +151,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
     if as_json:
         print_json({k: summary[k] for k in JSON_FIELDS if k in summary})
     else:
-        _print_summary(summary)
+        print_run_summary(summary)
     if summary["failure"]:
         raise _Exit(summary["failure"], EXIT_UNTRUSTED)
 
@@ -150,35 +162,3 @@ class _Exit(click.ClickException):
     def __init__(self, message: str, exit_code: int):
         super().__init__(message)
         self.exit_code = exit_code
-
-
-def _print_summary(summary: dict) -> None:
-    click.echo(f"run directory: {summary['run_dir']}")
-    click.echo(f"items: {summary['n_items']} ({summary['n_excluded']} excluded), records: {summary['n_records']} "
-               f"(requested {summary['requested']}, from cache {summary['cache_hits']})")
-    if summary["n_image_fallback"]:
-        click.echo(f"image items without a usable image file: {summary['n_image_fallback']} "
-                   "(asked without their images only; no C+I or C+Q+I record)")
-    if any(summary["usage"].values()):
-        cost = f", cost ${summary['cost_usd']:.4f}" if summary["cost_usd"] else ""
-        click.echo(f"tokens: {summary['usage']['prompt_tokens']:,} prompt + "
-                   f"{summary['usage']['completion_tokens']:,} completion{cost}")
-    click.echo(condition_table(summary["conditions"]))
-    if summary.get("n_held_out"):
-        click.echo(f"held-out records (answers withheld, not scored): {summary['n_held_out']}; "
-                   f"medvqa export {summary['run_dir']} writes them for evaluation")
-    click.echo(f"errors: {summary['errors']} of {summary['n_records']} records ({100 * summary['error_rate']:.1f}%; "
-               f"--max-error-rate {100 * summary['max_error_rate']:g}%)")
-    click.echo(f"tables: medvqa report {summary['run_dir']}")
-
-
-def condition_table(conditions: dict[str, dict]) -> str:
-    """Per condition: n, accuracy with its 95 % CI, and every status."""
-    from medvqa.core.results import STATUSES
-
-    lines = [f"  {'condition':<11}{'n':>6}  {'accuracy':>8}  {'95% CI':<13}" + "".join(f"  {s}" for s in STATUSES)]
-    for cond, c in sorted(conditions.items()):
-        ci = f"{100 * c['ci'][0]:.1f}–{100 * c['ci'][1]:.1f}%" if c["ci"] else "-"
-        acc = f"{100 * c['accuracy']:.1f}%" if c["accuracy"] is not None else "-"
-        lines.append(f"  {cond:<11}{c['n']:>6}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES))
-    return "\n".join(lines)

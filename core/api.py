@@ -16,9 +16,13 @@ if TYPE_CHECKING:
 
 
 def load(benchmark: str, path: str | Path | None = None, split: str | None = None, **options: Any) -> list[Item]:
-    """Items of a registered benchmark (`medvqa list` shows them)."""
+    """Items of a registered benchmark (`medvqa list` shows them). `select={"year": [2024]}`
+    chooses items by stratum; each field's values may be a list, one value or a
+    comma-separated string."""
     from medvqa.core.plugins import get_benchmark
 
+    if options.get("select"):
+        options["select"] = _selection(options["select"])
     return get_benchmark(benchmark).load(Path(path) if path is not None else None, split, **options)
 
 
@@ -43,7 +47,8 @@ class RunOutcome(NamedTuple):
 def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) -> RunOutcome:
     """Run `benchmark` on `model`, as `medvqa run` does, and return the run directory and its
     summary. `options` are `medvqa run`'s options in Python spelling (`sample=True`,
-    `conditions="C+Q,C+Q+I"`, `run_dir=...`, `limit=...`) and `backend_options={...}` for the
+    `conditions="C+Q,C+Q+I"` or `["C+Q", "C+Q+I"]`, `select={"year": [2024, 2025]}`,
+    `run_dir=...`, `limit=...`) and `backend_options={...}` for the
     backend's (`{"temperature": 0.2, "api_base": ["http://..."]}`)."""
     from dataclasses import fields
 
@@ -52,6 +57,16 @@ def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) ->
     accepted = {f.name for f in fields(RunOptions)} - {"benchmark", "model"}
     if unknown := sorted(set(options) - accepted):
         raise TypeError(f"medvqa.run() got unknown options {', '.join(unknown)}; accepted: {', '.join(sorted(accepted))}")
+    # what the command line takes comma-separated (or repeated) takes a string or a list here
+    if options.get("conditions") is not None:
+        options["conditions"] = ",".join(_names(options["conditions"]))
+    if options.get("select"):
+        options["select"] = _selection(options["select"])
+    if isinstance(options.get("judges"), str):
+        options["judges"] = _names(options["judges"])
+    price = (options.get("backend_options") or {}).get("price")
+    if isinstance(price, str):  # "IN,OUT" as --price takes it
+        options["backend_options"] = {**options["backend_options"], "price": tuple(float(p) for p in _names(price))}
     call = ", ".join([repr(benchmark), repr(model), *(f"{k}={v!r}" for k, v in options.items())])
     # recorded in the manifest, and printed as the command that resumes an interrupted run
     options.setdefault("command_line", ["python", "-c", f"import medvqa; medvqa.run({call})"])
@@ -74,10 +89,18 @@ def records(run_dir: str | Path) -> pd.DataFrame:
     return frame
 
 
-def _names(by: str | Iterable[str] | None) -> list[str]:
+def _selection(select: Mapping[str, Any]) -> dict[str, list[str]]:
+    """{field: values} with each field's values a list, one value or a comma-separated string,
+    as {field: [value, ...]} (what `--select field=v1,v2` gives)."""
+    return {field: _names(values if isinstance(values, (list, tuple, set, frozenset)) else str(values))
+            for field, values in select.items()}
+
+
+def _names(by: str | Iterable[Any] | None) -> list[str]:
+    """A comma-separated string or a list of names (or values) as a list of stripped strings."""
     if by is None:
         return []
-    names = by.split(",") if isinstance(by, str) else by
+    names = by.split(",") if isinstance(by, str) else [str(n) for n in by]
     return [n.strip() for n in names if n.strip()]
 
 

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from medvqa.core.conditions import Condition
+from medvqa.core.errors import UsageError
 from medvqa.core.items import Item
 from medvqa.core.messages import Message, Template
 
@@ -88,7 +89,7 @@ class Benchmark:
             return self
         if name not in self.conventions:
             offered = ", ".join(self.conventions) if self.conventions else "none"
-            raise ValueError(f"unknown convention {name!r} for {self.name}; it offers: {offered}")
+            raise UsageError(f"unknown convention {name!r} for {self.name}; it offers: {offered}")
         chosen = copy.copy(self)
         chosen.convention = name
         return chosen
@@ -101,15 +102,17 @@ class Benchmark:
 
     def select_items(self, items: list[Item], select: Mapping[str, Sequence[str]] | None) -> list[Item]:
         """The items whose stratum `field` (a key of `Item.meta`, or a `stratum_aliases` name)
-        equals one of the given values, for every field of `select`; values compare as text,
-        case ignored, and a list-valued stratum matches when any of its values does. A field no
-        item has is an error naming the fields there are."""
+        equals one of the given values (a list, one value or a comma-separated string), for every
+        field of `select`; values compare as text, case ignored, and a list-valued stratum
+        matches when any of its values does. A field no item has is an error naming the fields
+        there are."""
         for name, values in (select or {}).items():
             field = self.stratum_aliases.get(name, name)
             if items and not any(field in it.meta for it in items):
                 known = sorted({k for it in items for k in it.meta})
-                raise ValueError(f"--select {name}: {self.name} items have no field {field!r}; fields: {', '.join(known)}")
-            wanted = {str(v).casefold() for v in values}
+                raise UsageError(f"--select {name}: {self.name} items have no field {field!r}; fields: {', '.join(known)}")
+            # values as a list, or (from Python) one value or a comma-separated string
+            wanted = {str(v).strip().casefold() for v in (values.split(",") if isinstance(values, str) else _values(values))}
             items = [it for it in items if wanted & {str(v).casefold() for v in _values(it.meta.get(field))}]
         return items
 

@@ -8,7 +8,9 @@ model is not told that the image is missing.
 from __future__ import annotations
 
 from enum import Enum
+from typing import Iterable
 
+from medvqa.core.errors import UsageError
 from medvqa.core.items import Item
 
 
@@ -37,17 +39,19 @@ IMAGE_REMOVAL = (Condition.CQI, Condition.CQ)  # (with image, image removed)
 FORCED_SUFFIX = "/forced"
 
 
-def parse_conditions(text: str | None) -> tuple[Condition, ...]:
-    """Parse `C+Q,C+Q+I` (the CLI form). Unknown names raise ValueError listing the valid ones."""
+def parse_conditions(text: str | Iterable[str] | None) -> tuple[Condition, ...]:
+    """Parse `C+Q,C+Q+I` (the CLI form) or a list of names (`["C+Q", "C+Q+I"]`, from Python).
+    Unknown names raise a UsageError listing the valid ones."""
     if not text:
         return ALL
+    parts = text.split(",") if isinstance(text, str) else [str(p) for p in text]
     out = []
-    for part in text.split(","):
+    for part in parts:
         name = part.strip().upper().replace(" ", "")
         try:
             cond = Condition(name)
         except ValueError:
-            raise ValueError(f"unknown condition {part!r}; choose from {', '.join(c.value for c in ALL)}") from None
+            raise UsageError(f"unknown condition {part!r}; choose from {', '.join(c.value for c in ALL)}") from None
         if cond not in out:
             out.append(cond)
     return tuple(out)

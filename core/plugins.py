@@ -194,14 +194,13 @@ def get_benchmark(name: str):
     found = benchmarks()
     key = name.lower()
     if key not in found:
-        known = ", ".join(sorted(found)) or "none"
-        raise KeyError(f"unknown benchmark {name!r}; installed: {known} (see `medvqa list`)")
+        from medvqa.core.errors import UnknownBenchmarkError
+
+        raise UnknownBenchmarkError(name, found)
     return found[key].obj
 
 
-def get_backend(model: str, **options):
-    """Build the backend for a --model string: `random`, `constant:A`, `replay:f.jsonl`, or
-    any other string, which goes to the `litellm` backend (`openai/gpt-5`, `hosted_vllm/x`)."""
+def _backend_factory(model: str):
     found = backends()
     prefix = model.split(":", 1)[0] if ":" in model else model
     if prefix not in found:
@@ -209,4 +208,19 @@ def get_backend(model: str, **options):
         prefix = head if head in found else "litellm"
     if prefix not in found:
         raise KeyError(f"no backend for model {model!r}; installed: {', '.join(sorted(found))}")
-    return found[prefix].obj(model, **options)
+    return found[prefix].obj
+
+
+def get_backend(model: str, **options):
+    """Build the backend for a --model string: `random`, `constant:A`, `replay:f.jsonl`, or
+    any other string, which goes to the `litellm` backend (`openai/gpt-5`, `hosted_vllm/x`)."""
+    return _backend_factory(model)(model, **options)
+
+
+def check_backend(model: str, **options) -> None:
+    """What the backend of a --model string can check before it is built, which may import a
+    heavy library (the factory's `check`, where it has one: litellm's checks the provider and
+    the key); raises PreflightError."""
+    check = getattr(_backend_factory(model), "check", None)
+    if check is not None:
+        check(model, **options)

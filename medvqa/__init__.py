@@ -30,6 +30,12 @@ _EXPORTS = {
     "ImageRef": "medvqa.core.items",
     "ImageRole": "medvqa.core.items",
     "DataError": "medvqa.core.items",
+    # errors a caller may want to catch (DataError above)
+    "UsageError": "medvqa.core.errors",
+    "UnknownBenchmarkError": "medvqa.core.errors",
+    "PluginError": "medvqa.core.plugins",
+    "PreflightError": "medvqa.core.inference.preflight",
+    "RunInterrupted": "medvqa.core.run.interrupt",
     "resolve_image": "medvqa.core.items",
     "brief": "medvqa.core.items",
     "Condition": "medvqa.core.conditions",
@@ -83,6 +89,10 @@ if TYPE_CHECKING:
     from medvqa.core.api import RunOutcome, audit, cache_dir, compare, load, records, report, run, score
     from medvqa.core.benchmark import AnswerConventions, Benchmark
     from medvqa.core.conditions import Condition
+    from medvqa.core.errors import UnknownBenchmarkError, UsageError
+    from medvqa.core.inference.preflight import PreflightError
+    from medvqa.core.plugins import PluginError
+    from medvqa.core.run.interrupt import RunInterrupted
     from medvqa.core.hookspecs import hookimpl
     from medvqa.core.run.imported import write_run
     from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image

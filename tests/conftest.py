@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -28,3 +29,18 @@ def jmed_sample() -> Path:
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Never touch the user's response cache from a test."""
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+_SLOW_MODULE = re.compile(r"^pytestmark = pytest\.mark\.slow$", re.M)
+
+
+def pytest_ignore_collect(collection_path: Path, config):
+    """With `-m "not slow"` (the fast loop), a test module marked slow as a whole (a line
+    `pytestmark = pytest.mark.slow`) is not even imported: its tests would all be deselected,
+    and its imports (hypothesis, for one) cost seconds in every worker."""
+    if config.getoption("markexpr", "").split() != ["not", "slow"]:
+        return None
+    if collection_path.suffix == ".py" and collection_path.name.startswith("test_"):
+        if _SLOW_MODULE.search(collection_path.read_text(encoding="utf-8")):
+            return True
+    return None

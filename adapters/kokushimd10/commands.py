@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from medvqa.commands import print_json, user_errors
+from medvqa.commands import print_json, print_run_summary, user_errors
 
 _CONVENTION = click.option("--convention", help="Scoring convention (the benchmark's default, mhlw, when omitted).")
 _COMMON = [
@@ -64,9 +64,7 @@ def _print(summary: dict, as_json: bool) -> None:
     if as_json:
         print_json(summary)
         return
-    click.echo(f"run directory: {summary['run_dir']} (model {summary['model']}, convention {summary['convention']})")
-    click.echo(f"items: {summary['n_items']} ({summary['n_excluded']} excluded), records: {summary['n_records']} "
-               f"({summary['n_missing']} without a prediction)")
-    for cond, acc in summary["accuracy"].items():
-        click.echo(f"  {cond}: accuracy {100 * acc:.1f}%" if acc is not None else f"  {cond}: -")
-    click.echo(f"tables: medvqa report {summary['run_dir']} --table {summary['benchmark']}")
+    print_run_summary(summary)  # as `medvqa run` prints it
+    click.echo(f"model {summary['model']}, convention {summary['convention']}; items without a prediction: "
+               f"{summary['n_missing']} (recorded as missing); the benchmark's tables: "
+               f"medvqa report {summary['run_dir']} --table {summary['benchmark']}")

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from medvqa import DataError, Item, read_jsonl
+from medvqa import DataError, Item, Option, read_jsonl
 
 from .common import (BLOCK_FILE, data_root, digit_options, find_images, image_root, make_item, parse_answer,
                      parse_points, problem_row)
@@ -25,6 +25,10 @@ PROFESSION = "Pharmacist"
 HISSHU_BLOCKS = ("A",)  # 必須問題: questions 1-90, block A
 _ID = re.compile(r"(?P<round>\d{3})(?P<block>[A-Z])(?P<number>\d{3})")
 IMAGE_OPTIONS = "IMAGES"
+# The pharmacist exam asks five-option questions (五肢択一, 五肢択二); the data does not say how
+# many pictures an "IMAGES" item shows, so such items declare five, or as many as their answer
+# names (a few combination items have six).
+PICTURE_OPTIONS = 5
 
 
 def load(path: Path) -> list[Item]:
@@ -68,6 +72,14 @@ def _exam(root: Path, year_dir: Path, year: int, exam_round: str, blocks: list[P
     return items
 
 
+def picture_options(gold) -> tuple[Option, ...]:
+    """The options of an item whose options are pictures: labels 1-5 (1-n when the answer names
+    option n > 5) without text, so that the item's label set is known even where its pictures
+    are missing; the picture is the option's text (shown as the item's image)."""
+    named = [int(k) for k in (gold.keys if gold is not None else ()) if k.isdigit()]
+    return tuple(Option(key=str(i), label=str(i), text="") for i in range(1, max([PICTURE_OPTIONS, *named]) + 1))
+
+
 def _item(row: dict, metadata: dict[int, dict], offset: int, *, year: int, file: Path, meta_file: Path,
           root: Path) -> Item:
     pid, m, text, choices = problem_row(row, _ID, "107A001", file)
@@ -76,8 +88,8 @@ def _item(row: dict, metadata: dict[int, dict], offset: int, *, year: int, file:
                               or not choices):
         raise DataError(f"choices must be a list of texts or {IMAGE_OPTIONS!r}, got {choices!r:.60}", file=file,
                         record=pid)
-    options = () if image_options else digit_options(choices)
     gold, exclusion, notes = parse_answer(row.get("answer"), letters=False, numeric=False, file=file, record=pid)
+    options = picture_options(gold) if image_options else digit_options(choices)
     if gold is not None and options and not gold.keys <= {o.key for o in options}:
         raise DataError(f"answer {row.get('answer')!r} names no option of the {len(options)}", file=file, record=pid)
     number = offset + int(m["number"])
@@ -92,7 +104,7 @@ def _item(row: dict, metadata: dict[int, dict], offset: int, *, year: int, file:
         "section": m["block"], "number": number, "category": extra.get("category"),
         "hisshu": m["block"] in HISSHU_BLOCKS, "kinki": [], "kinki_item": False, "text_only": text_only,
         "points": points, "withdrawn": points == 0, "credited_to_all": False, "human_accuracy": None,
-        "n_options": len(options) or None, "answer_raw": row.get("answer"), **notes,
+        "n_options": len(options), "answer_raw": row.get("answer"), **notes,
         # the data writes 1 point per question; MHLW scores 2 each (690 points): its weights apply
         "weights_from_mhlw": True,
     }

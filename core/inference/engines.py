@@ -19,6 +19,13 @@ class EngineFactory:
         module, _, name = self._target.rpartition(".")
         return getattr(importlib.import_module(module), name)
 
+    def check(self, model: str, **options: Any) -> None:
+        """What the backend checks of `model` before its library is imported (its class's
+        `check_model`, where it has one); raises PreflightError."""
+        check = getattr(self._load(), "check_model", None)
+        if check is not None:
+            check(model, **options)
+
     def __call__(self, model: str, **options: Any):
         cls = self._load()
         accepted = set(inspect.signature(cls).parameters) - {"model"}

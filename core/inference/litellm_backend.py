@@ -28,6 +28,7 @@ from typing import Any, Iterable, Iterator
 from medvqa.core.inference.base import Request, Response
 from medvqa.core.inference.concurrency import Pacer, bounded
 from medvqa.core.inference.images import ImageError, to_openai
+from medvqa.core.inference.model_names import check_before_import, remember_names
 from medvqa.core.inference.output import ANSWER_SCHEMA, error_text, writable_text
 from medvqa.core.inference.preflight import check_provider, probe
 from medvqa.core.inference.retry import RetryPolicy, is_retryable, retry_after
@@ -41,15 +42,35 @@ DEFAULT_TEMPERATURE = 0
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
 
 
+@functools.cache
 def import_litellm():
-    """Import litellm with the local price map and without its console chatter."""
+    """Import litellm with the local price map and without its console chatter, once per
+    process, and remember the names it knows for the checks made before importing it
+    (`model_names`)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
 
     litellm.suppress_debug_info = True
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
+    remember_names(litellm)
     return litellm
+
+
+def check_model(model: str, *, api_base: Any = None, model_list: str | None = None, **_: Any) -> None:
+    """The checks of a model string that need no litellm (`model_names.check_before_import`),
+    made before a run loads anything: a misspelt provider or backend, a provider key missing
+    from the environment (not with a server of one's own, `api_base`). Raises PreflightError.
+    A model list's deployments are checked by litellm. (Building a backend checks the name
+    only: a backend can be built to read its parameters without a key.)"""
+    if not model_list:
+        check_before_import(model, backends=_backend_names(), api_base=bool(api_base))
+
+
+def _backend_names() -> list[str]:
+    from medvqa.core import plugins
+
+    return sorted(plugins.backends())
 
 
 class UnreadableResponse(Exception):
@@ -60,6 +81,7 @@ class UnreadableResponse(Exception):
 
 class LiteLLMBackend:
     cacheable = True
+    check_model = staticmethod(check_model)
 
     def __init__(self, model: str, *, seed: int = 0, temperature: float | None = None, max_tokens: int | None = None,
                  params: dict[str, Any] | None = None, response_format: str = "auto",
@@ -72,9 +94,11 @@ class LiteLLMBackend:
             raise ValueError(f"response format {response_format!r}: choose from {', '.join(RESPONSE_FORMATS)}")
         if concurrency < 1 or workers < 1:
             raise ValueError("concurrency and workers must be at least 1")
+        api_bases = [api_base] if isinstance(api_base, str) else list(api_base or [])
+        if not model_list:  # a misspelt name, before the seconds of litellm's import (keys: `check_model`, on runs)
+            check_before_import(model, backends=_backend_names(), keys=False)
         self.litellm = import_litellm()
         self.model = model
-        api_bases = [api_base] if isinstance(api_base, str) else list(api_base or [])
         if api_bases and model_list:
             raise ValueError("give the servers either with --api-base or in --model-list, not both")
         self._deployments, router_settings = load_model_list(model_list) if model_list else ([], {})

@@ -1,6 +1,7 @@
 """Checks that a model can be reached before a run sends its first batch.
 
-Two steps, both failing with one line (`PreflightError`):
+Two steps, both failing with one line (`PreflightError`), after the checks that need no
+litellm (`model_names.check_before_import`: a misspelt provider or backend, a missing key):
 
 1. `check_provider` (when a backend is built, no network): litellm must know the provider of
    the model string. `opnai/gpt-5` or `randm` stop here, with the nearest known names.
@@ -16,7 +17,6 @@ Nothing the probe receives is recorded or cached.
 from __future__ import annotations
 
 import asyncio
-import difflib
 from typing import Any
 
 from medvqa.core.inference.concurrency import event_loop
@@ -55,18 +55,10 @@ def check_provider(litellm, model: str) -> str:
     except Exception:
         pass
     from medvqa.core import plugins
+    from medvqa.core.inference.model_names import unknown_model_message
 
-    head, slash, _ = model.partition("/")
-    providers = [str(getattr(p, "value", p)) for p in litellm.provider_list]
-    backends = sorted(plugins.backends())
-    known = providers if slash else backends + providers + sorted(litellm.model_list)
-    close = difflib.get_close_matches(head, known, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    if slash:
-        raise PreflightError(f"unknown model {model!r}: litellm knows no provider {head!r}{hint} "
-                             "(providers: https://docs.litellm.ai/docs/providers)")
-    raise PreflightError(f"unknown model {model!r}: neither a medvqa backend ({', '.join(backends)}) nor a model "
-                         f"litellm knows{hint}")
+    raise PreflightError(unknown_model_message(model, (str(getattr(p, "value", p)) for p in litellm.provider_list),
+                                               plugins.backends(), litellm.model_list))
 
 
 def probe(litellm, targets: list[tuple[str, dict[str, Any]]], params: dict[str, Any], *, timeout: float,

@@ -93,6 +93,9 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     if options.sample and options.data:
         raise ValueError("give either --data or --sample, not both")
     conditions = parse_conditions(options.conditions) if options.conditions else benchmark.default_conditions
+    plugins.check_backend(options.model, **options.backend_options)  # a misspelt model or a missing key: at once
+    for judge in options.judges or ():
+        plugins.check_backend(judge, **options.judge_options)
     require_valid(benchmark, options.data, options.allow_invalid)
     items, split = load_items(benchmark, options.load_options())
     if not items:

@@ -35,7 +35,7 @@ def medvqa(env, *args, cwd=None):
 
 def test_installed_plugin_is_listed_with_its_plugin_name(plugin_env):
     listing = medvqa(plugin_env, "list")
-    assert "kmle_demo" in listing and "[plugin: kmle_demo]" in listing
+    assert "kmle_demo" in listing and "[plugin: kmle_demo] (medvqa-kmle-demo 0.1.0)" in listing
     assert "[plugin: medvqa.adapters.jmed48k.plugin]" in listing  # built-ins through the same manager
     only = medvqa({**plugin_env, "MEDVQA_LOAD_PLUGINS": "kmle_demo"}, "list")
     assert "[plugin: kmle_demo]" in only and "jmed48k" in only and "random" in only  # built-ins stay

@@ -89,7 +89,7 @@ def test_select_chooses_items_by_any_stratum_and_plugin_shorthands_mean_the_same
     assert json.loads(generic.output)["n_items"] == len(io_items) > 0
     unknown = invoke("run", "jmed48k", "--data", jmed_sample, "--model", "random", "--select", "colour=red",
                      "--run-dir", tmp_path / "unknown")
-    assert unknown.exit_code == 1 and "no field 'colour'" in unknown.output and "profession" in unknown.output
+    assert unknown.exit_code == 2 and "no field 'colour'" in unknown.output and "profession" in unknown.output
     assert not (tmp_path / "unknown").exists()
     malformed = invoke("run", "jmed48k", "--data", jmed_sample, "--model", "random", "--select", "year")
     assert malformed.exit_code == 2 and "FIELD=VALUE" in malformed.output

@@ -35,6 +35,6 @@ def test_broken_folder_exits_1_and_json_lists_every_finding(tmp_path):
 
 def test_unknown_benchmark_and_missing_folder_are_clean_errors(tmp_path):
     unknown = invoke("nosuch", "--data", str(tmp_path))
-    assert unknown.exit_code == 1 and "unknown benchmark 'nosuch'" in unknown.output
+    assert unknown.exit_code == 2 and "unknown benchmark 'nosuch'" in unknown.output
     empty = invoke("jmed48k", "--data", str(tmp_path / "absent"))
     assert empty.exit_code == 1 and "data folder not found" in empty.output

@@ -138,6 +138,28 @@ def test_student_majority_imports_and_compares(tmp_path):
     assert out["accuracy"]["C+Q"] == script_accuracy(golds, preds)[0]
 
 
+def test_import_prints_the_summary_a_run_prints(tmp_path):
+    import click
+
+    from medvqa.commands import print_run_summary
+
+    data = shared_data("igakuqa")
+    pred_file = data / "baseline_results" / "2022" / "116-A_student-majority.jsonl"
+    text = invoke("import", "igakuqa", pred_file, "--data", data, "--run-dir", tmp_path / "text", "--convention", "igakuqa")
+    doc = json.loads(invoke("import", "igakuqa", pred_file, "--data", data, "--run-dir", tmp_path / "text-json",
+                            "--convention", "igakuqa", "--json"))
+    doc["run_dir"] = str(tmp_path / "text")
+    printed = CliRunner().invoke(click.command()(lambda: print_run_summary(doc)), []).output
+    assert text.startswith(printed)
+    cell = doc["conditions"]["C+Q"]
+    row = next(line.split() for line in text.splitlines() if line.startswith("  C+Q "))
+    assert row[:4] == ["C+Q", str(cell["n"]), f"{100 * cell['accuracy']:.1f}%",
+                       f"{100 * cell['ci'][0]:.1f}–{100 * cell['ci'][1]:.1f}%"]
+    assert "95% CI" in text and "requested" not in text and "--max-error-rate" not in text
+    assert text.endswith(f"items without a prediction: 0 (recorded as missing); the benchmark's tables: "
+                         f"medvqa report {tmp_path / 'text'} --table igakuqa\n")
+
+
 def replay_run(tmp_path, items, year, answers, name):
     """A replay of `answers` (item id -> keys) for every item of `year`, and its pass report."""
     lines = [json.dumps({"item_id": it.id, "condition": "C+Q", "response": json.dumps({"answer": list(keys)})})

@@ -23,12 +23,36 @@ def test_every_real_block_loads(items):
     counts = {}
     for it in items:
         counts[len(it.options)] = counts.get(len(it.options), 0) + 1
-    assert counts == {5: 1022, 6: 4, 4: 3, 0: 96}  # 0: options printed as images the repository lacks
+    # 96 items print their options as pictures the repository lacks: they declare labels 1-5, one
+    # (109B045, whose answer is 6, a combination item) 1-6
+    assert counts == {5: 1022 + 95, 6: 4 + 1, 4: 3}
+    pictures = [it for it in items if it.image_as_options]
+    assert len(pictures) == 96 and {o.text for it in pictures for o in it.options} == {""}
+    assert [o.key for o in by_id["109B045"].options] == ["1", "2", "3", "4", "5", "6"]
     assert sorted(it.id for it in items if it.excluded) == ["107F043", "109B021", "109F045"]  # 解なし
     assert by_id["109F020"].gold.alternatives == (("1", "3"), ("1", "5"), ("3", "5"))  # any two of 1, 3, 5
     assert by_id["107A001"].options[3].key == "4" and by_id["107A001"].meta["hisshu"]
     assert by_id["107B001"].meta["number"] == 91 and by_id["107B001"].meta["category"] == "Physics"
     assert by_id["097A007"].image_as_options and by_id["097A007"].meta["without_image"]
+
+
+def test_the_random_baseline_answers_every_item_also_where_the_options_are_pictures(items, tmp_path):
+    """Items whose options are missing pictures still declare their labels: random picks one of
+    them (never an empty answer), and a label outside them is not an answer."""
+    run_dir, summary = medvqa.run("yakugakuqa", "random", data=shared_data("yakugakuqa"), select={"year": 2024},
+                                  conditions="C+Q", run_dir=tmp_path / "run", progress=False)
+    live = [it for it in items if it.meta["year"] == 2024 and not it.excluded]
+    pictures = {it.id: it for it in live if it.image_as_options}
+    assert len(pictures) == 30
+    cell = summary["conditions"]["C+Q"]
+    assert cell["n"] == cell["answered"] == len(live) and cell["parse_failure"] == cell["refusal"] == 0
+    records = {r["item_id"]: r for r in medvqa.records(run_dir).to_dict("records")}
+    for item_id, item in pictures.items():
+        predicted = records[item_id]["predicted"]
+        assert len(predicted) == (item.n_select or 1) and set(predicted) <= {o.key for o in item.options}
+    picture = next(iter(pictures.values()))
+    assert medvqa.score(picture, json.dumps({"answer": ["7"]})).status == "parse_failure"
+    assert medvqa.score(picture, json.dumps({"answer": list(picture.gold.alternatives[0])})).correct
 
 
 @pytest.mark.parametrize("k", [4, 6])

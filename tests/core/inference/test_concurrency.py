@@ -23,11 +23,16 @@ def test_bounded_keeps_at_most_concurrency_in_flight_and_yields_everything():
 
 
 def test_results_come_in_completion_order():
-    async def call(delay):
-        await asyncio.sleep(delay)
-        return delay
+    finished = []
+    after = {"c": None, "a": "c", "b": "a"}  # c finishes first, then a, then b
 
-    assert [d for d, _ in bounded([0.06, 0.0, 0.03], call, 3)] == [0.0, 0.03, 0.06]
+    async def call(name):
+        while after[name] is not None and after[name] not in finished:
+            await asyncio.sleep(0)
+        finished.append(name)
+        return name
+
+    assert [n for n, _ in bounded(["b", "a", "c"], call, 3)] == ["c", "a", "b"]
 
 
 def test_requests_are_pulled_only_as_slots_free_up():
@@ -39,13 +44,15 @@ def test_requests_are_pulled_only_as_slots_free_up():
             yield i
 
     async def call(i):
-        await asyncio.sleep(0.2 if i else 0)
+        await asyncio.sleep(60 if i else 0)  # the others stay in flight until closed
         return i
 
     results = bounded(source(), call, 4)
     assert next(results) == (0, 0)
-    time.sleep(0.05)
-    assert len(pulled) == 5  # four in flight, one finished
+    deadline = time.monotonic() + 30
+    while len(pulled) < 5 and time.monotonic() < deadline:  # the loop's thread pulls the fifth
+        time.sleep(0.01)
+    assert len(pulled) == 5  # four in flight, one finished: no more until a slot frees
     results.close()
 
 
@@ -64,7 +71,7 @@ def test_closing_early_cancels_the_calls_in_flight():
     assert next(results) == (0, 0)
     started = time.monotonic()
     results.close()
-    assert sorted(cancelled) == [1, 2, 3, 4] and time.monotonic() - started < 1
+    assert sorted(cancelled) == [1, 2, 3, 4] and time.monotonic() - started < 5  # not the calls' 10 s
 
 
 def test_the_loop_is_reused_across_runs():
@@ -80,16 +87,48 @@ def test_concurrency_below_one_is_refused():
         list(bounded([1], asyncio.sleep, 0))
 
 
+def paced(rpm: float, body):
+    """Run `body(pacer, clock)` on an event loop whose clock only the pacer's sleeps advance, so
+    the spacing is exact however loaded the machine is."""
+    clock = [1000.0]
+
+    async def sleep(seconds: float) -> None:
+        clock[0] += seconds
+
+    loop = asyncio.new_event_loop()
+    loop.time = lambda: clock[0]
+    try:
+        return loop.run_until_complete(body(Pacer(rpm, sleep=sleep), clock))
+    finally:
+        loop.close()
+
+
 def test_pacer_spaces_request_starts():
-    async def main():
-        pacer = Pacer(rpm=1200)  # one every 50 ms
+    async def one_after_another(pacer, clock):
         starts = []
         for _ in range(5):
             await pacer.wait()
-            starts.append(time.monotonic())
+            starts.append(clock[0])
+        clock[0] += 10  # idle: the next start is not held back, and no burst is saved up
+        for _ in range(2):
+            await pacer.wait()
+            starts.append(clock[0])
         return starts
 
-    starts = asyncio.run(main())
-    gaps = [b - a for a, b in zip(starts, starts[1:])]
-    assert all(g >= 0.045 for g in gaps)
-    assert starts[-1] - starts[0] < 0.5
+    starts = paced(1200, one_after_another)  # one start every 50 ms
+    assert starts == pytest.approx([1000, 1000.05, 1000.10, 1000.15, 1000.20, 1010.20, 1010.25])
+
+    async def all_at_once(pacer, clock):
+        starts = []
+
+        async def request(i):
+            await pacer.wait()
+            starts.append((i, clock[0]))
+
+        await asyncio.gather(*(request(i) for i in range(4)))
+        return starts
+
+    # four requests waiting together start one interval apart, in the order they asked
+    starts = paced(60, all_at_once)
+    assert [i for i, _ in sorted(starts, key=lambda s: s[1])] == [0, 1, 2, 3]
+    assert sorted(t for _, t in starts) == pytest.approx([1000, 1001, 1002, 1003])

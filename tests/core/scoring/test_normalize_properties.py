@@ -1,11 +1,14 @@
 """Properties of the answer reader over generated replies: it never raises, never returns a key
-outside the item's options, and agrees with the rules as the protocol writes them."""
+outside the item's options, and agrees with the rules as the protocol writes them. Thousands of
+generated replies (over 20 s): in the full suite, not the fast loop, which the example-based
+tests of the reader cover."""
 
 from __future__ import annotations
 
 import json
 import re
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +16,8 @@ from medvqa.ja import JAPANESE
 from medvqa.core.items import Gold, Item, Option
 from medvqa.core.scoring.normalize import apply_rules, item_labels, normalize, rule0_clean
 from medvqa.core.scoring.patterns import ENGLISH, compile_patterns
+
+pytestmark = pytest.mark.slow
 
 ITEMS = [
     Item(id="abc", benchmark="t", question="Which one?", gold=Gold.from_json(["C"]),

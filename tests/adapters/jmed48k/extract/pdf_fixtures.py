@@ -16,24 +16,33 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageDraw
 
-from medvqa.core.audit.figures import japanese_font_path
-
-FONT_PATH = japanese_font_path() or Path("matplotlib_fontja/fonts/ipaexg.ttf")
 FONT = "IPAexGothic"
 W, H = 595.0, 842.0
 TRIM = (40.0, 40.0, 555.0, 802.0)
 SIZE = 10.0
 
 
+def __getattr__(name: str):
+    """`FONT_PATH`, found on first use: the module that finds it imports matplotlib (seconds),
+    which collecting the tests should not pay for."""
+    if name == "FONT_PATH":
+        from medvqa.core.audit.figures import japanese_font_path
+
+        globals()["FONT_PATH"] = japanese_font_path() or Path("matplotlib_fontja/fonts/ipaexg.ttf")
+        return globals()["FONT_PATH"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def register_font() -> None:
-    if not FONT_PATH.is_file():
-        pytest.fail(f"Japanese test PDFs need the IPAex Gothic font at {FONT_PATH}, which the "
+    font_path = globals().get("FONT_PATH") or __getattr__("FONT_PATH")
+    if not font_path.is_file():
+        pytest.fail(f"Japanese test PDFs need the IPAex Gothic font at {font_path}, which the "
                     "matplotlib-fontja dependency ships: pip install -e '.[dev]'", pytrace=False)
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.ttfonts import TTFont
 
     if FONT not in pdfmetrics.getRegisteredFontNames():
-        pdfmetrics.registerFont(TTFont(FONT, str(FONT_PATH)))
+        pdfmetrics.registerFont(TTFont(FONT, str(font_path)))
 
 
 def picture(seed: int, size=(160, 110)) -> Image.Image:

@@ -1,0 +1,118 @@
+"""What can be checked about a litellm model string before litellm is imported (which takes
+seconds): a misspelt provider (`opnai/gpt-5`) or medvqa backend (`randm`), and a provider key
+missing from the environment (`openai/gpt-5` without `OPENAI_API_KEY`). Both end the run with
+a `PreflightError` before any item is loaded.
+
+The names litellm knows (its providers and models) are remembered in medvqa's cache folder
+the first time litellm is imported, one file per litellm version (`litellm-<version>.json`);
+before that file exists only the credentials are checked here, and litellm itself places the
+model once imported (`preflight.check_provider`). A string is refused here only when it is
+not a name litellm knows and lies close to a provider (or a medvqa backend): what litellm
+would refuse too, with the same message.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Iterable
+
+# provider -> the environment variables litellm takes its key from (any one will do), as
+# `litellm.validate_environment` checks them (a test holds this table to it)
+PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "mistral": ("MISTRAL_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "xai": ("XAI_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+    "together_ai": ("TOGETHERAI_API_KEY",),
+    "cohere": ("COHERE_API_KEY",),
+}
+CLOSE = 0.75  # how alike a name must be to a known one to count as its misspelling
+
+
+def litellm_version() -> str | None:
+    try:
+        return version("litellm")
+    except PackageNotFoundError:
+        return None
+
+
+def names_path(litellm_version_: str) -> Path:
+    from medvqa.core.inference.cache import default_cache_path
+
+    return default_cache_path().parent / f"litellm-{litellm_version_}.json"
+
+
+def remember_names(litellm) -> None:
+    """Write the providers and model names of the imported `litellm` to the cache folder, once
+    per litellm version (nothing when the folder cannot be written)."""
+    found = litellm_version()
+    if found is None:
+        return
+    path = names_path(found)
+    if path.exists():
+        return
+    names = {"litellm": found, "providers": sorted(str(getattr(p, "value", p)) for p in litellm.provider_list),
+             "models": sorted(set(litellm.model_list))}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(names), encoding="utf-8")
+        partial.replace(path)
+    except OSError:
+        pass
+
+
+def known_names() -> dict[str, Any] | None:
+    """{providers, models} litellm knows, as remembered for the installed version; None when
+    they are not known yet (or unreadable)."""
+    found = litellm_version()
+    if found is None:
+        return None
+    try:
+        names = json.loads(names_path(found).read_text(encoding="utf-8"))
+        return {"providers": set(names["providers"]), "models": set(names["models"])}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def unknown_model_message(model: str, providers: Iterable[str], backends: Iterable[str],
+                          models: Iterable[str] = ()) -> str:
+    """The one line that says litellm cannot place `model`, with the nearest known name."""
+    head, slash, _ = model.partition("/")
+    providers, backends = sorted(providers), sorted(backends)
+    known = providers if slash else backends + providers + sorted(models)
+    close = difflib.get_close_matches(head, known, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    if slash:
+        return (f"unknown model {model!r}: litellm knows no provider {head!r}{hint} "
+                "(providers: https://docs.litellm.ai/docs/providers)")
+    return (f"unknown model {model!r}: neither a medvqa backend ({', '.join(backends)}) nor a model litellm "
+            f"knows{hint}")
+
+
+def check_before_import(model: str, *, backends: Iterable[str], api_base: bool = False, keys: bool = True) -> None:
+    """Raise PreflightError for what is certain without litellm: a misspelt provider or backend
+    (once litellm's names are remembered) and, with `keys` and without a server of one's own
+    (`api_base`), a provider key missing from the environment."""
+    from medvqa.core.inference.preflight import PreflightError
+
+    backends = sorted(backends)
+    head, slash, _ = model.partition("/")
+    names = known_names()
+    if names is not None and head not in names["providers"] and model not in names["models"]:
+        near = names["providers"] if slash else backends
+        if difflib.get_close_matches(head, sorted(near), n=1, cutoff=CLOSE):
+            raise PreflightError(unknown_model_message(model, names["providers"], backends, names["models"]))
+    provider = head if slash else None
+    variables = PROVIDER_KEYS.get(provider or "")
+    if keys and variables and not api_base and not any(v in os.environ for v in variables):
+        raise PreflightError(f"model {model}: no {provider} credentials: set {' or '.join(variables)} in the "
+                             "environment (nothing was requested)")
