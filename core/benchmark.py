@@ -155,7 +155,7 @@ class Benchmark:
 
     def headline(self, records: list[dict]) -> dict:
         """The headline metric over `records` (one condition's newest records, excluded items
-        already left out): {"metric", "value", "n", "ci": [low, high] | None}. The default is
+        already left out): {"metric", "value", "n", "ci": [low, high] | None, "ci_method"}. The default is
         accuracy with its exact (Clopper-Pearson) 95 % interval, named by `headline_metric`;
         a benchmark scored otherwise (micro-F1, points) overrides it."""
         from medvqa.core.audit.stats import binomial_ci
@@ -164,7 +164,7 @@ class Benchmark:
         correct = sum(bool(r.get("correct")) for r in records)
         ci = binomial_ci(correct, n)
         return {"metric": self.headline_metric, "value": correct / n if n else None, "n": n,
-                "ci": list(ci) if ci is not None else None}
+                "ci": list(ci) if ci is not None else None, "ci_method": "clopper-pearson"}
 
     def headline_value(self, records: list[dict]) -> float | None:
         """The headline metric's value alone, without its interval: what a bootstrap between

@@ -103,7 +103,8 @@ def markdown(doc: dict) -> str:
             pairing = t["status"] + (f" (only a {t['only_a']}, only b {t['only_b']})" if t["status"] != "paired" else "")
             lines.append(f"| {t['benchmark']} | {t['condition']} | {t['a']} | {t['b']} | {pairing} | {t['n']} | "
                          f"{_pct(t['a_value'])} | {_pct(t['b_value'])} | {_pp(t['difference'])} | "
-                         f"{_ci(t['ci_low'], t['ci_high'], _pp)} | {t['test'] or 'not compared'} | {_p(t['p'])} |")
+                         f"{_ci(t['ci_low'], t['ci_high'], _pp)} | {t['test'] or 'not compared'} | "
+                         f"{'< ' if t.get('p_bound') == '<' else ''}{_p(t['p'])} |")
     else:
         lines.append("No two models on the same benchmark.")
     if doc["pass_lines"]:
@@ -119,6 +120,10 @@ def markdown(doc: dict) -> str:
             if r["stratum"] == stratum:
                 lines.append(f"| {r['model']} | {r['benchmark']} | {r['condition']} | {r['level']} | {_pct(r['value'])} | "
                              f"{_ci(r['ci_low'], r['ci_high'])} | {r['n']} | {_pct(r['non_answer_rate'])} |")
+    methods = sorted({r["ci_method"] for rows in (doc["table"], doc["delta_img"], doc["tests"]) for r in rows
+                      if r.get("ci_method")})
+    if methods:
+        lines += ["", "Intervals: " + ", ".join(methods) + " (each row's `ci_method` in --json; docs/audit.md)."]
     if doc["notes"]:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in doc["notes"]]
     return "\n".join(lines) + "\n"

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from medvqa.core.audit.stats import binomial_ci
+from medvqa.core.audit.stats import CLOPPER_PEARSON, binomial_ci
 from medvqa.core.scoring.score import STATUSES
 
 CI_COLUMNS = ("ci_low", "ci_high")  # the exact (Clopper-Pearson) 95 % interval of an accuracy
@@ -44,7 +44,7 @@ def accuracy_table(records: list[dict], excluded: list[dict] | None = None, by: 
     every status."""
     by = list(by)
     keys = ["condition", *by]
-    cols = [*keys, "n", "n_excluded", "correct", "accuracy", *CI_COLUMNS, *STATUSES]
+    cols = [*keys, "n", "n_excluded", "correct", "accuracy", *CI_COLUMNS, "ci_method", *STATUSES]
     if not records:
         return pd.DataFrame(columns=cols)
     df = records_frame(records, by)
@@ -73,10 +73,12 @@ def accuracy_table(records: list[dict], excluded: list[dict] | None = None, by: 
 
 
 def add_ci(table: pd.DataFrame) -> None:
-    """Add `ci_low` and `ci_high` (fractions) from the integer columns `correct` and `n`."""
+    """Add `ci_low` and `ci_high` (fractions) from the integer columns `correct` and `n`, and
+    `ci_method` (`clopper-pearson`, the exact interval)."""
     cis = [binomial_ci(int(c), int(n)) or (None, None) for c, n in zip(table["correct"], table["n"])]
     table["ci_low"] = [ci[0] for ci in cis]
     table["ci_high"] = [ci[1] for ci in cis]
+    table["ci_method"] = CLOPPER_PEARSON
 
 
 def render(table: pd.DataFrame, fmt: str) -> str:

@@ -22,7 +22,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.stats import binomial_ci
+from medvqa.stats import CLOPPER_PEARSON, binomial_ci
 from medvqa.tables import Table, Tables
 
 from .loader import DOMAINS
@@ -31,7 +31,7 @@ CONDITIONS = ("C", "C+Q", "C+I", "C+Q+I")
 SETS = {"vqa": "VQA", "qa": "QA"}
 OTHER = "Other specialties"
 NON_ANSWERS = ("refusal", "parse_failure", "error", "missing")
-ACCURACY = ("n", "correct", "accuracy", "ci_low", "ci_high", *NON_ANSWERS)
+ACCURACY = ("n", "correct", "accuracy", "ci_low", "ci_high", "ci_method", *NON_ANSWERS)
 POOLED = {0: "0-1", 1: "0-1", 2: "2"}
 CHANCE_NOTE = "Chance is 20 % (five options, one correct)."
 
@@ -41,6 +41,7 @@ def accuracy(records: list[dict]) -> dict:
     n, correct = len(records), sum(bool(r.get("correct")) for r in records)
     ci = binomial_ci(correct, n) or (None, None)
     return {"n": n, "correct": correct, "accuracy": correct / n if n else None, "ci_low": ci[0], "ci_high": ci[1],
+            "ci_method": CLOPPER_PEARSON if n else None,
             **{s: sum(r.get("status") == s for r in records) for s in NON_ANSWERS}}
 
 
@@ -150,15 +151,16 @@ def human_frame(records: list[dict]) -> pd.DataFrame:
         answers, correct = sum(n for n, _ in per_item.values()), sum(c for _, c in per_item.values())
         ci = binomial_ci(correct, answers) or (None, None)
         rows.append({"set": label, "who": "examinees", "condition": "", "n": len(per_item), "answers": answers,
-                     "correct": correct, "accuracy": correct / answers, "ci_low": ci[0], "ci_high": ci[1]})
+                     "correct": correct, "accuracy": correct / answers, "ci_low": ci[0], "ci_high": ci[1],
+                     "ci_method": CLOPPER_PEARSON})
         for cond in CONDITIONS:
             if cs := [r for r in rs if r["condition"] == cond]:
                 acc = accuracy(cs)
                 rows.append({"set": label, "who": "model", "condition": cond, "n": acc["n"], "answers": None,
                              "correct": acc["correct"], "accuracy": acc["accuracy"], "ci_low": acc["ci_low"],
-                             "ci_high": acc["ci_high"]})
+                             "ci_high": acc["ci_high"], "ci_method": acc["ci_method"]})
     frame = pd.DataFrame(rows, columns=["set", "who", "condition", "n", "answers", "correct", "accuracy", "ci_low",
-                                        "ci_high"])
+                                        "ci_high", "ci_method"])
     frame["answers"] = pd.Series([r["answers"] for r in rows], dtype=object)  # whole numbers, empty on model rows
     return frame
 
