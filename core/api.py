@@ -90,7 +90,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     `latex` give the text."""
     from medvqa.core import plugins
     from medvqa.core.report import accuracy_table, render
-    from medvqa.core.run.saved import read_run
+    from medvqa.core.run.saved import read_run, whole_exam_items
     from medvqa.core.run.store import read_manifest, read_records
 
     run_dir = Path(run_dir)
@@ -104,7 +104,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         return doc if fmt == "json" else agreement_text(doc)
     if pass_lines:
         saved = read_run(run_dir)
-        result = saved.benchmark.pass_report(list(saved.items.values()), saved.records)
+        result = saved.benchmark.pass_report(whole_exam_items(saved), saved.records)
         if result is None:
             raise ValueError(f"benchmark {saved.benchmark.name} ships no pass criteria")
         return result.as_json() if fmt == "json" else result.text()

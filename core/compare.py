@@ -29,7 +29,7 @@ from medvqa.core.benchmark import Benchmark
 from medvqa.core.conditions import ALL
 from medvqa.core.items import DataError, Item
 from medvqa.core.report import STATUSES, hashable
-from medvqa.core.run.saved import SavedRun, read_run
+from medvqa.core.run.saved import SavedRun, read_run, whole_exam_items
 from medvqa.core.audit.stats import BOOTSTRAP, RESAMPLES, TANGO, bootstrap_p, mcnemar_exact, paired_difference_ci
 from medvqa.core.run.store import read_manifest
 
@@ -319,7 +319,9 @@ def _summary(doc: Any) -> str:
 
 
 def pass_row(entry: Entry) -> dict | None:
-    result = entry.benchmark.pass_report(list(entry.items.values()), entry.records)
+    # a verdict needs whole exams: the run's data without its selection (see whole_exam_items)
+    items = whole_exam_items(entry.runs[0]) if len(entry.runs) == 1 else list(entry.items.values())
+    result = entry.benchmark.pass_report(items, entry.records)
     if result is None:
         return None
     doc = result.as_json()

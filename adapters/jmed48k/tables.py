@@ -24,11 +24,13 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.stats import CLOPPER_PEARSON, MOVER_WILSON, binomial_ci, mean_of_proportions_ci
+from medvqa.stats import binomial_ci, mean_of_proportions_ci
 from medvqa.tables import CI_COLUMNS, Table, Tables
 
 from .loader import OTHER, PRIMARY_TYPES, UNKNOWN
 from .professions import PROFESSIONS
+
+CLOPPER_PEARSON, MOVER_WILSON = "clopper-pearson", "mover-wilson"  # ci_method values
 
 NON_ANSWERS = ("refusal", "parse_failure", "error", "missing")
 MACRO = "Macro average"

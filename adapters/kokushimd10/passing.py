@@ -153,6 +153,8 @@ def _script_cells(items: list[Item], counted: dict[str, dict]) -> list[dict]:
     order = list(PROFESSIONS)
     out = []
     for (profession, year), cell_items in sorted(cells.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])):
+        if not any(it.id in counted for it in cell_items):
+            continue  # an exam the run never sat
         lines = SCRIPT_LINES.get(profession, {}).get(year)
         n_parts = len(lines) if lines else 1
         totals, forbidden, missing = [0] * n_parts, 0, []
@@ -176,7 +178,8 @@ def _script_cells(items: list[Item], counted: dict[str, dict]) -> list[dict]:
                                "parts": SCRIPT_PARTS.get(profession, ["total"])[:n_parts], "lines": lines,
                                "kinki_selections": forbidden if profession in SCRIPT_KINKI else None}
         if missing:
-            doc.update(result="not evaluable", note=f"{len(missing)} item(s) have no record (e.g. {missing[0]})")
+            doc.update(result="not evaluable", note=f"{len(missing)} item(s) have no record (e.g. {missing[0]}): "
+                                                    "a verdict needs the whole exam")
         elif lines is None:
             doc.update(result="not evaluable", note=f"calculate_scores.py has no line for {profession} {year}")
         else:

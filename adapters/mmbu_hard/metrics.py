@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from medvqa.stats import CLOPPER_PEARSON, BOOTSTRAP, binomial_ci
+from medvqa.stats import binomial_ci
 
 from .detection import box_from_text, match
 
 RESAMPLES = 1000
+CLOPPER_PEARSON, BOOTSTRAP = "clopper-pearson", "bootstrap-percentile"  # ci_method values
 LEVEL = 0.95
 
 

@@ -22,10 +22,12 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.stats import CLOPPER_PEARSON, binomial_ci
+from medvqa.stats import binomial_ci
 from medvqa.tables import Table, Tables
 
 from .loader import DOMAINS
+
+CLOPPER_PEARSON = "clopper-pearson"  # the ci_method of an exact interval
 
 CONDITIONS = ("C", "C+Q", "C+I", "C+Q+I")
 SETS = {"vqa": "VQA", "qa": "QA"}
