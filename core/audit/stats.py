@@ -172,7 +172,9 @@ def bootstrap_p(differences: Sequence[float], resamples: int) -> tuple[float, st
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int = RESAMPLES,
                      seed: int = 0, level: float = LEVEL) -> dict:
     """Difference of means `a − b` over the same items, resampling items jointly:
-    {"n", "difference", "ci", "p"} with a two-sided bootstrap p-value for a zero difference."""
+    {"n", "difference", "ci", "p", "p_bound"} with a two-sided bootstrap p-value for a zero
+    difference (`bootstrap_p`: bounded by 1/B, never 0). `ci` is None where every resample
+    gives the same difference: a bootstrap has no interval to give there."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape:
         raise ValueError(f"paired samples differ in length ({x.size} vs {y.size})")
