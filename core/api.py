@@ -115,7 +115,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     from medvqa.core.metrics import held_fields, resolve_fields
     from medvqa.core.passlines import PassLines
     from medvqa.core.render import render
-    from medvqa.core.run.saved import read_run
+    from medvqa.core.run.saved import read_run, whole_exam_items
     from medvqa.core.run.store import read_manifest, read_records
 
     run_dir = Path(run_dir)
@@ -129,7 +129,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         return doc if fmt == "json" else agreement_tables(doc).render(fmt)
     if pass_lines:
         saved = read_run(run_dir)
-        result = saved.benchmark.pass_report(list(saved.items.values()), saved.records)
+        result = saved.benchmark.pass_report(whole_exam_items(saved), saved.records)
         if result is None:
             raise ValueError(f"benchmark {saved.benchmark.name} ships no pass criteria")
         if fmt == "json":

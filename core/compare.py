@@ -4,8 +4,9 @@ Each cell is the benchmark's own headline metric (`Benchmark.headline`) over one
 newest records, with n, the non-answer rates and the 95 % interval; the same condition across
 benchmarks lines up, and the visual-reliance view (Δimg, `C+Q+I` vs `C+Q` on the same items)
 is computed exactly as the audit computes it. Models are compared on the items both answered:
-McNemar's exact test for accuracy, a paired bootstrap for any other headline metric; cells
-without shared items are marked unpaired, never compared. Runs of one benchmark on different
+McNemar's exact test and Tango's score interval for accuracy, a paired bootstrap for any other
+headline metric (its p-value bounded by 1/B, never 0); cells without shared items are marked
+unpaired, never compared. Every interval names its method (`ci_method`). Runs of one benchmark on different
 data (different data fingerprints) are refused.
 
 Pure functions of saved runs: no model is called.
@@ -31,17 +32,19 @@ from medvqa.core import metrics
 from medvqa.core.results import NON_ANSWERS, STATUSES, condition_order, is_derived
 from medvqa.core.items import DataError, Item
 from medvqa.core.passlines import PassLines
-from medvqa.core.run.saved import SavedRun, read_run
-from medvqa.core.audit.stats import RESAMPLES, mcnemar_exact, paired_bootstrap
+from medvqa.core.run.saved import SavedRun, read_run, whole_exam_items
+from medvqa.core.audit.stats import BOOTSTRAP, RESAMPLES, TANGO, bootstrap_p, mcnemar_exact, paired_difference_ci
 from medvqa.core.run.store import read_manifest
 
 TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
-                 "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate", "refusal_rate", "parse_failure_rate",
+                 "ci_method", "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate", "refusal_rate",
+                 "parse_failure_rate",
                  "error_rate", "missing_rate", "runs"]
-DELTA_COLUMNS = ["model", "benchmark", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "mcnemar_p",
+DELTA_COLUMNS = ["model", "benchmark", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "ci_method",
+                 "mcnemar_p",
                  "n_unpaired"]
 TEST_COLUMNS = ["benchmark", "condition", "a", "b", "metric", "status", "n", "a_value", "b_value", "difference",
-                "ci_low", "ci_high", "test", "p", "only_a", "only_b"]
+                "ci_low", "ci_high", "ci_method", "test", "p", "p_bound", "only_a", "only_b"]
 OVERALL = "overall"
 
 
@@ -159,8 +162,8 @@ def _row(entry: Entry, condition: str, stratum: str, level: str, records: list[d
     c = metrics.cell(records, entry.benchmark)
     n = c.n
     row = {"model": entry.model, "benchmark": entry.benchmark.name, "condition": condition, "stratum": stratum,
-           "level": level, "metric": c.metric, "value": c.value,
-           "ci_low": c.ci[0] if c.ci else None, "ci_high": c.ci[1] if c.ci else None, "n": n, "n_excluded": n_excluded,
+           "level": level, "metric": c.metric, "value": c.value, "ci_low": c.ci[0] if c.ci else None,
+           "ci_high": c.ci[1] if c.ci else None, "ci_method": c.ci_method, "n": n, "n_excluded": n_excluded,
            "uncounted": c.uncounted, **{s: c.statuses.get(s, 0) for s in STATUSES}}
     row["non_answer_rate"] = (n - row["answered"]) / n if n else None
     for s in NON_ANSWERS:
@@ -191,7 +194,7 @@ def delta_row(entry: Entry, s: Settings) -> dict:
     ci = row.get("ci")
     return {"model": entry.model, "benchmark": entry.benchmark.name, "n": row["n"], "a_with": row["a_with"],
             "a_removed": row["a_removed"], "delta_img": row["delta_img"], "ci_low": ci[0] if ci else None,
-            "ci_high": ci[1] if ci else None, "mcnemar_p": row["mcnemar_p"],
+            "ci_high": ci[1] if ci else None, "ci_method": row["ci_method"], "mcnemar_p": row["mcnemar_p"],
             "n_unpaired": sum(len(ids) for ids in unpaired.values())}
 
 
@@ -212,11 +215,15 @@ def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: 
         if xa is not None and xb is not None:
             dist.append(xa - xb)
     if not dist or difference is None:
-        return {"difference": difference, "ci_low": None, "ci_high": None, "p": None}
+        return {"difference": difference, "ci_low": None, "ci_high": None, "ci_method": None, "p": None,
+                "p_bound": None}
     d = np.asarray(dist)
-    low, high = np.percentile(d, [2.5, 97.5])
-    p = 1.0 if np.all(d == 0) else min(1.0, 2 * min(np.mean(d <= 0), np.mean(d >= 0)))
-    return {"difference": difference, "ci_low": float(low), "ci_high": float(high), "p": float(p)}
+    low, high = (float(x) for x in np.percentile(d, [2.5, 97.5]))
+    p, bound = bootstrap_p(d, s.resamples)
+    if not low <= difference <= high or low == high:  # every resample agrees: a bootstrap gives no interval
+        low = high = None
+    return {"difference": difference, "ci_low": low, "ci_high": high, "ci_method": BOOTSTRAP if low is not None
+            else None, "p": p, "p_bound": bound}
 
 
 def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
@@ -239,14 +246,14 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
             row["a_value"] = bench.headline_value(a) if shared else None
             row["b_value"] = bench.headline_value(b) if shared else None
             if not shared:
-                row.update(difference=None, ci_low=None, ci_high=None, test=None, p=None)
+                row.update(difference=None, ci_low=None, ci_high=None, ci_method=None, test=None, p=None,
+                           p_bound=None)
             elif bench.headline_metric == "accuracy":
                 n10 = sum(bool(x.get("correct")) and not bool(y.get("correct")) for x, y in zip(a, b))
                 n01 = sum(not bool(x.get("correct")) and bool(y.get("correct")) for x, y in zip(a, b))
-                boot = paired_bootstrap([float(bool(x.get("correct"))) for x in a],
-                                        [float(bool(y.get("correct"))) for y in b], resamples=s.resamples, seed=s.seed)
-                row.update(difference=(n10 - n01) / len(shared), ci_low=boot["ci"][0], ci_high=boot["ci"][1],
-                           test="mcnemar-exact", p=mcnemar_exact(n10, n01))
+                low, high = paired_difference_ci(n10, n01, len(shared))
+                row.update(difference=(n10 - n01) / len(shared), ci_low=low, ci_high=high, ci_method=TANGO,
+                           test="mcnemar-exact", p=mcnemar_exact(n10, n01), p_bound="=")
             else:
                 row.update(test="paired-bootstrap", **_paired_bootstrap_metric(bench, a, b, s))
             out.append(row)
@@ -256,8 +263,10 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
 # ---------------------------------------------------------------- pass lines
 
 def pass_rows(entry: Entry, notes: list[str]) -> list[dict]:
-    """The benchmark's pass verdicts on this entry's records, one row per exam × criterion."""
-    result = entry.benchmark.pass_report(list(entry.items.values()), entry.records)
+    """The benchmark's pass verdicts on this entry's records, one row per exam × criterion; a
+    verdict needs whole exams: the run's data without its selection (see whole_exam_items)."""
+    items = whole_exam_items(entry.runs[0]) if len(entry.runs) == 1 else list(entry.items.values())
+    result = entry.benchmark.pass_report(items, entry.records)
     if result is None:
         return []
     if not isinstance(result, PassLines):

@@ -104,6 +104,11 @@ def markdown(doc: dict) -> str:
         lines += ["## Pass lines (one row per exam and criterion)", "", to_markdown(pass_frame(doc))]
     for stratum in dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL):
         lines += [f"## By {stratum}", "", to_markdown(stratum_frame(doc, stratum), STRATUM)]
+    methods = sorted({r["ci_method"] for rows in (doc["table"], doc["delta_img"], doc["tests"]) for r in rows
+                      if r.get("ci_method")})
+    if methods:
+        lines += ["Intervals: " + ", ".join(methods) + " (each row's `ci_method` in --json; docs/audit.md). A "
+                  "bootstrap p shown as 1/B is an upper bound (`p_bound: \"<\"` in --json).", ""]
     if doc["notes"]:
         lines += ["Notes:", "", *(f"- {n}" for n in doc["notes"])]
     return "\n".join(lines) + "\n"

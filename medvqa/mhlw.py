@@ -199,6 +199,8 @@ def evaluate(items: Iterable[Item], records: Iterable[dict], rules: list[Rule] |
     order = list(PROFESSIONS)
     out = []
     for (profession, year), cell_items in sorted(cells.items(), key=lambda kv: (_rank(order, kv[0][0]), kv[0][1])):
+        if not any(it.id in counted for it in cell_items):
+            continue  # an exam the run never sat
         cell_rules = [r for r in rules if r.profession == profession and r.year == year]
         selections = None if kinshi is None else kinshi.get((profession, year))
         out.append(evaluate_cell(profession, year, cell_items, counted, cell_rules, selections, points))
@@ -211,11 +213,16 @@ def evaluate_cell(profession: str, year: int, items: list[Item], counted: dict[s
     scored = [it for it in items if not it.excluded]
     parts, unmatched = _assign(scored, weights, points or {})
     tally = _Tally(parts, counted, unmatched)
+    unasked = sum(it.id not in counted for it in scored)
     criteria, on_points = [], []
     for rule in rules:
         if rule.kind in POINT_KINDS:
             on_points.append(_points_criterion(rule, tally))
             criteria.append(on_points[-1])
+        elif rule.kind == "max_kinshi" and kinshi is not None and unasked:
+            criteria.append(Criterion(rule.criterion_id, kinshi, None, rule.required, NOT_EVALUABLE,
+                                      f"{unasked} of the exam's {len(scored)} questions have no record: "
+                                      "a verdict needs the whole exam", rule.source))
         elif rule.kind == "max_kinshi" and kinshi is not None:
             criteria.append(_kinshi_criterion(rule, kinshi))
         elif rule.kind in UNDECIDABLE:
@@ -249,7 +256,8 @@ class _Tally:
             return f"the criteria file does not say which questions form part {', '.join(unknown)}"
         missing = [it.id for n in names for it, _ in self.parts[n] if it.id not in self.counted]
         if missing:
-            return f"{len(missing)} item(s) have no C+Q or C+Q+I record (e.g. {', '.join(missing[:3])})"
+            return (f"{len(missing)} item(s) have no C+Q or C+Q+I record (e.g. {', '.join(missing[:3])}): "
+                    "a verdict needs the whole exam")
         return None
 
     def points(self, names: list[str]) -> tuple[int, int]:

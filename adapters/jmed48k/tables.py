@@ -11,9 +11,9 @@
 - Exclusions per profession-year: items, items excluded for a null `correct_answer`, and the
   scored items split into text-only and with-images.
 
-Every accuracy carries its 95 % CI: exact (Clopper-Pearson) for a row; for the unweighted
-macro average that ends each accuracy table, the Agresti-Coull normal approximation over its
-rows. n counts items;
+Every accuracy carries its 95 % CI and names its method (`ci_method`): exact
+(Clopper-Pearson) for a row; for the unweighted macro average that ends each accuracy table,
+MOVER from the rows' Wilson limits, centred on the macro average itself. n counts items;
 non-answers (refusal, parse failure, error, missing) stay in n as incorrect. Pure functions of
 a run's records and manifest.
 """
@@ -31,16 +31,17 @@ from medvqa.tables import Table, Tables
 from .loader import OTHER, PRIMARY_TYPES, UNKNOWN
 from .professions import PROFESSIONS
 
+MOVER_WILSON = "mover-wilson"  # the macro average's ci_method
 MACRO = "Macro average"
-ACCURACY_COLUMNS = ("n", "correct", "accuracy", *CI_COLUMNS, *NON_ANSWERS)
+ACCURACY_COLUMNS = ("n", "correct", "accuracy", *CI_COLUMNS, "ci_method", *NON_ANSWERS)
 
 
 def jmed48k_tables(records: list[dict], excluded: list[dict] = ()) -> Tables:
     """The tables above from a run's records and its manifest's `excluded` list."""
     text_only = [r for r in records if r["condition"] == "C+Q" and not r.get("has_image")]
     with_images, fallback = image_records(records)
-    macro_note = (f"{MACRO}: the unweighted mean of the accuracies above (its CI: Agresti-Coull over the rows); "
-                  "its n and correct are sums.")
+    macro_note = (f"{MACRO}: the unweighted mean of the accuracies above (its CI: MOVER from the rows' Wilson "
+                  "limits; rows: Clopper-Pearson); its n and correct are sums.")
     if fallback:
         fallback_note = (f"{len(fallback)} of {len(with_images)} image items have no usable image in the data "
                          "and are counted under C+Q (without their images).")
@@ -95,15 +96,16 @@ def accuracy_frame(records: list[dict], label: str, keys: Callable[[dict], Itera
         rs = groups[key]
         c = cell(rs)
         row = {label: key, "n": c.n, "correct": c.correct, "accuracy": c.accuracy, "ci_low": c.ci[0],
-               "ci_high": c.ci[1], **{s: c.statuses.get(s, 0) for s in NON_ANSWERS}}
+               "ci_high": c.ci[1], "ci_method": c.ci_method, **{s: c.statuses.get(s, 0) for s in NON_ANSWERS}}
         if fallback is not None:
             row["without_image"] = sum(r["item_id"] in fallback_ids for r in rs)
         rows.append(row)
     columns = [label, *ACCURACY_COLUMNS, *(["without_image"] if fallback is not None else [])]
     if rows:
-        macro = {c: sum(row[c] for row in rows) for c in columns[1:]}
+        macro = {c: sum(row[c] for row in rows) for c in columns[1:] if c != "ci_method"}
         macro.update({label: MACRO, "accuracy": sum(row["accuracy"] for row in rows) / len(rows)})
         macro["ci_low"], macro["ci_high"] = mean_of_proportions_ci([r["correct"] for r in rows], [r["n"] for r in rows])
+        macro["ci_method"] = MOVER_WILSON
         rows.append(macro)
     return pd.DataFrame(rows, columns=columns)
 

@@ -121,6 +121,8 @@ def _script_rows(items: list[Item], counted: dict[str, dict], treated: dict[tupl
     order = list(PROFESSIONS)
     out = []
     for (profession, year), cell_items in sorted(cells.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])):
+        if not any(it.id in counted for it in cell_items):
+            continue  # an exam the run never sat
         lines = SCRIPT_LINES.get(profession, {}).get(year)
         n_parts = len(lines) if lines else 1
         totals, forbidden, missing = [0] * n_parts, 0, []
@@ -152,7 +154,8 @@ def _script_rows(items: list[Item], counted: dict[str, dict], treated: dict[tupl
                                      margin=None if missing else 3 - forbidden, note="more than 3 fail",
                                      status="not evaluable" if missing else "fail" if forbidden > 3 else "pass"))
         if missing:
-            result, note = "not evaluable", f"{len(missing)} item(s) have no record (e.g. {missing[0]})"
+            result, note = "not evaluable", (f"{len(missing)} item(s) have no record (e.g. {missing[0]}): "
+                                             "a verdict needs the whole exam")
         elif lines is None:
             result, note = "not evaluable", f"calculate_scores.py has no line for {profession} {year}"
         else:

@@ -1,5 +1,6 @@
-"""`medvqa report RUN --table mmbu_hard`: micro-F1 (a fraction, 0-1) with its bootstrap CI per
-condition, task and format; closed − open (Δ) per task family; the random baseline's expected score on closed
+"""`medvqa report RUN --table mmbu_hard`: micro-F1 (a fraction, 0-1) with its 95 % CI and its
+method per condition, task and format (n counts the scored datapoints; free-text answers not
+judged yet are counted apart, and a cell with none judged is "not judged", without a score); closed − open (Δ) per task family; the random baseline's expected score on closed
 items; and how many free-text answers are still unjudged."""
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ class MMBUTables:
             rows.append({"condition": cond, "task": task, "format": fmt, "n": m["n"], "tp": m["tp"], "fp": m["fp"],
                          "fn": m["fn"], "micro_f1": m["value"],
                          "f1_ci_low": m["ci"][0] if m["ci"] else None,
-                         "f1_ci_high": m["ci"][1] if m["ci"] else None,
-                         "unjudged": sum(r.get("rule") == "unjudged" for r in recs),
+                         "f1_ci_high": m["ci"][1] if m["ci"] else None, "ci_method": m["ci_method"],
+                         "status": m["status"], "unjudged": m["n_unjudged"],
                          "judge_errors": sum(r.get("rule") == "judge-error" for r in recs)})
         by_task = pd.DataFrame(rows, columns=["condition", "task", "format", "n", "tp", "fp", "fn", "micro_f1",
-                                              "f1_ci_low", "f1_ci_high", "unjudged", "judge_errors"])
+                                              "f1_ci_low", "f1_ci_high", "ci_method", "status", "unjudged",
+                                              "judge_errors"])
         deltas = []
         fam: dict[tuple, dict[str, list[dict]]] = {}
         for r in self.records:

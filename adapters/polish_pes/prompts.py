@@ -1,35 +1,33 @@
 """The Polish system prompts, the answer schema and the forced-guess sentence.
 
-Two system prompts, as the PES VQA paper (arXiv 2608.12928, Appendix A) describes them: one for
-the configurations that show the question text (C+Q, C+Q+I), one for those that show only the
-answer choices (C, C+I), which says that only the options are given and asks for the most
-likely answer. Neither mentions images: an image is attached, never announced, so removing it
-changes nothing in the text. The reply is `{"response": "<LETTER>"}`; with structured output
-the JSON schema below (Appendix A.3) constrains it.
-
-These texts are written to the paper's description of Appendix A; the appendix itself was not
-available when they were written, so they must be checked against it when it is.
+The two system prompts are the PES VQA paper's own (arXiv 2608.12928, Appendix A.1 for the
+configurations that show the question text, C+Q and C+Q+I; Appendix A.2 for those that show
+only the answer options, C and C+I), quoted verbatim in Polish, the language every experiment
+used. Neither mentions images: an image is attached, never announced, so removing it changes
+nothing in the text. The reply is `{"response": "<LETTER>"}`; with structured output the JSON
+schema below (Appendix A.3) constrains it.
 """
 
 from __future__ import annotations
 
 LETTERS = ("A", "B", "C", "D", "E")
 
-SYSTEM_WITH_QUESTION = (
-    "Jesteś lekarzem specjalistą i rozwiązujesz test Państwowego Egzaminu Specjalizacyjnego (PES). "
-    "Otrzymasz pytanie jednokrotnego wyboru oraz pięć odpowiedzi oznaczonych literami A, B, C, D i E; "
-    "dokładnie jedna z nich jest prawidłowa. Wybierz prawidłową odpowiedź. "
-    'Odpowiedz wyłącznie obiektem JSON w postaci {"response": "<LITERA>"}, gdzie <LITERA> to jedna '
-    "z liter A, B, C, D lub E, bez żadnych wyjaśnień."
+_FORMAT = (
+    'Wybierz dokładnie jedną odpowiedź spośród: A, B, C, D, E. '
+    'Zwróć wyłącznie poprawny obiekt JSON w następującej strukturze: {"response": "<LETTER>"} '
+    'Zastąp <LETTER> jedną wybraną literą: A, B, C, D albo E. '
+    'Pole "response" musi być typu string. '
+    'Bez wyjaśnień, bez komentarzy, bez dodatkowego tekstu.'
 )
 
+# Appendix A.1: configurations with the question text (C+Q, C+Q+I).
+SYSTEM_WITH_QUESTION = "Odpowiadasz na pytania jednokrotnego wyboru A–E z testu medycznego dla lekarzy. " + _FORMAT
+
+# Appendix A.2: configurations without the question text (C, C+I).
 SYSTEM_OPTIONS_ONLY = (
-    "Jesteś lekarzem specjalistą i rozwiązujesz test Państwowego Egzaminu Specjalizacyjnego (PES). "
-    "Otrzymasz wyłącznie pięć odpowiedzi do pytania jednokrotnego wyboru, oznaczonych literami A, B, C, D i E, "
-    "bez treści pytania; dokładnie jedna z nich jest prawidłowa. Na podstawie samych odpowiedzi wybierz tę, "
-    "która najprawdopodobniej jest prawidłowa. "
-    'Odpowiedz wyłącznie obiektem JSON w postaci {"response": "<LITERA>"}, gdzie <LITERA> to jedna '
-    "z liter A, B, C, D lub E, bez żadnych wyjaśnień."
+    "Odpowiadasz na pytania jednokrotnego wyboru A–E z testu medycznego dla lekarzy. "
+    "Nie otrzymujesz treści pytania. Masz tylko odpowiedzi A–E. "
+    "Mimo braku treści pytania spróbuj wskazać najbardziej prawdopodobną poprawną odpowiedź. " + _FORMAT
 )
 
 # Appendix A.3: exactly one required string field `response`, one of A-E, nothing else.

@@ -27,10 +27,12 @@ from medvqa.tables import Table, Tables
 
 from .loader import DOMAINS
 
+CLOPPER_PEARSON = "clopper-pearson"  # the ci_method of an exact interval
+
 CONDITIONS = ("C", "C+Q", "C+I", "C+Q+I")
 SETS = {"vqa": "VQA", "qa": "QA"}
 OTHER = "Other specialties"
-ACCURACY = ("n", "correct", "accuracy", "ci_low", "ci_high", *NON_ANSWERS)
+ACCURACY = ("n", "correct", "accuracy", "ci_low", "ci_high", "ci_method", *NON_ANSWERS)
 POOLED = {0: "0-1", 1: "0-1", 2: "2"}
 CHANCE_NOTE = "Chance is 20 % (five options, one correct)."
 
@@ -40,7 +42,7 @@ def accuracy(records: list[dict]) -> dict:
     c = cell(records)
     ci = c.ci or (None, None)
     return {"n": c.n, "correct": c.correct, "accuracy": c.accuracy, "ci_low": ci[0], "ci_high": ci[1],
-            **{s: c.statuses.get(s, 0) for s in NON_ANSWERS}}
+            "ci_method": c.ci_method, **{s: c.statuses.get(s, 0) for s in NON_ANSWERS}}
 
 
 def pes_tables(records: list[dict], excluded: Iterable[dict] = (), *, other_below: int = 10) -> Tables:
@@ -149,15 +151,16 @@ def human_frame(records: list[dict]) -> pd.DataFrame:
         answers, correct = sum(n for n, _ in per_item.values()), sum(c for _, c in per_item.values())
         ci = accuracy_ci(correct, answers) or (None, None)
         rows.append({"set": label, "who": "examinees", "condition": "", "n": len(per_item), "answers": answers,
-                     "correct": correct, "accuracy": correct / answers, "ci_low": ci[0], "ci_high": ci[1]})
+                     "correct": correct, "accuracy": correct / answers, "ci_low": ci[0], "ci_high": ci[1],
+                     "ci_method": CLOPPER_PEARSON})
         for cond in CONDITIONS:
             if cs := [r for r in rs if r["condition"] == cond]:
                 acc = accuracy(cs)
                 rows.append({"set": label, "who": "model", "condition": cond, "n": acc["n"], "answers": None,
                              "correct": acc["correct"], "accuracy": acc["accuracy"], "ci_low": acc["ci_low"],
-                             "ci_high": acc["ci_high"]})
+                             "ci_high": acc["ci_high"], "ci_method": acc["ci_method"]})
     frame = pd.DataFrame(rows, columns=["set", "who", "condition", "n", "answers", "correct", "accuracy", "ci_low",
-                                        "ci_high"])
+                                        "ci_high", "ci_method"])
     frame["answers"] = pd.Series([r["answers"] for r in rows], dtype=object)  # whole numbers, empty on model rows
     return frame
 

@@ -122,7 +122,9 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def _ci(values: Sequence[float], s: Settings):
-    ci = stats.bootstrap_ci(values, resamples=s.resamples, seed=s.seed)
+    """The exact (Clopper-Pearson) interval of a proportion of per-item credits (expected
+    counts where refusals are imputed)."""
+    ci = stats.proportion_ci(float(np.sum(values)), len(values))
     return list(ci) if ci is not None else None
 
 
@@ -175,12 +177,15 @@ def pair_values(pairs: list[Pair], convention: str = "strict",
 
 def transition_row(values: Sequence[tuple[float, float]], s: Settings) -> dict:
     """The four states as fractions of the pool, accuracies, Δimg, CIs and McNemar's p.
-    Credits may be fractional (imputed refusals): states are then expected fractions and
-    McNemar's test, which needs whole pairs, is omitted."""
+    Δimg's interval is Tango's score interval for paired proportions; the accuracies' are
+    Clopper-Pearson. Credits may be fractional (imputed refusals): states are then expected
+    fractions, the intervals use expected counts and McNemar's test, which needs whole pairs,
+    is omitted."""
     n = len(values)
     if n == 0:
         return {"n": 0, **{k: None for k in (*STATES, "a_with", "a_removed", "delta_img", "ci",
-                                              "ci_a_with", "ci_a_removed", "mcnemar_p")}}
+                                              "ci_a_with", "ci_a_removed", "mcnemar_p")},
+                "ci_method": stats.TANGO, "ci_a_method": stats.CLOPPER_PEARSON}
     cw = np.array([v[0] for v in values], dtype=float)
     cr = np.array([v[1] for v in values], dtype=float)
     states = {"p11": cw * cr, "p10": cw * (1 - cr), "p01": (1 - cw) * cr, "p00": (1 - cw) * (1 - cr)}
@@ -190,7 +195,9 @@ def transition_row(values: Sequence[tuple[float, float]], s: Settings) -> dict:
     row["a_with"] = float(cw.mean())
     row["a_removed"] = float(cr.mean())
     row["delta_img"] = row["p10"] - row["p01"]
-    row["ci"] = _ci(cw - cr, s)
+    row["ci"] = list(stats.paired_difference_ci(counts["p10"], counts["p01"], n))
+    row["ci_method"] = stats.TANGO
+    row["ci_a_method"] = stats.CLOPPER_PEARSON
     row["ci_a_with"] = _ci(cw, s)
     row["ci_a_removed"] = _ci(cr, s)
     row["mcnemar_p"] = stats.mcnemar_exact(int(counts["p10"]), int(counts["p01"])) if binary else None
@@ -207,11 +214,21 @@ def paired_section(run: _Run, s: Settings) -> dict:
     return {
         "convention": s.refusals,
         "overall": transition_row([(cw, cr) for _, cw, cr in values], s),
-        "by": {name: {key: transition_row(rows, s) for key, rows in
-                      _group(((p.with_image, (cw, cr)) for p, cw, cr in values), rec_field).items()}
+        "by": {name: with_holm({key: transition_row(rows, s) for key, rows in
+                                _group(((p.with_image, (cw, cr)) for p, cw, cr in values), rec_field).items()})
                for name, rec_field in run.fields.items()},
         "unpaired": {reason: {"n": len(ids), "items": ids} for reason, ids in run.unpaired.items()},
     }
+
+
+def with_holm(rows: dict[str, dict]) -> dict[str, dict]:
+    """The levels of one stratum are one family of tests: each row gains `mcnemar_p_holm`,
+    its McNemar p-value after Holm's step-down adjustment over that family."""
+    keys = list(rows)
+    adjusted = stats.holm([rows[k]["mcnemar_p"] for k in keys])
+    for k, p in zip(keys, adjusted):
+        rows[k]["mcnemar_p_holm"] = p
+    return rows
 
 
 def _has_paired_refusal(pairs: list[Pair]) -> bool:
@@ -283,22 +300,37 @@ def refusal_rates(records: list[dict]) -> dict:
     return {c: {"n": total[c], "refusals": refused[c], "rate": refused[c] / total[c]} for c in order if total[c]}
 
 
+def forced_guess(records: list[dict]) -> dict:
+    """The forced-guess probe (JMed48k Appendix H, Table 15): accuracy "on the items that
+    received a prediction after the forced-guess prompt" — forced guesses that gave no
+    prediction (a refusal again, an unreadable reply, a failed request) are counted apart,
+    outside the denominator. {"n", "n_predicted", "n_no_prediction", "correct", "accuracy"}."""
+    forced = [r for r in records if r["condition"] == FORCED_CONDITION]
+    predicted = [r for r in forced if r.get("status") == "answered"]
+    correct = sum(bool(r.get("correct")) for r in predicted)
+    return {"n": len(forced), "n_predicted": len(predicted), "n_no_prediction": len(forced) - len(predicted),
+            "correct": correct, "accuracy": correct / len(predicted) if predicted else None}
+
+
 def forced_guess_accuracy(records: list[dict]) -> tuple[int, float | None]:
-    forced = [bool(r.get("correct")) for r in records if r["condition"] == FORCED_CONDITION]
-    return len(forced), (sum(forced) / len(forced) if forced else None)
+    """(forced-guess records, accuracy over those that received a prediction)."""
+    fg = forced_guess(records)
+    return fg["n"], fg["accuracy"]
 
 
 def refusal_section(run: _Run, s: Settings) -> dict:
     """Refusal rates and Δimg under the three conventions: strict (a refusal is wrong),
     conditional (pairs with a refusal leave both denominators) and imputed (each refusal is
     credited with the model's forced-guess accuracy)."""
-    n_forced, _ = forced_guess_accuracy(run.input.records)
+    fg = forced_guess(run.input.records)
     needs_forced = _has_paired_refusal(run.pairs)
     rows, notes = {}, {}
     for conv in CONVENTIONS:
         if conv == "imputed" and needs_forced and run.forced_accuracy is None:
             rows[conv] = None
-            notes[conv] = f"refusals present but no {FORCED_CONDITION} records (run with --forced-guess)"
+            notes[conv] = (f"refusals present but none of the {fg['n']} {FORCED_CONDITION} records received a "
+                           "prediction" if fg["n"] else
+                           f"refusals present but no {FORCED_CONDITION} records (run with --forced-guess)")
             continue
         values = pair_values(run.pairs, conv, run.forced_accuracy)
         rows[conv] = transition_row([(cw, cr) for _, cw, cr in values], s)
@@ -307,7 +339,7 @@ def refusal_section(run: _Run, s: Settings) -> dict:
     return {
         "rates": refusal_rates(run.input.records),
         "paired_refusals": paired_refusals,
-        "forced_guess": {"n": n_forced, "accuracy": run.forced_accuracy},
+        "forced_guess": fg,
         "delta_img": rows,
         "notes": notes,
     }
@@ -357,12 +389,14 @@ def io_control(run: _Run, s: Settings) -> dict:
         "a_removed": _mean([float(c) for c in removed_correct]),
         "ci_a_with": _ci([float(c) for c in with_correct], s),
         "ci_a_removed": _ci([float(c) for c in removed_correct], s),
+        "ci_method": stats.CLOPPER_PEARSON,
         "binomial_p": _binomial(removed_correct, baseline),
         "binomial_p_with": _binomial(with_correct, baseline),
         "image_unavailable": {
             "n": len(unavailable), "baseline": unavailable_baseline,
             "a_removed": _mean([float(c) for c in unavailable_correct]),
             "ci_a_removed": _ci([float(c) for c in unavailable_correct], s),
+            "ci_method": stats.CLOPPER_PEARSON,
             "binomial_p": _binomial(unavailable_correct, unavailable_baseline),
         },
         "numeric": _numeric_io(numeric, by_key),
@@ -590,9 +624,46 @@ def _model_names(runs: list[RunInput]) -> list[str]:
     return [name if repeated[name] == 1 else f"{r.model}@{r.source or i}" for i, (name, r) in enumerate(zip(short, runs))]
 
 
+def paired_accuracy_test(a: Sequence[bool], b: Sequence[bool]) -> dict:
+    """Two models' accuracies on the same items: the difference, Tango's score interval and
+    McNemar's exact p-value on the discordant items."""
+    n10 = sum(bool(x) and not bool(y) for x, y in zip(a, b))
+    n01 = sum(not bool(x) and bool(y) for x, y in zip(a, b))
+    n = len(a)
+    if n == 0:
+        return {"n": 0, "difference": None, "ci": None, "ci_method": stats.TANGO, "test": "mcnemar-exact", "p": None}
+    return {"n": n, "difference": (n10 - n01) / n, "ci": list(stats.paired_difference_ci(n10, n01, n)),
+            "ci_method": stats.TANGO, "test": "mcnemar-exact", "p": stats.mcnemar_exact(n10, n01),
+            "discordant": {"a_only": n10, "b_only": n01}}
+
+
+def delta_difference_test(a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool, bool]], s: Settings) -> dict:
+    """Δimg of model a − Δimg of model b on the items both paired ((with, removed) per item).
+    Interval: MOVER (Zou & Donner 2008) from the two models' Tango intervals, which treats the
+    two Δimg as independent (conservative when the models err on the same items); p-value: a
+    paired bootstrap over items, bounded by 1/B where no resample reaches zero."""
+    n = len(a)
+    if n == 0:
+        return {"n": 0, "difference": None, "ci": None, "ci_method": "mover-tango", "test": "paired-bootstrap",
+                "p": None}
+
+    def tango(pairs):
+        n10 = sum(w and not r for w, r in pairs)
+        n01 = sum(r and not w for w, r in pairs)
+        return (n10 - n01) / n, stats.paired_difference_ci(n10, n01, n)
+
+    (da, (la, ua)), (db, (lb, ub)) = tango(a), tango(b)
+    d = da - db
+    ci = [d - float(np.hypot(da - la, ub - db)), d + float(np.hypot(ua - da, db - lb))]
+    boot = stats.paired_bootstrap([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b],
+                                  resamples=s.resamples, seed=s.seed)
+    return {"n": n, "difference": d, "ci": ci, "ci_method": "mover-tango", "test": "paired-bootstrap",
+            "p": boot["p"], "p_bound": boot["p_bound"]}
+
+
 def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[dict]:
-    """Paired bootstrap of the difference between every two models on their shared items:
-    accuracy with the image, accuracy without it, and Δimg."""
+    """Every two models on their shared items: accuracy with the image and without it (exact
+    McNemar, Tango's interval), and Δimg (see `delta_difference_test`)."""
     prepared = [(_index(r), pair_image_removal(r)[0]) for r in runs]
     out = []
     for (i, (ka, pa)), (j, (kb, pb)) in combinations(enumerate(prepared), 2):
@@ -602,16 +673,14 @@ def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[
             continue
         for cond in (WITH, REMOVED):
             shared = sorted({item for (item, c) in ka if c == cond} & {item for (item, c) in kb if c == cond})
-            a = [float(bool(ka[(x, cond)].get("correct"))) for x in shared]
-            b = [float(bool(kb[(x, cond)].get("correct"))) for x in shared]
             out.append({"a": names[i], "b": names[j], "measure": f"accuracy {cond}",
-                        **stats.paired_bootstrap(a, b, resamples=s.resamples, seed=s.seed)})
-        da = {p.item.id: float(bool(p.with_image.get("correct"))) - float(bool(p.removed.get("correct"))) for p in pa}
-        db = {p.item.id: float(bool(p.with_image.get("correct"))) - float(bool(p.removed.get("correct"))) for p in pb}
+                        **paired_accuracy_test([bool(ka[(x, cond)].get("correct")) for x in shared],
+                                               [bool(kb[(x, cond)].get("correct")) for x in shared])})
+        da = {p.item.id: (bool(p.with_image.get("correct")), bool(p.removed.get("correct"))) for p in pa}
+        db = {p.item.id: (bool(p.with_image.get("correct")), bool(p.removed.get("correct"))) for p in pb}
         shared = sorted(set(da) & set(db))
         out.append({"a": names[i], "b": names[j], "measure": "delta_img",
-                    **stats.paired_bootstrap([da[x] for x in shared], [db[x] for x in shared],
-                                             resamples=s.resamples, seed=s.seed)})
+                    **delta_difference_test([da[x] for x in shared], [db[x] for x in shared], s)})
     return out
 
 
@@ -648,15 +717,17 @@ def summary_markdown(doc: dict) -> str:
     from medvqa.core.render import percent as pct, to_markdown
 
     shares = (*STATES, "a_with", "a_removed")
-    formats = {**dict.fromkeys(shares, "pct"), "Δimg": "pp", "95 % CI": "ci_pp", "McNemar p": "p"}
+    formats = {**dict.fromkeys(shares, "pct"), "Δimg": "pp", "95 % CI": "ci_pp", "McNemar p": "p", "Holm p": "p"}
     lines = [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
     for name, m in model_docs(doc).items():
         p = m["paired"]
         rows = [("overall", p["overall"])] + [(f"{f} = {v}", r) for f, vs in p["by"].items() for v, r in vs.items()]
-        frame = pd.DataFrame([[label, r["n"], *(r[k] for k in shares), r["delta_img"], r["ci"], r["mcnemar_p"]]
-                              for label, r in rows], columns=["stratum", "n", *formats])
+        frame = pd.DataFrame([[label, r["n"], *(r[k] for k in shares), r["delta_img"], r["ci"], r["mcnemar_p"],
+                               r.get("mcnemar_p_holm")] for label, r in rows], columns=["stratum", "n", *formats])
         lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "",
-                  to_markdown(frame, formats).rstrip("\n")]
+                  to_markdown(frame, formats).rstrip("\n"), "",
+                  "95 % CI of Δimg: Tango's score interval for paired proportions; McNemar p: exact; "
+                  "Holm p: adjusted by Holm's method over the levels of each stratum."]
         if p["unpaired"]:
             lines += ["", "Unpaired image items: " + ", ".join(f"{v['n']} {reason}" for reason, v in p["unpaired"].items())
                       + "."]

@@ -62,21 +62,25 @@ def _e(text: Any) -> str:
 
 
 _PAIRED_COLS = [("n", "int"), *((s, "pct") for s in STATES), ("a_with", "pct"), ("a_removed", "pct"),
-                ("delta_img", "pp"), ("ci", "ci_pp"), ("mcnemar_p", "p")]
-_PAIRED_HEAD = ["n", "p11", "p10", "p01", "p00", "a_with", "a_removed", "Δimg", "95 % CI", "McNemar p"]
+                ("delta_img", "pp"), ("ci", "ci_pp"), ("mcnemar_p", "p"), ("mcnemar_p_holm", "p")]
+_PAIRED_HEAD = ["n", "p11", "p10", "p01", "p00", "a_with", "a_removed", "Δimg", "95 % CI (Tango)", "McNemar p",
+                "Holm p"]
 
 
 def _paired_table(page: _Page, base: list, paired: dict) -> None:
     page.add(f"<h3>Image removal (C+Q+I vs C+Q), refusals {_e(paired['convention'])}</h3>")
     page.add('<table class="paired"><tr><th>stratum</th>' + "".join(f"<th>{h}</th>" for h in _PAIRED_HEAD) + "</tr>")
-    page.add("<tr><td>overall</td>" + "".join(page.cell([*base, "paired", "overall", k], f) for k, f in _PAIRED_COLS)
-             + "</tr>")
+    page.add("<tr><td>overall</td>" + "".join(page.cell([*base, "paired", "overall", k], f) for k, f in _PAIRED_COLS
+                                              if k != "mcnemar_p_holm") + "<td></td></tr>")  # one test: no family
     for name, values in paired["by"].items():
         for value in values:
             path = [*base, "paired", "by", name, value]
             page.add(f"<tr{page.row_attrs({name: [value]})}><td>{_e(name)} = {_e(value)}</td>"
                      + "".join(page.cell([*path, k], f) for k, f in _PAIRED_COLS) + "</tr>")
     page.add("</table>")
+    if paired["by"]:
+        page.add("<p>Holm p: McNemar's exact p-value adjusted by Holm's method over the levels of each "
+                 "stratum.</p>")
     if paired["unpaired"]:
         page.add("<p>Image items not paired: " + "; ".join(
             f"{_e(reason)}: {u['n']}" for reason, u in paired["unpaired"].items()) + "</p>")
@@ -197,7 +201,8 @@ def _cohorts(page: _Page, cohorts: dict) -> None:
 
 
 def _comparisons(page: _Page, comparisons: list) -> None:
-    page.add("<h2>Model differences (paired bootstrap)</h2><table><tr><th>a</th><th>b</th><th>measure</th>"
+    page.add("<h2>Model differences (accuracy: exact McNemar, Tango interval; Δimg: paired bootstrap p, "
+             "MOVER interval)</h2><table><tr><th>a</th><th>b</th><th>measure</th>"
              "<th>n</th><th>a − b</th><th>95 % CI</th><th>p</th></tr>")
     for i, c in enumerate(comparisons):
         path = ["comparisons", i]

@@ -43,3 +43,14 @@ def read_run(run_dir: str | Path) -> SavedRun:
     """A run directory with its items, reloaded and checked against its data fingerprint."""
     manifest, records, benchmark, items = load_run(Path(run_dir))
     return SavedRun(Path(run_dir), manifest, records, benchmark, items)
+
+
+def whole_exam_items(run: SavedRun) -> list[Item]:
+    """The items of the run's data without its selection or limit. A pass verdict needs whole
+    exams: a benchmark's `pass_report` given these items judges each exam the run's records
+    touch, and an exam with questions the run never asked is "not evaluable", saying so."""
+    load = dict(run.manifest.get("load") or {"data": run.manifest.get("data"), "split": run.manifest.get("split")})
+    if not load.get("select") and load.get("limit") is None:
+        return list(run.items.values())
+    items, _ = load_items(run.benchmark, {**load, "select": None, "limit": None})
+    return items

@@ -22,8 +22,9 @@ _LABEL_DOT = re.compile(r"(?P<ans>[^\s.．。]{1,3})\s*[.．。]\s*\S")
 _BOXED = re.compile(r"oxed\s*\{\s*(?:\\text(?:bf)?\s*\{)?\s*(?P<ans>[^{}]*?)\s*\}", re.IGNORECASE)
 _PAREN_TAIL = re.compile(rf"[(（]\s*(?P<ans>[^()（）]{{1,10}}?)\s*[)）][{re.escape(_TRAILING)}]*$")
 _FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}  # ！..～ → !..~, ０-９, Ａ-Ｚ, ａ-ｚ
-# a number and optionally its unit (a word, or % ‰ ° ℃): 12, 1.2, 12 mg, 40%, 0.40 g/gCr, 600mL/day
-_NUMBER = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(?:(?:[%‰°℃]|[^\W\d_①-⑳])[^\s0-9]{0,9})?")
+# one number (12, 1.2, 1,200) or a circled digit; B.5 keeps a number's digits and strips the rest
+_NUMBER = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?|[①-⑳]")
+_NON_DIGIT = re.compile(r"[^0-9]")
 _DECODER = json.JSONDecoder(strict=False)  # control characters inside strings are Rule 0's job
 _FENCE = re.compile(r"```(?:json)?(.*?)```", re.DOTALL | re.IGNORECASE)
 _ARROW = re.compile(r"->|→")
@@ -56,7 +57,9 @@ def normalize(item: Item, text: str, patterns: Sequence[LanguagePatterns] = (),
     s = rule0_clean(text, labels.letters)
     if saved and conventions.saved_label_sets and (keys := saved_label_set(s, labels)):
         return Normalized(keys, "answered", "saved")
-    chain = [labels.resolve(part) for part in split_arrows(s.rstrip(_TRAILING))] if _ARROW.search(s) else []
+    # a plain arrow chain names option keys; a numeric slot's reply is read as one number instead
+    chain = ([labels.resolve(part) for part in split_arrows(s.rstrip(_TRAILING))]
+             if _ARROW.search(s) and not labels.numeric else [])
     if len(chain) > 1 and all(chain):  # nothing but an arrow chain of valid labels, as in JSON
         return Normalized(tuple(chain), "answered", "arrows")
     if hit := apply_rules(s, labels, rules):
@@ -191,11 +194,13 @@ class ItemLabels:
 
     def resolve(self, candidate: str) -> str | None:
         """The key a candidate names (a key, label or option text; case and full-width forms
-        ignored), or None. For items without options: the digits of a number."""
+        ignored), or None. For items without options (numeric slots, B.5): the digits of the one
+        number the candidate holds, whatever is written around it (`約600 mL`, `= 600`, `~600`,
+        `600 (mL)`, `40%`); None when it holds no number or several (`6 0 0`, `3 × 200 = 600`)."""
         c = candidate.strip()
         if self.numeric:
-            m = _NUMBER.fullmatch(c.translate(_FULLWIDTH))
-            return m[1].replace(".", "") if m else None
+            numbers = _NUMBER.findall(c.translate(_FULLWIDTH))
+            return _NON_DIGIT.sub("", numbers[0]) or None if len(numbers) == 1 else None
         if len(c) > self.longest:
             return None
         c = c.translate(_FULLWIDTH).casefold()

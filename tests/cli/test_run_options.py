@@ -36,17 +36,18 @@ def test_forced_guess_reasks_refused_image_removed_items_once(jmed_sample, tmp_p
     from medvqa import load
 
     items = [it for it in load("jmed48k", path=jmed_sample, years=[2025]) if it.image_available]
-    refused = items[:3]
+    refused = items[:4]
     lines = []
     for it in items:
         gold = list(it.gold.alternatives[0])
         lines.append({"item_id": it.id, "condition": "C+Q+I", "response": json.dumps({"answer": gold})})
         lines.append({"item_id": it.id, "condition": "C+Q",
                       "response": '{"answer": []}' if it in refused else json.dumps({"answer": gold})})
-    # forced guesses: two right, one wrong
-    for it, right in zip(refused, (True, True, False)):
-        guess = list(it.gold.alternatives[0]) if right else ["Z"]
-        lines.append({"item_id": it.id, "condition": "C+Q/forced", "response": json.dumps({"answer": guess})})
+    # forced guesses: two right, one wrong, one naming a label outside the options (no prediction)
+    for it, guess in zip(refused, ("right", "right", "wrong", "outside")):
+        answer = (list(it.gold.alternatives[0]) if guess == "right" else ["Z"] if guess == "outside"
+                  else [next(k for k in it.keys if k not in it.gold.keys)])
+        lines.append({"item_id": it.id, "condition": "C+Q/forced", "response": json.dumps({"answer": answer})})
     replay = tmp_path / "replay.jsonl"
     replay.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     args = ["run", "jmed48k", "--data", jmed_sample, "--years", "2025", "--model", f"replay:{replay}",
@@ -57,16 +58,21 @@ def test_forced_guess_reasks_refused_image_removed_items_once(jmed_sample, tmp_p
     forced = [r for r in records if r["condition"] == "C+Q/forced"]
     assert sorted(r["item_id"] for r in forced) == sorted(it.id for it in refused)
     assert sum(r["correct"] for r in forced) == 2
-    assert json.loads(out.output)["accuracy"]["C+Q/forced"] == 2 / 3
+    assert json.loads(out.output)["accuracy"]["C+Q/forced"] == 2 / 4  # the run's summary: every record counts
     assert invoke(*args).exit_code == 0  # resuming asks nothing again
     assert len(read_records(tmp_path / "run")) == len(records)
     audit = invoke("audit", tmp_path / "run", "--refusals", "imputed", "--json")
     assert audit.exit_code == 0, audit.output
     doc = json.loads(audit.output)
-    assert doc["refusals"]["forced_guess"]["accuracy"] == 2 / 3
+    # ../shared/papers/jmed48k.txt Appendix H, Table 15: accuracy "on the items that received a
+    # prediction after the forced-guess prompt": 2 right of the 3 that received one = 2/3 (not 2/4);
+    # the guess outside the options is counted apart
+    assert doc["refusals"]["forced_guess"] == {"n": 4, "n_predicted": 3, "n_no_prediction": 1, "correct": 2,
+                                               "accuracy": 2 / 3}
     n = len(items)
-    # with the image every answer is right; without it, 3 refusals credited 2/3 each
-    assert abs(doc["refusals"]["delta_img"]["imputed"]["delta_img"] - (3 * (1 - 2 / 3)) / n) < 1e-12
+    # with the image every answer is right; without it, 4 refusals credited 2/3 each:
+    # Δimg = (n − (n − 4 + 4·2/3)) / n = 4·(1 − 2/3) / n
+    assert abs(doc["refusals"]["delta_img"]["imputed"]["delta_img"] - (4 * (1 - 2 / 3)) / n) < 1e-12
 
 
 def test_select_chooses_items_by_any_stratum_and_plugin_shorthands_mean_the_same(jmed_sample, tmp_path):

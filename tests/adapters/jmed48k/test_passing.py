@@ -79,6 +79,7 @@ def test_qwen_on_the_119th_exam_gets_the_files_points_and_passes(tmp_path):
     assert rows[2].model_dump(exclude={"note"}) == {
         "exam": "Physician 2025", "criterion": "PHY119-kinshi", "status": "not evaluable", "points": None,
         "required": "<=3", "maximum": None, "margin": None, "unit": "points", "treatments": ()}
+    assert rows[2].note == "which options are 禁忌肢 is not published, so selections cannot be counted"
 
 
 def gold_answer(item):
@@ -174,3 +175,46 @@ def test_criteria_file_keeps_every_shared_row_with_its_source():
         assert (r.secondary == "no") == all("mhlw.go.jp" in s for s in r.source.split(" ; ")), r.criterion_id
     assert sum(r.secondary == "no" for r in load_rules() if r.kind != "weight") == 6
     assert CRITERIA_FILE.name == "pass_criteria.csv"
+
+
+def test_a_partial_exam_gets_no_verdict_and_says_why():
+    # A verdict needs the whole exam (../shared/papers/kokushimd10-review.txt: pass criteria are
+    # those of the whole exam, 禁忌肢 included). Four questions, one run on the first two only:
+    # 0 禁忌肢 answers among two asked questions is no "pass" of "at most 3" — the other two
+    # could hold any number — and the points line needs all four.
+    items = toy_items(4)
+    rules = [rule("weight", "T-w", points_each="1"), rule("min_points", required="2", max="4"),
+             rule("max_kinshi", "T-k", required="<=3")]
+    [whole] = evaluate(items, correct_records(items), rules, kinshi={("Nurse", 2030): 0})
+    assert whole.result == "pass" and [c.status for c in whole.criteria] == ["pass", "pass"]
+    [part] = evaluate(items, correct_records(items)[:2], rules, kinshi={("Nurse", 2030): 0})
+    assert part.result == "not evaluable"
+    points, kinshi = part.criteria
+    assert points.status == kinshi.status == "not evaluable"
+    assert kinshi.note == "2 of the exam's 4 questions have no record: a verdict needs the whole exam"
+    assert points.note.endswith("a verdict needs the whole exam")
+    # an exam the run never sat is not reported at all
+    other = toy_items(2)
+    other = [Item(id=f"U{it.id}", benchmark=it.benchmark, question=it.question, options=it.options, gold=it.gold,
+                  meta={**it.meta, "year": 2031}) for it in other]
+    assert [(c.profession, c.year) for c in evaluate(items + other, correct_records(items), rules)] == [("Nurse", 2030)]
+
+
+def test_pass_on_one_block_of_the_119th_exam_is_not_evaluable(tmp_path):
+    # a run of block A alone (--select section=A): the verdict is asked of the whole 119th exam
+    # (the run's data without its selection), whose other blocks have no record
+    items = medvqa.load("jmed48k", path=shared_data("jmed48k-sample"), split="full", years=[2025])
+    block = [it for it in items if it.meta["section"] == "A"]
+    path = tmp_path / "replay.jsonl"
+    path.write_text("".join(json.dumps({"item_id": it.id, "condition": c, "response": json.dumps(
+        {"answer": gold_answer(it)})}) + "\n" for it in block for c in ("C+Q", "C+Q+I")), encoding="utf-8")
+    run(RunOptions(benchmark="jmed48k", model=f"replay:{path}", data=str(shared_data("jmed48k-sample")),
+                   select={"year": ["2025"], "section": ["A"]}, conditions="C+Q,C+Q+I",
+                   run_dir=str(tmp_path / "run")), progress=False)
+    [cell] = medvqa.report(tmp_path / "run", pass_lines=True, fmt="json")
+    assert (cell["profession"], cell["year"], cell["result"]) == ("Physician", 2025, "not evaluable")
+    hisshu = [it for it in items if it.meta["section"] in ("B", "E")]  # 必修 is blocks B and E: none asked
+    assert all(c["status"] == "not evaluable" for c in cell["criteria"])
+    by = {c["id"]: c for c in cell["criteria"]}
+    assert by["PHY119-hisshu"]["note"].startswith(f"{len(hisshu)} item(s) have no C+Q or C+Q+I record")
+    assert by["PHY119-hisshu"]["note"].endswith("a verdict needs the whole exam")

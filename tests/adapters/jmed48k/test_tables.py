@@ -34,8 +34,16 @@ RECORDS = [
     rec("i4", "C+Q", False, image=NO_TAXONOMY, **NURSE),
 ]
 EXCLUDED = [{"item_id": "x1", "reason": "correct_answer is null", "profession": "Physician", "year": 2024}]
-MACRO = ("Macro average: the unweighted mean of the accuracies above (its CI: Agresti-Coull over the rows); "
-         "its n and correct are sums.")
+MACRO = ("Macro average: the unweighted mean of the accuracies above (its CI: MOVER from the rows' Wilson limits; "
+         "rows: Clopper-Pearson); its n and correct are sums.")
+# The macro rows' intervals, by hand (MOVER-Wilson, docs/audit.md "Statistics"; z² = 3.8415):
+# text-only rows 3/4 and 1/2: Wilson [0.3006, 0.9544] and [0.0945, 0.9055]; mean 0.625;
+#   low 0.625 − √((0.75 − 0.3006)² + (0.5 − 0.0945)²)/2 = 0.625 − 0.6053/2 = 0.322,
+#   high 0.625 + √((0.9544 − 0.75)² + (0.9055 − 0.5)²)/2 = 0.625 + 0.4541/2 = 0.852.
+# with-images rows 2/2 and 0/2: Wilson [0.3424, 1] and [0, 0.6576]; mean 0.5;
+#   0.5 ∓ √(0.6576² + 0)/2 = [0.171, 0.829].
+# dominant type rows 1/1, 0/1, 0/1: Wilson [0.2065, 1], [0, 0.7935] twice; mean 1/3;
+#   low 1/3 − 0.7935/3 = 0.069, high 1/3 + √(2·0.7935²)/3 = 0.707.
 FALLBACK = "2 of 4 image items have no usable image in the data and are counted under C+Q (without their images)."
 
 
@@ -47,21 +55,21 @@ def test_text_only_and_with_images_tables_in_markdown():
     t = tables()
     assert t["text_only"].render("md") == f"""### Text-only items, C+Q: accuracy by profession
 
-| profession | n | correct | accuracy % | CI low % | CI high % | refusal | parse_failure | error | missing |
-|---|---|---|---|---|---|---|---|---|---|
-| Physician | 4 | 3 | 75.0 | 19.4 | 99.4 | 1 | 0 | 0 | 0 |
-| Nurse | 2 | 1 | 50.0 | 1.3 | 98.7 | 0 | 1 | 0 | 0 |
-| Macro average | 6 | 4 | 62.5 | 30.0 | 82.8 | 1 | 1 | 0 | 0 |
+| profession | n | correct | accuracy % | CI low % | CI high % | ci_method | refusal | parse_failure | error | missing |
+|---|---|---|---|---|---|---|---|---|---|---|
+| Physician | 4 | 3 | 75.0 | 19.4 | 99.4 | clopper-pearson | 1 | 0 | 0 | 0 |
+| Nurse | 2 | 1 | 50.0 | 1.3 | 98.7 | clopper-pearson | 0 | 1 | 0 | 0 |
+| Macro average | 6 | 4 | 62.5 | 32.2 | 85.2 | mover-wilson | 1 | 1 | 0 | 0 |
 
 {MACRO}
 """
     assert t["with_images"].render("md") == f"""### Image items, C+Q+I (C+Q without a usable image): accuracy by profession
 
-| profession | n | correct | accuracy % | CI low % | CI high % | refusal | parse_failure | error | missing | without_image |
-|---|---|---|---|---|---|---|---|---|---|---|
-| Physician | 2 | 2 | 100.0 | 15.8 | 100.0 | 0 | 0 | 0 | 0 | 1 |
-| Nurse | 2 | 0 | 0.0 | 0.0 | 84.2 | 0 | 0 | 1 | 0 | 1 |
-| Macro average | 4 | 2 | 50.0 | 23.1 | 76.9 | 0 | 0 | 1 | 0 | 2 |
+| profession | n | correct | accuracy % | CI low % | CI high % | ci_method | refusal | parse_failure | error | missing | without_image |
+|---|---|---|---|---|---|---|---|---|---|---|---|
+| Physician | 2 | 2 | 100.0 | 15.8 | 100.0 | clopper-pearson | 0 | 0 | 0 | 0 | 1 |
+| Nurse | 2 | 0 | 0.0 | 0.0 | 84.2 | clopper-pearson | 0 | 0 | 1 | 0 | 1 |
+| Macro average | 4 | 2 | 50.0 | 17.1 | 82.9 | mover-wilson | 0 | 0 | 1 | 0 | 2 |
 
 {FALLBACK}
 
@@ -72,12 +80,13 @@ def test_text_only_and_with_images_tables_in_markdown():
 def test_image_type_tables_leave_out_other_unclear_and_keep_unknown():
     t = tables()
     dominant = t["dominant_type"].tables[0].frame.round({"ci_low": 3, "ci_high": 3})
-    # Clopper-Pearson for 1/1 and 0/1: [0.025, 1] and [0, 0.975]; Agresti-Coull for the macro row
+    # Clopper-Pearson for 1/1 and 0/1: [0.025, 1] and [0, 0.975]; MOVER-Wilson for the macro row
+    cp, mw = "clopper-pearson", "mover-wilson"
     assert dominant.values.tolist() == [
-        ["Radiology", 1, 1, 1.0, 0.025, 1.0, 0, 0, 0, 0, 0],
-        ["Chart/Graph/Table", 1, 0, 0.0, 0.0, 0.975, 0, 0, 1, 0, 0],
-        ["unknown", 1, 0, 0.0, 0.0, 0.975, 0, 0, 0, 0, 1],
-        ["Macro average", 3, 1, 1 / 3, 0.214, 0.717, 0, 0, 1, 0, 1],
+        ["Radiology", 1, 1, 1.0, 0.025, 1.0, cp, 0, 0, 0, 0, 0],
+        ["Chart/Graph/Table", 1, 0, 0.0, 0.0, 0.975, cp, 0, 0, 1, 0, 0],
+        ["unknown", 1, 0, 0.0, 0.0, 0.975, cp, 0, 0, 0, 0, 1],
+        ["Macro average", 3, 1, 1 / 3, 0.069, 0.707, mw, 0, 0, 1, 0, 1],
     ]
     any_type = t["any_type"].tables[0].frame
     assert any_type["image_type"].tolist() == ["Radiology", "Chart/Graph/Table", "Diagram", "unknown", "Macro average"]
@@ -89,13 +98,13 @@ def test_with_images_and_exclusions_tables_in_latex():
     assert t["with_images"].render("latex") == rf"""\begin{{table}}[ht]
 \centering
 \caption{{Image items, C+Q+I (C+Q without a usable image): accuracy by profession}}
-\begin{{tabular}}{{lrrrrrrrrrr}}
+\begin{{tabular}}{{lrrrrrlrrrrr}}
 \toprule
-profession & n & correct & accuracy \% & CI low \% & CI high \% & refusal & parse\_failure & error & missing & without\_image \\
+profession & n & correct & accuracy \% & CI low \% & CI high \% & ci\_method & refusal & parse\_failure & error & missing & without\_image \\
 \midrule
-Physician & 2 & 2 & 100.0 & 15.8 & 100.0 & 0 & 0 & 0 & 0 & 1 \\
-Nurse & 2 & 0 & 0.0 & 0.0 & 84.2 & 0 & 0 & 1 & 0 & 1 \\
-Macro average & 4 & 2 & 50.0 & 23.1 & 76.9 & 0 & 0 & 1 & 0 & 2 \\
+Physician & 2 & 2 & 100.0 & 15.8 & 100.0 & clopper-pearson & 0 & 0 & 0 & 0 & 1 \\
+Nurse & 2 & 0 & 0.0 & 0.0 & 84.2 & clopper-pearson & 0 & 0 & 1 & 0 & 1 \\
+Macro average & 4 & 2 & 50.0 & 17.1 & 82.9 & mover-wilson & 0 & 0 & 1 & 0 & 2 \\
 \bottomrule
 \end{{tabular}}
 \par\smallskip{{\footnotesize {FALLBACK}}}
@@ -122,12 +131,12 @@ def test_csv_and_json_carry_the_same_rows_and_notes():
     t = tables()
     lines = t["text_only"].render("csv").splitlines()
     assert lines[:2] == ["# Text-only items, C+Q: accuracy by profession",
-                         "profession,n,correct,accuracy,ci_low,ci_high,refusal,parse_failure,error,missing"]
+                         "profession,n,correct,accuracy,ci_low,ci_high,ci_method,refusal,parse_failure,error,missing"]
     rows = [line.split(",") for line in lines[2:5]]
-    assert [r[:4] + r[6:] for r in rows] == [["Physician", "4", "3", "0.75", "1", "0", "0", "0"],
-                                             ["Nurse", "2", "1", "0.5", "0", "1", "0", "0"],
-                                             ["Macro average", "6", "4", "0.625", "1", "1", "0", "0"]]
-    assert [[round(float(x), 3) for x in r[4:6]] for r in rows] == [[0.194, 0.994], [0.013, 0.987], [0.3, 0.828]]
+    assert [r[:4] + r[6:] for r in rows] == [["Physician", "4", "3", "0.75", "clopper-pearson", "1", "0", "0", "0"],
+                                             ["Nurse", "2", "1", "0.5", "clopper-pearson", "0", "1", "0", "0"],
+                                             ["Macro average", "6", "4", "0.625", "mover-wilson", "1", "1", "0", "0"]]
+    assert [[round(float(x), 3) for x in r[4:6]] for r in rows] == [[0.194, 0.994], [0.013, 0.987], [0.322, 0.852]]
     assert lines[5:] == [f"# {MACRO}"]
     doc = json.loads(jmed48k_tables(RECORDS, EXCLUDED).render("json"))
     assert list(doc) == ["text_only", "with_images", "dominant_type", "any_type", "exclusions"]

@@ -15,7 +15,8 @@ import medvqa
 from medvqa.adapters.mmbu_hard import hub
 from medvqa.adapters.mmbu_hard.detection import iou, match, parse_boxes
 from medvqa.adapters.mmbu_hard.judge import read_verdict
-from medvqa.adapters.mmbu_hard.metrics import micro_f1
+from medvqa.adapters.mmbu_hard.metrics import counts, micro_f1
+from medvqa.adapters.mmbu_hard.tables import MMBUTables
 from medvqa.core.scoring.judge import cohen_kappa, judge_run
 from tests.adapters.mmbu_hard.cases import CASES, DETECTION, RULES, judge_reply, model_answer, write_fixture
 from tests.conftest import shared_data
@@ -307,9 +308,13 @@ def test_micro_f1_and_its_bootstrap_ci_by_hand():
     # (F1 0) with probability 1/4 each, so the 2.5 % and 97.5 % quantiles are 0 and 1.
     result = micro_f1([(1, 0, 0), (0, 0, 1)])
     assert result["value"] == pytest.approx(2 / 3) and result["ci"] == [0.0, 1.0]
-    # identical datapoints: every resample has the same F1
+    assert result["ci_method"] == "bootstrap-percentile"
+    # identical datapoints: every resample has the same F1, a zero-width percentile interval; the
+    # interval is then Clopper-Pearson of 2TP = 10 successes in 2TP + FP + FN = 15 trials:
+    # [Beta⁻¹(0.025; 10, 6), Beta⁻¹(0.975; 11, 5)] = [0.3838, 0.8818]
     same = micro_f1([(1, 1, 0)] * 5)
-    assert same["value"] == pytest.approx(2 / 3) and same["ci"] == pytest.approx([2 / 3, 2 / 3])
+    assert same["value"] == pytest.approx(2 / 3) and same["ci"] == pytest.approx([0.38380, 0.88176], abs=1e-5)
+    assert same["ci_method"] == "clopper-pearson-2tp"
     assert micro_f1([(1, 0, 0), (0, 0, 1)], seed=3) == micro_f1([(1, 0, 0), (0, 0, 1)], seed=3)
     assert micro_f1([])["value"] is None and micro_f1([])["ci"] is None
 
@@ -424,3 +429,35 @@ def test_selecting_by_a_field_the_items_lack_names_the_fields_there_are(fixture)
     root, _ = fixture
     with pytest.raises(ValueError, match=r"no field 'stain'.*dataset.*modality"):
         medvqa.load("mmbu_hard", root, select={"stain": ["H&E"]})
+
+
+def test_closed_non_answers_are_incorrect_predictions_and_unjudged_answers_have_no_score():
+    # ../shared/papers/mmbu.txt §4.3: "Responses with no parseable answer or with labels outside
+    # the valid option set are counted as incorrect." Six closed answers: 4 correct, 1 with no
+    # parseable answer, 1 naming a label outside the options (both parse failures). Each
+    # incorrect prediction is a FP (the class it named, or none valid) and a FN (the class
+    # missed): TP 4, FP 2, FN 2, micro-F1 = 2·4 / (2·4 + 2 + 2) = 8/12 = 0.667, the accuracy 4/6
+    # (counting a non-answer as FN only gave 8/10 = 0.80, better than a wrong valid label).
+    records = ([{"status": "answered", "correct": True}] * 4
+               + [{"status": "parse_failure", "correct": False, "response": "I think it is"},
+                  {"status": "parse_failure", "correct": False, "response": '{"answer": ["Z"]}'}])
+    rows = [counts(r, 0.5) for r in records]
+    assert rows[4] == rows[5] == counts({"status": "answered", "correct": False}, 0.5) == (0, 1, 1)
+    result = micro_f1(rows)
+    assert (result["tp"], result["fp"], result["fn"]) == (4, 2, 2)
+    assert result["value"] == pytest.approx(4 / 6)
+    # every datapoint a classification: micro-F1 is 4/6 and its interval Clopper-Pearson of 4 of 6,
+    # [Beta⁻¹(0.025; 4, 3), Beta⁻¹(0.975; 5, 2)] = [0.2228, 0.9567]
+    assert result["ci_method"] == "clopper-pearson" and result["ci"] == pytest.approx([0.22278, 0.95673], abs=1e-5)
+    # a refusal, an error and a missing record are incorrect predictions too
+    assert {counts({"status": s, "correct": False}, 0.5) for s in ("refusal", "error", "missing")} == {(0, 1, 1)}
+
+    # open answers nobody has judged: no score ("not judged", never 0.0); judged ones count alone
+    unjudged = {"status": "answered", "correct": False, "rule": "unjudged"}
+    none = micro_f1([counts(unjudged, 0.5)] * 3)
+    assert none["value"] is None and none["status"] == "not judged" and none["n"] == 0 and none["n_unjudged"] == 3
+    part = micro_f1([counts(unjudged, 0.5), counts({"status": "answered", "correct": True, "rule": "judge"}, 0.5)])
+    assert part["value"] == 1.0 and part["n"] == 1 and part["n_unjudged"] == 1 and part["status"] == "scored"
+    table = MMBUTables([{**unjudged, "condition": "C+Q", "task": "cls_open", "format": "open"}] * 2, 0.5).frames()
+    row = table["micro_f1"].iloc[0]
+    assert row["status"] == "not judged" and row["micro_f1"] is None and row["unjudged"] == 2

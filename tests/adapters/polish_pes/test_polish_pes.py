@@ -4,6 +4,7 @@ output over HTTP, and every report table on a replay whose accuracies are comput
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -20,23 +21,24 @@ from medvqa.core.run.store import read_manifest, read_records
 
 FIXTURE = Path(__file__).parent / "data"
 
-# The two system prompts and the schema, quoted here byte for byte (Appendix A as the paper
-# describes it; to be checked against the appendix's own text when it is available).
-SYSTEM_WITH_QUESTION = (
-    "Jesteś lekarzem specjalistą i rozwiązujesz test Państwowego Egzaminu Specjalizacyjnego (PES). "
-    "Otrzymasz pytanie jednokrotnego wyboru oraz pięć odpowiedzi oznaczonych literami A, B, C, D i E; "
-    "dokładnie jedna z nich jest prawidłowa. Wybierz prawidłową odpowiedź. "
-    'Odpowiedz wyłącznie obiektem JSON w postaci {"response": "<LITERA>"}, gdzie <LITERA> to jedna '
-    "z liter A, B, C, D lub E, bez żadnych wyjaśnień."
-)
-SYSTEM_OPTIONS_ONLY = (
-    "Jesteś lekarzem specjalistą i rozwiązujesz test Państwowego Egzaminu Specjalizacyjnego (PES). "
-    "Otrzymasz wyłącznie pięć odpowiedzi do pytania jednokrotnego wyboru, oznaczonych literami A, B, C, D i E, "
-    "bez treści pytania; dokładnie jedna z nich jest prawidłowa. Na podstawie samych odpowiedzi wybierz tę, "
-    "która najprawdopodobniej jest prawidłowa. "
-    'Odpowiedz wyłącznie obiektem JSON w postaci {"response": "<LITERA>"}, gdzie <LITERA> to jedna '
-    "z liter A, B, C, D lub E, bez żadnych wyjaśnień."
-)
+# The two system prompts are read from the paper itself (../shared/papers/polish-pes-vqa.txt,
+# Appendix A.1 and A.2, the "Polish prompt." quotes), with the text extraction's artifacts undone
+# as the papers' README describes them: a backslash before punctuation is dropped, and the spaces
+# lost around the inline markup `<LETTER>` and `"response"` are restored.
+PAPER = Path(__file__).resolve().parents[3].parent / "shared" / "papers" / "polish-pes-vqa.txt"
+
+
+def paper_prompt(section: str) -> str:
+    text = PAPER.read_text(encoding="utf-8")
+    body = text[text.index(f"### A\\.{section}"):]
+    quote = body[body.index("##### Polish prompt"):].split("\n> ", 1)[1].split("\n", 1)[0]
+    quote = re.sub(r"\\(.)", r"\1", quote)  # \. \{ \} \> -> . { } >
+    quote = re.sub(r"(\w)(<LETTER>)(\w)", r"\1 \2 \3", quote)  # Zastąp<LETTER>jedną
+    return re.sub(r'(\w)("response")(\w)', r"\1 \2 \3", quote)  # Pole"response"musi
+
+
+SYSTEM_WITH_QUESTION = paper_prompt("1")
+SYSTEM_OPTIONS_ONLY = paper_prompt("2")
 A3_SCHEMA = {"type": "object", "properties": {"response": {"type": "string", "enum": ["A", "B", "C", "D", "E"]}},
              "required": ["response"], "additionalProperties": False}
 
@@ -58,7 +60,13 @@ def images(messages):
 
 # ------------------------------------------------------------------ prompts and schema
 
-def test_prompts_are_the_quoted_polish_texts_byte_for_byte_and_the_schema_is_a3():
+def test_prompts_are_appendix_a_verbatim_and_the_schema_is_a3():
+    # spot checks that the paper was read and its artifacts undone, worked out by hand from A.1
+    assert SYSTEM_WITH_QUESTION.startswith("Odpowiadasz na pytania jednokrotnego wyboru A–E z testu medycznego")
+    assert '{"response": "<LETTER>"} Zastąp <LETTER> jedną wybraną literą' in SYSTEM_WITH_QUESTION
+    assert 'Pole "response" musi być typu string.' in SYSTEM_WITH_QUESTION and "\\" not in SYSTEM_WITH_QUESTION
+    assert "Nie otrzymujesz treści pytania. Masz tylko odpowiedzi A–E." in SYSTEM_OPTIONS_ONLY
+    assert "treści pytania" not in SYSTEM_WITH_QUESTION
     assert prompts.SYSTEM_WITH_QUESTION.encode() == SYSTEM_WITH_QUESTION.encode()
     assert prompts.SYSTEM_OPTIONS_ONLY.encode() == SYSTEM_OPTIONS_ONLY.encode()
     assert prompts.RESPONSE_SCHEMA == A3_SCHEMA
@@ -78,8 +86,8 @@ def test_each_configuration_gets_its_system_prompt_and_the_image_never_changes_t
     assert texts(msgs["C+Q+I"]) == texts(msgs["C+Q"]) and texts(msgs["C+I"]) == texts(msgs["C"])
     assert texts(msgs["C"]) == "\n".join(f"{k}. {item.options['ABCDE'.index(k)].text}" for k in "ABCDE")
     assert [len(images(msgs[c])) for c in ("C", "C+Q", "C+I", "C+Q+I")] == [0, 0, 2, 2]  # ECG and the table
-    for m in msgs.values():  # nothing says an image is shown or missing
-        assert not any(w in texts(m).lower() + m[0]["content"].lower() for w in ("obraz", "zdjęci", "rycin", "brak"))
+    for m in msgs.values():  # nothing says an image is shown or missing (A.2's "braku" is the question text's)
+        assert not any(w in texts(m).lower() + m[0]["content"].lower() for w in ("obraz", "zdjęci", "rycin"))
 
 
 # ------------------------------------------------------------------ answers

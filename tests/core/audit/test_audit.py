@@ -133,7 +133,8 @@ def test_known_counts_give_exact_transitions_under_every_convention(designed_run
     assert cond["delta_img"] == pytest.approx(2 / 12)
     assert cond["mcnemar_p"] == pytest.approx(mcnemar(4, 2), rel=1e-12)
     imp = conv["imputed"]  # forced-guess accuracy 2/4 credited to each of the five refusals
-    assert doc["refusals"]["forced_guess"] == {"n": 4, "accuracy": 0.5}
+    assert doc["refusals"]["forced_guess"] == {"n": 4, "n_predicted": 4, "n_no_prediction": 0, "correct": 2,
+                                               "accuracy": 0.5}
     assert [imp[k] for k in ("p11", "p10", "p01", "p00")] == pytest.approx([6 / n, 5.5 / n, 3 / n, 2.5 / n])
     assert imp["a_with"] == pytest.approx(11.5 / n) and imp["a_removed"] == pytest.approx(9 / n)
     assert imp["delta_img"] == pytest.approx(2.5 / n)

@@ -41,8 +41,8 @@ def test_bootstrap_ci_is_seeded_and_brackets_the_mean():
 
 def test_bootstrap_ci_degenerate_inputs():
     assert stats.bootstrap_ci([]) is None
-    assert stats.bootstrap_ci([0.4]) == (0.4, 0.4)
-    assert stats.bootstrap_ci([1.0, 1.0, 1.0]) == (1.0, 1.0)
+    assert stats.bootstrap_ci([0.4]) is None  # never a zero-width interval
+    assert stats.bootstrap_ci([1.0, 1.0, 1.0]) is None
 
 
 def test_binomial_ci_exact_bounds():
@@ -62,6 +62,77 @@ def test_paired_bootstrap_difference_and_significance():
     assert lo < res["difference"] < hi and lo > 0
     assert res["p"] < 0.01
     same = stats.paired_bootstrap(a, a)
-    assert same["difference"] == 0 and same["p"] == 1.0
+    assert same["difference"] == 0 and same["p"] == 1.0 and same["ci"] is None
+    # every item differs the same way: no resample reaches 0, so p is bounded by 1/B, never 0
+    apart = stats.paired_bootstrap([1.0] * 4, [0.0] * 4, resamples=1000)
+    assert (apart["p"], apart["p_bound"]) == (0.001, "<") and apart["ci"] is None
     with pytest.raises(ValueError, match="differ in length"):
         stats.paired_bootstrap([1.0], [1.0, 0.0])
+
+
+# The intervals below are our own (the papers prescribe none); the references are in docs/audit.md.
+Z2 = 1.959963984540054 ** 2  # z² of a 95 % interval, 3.841459
+
+
+@pytest.mark.parametrize("n", [1, 4, 17])
+def test_tango_interval_closed_forms_at_the_extremes(n):
+    # Tango (1998) score interval of p10 − p01. With n10 = n01 = 0 the restricted MLE of p01 is 0
+    # and Z(Δ) = −nΔ / √(nΔ(1 − Δ)), so Z = −z at Δ = z² / (n + z²): the interval is ±z²/(n+z²)
+    # (n = 4: ±3.8415/7.8415 = ±0.4899), never zero-width though the estimate is 0.
+    lo, hi = stats.paired_difference_ci(0, 0, n)
+    assert (lo, hi) == pytest.approx((-Z2 / (n + Z2), Z2 / (n + Z2)), abs=1e-9)
+    # Right on every item with, wrong on every item without (n10 = n): q̂ = (1 − Δ)/2, Z(Δ) =
+    # 2·√(n/4)·√((1 − Δ)/(1 + Δ)) = z at Δ = (n − z²)/(n + z²) (n = 4: 0.0202, n = 17: 0.6314);
+    # the upper limit is 1, the estimate itself.
+    lo, hi = stats.paired_difference_ci(n, 0, n)
+    assert lo == pytest.approx((n - Z2) / (n + Z2), abs=1e-9) and hi == 1.0
+    assert stats.paired_difference_ci(0, n, n) == pytest.approx((-1.0, -(n - Z2) / (n + Z2)), abs=1e-9)
+
+
+def test_tango_interval_matches_the_published_example():
+    # Fagerland, Lydersen & Laake (2014), Stat Med 33:2850, their worked example (n11 = 1,
+    # n12 = 1, n21 = 7, n22 = 12, N = 21): Δ̂ = (1 − 7)/21 = −0.286, Tango's interval
+    # (−0.517, −0.026).
+    lo, hi = stats.paired_difference_ci(1, 7, 21)
+    assert (round(lo, 3), round(hi, 3)) == (-0.517, -0.026)
+
+
+def test_tango_interval_contains_its_estimate_and_has_width_for_every_table():
+    for n in range(1, 9):
+        for n10 in range(n + 1):
+            for n01 in range(n - n10 + 1):
+                lo, hi = stats.paired_difference_ci(n10, n01, n)
+                assert lo <= (n10 - n01) / n <= hi and hi - lo > 0.05, (n10, n01, n)
+    assert stats.paired_difference_ci(0, 0, 0) is None
+
+
+def test_macro_average_interval_is_mover_wilson_centred_on_the_estimate():
+    # Rows 17/17 and 3/10: macro mean (1 + 0.3)/2 = 0.65. Wilson limits: 17/17 →
+    # [17/(17 + z²), 1] = [0.8157, 1]; 3/10 → centre (0.3 + z²/20)/(1 + z²/10) = 0.3555, half
+    # z·√(0.021 + z²/400)/(1 + z²/10) = 0.2477 → [0.1078, 0.6032]. MOVER: 0.65 − √((1 − 0.8157)²
+    # + (0.3 − 0.1078)²)/2 = 0.65 − 0.1331 = 0.5169; 0.65 + √(0 + (0.6032 − 0.3)²)/2 = 0.8016.
+    lo, hi = stats.mean_of_proportions_ci([17, 3], [17, 10])
+    assert (lo, hi) == pytest.approx((0.5169, 0.8016), abs=2e-4)
+    # every row at 100 % keeps a width: 1 − √2·((1 − 0.8157)/2) = 1 − 0.1843/√2 = 0.8697, upper 1
+    assert stats.mean_of_proportions_ci([17, 17], [17, 17]) == pytest.approx((0.8697, 1.0), abs=1e-4)
+
+
+def test_holm_step_down_by_hand():
+    # Holm (1979): sorted p 0.01, 0.03, 0.04 of m = 3 → 3·0.01 = 0.03, max(0.03, 2·0.03) = 0.06,
+    # max(0.06, 1·0.04) = 0.06; None is not a test.
+    assert stats.holm([0.01, 0.04, None, 0.03]) == pytest.approx([0.03, 0.06, None, 0.06])
+    assert stats.holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+    assert stats.holm([]) == []
+
+
+def test_clopper_pearson_with_expected_counts_agrees_with_whole_counts():
+    for k, n in ((0, 5), (3, 10), (17, 17), (1, 1)):
+        assert stats.proportion_ci(k, n) == pytest.approx(stats.binomial_ci(k, n), abs=1e-12)
+    lo, hi = stats.proportion_ci(2.5, 10)  # between 2/10 and 3/10
+    assert stats.binomial_ci(2, 10)[0] < lo < stats.binomial_ci(3, 10)[0]
+
+
+def test_bootstrap_p_is_never_zero():
+    assert stats.bootstrap_p([0.1, 0.2, 0.3], 1000) == (0.001, "<")
+    assert stats.bootstrap_p([-0.1, 0.1, 0.2, 0.3], 4) == (0.5, "=")  # 2·min(1/4, 3/4)
+    assert stats.bootstrap_p([0.0, 0.0], 10) == (1.0, "=")

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+import medvqa
+
 from medvqa.ja import JAPANESE
 from medvqa.core.benchmark import AnswerConventions
 from medvqa.core.items import Gold, Item, Option
@@ -184,7 +186,31 @@ def test_numeric_items_read_the_digits_of_a_number(text, expected):
     assert norm(text, numeric_item())[:2] == (expected, "answered")
 
 
-@pytest.mark.parametrize("text", ["6,0,0", "6 0 0", "about six hundred", '{"answer": ["6", "x"]}', "①", "6（", "1.2①"])
+# ../shared/papers/jmed48k.txt, Appendix B.5 "Numeric slot": the prediction is joined into one
+# digit string, "non-digit characters such as decimals, percent signs, or units are stripped";
+# so whatever a model writes around the number leaves its digits: 約600mL -> "600" (by hand:
+# drop 約, m, L), "= 600" -> "600", "〜600" -> "600", "600 (mL)" -> "600", "1,200" -> "1200",
+# "≒ 0.40 g/gCr" -> "040" (the decimal point is stripped too, B.5's "9.0" -> "90").
+@pytest.mark.parametrize("text,expected", [
+    ("約600mL", ("600",)), ("= 600", ("600",)), ("〜600", ("600",)), ("~ 600", ("600",)), ("600 (mL)", ("600",)),
+    ("600［mL］", ("600",)), ('{"answer": "約600 mL"}', ("600",)), ('{"answer": ["= 6", "0", "0"]}', ("6", "0", "0")),
+    ("1,200 mL", ("1200",)), ("≒ 0.40 g/gCr", ("040",)), ("およそ６００ｍL", ("600",)), ("6（", ("6",)),
+])
+def test_numeric_items_strip_whatever_surrounds_the_digits(text, expected):
+    assert norm(text, numeric_item())[:2] == (expected, "answered")
+
+
+def test_numeric_slots_join_and_compare_digit_strings_b5():
+    # B.5: gold ["6","0","0"] joins to "600"; "約600 mL" strips to "600": correct. "6.0" joins to
+    # "60" (no value-preserving decimal normalisation): wrong against "600".
+    item = numeric_item()
+    assert medvqa.score(item, '{"answer": "約600 mL"}').correct
+    assert medvqa.score(item, "およそ 600 mL").correct
+    assert not medvqa.score(item, '{"answer": "6.0"}').correct
+
+
+@pytest.mark.parametrize("text", ["6,0,0", "6 0 0", "about six hundred", '{"answer": ["6", "x"]}', "①", "1.2①",
+                                  "3 × 200 = 600"])
 def test_numeric_items_reject_what_is_not_one_number(text):
     assert norm(text, numeric_item())[1] == "parse_failure"
 

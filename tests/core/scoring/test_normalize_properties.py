@@ -63,14 +63,18 @@ RULE2 = re.compile(r"([^\s.．。]{1,3})\s*[.．。]\s*\S")
 RULE4 = re.compile(r"oxed\s*\{\s*(?:\\text(?:bf)?\s*\{)?\s*([^{}]*?)\s*\}", re.IGNORECASE)
 RULE5 = re.compile(rf"[(（]\s*([^()（）]{{1,10}}?)\s*[)）][{re.escape(TRAILING)}]*$")
 RULE7 = re.compile(rf"([①-⑩])[{re.escape(TRAILING)}]*$")
-NUMBER = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(?:(?:[%‰°℃]|[^\W\d_①-⑳])[^\s0-9]{0,9})?")
+# B.5 numeric slot: the one number a candidate holds (digits, a decimal part, thousands commas),
+# whatever surrounds it, as its digits; several numbers or a circled digit name none.
+NUMBER = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?|[0-9]+(?:\.[0-9]+)?|[①-⑳]")
 
 
 def reference_resolve(item, candidate):
     c = "".join(chr(ord(ch) - 0xFEE0) if "！" <= ch <= "～" else ch for ch in candidate.strip())
     if not item.options:
-        m = NUMBER.fullmatch(c)
-        return m[1].replace(".", "") if m else None
+        numbers = NUMBER.findall(c)
+        if len(numbers) != 1 or numbers[0] in "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳":
+            return None
+        return "".join(ch for ch in numbers[0] if ch.isascii() and ch.isdigit())
     for o in item.options:
         if c.casefold() in (o.key.casefold(), o.label.casefold()):
             return o.key
