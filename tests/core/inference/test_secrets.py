@@ -100,7 +100,5 @@ def test_a_key_in_the_api_base_url_is_written_nowhere(tmp_path):
     # litellm's HTTP client refuses credentials in a URL: the preflight says so, with the URL redacted
     assert result.returncode == 3 and "Traceback" not in result.stderr, result.stderr[-3000:]
     assert server.url.replace("http://", "") in result.stderr
-    manifest = read_manifest(tmp_path / "run")
-    assert server.url.replace("http://", "http://***@") in manifest["command_line"]
-    assert manifest["backend"]["api_base"] == server.url
+    assert not (tmp_path / "run").exists()  # a run that failed its preflight writes nothing
     assert key.encode() not in _files_and_output(tmp_path, result.stdout, result.stderr)
