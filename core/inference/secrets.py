@@ -73,7 +73,8 @@ def remember_url(url: str | None) -> None:
         username, password = parts.username, parts.password
     except ValueError:
         return
-    remember(username)
+    if username and len(username) >= MIN_SECRET_CHARS:  # a user name is masked in URLs; a long one everywhere
+        remember(username)
     remember(password)
     for name, value in parse_qsl(parts.query, keep_blank_values=False):
         _remember_value(name, value)

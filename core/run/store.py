@@ -413,8 +413,8 @@ class RunStore:
             if self._fd is not None:
                 self.sync()
         finally:
-            if not self._wrote and self._lock is not None:
-                if self._created_lock:
+            if not self._wrote:
+                if self._lock is not None and self._created_lock:
                     _remove(self.run_dir / LOCK)  # while still locked: no one else holds this file
                 for folder in self._created:
                     try:

@@ -121,3 +121,13 @@ def test_a_long_answer_is_cut_at_the_cap_marked_truncated_and_never_cached(tmp_p
     with sqlite3.connect(tmp_path / "cache" / "responses.sqlite3") as db:
         cached = {key for (key,) in db.execute("SELECT key FROM responses")}
     assert {r["key"] for r in whole} <= cached and not {r["key"] for r in cut} & cached
+
+
+def test_the_run_commands_help_states_the_default_cap():
+    from click.testing import CliRunner
+
+    from medvqa.cli.main import cli
+    from medvqa.core.run.runner import DEFAULT_MAX_RESPONSE_BYTES
+
+    help_text = " ".join(CliRunner().invoke(cli, ["run", "--help"]).output.split())
+    assert f"(default {DEFAULT_MAX_RESPONSE_BYTES}, 256 KiB)" in help_text and DEFAULT_MAX_RESPONSE_BYTES == 262_144
