@@ -1,3 +1,3 @@
-from .main import cli
+from . import main
 
-cli(prog_name="medvqa")
+main()

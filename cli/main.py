@@ -19,6 +19,17 @@ class Commands(click.Group):
             return
         super().add_command(cmd, name)
 
+    def invoke(self, ctx: click.Context):
+        """Run the command; Ctrl-C before a command handles it itself (while data loads, before
+        a run starts) ends with status 130 and one line, not click's "Aborted!" and status 1."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            from . import EXIT_INTERRUPTED
+
+            click.echo("\ninterrupted", err=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="medvqa")

@@ -1,7 +1,9 @@
 import inspect
 import json
+import math
 import sys
 import warnings
+from urllib.parse import urlsplit
 
 import click
 
@@ -13,6 +15,33 @@ EXIT_UNTRUSTED = 4  # the run finished, but errors exceed --max-error-rate or no
 # and 130 (EXIT_INTERRUPTED, core/run/interrupt.py): Ctrl-C; the run resumes where it stopped
 JSON_FIELDS = ("run_dir", "n_items", "n_records", "n_excluded", "accuracy", "conditions", "n_image_fallback",
                "errors", "error_rate", "max_error_rate", "failure", "judged", "n_held_out")
+
+
+def _finite(ctx, param, value):
+    """A number option that must be a real number (click lets `nan` and `inf` through its ranges)."""
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a finite number")
+    return value
+
+
+def _not_empty(ctx, param, value):
+    """An option that, when given, must say something (`--conditions=` is not the default)."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("empty; leave the option out for the default")
+    return value
+
+
+def _server_urls(ctx, param, values):
+    """Server URLs: each one http(s)://host[:port][/path]."""
+    for url in values or ():
+        try:
+            parts = urlsplit(url)
+            parts.port  # a port that is not a number raises here
+        except ValueError as exc:
+            raise click.BadParameter(f"{url!r} is not a URL ({exc})") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
+            raise click.BadParameter(f"{url!r} is not a URL; expected http(s)://host[:port][/path]")
+    return values
 
 
 def _key_values(pairs: tuple[str, ...], option: str) -> dict:
@@ -67,36 +96,40 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
               applies=lambda b: b.judge() is not None,
               help="Judge free-text answers with MODEL (any litellm model); repeat for several, the first counts.")
 @click.option("--judge-api-base", metavar="URL", cls=BenchmarkOption, applies=lambda b: b.judge() is not None,
-              help="Server URL of the judge model.")
-@click.option("--conditions", help="Any of C, C+Q, C+I, C+Q+I (default: the benchmark's, C+Q,C+Q+I for most).")
-@click.option("--limit", type=int, help="Only the first N items.")
+              help="Server URL of the judge model.",
+              callback=lambda ctx, param, value: value and _server_urls(ctx, param, (value,))[0])
+@click.option("--conditions", callback=_not_empty, help="Any of C, C+Q, C+I, C+Q+I (default: the benchmark's, C+Q,C+Q+I for most).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
 @click.option("--convention", cls=BenchmarkOption, applies=lambda b: bool(b.conventions), help="One of the benchmark's scoring conventions (its default when omitted).")
 @click.option("--run-dir", type=click.Path(path_type=str), help="Run directory (default: runs/<benchmark>-<split>-<model>-<hash>). Re-running resumes it.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--no-retry-errors", is_flag=True,
               help="On a re-run, keep `error` and `missing` records instead of asking those pairs again.")
-@click.option("--max-error-rate", type=click.FloatRange(0, 1), default=0.05, show_default=True,
+@click.option("--max-error-rate", type=click.FloatRange(0, 1), default=0.05, show_default=True, callback=_finite,
               help=f"Exit with status {EXIT_UNTRUSTED} when more records than this fraction are errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout, nothing else.")
 @click.option("--allow-invalid", is_flag=True, help="Run even when `medvqa validate` finds errors in the data.")
 @click.option("--forced-guess", is_flag=True,
               help="Re-ask refused image-removed (C+Q) items with permission to guess, as condition C+Q/forced.")
-@click.option("--api-base", multiple=True, metavar="URL",
+@click.option("--api-base", multiple=True, metavar="URL", callback=_server_urls,
               help="Server URL (OpenAI-compatible, e.g. http://host:8000/v1). Repeat to load-balance over several.")
 @click.option("--model-list", type=click.Path(exists=True, dir_okay=False, path_type=str),
               help="YAML model list (litellm Router format) of deployments to load-balance over.")
 @click.option("--concurrency", type=click.IntRange(min=1), help="Requests in flight at once (default 16).")
-@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), help="At most this many requests per minute.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per request (default 120).")
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), callback=_finite, help="At most this many requests per minute.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), callback=_finite,
+              help="Seconds per request in all, however slowly the answer arrives (default 120).")
 @click.option("--max-retries", type=click.IntRange(min=0), help="Retries after a 429, 5xx, timeout or connection error (default 6).")
-@click.option("--retry-wait", type=click.FloatRange(min=0), help="First backoff bound in seconds; doubles per retry (default 1).")
+@click.option("--retry-wait", type=click.FloatRange(min=0), callback=_finite, help="First backoff bound in seconds; doubles per retry (default 1).")
 @click.option("--max-image-side", type=click.IntRange(min=16), help="Downscale images to at most this many pixels per side.")
 @click.option("--price", metavar="IN,OUT", help="USD per million prompt and completion tokens, for the cost.")
-@click.option("--temperature", type=float, help="Sampling temperature (default 0).")
+@click.option("--temperature", type=float, callback=_finite, help="Sampling temperature (default 0).")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Completion token limit.")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Any other generation parameter (JSON value); KEY=null removes a default.")
+@click.option("--max-response-bytes", type=click.IntRange(min=1),
+              help="What a record keeps of an answer (default 262144, 256 KiB); a longer one is cut and marked truncated.")
 @click.option("--response-format", type=click.Choice(["auto", "json_schema", "json_object", "none"]),
               help="Structured JSON output (default auto: where the provider supports it).")
 @click.option("--workers", type=click.IntRange(min=1), help="Processes sending requests (when one core is the limit).")
@@ -106,8 +139,8 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
               help="vllm.LLM(...) argument, e.g. max_model_len=8192 (vllm/ models).")
 def command(benchmark, model, data, sample, split, select, context, judges, judge_api_base, conditions, limit, convention, run_dir, seed,
             no_cache, no_retry_errors, max_error_rate, as_json, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
-            max_image_side, price, temperature, max_tokens, params, response_format, workers, tensor_parallel_size,
-            batch_size, engine_options, **shorthands) -> None:
+            max_image_side, price, temperature, max_tokens, params, max_response_bytes, response_format, workers,
+            tensor_parallel_size, batch_size, engine_options, **shorthands) -> None:
     """Run BENCHMARK on a model and write records to a run directory.
 
     \b
@@ -133,6 +166,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
             judge_options={"api_base": judge_api_base} if judge_api_base else {},
             command_line=["medvqa", *sys.argv[1:]], allow_invalid=allow_invalid, forced_guess=forced_guess,
             retry_errors=not no_retry_errors, max_error_rate=max_error_rate,
+            **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}),
             backend_options=backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
                                             max_image_side, price, temperature, max_tokens, params, response_format,
                                             workers, tensor_parallel_size, batch_size, engine_options),

@@ -11,6 +11,7 @@ import html
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pandas as pd
 
@@ -300,6 +301,6 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
         slug = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{r['benchmark']}-{r['model']}")[:80]
         target = folder / f"{i:02d}-{slug}.html"
         written.append(write_html(doc, target, svg_texts(figures(doc))))
-        links[" + ".join(r["runs"])] = f"{folder.name}/{target.name}"
+        links[" + ".join(r["runs"])] = f"./{quote(folder.name)}/{quote(target.name)}"  # relative, never a scheme
     path.write_text(page(comparison.as_json(), links), encoding="utf-8")
     return [path, *written]

@@ -9,7 +9,8 @@ Every request is counted under its content key (`content_key`: roles, texts and 
 each image's decoded bytes). Faults are injected by rate, decided by a seeded RNG per (key,
 attempt), so a re-run meets the same faults: transient ones (429 with `Retry-After`, 500, a
 hang past the client's timeout, a truncated body, a non-JSON body) and final ones (400, and a
-401 that quotes the presented API key back, as some providers do). Hostile answers are faults
+401 that quotes the presented API key back, as some providers do); a `trickle` sends its answer
+one byte at a time, each well within a read timeout, the whole far past any deadline. Hostile answers are faults
 too: a 200 with `content: null`, a refusal in OpenAI's `message.refusal` field, an answer
 nested 1,000 brackets deep, an answer that quotes the presented API key, and an answer holding
 a lone surrogate.
@@ -53,6 +54,7 @@ _SLOTS = re.compile(r"(\d+)\s*slots|解答欄は(\d+)つ")
 FAULT_KINDS = ("rate_limit", "server_error", "timeout", "truncated", "non_json")  # transient: retried
 CLIENT_ERRORS = ("bad_request", "auth_error")  # final: never retried
 ANSWER_FAULTS = ("null_content", "refusal", "deep_nesting", "echo_key", "lone_surrogate")  # 200s
+SLOW_FAULTS = ("trickle",)  # a 200 whose body arrives one byte at a time
 REFUSAL = "I'm sorry, but I can't help with that request."
 
 
@@ -72,8 +74,10 @@ class Faults:
     deep_nesting: float = 0.0  # 200 whose content is `{"answer": ` and 1,000 `[`
     echo_key: float = 0.0  # 200 whose answer quotes the presented Authorization header
     lone_surrogate: float = 0.0  # 200 whose answer holds a lone surrogate (`\ud800`)
+    trickle: float = 0.0  # 200 whose body is sent one byte every `trickle_s` seconds
     retry_after_s: float = 0.05
     hang_s: float = 30.0
+    trickle_s: float = 0.5
 
     @classmethod
     def every_kind(cls, total: float, **kw) -> "Faults":
@@ -83,7 +87,7 @@ class Faults:
 
     def pick(self, rng: random.Random) -> str | None:
         x = rng.random()
-        for kind in FAULT_KINDS + CLIENT_ERRORS + ANSWER_FAULTS:
+        for kind in FAULT_KINDS + CLIENT_ERRORS + ANSWER_FAULTS + SLOW_FAULTS:
             x -= getattr(self, kind)
             if x < 0:
                 return kind
@@ -253,6 +257,14 @@ class OpenAIServer:
         elif fault == "lone_surrogate":
             text = '{"answer": ["\ud800"]}'
         payload = json.dumps(completion_body(body.get("model", self.model), key, text, len(raw), refusal)).encode()
+        if fault == "trickle":  # every byte on time, the whole answer never within a deadline
+            response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+            response.content_length = len(payload)
+            await response.prepare(request)
+            for i in range(len(payload)):
+                await response.write(payload[i:i + 1])
+                await asyncio.sleep(self.faults.trickle_s)
+            return response
         if fault == "truncated":
             response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
             response.content_length = len(payload)
@@ -356,14 +368,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before every answer")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--faults", type=float, default=0.0, help="total rate of transient faults, split evenly")
-    for kind in FAULT_KINDS + CLIENT_ERRORS + ANSWER_FAULTS:
+    for kind in FAULT_KINDS + CLIENT_ERRORS + ANSWER_FAULTS + SLOW_FAULTS:
         parser.add_argument(f"--{kind.replace('_', '-')}", type=float, help=f"rate of {kind} faults")
     parser.add_argument("--retry-after", type=float, default=0.05, help="Retry-After seconds sent with 429")
     parser.add_argument("--hang", type=float, default=30.0, help="seconds a 'timeout' fault hangs")
     parser.add_argument("--replies", help="JSON file of canned replies: {content key: reply text}")
     args = parser.parse_args(argv)
     faults = Faults.every_kind(args.faults) if args.faults else Faults()
-    for kind in FAULT_KINDS + CLIENT_ERRORS + ANSWER_FAULTS:
+    for kind in FAULT_KINDS + CLIENT_ERRORS + ANSWER_FAULTS + SLOW_FAULTS:
         if getattr(args, kind) is not None:
             setattr(faults, kind, getattr(args, kind))
     faults.retry_after_s, faults.hang_s = args.retry_after, args.hang

@@ -20,6 +20,7 @@ is one more line in `VARIANTS`, a later hostile answer one more line in `ANSWERS
 from __future__ import annotations
 
 import copy
+import re
 import json
 import os
 import shutil
@@ -391,3 +392,210 @@ def test_hostile_answers_end_in_a_status_never_a_crash(fault, status, cached, tm
     for r in records:
         assert (r["key"] in in_cache) == (cached if cached is not None else "scoring_error" not in r)
     assert b"sk-hostile" not in (tmp_path / "run" / "records.jsonl").read_bytes()
+
+
+# Hostile usage of `medvqa run`: each row is a usage error (status 2) naming its option, before
+# anything is loaded, requested or written. One more line per new kind of bad value.
+USAGE = [
+    ("limit-negative", ["--model", "random", "--limit", "-1"], "--limit"),
+    ("limit-zero", ["--model", "random", "--limit", "0"], "--limit"),
+    ("conditions-empty", ["--model", "random", "--conditions="], "--conditions"),
+    ("conditions-blank", ["--model", "random", "--conditions", " "], "--conditions"),
+    ("max-error-rate-nan", ["--model", "random", "--max-error-rate", "nan"], "--max-error-rate"),
+    ("temperature-nan", ["--model", "hosted_vllm/test", "--temperature", "nan"], "--temperature"),
+    ("timeout-infinite", ["--model", "hosted_vllm/test", "--timeout", "inf"], "--timeout"),
+    ("rpm-nan", ["--model", "hosted_vllm/test", "--rpm", "nan"], "--rpm"),
+    ("api-base-not-a-url", ["--model", "hosted_vllm/test", "--api-base", "not a url"], "--api-base"),
+    ("api-base-no-scheme", ["--model", "hosted_vllm/test", "--api-base", "127.0.0.1:8000/v1"], "--api-base"),
+    ("api-base-port-not-a-number", ["--model", "hosted_vllm/test", "--api-base", "http://h:port/v1"], "--api-base"),
+    ("max-response-bytes-zero", ["--model", "random", "--max-response-bytes", "0"], "--max-response-bytes"),
+]
+
+
+@pytest.mark.parametrize("args,option", [u[1:] for u in USAGE], ids=[u[0] for u in USAGE])
+def test_bad_values_are_usage_errors_naming_the_option(args, option, tmp_path):
+    from click.testing import CliRunner
+
+    from medvqa.cli.main import cli
+
+    run_dir = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--run-dir", str(run_dir), *args])
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{option}'" in result.output and "Traceback" not in result.output
+    assert not run_dir.exists()
+
+
+# Hostile run directories: what is planted in (or around) a run directory, the command run on it,
+# its exit status and the one line it prints. Nothing outside the run directory changes, and the
+# run directory is as it was. One more line per new kind of attack.
+
+@dataclass(frozen=True)
+class RunDirCase:
+    name: str
+    plant: Callable[[Path, Path], None]  # (run directory of a finished run, a file outside it)
+    command: Callable[[Path, Path], list[str]]  # (run directory, release folder) -> arguments
+    status: int
+    line: str  # a regular expression for the whole line printed, with {run_dir} filled in
+
+
+def link(name: str) -> Callable[[Path, Path], None]:
+    def plant(run_dir: Path, victim: Path) -> None:
+        (run_dir / name).unlink(missing_ok=True)
+        (run_dir / name).symlink_to(victim)
+    return plant
+
+
+def cut_last_record(run_dir: Path, victim: Path) -> None:
+    lines = (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (run_dir / "records.jsonl").write_text("".join(lines[:-1]), encoding="utf-8")
+
+
+def foreign(run_dir: Path, victim: Path) -> None:
+    (run_dir / "manifest.json").unlink()
+    (run_dir / "run.lock").unlink()
+    (run_dir / "records.jsonl").write_text('{"id": 7, "label": "cat"}\n', encoding="utf-8")
+
+
+def both(*plants):
+    return lambda run_dir, victim: [p(run_dir, victim) for p in plants]
+
+
+RERUN = lambda run_dir, data: ["run", "kokushimd10", "--data", str(data), "--model", "random", "--conditions", "C+Q",
+                               "--run-dir", str(run_dir)]
+RESCORE = lambda run_dir, data: ["score", str(run_dir), "--convention", "kokushimd10"]
+LINK = r"Error: {run_dir}/{name}: is a symbolic link: files in a run directory are never written through a link; " \
+       r"remove it, or choose another --run-dir"
+RUN_DIRS = [
+    RunDirCase("lock-is-a-link", both(cut_last_record, link("run.lock")), RERUN, 1, LINK.replace("{name}", "run.lock")),
+    RunDirCase("records-tmp-is-a-link", both(cut_last_record, link("records.jsonl.tmp")), RERUN, 1,
+               LINK.replace("{name}", r"records\.jsonl\.tmp")),
+    RunDirCase("manifest-tmp-is-a-link-under-score", link("manifest.json.tmp"), RESCORE, 1,
+               LINK.replace("{name}", r"manifest\.json\.tmp")),
+    RunDirCase("records-tmp-is-a-link-under-score", link("records.jsonl.tmp"), RESCORE, 1,
+               LINK.replace("{name}", r"records\.jsonl\.tmp")),
+    RunDirCase("records-are-a-link", link("records.jsonl"), RESCORE, 1, LINK.replace("{name}", r"records\.jsonl")),
+    RunDirCase("foreign-folder-with-records", foreign, RERUN, 1,
+               r"Error: {run_dir}: holds records\.jsonl but no readable manifest\.json: not a run medvqa wrote; "
+               r"choose another --run-dir"),
+]
+
+
+@pytest.mark.parametrize("case", RUN_DIRS, ids=[c.name for c in RUN_DIRS])
+def test_hostile_run_directories_are_refused_with_one_line_and_nothing_changes(case, tmp_path):
+    from click.testing import CliRunner
+
+    from medvqa.cli.main import cli
+    from tests.adapters.kokushimd10.fixtures import kokushi_release
+
+    data = kokushi_release(tmp_path / "data")
+    run_dir = tmp_path / "run"
+    assert CliRunner().invoke(cli, RERUN(run_dir, data)).exit_code == 0
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    case.plant(run_dir, victim)
+    before = {p.name: (p.is_symlink(), p.read_bytes() if p.is_file() and not p.is_symlink() else None)
+              for p in run_dir.iterdir()}
+    result = CliRunner().invoke(cli, case.command(run_dir, data))
+    assert result.exit_code == case.status, result.output
+    assert re.fullmatch(case.line.replace("{run_dir}", re.escape(str(run_dir))), result.output.strip()), result.output
+    assert victim.read_text() == "precious\n"
+    assert {p.name: (p.is_symlink(), p.read_bytes() if p.is_file() and not p.is_symlink() else None)
+            for p in run_dir.iterdir()} == before
+
+
+def test_score_during_a_run_says_so_and_changes_nothing(tmp_path):
+    """`score` holds the run's lock: while another writer holds it, `score` fails at once naming
+    it, whether or not it had anything to change; the manifest keeps its convention."""
+    from click.testing import CliRunner
+
+    from medvqa.cli.main import cli
+    from medvqa.core.run.store import RunStore, read_manifest
+    from tests.adapters.kokushimd10.fixtures import kokushi_release
+
+    data = kokushi_release(tmp_path / "data")
+    run_dir = tmp_path / "run"
+    assert CliRunner().invoke(cli, RERUN(run_dir, data)).exit_code == 0
+    manifest = read_manifest(run_dir)
+    store = RunStore(run_dir)
+    store.open(manifest)  # a run in progress holds the lock
+    try:
+        for args in (["score", str(run_dir)], RESCORE(run_dir, data)):
+            result = CliRunner().invoke(cli, args)
+            assert result.exit_code == 1, result.output
+            assert result.output.strip() == (f"Error: {run_dir}: in use by process {os.getpid()} (lock run.lock): "
+                                             "wait for it to finish, or choose another --run-dir")
+    finally:
+        store.close()
+    assert read_manifest(run_dir) == manifest
+    assert CliRunner().invoke(cli, RESCORE(run_dir, data)).exit_code == 0
+    assert read_manifest(run_dir)["convention"] == "kokushimd10"
+
+
+def test_a_failed_preflight_leaves_no_file_and_another_run_may_use_the_directory(tmp_path):
+    """Nothing is written before the first record: after a preflight that fails (nothing listens
+    at the server's port) there is no run directory, so `report` says so and a run with other
+    parameters is not refused as "a different run"."""
+    from click.testing import CliRunner
+
+    from medvqa.cli.main import cli
+
+    run_dir = tmp_path / "runs" / "run"
+    failed = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base",
+                                      "http://127.0.0.1:9/v1", "--max-retries", "0", "--run-dir", str(run_dir)])
+    assert failed.exit_code == 3 and "preflight request to hosted_vllm/test" in failed.output, failed.output
+    assert not (tmp_path / "runs").exists()
+    report = CliRunner().invoke(cli, ["report", str(run_dir)])
+    assert report.exit_code != 0
+    other = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "random", "--run-dir", str(run_dir),
+                                     "--json"])
+    assert other.exit_code == 0, other.output
+    assert json.loads(other.output)["n_records"] == 22
+
+
+def test_html_pages_of_a_run_whose_image_is_a_decompression_bomb_are_written_without_its_thumbnail(tmp_path):
+    """A 14,000 x 14,000 PNG (more than twice Pillow's pixel limit: a DecompressionBombError
+    when opened) run anyway: `audit --html` and `compare --html` write their pages, showing the
+    example without its thumbnail, with no traceback and no warning."""
+    from click.testing import CliRunner
+
+    from medvqa.cli.main import cli
+
+    data = build(Variant("bomb", image_bytes(lambda: png_bomb(14_000, 14_000)), "image-size"), tmp_path / "data")
+    run_dir = tmp_path / "run"
+    ran = CliRunner().invoke(cli, ["run", "jmed48k", "--data", str(data), "--model", "random", "--allow-invalid",
+                                   "--run-dir", str(run_dir), "--max-error-rate", "1", "--json"])
+    assert ran.exit_code == 0, ran.output
+    audit = CliRunner().invoke(cli, ["audit", str(run_dir), "--html", str(tmp_path / "audit.html"), "--resamples", "20"])
+    assert audit.exit_code == 0 and "Warning" not in audit.output, audit.output
+    page = (tmp_path / "audit.html").read_text(encoding="utf-8")
+    assert 'data-item="Physician_2031_A_Q2"' in page and '<img alt="A2.png"' not in page
+    compare = CliRunner().invoke(cli, ["compare", str(run_dir), "--html", str(tmp_path / "c.html"), "--resamples", "20"])
+    assert compare.exit_code == 0 and "Warning" not in compare.output, compare.output
+    [audit_page] = (tmp_path / "c-audits").iterdir()
+    assert 'data-item="Physician_2031_A_Q2"' in audit_page.read_text(encoding="utf-8")
+
+
+def test_a_page_named_like_a_url_links_to_its_audits_relatively(tmp_path, monkeypatch):
+    """`compare --html 'javascript:alert(1).html'`: the links to its audit pages are `./`
+    relative, percent-encoded and HTML-escaped, never a `javascript:` URL, and they resolve."""
+    from html.parser import HTMLParser
+    from urllib.parse import unquote
+
+    from click.testing import CliRunner
+
+    from medvqa.cli.main import cli
+
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "random", "--run-dir", "run"]).exit_code == 0
+    result = CliRunner().invoke(cli, ["compare", "run", "--html", 'javascript:alert(1)"<b>.html', "--resamples", "20"])
+    assert result.exit_code == 0, result.output
+    hrefs = []
+
+    class Links(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag == "a":
+                hrefs.append(dict(attrs)["href"])
+
+    Links().feed((tmp_path / 'javascript:alert(1)"<b>.html').read_text(encoding="utf-8"))
+    assert hrefs and all(h.startswith("./javascript%3Aalert%281%29%22%3Cb%3E-audits/") for h in hrefs), hrefs
+    assert all((tmp_path / unquote(h)).is_file() for h in hrefs)

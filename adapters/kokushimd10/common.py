@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from medvqa import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image
+from medvqa import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, lone_surrogate, resolve_image
 from medvqa.ja import normalize_width, select_count
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -53,7 +53,16 @@ def problem_row(row: dict, id_pattern: re.Pattern, example: str, file: Path) -> 
     text = row.get("problem_text")
     if not isinstance(text, str) or not text.strip():
         raise DataError("empty or missing problem_text", file=file, record=pid)
+    no_surrogate(row, file, pid)
     return pid, m, text, row.get("choices")
+
+
+def no_surrogate(row: dict, file: Path, record: str) -> None:
+    """A DataError naming the field of `row` that holds a lone surrogate (`\\ud800`), which
+    UTF-8 cannot encode, so no request, record or file could carry it."""
+    where = lone_surrogate(row)
+    if where is not None:
+        raise DataError(f"{where} holds a lone surrogate, which UTF-8 cannot encode", file=file, record=record)
 
 
 def letter_options(choices: list[str]) -> tuple[Option, ...]:

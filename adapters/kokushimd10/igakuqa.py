@@ -17,7 +17,7 @@ from typing import Any
 from medvqa import DataError, Item, read_jsonl
 
 from .common import (BLOCK_FILE, data_root, find_images, image_root, letter_options, make_item, parse_answer,
-                     parse_human_accuracy, parse_kinki, parse_points, problem_row)
+                     no_surrogate, parse_human_accuracy, parse_kinki, parse_points, problem_row)
 
 BENCHMARK = "igakuqa"
 PROFESSION = "Physician"
@@ -54,6 +54,7 @@ def load(path: Path) -> list[Item]:
                 pid = row.get("problem_id")
                 if not isinstance(pid, str):
                     raise DataError("metadata row without a problem_id", file=meta_file)
+                no_surrogate(row, meta_file, pid)
                 metadata[pid] = row
         for row in read_jsonl(f):
             items.append(item_from_row(row, metadata, year=year, file=f, root=image_root(path, root)))

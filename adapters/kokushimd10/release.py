@@ -29,7 +29,7 @@ from typing import Any
 from medvqa import DataError, ImageRef, ImageRole, Item, brief, read_json, resolve_image
 
 from .common import digit_options, find_images, letter_options, make_item, parse_answer, parse_human_accuracy, \
-    parse_kinki, parse_points
+    no_surrogate, parse_kinki, parse_points
 from .professions import SHORT_NAMES
 
 BENCHMARK = "kokushimd10"
@@ -112,6 +112,7 @@ def item_from_row(row: Any, *, profession: str, year: int, section: str, file: P
         raise DataError(f"index {brief(row.get('index'))} is not a number or number-part (\"12\", \"12-1\")",
                         file=file, record=f"position {position + 1}")
     item_id = f"{profession}-{year}-{section.upper()}{index}"
+    no_surrogate(row, file, item_id)
     question = _first(row, QUESTION_FIELDS)
     if not isinstance(question, str) or not question.strip():
         raise DataError(f"no question text (looked for {', '.join(QUESTION_FIELDS)})", file=file, record=item_id)

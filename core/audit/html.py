@@ -156,14 +156,20 @@ def _selection_table(page: _Page, base: list, bias: dict) -> None:
 
 @lru_cache(maxsize=512)
 def _thumbnail(path: str, px: int) -> str | None:
+    """A small PNG of the image at `path` as a data URL; None for a file Pillow cannot read or
+    would not decode (a decompression bomb: more pixels than Pillow's limit)."""
+    import warnings
+
     from PIL import Image
 
     try:
-        with Image.open(path) as im:
-            im.thumbnail((px, px))
-            buf = io.BytesIO()
-            im.convert("RGB").save(buf, format="PNG")
-    except OSError:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(path) as im:
+                im.thumbnail((px, px))
+                buf = io.BytesIO()
+                im.convert("RGB").save(buf, format="PNG")
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError, Image.DecompressionBombWarning):
         return None
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 

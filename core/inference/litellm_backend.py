@@ -3,8 +3,8 @@
 Router (`--api-base` repeated, or `--model-list FILE`).
 
 Calls run asynchronously, `concurrency` at a time, optionally paced to `rpm` requests per
-minute, each with a timeout and our own retry policy (`retry.py`; litellm's `num_retries` is
-never used). A request that still fails is returned with its error text, never dropped.
+minute, each with a total deadline and our own retry policy (`retry.py`: litellm's
+`num_retries` is never used, and the provider client's own retries are off). A request that still fails is returned with its error text, never dropped.
 Generation parameters are all in `params`, hence in the manifest and in every request key:
 by default temperature 0 and the seed, each only where litellm says the model takes it at
 that value (`params_left_out` says which were left out and why), and JSON output where the
@@ -18,11 +18,11 @@ litellm is imported here, on first use, never at CLI start-up.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import os
-import time
+import warnings
+from dataclasses import replace
 from typing import Any, Iterable, Iterator
 
 from medvqa.core.inference.base import Request, Response
@@ -31,15 +31,17 @@ from medvqa.core.inference.images import ImageError, to_openai
 from medvqa.core.inference.model_names import check_before_import, remember_names
 from medvqa.core.inference.output import ANSWER_SCHEMA, error_text, writable_text
 from medvqa.core.inference.preflight import check_provider, probe
-from medvqa.core.inference.retry import RetryPolicy, is_retryable, retry_after
+from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, RetryPolicy, with_retries
 from medvqa.core.inference.router import credential_values, deployments_for, load_model_list, resolve_env, underlying_model
-from medvqa.core.inference.secrets import Scrubber, remember, remember_url
+from medvqa.core.inference.secrets import Scrubber, is_secret_name, remember, remember_params, remember_url, without_userinfo
 from medvqa.core.inference.secrets import redact_url as _redact_url
 
 DEFAULT_CONCURRENCY = 16
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_TEMPERATURE = 0
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
+# Request settings litellm would take as parameters, which medvqa owns (attempts are counted in one place).
+_NOT_PARAMS = {"max_retries": "--max-retries", "num_retries": "--max-retries", "timeout": "--timeout"}
 
 
 @functools.cache
@@ -51,6 +53,9 @@ def import_litellm():
     import litellm
 
     litellm.suppress_debug_info = True
+    # an attempt cancelled at its deadline may leave the coroutine litellm built in a worker
+    # thread never awaited; Python would say so at exit, after the run's last line
+    warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     remember_names(litellm)
@@ -106,6 +111,7 @@ class LiteLLMBackend:
             remember_url(url)
         for value in credential_values(self._deployments):
             remember(value)
+        remember_params(params)
         self._scrub = Scrubber()  # every answer is scrubbed of the credentials known now
         if len(api_bases) > 1:
             self._deployments += deployments_for(model, api_bases)
@@ -164,8 +170,10 @@ class LiteLLMBackend:
         if fmt is not None:
             send["response_format"] = fmt
         for name, value in (params or {}).items():
-            if any(w in name.lower() for w in ("key", "token", "secret", "password")):
+            if is_secret_name(name):
                 raise ValueError(f"--param {name}: secrets are read from the environment, never passed as parameters")
+            if name in _NOT_PARAMS:
+                raise ValueError(f"--param {name}: not a generation parameter; use {_NOT_PARAMS[name]}")
             if value is None:
                 if send.pop(name, None) is not None:
                     left_out[name] = f"removed with --param {name}=null"
@@ -269,29 +277,30 @@ class LiteLLMBackend:
             return Response(error=str(exc))
         self.stats["in_flight"] += 1
         try:
-            for attempt in range(self.retry.max_retries + 1):
-                if self._pacer is not None:
-                    await self._pacer.wait()
-                started = time.monotonic()
-                try:
-                    return self._read(await self._complete(payload, response_schema), time.monotonic() - started)
-                except Exception as exc:
-                    if attempt < self.retry.max_retries and is_retryable(exc):
-                        self.stats["retries"] += 1
-                        await asyncio.sleep(self.retry.delay(attempt, retry_after(exc)))
-                        continue
-                    return Response(error=error_text(exc, attempt + 1), latency_s=time.monotonic() - started)
+            done = await with_retries(lambda: self._answer(payload, response_schema), self.retry,
+                                      deadline_s=self.timeout, before=self._pacer.wait if self._pacer else None,
+                                      on_retry=self._count_retry)
         finally:
             self.stats["in_flight"] -= 1
+        if done.error is not None:
+            return Response(error=error_text(done.error, done.tries), latency_s=done.latency_s)
+        return replace(done.value, latency_s=done.latency_s)
+
+    def _count_retry(self, exc: Exception) -> None:
+        self.stats["retries"] += 1
+
+    async def _answer(self, payload: list[dict], response_schema: dict | None) -> Response:
+        return self._read(await self._complete(payload, response_schema), 0.0)
 
     async def _complete(self, messages: list[dict], response_schema: dict | None = None):
-        kwargs = {"messages": messages, "timeout": self.timeout, **self._send}
+        kwargs = {"messages": messages, "timeout": self.timeout, **self._send, "max_retries": PROVIDER_CLIENT_RETRIES}
         if response_schema is not None and (kwargs.get("response_format") or {}).get("type") == "json_schema":
             kwargs["response_format"] = json_schema_format(response_schema)
         if self._deployments:
             if self._router is None:
-                self._router = self.litellm.Router(model_list=resolve_env(self._deployments), num_retries=0,
-                                                   **self._router_settings)
+                deployments = [{**d, "litellm_params": {**d["litellm_params"], "max_retries": PROVIDER_CLIENT_RETRIES}}
+                               for d in resolve_env(self._deployments)]
+                self._router = self.litellm.Router(model_list=deployments, num_retries=0, **self._router_settings)
             return await self._router.acompletion(model=self.model, **kwargs)
         if self._api_base:
             kwargs["api_base"] = self._api_base
@@ -332,4 +341,4 @@ def json_schema_format(schema: dict) -> dict:
 
 def _server(url: str | None) -> str | None:
     """A server URL as part of a request key: without user:password or a trailing slash."""
-    return _redact_url(url).rstrip("/") if url else None
+    return without_userinfo(url).rstrip("/") if url else None

@@ -17,13 +17,15 @@ Nothing the probe receives is recorded or cached.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from medvqa.core.inference.concurrency import event_loop
-from medvqa.core.inference.retry import RetryPolicy, failure_kind, retry_after
+from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, RetryPolicy, failure_kind, with_retries
 from medvqa.core.inference.secrets import scrub
 
-PROBE_TRIES = 3
+PROBE_TRIES = 3  # requests in all, per server
+PROBE_RETRIED = ("rate_limit", "server", "unreadable")
 # JSON output modes require the word "JSON" in the messages; the answer itself is ignored.
 PROBE_MESSAGES = [{"role": "user", "content": 'Reply with the JSON {"answer": ["A"]}.'}]
 MAX_DETAIL = 300
@@ -83,16 +85,13 @@ def probe(litellm, targets: list[tuple[str, dict[str, Any]]], params: dict[str, 
 
 async def _probe_one(litellm, where: str, call: dict[str, Any], params: dict[str, Any], timeout: float,
                      retry: RetryPolicy) -> None:
-    for attempt in range(PROBE_TRIES):
-        try:
-            await litellm.acompletion(messages=PROBE_MESSAGES, timeout=timeout, **params, **call)
-            return
-        except Exception as exc:
-            kind = failure_kind(exc)
-            if kind in ("rate_limit", "server", "unreadable") and attempt + 1 < PROBE_TRIES:
-                await asyncio.sleep(retry.delay(attempt, retry_after(exc)))
-                continue
-            raise PreflightError(_explain(litellm, where, call, kind, exc, attempt + 1)) from None
+    policy = replace(retry, max_retries=PROBE_TRIES - 1)
+    done = await with_retries(
+        lambda: litellm.acompletion(messages=PROBE_MESSAGES, timeout=timeout,
+                                    **{**params, **call, "max_retries": PROVIDER_CLIENT_RETRIES}),
+        policy, deadline_s=timeout, retryable=lambda exc: failure_kind(exc) in PROBE_RETRIED)
+    if done.error is not None:
+        raise PreflightError(_explain(litellm, where, call, failure_kind(done.error), done.error, done.tries))
 
 
 def _explain(litellm, where: str, call: dict[str, Any], kind: str, exc: BaseException, tries: int) -> str:

@@ -9,15 +9,23 @@ exception types, and failures raised before any request reached a server (missin
 credentials come back from litellm as a "500" whose cause is the provider client's own
 configuration error). The wait is exponential backoff with full jitter, and never shorter
 than the server's `Retry-After`.
+
+Attempts are counted in one place, `with_retries`, for every request and every preflight probe:
+`--max-retries N` means at most N + 1 requests reach the server, whatever the provider (the
+provider client's own retries are switched off: `PROVIDER_CLIENT_RETRIES`). Each attempt has
+a total deadline (`--timeout`), however slowly the server sends its answer.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import socket
 import sys
+import time
 from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
 from email.utils import parsedate_to_datetime
 from datetime import datetime, timezone
 
@@ -35,6 +43,9 @@ _LITELLM_KINDS = (("UnsupportedParamsError", "unsupported_params"), ("Authentica
 # litellm's types for failures it reports as a 5xx (some raised before any request was sent)
 _LITELLM_SERVER_TYPES = ("APIError", "APIConnectionError", "InternalServerError", "ServiceUnavailableError",
                          "BadGatewayError")
+# `max_retries` given to the provider's client (the OpenAI client inside litellm retries twice by
+# default): our own loop is the only one that asks again.
+PROVIDER_CLIENT_RETRIES = 0
 _STATUS_KINDS = {400: "bad_request", 401: "authentication", 403: "permission", 404: "not_found",
                  408: "timeout", 413: "bad_request", 422: "bad_request", 429: "rate_limit"}
 
@@ -130,3 +141,53 @@ def parse_retry_after(value: str) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+class DeadlineExceeded(TimeoutError):
+    """An attempt whose answer was not complete within its total deadline (retried as a timeout)."""
+
+
+@dataclass
+class Attempts:
+    """How `with_retries` ended: the value of the attempt that succeeded, or the error of the
+    last one; `tries` requests were sent; `latency_s` is the last attempt's."""
+
+    value: Any = None
+    error: Exception | None = None
+    tries: int = 0
+    latency_s: float = 0.0
+
+
+async def with_retries(send: Callable[[], Awaitable[Any]], policy: RetryPolicy, *, deadline_s: float | None = None,
+                       retryable: Callable[[Exception], bool] = is_retryable,
+                       before: Callable[[], Awaitable[None]] | None = None,
+                       on_retry: Callable[[Exception], None] | None = None) -> Attempts:
+    """Await `send()` at most `policy.max_retries + 1` times: again after a `retryable` failure,
+    after `policy.delay`. Each attempt ends at `deadline_s` seconds in all (`DeadlineExceeded`);
+    `before()` is awaited before each attempt (pacing), `on_retry(exc)` called before each retry.
+    Never raises for a failed attempt: the last error is returned."""
+    tries = 0
+    while True:
+        if before is not None:
+            await before()
+        tries += 1
+        started = time.monotonic()
+        try:
+            if deadline_s is None:
+                value = await send()
+            else:
+                try:
+                    async with asyncio.timeout(deadline_s) as deadline:
+                        value = await send()
+                except TimeoutError:
+                    if not deadline.expired():
+                        raise
+                    raise DeadlineExceeded(f"no complete answer within {deadline_s:g} s (--timeout)") from None
+            return Attempts(value=value, tries=tries, latency_s=time.monotonic() - started)
+        except Exception as exc:
+            if tries <= policy.max_retries and retryable(exc):
+                if on_retry is not None:
+                    on_retry(exc)
+                await asyncio.sleep(policy.delay(tries - 1, retry_after(exc)))
+                continue
+            return Attempts(error=exc, tries=tries, latency_s=time.monotonic() - started)

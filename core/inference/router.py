@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from medvqa.core.inference.secrets import is_secret_name
 from medvqa.core.items import DataError
 
 ENV_REF = "os.environ/"
@@ -99,5 +100,4 @@ def _resolve(value: Any) -> Any:
 
 
 def _is_secret_field(name: str) -> bool:
-    lowered = name.lower()
-    return any(word in lowered for word in ("key", "token", "secret", "password", "credential"))
+    return is_secret_name(name)

@@ -2,24 +2,31 @@
 
 Keys are read from the environment by the provider libraries and never pass through medvqa's
 own data. Servers may quote them back, though (in an error, or even in an answer), and users
-may write them into a URL (`http://user:KEY@host/v1`). `scrub` removes from a text:
+may write them into a URL (`http://user:KEY@host/v1`, `...?key=KEY`) or a header
+(`--param extra_headers='{"api-key": "KEY"}'`). Credentials are found by where they stand, not
+by what they look like:
 
-- the value of every secret-looking environment variable (`*KEY*`, `*TOKEN*`, `*SECRET*`, ...);
-- every value the run itself was given as a credential, whatever the variable that holds it is
-  called (`remember`: a model list's `api_key: os.environ/NAME`, the password of a URL);
-- bearer tokens, basic authorisation headers and `sk-...` key shapes;
-- the user information of every URL (`scheme://user:password@` becomes `scheme://***@`).
+- by position, in what a run writes about itself (`redact_params`, `redact_command_line`,
+  `redact_url`): every header value, every query value of a URL, the user information of a URL;
+- in any text (`scrub`): every value the run was given as a credential, whatever its length and
+  whatever the variable that holds it is called (`remember`: a model list's
+  `api_key: os.environ/NAME`, the password of a URL, a secret-named header or query value), the
+  query values and user information of every URL, the values of secret-looking environment
+  variables (`*KEY*`, `*TOKEN*`, `*SECRET*`, ...), bearer tokens, basic authorisation headers
+  and `sk-...` key shapes.
 
-Values shorter than `MIN_SECRET_CHARS` are left alone: replacing them would mangle ordinary
-text (a key "abc" would cut every "abc" out of an answer), and they are no secret worth the name.
+A remembered credential of fewer than `MIN_SECRET_CHARS` characters is replaced only where it
+stands alone (not inside a longer word), so a key "abc" does not cut every "abc" out of an
+answer; a secret-looking environment variable that short is no key and is left alone.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
 # A bearer token (with a digit, so "bearer heterozygous" in an answer stays), a basic
@@ -27,27 +34,106 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
 _TOKEN_SHAPES = re.compile(r"(?i)\bbearer\s+(?=[\w.~+/=-]*\d)[\w.~+/=-]{8,}"
                            r"|\bauthorization\W{0,4}basic\s+[\w+/=]{8,}|\bsk-[\w-]{12,}")
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@\"'<>]+@")
+# The query string of a URL in a text: its values are masked, its names kept.
+_URL_QUERY = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#\"'<>]*\?)([^\s#\"'<>]*[^\s#\"'<>.,;:!?)\]])")
+_QUERY_VALUE = re.compile(r"=([^&;]*)")
 MASK = "***"
 MIN_SECRET_CHARS = 8
+# Words of a parameter, header or field name that make it a credential (`api_key`, `x-api-key`,
+# `azure_ad_token`, `Authorization`), compared whole: `max_completion_tokens` is no secret.
+SECRET_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "passwd", "pwd", "credential",
+                          "credentials", "authorization", "auth", "cookie", "signature", "sig"})
+# Generation parameters whose values are headers or query parameters: every value is masked.
+_HEADER_OR_QUERY = re.compile(r"(?i)(headers|query)$")
 
 _given: set[str] = set()
 
 
+def is_secret_name(name: str) -> bool:
+    """Whether a parameter, header or field called `name` holds a credential: one of its words
+    (split at `_`, `-`, `.` and case changes) is in `SECRET_WORDS`."""
+    words = re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", str(name))
+    return any(w.lower() in SECRET_WORDS for w in words)
+
+
 def remember(value: str | None) -> None:
-    """Scrub `value` from everything written by this process from now on."""
-    if isinstance(value, str) and len(value) >= MIN_SECRET_CHARS:
+    """Scrub `value` from everything written by this process from now on, whatever its length."""
+    if isinstance(value, str) and value.strip():
         _given.add(value)
         if unquote(value) != value:
             _given.add(unquote(value))
 
 
 def remember_url(url: str | None) -> None:
-    """Remember the user name and password written into `url`, if any."""
+    """Remember the user name and password written into `url`, and its query values."""
     if not url:
         return
-    parts = urlsplit(url)
-    remember(parts.username)
-    remember(parts.password)
+    try:
+        parts = urlsplit(url)
+        username, password = parts.username, parts.password
+    except ValueError:
+        return
+    if username and len(username) >= MIN_SECRET_CHARS:  # a user name is masked in URLs; a long one everywhere
+        remember(username)
+    remember(password)
+    for name, value in parse_qsl(parts.query, keep_blank_values=False):
+        _remember_value(name, value)
+
+
+def remember_params(params: dict[str, Any] | None) -> None:
+    """Remember the header and query values of generation parameters (`extra_headers`,
+    `extra_query`, ...) and the value of any parameter with a secret name."""
+    for name, value in (params or {}).items():
+        if _HEADER_OR_QUERY.search(str(name)) and isinstance(value, dict):
+            for inner_name, inner in value.items():
+                if isinstance(inner, str):
+                    _remember_value(inner_name, inner)
+        elif is_secret_name(name) and isinstance(value, str):
+            remember(value)
+
+
+def _remember_value(name: str, value: str) -> None:
+    """A header or query value, scrubbed from every text when its name is a credential's (at
+    any length) or it is long enough to be one; a short value of another name ("1", "en") is
+    masked where it stands (`redact_params`, `redact_url`), never cut out of answers."""
+    if is_secret_name(name) or len(value) >= MIN_SECRET_CHARS:
+        remember(value)
+
+
+def redact_params(params: dict[str, Any]) -> dict[str, Any]:
+    """`params` with every header and query value masked (by position, whatever it holds)."""
+    out = {}
+    for name, value in params.items():
+        if _HEADER_OR_QUERY.search(str(name)) and isinstance(value, dict):
+            out[name] = {k: MASK for k in value}
+        elif is_secret_name(name):
+            out[name] = MASK
+        else:
+            out[name] = value
+    return out
+
+
+def redact_command_line(words: list[str]) -> list[str]:
+    """A command line with the value of every `--param` that holds headers or query values (or
+    has a secret name) masked by position."""
+    out, after_param = [], False
+    for word in words:
+        if after_param or word.startswith("--param="):
+            head, rest = ("--param=", word[len("--param="):]) if not after_param else ("", word)
+            name, sep, value = rest.partition("=")
+            if sep and (_HEADER_OR_QUERY.search(name) or is_secret_name(name)):
+                try:
+                    parsed = json.loads(value)
+                except ValueError:
+                    parsed = None
+                if isinstance(parsed, dict):
+                    value = json.dumps(redact_params({name: parsed})[name], ensure_ascii=False)
+                else:
+                    value = MASK
+                word = f"{head}{name}={value}"
+        after_param = word == "--param"
+        out.append(word)
+    return out
 
 
 def secret_values() -> list[str]:
@@ -62,16 +148,25 @@ class Scrubber:
 
     def __init__(self) -> None:
         self.values = secret_values()
+        self.long = [v for v in self.values if len(v) >= MIN_SECRET_CHARS]
+        short = [v for v in self.values if len(v) < MIN_SECRET_CHARS]
+        # a short credential only where it stands alone: not inside a longer word or number
+        self.short = re.compile("|".join(rf"(?<![\w-]){re.escape(v)}(?![\w-])" for v in short)) if short else None
 
     def __call__(self, text: str) -> str:
-        for value in self.values:
+        for value in self.long:
             if value in text:
                 text = text.replace(value, MASK)
+        if self.short is not None:
+            text = self.short.sub(MASK, text)
         lowered = text.lower()
         if "bearer" in lowered or "basic" in lowered or "sk-" in text:
             text = _TOKEN_SHAPES.sub(MASK, text)
-        if "@" in text and "://" in text:
-            text = _URL_USERINFO.sub(rf"\1{MASK}@", text)
+        if "://" in text:
+            if "@" in text:
+                text = _URL_USERINFO.sub(rf"\1{MASK}@", text)
+            if "?" in text:
+                text = _URL_QUERY.sub(lambda m: m.group(1) + _QUERY_VALUE.sub(f"={MASK}", m.group(2)), text)
         return text
 
     def data(self, value: Any) -> Any:
@@ -91,6 +186,14 @@ def scrub(text: str) -> str:
 
 
 def redact_url(url: str | None) -> str | None:
+    """`url` without its user name and password, and with its query values masked (kept as is
+    when it has neither)."""
+    if not url:
+        return url
+    return _redact_query(without_userinfo(url))
+
+
+def without_userinfo(url: str | None) -> str | None:
     """`url` without its user name and password (kept as is when it has none)."""
     if not url:
         return url
@@ -98,3 +201,10 @@ def redact_url(url: str | None) -> str | None:
     if parts.username or parts.password:
         parts = parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))
     return urlunsplit(parts)
+
+
+def _redact_query(url: str) -> str:
+    parts = urlsplit(url)
+    if not parts.query:
+        return url
+    return urlunsplit(parts._replace(query=_QUERY_VALUE.sub(f"={MASK}", parts.query)))

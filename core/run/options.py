@@ -17,10 +17,11 @@ from typing import Any
 from medvqa.core import plugins
 from medvqa.core.conditions import parse_conditions
 from medvqa.core.inference.cache import ResponseCache
+from medvqa.core.inference.secrets import redact_command_line, scrub
 from medvqa.core.run.interrupt import RunInterrupted, exit_on_second_interrupt
 from medvqa.core.items import DataError, fingerprint_items
 from medvqa.core.run.progress import for_stderr
-from medvqa.core.run.runner import RunResult, RunSpec, execute
+from medvqa.core.run.runner import DEFAULT_MAX_RESPONSE_BYTES, RunResult, RunSpec, execute
 from medvqa.core.run.store import read_manifest, read_records
 from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, image_fallbacks
 from medvqa.core.validation import require_valid
@@ -49,6 +50,7 @@ class RunOptions:
     retry_errors: bool = True  # re-ask the pairs whose newest record is `error` or `missing`
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE  # above it the run's summary reports a failure
     convention: str | None = None  # one of the benchmark's scoring conventions; None: its default
+    max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES  # what a record keeps of an answer
     backend_options: dict[str, Any] = field(default_factory=dict)
     command_line: list[str] = field(default_factory=list)
 
@@ -115,7 +117,8 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
                                    "params_left_out": getattr(backend, "params_left_out", {}),
                                    "forced_guess": options.forced_guess,
                                    "convention": benchmark.active_convention},
-                   forced_guess=options.forced_guess, retry_errors=options.retry_errors)
+                   forced_guess=options.forced_guess, retry_errors=options.retry_errors,
+                   max_response_bytes=options.max_response_bytes)
     reporter = for_stderr() if progress else None
     latest: dict | None = None  # the runner's live state, once it has planned the run
 
@@ -127,7 +130,7 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
 
     def interrupted() -> str:
         saved = latest["done"] if latest is not None else len(read_records(run_dir))
-        return f"{saved} records saved; resume with: {resume_command(command_line, run_dir)}"
+        return resume_line(saved, command_line, run_dir)
 
     def guard():  # a fresh one per stage: a context manager made from a generator is entered once
         return exit_on_second_interrupt(interrupted) if second_interrupt_exits else nullcontext()
@@ -158,6 +161,12 @@ def recorded_convention(run_dir: Path) -> str | None:
         return read_manifest(run_dir).get("convention")
     except DataError:
         return None
+
+
+def resume_line(saved: int, command_line: list[str], run_dir: Path) -> str:
+    """What Ctrl-C prints: the records saved and the command that resumes the run, with every
+    credential in it masked (a header given with --param, a key in a URL)."""
+    return scrub(f"{saved} records saved; resume with: {resume_command(redact_command_line(command_line), run_dir)}")
 
 
 def resume_command(command_line: list[str], run_dir: Path) -> str:

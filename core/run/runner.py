@@ -9,7 +9,7 @@ import gc
 import platform
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -21,6 +21,7 @@ from medvqa.core.conditions import Condition, plan
 from medvqa.core.run.forced import forced_guess_requests
 from medvqa.core.inference.base import Backend, Request, Response, backend_request_key
 from medvqa.core.inference.cache import ResponseCache
+from medvqa.core.inference.secrets import redact_command_line, redact_params
 from medvqa.core.items import Item, fingerprint_items
 from medvqa.core.scoring.judge import apply_verdict
 from medvqa.core.scoring.score import score
@@ -37,6 +38,10 @@ SCORING_ERROR = "scoring_error"
 MAX_REASON_CHARS = 500
 # The rule of a record whose provider refused in its own field (`message.refusal`).
 PROVIDER_REFUSAL = "provider-refusal"
+# What a record keeps of an answer, in bytes of UTF-8; a longer one is cut there, and its record
+# says so in this field (true). A truncated answer is never cached.
+DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024
+TRUNCATED = "truncated"
 
 
 def package_versions(*names: str) -> dict[str, str]:
@@ -83,6 +88,18 @@ def rescore_record(benchmark: Benchmark, item: Item, record: dict, patterns: tup
     if reason is not None:
         out[SCORING_ERROR] = reason
     return apply_verdict(out)  # a judge's verdict on a free-text answer survives re-scoring
+
+
+def capped(response: Response, max_bytes: int | None) -> tuple[Response, bool]:
+    """(`response` with its text cut to at most `max_bytes` bytes of UTF-8, on a character
+    boundary; whether it was cut). None keeps every byte."""
+    text = response.text
+    if max_bytes is None or text is None or len(text) * 4 <= max_bytes:
+        return response, False
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return response, False
+    return replace(response, text=data[:max_bytes].decode("utf-8", "ignore")), True
 
 
 def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple,
@@ -160,6 +177,8 @@ class RunSpec:
     forced_guess: bool = False
     # Ask again the pairs whose newest record is `error` or `missing`.
     retry_errors: bool = True
+    # What a record keeps of an answer (bytes of UTF-8); None keeps it whole.
+    max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES
 
 
 def build_manifest(spec: RunSpec) -> dict:
@@ -179,14 +198,14 @@ def build_manifest(spec: RunSpec) -> dict:
         "data_fingerprint": fingerprint_items(spec.items),
         "n_items": len(spec.items),
         "model": spec.backend.model,
-        "params": spec.backend.params,
+        "params": redact_params(spec.backend.params),  # header and query values masked
         "conditions": [c.value for c in spec.conditions],
         "templates": dict(sorted(templates.items())),
         "strata": list(bench.strata),
         "excluded": excluded,
         "versions": package_versions("pydantic", "pluggy", "litellm"),
         "plugins": plugins.loaded_plugins(),
-        "command_line": spec.command_line,
+        "command_line": redact_command_line(spec.command_line),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         **spec.extra_manifest,
     }
@@ -222,10 +241,12 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
         """Cache hits first, then the backend (checked by its preflight before its first
         request); every request ends as one appended record."""
         nonlocal preflight
+        if requests:  # a directory the records cannot reach fails now, before anything is asked
+            store.check_writable()
         hits = spec.cache.get_many([r.key for r in requests]) if cacheable else {}
         for req in requests:
             if req.key in hits:
-                _finish(store, records, bench, req, hits[req.key], patterns, state, progress)
+                _finish(store, records, bench, req, hits[req.key], patterns, state, progress, spec.max_response_bytes)
                 result.cache_hits += 1
         misses = [r for r in requests if r.key not in hits]
         if misses and preflight is not None:
@@ -233,8 +254,9 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
             preflight = None
         result.requested += len(misses)
         for req, resp in spec.backend.generate(iter(misses)):
-            record = _finish(store, records, bench, req, resp, patterns, state, progress)
-            if cacheable and SCORING_ERROR not in record and not resp.refusal:  # the cache keeps readable answers
+            record = _finish(store, records, bench, req, resp, patterns, state, progress, spec.max_response_bytes)
+            if cacheable and SCORING_ERROR not in record and TRUNCATED not in record and not resp.refusal:
+                # the cache keeps whole, readable answers
                 spec.cache.put(req.key, spec.backend.model, resp)
 
     gc.freeze()  # items and requests live as long as the run: keep the collector's full passes off them
@@ -273,8 +295,11 @@ def progress_state(existing: list[dict], todo: list[Request], backend_stats: dic
             "conditions": conditions, "backend": backend_stats if backend_stats is not None else {}}
 
 
-def _finish(store, records, bench, req, resp, patterns, state, progress) -> dict:
+def _finish(store, records, bench, req, resp, patterns, state, progress, max_response_bytes=None) -> dict:
+    resp, cut = capped(resp, max_response_bytes)
     record = make_record(bench, req.item, req.condition, req.key, resp, patterns)
+    if cut:
+        record[TRUNCATED] = True
     store.append(record)
     records.append(record)
     state["done"] += 1

@@ -4,11 +4,16 @@ A record is one JSON line per (item, condition). Lines are written whole and flu
 OS at once; they are fsync'd in small batches. A line cut short by a killed process is
 dropped on the next open, so a re-run of the same command resumes where the last one stopped.
 
-One writer at a time: a run holds an exclusive lock (`flock`) on `run.lock` in the directory,
-which names the holder's PID; a second writer fails at once. Opening an existing run writes
-nothing until a record is appended (a finished run opens in a read-only directory). Nothing
-reaches a file unscrubbed of credentials, and a failed write (disk full, read-only) is an
-error naming the file, with the file cut back to its last whole line.
+One writer at a time: every command that writes a run directory holds an exclusive lock
+(`flock`) on `run.lock` in the directory, which names the holder's PID; a second writer fails at
+once. Opening a run writes nothing until a record is appended: a new run's manifest is written
+with its first record, a run that ends before one (a failed preflight) leaves no file behind,
+and a finished run opens in a read-only directory. Files in a run directory are never opened
+through a symbolic link: a run directory holding one is refused before anything is written, the
+lock and `records.jsonl` are opened with `O_NOFOLLOW`, and a replaced file is a temporary file
+of our own, created exclusively, renamed over it. Nothing reaches a file unscrubbed of
+credentials, and a failed write (disk full, read-only) is an error naming the file, with the
+file cut back to its last whole line.
 """
 
 from __future__ import annotations
@@ -17,9 +22,12 @@ import errno
 import fcntl
 import json
 import os
+import stat
+import tempfile
 import time
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from medvqa.core.inference.secrets import Scrubber
 from medvqa.core.items import DataError
@@ -47,6 +55,36 @@ def write_error(path: Path, exc: OSError) -> DataError:
     return DataError(f"cannot write ({exc.strerror or exc}): {advice}", file=path)
 
 
+def link_error(path: Path) -> DataError:
+    """A symbolic link where a run directory's file should be, as one line."""
+    return DataError("is a symbolic link: files in a run directory are never written through a link; "
+                     "remove it, or choose another --run-dir", file=path)
+
+
+def refuse_links(run_dir: Path) -> None:
+    """A `DataError` naming the first symbolic link in `run_dir` (the directory itself may be
+    one: it is what the user named). Called before anything is written there."""
+    try:
+        entries = sorted(os.scandir(run_dir), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise write_error(Path(run_dir), exc) from None
+    for entry in entries:
+        if entry.is_symlink():
+            raise link_error(Path(run_dir) / entry.name)
+
+
+def _open_no_link(path: Path, flags: int, mode: int = 0o644) -> int:
+    """`os.open` that never follows a symbolic link at `path` (a link is a `DataError`)."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise link_error(path) from None
+        raise
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     """`data` as indented JSON in the file at `path`, replaced atomically."""
     text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
@@ -55,17 +93,22 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 def _write_atomic(path: Path, write: Callable[[BinaryIO], Any]) -> None:
     """Write a temporary file beside `path` with `write`, then rename it over `path`: a reader
-    sees the old file or the new one, never half of one. A failed write leaves no temporary
-    file and is a `DataError` naming `path`."""
-    tmp = path.with_name(path.name + ".tmp")
+    sees the old file or the new one, never half of one. The temporary file is a new one of our
+    own (created exclusively, under a fresh name), so no file planted beside `path` is ever
+    written or renamed. A failed write leaves no temporary file and is a `DataError` naming `path`."""
+    tmp: Path | None = None
     try:
-        with tmp.open("wb") as fh:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        tmp = Path(name)
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
-        _remove(tmp)
+        if tmp is not None:
+            _remove(tmp)
         raise write_error(path, exc) from None
 
 
@@ -157,32 +200,80 @@ def lock_run_dir(run_dir: Path) -> int | None:
     closed (or the process ends) and the lock file holds our PID. A second writer fails at once
     with a message naming the holder. None when the directory is read-only to us: nothing can be
     written there, and the first write says so."""
-    path = Path(run_dir) / LOCK
+    return _lock(Path(run_dir))[0]
+
+
+def _lock(run_dir: Path) -> tuple[int | None, bool]:
+    """(`lock_run_dir`'s descriptor, whether we created the lock file). The lock file is opened
+    without following links, and the lock counts only if the file we locked is still the one
+    at its path (a run that wrote nothing removes its lock file when it closes)."""
+    path = run_dir / LOCK
+    for _ in range(10):
+        fd, created = _open_lock_file(path)
+        if fd is None:
+            return None, False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise DataError(f"cannot lock the run directory ({exc.strerror})", file=path) from None
+            who = f"process {holder}" if holder.isdigit() else "another process"
+            raise DataError(f"in use by {who} (lock {LOCK}): wait for it to finish, or choose another --run-dir",
+                            file=run_dir) from None
+        try:
+            current = os.lstat(path)
+        except FileNotFoundError:
+            current = None
+        mine = os.fstat(fd)
+        if current is None or (current.st_ino, current.st_dev) != (mine.st_ino, mine.st_dev):
+            os.close(fd)  # the file was removed (or replaced) while we waited: lock the one there now
+            continue
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass  # a lock file we may only read still locks; it just cannot name us
+        return fd, created
+    raise DataError("cannot lock the run directory (its lock file keeps changing)", file=path)
+
+
+def _open_lock_file(path: Path) -> tuple[int | None, bool]:
+    """(descriptor of the lock file, whether we created it); (None, False) when the directory
+    is read-only to us and holds no lock file."""
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        return _open_no_link(path, os.O_RDWR | os.O_CREAT | os.O_EXCL), True
+    except FileExistsError:
+        pass
     except OSError as exc:
         if exc.errno not in _READ_ONLY:
             raise write_error(path, exc) from None
-        try:
-            fd = os.open(path, os.O_RDONLY)  # an existing lock file we may not write still locks
-        except OSError:
-            return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return _open_no_link(path, os.O_RDWR), False
+    except FileNotFoundError:
+        return _open_lock_file(path)  # removed in between: create it again
     except OSError as exc:
-        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-        os.close(fd)
-        if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
-            raise DataError(f"cannot lock the run directory ({exc.strerror})", file=path) from None
-        who = f"process {holder}" if holder.isdigit() else "another process"
-        raise DataError(f"in use by {who} (lock {LOCK}): wait for it to finish, or choose another --run-dir",
-                        file=run_dir) from None
+        if exc.errno not in _READ_ONLY:
+            raise write_error(path, exc) from None
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        return _open_no_link(path, os.O_RDONLY), False  # an existing lock file we may not write still locks
     except OSError:
-        pass  # a lock file we may only read still locks; it just cannot name us
-    return fd
+        return None, False
+
+
+@contextmanager
+def locked(run_dir: Path) -> Iterator[None]:
+    """Hold the lock of the existing run directory `run_dir` (refused when it holds a symbolic
+    link): what a command that rewrites a run (`score`) does for its whole read-and-write."""
+    run_dir = Path(run_dir)
+    refuse_links(run_dir)
+    fd = lock_run_dir(run_dir)
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 class RunStore:
@@ -199,6 +290,9 @@ class RunStore:
         self._pending = 0
         self._last_sync = time.monotonic()
         self._scrub = Scrubber()
+        self._wrote = False  # whether anything was written (the first record, with the manifest)
+        self._created: list[Path] = []  # directories this store made, deepest first
+        self._created_lock = False
 
     @property
     def records_path(self) -> Path:
@@ -206,16 +300,20 @@ class RunStore:
 
     def open(self, manifest: dict) -> list[dict]:
         """Lock the run directory, then create it or resume it when its manifest matches.
-        Returns the newest record of each (item, condition) already written."""
+        Returns the newest record of each (item, condition) already written. Nothing is
+        written before the first record: a run that closes without one leaves the directory as
+        it found it (a directory it created is removed again)."""
         manifest = self._scrub.data(manifest)
         if self.run_dir.exists() and not self.run_dir.is_dir():
             raise DataError("is not a directory; choose another --run-dir", file=self.run_dir)
+        refuse_links(self.run_dir)
+        self._created = _missing_parents(self.run_dir)
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise write_error(self.run_dir, exc) from None
-        self._lock = lock_run_dir(self.run_dir)
         try:
+            self._lock, self._created_lock = _lock(self.run_dir)
             return self._open_locked(manifest)
         except BaseException:
             self.close()
@@ -231,25 +329,45 @@ class RunStore:
                                 "choose another --run-dir", file=self.run_dir)
             self._manifest = {**manifest, "created": old.get("created", manifest.get("created")),
                               "resumed": old.get("resumed", 0) + 1}
+        elif self.records_path.exists() or manifest_path.exists():
+            raise DataError(f"holds {RECORDS if self.records_path.exists() else MANIFEST} but no readable "
+                            f"{MANIFEST}: not a run medvqa wrote; choose another --run-dir", file=self.run_dir)
         else:
-            write_json_atomic(manifest_path, manifest)
+            self._manifest = manifest  # a new run: its manifest is written with its first record
         records: list[dict] = []
         if self.records_path.is_file():
             records, self._end = _scan(self.records_path)
         return newest_per_pair(records)
 
+    def check_writable(self) -> None:
+        """Before the first request of a run: a `DataError` naming the first file the first
+        record would write, when it cannot be written (a read-only directory or file), so no
+        answer is asked for and then thrown away."""
+        if self._fd is not None:
+            return
+        targets = [(self.run_dir / MANIFEST, self.run_dir)] if self._manifest is not None else []
+        records_exist = self.records_path.exists()
+        targets.append((self.records_path, self.records_path if records_exist else self.run_dir))
+        for path, needs in targets:
+            if not os.access(needs, os.W_OK):
+                code = errno.EROFS if os.statvfs(needs).f_flag & os.ST_RDONLY else errno.EACCES
+                raise write_error(path, OSError(code, os.strerror(code)))
+
     def _start_writing(self) -> None:
-        """Before the first record: the resumed run's manifest, then records.jsonl cut back to
-        its last whole line (a killed writer may have left half of one)."""
+        """Before the first record: the run's manifest, then records.jsonl cut back to its last
+        whole line (a killed writer may have left half of one)."""
         if self._manifest is not None:
             write_json_atomic(self.run_dir / MANIFEST, self._manifest)
             self._manifest = None
         try:
-            self._fd = os.open(self.records_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            self._fd = _open_no_link(self.records_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+                raise DataError("is not a regular file; choose another --run-dir", file=self.records_path)
             if os.fstat(self._fd).st_size != self._end:
                 os.ftruncate(self._fd, self._end)
         except OSError as exc:
             raise write_error(self.records_path, exc) from None
+        self._wrote = True
 
     def append(self, record: dict) -> None:
         self.append_many([record])
@@ -292,15 +410,25 @@ class RunStore:
         self._last_sync = time.monotonic()
 
     def close(self) -> None:
-        """Sync and close records.jsonl, and release the lock."""
+        """Sync and close records.jsonl, and release the lock. A run that wrote no record
+        removes the lock file and the directories it created."""
         try:
             if self._fd is not None:
                 self.sync()
         finally:
+            if not self._wrote:
+                if self._lock is not None and self._created_lock:
+                    _remove(self.run_dir / LOCK)  # while still locked: no one else holds this file
+                for folder in self._created:
+                    try:
+                        folder.rmdir()
+                    except OSError:
+                        break  # someone put something there meanwhile: it stays
             for fd in (self._fd, self._lock):
                 if fd is not None:
                     os.close(fd)
             self._fd = self._lock = None
+            self._created, self._created_lock = [], False
 
     def __enter__(self) -> "RunStore":
         return self
@@ -309,13 +437,19 @@ class RunStore:
         self.close()
 
 
-def rewrite_records(run_dir: Path, records: Iterable[dict]) -> None:
-    """Replace records.jsonl atomically (used by re-scoring), holding the run's lock."""
+def rewrite_records(run_dir: Path, records: Iterable[dict], *, lock: bool = True) -> None:
+    """Replace records.jsonl atomically (used by re-scoring), holding the run's lock (taken here
+    unless `lock` is False: the caller holds it, see `locked`)."""
     scrub = Scrubber()
     lines = [_line(rec, scrub) for rec in records]  # every record valid before the file is touched
-    lock = lock_run_dir(Path(run_dir))
-    try:
+    with locked(run_dir) if lock else nullcontext():
         _write_atomic(Path(run_dir) / RECORDS, lambda fh: fh.writelines(lines))
-    finally:
-        if lock is not None:
-            os.close(lock)
+
+
+def _missing_parents(path: Path) -> list[Path]:
+    """`path` and its ancestors that do not exist yet, deepest first."""
+    missing = []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    return missing

@@ -8,29 +8,31 @@ from medvqa.core import plugins
 from medvqa.core.items import DataError
 from medvqa.core.run.runner import rescore_record
 from medvqa.core.run.saved import load_run
-from medvqa.core.run.store import MANIFEST, read_all_records, rewrite_records, write_json_atomic
+from medvqa.core.run.store import MANIFEST, locked, read_all_records, rewrite_records, write_json_atomic
 
 
 def rescore(run_dir: Path, convention: str | None = None) -> tuple[int, int]:
     """Re-score every record line in place (atomically), superseded ones included, so the file
     keeps its whole history and readers still take the newest record of each pair; under
     `convention` (one the benchmark offers) when given, which the manifest then records.
-    Returns (record lines, lines changed)."""
-    manifest, _, benchmark, items = load_run(run_dir)
-    switch = convention is not None and convention != manifest.get("convention")
-    if switch:
-        benchmark = benchmark.with_convention(convention)
-    records = read_all_records(run_dir)
-    patterns = plugins.answer_patterns()
-    out = []
-    for rec in records:
-        if rec["item_id"] not in items:
-            raise DataError("record names an item that is not in the data", file=Path(run_dir) / "records.jsonl",
-                            record=rec["item_id"])
-        out.append(rescore_record(benchmark, items[rec["item_id"]], rec, patterns))
-    changed = sum(new != old for new, old in zip(out, records))
-    if changed:  # a run directory is written only when something changes
-        rewrite_records(run_dir, out)
-    if switch:  # after the records: an interrupted switch leaves the old name, and repeating it completes it
-        write_json_atomic(Path(run_dir) / MANIFEST, {**manifest, "convention": convention})
+    Holds the run's lock from the first read to the last write: a run in progress is an error
+    saying so, never a rewrite under it. Returns (record lines, lines changed)."""
+    with locked(run_dir):
+        manifest, _, benchmark, items = load_run(run_dir)
+        switch = convention is not None and convention != manifest.get("convention")
+        if switch:
+            benchmark = benchmark.with_convention(convention)
+        records = read_all_records(run_dir)
+        patterns = plugins.answer_patterns()
+        out = []
+        for rec in records:
+            if rec["item_id"] not in items:
+                raise DataError("record names an item that is not in the data", file=Path(run_dir) / "records.jsonl",
+                                record=rec["item_id"])
+            out.append(rescore_record(benchmark, items[rec["item_id"]], rec, patterns))
+        changed = sum(new != old for new, old in zip(out, records))
+        if changed:  # a run directory is written only when something changes
+            rewrite_records(run_dir, out, lock=False)
+        if switch:  # after the records: an interrupted switch leaves the old name, and repeating it completes it
+            write_json_atomic(Path(run_dir) / MANIFEST, {**manifest, "convention": convention})
     return len(out), changed

@@ -157,3 +157,35 @@ def test_a_read_only_run_directory_is_reported_audited_and_resumed_without_write
     finally:
         for p in [folder, *folder.rglob("*")]:
             p.chmod(p.stat().st_mode | stat.S_IWUSR)
+
+
+@pytest.mark.slow  # real processes or servers: seconds each
+def test_a_read_only_partial_run_fails_before_its_first_request(tmp_path):
+    """A run killed three records early, in a directory that became read-only: re-running it
+    against a model fails with one line naming the file before anything is asked (no preflight,
+    no request reaches the server), rather than after answers were received and thrown away."""
+    folder = tmp_path / "runs"
+    run_dir = folder / "run"
+    with ServerProcess() as server:
+        args = ("run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base", server.url, "--json",
+                "--no-cache", "--run-dir", str(run_dir))
+        assert medvqa(*args, cache=tmp_path / "cache").returncode == 0
+        lines = (run_dir / "records.jsonl").read_text().splitlines(keepends=True)
+        (run_dir / "records.jsonl").write_text("".join(lines[:-3]))
+        before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+        asked = server.stats()["requests"]
+        prefix = read_only_command(folder)
+        if prefix is None:
+            pytest.skip("cannot make a folder read-only here: running as root without `unshare` and mount rights")
+        env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache")}
+        try:
+            result = subprocess.run([*prefix, sys.executable, "-m", "medvqa.cli", *args], cwd=REPO, env=env,
+                                    capture_output=True, text=True, timeout=300)
+        finally:
+            for p in [folder, *folder.rglob("*")]:
+                p.chmod(p.stat().st_mode | stat.S_IWUSR)
+        assert server.stats()["requests"] == asked  # not even the preflight
+    line = one_clean_line(result)
+    assert line.startswith(f"Error: {run_dir / 'manifest.json'}: cannot write (")
+    assert line.endswith("): make it writable, or choose another --run-dir")
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before

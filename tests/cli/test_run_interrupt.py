@@ -137,3 +137,42 @@ def test_ctrl_c_at_a_terminal_reaches_the_worker_processes_too_and_only_the_line
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     saved, _ = SAVED.match(err.strip().splitlines()[-1]).groups()
     assert int(saved) == len(read_records(run_dir))
+
+
+# `medvqa` as installed (`medvqa.cli:main`), with a start-up phase made slow: loading the data, or
+# importing the commands themselves. It says "starting" on stderr when Ctrl-C may come.
+SLOW_START = """
+import sys, time
+phase = sys.argv.pop(1)
+if phase == "import":
+    class SlowImport:
+        def find_spec(self, name, path=None, target=None):
+            if name == "medvqa.cli.main":
+                sys.stderr.write("starting\\n"); sys.stderr.flush(); time.sleep(60)
+            return None
+    sys.meta_path.insert(0, SlowImport())
+else:
+    from medvqa.core.run import options
+    def slow_load(*args, **kwargs):
+        sys.stderr.write("starting\\n"); sys.stderr.flush(); time.sleep(60)
+    options.load_items = slow_load
+from medvqa.cli import main
+sys.argv = ["medvqa", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("phase", ["import", "load"])
+def test_ctrl_c_during_start_up_is_status_130_with_one_line(tmp_path, phase):
+    """Ctrl-C while the commands import or the data loads: status 130 and one line, as Ctrl-C
+    during the run, not click's "Aborted!" with status 1 or a traceback; nothing is written."""
+    run_dir = tmp_path / "run"
+    proc = start([phase, "run", "jmed48k", "--sample", "--model", "random", "--run-dir", str(run_dir)], cwd=tmp_path,
+                 script=SLOW_START)
+    assert proc.stderr.readline() == "starting\n"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err[-2000:]
+    assert err.strip() == "interrupted" and out == ""
+    assert not run_dir.exists()

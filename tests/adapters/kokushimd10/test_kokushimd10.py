@@ -2,6 +2,7 @@
 imported *_pred.json scored as calculate_scores.py scores them, and the Hub's offline message."""
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -115,3 +116,52 @@ def test_each_convention_has_its_own_default_run_directory_and_a_rescored_run_re
     again = json.loads(invoke(*base))  # the original command resumes the re-scored run, under its convention
     assert again["run_dir"] == first["run_dir"] and again["n_records"] == first["n_records"]
     assert manifest(first["run_dir"])["convention"] == "kokushimd10"
+
+
+def _igakuqa_with_a_lone_surrogate(root):
+    (root / "data" / "2022").mkdir(parents=True)
+    rows = [{"problem_id": "116A1", "problem_text": "正しいのはどれか。", "choices": ["甲", "乙", "丙", "丁", "戊"],
+             "answer": ["c"], "text_only": True, "points": "1"},
+            {"problem_id": "116A2", "problem_text": "臓器\ud800はどれか。", "choices": ["甲", "乙", "丙", "丁", "戊"],
+             "answer": ["a"], "text_only": True, "points": "1"}]
+    path = root / "data" / "2022" / "116-A.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")  # "\ud800" as JSON escapes it
+    return path, "116A2", "problem_text"
+
+
+def _yakugakuqa_with_a_lone_surrogate(root):
+    (root / "data" / "2024").mkdir(parents=True)
+    rows = [{"problem_id": "109A001", "problem_text": "正しいのはどれか。1つ選べ。", "choices": ["甲", "乙\udfff"],
+             "text_only": True, "answer": ["1"], "comment": "", "points": "1"}]
+    path = root / "data" / "2024" / "109-A.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path, "109A001", r"choices\[1\]"
+
+
+def _kokushimd10_with_a_lone_surrogate(root):
+    kokushi_release(root)
+    path = root / "医師" / "医師_2020_b.json"
+    rows = json.loads(path.read_text(encoding="utf-8"))
+    rows[1]["question"] = "必修の\udc80臨床問題。"
+    path.write_text(json.dumps(rows), encoding="utf-8")
+    return path, "Physician-2020-B26", "question"
+
+
+@pytest.mark.parametrize("bench,write", [("igakuqa", _igakuqa_with_a_lone_surrogate),
+                                         ("yakugakuqa", _yakugakuqa_with_a_lone_surrogate),
+                                         ("kokushimd10", _kokushimd10_with_a_lone_surrogate)])
+def test_a_lone_surrogate_is_a_finding_naming_file_and_record_and_no_run_starts(tmp_path, bench, write):
+    """A text UTF-8 cannot encode could reach no request, record or file: `validate` reports it
+    (file, record, field) and `run` refuses the data with one line, with or without
+    --allow-invalid, instead of failing later on a codec error that names neither."""
+    path, record, field = write(tmp_path / "data")
+    doc = json.loads(invoke("validate", bench, "--data", tmp_path / "data", "--json", code=1))
+    [finding] = [f for f in doc["findings"] if f["level"] == "error"]
+    assert finding["file"] == str(path) and finding["number"] == record
+    assert re.fullmatch(rf"{field} holds a lone surrogate, which UTF-8 cannot encode", finding["message"])
+    for extra in ([], ["--allow-invalid"]):
+        result = CliRunner().invoke(cli, ["run", bench, "--data", str(tmp_path / "data"), "--model", "random",
+                                          "--run-dir", str(tmp_path / "run"), *extra])
+        assert result.exit_code == 1 and result.output.startswith("Error: "), result.output
+        assert str(path) in result.output and f"record {record}" in result.output and "Traceback" not in result.output
+        assert not (tmp_path / "run").exists()

@@ -12,7 +12,7 @@ from medvqa.core.inference.secrets import MASK, Scrubber, scrub
 from medvqa.core.run.store import read_manifest, read_records
 
 from tests.conftest import REPO
-from tests.openai_server import Faults, ServerProcess, content_key
+from tests.openai_server import Faults, OpenAIServer, ServerProcess, content_key
 
 
 def test_scrub_removes_secret_environment_values_and_bearer_tokens(monkeypatch):
@@ -37,8 +37,8 @@ def test_url_user_information_basic_auth_and_remembered_credentials_are_scrubbed
     assert "http://***@gpu1:8000/v1" in out and "https://***@proxy/x" in out and "YWxpY2U6" not in out
     assert "lab-value-42x" in out  # not known as a credential yet
     secrets.remember("lab-value-42x")
-    secrets.remember("short")  # too short to scrub without mangling ordinary text
-    assert "lab-value-42x" not in scrub(text) and scrub("a short answer") == "a short answer"
+    secrets.remember("short")  # a credential however short: scrubbed where it stands alone, not inside words
+    assert "lab-value-42x" not in scrub(text) and scrub("a short answer, shortly") == f"a {MASK} answer, shortly"
     secrets.remember_url("http://bob:hunter2-hunter2@host/v1")
     assert scrub("quoted hunter2-hunter2 back") == f"quoted {MASK} back"
     assert secrets.redact_url("http://bob:hunter2-hunter2@host:8000/v1") == "http://host:8000/v1"
@@ -100,7 +100,85 @@ def test_a_key_in_the_api_base_url_is_written_nowhere(tmp_path):
     # litellm's HTTP client refuses credentials in a URL: the preflight says so, with the URL redacted
     assert result.returncode == 3 and "Traceback" not in result.stderr, result.stderr[-3000:]
     assert server.url.replace("http://", "") in result.stderr
-    manifest = read_manifest(tmp_path / "run")
-    assert server.url.replace("http://", "http://***@") in manifest["command_line"]
-    assert manifest["backend"]["api_base"] == server.url
+    assert not (tmp_path / "run").exists()  # a run that failed its preflight writes nothing
     assert key.encode() not in _files_and_output(tmp_path, result.stdout, result.stderr)
+
+
+def test_header_and_query_values_are_masked_by_position():
+    assert secrets.redact_url("http://u:pw@h:8000/v1?key=abc&api-version=2024-10-21") == \
+        f"http://h:8000/v1?key={MASK}&api-version={MASK}"
+    assert secrets.redact_params({"extra_headers": {"api-key": "k", "X-Title": "mine"}, "temperature": 0,
+                                  "extra_query": {"sig": "s"}}) == \
+        {"extra_headers": {"api-key": MASK, "X-Title": MASK}, "temperature": 0, "extra_query": {"sig": MASK}}
+    line = ["medvqa", "run", "--param", 'extra_headers={"Authorization": "Bearer t0k"}', "--param=top_p=0.5",
+            "--param=extra_query={\"key\": \"q\"}", "--param", "logit_bias={\"1\": 2}"]
+    assert secrets.redact_command_line(line) == [
+        "medvqa", "run", "--param", f'extra_headers={{"Authorization": "{MASK}"}}', "--param=top_p=0.5",
+        f'--param=extra_query={{"key": "{MASK}"}}', "--param", 'logit_bias={"1": 2}']
+    # and in any text: the query values of every URL, whatever they look like
+    assert scrub("404 for url http://h/v1?key=abc/chat/completions, see docs") == \
+        f"404 for url http://h/v1?key={MASK}, see docs"
+
+
+def test_the_resume_line_after_ctrl_c_shows_no_credential(monkeypatch):
+    from medvqa.core.run.options import resume_line
+
+    monkeypatch.setattr(secrets, "_given", set())
+    line = ["medvqa", "run", "jmed48k", "--param", 'extra_headers={"Authorization": "Bearer tok"}',
+            "--api-base", "http://h/v1?key=k3y"]
+    out = resume_line(7, line, Path("runs/x"))
+    assert out == (f"7 records saved; resume with: medvqa run jmed48k --param "
+                   f"'extra_headers={{\"Authorization\": \"{MASK}\"}}' --api-base 'http://h/v1?key={MASK}' "
+                   "--run-dir runs/x")
+
+
+def test_a_header_and_a_url_key_given_to_a_run_are_masked_in_its_manifest(tmp_path, monkeypatch):
+    """A run's manifest (parameters, settings, command line) holds header and query values only
+    masked, whatever their length; the request key still tells them apart."""
+    from medvqa.core import plugins
+    from medvqa.core.conditions import Condition
+    from medvqa.core.inference.litellm_backend import LiteLLMBackend
+    from medvqa.core.run.runner import RunSpec, build_manifest
+    from medvqa.core.run.store import RunStore
+
+    monkeypatch.setattr(secrets, "_given", set())
+    url = "http://127.0.0.1:9/v1?key=qk7"
+    backend = LiteLLMBackend("hosted_vllm/test", api_base=url, params={"extra_headers": {"api-key": "h9"}})
+    bench = plugins.get_benchmark("jmed48k")
+    items = bench.load(None, "sample")[:2]
+    line = ["medvqa", "run", "jmed48k", "--api-base", url, "--param", 'extra_headers={"api-key": "h9"}']
+    spec = RunSpec(benchmark=bench, items=items, backend=backend, conditions=(Condition.CQ,),
+                   run_dir=tmp_path / "run", command_line=line,
+                   extra_manifest={"backend": backend.settings})
+    with RunStore(tmp_path / "run") as store:
+        store.open(build_manifest(spec))
+        store.append({"item_id": items[0].id, "condition": "C+Q", "status": "answered", "response": "key qk7, header h9"})
+    manifest = read_manifest(tmp_path / "run")
+    assert manifest["params"]["extra_headers"] == {"api-key": MASK}
+    assert manifest["backend"]["api_base"] == f"http://127.0.0.1:9/v1?key={MASK}"
+    assert manifest["command_line"] == ["medvqa", "run", "jmed48k", "--api-base", f"http://127.0.0.1:9/v1?key={MASK}",
+                                        "--param", f'extra_headers={{"api-key": "{MASK}"}}']
+    assert read_records(tmp_path / "run")[0]["response"] == f"key {MASK}, header {MASK}"
+    assert b"qk7" not in _files_and_output(tmp_path) and b"h9" not in _files_and_output(tmp_path)
+
+
+def test_a_short_model_list_key_quoted_back_reaches_no_record_and_no_cache(tmp_path, monkeypatch):
+    import sqlite3
+
+    from medvqa.core.run.options import RunOptions, run
+
+    monkeypatch.setattr(secrets, "_given", set())
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("GPU_POOL_ACCESS", "k3y-5")
+    with OpenAIServer(faults=Faults(echo_key=1.0)) as server:
+        models = tmp_path / "models.yaml"
+        models.write_text("model_list:\n  - model_name: pool\n    litellm_params: {model: hosted_vllm/test, "
+                          f"api_base: '{server.url}', api_key: os.environ/GPU_POOL_ACCESS}}\n")
+        run(RunOptions(benchmark="jmed48k", model="pool", sample=True, conditions="C+Q", run_dir=str(tmp_path / "run"),
+                       backend_options={"model_list": str(models)}), progress=False)
+    records = read_records(tmp_path / "run")
+    assert len(records) == 17 and all(r["response"].endswith(f"(authorised by {MASK})") for r in records)
+    with sqlite3.connect(tmp_path / "cache" / "responses.sqlite3") as db:
+        cached = [text for (text,) in db.execute("SELECT text FROM responses")]
+    assert len(cached) == 17 and all(f"(authorised by {MASK})" in text for text in cached)
+    assert b"k3y-5" not in _files_and_output(tmp_path)

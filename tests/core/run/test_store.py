@@ -1,4 +1,5 @@
 import errno
+import re
 import json
 import os
 
@@ -141,3 +142,106 @@ def test_a_duplicated_record_never_doubles_a_denominator_in_report(tmp_path):
     doubled = json.loads(CliRunner().invoke(cli, ["report", str(run_dir), "--by", "", "--json"]).output)
     assert doubled == single
     assert sum(row["n"] for row in single) == len(lines) == 22
+
+
+def _finished_run(run_dir):
+    with RunStore(run_dir) as store:
+        store.open(MANIFEST)
+        store.append({"item_id": "1", "condition": "C+Q", "status": "answered"})
+    return {p.name: p.read_bytes() for p in run_dir.iterdir()}
+
+
+@pytest.mark.parametrize("name", ["run.lock", "records.jsonl.tmp", "manifest.json.tmp", "records.jsonl",
+                                  "manifest.json"])
+def test_a_planted_link_is_refused_and_the_file_it_points_to_is_untouched(tmp_path, name):
+    run_dir = tmp_path / "run"
+    before = _finished_run(run_dir)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    if (run_dir / name).exists():
+        (run_dir / name).unlink()
+    (run_dir / name).symlink_to(victim)
+    store = RunStore(run_dir)
+    with pytest.raises(DataError, match=rf"run/{re.escape(name)}: is a symbolic link: files in a run directory are "
+                                        r"never written through a link; remove it, or choose another --run-dir$"):
+        store.open(MANIFEST)
+        store.append({"item_id": "2", "condition": "C+Q", "status": "answered"})  # a resumed run rewrites its manifest first
+    store.close()
+    with pytest.raises(DataError, match="is a symbolic link"):
+        rewrite_records(run_dir, [{"item_id": "1", "condition": "C+Q", "status": "answered"}])
+    assert victim.read_text() == "precious\n"
+    assert {p.name: p.read_bytes() for p in run_dir.iterdir() if p.name != name} == \
+        {k: v for k, v in before.items() if k != name}
+    assert (run_dir / name).is_symlink()
+
+
+def test_a_replaced_file_is_written_through_a_temporary_file_of_its_own(tmp_path):
+    """Even without the directory check, an atomic write never opens a file planted beside its
+    target: its temporary file is new, created exclusively."""
+    from medvqa.core.run.store import write_json_atomic
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (tmp_path / "manifest.json.tmp").symlink_to(victim)
+    write_json_atomic(tmp_path / "manifest.json", {"a": 1})
+    assert victim.read_text() == "precious\n"
+    assert json.loads((tmp_path / "manifest.json").read_text()) == {"a": 1}
+    assert not (tmp_path / "manifest.json").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.json", "manifest.json.tmp", "victim.txt"]
+
+
+def test_the_lock_file_is_opened_without_following_a_link(tmp_path):
+    from medvqa.core.run.store import lock_run_dir
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "run.lock").symlink_to(victim)
+    with pytest.raises(DataError, match="run.lock: is a symbolic link"):
+        lock_run_dir(tmp_path / "run")
+    assert victim.read_text() == "precious\n"
+
+
+def test_a_run_that_closes_before_its_first_record_leaves_nothing_behind(tmp_path):
+    run_dir = tmp_path / "runs" / "new"
+    store = RunStore(run_dir)
+    assert store.open(MANIFEST) == []
+    assert sorted(p.name for p in run_dir.iterdir()) == ["run.lock"]  # held while the run lasts
+    store.close()
+    assert not (tmp_path / "runs").exists()  # the folders it made are gone with the lock
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("x")
+    with RunStore(tmp_path / "mine") as store:
+        store.open(MANIFEST)
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]  # a folder it found stays
+    with RunStore(run_dir) as store:  # the first record writes the manifest with it
+        store.open(MANIFEST)
+        store.append({"item_id": "1", "condition": "C+Q", "status": "answered"})
+    assert sorted(p.name for p in run_dir.iterdir()) == ["manifest.json", "records.jsonl", "run.lock"]
+    assert json.loads((run_dir / "manifest.json").read_text())["model"] == "m"
+
+
+def test_a_folder_with_records_but_no_manifest_is_refused_before_anything_is_written(tmp_path):
+    folder = tmp_path / "foreign"
+    folder.mkdir()
+    (folder / "records.jsonl").write_text('{"id": 1, "label": "x"}\n')
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    with pytest.raises(DataError, match=r"foreign: holds records.jsonl but no readable manifest.json: not a run "
+                                        r"medvqa wrote; choose another --run-dir$"):
+        RunStore(folder).open(MANIFEST)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+def test_a_run_in_progress_keeps_score_out(tmp_path):
+    """`score` holds the run's lock for its whole read and write: during a run it fails at once,
+    naming the holder, even when it would change nothing; afterwards it works."""
+    from medvqa.core.run.store import locked
+
+    with RunStore(tmp_path) as store:
+        store.open(MANIFEST)
+        store.append({"item_id": "1", "condition": "C+Q", "status": "answered"})
+        with pytest.raises(DataError, match=rf"in use by process {os.getpid()} \(lock run.lock\)"):
+            with locked(tmp_path):
+                pass
+    with locked(tmp_path):
+        pass
