@@ -31,7 +31,7 @@ class _Imported:
 def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[Item, str, str | None]],
               run_dir: str | Path, *, model: str, load: dict[str, Any] | None = None, split: str | None = None,
               saved: bool = True, command_line: list[str] | None = None,
-              source: dict[str, Any] | None = None) -> dict:
+              source: dict[str, Any] | None = None, images_attested: bool = False) -> dict:
     """Write the run directory `run_dir` from (item, condition, response text) triples and return
     its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
 
@@ -44,7 +44,9 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     prediction in the benchmark's own format, read under `AnswerConventions.saved_label_sets`.
     An item that is excluded, not among `items`, given twice for a condition, or given a condition
     it does not admit or that is not one of C, C+Q, C+I, C+Q+I raises DataError naming the item;
-    a directory that already holds a run is refused."""
+    a directory that already holds a run is refused. With `images_attested` the source showed the
+    items' images (predictions published with them): image conditions are accepted for image
+    items whose files are not here."""
     from medvqa.core.metrics import by_condition
     from medvqa.core.run.summary import health
 
@@ -65,6 +67,9 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
         record = make_record(benchmark, item, cond.value, key, Response(text=text), patterns)
         return rescore_record(benchmark, item, {**record, "saved": True}, patterns) if saved else record
 
+    def admitted(item: Item) -> tuple[Condition, ...]:
+        return tuple(Condition) if images_attested and item.has_images else applicable(item)
+
     for item, condition, text in answers:
         try:
             cond = Condition(condition)
@@ -75,7 +80,7 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
             raise DataError("the answer names an item that is not in the data", record=item.id)
         if item.excluded:
             raise DataError(f"the item is excluded ({item.exclusion_reason}) and takes no answer", record=item.id)
-        if cond not in applicable(item):
+        if cond not in admitted(item):
             raise DataError(f"condition {condition} does not apply to this item", record=item.id)
         if (item.id, cond.value) in seen:
             raise DataError(f"two answers for condition {condition}", record=item.id)
@@ -86,7 +91,7 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     spec.conditions = tuple(Condition(c) for c in conditions)
     for item in items:  # a pair without an answer is missing, never left out of the denominator
         for cond in spec.conditions:
-            if not item.excluded and cond in applicable(item) and (item.id, cond.value) not in seen:
+            if not item.excluded and cond in admitted(item) and (item.id, cond.value) not in seen:
                 records.append(record_of(item, cond, None))
     manifest = build_manifest(spec)
     with RunStore(run_dir) as store:
