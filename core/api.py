@@ -15,11 +15,14 @@ if TYPE_CHECKING:
     from medvqa.core.scoring.score import Score
 
 
-def load(benchmark: str, path: str | Path | None = None, split: str | None = None, **options: Any) -> list[Item]:
-    """Items of a registered benchmark (`medvqa list` shows them)."""
+def load(benchmark: str, path: str | Path | None = None, split: str | None = None, *, language: str | None = None,
+         **options: Any) -> list[Item]:
+    """Items of a registered benchmark (`medvqa list` shows them), in one of its languages
+    (`language`; its first when None)."""
     from medvqa.core.plugins import get_benchmark
 
-    return get_benchmark(benchmark).load(Path(path) if path is not None else None, split, **options)
+    bench = get_benchmark(benchmark).with_language(language)
+    return bench.load(Path(path) if path is not None else None, split, **options)
 
 
 def score(item: Item, response_text: str | None, *, error: str | None = None, saved: bool = False) -> Score:
@@ -144,7 +147,9 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
     """The visual-reliance audit of saved runs, as `medvqa audit --json` prints it. `by` names
     the strata (the benchmark's default strata when None); `cohorts` is a file or a mapping
     (`{cohort: [model, ...]}` or `{model: cohort}`). Runs of one model on the same data that
-    hold different conditions are joined, and `notes` says how runs were paired."""
+    hold different conditions are joined, and `notes` says how runs were paired. Runs of one
+    model that differ only in the language are paired item by item under each condition they
+    share (`paired_language`, keyed "<language> vs <language>")."""
     from medvqa.core.audit.analysis import Settings, audit as audit_runs, parse_cohorts
     from medvqa.core.audit.runs import default_by, join_runs, read_cohorts, read_runs, run_input
 
@@ -160,6 +165,10 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
     elif cohorts is not None:
         cohorts = read_cohorts(cohorts)
     doc = audit_runs([run_input(g) for g in groups], settings, cohorts)
+    from medvqa.core.audit.pairing import language_pairs
+
+    if languages := language_pairs(groups, settings):
+        doc["paired_language"] = languages
     return {**doc, "notes": notes}
 
 

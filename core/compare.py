@@ -39,6 +39,8 @@ TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric"
                  "error_rate", "missing_rate", "runs"]
 DELTA_COLUMNS = ["model", "benchmark", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "mcnemar_p",
                  "n_unpaired"]
+DELTA_LANG_COLUMNS = ["model", "benchmark", "condition", "languages", "n", "a_local", "a_other", "delta_lang", "ci_low",
+                      "ci_high", "mcnemar_p", "n_unpaired"]
 TEST_COLUMNS = ["benchmark", "condition", "a", "b", "metric", "status", "n", "a_value", "b_value", "difference",
                 "ci_low", "ci_high", "test", "p", "only_a", "only_b"]
 OVERALL = "overall"
@@ -76,6 +78,7 @@ class Comparison:
     table: pd.DataFrame
     delta_img: pd.DataFrame
     tests: pd.DataFrame
+    delta_lang: pd.DataFrame = field(default_factory=pd.DataFrame)  # per model × benchmark × condition
     pass_lines: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     runs: list[dict] = field(default_factory=list)
@@ -83,6 +86,7 @@ class Comparison:
 
     def as_json(self) -> dict:
         return {"by": self.by, "table": json_rows(self.table), "delta_img": json_rows(self.delta_img),
+                "delta_lang": json_rows(self.delta_lang),
                 "tests": json_rows(self.tests), "pass_lines": self.pass_lines, "runs": self.runs, "notes": self.notes}
 
 
@@ -93,10 +97,11 @@ def _check_fingerprints(run_dirs: Sequence[str | Path]) -> None:
     seen: dict[str, tuple[Path, str]] = {}
     for run_dir in run_dirs:
         manifest = read_manifest(Path(run_dir))
-        name, fp = manifest.get("benchmark"), manifest.get("data_fingerprint")
+        # runs in two languages hold different texts of the same items: they pair (Δlang), never refused
+        name, fp = (manifest.get("benchmark"), manifest.get("language")), manifest.get("data_fingerprint")
         if name in seen and seen[name][1] != fp:
             first, first_fp = seen[name]
-            raise DataError(f"runs of {name} on different data cannot be compared: {first} has data fingerprint "
+            raise DataError(f"runs of {name[0]} on different data cannot be compared: {first} has data fingerprint "
                             f"{first_fp}, {run_dir} has {fp}", file=Path(run_dir) / "manifest.json")
         seen.setdefault(name, (Path(run_dir), fp))
 
@@ -302,6 +307,9 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
             notes.append(f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for "
                          f"{e.model} on {e.benchmark.name}")
     tests = test_rows(entries, settings)
+    from medvqa.core.audit.pairing import language_delta_rows
+
+    delta_lang = pd.DataFrame(language_delta_rows(entries, settings), columns=DELTA_LANG_COLUMNS)
     passes = [p for e in entries if (p := pass_row(e)) is not None]
     runs = [{"benchmark": e.benchmark.name, "model": e.model, "runs": [str(r.path) for r in e.runs],
              "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": e.conditions()}
@@ -312,5 +320,5 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
         shown[e.benchmark.name] += [n for n in fields[i] if n not in shown[e.benchmark.name]]
     return Comparison(table=pd.DataFrame(rows, columns=TABLE_COLUMNS),
                       delta_img=pd.DataFrame(deltas, columns=DELTA_COLUMNS),
-                      tests=pd.DataFrame(tests, columns=TEST_COLUMNS), pass_lines=passes, notes=notes, runs=runs,
+                      tests=pd.DataFrame(tests, columns=TEST_COLUMNS), delta_lang=delta_lang, pass_lines=passes, notes=notes, runs=runs,
                       by=shown)

@@ -95,6 +95,15 @@ def markdown(doc: dict) -> str:
             lines.append("| " + " | ".join(cells) + " |")
     else:
         lines.append("No run holds both C+Q+I and C+Q records of the same items.")
+    if doc.get("delta_lang"):
+        lines += ["", "## Language: Δlang = the exam's language − the other, same items and condition "
+                      "(points, [95 % CI], McNemar p)", "",
+                  "| model | benchmark | condition | languages | n | first % | second % | Δlang | 95 % CI | p |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for d in doc["delta_lang"]:
+            lines.append(f"| {d['model']} | {d['benchmark']} | {d['condition']} | {d['languages']} | {d['n']} | "
+                         f"{_pct(d['a_local'])} | {_pct(d['a_other'])} | {_pp(d['delta_lang'])} | "
+                         f"{_ci(d['ci_low'], d['ci_high'], _pp)} | {_p(d['mcnemar_p'])} |")
     lines += ["", "## Models compared on the same items", ""]
     if doc["tests"]:
         lines += ["| benchmark | condition | a | b | pairing | n | a % | b % | difference (points) | 95 % CI | test | p |",

@@ -52,3 +52,15 @@ def test_mmbu_hard_open_and_detection_fixture(tmp_path):
     gold = [json.loads(line) for line in (tmp_path / "kit" / "gold" / "records.jsonl").read_text().splitlines()]
     boxes = [r for r in gold if r["item_id"].startswith("det_grounding_open-")]
     assert len(boxes) == 4 * len(DETECTION) and all(r["correct"] and r["rule"] == "iou" for r in boxes)
+
+
+@pytest.mark.parametrize("language", ["local", "en"])
+def test_worldmedqa_v_japan_tables(tmp_path, language):
+    from medvqa import load
+
+    # the kit checks the default language; the English items are checked through the same contracts below
+    report = check_benchmark("worldmedqa_v", shared_data("worldmedqa-v-japan"), work_dir=tmp_path)
+    # 168 image items whose images were not published with these tables: C and C+Q only
+    assert report.ok and report.n_items == 168 and report.n_records == {"random": 336, "gold": 336}
+    items = load("worldmedqa_v", shared_data("worldmedqa-v-japan"), language=language)
+    assert len(items) == 168 and all(it.has_images and not it.image_available for it in items)

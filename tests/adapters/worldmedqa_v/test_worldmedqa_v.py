@@ -1,0 +1,130 @@
+"""WorldMedQA-V: its Japan tables, VLMEvalKit's matching, the Hub loader's offline message, and
+the authors' published GPT-4o outputs imported and audited (Δlang and Δimg)."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import medvqa
+from medvqa.adapters.worldmedqa_v import hub
+from medvqa.adapters.worldmedqa_v.matching import can_infer, vlmevalkit_score
+from medvqa.cli.main import cli
+from tests.conftest import shared_data
+
+CHOICES = {"A": "赤血球輸血", "B": "自宅で経過観察", "C": "新鮮凍結血漿投与", "D": "凝固第Ⅷ因子製剤投与"}
+
+
+def test_both_languages_hold_the_same_items_with_the_gold_from_correct_option():
+    data = shared_data("worldmedqa-v-japan")
+    local, english = (medvqa.load("worldmedqa_v", data, language=lang) for lang in ("local", "en"))
+    assert [it.id for it in local] == [it.id for it in english] and len(local) == 168
+    first = local[0]
+    assert first.id == "japan-1" and first.language == "ja" and english[0].language == "en"
+    # the published tables leave `answer` empty: the gold letter is in correct_option (D for index 1)
+    assert first.gold.alternatives == (("D",),) and english[0].gold.alternatives == (("D",),)
+    # the quirk SOURCE.txt lists: a number lost from the Japanese stem, kept as published
+    assert first.question.startswith("か月の男児") and "体重 kg" in first.question
+    assert {it.meta["country"] for it in local} == {"japan"}
+
+
+def test_validate_lists_stems_that_lost_a_number():
+    from medvqa.core.plugins import get_benchmark
+
+    findings = get_benchmark("worldmedqa_v").validate(shared_data("worldmedqa-v-japan"))
+    assert findings and all(f.level == "warning" and f.rule == "lost-number" for f in findings)
+    assert ("japan", 1) in {(f.section, f.number) for f in findings}
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("D. 凝固第Ⅷ因子製剤投与", "D"),  # one letter among the words
+    ("The answer is (B).", "B"),  # brackets and full stop are separators
+    ("A or C", None),  # two letters: no match
+    ("凝固第Ⅷ因子製剤投与", "D"),  # no letter: the one option text it contains
+    ("正解はDです", None),  # Japanese around the letter: no whitespace word, no option text
+    ("Cannot determine the answer", "Z"),  # VLMEvalKit's refusal
+])
+def test_vlmevalkit_matching_rules(reply, expected):
+    assert (can_infer(reply, CHOICES) or None) == expected
+
+
+def test_convention_falls_back_to_the_chain_where_matching_fails():
+    item = medvqa.load("worldmedqa_v", shared_data("worldmedqa-v-japan"))[0]
+    assert medvqa.score(item, "D. 凝固第Ⅷ因子製剤投与").rule == "vlmevalkit-option"
+    assert medvqa.score(item, '{"answer": ["D"]}').rule == "json"  # medvqa's requested format first
+    s = medvqa.score(item, "Cannot determine the answer")
+    assert s.status == "refusal" and not s.correct
+    assert vlmevalkit_score  # the convention's function is public in the adapter
+
+
+def test_hub_offline_message_names_both_ways(monkeypatch):
+    def offline(**kwargs):
+        raise OSError("Cannot reach huggingface.co")
+
+    monkeypatch.setattr(hub, "snapshot_download", offline)
+    with pytest.raises(medvqa.DataError) as exc:
+        medvqa.load("worldmedqa_v")
+    text = str(exc.value)
+    assert "WorldMedQA/V" in text and "--data" in text and "Cannot reach huggingface.co" in text
+
+
+TABLES = {  # (folder, language) -> published accuracy on 168 items (the authors' _acc.csv)
+    ("outputs_w_images", "local"): 0.8809523809523809,
+    ("outputs_w_images", "english"): 0.7202380952380952,
+    ("outputs_blind", "local"): 0.8571428571428571,
+    ("outputs_blind", "english"): 0.6904761904761905,
+}
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    data = shared_data("worldmedqa-v-japan")
+    out = tmp_path_factory.mktemp("imported")
+    runs = {}
+    for folder, version in TABLES:
+        table = data / "visuals" / folder / "GPT4o" / f"GPT4o_japan_{version}_gpt-4o-mini_result.xlsx"
+        run_dir = out / f"{folder}-{version}"
+        result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(table), "--data", str(data),
+                                          "--run-dir", str(run_dir), "--json"])
+        assert result.exit_code == 0, result.output
+        runs[(folder, version)] = (run_dir, json.loads(result.output))
+    return runs
+
+
+def test_imports_land_within_two_items_of_the_published_accuracy(imported):
+    for (folder, version), (_, summary) in imported.items():
+        condition = "C+Q" if folder == "outputs_blind" else "C+Q+I"
+        cell = summary["conditions"][condition]
+        published = round(TABLES[(folder, version)] * 168)
+        assert cell["n"] == 168 and abs(cell["correct"] - published) <= 2, (folder, version, cell["correct"])
+        assert summary["language"] == ("en" if version == "english" else "local")
+    # measured: 149, 122, 144, 116 of 168 against the published 148, 121, 144, 116; the items
+    # where VLMEvalKit's matching reads another option than the published extraction are named
+    w_local = imported[("outputs_w_images", "local")][1]
+    assert w_local["conditions"]["C+Q+I"]["correct"] == 149
+    assert w_local["differs_from_published"] == [{"item_id": "japan-144", "matching": "D", "published": "A"}]
+    assert imported[("outputs_blind", "local")][1]["differs_from_published"] == []
+
+
+def test_audit_of_the_published_outputs_gives_delta_lang_and_delta_img(imported):
+    doc = medvqa.audit(*[str(run_dir) for run_dir, _ in imported.values()])
+    # one experiment per language (with-image and blind joined), paired with each other by language
+    lang = doc["paired_language"]["ja vs en"]
+    assert lang["languages"] == ["ja", "en"] and set(lang["conditions"]) == {"C+Q", "C+Q+I"}
+    for cond, folder in (("C+Q+I", "outputs_w_images"), ("C+Q", "outputs_blind")):
+        row = lang["conditions"][cond]["overall"]
+        local = imported[(folder, "local")][1]["conditions"][cond]
+        english = imported[(folder, "english")][1]["conditions"][cond]
+        # the marginals of the pairing are the runs' own accuracies: same items, same records
+        assert row["n"] == 168 and row["a_local"] == pytest.approx(local["correct"] / 168)
+        assert row["a_other"] == pytest.approx(english["correct"] / 168)
+        counts = row["counts"]
+        assert sum(counts.values()) == 168
+        assert counts["n11"] + counts["n10"] == local["correct"] and counts["n11"] + counts["n01"] == english["correct"]
+        assert row["delta_lang"] == pytest.approx((counts["n10"] - counts["n01"]) / 168)
+        assert row["ci"][0] < row["delta_lang"] < row["ci"][1]
+    models = doc["models"]
+    assert len(models) == 2  # each language's with-image and blind runs, joined
+    for m in models.values():
+        overall = m["paired"]["overall"]
+        assert overall["n"] == 168 and overall["ci"] is not None and overall["mcnemar_p"] is not None
