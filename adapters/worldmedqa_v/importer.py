@@ -10,7 +10,9 @@ VLMEvalKit's result table (`<Model>_<country>_<version>_gpt-4o-mini_result.xlsx`
 item, the option its extractor model named (`extracted`) and whether it hit the gold (`hit`): the
 published accuracy is the mean of `hit`. Given such a table, the import reads each reply by
 matching and, where matching fails, records the extractor's option as the answer (as VLMEvalKit
-did; the manifest lists those items under `imported.extractor_items`); items where matching
+did; the record keeps the reply as `source_reply`, and the manifest lists those items under
+`imported.extractor_items`; an extractor output that names no option, such as "I", is a parse
+failure, as it was a miss there); items where matching
 reads another option than the published one are listed too (`differs_from_published`).
 """
 
@@ -91,15 +93,17 @@ def import_table(file: Path, data: Path, run_dir: Path, *, language: str | None 
             raise DataError(f"the question differs from the data's {country} item in language {language!r} "
                             "(a table of another language or country?)", file=file, record=record)
         text = str(row["prediction"])
-        published = str(row.get("extracted", "")).strip().upper()
+        published = str(row.get("extracted", "")).strip()
+        extra = None
         if published:
             matched = can_infer(text, {o.key: o.text for o in item.options})
             if matched is None:  # VLMEvalKit asked its extractor model here: its answer is the record's
+                extra = {"source_reply": text, "answer_source": "published extractor"}
                 text = published
                 extracted.append(item.id)
             elif matched != published:
                 differs.append({"item_id": item.id, "matching": matched, "published": published})
-        answers.append((item, condition, text if text.strip() else None))
+        answers.append((item, condition, text if text.strip() else None, extra))
     load = {"data": str(data.resolve()), "split": None, "sample": False, "limit": None,
             "select": {"country": [country]}}
     summary = medvqa.write_run(bench, items, answers, run_dir, model=model, load=load, saved=False,
@@ -109,4 +113,4 @@ def import_table(file: Path, data: Path, run_dir: Path, *, language: str | None 
     return {**summary, "benchmark": bench.name, "model": model, "language": language, "country": country,
             "condition": condition, "convention": bench.active_convention,
             "n_extractor": len(extracted), "differs_from_published": differs,
-            "n_missing": sum(1 for *_, t in answers if t is None) + len(items) - len(answers)}
+            "n_missing": sum(1 for _, _, t, _ in answers if t is None) + len(items) - len(answers)}

@@ -1,23 +1,33 @@
 """VLMEvalKit's multiple-choice matching, the convention WorldMedQA-V's published accuracies
-were scored under (open-compass/VLMEvalKit, `vlmeval/utils/matching_util.py`, `can_infer`):
+were scored under (open-compass/VLMEvalKit, `vlmeval/utils/matching_util.py` at commit
+134b4ea, `can_infer`):
 
 1. A reply holding one of VLMEvalKit's refusal phrases ("Cannot determine the answer", ...) is
    a refusal (VLMEvalKit's option "Z").
 2. Option letter: the reply with `.()[],:;!*#{}` turned into spaces and split at whitespace;
-   when exactly one option letter is among the words, that option.
+   when exactly one option letter is among the words and at least five words follow it
+   (`splits.index(ch) < len(splits) - 5`), that option.
 3. Option text: when the reply is at most twice as long as the options' texts together and
    exactly one option's text (case ignored) occurs in it, that option.
 
-Departures, each documented where it applies:
+Copies of the function elsewhere require the opposite of rule 2's position test (the letter
+among the last five words). On the authors' published Japan tables the rule as written at
+134b4ea agrees with the published extraction on every item it matches but one, the other
+contradicts it on two (japan-144 local, japan-254 English, both with the image): medvqa follows
+134b4ea. The one item, japan-84 (English, with the image), reads "A" here, the published
+extraction says B: VLMEvalKit, run with `VERBOSE` set, takes a lone "A" among more than three
+words for an article and sends the reply to its extractor model; that check is off by default
+there and here (`quantifier_check`).
 
-- Where both fail, VLMEvalKit asks an extractor model (the published results used
+Departures:
+
+- Where matching fails, VLMEvalKit asks an extractor model (the published results used
   gpt-4o-mini) to name the option. No model is called at scoring: medvqa's own answer chain
-  reads the reply instead (an answer in the requested JSON, "正解はAです", "the answer is D", a
-  label standing alone, ...), and what it cannot read stays a parse failure. This is where an
-  imported table differs from its published accuracy.
+  reads the reply instead (an answer in the requested JSON, "the answer is D", a label standing
+  alone, ...), and what it cannot read stays a parse failure. Importing VLMEvalKit's result
+  table (`extracted`) takes the published extractor's answer for those items instead.
 - A live reply in the JSON format medvqa asks for (`{"answer": ["D"]}`) is read as JSON first:
   VLMEvalKit's word split keeps the quotes around the letter and would miss it.
-- VLMEvalKit's verbose-mode check ("A" as an article) is off by default there, and left out.
 """
 
 from __future__ import annotations
@@ -37,9 +47,10 @@ _SEPARATORS = str.maketrans({c: " " for c in ".()[],:;!*#{}"})
 REFUSED = "Z"
 
 
-def match_option(reply: str, choices: Mapping[str, str]) -> str | None:
-    """Rules 1 and 2: the one option letter among the reply's words, "Z" for a refusal, else
-    None."""
+def match_option(reply: str, choices: Mapping[str, str], quantifier_check: bool = False) -> str | None:
+    """Rules 1 and 2: the one option letter among the reply's words (at least five words before
+    the end), "Z" for a refusal, else None. `quantifier_check` is VLMEvalKit's `VERBOSE` check:
+    no match when "A" is among more than three words."""
     if "Failed to obtain answer via API" in reply:
         return None
     if any(phrase in reply for phrase in REFUSAL_PHRASES):
@@ -47,7 +58,9 @@ def match_option(reply: str, choices: Mapping[str, str]) -> str | None:
     words = reply.translate(_SEPARATORS).split()
     found = [letter for letter in choices if letter in words]
     if len(found) == 1:
-        return found[0]
+        if quantifier_check and "A" in words and len(words) > 3:
+            return None
+        return found[0] if words.index(found[0]) < len(words) - 5 else None
     if not found and sum(w in words for w in ("Z", "")) == 1:
         return REFUSED
     return None

@@ -32,8 +32,9 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
               run_dir: str | Path, *, model: str, load: dict[str, Any] | None = None, split: str | None = None,
               saved: bool = True, command_line: list[str] | None = None,
               source: dict[str, Any] | None = None, images_attested: bool = False) -> dict:
-    """Write the run directory `run_dir` from (item, condition, response text) triples and return
-    its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
+    """Write the run directory `run_dir` from (item, condition, response text) triples (or
+    quadruples whose fourth element, a dict, adds fields to that record: what the source said
+    beside the answer) and return its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
 
     `items` are every item the run covers (as `benchmark.load(**load)` returns them, so the run
     can be reloaded and re-scored); `benchmark` carries the convention the answers are scored
@@ -62,15 +63,15 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     patterns = plugins.answer_patterns()
     records, seen, conditions = [], set(), []
 
-    def record_of(item: Item, cond: Condition, text: str | None) -> dict:
+    def record_of(item: Item, cond: Condition, text: str | None, extra: dict | None = None) -> dict:
         key = hashlib.sha256(json.dumps(["imported", model, item.id, cond.value, text]).encode()).hexdigest()
-        record = make_record(benchmark, item, cond.value, key, Response(text=text), patterns)
+        record = {**make_record(benchmark, item, cond.value, key, Response(text=text), patterns), **(extra or {})}
         return rescore_record(benchmark, item, {**record, "saved": True}, patterns) if saved else record
 
     def admitted(item: Item) -> tuple[Condition, ...]:
         return tuple(Condition) if images_attested and item.has_images else applicable(item)
 
-    for item, condition, text in answers:
+    for item, condition, text, *more in answers:
         try:
             cond = Condition(condition)
         except ValueError:
@@ -87,7 +88,7 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
         seen.add((item.id, cond.value))
         if cond.value not in conditions:
             conditions.append(cond.value)
-        records.append(record_of(item, cond, text))
+        records.append(record_of(item, cond, text, more[0] if more else None))
     spec.conditions = tuple(Condition(c) for c in conditions)
     for item in items:  # a pair without an answer is missing, never left out of the denominator
         for cond in spec.conditions:
