@@ -106,6 +106,12 @@ def _check_fingerprints(run_dirs: Sequence[str | Path]) -> None:
         seen.setdefault(name, (Path(run_dir), fp))
 
 
+def _language(run: SavedRun) -> str:
+    """The language a run's items were asked in (ja, en, ...): its items', else its manifest's."""
+    held = {it.language for it in run.items.values()}
+    return next(iter(held)) if len(held) == 1 else str(run.manifest.get("language") or "")
+
+
 def read_entries(run_dirs: Sequence[str | Path]) -> tuple[list[Entry], list[str]]:
     """The runs as entries (one per model × benchmark experiment), with notes."""
     if not run_dirs:
@@ -120,12 +126,15 @@ def read_entries(run_dirs: Sequence[str | Path]) -> tuple[list[Entry], list[str]
     groups, join_notes = join_runs(runs)
     notes += [n for n in join_notes if n.startswith("joined ")]
     counts = Counter((g[0].benchmark.name, g[0].manifest["model"]) for g in groups)
+    languages = Counter((g[0].benchmark.name, g[0].manifest["model"], _language(g[0])) for g in groups)
     entries = []
     for group in groups:
         first = group[0]
         model = first.manifest["model"]
-        if counts[(first.benchmark.name, model)] > 1:
-            model = f"{model}@{first.path.name}"
+        if counts[(first.benchmark.name, model)] > 1:  # the language names it when it is what differs
+            lang = _language(first)
+            model = (f"{model} [{lang}]" if languages[(first.benchmark.name, model, lang)] == 1
+                     else f"{model}@{first.path.name}")
         items = {k: v for run in group for k, v in run.items.items()}
         entries.append(Entry(first.benchmark, model, list(group), [r for run in group for r in run.records], items))
     names = Counter((e.benchmark.name, e.model) for e in entries)

@@ -85,6 +85,10 @@ class IgakuQA(_MhlwExam):
     # the release's `*_translate.jsonl` hold every item's stem and options in English
     languages = ("ja", "en")
 
+    @property
+    def forced_guess_instruction(self) -> str:  # in the language the items are asked in
+        return templates.FORCED_GUESS_EN if self.active_language == "en" else templates.FORCED_GUESS
+
     def _load(self, path: Path) -> list[Item]:
         from . import igakuqa
 

@@ -38,10 +38,12 @@ TEXT_ONLY_EN = Template(
     numeric_instruction='Give the numeric answer as JSON: {{"answer": ["<number>"]}} (no unit)',
 )
 
+FORCED_GUESS_EN = "Even if you are not sure, you must answer with the option you think most likely."
+
 MULTIMODAL_EN = replace(
     TEXT_ONLY_EN,
     name="kokushi-en-multimodal",
     image_instruction="Read the attached image(s) carefully before answering.",
 )
 
-__all__ = ["FORCED_GUESS", "MULTIMODAL", "MULTIMODAL_EN", "TEXT_ONLY", "TEXT_ONLY_EN"]
+__all__ = ["FORCED_GUESS", "FORCED_GUESS_EN", "MULTIMODAL", "MULTIMODAL_EN", "TEXT_ONLY", "TEXT_ONLY_EN"]
