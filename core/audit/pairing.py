@@ -184,4 +184,4 @@ def language_markdown(doc: dict) -> str:
                 lines += ["", "Unpaired items: " + ", ".join(f"{v['n']} {reason}" for reason, v in sec["unpaired"].items())
                           + "."]
             lines.append("")
-    return "\n".join(lines)
+    return "\n" + "\n".join(lines) if lines else ""
