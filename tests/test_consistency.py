@@ -23,6 +23,7 @@ BENCHMARKS = {  # name: (data, --select)
     "yakugakuqa": (lambda: shared_data("yakugakuqa"), ["--select", "year=2012"]),
     "polish_pes": (lambda: REPO / "tests" / "adapters" / "polish_pes" / "data", []),
     "mmbu_hard": (lambda: shared_data("mmbu-proxy"), []),
+    "worldmedqa_v": (lambda: shared_data("worldmedqa-v-japan"), []),
 }
 MODELS = ("random", "constant:A")
 

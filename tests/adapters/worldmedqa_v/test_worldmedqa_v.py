@@ -162,3 +162,29 @@ def test_extractor_answers_keep_the_reply(imported):
     by_id = {r["item_id"]: r for r in saved.records}
     first = by_id[manifest_items[0]]
     assert first["answer_source"] == "published extractor" and len(first["source_reply"]) > len(first["response"])
+
+
+def test_csv_and_xlsx_of_one_output_table_import_alike(tmp_path):
+    data = shared_data("worldmedqa-v-japan")
+    xlsx = data / "visuals" / "outputs_w_images" / "GPT4o" / "GPT4o_japan_local.xlsx"
+    csv = data / "derived_GPT4o_japan_local.csv"  # the same table, derived by a stdlib read of the xlsx
+    docs = []
+    for table, name in ((xlsx, "x"), (csv, "c")):
+        result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(table), "--data", str(data),
+                                          "--run-dir", str(tmp_path / name), "--model", "GPT4o", "--json"])
+        assert result.exit_code == 0, result.output
+        docs.append(json.loads(result.output))
+    assert docs[0]["conditions"] == docs[1]["conditions"] and docs[0]["condition"] == "C+Q+I"
+    # without the published extractor, matching and medvqa's chain read fewer of the long replies
+    assert docs[0]["n_extractor"] == 0 and docs[0]["conditions"]["C+Q+I"]["correct"] < 148
+
+
+def test_a_table_of_the_other_language_is_refused_naming_the_row(tmp_path):
+    data = shared_data("worldmedqa-v-japan")
+    table = data / "visuals" / "outputs_blind" / "GPT4o" / "GPT4o_japan_english.xlsx"
+    result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(table), "--data", str(data), "--language", "local",
+                                      "--run-dir", str(tmp_path / "r")])
+    assert result.exit_code == 1
+    assert "GPT4o_japan_english.xlsx" in result.output and "index 1" in result.output
+    assert "the question differs from the data's japan item in language 'local'" in result.output
+    assert not (tmp_path / "r").exists()  # nothing written

@@ -90,3 +90,31 @@ def test_run_in_english_names_its_language(tmp_path):
     bad = CliRunner().invoke(cli, ["run", "igakuqa", "--data", str(shared_data("igakuqa")), "--language", "fr",
                                    "--model", "random"])
     assert bad.exit_code == 1 and "unknown language 'fr' for igakuqa; it offers: ja, en" in bad.output
+
+
+def test_the_language_is_part_of_the_runs_identity(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data = str(shared_data("igakuqa"))
+    args = ["run", "igakuqa", "--data", data, "--model", "random", "--select", "block=116B", "--json"]
+    ja = CliRunner().invoke(cli, args)
+    en = CliRunner().invoke(cli, [*args, "--language", "en"])
+    import json
+
+    ja_dir, en_dir = json.loads(ja.output)["run_dir"], json.loads(en.output)["run_dir"]
+    # the exam's own language keeps the directory name runs had before languages existed
+    assert ja_dir.startswith("runs/igakuqa-full-random-") and en_dir.startswith("runs/igakuqa-en-full-random-")
+    again = CliRunner().invoke(cli, [*args, "--language", "en", "--run-dir", ja_dir])
+    assert again.exit_code == 1 and "holds a different run" in again.output and "language" in again.output
+
+
+def test_a_block_without_its_translation_is_an_error_naming_the_file(tmp_path):
+    import shutil
+
+    source = shared_data("igakuqa") / "data" / "2022"
+    year = tmp_path / "data" / "2022"
+    year.mkdir(parents=True)
+    for name in ("116-B.jsonl", "116-B_metadata.jsonl"):
+        shutil.copy(source / name, year / name)
+    with pytest.raises(medvqa.DataError, match=r"116-B_translate.jsonl: the English translation of this block is missing"):
+        get_benchmark("igakuqa").with_language("en").load(tmp_path)
+    assert len(get_benchmark("igakuqa").load(tmp_path)) == 50  # Japanese needs no translation
