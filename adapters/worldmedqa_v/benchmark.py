@@ -56,6 +56,11 @@ class WorldMedQAV(Benchmark):
     def answer_conventions(self) -> AnswerConventions:
         return AnswerConventions(final_score=vlmevalkit_score)
 
+    def report_tables(self, records: list[dict], manifest: dict):
+        from .tables import tables
+
+        return tables(records, manifest, self)
+
     def validate(self, path: Path) -> list:
         """Stems that lost a number (a warning each): the published tables' own quirk."""
         items = self.load(path)
