@@ -188,3 +188,20 @@ def test_a_table_of_the_other_language_is_refused_naming_the_row(tmp_path):
     assert "GPT4o_japan_english.xlsx" in result.output and "index 1" in result.output
     assert "the question differs from the data's japan item in language 'local'" in result.output
     assert not (tmp_path / "r").exists()  # nothing written
+
+
+def test_the_audit_page_shows_the_language_pairing(imported):
+    import html
+    import re
+
+    from medvqa.core.audit.html import render_html
+
+    doc = medvqa.audit(*[str(run_dir) for run_dir, _ in imported.values()], resamples=50)
+    page = render_html(doc, svgs={})
+    cells = {tuple(json.loads(html.unescape(path))): text for path, text in
+             re.findall(r'data-path="([^"]+)" data-format="[a-z]+">([^<]*)<', page)}
+    for cond in ("C+Q", "C+Q+I"):
+        row = doc["paired_language"]["ja vs en"]["conditions"][cond]["overall"]
+        key = ("paired_language", "ja vs en", "conditions", cond, "overall")
+        assert cells[(*key, "delta_lang")] == f"{100 * row['delta_lang']:.1f}"
+        assert cells[(*key, "n")] == "168"
