@@ -169,6 +169,8 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
 
     if languages := language_pairs(groups, settings):
         doc["paired_language"] = languages
+        notes += [f"paired by language ({key}): {' with '.join(sec['runs'])}, under {', '.join(sec['conditions'])}"
+                  for key, sec in languages.items()]
     return {**doc, "notes": notes}
 
 

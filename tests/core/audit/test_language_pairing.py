@@ -63,6 +63,7 @@ def test_audit_pairs_the_two_languages_and_counts_every_transition(runs):
     # exact McNemar on the 15 discordant pairs: 2 · P(X ≤ 5 | 15, 1/2) = 2 · 4944 / 32768
     assert row["mcnemar_p"] == pytest.approx(2 * (1 + 15 + 105 + 455 + 1365 + 3003) / 2 ** 15)
     assert section["conditions"]["C+Q"]["unpaired"] == {}
+    assert f"paired by language (ja vs en): {runs['ja']} with {runs['en']}, under C+Q" in doc["notes"]
     # by the benchmark's strata: every item of block 116A is in year 2022
     assert doc["paired_language"]["ja vs en"]["conditions"]["C+Q"]["by"]["year"]["2022"]["counts"] == row["counts"]
 
