@@ -98,12 +98,22 @@ def _check_fingerprints(run_dirs: Sequence[str | Path]) -> None:
     for run_dir in run_dirs:
         manifest = read_manifest(Path(run_dir))
         # runs in two languages hold different texts of the same items: they pair (Δlang), never refused
-        name, fp = (manifest.get("benchmark"), manifest.get("language")), manifest.get("data_fingerprint")
+        name, fp = (manifest.get("benchmark"), _manifest_language(manifest)), manifest.get("data_fingerprint")
         if name in seen and seen[name][1] != fp:
             first, first_fp = seen[name]
             raise DataError(f"runs of {name[0]} on different data cannot be compared: {first} has data fingerprint "
                             f"{first_fp}, {run_dir} has {fp}", file=Path(run_dir) / "manifest.json")
         seen.setdefault(name, (Path(run_dir), fp))
+
+
+def _manifest_language(manifest: dict) -> str | None:
+    """A manifest's language; one written before languages were recorded is in its benchmark's first."""
+    from medvqa.core import plugins
+
+    if manifest.get("language"):
+        return manifest["language"]
+    entry = plugins.benchmarks().get(manifest.get("benchmark"))
+    return entry.obj.offered_languages[0] if entry else None
 
 
 def _language(run: SavedRun) -> str:

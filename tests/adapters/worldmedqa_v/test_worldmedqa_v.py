@@ -205,3 +205,20 @@ def test_the_audit_page_shows_the_language_pairing(imported):
         key = ("paired_language", "ja vs en", "conditions", cond, "overall")
         assert cells[(*key, "delta_lang")] == f"{100 * row['delta_lang']:.1f}"
         assert cells[(*key, "n")] == "168"
+
+
+def test_list_shows_it_and_both_languages_run(tmp_path):
+    listing = CliRunner().invoke(cli, ["list"]).output
+    assert any(line.split()[:1] == ["worldmedqa_v"] and "[--language local|en]" in line for line in listing.splitlines())
+    data = str(shared_data("worldmedqa-v-japan"))
+    for language in ("local", "en"):
+        result = CliRunner().invoke(cli, ["run", "worldmedqa_v", "--data", data, "--language", language, "--model",
+                                          "random", "--run-dir", str(tmp_path / language), "--json"])
+        # every item's image is missing here: the run asks C+Q only, and says so
+        assert result.exit_code == 0, result.output
+        summary = json.loads(result.output)
+        assert summary["n_items"] == 168 and list(summary["conditions"]) == ["C+Q"]
+        assert summary["n_image_fallback"] == 168
+        saved = medvqa.read_run(tmp_path / language)
+        assert {r["language"] for r in saved.records} == {"ja" if language == "local" else "en"}
+        assert saved.manifest["language"] == language
