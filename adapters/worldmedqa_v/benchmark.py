@@ -64,6 +64,6 @@ class WorldMedQAV(Benchmark):
     def validate(self, path: Path) -> list:
         """Stems that lost a number (a warning each): the published tables' own quirk."""
         items = self.load(path)
-        return [Finding(file=str(path), section=it.meta["country"], number=it.meta["index"], rule="lost-number",
+        return [Finding(file=str(path), section=None, number=it.id, rule="lost-number",
                         level="warning", message="the stem has a unit without its number, as published")
                 for it in items if _LOST_NUMBER.search(it.question)]

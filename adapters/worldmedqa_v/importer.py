@@ -66,6 +66,8 @@ def import_table(file: Path, data: Path, run_dir: Path, *, language: str | None 
     the language and the model come from the file name (`GPT4o_japan_english.xlsx`) unless
     given; the condition from its folder (`condition_of`) unless given. Each row's question must
     be the data's, in that language: a table of another country or language is refused."""
+    if file.suffix.lower() not in (".xlsx", ".csv", ".tsv"):
+        raise DataError("a prediction table is .xlsx, .csv or .tsv", file=file)
     m = NAME.fullmatch(file.name)
     country = (country or (m["country"] if m else "")).lower()
     if not country:
