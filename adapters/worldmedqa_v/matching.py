@@ -13,9 +13,10 @@ were scored under (open-compass/VLMEvalKit, `vlmeval/utils/matching_util.py` at 
 The rule has changed over VLMEvalKit's history: at commit 18fc37a any lone letter counts (no
 position test, no length cap on rule 3), and copies elsewhere require the letter among the last
 five words. On the authors' published Japan tables the rule as written at 134b4ea agrees with the
-published extraction on every item it matches but one; 18fc37a's contradicts it on three
-(japan-84 and japan-254 English, japan-144 local, all with the image), the last-five-words
-variant on two (japan-254, japan-144): medvqa follows 134b4ea. The one item, japan-84 (English, with the image), reads "A" here, the published
+published extraction on every item it matches but one; 18fc37a's contradicts it on five
+(japan-84 and japan-254 English with the image, japan-144 and japan-197 local with the image,
+japan-204 local without), the last-five-words variant on two (japan-254, japan-144): medvqa
+follows 134b4ea. The one item, japan-84 (English, with the image), reads "A" here, the published
 extraction says B: VLMEvalKit, run with `VERBOSE` set, takes a lone "A" among more than three
 words for an article and sends the reply to its extractor model; that check is off by default
 there and here (`quantifier_check`).
