@@ -180,7 +180,7 @@ def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[s
     one row per model × benchmark × condition × stratum level (`stratum` "overall" for the
     whole condition) with the benchmark's headline metric, its 95 % CI, n and the non-answer
     rates. `by` names strata (default: each benchmark's default strata). `.attrs` holds the
-    rest of `medvqa compare --json`: `delta_img`, `tests`, `pass_lines`, `runs`, `notes`, `by`."""
+    rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `runs`, `notes`, `by`."""
     from medvqa.core.compare import compare_runs
 
     if isinstance(run_dirs, (str, Path)):
@@ -188,7 +188,7 @@ def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[s
     result = compare_runs(list(run_dirs), by=_names(by) if by is not None else None, resamples=resamples, seed=seed)
     frame = result.table
     doc = result.as_json()
-    frame.attrs.update({key: doc[key] for key in ("delta_img", "tests", "pass_lines", "runs", "notes", "by")})
+    frame.attrs.update({key: doc[key] for key in ("delta_img", "delta_lang", "tests", "pass_lines", "runs", "notes", "by")})
     return frame
 
 
