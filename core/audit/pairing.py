@@ -19,7 +19,7 @@ from itertools import combinations
 from typing import Any, Sequence
 
 from medvqa.core import metrics
-from medvqa.core.audit.analysis import Pair, RunInput, Settings, _Run, paired_section, transition_row
+from medvqa.core.audit.analysis import Pair, RunInput, Settings, _Run, forced_guess_accuracy, paired_section
 from medvqa.core.metrics import held_fields
 from medvqa.core.results import condition_order, is_derived
 
@@ -113,12 +113,14 @@ def language_section(a: LanguageSide, b: LanguageSide, s: Settings, model: str, 
                         key=condition_order)
     fields, _ = held_fields(s.by, first.records + second.records, benchmark.stratum_aliases if benchmark else {})
     items = {k: v for k, v in first.items.items() if k in second.items}
+    # --refusals imputed credits a refusal with the forced-guess accuracy of both runs together
+    _, forced = forced_guess_accuracy(first.records + second.records)
     out = {"languages": [first.language, second.language], "runs": [first.source, second.source], "conditions": {}}
     for cond in conditions:
         pairs, unpaired = pair_records(items, ka, kb, cond)
         run = _Run(input=RunInput(model=model, records=first.records, items=items, source=first.source,
                                   benchmark=benchmark),
-                   by_key={}, fields=fields, pairs=pairs, unpaired=unpaired)
+                   by_key={}, fields=fields, pairs=pairs, unpaired=unpaired, forced_accuracy=forced)
         out["conditions"][cond] = _factor_section(paired_section(run, s), LANGUAGE)
     return out
 
