@@ -150,3 +150,19 @@ def selections(pairs: tuple[str, ...], shorthands: dict[str, str | None], params
         if isinstance(param, SelectionOption) and shorthands.get(param.name):
             out.setdefault(param.field, []).extend(v.strip() for v in shorthands[param.name].split(",") if v.strip())
     return out or None
+
+
+def import_group(cli: click.Group) -> click.Group:
+    """The `medvqa import` group, where each adapter adds a command that reads predictions saved
+    by another tool (`import_group(cli).add_command(...)` in `register_commands`); created by the
+    first plugin that asks for it."""
+    group = cli.commands.get("import")
+    if group is None:
+        @click.group("import")
+        def group() -> None:
+            """Import predictions saved by another tool as a run directory."""
+
+        cli.add_command(group)
+    if not isinstance(group, click.Group):
+        raise click.ClickException("medvqa: the command name 'import' is taken by a command that is not a group")
+    return group

@@ -45,7 +45,9 @@ def command(run_dirs, by, cohort_file, refusals, examples, resamples, seed, as_j
     if as_json:
         print_json(doc)
     else:
-        click.echo(summary_markdown(doc))
+        from medvqa.core.audit.pairing import language_markdown
+
+        click.echo(summary_markdown(doc) + language_markdown(doc))
         click.echo(more_sections(doc))
     for path in written:
         click.echo(f"wrote {path}", err=True)

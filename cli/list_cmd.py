@@ -17,7 +17,9 @@ def command() -> None:
 
     click.echo("Benchmarks:")
     for name, reg in sorted(plugins.benchmarks().items()):
-        click.echo(f"  {name:<16} {reg.obj.title}  {origin(reg.plugin)}")
+        langs = reg.obj.offered_languages
+        languages = f"  [--language {'|'.join(langs)}]" if len(langs) > 1 else ""
+        click.echo(f"  {name:<16} {reg.obj.title}{languages}  {origin(reg.plugin)}")
     click.echo("Backends (--model):")
     for name, reg in sorted(plugins.backends().items()):
         click.echo(f"  {name:<16} {reg.obj.description}  {origin(reg.plugin)}")

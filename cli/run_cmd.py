@@ -101,6 +101,9 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--conditions", callback=_not_empty, help="Any of C, C+Q, C+I, C+Q+I (default: the benchmark's, C+Q,C+Q+I for most).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
 @click.option("--convention", cls=BenchmarkOption, applies=lambda b: bool(b.conventions), help="One of the benchmark's scoring conventions (its default when omitted).")
+@click.option("--language", cls=BenchmarkOption, applies=lambda b: len(b.offered_languages) > 1,
+              help="One of the languages the benchmark's items exist in (`medvqa list`; its first, the exam's own, "
+                   "when omitted), e.g. en.")
 @click.option("--run-dir", type=click.Path(path_type=str), help="Run directory (default: runs/<benchmark>-<split>-<model>-<hash>). Re-running resumes it.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
@@ -137,7 +140,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--batch-size", type=click.IntRange(min=1), help="Conversations per vLLM batch (vllm/ models, default 512).")
 @click.option("--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
               help="vllm.LLM(...) argument, e.g. max_model_len=8192 (vllm/ models).")
-def command(benchmark, model, data, sample, split, select, context, judges, judge_api_base, conditions, limit, convention, run_dir, seed,
+def command(benchmark, model, data, sample, split, select, context, judges, judge_api_base, conditions, limit, convention, language, run_dir, seed,
             no_cache, no_retry_errors, max_error_rate, as_json, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
             max_image_side, price, temperature, max_tokens, params, max_response_bytes, response_format, workers,
             tensor_parallel_size, batch_size, engine_options, **shorthands) -> None:
@@ -161,7 +164,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
         options = RunOptions(
             benchmark=benchmark, model=model, data=data, sample=sample, split=split,
             select=selections(select, shorthands, click.get_current_context().command.params),
-            conditions=conditions, limit=limit, convention=convention, run_dir=run_dir, seed=seed, cache=not no_cache,
+            conditions=conditions, limit=limit, convention=convention, language=language, run_dir=run_dir, seed=seed, cache=not no_cache,
             context=context, judges=list(judges) or None,
             judge_options={"api_base": judge_api_base} if judge_api_base else {},
             command_line=["medvqa", *sys.argv[1:]], allow_invalid=allow_invalid, forced_guess=forced_guess,

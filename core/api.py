@@ -15,15 +15,17 @@ if TYPE_CHECKING:
     from medvqa.core.scoring.score import Score
 
 
-def load(benchmark: str, path: str | Path | None = None, split: str | None = None, **options: Any) -> list[Item]:
-    """Items of a registered benchmark (`medvqa list` shows them). `select={"year": [2024]}`
-    chooses items by stratum; each field's values may be a list, one value or a
-    comma-separated string."""
+def load(benchmark: str, path: str | Path | None = None, split: str | None = None, *, language: str | None = None,
+         **options: Any) -> list[Item]:
+    """Items of a registered benchmark (`medvqa list` shows them), in one of its languages
+    (`language`; its first when None). `select={"year": [2024]}` chooses items by stratum; each
+    field's values may be a list, one value or a comma-separated string."""
     from medvqa.core.plugins import get_benchmark
 
     if options.get("select"):
         options["select"] = _selection(options["select"])
-    return get_benchmark(benchmark).load(Path(path) if path is not None else None, split, **options)
+    bench = get_benchmark(benchmark).with_language(language)
+    return bench.load(Path(path) if path is not None else None, split, **options)
 
 
 def score(item: Item, response_text: str | None, *, error: str | None = None, saved: bool = False) -> Score:
@@ -170,7 +172,9 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
     """The visual-reliance audit of saved runs, as `medvqa audit --json` prints it. `by` names
     the strata (the benchmark's default strata when None); `cohorts` is a file or a mapping
     (`{cohort: [model, ...]}` or `{model: cohort}`). Runs of one model on the same data that
-    hold different conditions are joined, and `notes` says how runs were paired."""
+    hold different conditions are joined, and `notes` says how runs were paired. Runs of one
+    model that differ only in the language are paired item by item under each condition they
+    share (`paired_language`, keyed "<language> vs <language>")."""
     from medvqa.core.audit.analysis import Settings, audit as audit_runs, parse_cohorts
     from medvqa.core.audit.runs import default_by, join_runs, read_cohorts, read_runs, run_input
 
@@ -186,6 +190,12 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
     elif cohorts is not None:
         cohorts = read_cohorts(cohorts)
     doc = audit_runs([run_input(g) for g in groups], settings, cohorts)
+    from medvqa.core.audit.pairing import language_pairs
+
+    if languages := language_pairs(groups, settings):
+        doc["paired_language"] = languages
+        notes += [f"paired by language ({key}): {' with '.join(sec['runs'])}, under {', '.join(sec['conditions'])}"
+                  for key, sec in languages.items()]
     return {**doc, "notes": notes}
 
 
@@ -195,7 +205,7 @@ def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[s
     one row per model × benchmark × condition × stratum level (`stratum` "overall" for the
     whole condition) with the benchmark's headline metric, its 95 % CI, n and the non-answer
     rates. `by` names strata (default: each benchmark's default strata). `.attrs` holds the
-    rest of `medvqa compare --json`: `delta_img`, `tests`, `pass_lines`, `runs`, `notes`, `by`."""
+    rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `runs`, `notes`, `by`."""
     from medvqa.core.compare import compare_runs
 
     if isinstance(run_dirs, (str, Path)):
@@ -203,7 +213,7 @@ def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[s
     result = compare_runs(list(run_dirs), by=_names(by) if by is not None else None, resamples=resamples, seed=seed)
     frame = result.table
     doc = result.as_json()
-    frame.attrs.update({key: doc[key] for key in ("delta_img", "tests", "pass_lines", "runs", "notes", "by")})
+    frame.attrs.update({key: doc[key] for key in ("delta_img", "delta_lang", "tests", "pass_lines", "runs", "notes", "by")})
     return frame
 
 

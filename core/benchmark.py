@@ -75,6 +75,34 @@ class Benchmark:
     conventions: tuple[str, ...] = ()
     # The convention this object scores under (`with_convention`); None is the default one.
     convention: str | None = None
+    # The languages the benchmark's items exist in (`medvqa run --language CODE`), the exam's own
+    # first; item ids are the same in every language, so runs in two languages pair item by item.
+    # Empty: the items exist in `language` only.
+    languages: tuple[str, ...] = ()
+    # The language this object loads and renders (`with_language`); None is the first one offered.
+    selected_language: str | None = None
+
+    @property
+    def offered_languages(self) -> tuple[str, ...]:
+        """The languages `--language` accepts: `languages`, else `language` alone."""
+        return tuple(self.languages) or (self.language,)
+
+    @property
+    def active_language(self) -> str:
+        """The language in force: the one chosen, else the first one offered."""
+        return self.selected_language or self.offered_languages[0]
+
+    def with_language(self, code: str | None) -> "Benchmark":
+        """This benchmark loading its items in the language `code` (a copy; None keeps this one).
+        `load` and `template` consult `self.active_language`; a code the benchmark does not offer
+        is a ValueError naming those it does."""
+        if code is None or code == self.active_language:
+            return self
+        if code not in self.offered_languages:
+            raise ValueError(f"unknown language {code!r} for {self.name}; it offers: {', '.join(self.offered_languages)}")
+        chosen = copy.copy(self)
+        chosen.selected_language = code
+        return chosen
 
     @property
     def active_convention(self) -> str | None:
@@ -128,8 +156,12 @@ class Benchmark:
         return None
 
     def record_fields(self, item: Item) -> dict[str, Any]:
-        """Strata written into each record of `item`."""
-        return {name: item.meta.get(name) for name in self.strata}
+        """Strata written into each record of `item`, and the item's `language` when the benchmark
+        offers several."""
+        fields = {name: item.meta.get(name) for name in self.strata}
+        if len(self.offered_languages) > 1:
+            fields["language"] = item.language
+        return fields
 
     def answer_conventions(self) -> AnswerConventions:
         """How this benchmark's answers are read and scored; JMed48k's chain by default."""

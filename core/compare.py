@@ -43,6 +43,8 @@ TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric"
 DELTA_COLUMNS = ["model", "benchmark", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "ci_method",
                  "mcnemar_p",
                  "n_unpaired"]
+DELTA_LANG_COLUMNS = ["model", "benchmark", "condition", "languages", "n", "a_local", "a_other", "delta_lang", "ci_low",
+                      "ci_high", "mcnemar_p", "n_unpaired"]
 TEST_COLUMNS = ["benchmark", "condition", "a", "b", "metric", "status", "n", "a_value", "b_value", "difference",
                 "ci_low", "ci_high", "ci_method", "test", "p", "p_bound", "only_a", "only_b"]
 OVERALL = "overall"
@@ -81,6 +83,7 @@ class Comparison:
     table: pd.DataFrame
     delta_img: pd.DataFrame
     tests: pd.DataFrame
+    delta_lang: pd.DataFrame = field(default_factory=pd.DataFrame)  # per model × benchmark × condition
     pass_lines: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     runs: list[dict] = field(default_factory=list)
@@ -88,6 +91,7 @@ class Comparison:
 
     def as_json(self) -> dict:
         return {"by": self.by, "table": json_rows(self.table), "delta_img": json_rows(self.delta_img),
+                "delta_lang": json_rows(self.delta_lang),
                 "tests": json_rows(self.tests), "pass_lines": self.pass_lines, "runs": self.runs, "notes": self.notes}
 
 
@@ -98,12 +102,29 @@ def _check_fingerprints(run_dirs: Sequence[str | Path]) -> None:
     seen: dict[str, tuple[Path, str]] = {}
     for run_dir in run_dirs:
         manifest = read_manifest(Path(run_dir))
-        name, fp = manifest.get("benchmark"), manifest.get("data_fingerprint")
+        # runs in two languages hold different texts of the same items: they pair (Δlang), never refused
+        name, fp = (manifest.get("benchmark"), _manifest_language(manifest)), manifest.get("data_fingerprint")
         if name in seen and seen[name][1] != fp:
             first, first_fp = seen[name]
-            raise DataError(f"runs of {name} on different data cannot be compared: {first} has data fingerprint "
+            raise DataError(f"runs of {name[0]} on different data cannot be compared: {first} has data fingerprint "
                             f"{first_fp}, {run_dir} has {fp}", file=Path(run_dir) / "manifest.json")
         seen.setdefault(name, (Path(run_dir), fp))
+
+
+def _manifest_language(manifest: dict) -> str | None:
+    """A manifest's language; one written before languages were recorded is in its benchmark's first."""
+    from medvqa.core import plugins
+
+    if manifest.get("language"):
+        return manifest["language"]
+    entry = plugins.benchmarks().get(manifest.get("benchmark"))
+    return entry.obj.offered_languages[0] if entry else None
+
+
+def _language(run: SavedRun) -> str:
+    """The language a run's items were asked in (ja, en, ...): its items', else its manifest's."""
+    held = {it.language for it in run.items.values()}
+    return next(iter(held)) if len(held) == 1 else str(run.manifest.get("language") or "")
 
 
 def read_entries(run_dirs: Sequence[str | Path]) -> tuple[list[Entry], list[str]]:
@@ -120,12 +141,15 @@ def read_entries(run_dirs: Sequence[str | Path]) -> tuple[list[Entry], list[str]
     groups, join_notes = join_runs(runs)
     notes += [n for n in join_notes if n.startswith("joined ")]
     counts = Counter((g[0].benchmark.name, g[0].manifest["model"]) for g in groups)
+    languages = Counter((g[0].benchmark.name, g[0].manifest["model"], _language(g[0])) for g in groups)
     entries = []
     for group in groups:
         first = group[0]
         model = first.manifest["model"]
-        if counts[(first.benchmark.name, model)] > 1:
-            model = f"{model}@{first.path.name}"
+        if counts[(first.benchmark.name, model)] > 1:  # the language names it when it is what differs
+            lang = _language(first)
+            model = (f"{model} [{lang}]" if languages[(first.benchmark.name, model, lang)] == 1
+                     else f"{model}@{first.path.name}")
         items = {k: v for run in group for k, v in run.items.items()}
         entries.append(Entry(first.benchmark, model, list(group), [r for run in group for r in run.records], items))
     names = Counter((e.benchmark.name, e.model) for e in entries)
@@ -292,6 +316,9 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
             notes.append(f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for "
                          f"{e.model} on {e.benchmark.name}")
     tests = test_rows(entries, settings)
+    from medvqa.core.audit.pairing import language_delta_rows
+
+    delta_lang = pd.DataFrame(language_delta_rows(entries, settings), columns=DELTA_LANG_COLUMNS)
     passes = [row for e in entries for row in pass_rows(e, notes)]
     runs = [{"benchmark": e.benchmark.name, "model": e.model, "runs": [str(r.path) for r in e.runs],
              "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": e.conditions()}
@@ -302,5 +329,5 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
         shown[e.benchmark.name] += [n for n in fields[i] if n not in shown[e.benchmark.name]]
     return Comparison(table=pd.DataFrame(rows, columns=TABLE_COLUMNS),
                       delta_img=pd.DataFrame(deltas, columns=DELTA_COLUMNS),
-                      tests=pd.DataFrame(tests, columns=TEST_COLUMNS), pass_lines=passes, notes=notes, runs=runs,
+                      tests=pd.DataFrame(tests, columns=TEST_COLUMNS), delta_lang=delta_lang, pass_lines=passes, notes=notes, runs=runs,
                       by=shown)

@@ -71,12 +71,20 @@ def headline_frame(doc: dict) -> pd.DataFrame:
 DELTA = {"n": "int", "C+Q+I %": "pct", "C+Q %": "pct", "Δimg (points)": "pp", "95 % CI": "ci_pp", "McNemar p": "p"}
 TESTS = {"n": "int", "a %": "pct", "b %": "pct", "difference (points)": "pp", "95 % CI": "ci_pp", "p": "p"}
 STRATUM = {"%": "pct", "95 % CI": "ci", "n": "int", "non-answers %": "pct"}
+LANGUAGE = {"n": "int", "first %": "pct", "second %": "pct", "Δlang (points)": "pp", "95 % CI": "ci_pp",
+            "McNemar p": "p"}
 
 
 def delta_frame(doc: dict) -> pd.DataFrame:
     return pd.DataFrame([[d["model"], d["benchmark"], d["n"], d["a_with"], d["a_removed"], d["delta_img"],
                           (d["ci_low"], d["ci_high"]), d["mcnemar_p"]] for d in doc["delta_img"]],
                         columns=["model", "benchmark", *DELTA])
+
+
+def language_frame(doc: dict) -> pd.DataFrame:
+    return pd.DataFrame([[d["model"], d["benchmark"], d["condition"], d["languages"], d["n"], d["a_local"], d["a_other"],
+                          d["delta_lang"], (d["ci_low"], d["ci_high"]), d["mcnemar_p"]] for d in doc["delta_lang"]],
+                        columns=["model", "benchmark", "condition", "languages", *LANGUAGE])
 
 
 def tests_frame(doc: dict) -> pd.DataFrame:
@@ -99,7 +107,11 @@ def markdown(doc: dict) -> str:
     lines = ["## Headline metric (% [95 % CI], n, non-answers)", "", to_markdown(headline_frame(doc)),
              "## Visual reliance: Δimg = C+Q+I − C+Q on the same items", "",
              to_markdown(delta_frame(doc), DELTA) if doc["delta_img"] else
-             "No run holds both C+Q+I and C+Q records of the same items.\n", "## Models compared on the same items", "",
+             "No run holds both C+Q+I and C+Q records of the same items.\n"]
+    if doc.get("delta_lang"):
+        lines += ["## Language: Δlang = the exam's language − the other, same items and condition", "",
+                  to_markdown(language_frame(doc), LANGUAGE)]
+    lines += ["## Models compared on the same items", "",
              to_markdown(tests_frame(doc), TESTS) if doc["tests"] else "No two models on the same benchmark.\n"]
     if doc["pass_lines"]:
         lines += ["## Pass lines (one row per exam and criterion)", "", to_markdown(pass_frame(doc))]

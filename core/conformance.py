@@ -4,7 +4,9 @@ checked on real data in one call, with every broken contract named by its item.
 The checks, in order: the items load (twice, identically: ids unique and stable, the same data
 fingerprint); gold keys are among the options; images lie inside the data root and decode;
 conditions are admitted per item; prompts render for every admitted condition (question only
-with Q, images only with I, the same instruction everywhere); `validate` finds no error; a
+with Q, images only with I, the same instruction everywhere); a benchmark offering several
+languages loads each, with the same item ids in the same order, the same gold and each item in
+the language asked; `validate` finds no error; a
 random run and a replay of the gold answers both complete, and the gold replay scores 100 %
 (free-text answers, whose correctness is a judge's verdict, are replayed but left out of that
 check, with a note in the report); the audit runs on them; the plugin implements documented hooks only and the benchmark spells
@@ -26,7 +28,8 @@ from medvqa.core.conditions import ALL, Condition, applicable, plan
 from medvqa.core.hookspecs import hookimpl
 from medvqa.core.items import Item, fingerprint_items
 
-CHECKS = ("load", "ids", "gold", "images", "conditions", "prompts", "validate", "runs", "audit", "hooks")
+CHECKS = ("load", "ids", "gold", "images", "conditions", "prompts", "languages", "validate", "runs", "audit",
+          "hooks")
 HOOKS = tuple(name for name in vars(hookspecs) if name.startswith("register_"))
 
 
@@ -136,6 +139,7 @@ def _check(bench: Benchmark, data: Path | None, split: str | None, work: Path, r
     _images(first, root, add, report)
     _conditions(first, add, report)
     _prompts(bench, first, add, report)
+    _languages(bench, first, data, split, add, report)
     checked = data if data is not None else (bench.sample_path() if split == "sample" else None)
     if checked is not None:  # the data that was loaded (a download is the benchmark's own)
         report.checks.append("validate")
@@ -163,6 +167,36 @@ def _ids(bench: Benchmark, first: list[Item], second: list[Item], add, report: K
     elif fingerprint_items(first) != fingerprint_items(second):
         changed = next(a.id for a, b in zip(first, second) if a.fingerprint() != b.fingerprint())
         add(Problem("ids", "a second load gave different content (the data fingerprint must be stable)", changed))
+
+
+def _languages(bench: Benchmark, first: list[Item], data: Path | None, split: str | None, add,
+               report: KitReport) -> None:
+    """Every other language the benchmark offers loads the same items (ids, order, gold), so
+    runs in two languages pair item by item; an item in no single language is reported."""
+    others = bench.offered_languages[1:]
+    if not others:
+        return
+    report.checks.append("languages")
+    reference = {it.id: it for it in first}
+    for code in others:
+        try:
+            items = bench.with_language(code).load(data, split)
+        except Exception as exc:
+            add(Problem("languages", f"--language {code} does not load: {type(exc).__name__}: {exc}"))
+            continue
+        ids = [it.id for it in items]
+        if ids != list(reference):
+            changed = next((a for a, b in zip(list(reference), ids) if a != b), None) or \
+                (set(reference) ^ set(ids) or {None}).pop()
+            add(Problem("languages", f"--language {code} gives other item ids or another order than "
+                                     f"{bench.offered_languages[0]} (runs in two languages pair by id)", changed))
+        for item in items:
+            base = reference.get(item.id)
+            if base is not None and item.gold != base.gold:
+                add(Problem("languages", f"the gold answer differs in --language {code}", item.id))
+        if len({it.language for it in items} | {it.language for it in first}) < 2:
+            add(Problem("languages", f"the items of --language {code} hold the same Item.language as those of "
+                                     f"{bench.offered_languages[0]}"))
 
 
 def _gold(items: list[Item], add, report: KitReport) -> None:

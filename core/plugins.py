@@ -29,6 +29,7 @@ DEFAULT_PLUGINS = (
     "medvqa.adapters.polish_pes.plugin",
     "medvqa.adapters.kokushimd10.plugin",
     "medvqa.adapters.mmbu_hard.plugin",
+    "medvqa.adapters.worldmedqa_v.plugin",
     "medvqa.core.inference.baselines",
     "medvqa.core.inference.engines",
 )

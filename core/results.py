@@ -130,6 +130,8 @@ class Manifest(BaseModel):
     command_line: list[str] = Field(default_factory=list)
     created: str | None = None
     convention: str | None = None
+    # the language the items were asked in (`medvqa run --language`); None: the benchmark's only one
+    language: str | None = None
 
 
 def _first_problem(exc: ValidationError) -> str:

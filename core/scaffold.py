@@ -148,6 +148,11 @@ class __CLASS__(medvqa.Benchmark):
     name = "__NAME__"
     title = "__TITLE__"
     language = "__LANG__"
+    # The languages the items exist in, the exam's own first (`medvqa run --language CODE`). To
+    # offer a translation, ship `items.<code>.jsonl` beside `items.jsonl` (the same ids, gold and
+    # strata; the question and options translated) and add its code here: runs in the two
+    # languages then pair item by item (`medvqa audit RUN_A RUN_B` reports Δlang).
+    languages = ("__LANG__",)
     splits = ("full", "sample")
     default_split = "full"
     strata = ("subject", "has_image")
@@ -166,7 +171,8 @@ class __CLASS__(medvqa.Benchmark):
             if values and key.endswith("s"):
                 select.setdefault(key[:-1], values)
         root = Path(path) if path is not None and split != "sample" else FIXTURE
-        file = root / ITEMS
+        first = self.active_language == self.offered_languages[0]
+        file = root / (ITEMS if first else f"items.{self.active_language}.jsonl")
         items = [self._item(root, file, row, line) for line, row in enumerate(medvqa.read_jsonl(file), 1)]
         for field, accepted in select.items():
             if field not in self.strata:
@@ -189,7 +195,7 @@ class __CLASS__(medvqa.Benchmark):
         gold = medvqa.Gold.from_json(row.get("answer"), file=file, record=record)
         n_select = len(gold.alternatives[0]) if gold is not None and gold.alternatives else 1
         return medvqa.Item(
-            id=row["id"], benchmark=self.name, question=row["question"], language=self.language,
+            id=row["id"], benchmark=self.name, question=row["question"], language=self.active_language,
             options=tuple(medvqa.Option(key=str(k), label=str(k), text=str(t)) for k, t in options.items()),
             gold=gold, n_select=n_select, images=images,
             meta={"subject": row.get("subject"), "has_image": bool(images)},

@@ -6,9 +6,10 @@ summary printed as `medvqa run` prints it (`print_run_summary`).
     >>> from medvqa.commands import add_selection_option, print_json, print_run_summary, user_errors
 
 `add_selection_option(cli, "--years", field="year", help=...)` (in `register_commands`) gives
-`medvqa run` a shorthand for `--select year=...`.
+`medvqa run` a shorthand for `--select year=...`; `import_group(cli).add_command(cmd)` adds
+`medvqa import NAME`, the group every adapter's importer of saved predictions shares.
 """
 
-from medvqa.cli._common import add_selection_option, print_json, print_run_summary, user_errors
+from medvqa.cli._common import add_selection_option, import_group, print_json, print_run_summary, user_errors
 
-__all__ = ["add_selection_option", "print_json", "print_run_summary", "user_errors"]
+__all__ = ["add_selection_option", "import_group", "print_json", "print_run_summary", "user_errors"]

@@ -23,6 +23,7 @@ BENCHMARKS = {  # name: (data, --select)
     "yakugakuqa": (lambda: shared_data("yakugakuqa"), ["--select", "year=2012"]),
     "polish_pes": (lambda: REPO / "tests" / "adapters" / "polish_pes" / "data", []),
     "mmbu_hard": (lambda: shared_data("mmbu-proxy"), []),
+    "worldmedqa_v": (lambda: shared_data("worldmedqa-v-japan"), []),
 }
 MODELS = ("random", "constant:A")
 
@@ -91,7 +92,7 @@ def tables_agree(bench: str, run_dir: Path, tables: dict) -> int:
     checked = 0
     plan = {"igakuqa": [("by_block", "block"), ("by_year", "year")],
             "yakugakuqa": [("by_block", "block"), ("by_year", "year")],
-            "polish_pes": [("configurations", "set")]}.get(bench, [])
+            "polish_pes": [("configurations", "set")], "worldmedqa_v": [("by_country", "country")]}.get(bench, [])
     for table, field in plan:
         report = {(r["condition"], r[field]): r for r in invoke("report", run_dir, "--by", field, "--json")}
         for row in tables[table]["rows"]:

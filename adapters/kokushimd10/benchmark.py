@@ -50,6 +50,8 @@ class _MhlwExam(Benchmark):
         return self.select_items(items, selection(select, years, professions))
 
     def template(self, item: Item) -> Template:
+        if item.language == "en":
+            return templates.MULTIMODAL_EN if item.has_images else templates.TEXT_ONLY_EN
         return templates.MULTIMODAL if item.has_images else templates.TEXT_ONLY
 
     def answer_conventions(self):
@@ -80,16 +82,24 @@ class IgakuQA(_MhlwExam):
     name = "igakuqa"
     title = "IgakuQA: Japanese physician licensing exams 2018-2022 (112th-116th)"
     conventions = (conventions.MHLW, conventions.IGAKUQA, conventions.KOKUSHIMD10)
+    # the release's `*_translate.jsonl` hold every item's stem and options in English
+    languages = ("ja", "en")
+
+    @property
+    def forced_guess_instruction(self) -> str:  # in the language the items are asked in
+        return templates.FORCED_GUESS_EN if self.active_language == "en" else templates.FORCED_GUESS
 
     def _load(self, path: Path) -> list[Item]:
         from . import igakuqa
 
-        return igakuqa.load(path)
+        return igakuqa.load(path, language=self.active_language)
 
 
 class YakugakuQA(_MhlwExam):
     name = "yakugakuqa"
     title = "YakugakuQA: Japanese pharmacist licensing exams"
+    # its release ships no translation: Japanese only (as KokushiMD-10)
+    languages = ("ja",)
 
     def _load(self, path: Path) -> list[Item]:
         from . import yakugakuqa
@@ -100,6 +110,7 @@ class YakugakuQA(_MhlwExam):
 class KokushiMD10(_MhlwExam):
     name = "kokushimd10"
     title = "KokushiMD-10: ten Japanese national healthcare licensing exams 2020-2024"
+    languages = ("ja",)  # the release is in Japanese only
     conventions = (conventions.MHLW, conventions.KOKUSHIMD10)
 
     def _load(self, path: Path) -> list[Item]:

@@ -28,12 +28,7 @@ def _options(f):
     return f
 
 
-@click.group("import")
-def import_group() -> None:
-    """Import predictions saved by another tool as a run directory."""
-
-
-@import_group.command("igakuqa")
+@click.command("igakuqa")
 @click.argument("pred_files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=str))
 @_options
 def igakuqa(pred_files, data, run_dir, model, condition, convention, as_json) -> None:
@@ -46,7 +41,7 @@ def igakuqa(pred_files, data, run_dir, model, condition, convention, as_json) ->
     _print(summary, as_json)
 
 
-@import_group.command("kokushimd10")
+@click.command("kokushimd10")
 @click.argument("pred_files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=str))
 @_options
 def kokushimd10(pred_files, data, run_dir, model, condition, convention, as_json) -> None:

@@ -42,8 +42,9 @@ def block_files(path: Path) -> list[tuple[int, Path]]:
     return found
 
 
-def load(path: Path) -> list[Item]:
-    """Every item under `path`, in year, block and question order."""
+def load(path: Path, language: str = "ja") -> list[Item]:
+    """Every item under `path`, in year, block and question order; with `language="en"` each
+    item's stem and options from the release's English translation (`*_translate.jsonl`)."""
     items = []
     root = data_root(path, "IgakuQA")
     for year, f in block_files(path):
@@ -56,8 +57,8 @@ def load(path: Path) -> list[Item]:
                     raise DataError("metadata row without a problem_id", file=meta_file)
                 no_surrogate(row, meta_file, pid)
                 metadata[pid] = row
-        for row in read_jsonl(f):
-            items.append(item_from_row(row, metadata, year=year, file=f, root=image_root(path, root)))
+        block = [item_from_row(row, metadata, year=year, file=f, root=image_root(path, root)) for row in read_jsonl(f)]
+        items += translated(block, f.with_name(f.stem + "_translate.jsonl")) if language == "en" else block
     ids = [it.id for it in items]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
@@ -94,3 +95,32 @@ def item_from_row(row: dict, metadata: dict[str, dict], *, year: int, file: Path
     return make_item(benchmark=BENCHMARK, item_id=pid, question=text, options=options, gold=gold,
                      exclusion=exclusion, numeric=numeric, images=images, image_as_options=False, meta=meta)
 
+
+
+def translated(items: list[Item], file: Path) -> list[Item]:
+    """`items` with their stem and options in English from the block's `_translate.jsonl`
+    (`problem_id`, `problem_text_en`, `choices_en`); everything else (gold, points, strata, how
+    many options to choose) is the Japanese item's, so the two languages pair item by item."""
+    if not file.is_file():
+        raise DataError("the English translation of this block is missing (IgakuQA ships it as "
+                        "<round>-<block>_translate.jsonl beside the block)", file=file)
+    rows = {}
+    for line, row in enumerate(read_jsonl(file), start=1):
+        pid = row.get("problem_id")
+        if not isinstance(pid, str) or not isinstance(row.get("problem_text_en"), str) \
+                or not isinstance(row.get("choices_en"), list):
+            raise DataError("each line needs problem_id, problem_text_en and choices_en", file=file,
+                            record=str(pid) if pid else f"line {line}")
+        rows[pid] = row
+    out = []
+    for item in items:
+        row = rows.get(item.id)
+        if row is None:
+            raise DataError("the item has no English translation", file=file, record=item.id)
+        choices = row["choices_en"]
+        if len(choices) != len(item.options):
+            raise DataError(f"{len(choices)} English options for {len(item.options)} Japanese ones", file=file,
+                            record=item.id)
+        options = tuple(o.model_copy(update={"text": str(text)}) for o, text in zip(item.options, choices))
+        out.append(item.model_copy(update={"question": row["problem_text_en"], "options": options, "language": "en"}))
+    return out

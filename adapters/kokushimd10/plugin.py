@@ -15,6 +15,9 @@ def register_benchmarks(register):
 
 @hookimpl
 def register_commands(cli):
-    from .commands import import_group
+    from medvqa.commands import import_group
 
-    cli.add_command(import_group)
+    from .commands import igakuqa, kokushimd10
+
+    import_group(cli).add_command(igakuqa)
+    import_group(cli).add_command(kokushimd10)

@@ -26,4 +26,24 @@ MULTIMODAL = replace(
     image_instruction="添付の画像をよく読んでから答えてください。",
 )
 
-__all__ = ["FORCED_GUESS", "MULTIMODAL", "TEXT_ONLY"]
+# IgakuQA's English translation (`--language en`): the same answer format, in English
+TEXT_ONLY_EN = Template(
+    name="kokushi-en-text",
+    system="You are an expert at Japan's national medical licensing examination.",
+    question_header="Question:\n",
+    options_header="Options:",
+    option_line="{label}. {text}",
+    instruction=('Answer with the option label(s) only, as JSON: {{"answer": ["<label>"]}}\n'
+                 "Option labels: {labels}\nNumber to choose: {n}"),
+    numeric_instruction='Give the numeric answer as JSON: {{"answer": ["<number>"]}} (no unit)',
+)
+
+FORCED_GUESS_EN = "Even if you are not sure, you must answer with the option you think most likely."
+
+MULTIMODAL_EN = replace(
+    TEXT_ONLY_EN,
+    name="kokushi-en-multimodal",
+    image_instruction="Read the attached image(s) carefully before answering.",
+)
+
+__all__ = ["FORCED_GUESS", "FORCED_GUESS_EN", "MULTIMODAL", "MULTIMODAL_EN", "TEXT_ONLY", "TEXT_ONLY_EN"]

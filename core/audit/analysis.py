@@ -132,22 +132,23 @@ def _ci(values: Sequence[float], s: Settings):
 
 def pair_image_removal(run: RunInput, by_key: dict | None = None) -> tuple[list[Pair], dict[str, list[str]]]:
     """Pairs (`C+Q+I`, `C+Q`) for every image item, and the image items left unpaired, by
-    reason. Items whose images are not available are never paired."""
+    reason. An item whose images are not available here is paired only when it has both records
+    (predictions imported from a source that showed the image)."""
     by_key = _index(run) if by_key is None else by_key
     pairs, unpaired = [], {}
     for item in run.items.values():
         if item.excluded or not item.has_images:
             continue
         with_rec, removed_rec = by_key.get((item.id, WITH)), by_key.get((item.id, REMOVED))
+        if with_rec is not None and removed_rec is not None:  # (an imported run's source saw the image)
+            pairs.append(Pair(item, with_rec, removed_rec))
+            continue
         if not item.image_available:
             reason = "image not available"
         elif with_rec is None:
             reason = f"no {WITH} record"
-        elif removed_rec is None:
-            reason = f"no {REMOVED} record"
         else:
-            pairs.append(Pair(item, with_rec, removed_rec))
-            continue
+            reason = f"no {REMOVED} record"
         unpaired.setdefault(reason, []).append(item.id)
     return pairs, unpaired
 

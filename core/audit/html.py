@@ -86,6 +86,35 @@ def _paired_table(page: _Page, base: list, paired: dict) -> None:
             f"{_e(reason)}: {u['n']}" for reason, u in paired["unpaired"].items()) + "</p>")
 
 
+_LANGUAGE_COLS = [("n", "int"), *((s, "pct") for s in STATES), ("a_local", "pct"), ("a_other", "pct"),
+                  ("delta_lang", "pct"), ("ci", "ci"), ("mcnemar_p", "p")]
+
+
+def _language_tables(page: _Page, pairs: dict) -> None:
+    """The language pairings (`paired_language`): one table per pair of languages and condition."""
+    page.add("<h2>Language (the same items in two languages)</h2>")
+    for key, section in pairs.items():
+        first, second = section["languages"]
+        head = ["n", "both right", f"only {first}", f"only {second}", "neither", first, second, "Δlang", "95 % CI",
+                "McNemar p"]
+        for cond, sec in section["conditions"].items():
+            base = ["paired_language", key, "conditions", cond]
+            page.add(f"<h3>{_e(key)}, {_e(cond)}: Δlang = {_e(first)} − {_e(second)}, refusals "
+                     f"{_e(sec['convention'])}</h3>")
+            page.add('<table class="paired"><tr><th>stratum</th>' + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>")
+            page.add("<tr><td>overall</td>" + "".join(page.cell([*base, "overall", k], f) for k, f in _LANGUAGE_COLS)
+                     + "</tr>")
+            for name, values in sec["by"].items():
+                for value in values:
+                    page.add(f"<tr{page.row_attrs({name: [value]})}><td>{_e(name)} = {_e(value)}</td>"
+                             + "".join(page.cell([*base, "by", name, value, k], f) for k, f in _LANGUAGE_COLS)
+                             + "</tr>")
+            page.add("</table>")
+            if sec["unpaired"]:
+                page.add("<p>Items not paired: " + "; ".join(
+                    f"{_e(reason)}: {u['n']}" for reason, u in sec["unpaired"].items()) + "</p>")
+
+
 def _refusal_tables(page: _Page, base: list, refusals: dict) -> None:
     page.add("<h3>Refusals</h3><table><tr><th>condition</th><th>records</th><th>refusals</th><th>rate %</th></tr>")
     for cond in refusals["rates"]:
@@ -265,6 +294,8 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
         _selection_table(page, base, m["selection_bias"])
         _examples(page, m["examples"])
         page.add("</section>")
+    if doc.get("paired_language"):
+        _language_tables(page, doc["paired_language"])
     if doc.get("cohorts"):
         _cohorts(page, doc["cohorts"])
     if doc.get("comparisons"):

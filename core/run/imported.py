@@ -31,9 +31,10 @@ class _Imported:
 def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[Item, str, str | None]],
               run_dir: str | Path, *, model: str, load: dict[str, Any] | None = None, split: str | None = None,
               saved: bool = True, command_line: list[str] | None = None,
-              source: dict[str, Any] | None = None) -> dict:
-    """Write the run directory `run_dir` from (item, condition, response text) triples and return
-    its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
+              source: dict[str, Any] | None = None, images_attested: bool = False) -> dict:
+    """Write the run directory `run_dir` from (item, condition, response text) triples (or
+    quadruples whose fourth element, a dict, adds fields to that record: what the source said
+    beside the answer) and return its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
 
     `items` are every item the run covers (as `benchmark.load(**load)` returns them, so the run
     can be reloaded and re-scored); `benchmark` carries the convention the answers are scored
@@ -44,7 +45,9 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     prediction in the benchmark's own format, read under `AnswerConventions.saved_label_sets`.
     An item that is excluded, not among `items`, given twice for a condition, or given a condition
     it does not admit or that is not one of C, C+Q, C+I, C+Q+I raises DataError naming the item;
-    a directory that already holds a run is refused."""
+    a directory that already holds a run is refused. With `images_attested` the source showed the
+    items' images (predictions published with them): image conditions are accepted for image
+    items whose files are not here."""
     from medvqa.core.metrics import by_condition
     from medvqa.core.run.summary import health
 
@@ -60,12 +63,15 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     patterns = plugins.answer_patterns()
     records, seen, conditions = [], set(), []
 
-    def record_of(item: Item, cond: Condition, text: str | None) -> dict:
+    def record_of(item: Item, cond: Condition, text: str | None, extra: dict | None = None) -> dict:
         key = hashlib.sha256(json.dumps(["imported", model, item.id, cond.value, text]).encode()).hexdigest()
-        record = make_record(benchmark, item, cond.value, key, Response(text=text), patterns)
+        record = {**make_record(benchmark, item, cond.value, key, Response(text=text), patterns), **(extra or {})}
         return rescore_record(benchmark, item, {**record, "saved": True}, patterns) if saved else record
 
-    for item, condition, text in answers:
+    def admitted(item: Item) -> tuple[Condition, ...]:
+        return tuple(Condition) if images_attested and item.has_images else applicable(item)
+
+    for item, condition, text, *more in answers:
         try:
             cond = Condition(condition)
         except ValueError:
@@ -75,18 +81,18 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
             raise DataError("the answer names an item that is not in the data", record=item.id)
         if item.excluded:
             raise DataError(f"the item is excluded ({item.exclusion_reason}) and takes no answer", record=item.id)
-        if cond not in applicable(item):
+        if cond not in admitted(item):
             raise DataError(f"condition {condition} does not apply to this item", record=item.id)
         if (item.id, cond.value) in seen:
             raise DataError(f"two answers for condition {condition}", record=item.id)
         seen.add((item.id, cond.value))
         if cond.value not in conditions:
             conditions.append(cond.value)
-        records.append(record_of(item, cond, text))
+        records.append(record_of(item, cond, text, more[0] if more else None))
     spec.conditions = tuple(Condition(c) for c in conditions)
     for item in items:  # a pair without an answer is missing, never left out of the denominator
         for cond in spec.conditions:
-            if not item.excluded and cond in applicable(item) and (item.id, cond.value) not in seen:
+            if not item.excluded and cond in admitted(item) and (item.id, cond.value) not in seen:
                 records.append(record_of(item, cond, None))
     manifest = build_manifest(spec)
     with RunStore(run_dir) as store:

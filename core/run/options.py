@@ -51,6 +51,7 @@ class RunOptions:
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE  # above it the run's summary reports a failure
     convention: str | None = None  # one of the benchmark's scoring conventions; None: its default
     max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES  # what a record keeps of an answer
+    language: str | None = None  # one of the benchmark's languages (`--language`); None: its first
     backend_options: dict[str, Any] = field(default_factory=dict)
     command_line: list[str] = field(default_factory=list)
 
@@ -79,9 +80,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "model"
 
 
-def default_run_dir(bench: str, split: str, model: str, identity: dict) -> Path:
+def default_run_dir(bench: str, split: str, model: str, identity: dict, language: str | None = None) -> Path:
+    """runs/<benchmark>[-<language>]-<split>-<model>-<hash of identity>; the language is named
+    when it is not the benchmark's first (a run in the exam's own language keeps its old name)."""
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:8]
-    return Path("runs") / f"{bench}-{split}-{_slug(model)}-{digest}"
+    lang = f"-{_slug(language)}" if language else ""
+    return Path("runs") / f"{bench}{lang}-{split}-{_slug(model)}-{digest}"
 
 
 def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: bool = False) -> RunResult:
@@ -92,6 +96,8 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     `second_interrupt_exits` (the CLI), a second Ctrl-C during that shutdown prints the same
     line and ends the process at once with status 130."""
     benchmark = plugins.get_benchmark(options.benchmark).with_convention(options.convention)
+    benchmark = benchmark.with_language(options.language)
+    other_language = benchmark.active_language if benchmark.active_language != benchmark.offered_languages[0] else None
     if options.sample and options.data:
         raise ValueError("give either --data or --sample, not both")
     conditions = parse_conditions(options.conditions) if options.conditions else benchmark.default_conditions
@@ -106,7 +112,8 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     run_dir = Path(options.run_dir) if options.run_dir else default_run_dir(
         benchmark.name, split, options.model,
         {"data": fingerprint_items(items), "params": backend.params, "conditions": [c.value for c in conditions],
-         **({"convention": options.convention} if options.convention else {})})
+         **({"convention": options.convention} if options.convention else {}),
+         **({"language": other_language} if other_language else {})}, other_language)
     if options.convention is None:  # a resume without --convention keeps the run's own (`score --convention`)
         benchmark = benchmark.with_convention(recorded_convention(run_dir))
     cache = ResponseCache(Path(options.cache_path) if options.cache_path else None) if options.cache else None

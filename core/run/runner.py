@@ -202,6 +202,7 @@ def build_manifest(spec: RunSpec) -> dict:
         "conditions": [c.value for c in spec.conditions],
         "templates": dict(sorted(templates.items())),
         "strata": list(bench.strata),
+        "language": bench.active_language,
         "excluded": excluded,
         "versions": package_versions("pydantic", "pluggy", "litellm"),
         "plugins": plugins.loaded_plugins(),

@@ -17,6 +17,7 @@ def load_run(run_dir: Path):
     the convention the manifest records."""
     manifest = read_manifest(run_dir)
     benchmark = plugins.get_benchmark(manifest["benchmark"]).with_convention(manifest.get("convention"))
+    benchmark = benchmark.with_language(manifest.get("language"))
     items, _ = load_items(benchmark, manifest.get("load") or {"data": manifest.get("data"), "split": manifest.get("split")})
     if fingerprint_items(items) != manifest.get("data_fingerprint"):
         raise DataError("the benchmark data changed since this run (data fingerprint differs); "

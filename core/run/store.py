@@ -38,8 +38,10 @@ RECORDS = "records.jsonl"
 LOCK = "run.lock"
 # A record of an item whose answers are withheld carries this field (true): it is never scored.
 HELD_OUT = "held_out"
-# Manifest fields that must match for a run directory to be resumed.
-IDENTITY = ("benchmark", "split", "data_fingerprint", "model", "params", "conditions", "templates", "convention")
+# Manifest fields that must match for a run directory to be resumed (`language` only where the
+# old manifest has it: a run written before it existed is in its benchmark's first language).
+IDENTITY = ("benchmark", "split", "data_fingerprint", "model", "params", "conditions", "templates", "convention",
+            "language")
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 _READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
 
@@ -323,7 +325,7 @@ class RunStore:
         manifest_path = self.run_dir / MANIFEST
         if manifest_path.is_file():
             old = read_manifest(self.run_dir)
-            diff = [k for k in IDENTITY if old.get(k) != manifest.get(k)]
+            diff = [k for k in IDENTITY if old.get(k) != manifest.get(k) and (k != "language" or k in old)]
             if diff:
                 raise DataError(f"holds a different run (differs in: {', '.join(diff)}); "
                                 "choose another --run-dir", file=self.run_dir)

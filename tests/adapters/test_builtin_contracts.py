@@ -16,6 +16,7 @@ def test_igakuqa_all_2000_real_items(tmp_path):
     report = check_benchmark("igakuqa", shared_data("igakuqa"), work_dir=tmp_path)
     # no images in IgakuQA: every item in C and C+Q
     assert report.ok and report.n_items == 2000 and report.n_records == {"random": 4000, "gold": 4000}
+    assert "languages" in report.checks  # the English translation: the same 2,000 items
 
 
 @pytest.mark.slow  # a real server or whole-data runs: seconds
@@ -52,3 +53,15 @@ def test_mmbu_hard_open_and_detection_fixture(tmp_path):
     gold = [json.loads(line) for line in (tmp_path / "kit" / "gold" / "records.jsonl").read_text().splitlines()]
     boxes = [r for r in gold if r["item_id"].startswith("det_grounding_open-")]
     assert len(boxes) == 4 * len(DETECTION) and all(r["correct"] and r["rule"] == "iou" for r in boxes)
+
+
+def test_worldmedqa_v_japan_tables(tmp_path):
+    from medvqa import load
+
+    report = check_benchmark("worldmedqa_v", shared_data("worldmedqa-v-japan"), work_dir=tmp_path)
+    # 168 image items whose images were not published with these tables: C and C+Q only
+    assert report.ok and report.n_items == 168 and report.n_records == {"random": 336, "gold": 336}
+    assert "languages" in report.checks  # the English items are the same 168, with the same gold
+    for language in ("local", "en"):
+        items = load("worldmedqa_v", shared_data("worldmedqa-v-japan"), language=language)
+        assert len(items) == 168 and all(it.has_images and not it.image_available for it in items)

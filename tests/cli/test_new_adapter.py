@@ -125,3 +125,23 @@ def test_the_scaffolded_package_installs_passes_its_tests_and_runs(tmp_path):
     # the guide's first commands are the ones this test ran (there with an installed copy)
     assert first.split("\n")[:2] == ['medvqa new-adapter kmle --language ko --title "Korean Medical Licensing Examination"',
                                      "cd kmle && pip install -e . && python -m pytest -q && medvqa run kmle --model random"]
+
+
+def test_scaffold_offers_a_translation_as_a_second_language(tmp_path, forget_modules):
+    root, _ = scaffold(tmp_path, "exam_lang", "--language", "pl")
+    module = root / "medvqa_exam_lang"
+    source = (module / "benchmark.py").read_text(encoding="utf-8")
+    assert 'languages = ("pl",)' in source
+    (module / "benchmark.py").write_text(source.replace('languages = ("pl",)', 'languages = ("pl", "en")'),
+                                         encoding="utf-8")
+    fixture = module / "fixture"
+    rows = [json.loads(line) for line in (fixture / "items.jsonl").read_text(encoding="utf-8").splitlines()]
+    (fixture / "items.en.jsonl").write_text("".join(json.dumps({**r, "question": "EN " + r["question"]}) + "\n"
+                                                    for r in rows), encoding="utf-8")
+    bench_mod, _ = import_generated(root, "medvqa_exam_lang")
+    bench = bench_mod.ExamLang()
+    local, english = bench.load(fixture), bench.with_language("en").load(fixture)
+    assert [it.id for it in local] == [it.id for it in english]
+    assert {it.language for it in local} == {"pl"} and {it.language for it in english} == {"en"}
+    assert all(e.question == "EN " + p.question for p, e in zip(local, english))
+    assert bench.with_language("en").record_fields(english[0])["language"] == "en"

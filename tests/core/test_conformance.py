@@ -162,3 +162,35 @@ def test_a_gold_answer_that_cannot_be_written_is_a_problem_naming_the_item(tmp_p
     # reported once for the item (not once more per missing replay record), and the runs still ran
     assert found == ["[runs] item k2: the gold answer cannot be written as a reply (TypeError: cannot state this gold)"]
     assert report.n_records == {"random": 4, "gold": 4} and "audit" in report.checks
+
+
+class TwoLanguageExam(FolderExam):
+    """FolderExam with an English version in `items.en.jsonl`."""
+
+    name = "two_language_exam"
+    languages = ("pl", "en")
+
+    def load(self, path=None, split=None, **options):
+        root = Path(path)
+        source = root / "items.en.jsonl" if self.active_language == "en" else root / "items.jsonl"
+        rows = list(medvqa.read_jsonl(source))
+        return [medvqa.Item(id=r["id"], benchmark=self.name, question=r["question"], language=self.active_language,
+                            options=tuple(medvqa.Option(key=k, label=k, text=t) for k, t in r["options"].items()),
+                            gold=medvqa.Gold.from_json(r["answer"]), meta={"subject": r.get("subject")})
+                for r in rows]
+
+
+def test_each_language_must_hold_the_same_items_with_the_same_gold(tmp_path):
+    text = [r for r in GOOD if "images" not in r]
+    data = write(tmp_path / "two", text)
+    english = [dict(text[0], question="EN"), dict(text[1], answer=["A", "B"])]
+    (data / "items.en.jsonl").write_text("".join(json.dumps(r) + "\n" for r in english), encoding="utf-8")
+    report = check_benchmark(TwoLanguageExam(), data, work_dir=tmp_path / "kit", raise_on_problems=False)
+    assert "languages" in report.checks
+    assert [str(p) for p in report.problems if p.check == "languages"] == [
+        "[languages] item k2: the gold answer differs in --language en"]
+    (data / "items.en.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [english[0]]), encoding="utf-8")
+    report = check_benchmark(TwoLanguageExam(), data, work_dir=tmp_path / "kit2", raise_on_problems=False)
+    assert [str(p) for p in report.problems if p.check == "languages"] == [
+        "[languages] item k2: --language en gives other item ids or another order than pl (runs in two languages "
+        "pair by id)"]

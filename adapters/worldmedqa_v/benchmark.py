@@ -1,0 +1,69 @@
+"""The WorldMedQA-V benchmark: four countries' exam questions with one image each, in the local
+language (`--language local`, the default) and in English (`--language en`); `--select
+country=japan` keeps one country."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+from medvqa import AnswerConventions, Benchmark, Finding, Item, Template
+
+from .matching import VLMEVALKIT, vlmevalkit_score
+
+# One template for both languages, so that a pair of runs differs in the item's language only;
+# its words are VLMEvalKit's multiple-choice prompt, with medvqa's JSON answer format.
+TEMPLATE = Template(
+    name="worldmedqa-v",
+    question_header="Question: ",
+    options_header="Options:",
+    option_line="{label}. {text}",
+    instruction=('Please select the correct answer from the options above. Answer with the option label only, '
+                 'as JSON: {{"answer": ["<label>"]}}. Valid labels: {labels}.'),
+)
+# A unit with no number before it: the Japanese stems lost some numbers ("か月の男児", "体重 kg").
+_LOST_NUMBER = re.compile(r"(?:^|[^0-9０-９.\s])\s*(?:か月|kg\b)")
+
+
+class WorldMedQAV(Benchmark):
+    name = "worldmedqa_v"
+    title = "WorldMedQA-V: exam questions with images from Brazil, Israel, Japan and Spain, local and English"
+    language = "local"
+    languages = ("local", "en")  # "local": each country's own (pt, he, ja, es); the records hold the code
+    strata = ("country",)
+    default_strata = ("country",)
+    conventions = (VLMEVALKIT,)
+
+    def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None,
+             **_: Any) -> list[Item]:
+        from . import loader
+
+        split = split or self.default_split
+        if split not in self.splits:
+            raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
+        root = Path(path) if path is not None else self._download()
+        return self.select_items(loader.load(root, self.active_language), select)
+
+    def _download(self) -> Path:
+        from . import hub
+
+        return hub.download()
+
+    def template(self, item: Item) -> Template:
+        return TEMPLATE
+
+    def answer_conventions(self) -> AnswerConventions:
+        return AnswerConventions(final_score=vlmevalkit_score)
+
+    def report_tables(self, records: list[dict], manifest: dict):
+        from .tables import tables
+
+        return tables(records, manifest, self)
+
+    def validate(self, path: Path) -> list:
+        """Stems that lost a number (a warning each): the published tables' own quirk."""
+        items = self.load(path)
+        return [Finding(file=str(path), section=None, number=it.id, rule="lost-number",
+                        level="warning", message="the stem has a unit without its number, as published")
+                for it in items if _LOST_NUMBER.search(it.question)]

@@ -1,0 +1,189 @@
+"""Paired factors: the same item with one thing changed.
+
+Image removal pairs an item's `C+Q+I` record with its `C+Q` record in one run (Δimg); the
+language pairs an item's record in the exam's own language with its record, under the same
+condition, in a run that differs only in the language (Δlang). Both go through the same
+code: the records become `Pair`s and `analysis.paired_section` (`transition_row`) computes the
+transition table, the accuracies, the difference with its interval and McNemar's exact test,
+overall and by stratum. A `Factor` names the row's fields after what changed.
+
+Language rows: `a_local` is the accuracy in the first language (the benchmark's own, the one
+it declares first), `a_other` in the second, `delta_lang` = a_local − a_other = p10 − p01
+(p10: right only in the first language); `counts` holds n11, n10, n01, n00.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any, Sequence
+
+from medvqa.core import metrics
+from medvqa.core.audit.analysis import Pair, RunInput, Settings, _Run, forced_guess_accuracy, paired_section
+from medvqa.core.metrics import held_fields
+from medvqa.core.results import condition_order, is_derived
+
+
+@dataclass(frozen=True)
+class Factor:
+    """What a paired factor's rows call the two sides and their difference."""
+
+    name: str
+    first: str
+    second: str
+    delta: str
+
+
+IMAGE = Factor("image removal", "a_with", "a_removed", "delta_img")
+LANGUAGE = Factor("language", "a_local", "a_other", "delta_lang")
+_RENAMED = {"a_with": "first", "a_removed": "second", "ci_a_with": "ci_first", "ci_a_removed": "ci_second",
+            "delta_img": "delta"}
+
+
+def as_factor(row: dict, factor: Factor) -> dict:
+    """A `transition_row` with its side and difference fields named after `factor`."""
+    names = {"first": factor.first, "second": factor.second, "ci_first": f"ci_{factor.first}",
+             "ci_second": f"ci_{factor.second}", "delta": factor.delta}
+    return {names[_RENAMED[k]] if k in _RENAMED else k: v for k, v in row.items()}
+
+
+def _factor_section(section: dict, factor: Factor) -> dict:
+    return {**section, "overall": as_factor(section["overall"], factor),
+            "by": {name: {level: as_factor(row, factor) for level, row in levels.items()}
+                   for name, levels in section["by"].items()}}
+
+
+def pair_records(items: dict, first: dict[tuple[str, str], dict], second: dict[tuple[str, str], dict],
+                 condition: str) -> tuple[list[Pair], dict[str, list[str]]]:
+    """Pairs (record in `first`, record in `second`) of each item under `condition`, and the
+    items with a record on one side only, by reason."""
+    pairs, unpaired = [], {}
+    for item_id, item in items.items():
+        a, b = first.get((item_id, condition)), second.get((item_id, condition))
+        if a is not None and b is not None:
+            pairs.append(Pair(item, a, b))
+        elif a is not None or b is not None:
+            unpaired.setdefault("no record in the first language" if a is None else
+                                "no record in the second language", []).append(item_id)
+    return pairs, unpaired
+
+
+@dataclass(frozen=True)
+class LanguageSide:
+    """One side of a language pairing: a run (or runs joined as one experiment)."""
+
+    language: str  # the items' language, as the records hold it (ja, en, ...)
+    rank: int  # its place among the benchmark's languages (0: the exam's own)
+    source: str
+    records: list[dict]  # the records that count under the benchmark's rules
+    items: dict
+
+
+def side(runs: Sequence[Any]) -> LanguageSide:
+    """A `LanguageSide` of saved runs of one experiment."""
+    first = runs[0]
+    bench = first.benchmark
+    records = metrics.counted([r for run in runs for r in run.records], bench)[0]
+    code = first.manifest.get("language") or bench.offered_languages[0]
+    held = {r.get("language") for r in records if r.get("language")}
+    language = next(iter(held)) if len(held) == 1 else code
+    rank = bench.offered_languages.index(code) if code in bench.offered_languages else len(bench.offered_languages)
+    return LanguageSide(language, rank, " + ".join(str(run.path) for run in runs), records,
+                        {k: v for run in runs for k, v in run.items.items()})
+
+
+def same_but_language(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Runs of the same benchmark and model with the same parameters, in two languages."""
+    ma, mb = a[0].manifest, b[0].manifest
+    return (ma["benchmark"] == mb["benchmark"] and ma["model"] == mb["model"] and ma.get("params") == mb.get("params")
+            and (ma.get("language") or a[0].benchmark.offered_languages[0])
+            != (mb.get("language") or b[0].benchmark.offered_languages[0]))
+
+
+def _index(records: list[dict]) -> dict[tuple[str, str], dict]:
+    return {(r["item_id"], r["condition"]): r for r in records}
+
+
+def language_section(a: LanguageSide, b: LanguageSide, s: Settings, model: str, benchmark: Any) -> dict:
+    """The language pairing of two sides (the exam's own language first), per condition both
+    hold: the image-removal section's fields, named for the language (see the module)."""
+    first, second = (a, b) if a.rank <= b.rank else (b, a)
+    ka, kb = _index(first.records), _index(second.records)
+    conditions = sorted({c for _, c in ka if not is_derived(c)} & {c for _, c in kb if not is_derived(c)},
+                        key=condition_order)
+    fields, _ = held_fields(s.by, first.records + second.records, benchmark.stratum_aliases if benchmark else {})
+    items = {k: v for k, v in first.items.items() if k in second.items}
+    # --refusals imputed credits a refusal with the forced-guess accuracy of both runs together
+    _, forced = forced_guess_accuracy(first.records + second.records)
+    out = {"languages": [first.language, second.language], "runs": [first.source, second.source], "conditions": {}}
+    for cond in conditions:
+        pairs, unpaired = pair_records(items, ka, kb, cond)
+        run = _Run(input=RunInput(model=model, records=first.records, items=items, source=first.source,
+                                  benchmark=benchmark),
+                   by_key={}, fields=fields, pairs=pairs, unpaired=unpaired, forced_accuracy=forced)
+        out["conditions"][cond] = _factor_section(paired_section(run, s), LANGUAGE)
+    return out
+
+
+def language_pairs(groups: Sequence[Sequence[Any]], s: Settings) -> dict[str, dict]:
+    """{"<first> vs <second>" (and the model, when several): section} for every two experiments
+    that differ only in the language."""
+    out: dict[str, dict] = {}
+    for a, b in combinations(groups, 2):
+        if not same_but_language(a, b):
+            continue
+        sa, sb = side(a), side(b)
+        section = language_section(sa, sb, s, a[0].manifest["model"], a[0].benchmark)
+        key = " vs ".join(section["languages"])
+        if key in out or len({g[0].manifest["model"] for g in groups}) > 1:
+            key = f"{key} ({a[0].manifest['model']})"
+        out[key] = section
+    return out
+
+
+def language_delta_rows(entries: Sequence[Any], s: Settings) -> list[dict]:
+    """`compare`'s Δlang rows: per model × benchmark × condition, for every two entries that
+    differ only in the language, on the items both hold (the audit's language pairing)."""
+    rows = []
+    for ea, eb in combinations(entries, 2):
+        if not same_but_language(ea.runs, eb.runs):
+            continue
+        section = language_section(side(ea.runs), side(eb.runs), s, ea.runs[0].manifest["model"], ea.benchmark)
+        for cond, sec in section["conditions"].items():
+            r = sec["overall"]
+            ci = r.get("ci")
+            rows.append({"model": ea.runs[0].manifest["model"], "benchmark": ea.benchmark.name, "condition": cond,
+                         "languages": " vs ".join(section["languages"]), "n": r["n"], "a_local": r["a_local"],
+                         "a_other": r["a_other"], "delta_lang": r["delta_lang"],
+                         "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,
+                         "mcnemar_p": r["mcnemar_p"],
+                         "n_unpaired": sum(v["n"] for v in sec["unpaired"].values())})
+    return rows
+
+
+def language_markdown(doc: dict) -> str:
+    """The audit's language pairings as Markdown (empty when there are none)."""
+    def pct(v):
+        return "–" if v is None else f"{100 * v:.1f}"
+
+    lines: list[str] = []
+    for key, section in (doc.get("paired_language") or {}).items():
+        first, second = section["languages"]
+        for cond, sec in section["conditions"].items():
+            lines += [f"## Language: {key}, {cond}", "",
+                      f"{first} vs {second} on the same items (refusals {sec['convention']}); Δlang = {first} − {second}:",
+                      "", f"| stratum | n | both right | only {first} | only {second} | neither | {first} | {second} "
+                          "| Δlang | 95 % CI | McNemar p |",
+                      "|---|---|---|---|---|---|---|---|---|---|---|"]
+            rows = [("overall", sec["overall"])] + [(f"{f} = {v}", r) for f, vs in sec["by"].items()
+                                                    for v, r in vs.items()]
+            for label, r in rows:
+                ci = "–" if r["ci"] is None else f"[{pct(r['ci'][0])}, {pct(r['ci'][1])}]"
+                mc = "–" if r["mcnemar_p"] is None else f"{r['mcnemar_p']:.3g}"
+                lines.append(f"| {label} | {r['n']} | " + " | ".join(pct(r[k]) for k in (
+                    "p11", "p10", "p01", "p00", "a_local", "a_other", "delta_lang")) + f" | {ci} | {mc} |")
+            if sec["unpaired"]:
+                lines += ["", "Unpaired items: " + ", ".join(f"{v['n']} {reason}" for reason, v in sec["unpaired"].items())
+                          + "."]
+            lines.append("")
+    return "\n" + "\n".join(lines) if lines else ""
