@@ -87,7 +87,7 @@ def _paired_table(page: _Page, base: list, paired: dict) -> None:
 
 
 _LANGUAGE_COLS = [("n", "int"), *((s, "pct") for s in STATES), ("a_local", "pct"), ("a_other", "pct"),
-                  ("delta_lang", "pct"), ("ci", "ci"), ("mcnemar_p", "p")]
+                  ("delta_lang", "pp"), ("ci", "ci_pp"), ("mcnemar_p", "p")]
 
 
 def _language_tables(page: _Page, pairs: dict) -> None:

@@ -162,26 +162,26 @@ def language_delta_rows(entries: Sequence[Any], s: Settings) -> list[dict]:
 
 
 def language_markdown(doc: dict) -> str:
-    """The audit's language pairings as Markdown (empty when there are none)."""
-    def pct(v):
-        return "–" if v is None else f"{100 * v:.1f}"
+    """The audit's language pairings as Markdown, through the one table renderer (empty when
+    there are none)."""
+    import pandas as pd
+
+    from medvqa.core.render import to_markdown
 
     lines: list[str] = []
     for key, section in (doc.get("paired_language") or {}).items():
         first, second = section["languages"]
+        formats = {"both right": "pct", f"only {first}": "pct", f"only {second}": "pct", "neither": "pct",
+                   first: "pct", second: "pct", "Δlang": "pp", "95 % CI": "ci_pp", "McNemar p": "p"}
         for cond, sec in section["conditions"].items():
-            lines += [f"## Language: {key}, {cond}", "",
-                      f"{first} vs {second} on the same items (refusals {sec['convention']}); Δlang = {first} − {second}:",
-                      "", f"| stratum | n | both right | only {first} | only {second} | neither | {first} | {second} "
-                          "| Δlang | 95 % CI | McNemar p |",
-                      "|---|---|---|---|---|---|---|---|---|---|---|"]
             rows = [("overall", sec["overall"])] + [(f"{f} = {v}", r) for f, vs in sec["by"].items()
                                                     for v, r in vs.items()]
-            for label, r in rows:
-                ci = "–" if r["ci"] is None else f"[{pct(r['ci'][0])}, {pct(r['ci'][1])}]"
-                mc = "–" if r["mcnemar_p"] is None else f"{r['mcnemar_p']:.3g}"
-                lines.append(f"| {label} | {r['n']} | " + " | ".join(pct(r[k]) for k in (
-                    "p11", "p10", "p01", "p00", "a_local", "a_other", "delta_lang")) + f" | {ci} | {mc} |")
+            frame = pd.DataFrame([[label, r["n"], *(r[k] for k in ("p11", "p10", "p01", "p00", "a_local", "a_other",
+                                                                   "delta_lang")), r["ci"], r["mcnemar_p"]]
+                                  for label, r in rows], columns=["stratum", "n", *formats])
+            lines += [f"## Language: {key}, {cond}", "",
+                      f"{first} vs {second} on the same items (refusals {sec['convention']}); Δlang = {first} − {second}:",
+                      "", to_markdown(frame, formats).rstrip("\n")]
             if sec["unpaired"]:
                 lines += ["", "Unpaired items: " + ", ".join(f"{v['n']} {reason}" for reason, v in sec["unpaired"].items())
                           + "."]

@@ -202,7 +202,7 @@ def test_the_audit_page_shows_the_language_pairing(imported):
     for cond in ("C+Q", "C+Q+I"):
         row = doc["paired_language"]["ja vs en"]["conditions"][cond]["overall"]
         key = ("paired_language", "ja vs en", "conditions", cond, "overall")
-        assert cells[(*key, "delta_lang")] == f"{100 * row['delta_lang']:.1f}"
+        assert cells[(*key, "delta_lang")] == f"{100 * row['delta_lang']:+.1f}"  # signed points, as Δimg
         assert cells[(*key, "n")] == "168"
 
 
