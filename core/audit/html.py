@@ -184,9 +184,10 @@ def _selection_table(page: _Page, base: list, bias: dict) -> None:
 
 
 @lru_cache(maxsize=512)
-def _thumbnail(path: str, px: int) -> str | None:
-    """A small PNG of the image at `path` as a data URL; None for a file Pillow cannot read or
-    would not decode (a decompression bomb: more pixels than Pillow's limit)."""
+def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
+    """A small image (at most `px` on its longer side) of the file at `path` as a data URL, PNG
+    or JPEG; None for a file Pillow cannot read or would not decode (a decompression bomb: more
+    pixels than Pillow's limit)."""
     import warnings
 
     from PIL import Image
@@ -197,10 +198,11 @@ def _thumbnail(path: str, px: int) -> str | None:
             with Image.open(path) as im:
                 im.thumbnail((px, px))
                 buf = io.BytesIO()
-                im.convert("RGB").save(buf, format="PNG")
+                im.convert("RGB").save(buf, format=image_format, **({"quality": 80} if image_format == "JPEG" else {}))
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError, Image.DecompressionBombWarning):
         return None
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    mime = "jpeg" if image_format == "JPEG" else image_format.lower()
+    return f"data:image/{mime};base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _examples(page: _Page, examples: dict) -> None:
@@ -209,7 +211,7 @@ def _examples(page: _Page, examples: dict) -> None:
         page.add(f'<h4>{state}</h4><div class="examples">')
         for ex in examples.get(state, []):
             thumbs = "".join(f'<img alt="{_attr(Path(p).name)}" src="{src}">' for p in ex["images"]
-                             if (src := _thumbnail(p, page.thumbnail_px)))
+                             if (src := thumbnail(p, page.thumbnail_px)))
             options = "<br>".join(f"{_e(o['label'])}. {_e(o['text'])}" for o in ex["options"])
             sides = "".join(
                 f"<p><b>{label}</b>: predicted {_e(ex[k]['predicted'])} ({_e(ex[k]['status'])}, "
