@@ -191,8 +191,9 @@ def render_view(doc: dict) -> str:
 
 
 def write_view(runs: Sequence[SavedRun], path: str | Path, *, image_px: int = IMAGE_PX) -> Path:
-    """Write the browser page of `runs` to `path` (written whole: a temporary file renamed)."""
-    path = Path(path)
+    """Write the browser page of `runs` to `path` (written whole: a temporary file renamed);
+    returns its absolute path."""
+    path = Path(path).absolute()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(render_view(view_document(runs, image_px=image_px)), encoding="utf-8")
