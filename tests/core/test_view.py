@@ -1,0 +1,175 @@
+"""`medvqa view` and `medvqa.view`: every item of saved runs in one self-contained page whose
+filters show exactly the items the records say, with hostile responses shown as text."""
+
+import json
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import medvqa
+from medvqa.cli.main import cli
+from medvqa.core.run.store import read_records
+from medvqa.core.view import gold_text
+
+from tests.conftest import REPO, shared_data
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+HOSTILE = ('</script><script>document.body.setAttribute("data-pwned","script")</script>'
+           '<img src=x onerror="document.body.setAttribute(\'data-pwned\',\'img\')"> {"answer": ["Z"]}')
+UNREADABLE = "Lorem ipsum dolor sit amet."
+
+
+def answer(keys) -> str:
+    return json.dumps({"answer": list(keys)})
+
+
+def wrong(item) -> list[str]:
+    """A wrong answer: a key outside the gold, or for numeric slots the first digit changed."""
+    key = next((k for k in item.keys if k not in item.gold.keys), None)
+    if key is not None:
+        return [key]
+    digits = list(item.gold.alternatives[0])
+    digits[0] = "8" if digits[0] == "9" else "9"
+    return digits
+
+
+@pytest.fixture(scope="module")
+def items():
+    return medvqa.load("jmed48k", path=shared_data("jmed48k-sample"))
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory, items):
+    """Two runs of the 800-item JMed48k sample, C+Q and C+Q+I. Model "a": without the image
+    right on every third item, wrong on the next, unreadable on the third; with it always right;
+    one hostile response. Model "b": refuses every image item without its image and is asked
+    again with permission to guess (right on even positions), with the image right on the
+    first half of the image items only."""
+    tmp = tmp_path_factory.mktemp("view")
+    image_items = [it for it in items if it.image_available]
+    lines_a, lines_b = [], []
+    for i, it in enumerate(items):
+        gold = it.gold.alternatives[0]
+        without = [answer(gold), answer(wrong(it)), UNREADABLE][i % 3]
+        lines_a.append({"item_id": it.id, "condition": "C+Q", "response": HOSTILE if i == 1 else without})
+        lines_b.append({"item_id": it.id, "condition": "C+Q",
+                        "response": '{"answer": []}' if it.image_available else answer(gold)})
+    for j, it in enumerate(image_items):
+        gold = it.gold.alternatives[0]
+        lines_a.append({"item_id": it.id, "condition": "C+Q+I", "response": answer(gold)})
+        lines_b.append({"item_id": it.id, "condition": "C+Q+I",
+                        "response": answer(gold) if j < len(image_items) // 2 else answer(wrong(it))})
+        lines_b.append({"item_id": it.id, "condition": "C+Q/forced",
+                        "response": answer(gold) if j % 2 == 0 else answer(wrong(it))})
+    out = {}
+    for name, lines, extra in (("a", lines_a, {}), ("b", lines_b, {"forced_guess": True})):
+        replay = tmp / f"{name}.jsonl"
+        replay.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+        run_dir = tmp / name
+        medvqa.run("jmed48k", f"replay:{replay}", data=str(shared_data("jmed48k-sample")), conditions="C+Q,C+Q+I",
+                   run_dir=str(run_dir), cache=False, progress=False, **extra)
+        out[name] = run_dir
+    out["hostile"] = items[1].id
+    return out
+
+
+def chromium_dom(page: Path, fragment: str, profile: Path) -> str:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("headless Chromium is not installed (apt-get install -y chromium); "
+                    "CI installs it and runs this check")
+    out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom",
+                          f"{page.as_uri()}#{fragment}"], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+def shown_items(dom: str) -> list[str]:
+    return re.findall(r'<article class="item" data-item="([^"]*)"', dom)
+
+
+def body_attrs(dom: str) -> str:
+    return re.search(r"<body([^>]*)>", dom).group(1)
+
+
+def test_gold_is_written_as_the_exam_writes_it(items):
+    single = next(it for it in items if it.gold.format == "single" and it.options)
+    label = next(o.label for o in single.options if o.key == single.gold.alternatives[0][0])
+    assert gold_text(single) == label
+    multi = next(it for it in items if it.gold.format == "multi" and it.options)
+    labels = {o.key: o.label for o in multi.options}
+    assert gold_text(multi) == ", ".join(labels[k] for k in multi.gold.alternatives[0])
+    alts = next(it for it in items if it.gold.format == "alternatives")
+    assert gold_text(alts).count(" or ") == len(alts.gold.alternatives) - 1
+    assert "(" not in gold_text(alts) and "'" not in gold_text(alts)  # no Python repr
+
+
+@pytest.mark.slow  # two 800-item runs and a page: about 20 s here
+def test_the_page_of_800_items_and_two_runs_is_small_and_quick(runs, tmp_path):
+    page = tmp_path / "view.html"
+    started = time.perf_counter()
+    result = CliRunner().invoke(cli, ["view", str(runs["a"]), str(runs["b"]), "--html", str(page)])
+    seconds = time.perf_counter() - started
+    assert result.exit_code == 0, result.output
+    assert seconds < 60  # seconds, not minutes (about 3 s here)
+    text = page.read_text(encoding="utf-8")
+    assert page.stat().st_size < 15 * 2 ** 20
+    assert "http://" not in text.replace("http://www.w3.org/2000/svg", "") and "https://" not in text
+    # the hostile response is only ever data: escaped inside the JSON, never markup
+    assert "<script>document.body" not in text and "<img src=x" not in text
+    data = json.loads(re.search(r'<script type="application/json" id="view-data">(.*?)</script>', text, re.S).group(1))
+    assert len(data["items"]) == 800 and [r["label"] for r in data["runs"]] == [
+        "replay:a.jsonl", "replay:b.jsonl"]
+    assert len(data["images"]) == len({str(ref.path) for it in medvqa.load(
+        "jmed48k", path=shared_data("jmed48k-sample")) for ref in it.usable_images})
+
+
+@pytest.mark.slow  # headless Chromium, several page loads: about 30 s here
+def test_in_chromium_every_item_is_reachable_and_filters_show_exactly_the_expected_items(runs, tmp_path):
+    page = medvqa.view(runs["a"], runs["b"], html=tmp_path / "view.html")
+    records = {name: read_records(runs[name]) for name in ("a", "b")}
+    every = list(dict.fromkeys(r["item_id"] for recs in records.values() for r in recs))
+    assert len(every) == 800
+    # every item reachable by paging: two pages of 400
+    first = chromium_dom(page, "size=400", tmp_path / "p1")
+    assert 'data-pages="2"' in body_attrs(first)
+    second = chromium_dom(page, "size=400&page=2", tmp_path / "p2")
+    assert shown_items(first) + shown_items(second) == every
+
+    failures = [i for i in every if any(r["item_id"] == i and r["status"] == "parse_failure"
+                                        for recs in records.values() for r in recs)]
+    # model a's unreadable third (positions 2, 5, ..., 797) and its hostile reply naming no option
+    assert len(failures) == len(range(2, 800, 3)) + 1 and runs["hostile"] in failures
+    dom = chromium_dom(page, "status=parse_failure&size=1000", tmp_path / "p3")
+    assert shown_items(dom) == failures
+
+    def correct(name, item_id, condition):
+        return next((bool(r["correct"]) for r in records[name]
+                     if r["item_id"] == item_id and r["condition"] == condition), None)
+
+    only_with = {name: [i for i in every if correct(name, i, "C+Q+I") is True and correct(name, i, "C+Q") is False]
+                 for name in records}
+    n_image = sum(r["condition"] == "C+Q+I" for r in records["a"])
+    # a: right with the image everywhere, without it right on every third → 2/3 of the image items;
+    # b: refuses without the image, right with it on the first half of them
+    assert len(only_with["b"]) == n_image // 2 and 0 < len(only_with["a"]) < n_image
+    dom = chromium_dom(page, "transition=p10&size=1000", tmp_path / "p4")
+    assert shown_items(dom) == [i for i in every if i in only_with["a"] or i in only_with["b"]]
+    label_b = medvqa.read_run(runs["b"]).manifest["model"]
+    from urllib.parse import quote
+    dom = chromium_dom(page, f"transition=p10&model={quote(label_b, safe='')}&size=1000", tmp_path / "p5")
+    assert shown_items(dom) == only_with["b"]
+    assert 'data-condition="C+Q/forced"' in dom  # the forced guesses are shown
+
+    # the hostile response is found by free text, shown as text, and nothing of it runs
+    dom = chromium_dom(page, "q=DATA-PWNED", tmp_path / "p6")
+    assert shown_items(dom) == [runs["hostile"]]
+    assert "data-pwned" not in body_attrs(dom) and 'data-rendered-ms="' in body_attrs(dom)
+    assert "&lt;/script&gt;&lt;script&gt;document.body.setAttribute" in dom
+    assert "&lt;img src=x onerror=" in dom
