@@ -21,9 +21,9 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from medvqa.core.audit.analysis import pair_image_removal, state_of
+from medvqa.core.audit.analysis import model_names, pair_image_removal, state_of
 from medvqa.core.audit.html import thumbnail
-from medvqa.core.audit.runs import read_runs, run_input
+from medvqa.core.audit.runs import join_runs, read_runs, run_input
 from medvqa.core.items import Item
 from medvqa.core.metrics import level_keys
 from medvqa.core.results import condition_order
@@ -88,12 +88,6 @@ class _Images:
         return self.index[key]
 
 
-def _label(run: SavedRun, runs: Sequence[SavedRun]) -> str:
-    model = run.manifest["model"]
-    same = [r for r in runs if r.manifest["model"] == model]
-    return model if len(same) == 1 else f"{model} ({run.path.name})"
-
-
 def _reading(rec: dict, item: Item) -> dict:
     """One record as the page shows it; `p` the keys read (compared between models), `l` the
     same as the exam's labels."""
@@ -117,18 +111,23 @@ def _reading(rec: dict, item: Item) -> dict:
 
 
 def view_document(runs: Sequence[SavedRun], *, image_px: int = IMAGE_PX) -> dict:
-    """The browser's data: runs, items (in the order of the first run holding each), each item's
-    readings per run and condition, image-removal transitions and the embedded images."""
+    """The browser's data: one column per experiment (runs of one model on the same data with
+    different conditions are joined, as the audit joins them, and named as the audit names
+    them), items in the order of the first run holding each, each item's readings per
+    experiment and condition, image-removal transitions and the embedded images."""
     images = _Images(image_px)
-    labels = [_label(run, runs) for run in runs]
+    groups, _ = join_runs(runs)
+    inputs = [run_input(g) for g in groups]
+    labels = model_names(inputs)
     entries: dict[tuple[str, str], dict] = {}
     strata: dict[str, set[str]] = {}
-    for ri, run in enumerate(runs):
-        bench = run.manifest["benchmark"]
-        fields = [f for f in run.manifest.get("strata") or [] if f]
-        states = {p.item.id: state_of(p) for p in pair_image_removal(run_input([run]))[0]}
-        for rec in run.records:
-            item = run.items.get(rec["item_id"])
+    for gi, (group, inp) in enumerate(zip(groups, inputs)):
+        key = str(gi)
+        bench = group[0].manifest["benchmark"]
+        fields = list(dict.fromkeys(f for run in group for f in run.manifest.get("strata") or [] if f))
+        states = {p.item.id: state_of(p) for p in pair_image_removal(inp)[0]}
+        for rec in inp.records:
+            item = inp.items.get(rec["item_id"])
             if item is None:
                 continue
             entry = entries.get((bench, item.id))
@@ -139,19 +138,21 @@ def view_document(runs: Sequence[SavedRun], *, image_px: int = IMAGE_PX) -> dict
                     values = level_keys(rec[f])
                     entry["st"].setdefault(f, values)
                     strata.setdefault(f, set()).update(values)
-            entry["runs"].setdefault(str(ri), {})[rec["condition"]] = _reading(rec, item)
+            reading = entry["runs"].setdefault(key, {})[rec["condition"]] = _reading(rec, item)
             if item.id in states:
-                entry["t"][str(ri)] = states[item.id]
+                entry["t"][key] = states[item.id]
             if entry["gb"] or item.answer_format == "bbox":
-                entry["runs"][str(ri)][rec["condition"]]["b"] = _boxes(rec.get("predicted"))
-    conditions = sorted({r["condition"] for run in runs for r in run.records}, key=condition_order)
-    statuses = sorted({r["status"] for run in runs for r in run.records})
+                reading["b"] = _boxes(rec.get("predicted"))
+    records = [r for inp in inputs for r in inp.records]
     return {
-        "runs": [{"label": label, "benchmark": run.manifest["benchmark"], "path": str(run.path)}
-                 for label, run in zip(labels, runs)],
+        "runs": [{"label": label, "model": g[0].manifest["model"], "benchmark": g[0].manifest["benchmark"], "paths": [str(r.path) for r in g]}
+                 for label, g in zip(labels, groups)],
         "benchmarks": list(dict.fromkeys(run.manifest["benchmark"] for run in runs)),
-        "conditions": conditions, "statuses": statuses,
+        "conditions": sorted({r["condition"] for r in records}, key=condition_order),
+        "statuses": sorted({r["status"] for r in records}),
         "strata": {f: sorted(v) for f, v in sorted(strata.items())},
+        # a benchmark's other names of its strata (`image_type` for `dominant_type`), as the audit uses them
+        "aliases": {alias: f for g in groups for alias, f in g[0].benchmark.stratum_aliases.items()},
         "transitions": TRANSITIONS,
         "images": images.table,
         "items": list(entries.values()),
@@ -199,6 +200,11 @@ def write_view(runs: Sequence[SavedRun], path: str | Path, *, image_px: int = IM
     tmp.write_text(render_view(view_document(runs, image_px=image_px)), encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def items_page_beside(page: Path) -> Path:
+    """Where an audit or comparison page at `page` puts the item browser its cells link to."""
+    return page.with_name(f"{page.stem}-items.html")
 
 
 def view(*run_dirs: str | Path, html: str | Path = "view.html", image_px: int = IMAGE_PX) -> Path:

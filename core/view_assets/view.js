@@ -59,9 +59,8 @@
       doc.strata[f].forEach(function (v) { strata.push([f + "=" + v, f + " = " + v]); });
     });
     if (strata.length) select("stratum", "stratum", strata);
-    select("transition", "image removal", Object.keys(doc.transitions).map(function (k) {
-      return [k, k + ": " + doc.transitions[k]];
-    }));
+    select("transition", "image removal", [["paired", "paired (any transition)"]].concat(
+      Object.keys(doc.transitions).map(function (k) { return [k, k + ": " + doc.transitions[k]]; })));
     if (doc.runs.length > 1) {
       var box = el("input", {type: "checkbox", id: "f-disagree", name: "disagree"});
       box.addEventListener("change", onChange);
@@ -79,7 +78,12 @@
     Object.keys(controls).forEach(function (k) {
       var c = controls[k];
       if (c.type === "checkbox") c.checked = state[k] === "1";
-      else c.value = state[k] || "";
+      else {
+        // a value from a link the menu does not list (a stratum by another name): listed as given
+        if (c.tagName === "SELECT" && state[k] && !Array.prototype.some.call(c.options, function (o) {
+          return o.value === state[k]; })) c.appendChild(el("option", {value: state[k]}, state[k]));
+        c.value = state[k] || "";
+      }
     });
   }
   function onChange() {
@@ -111,9 +115,12 @@
     }
     return haystacks[i];
   }
+  // a model filter names a run's label (as the audit names it) or its model (as compare does)
   function selectedRuns(state) {
-    if (state.model) return runIndex[state.model] !== undefined ? [runIndex[state.model]] : [];
-    return doc.runs.map(function (_, i) { return String(i); });
+    if (state.model && runIndex[state.model] !== undefined) return [runIndex[state.model]];
+    var all = doc.runs.map(function (_, i) { return String(i); });
+    if (!state.model) return all;
+    return all.filter(function (i) { return doc.runs[i].model === state.model; });
   }
   function readings(item, runs, state) {
     var out = [];
@@ -144,11 +151,14 @@
       })) return false;
     }
     if (state.stratum) {
-      var at = state.stratum.indexOf("=");
-      var values = item.st[state.stratum.slice(0, at)] || [];
+      var at = state.stratum.indexOf("="), field = state.stratum.slice(0, at);
+      var values = item.st[doc.aliases[field] || field] || [];
       if (values.indexOf(state.stratum.slice(at + 1)) < 0) return false;
     }
-    if (state.transition && !runs.some(function (r) { return item.t[r] === state.transition; })) return false;
+    // "paired": any transition, i.e. the item has both records of the image-removal pair
+    if (state.transition && !runs.some(function (r) {
+      return state.transition === "paired" ? item.t[r] !== undefined : item.t[r] === state.transition;
+    })) return false;
     if (state.disagree === "1" && !disagree(item, runs, state)) return false;
     if (state.q && haystack(item, i).indexOf(state.q.toLowerCase()) < 0) return false;
     return true;

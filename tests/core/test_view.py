@@ -173,3 +173,48 @@ def test_in_chromium_every_item_is_reachable_and_filters_show_exactly_the_expect
     assert "data-pwned" not in body_attrs(dom) and 'data-rendered-ms="' in body_attrs(dom)
     assert "&lt;/script&gt;&lt;script&gt;document.body.setAttribute" in dom
     assert "&lt;img src=x onerror=" in dom
+
+
+@pytest.mark.slow  # an audit, a comparison and headless Chromium: about 30 s here
+def test_audit_and_compare_cells_link_to_the_browser_showing_their_items(runs, tmp_path):
+    from html import unescape
+    from urllib.parse import parse_qs
+
+    audit_page = tmp_path / "audit.html"
+    result = CliRunner().invoke(cli, ["audit", str(runs["a"]), str(runs["b"]), "--html", str(audit_page), "--json",
+                                      "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    text = audit_page.read_text(encoding="utf-8")
+    links = [unescape(h) for h in re.findall(r'class="view-link" href="([^"]*)"', text)]
+    assert links and all(h.startswith("audit-items.html#") for h in links)
+    checked = 0
+    for model, section in doc["models"].items():
+        rows = {"overall": section["paired"]["overall"]}
+        rows.update({f"{name}={value}": row for name, levels in section["paired"]["by"].items()
+                     for value, row in levels.items()})
+        for stratum, row in list(rows.items())[:2]:  # overall and one stratum level
+            for state in ("p10", "p00"):
+                want = {"model": [model], "transition": [state]} | ({"stratum": [stratum]} if stratum != "overall" else {})
+                link = next(h for h in links if parse_qs(h.split("#", 1)[1]) == want)
+                dom = chromium_dom(tmp_path / "audit-items.html", link.split("#", 1)[1], tmp_path / f"a{checked}")
+                n = row["counts"]["n" + state[1:]]
+                assert f'data-matching="{n}"' in body_attrs(dom), (model, stratum, state)
+                checked += 1
+    assert checked == 8
+
+    compare_page = tmp_path / "cmp.html"
+    result = CliRunner().invoke(cli, ["compare", str(runs["a"]), str(runs["b"]), "--html", str(compare_page),
+                                      "--json", "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    table = json.loads(result.stdout)["table"]
+    text = compare_page.read_text(encoding="utf-8")
+    link = unescape(re.findall(r'class="view-link" href="([^"]*)"', text)[0])
+    query = parse_qs(link.split("#", 1)[1])
+    row = next(r for r in table if r["stratum"] == "overall" and r["model"] == query["model"][0]
+               and r["condition"] == query["condition"][0])
+    dom = chromium_dom(tmp_path / "cmp-items.html", link.split("#", 1)[1], tmp_path / "c")
+    assert f'data-matching="{row["n"]}"' in body_attrs(dom)
+    # the audit pages beside the comparison link to the same browser
+    audits = list((tmp_path / "cmp-audits").glob("*.html"))
+    assert audits and all('href="../cmp-items.html#' in a.read_text(encoding="utf-8") for a in audits)
