@@ -2,6 +2,7 @@
 filters show exactly the items the records say, with hostile responses shown as text."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -218,3 +219,50 @@ def test_audit_and_compare_cells_link_to_the_browser_showing_their_items(runs, t
     # the audit pages beside the comparison link to the same browser
     audits = list((tmp_path / "cmp-audits").glob("*.html"))
     assert audits and all('href="../cmp-items.html#' in a.read_text(encoding="utf-8") for a in audits)
+
+
+SCREENSHOT = REPO / "docs" / "images" / "item-browser.png"
+SCREENSHOT_SIZE = (1100, 900)
+
+
+@pytest.mark.slow  # two runs and a screenshot in headless Chromium: about 10 s here
+def test_the_docs_screenshot_is_made_from_the_bundled_sample(tmp_path, monkeypatch):
+    """README and docs/audit.md show the browser with this screenshot: two baseline runs of the
+    bundled sample filtered to "right only with the image". MEDVQA_UPDATE_SCREENSHOTS=1 writes
+    it into docs/images; otherwise the one in the docs must be what this test makes (same size,
+    a PNG), and the docs must show it."""
+    from PIL import Image
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("headless Chromium is not installed (apt-get install -y chromium); "
+                    "CI installs it and runs this check")
+    dirs = []
+    for model in ("random", "constant:1"):
+        outcome = medvqa.run("jmed48k", model, sample=True, conditions="C+Q,C+Q+I", run_dir=str(tmp_path / model),
+                             cache=False, progress=False)
+        dirs.append(outcome.run_dir)
+    page = medvqa.view(*dirs, html=tmp_path / "view.html")
+    # Japanese glyphs from the IPAexGothic font matplotlib-fontja installs, through fontconfig
+    import matplotlib_fontja
+
+    fonts = Path(matplotlib_fontja.__file__).parent / "fonts"
+    conf = tmp_path / "fonts.conf"
+    conf.write_text(f'<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
+                    f'<include ignore_missing="yes">/etc/fonts/fonts.conf</include><dir>{fonts}</dir>'
+                    f'<cachedir>{tmp_path / "fc-cache"}</cachedir></fontconfig>', encoding="utf-8")
+    monkeypatch.setenv("FONTCONFIG_FILE", str(conf))
+    shot = tmp_path / "shot.png"
+    out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars",
+                          f"--window-size={SCREENSHOT_SIZE[0]},{SCREENSHOT_SIZE[1]}", f"--screenshot={shot}",
+                          f"{page.as_uri()}#transition=p10"], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0 and shot.is_file(), out.stderr[-2000:]
+    with Image.open(shot) as im:
+        assert im.size == SCREENSHOT_SIZE and len(im.convert("L").getcolors(256)) > 50  # not a blank page
+    if os.environ.get("MEDVQA_UPDATE_SCREENSHOTS"):
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, SCREENSHOT)
+    with Image.open(SCREENSHOT) as im:
+        assert im.format == "PNG" and im.size == SCREENSHOT_SIZE
+    for doc in ("README.md", "docs/audit.md"):
+        assert "images/item-browser.png" in (REPO / doc).read_text(encoding="utf-8"), doc
