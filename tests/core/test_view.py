@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from click.testing import CliRunner
@@ -163,7 +164,6 @@ def test_in_chromium_every_item_is_reachable_and_filters_show_exactly_the_expect
     dom = chromium_dom(page, "transition=p10&size=1000", tmp_path / "p4")
     assert shown_items(dom) == [i for i in every if i in only_with["a"] or i in only_with["b"]]
     label_b = medvqa.read_run(runs["b"]).manifest["model"]
-    from urllib.parse import quote
     dom = chromium_dom(page, f"transition=p10&model={quote(label_b, safe='')}&size=1000", tmp_path / "p5")
     assert shown_items(dom) == only_with["b"]
     assert 'data-condition="C+Q/forced"' in dom  # the forced guesses are shown
@@ -266,3 +266,43 @@ def test_the_docs_screenshot_is_made_from_the_bundled_sample(tmp_path, monkeypat
         assert im.format == "PNG" and im.size == SCREENSHOT_SIZE
     for doc in ("README.md", "docs/audit.md"):
         assert "images/item-browser.png" in (REPO / doc).read_text(encoding="utf-8"), doc
+
+
+@pytest.mark.slow  # a judge over real HTTP and headless Chromium: about 15 s here
+def test_judges_verdicts_and_boxes_are_shown_as_the_records_hold_them(tmp_path):
+    from tests.adapters.mmbu_hard.cases import DETECTION, judge_reply, write_fixture
+    from tests.openai_server import OpenAIServer
+
+    root = tmp_path / "hard"
+    info = write_fixture(root)
+    run_dir = tmp_path / "run"
+    with OpenAIServer(reply=judge_reply) as server:
+        medvqa.run("mmbu_hard", f"replay:{info['replay']}", data=str(root), run_dir=str(run_dir),
+                   judges=["hosted_vllm/test"], judge_options={"api_base": server.url}, progress=False)
+    records = {(r["item_id"], r["condition"]): r for r in medvqa.read_run(run_dir).records}
+    page = medvqa.view(run_dir, html=tmp_path / "view.html")
+    text = page.read_text(encoding="utf-8")
+    data = json.loads(re.search(r'<script type="application/json" id="view-data">(.*?)</script>', text, re.S).group(1))
+    entries = {e["id"]: e for e in data["items"]}
+    judged = [k for k, r in records.items() if r.get("judgements")]
+    assert judged
+    for item_id, cond in judged:
+        shown = entries[item_id]["runs"]["0"][cond]
+        verdict = records[(item_id, cond)]["judgements"]["hosted_vllm/test"]
+        assert shown["j"] == [{"m": "hosted_vllm/test", "v": verdict["verdict"], "r": verdict["response"],
+                               "e": verdict.get("error"), "primary": True}]
+        assert shown["c"] == records[(item_id, cond)]["correct"]
+    for i, (gold, *_rest) in enumerate(DETECTION):
+        entry = entries[f"det_grounding_open-{i}"]
+        assert entry["gb"] == gold and entry["g"] == "; ".join(f"[{', '.join(str(v) for v in b)}]" for b in gold)
+        predicted = records[(f"det_grounding_open-{i}", "C+Q+I")]["predicted"] or []
+        assert entry["runs"]["0"]["C+Q+I"]["b"] == [[float(v) for v in p.split(",")] for p in predicted]
+
+    # in the browser: the third detection item (two gold boxes, two predicted, in each of two conditions)
+    dom = chromium_dom(page, "q=det_grounding_open-2", tmp_path / "p")
+    assert shown_items(dom) == ["det_grounding_open-2"]
+    assert dom.count('class="gold-box"') == 2 and dom.count('class="predicted-box"') == 4
+    assert '<rect x="80" y="80" width="5" height="5" fill="none" class="predicted-box"' in dom
+    one = judged[0]
+    dom = chromium_dom(page, f"q={one[0]}&condition={quote(one[1])}", tmp_path / "j")
+    assert "judge hosted_vllm/test (counts): " + ("correct" if records[one]["correct"] else "wrong") in dom
