@@ -18,15 +18,17 @@ from __future__ import annotations
 
 import json
 import os
+from itertools import combinations
 from pathlib import Path
 from typing import Any, Sequence
 
 from medvqa.core.audit.analysis import model_names, pair_image_removal, state_of
 from medvqa.core.audit.html import thumbnail
+from medvqa.core.audit.pairing import pair_records, same_but_language, side
 from medvqa.core.audit.runs import join_runs, read_runs, run_input
 from medvqa.core.items import Item
 from medvqa.core.metrics import level_keys
-from medvqa.core.results import condition_order
+from medvqa.core.results import condition_order, is_derived
 from medvqa.core.run.saved import SavedRun
 
 IMAGE_PX = 384  # the longer side of an embedded image
@@ -143,8 +145,10 @@ def view_document(runs: Sequence[SavedRun], *, image_px: int = IMAGE_PX) -> dict
                 entry["t"][key] = states[item.id]
             if entry["gb"] or item.answer_format == "bbox":
                 reading["b"] = _boxes(rec.get("predicted"))
+    language_pairs = _language_transitions(groups, entries)
     records = [r for inp in inputs for r in inp.records]
     return {
+        "language_pairs": language_pairs,
         "runs": [{"label": label, "model": g[0].manifest["model"], "benchmark": g[0].manifest["benchmark"], "paths": [str(r.path) for r in g]}
                  for label, g in zip(labels, groups)],
         "benchmarks": list(dict.fromkeys(run.manifest["benchmark"] for run in runs)),
@@ -157,6 +161,33 @@ def view_document(runs: Sequence[SavedRun], *, image_px: int = IMAGE_PX) -> dict
         "images": images.table,
         "items": list(entries.values()),
     }
+
+
+def _language_transitions(groups: Sequence[Sequence[SavedRun]], entries: dict[tuple[str, str], dict]) -> list[dict]:
+    """The language pairings the audit makes (experiments that differ only in the language):
+    each item's transition per condition, `p10` right only in the first language (the exam's
+    own), stored on the entries as `lt[pair index][condition]`."""
+    out = []
+    for gi, gj in combinations(range(len(groups)), 2):
+        a, b = groups[gi], groups[gj]
+        if not same_but_language(a, b):
+            continue
+        sa, sb = side(a), side(b)
+        if sb.rank < sa.rank:
+            (gi, sa), (gj, sb) = (gj, sb), (gi, sa)
+        ka = {(r["item_id"], r["condition"]): r for r in sa.records}
+        kb = {(r["item_id"], r["condition"]): r for r in sb.records}
+        items = {k: v for k, v in sa.items.items() if k in sb.items}
+        key = str(len(out))
+        conditions = sorted({c for _, c in ka if not is_derived(c)} & {c for _, c in kb if not is_derived(c)},
+                            key=condition_order)
+        for cond in conditions:
+            for pair in pair_records(items, ka, kb, cond)[0]:
+                entry = entries.get((a[0].manifest["benchmark"], pair.item.id))
+                if entry is not None:
+                    entry.setdefault("lt", {}).setdefault(key, {})[cond] = state_of(pair)
+        out.append({"runs": [str(gi), str(gj)], "languages": [sa.language, sb.language]})
+    return out
 
 
 def _item_entry(item: Item, bench: str, images: _Images) -> dict:

@@ -5,9 +5,11 @@
   "use strict";
   var started = performance.now();
   var doc = JSON.parse(document.getElementById("view-data").textContent);
-  var KEYS = ["benchmark", "model", "condition", "status", "stratum", "correct", "transition", "disagree", "q",
+  var KEYS = ["benchmark", "model", "condition", "status", "stratum", "correct", "transition", "language", "disagree", "q",
               "page", "size"];
   var DEFAULT_SIZE = 25;
+  var LANGUAGE_STATES = {p11: "right in both languages", p10: "right only in the exam's language",
+                         p01: "right only in the other language", p00: "wrong in both languages"};
   var runIndex = {};
   doc.runs.forEach(function (r, i) { runIndex[r.label] = String(i); });
 
@@ -61,6 +63,11 @@
     if (strata.length) select("stratum", "stratum", strata);
     select("transition", "image removal", [["paired", "paired (any transition)"]].concat(
       Object.keys(doc.transitions).map(function (k) { return [k, k + ": " + doc.transitions[k]]; })));
+    if (doc.language_pairs.length) {
+      select("language", "language", ["p11", "p10", "p01", "p00"].map(function (k) {
+        return [k, k + ": " + LANGUAGE_STATES[k]];
+      }));
+    }
     if (doc.runs.length > 1) {
       var box = el("input", {type: "checkbox", id: "f-disagree", name: "disagree"});
       box.addEventListener("change", onChange);
@@ -140,6 +147,16 @@
       return Object.keys(seen).length > 1;
     });
   }
+  // the item's transition between two runs in two languages, under a condition shown
+  function languageMatch(item, runs, state) {
+    return doc.language_pairs.some(function (pair, k) {
+      if (runs.indexOf(pair.runs[0]) < 0 && runs.indexOf(pair.runs[1]) < 0) return false;
+      var byCond = (item.lt || {})[String(k)] || {};
+      return Object.keys(byCond).some(function (c) {
+        return (!state.condition || c === state.condition) && byCond[c] === state.language;
+      });
+    });
+  }
   function matches(item, i, state, runs) {
     if (state.benchmark && item.b !== state.benchmark) return false;
     var rs = readings(item, runs, state);
@@ -159,6 +176,7 @@
     if (state.transition && !runs.some(function (r) {
       return state.transition === "paired" ? item.t[r] !== undefined : item.t[r] === state.transition;
     })) return false;
+    if (state.language && !languageMatch(item, runs, state)) return false;
     if (state.disagree === "1" && !disagree(item, runs, state)) return false;
     if (state.q && haystack(item, i).indexOf(state.q.toLowerCase()) < 0) return false;
     return true;
@@ -226,6 +244,12 @@
     var meta = [item.b].concat(Object.keys(item.st).map(function (f) { return f + " = " + item.st[f].join(", "); }));
     Object.keys(item.t).forEach(function (r) {
       if (runs.indexOf(r) >= 0) meta.push(doc.runs[r].label + ": " + item.t[r] + " (" + doc.transitions[item.t[r]] + ")");
+    });
+    Object.keys(item.lt || {}).forEach(function (k) {
+      var pair = doc.language_pairs[k];
+      Object.keys(item.lt[k]).forEach(function (c) {
+        meta.push(pair.languages.join(" vs ") + " (" + doc.runs[pair.runs[0]].label + ", " + c + "): " + item.lt[k][c]);
+      });
     });
     div.appendChild(el("div", {"class": "meta"}, meta.join(" · ")));
     item.i.forEach(function (index) { div.appendChild(figure(index, item, rs)); });

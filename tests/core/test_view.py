@@ -306,3 +306,31 @@ def test_judges_verdicts_and_boxes_are_shown_as_the_records_hold_them(tmp_path):
     one = judged[0]
     dom = chromium_dom(page, f"q={one[0]}&condition={quote(one[1])}", tmp_path / "j")
     assert "judge hosted_vllm/test (counts): " + ("correct" if records[one]["correct"] else "wrong") in dom
+
+
+@pytest.mark.slow  # two IgakuQA runs and headless Chromium: about 10 s here
+def test_language_transitions_filter_the_items_the_audit_counts(tmp_path):
+    """IgakuQA block 116-A in Japanese and in English, written with known outcomes: 30 items right
+    in both, 10 only in Japanese, 5 only in English, 15 in neither; the browser's language filter
+    shows exactly those items, as the audit's language pairing counts them."""
+    from medvqa.core.plugins import get_benchmark
+
+    data = shared_data("igakuqa")
+    outcomes = {"ja": [1] * 30 + [1] * 10 + [0] * 5 + [0] * 15, "en": [1] * 30 + [0] * 10 + [1] * 5 + [0] * 15}
+    dirs, ids = [], None
+    for lang, outcome in outcomes.items():
+        bench = get_benchmark("igakuqa").with_language(lang)
+        items = [it for it in bench.load(data, select={"block": ["116A"]}) if it.options and not it.excluded
+                 and it.gold.format == "single" and not it.meta["withdrawn"] and not it.meta["credited_to_all"]]
+        chosen = {"block": ["116A"], "number": [str(it.meta["number"]) for it in items[:60]]}
+        items = bench.load(data, select=chosen)
+        ids = [it.id for it in items]
+        answers = [(it, "C+Q", answer(it.gold.alternatives[0] if right else wrong(it))) for it, right in zip(items, outcome)]
+        medvqa.write_run(bench, items, answers, tmp_path / lang, model="replayed", load={"data": str(data), "select": chosen},
+                         saved=False)
+        dirs.append(tmp_path / lang)
+    counts = medvqa.audit(*dirs, resamples=50)["paired_language"]["ja vs en"]["conditions"]["C+Q"]["overall"]["counts"]
+    assert counts == {"n11": 30, "n10": 10, "n01": 5, "n00": 15}
+    page = medvqa.view(*dirs, html=tmp_path / "view.html")
+    assert shown_items(chromium_dom(page, "language=p10", tmp_path / "p1")) == ids[30:40]
+    assert shown_items(chromium_dom(page, "language=p01", tmp_path / "p2")) == ids[40:45]
