@@ -49,7 +49,7 @@ def command(run_dirs, by, cohort_file, refusals, examples, resamples, seed, as_j
                 from medvqa.core.view import items_page_beside, write_view
 
                 items_page = write_view(read_runs(run_dirs)[0], items_page_beside(Path(html_out)))
-                written.append(write_html(doc, Path(html_out), svgs, view_href=quote(items_page.name)))
+                written.append(write_html(doc, Path(html_out), svgs, view_href=f"./{quote(items_page.name)}"))
                 written.append(items_page)
     if as_json:
         print_json(doc)

@@ -188,7 +188,7 @@ def test_audit_and_compare_cells_link_to_the_browser_showing_their_items(runs, t
     doc = json.loads(result.stdout)
     text = audit_page.read_text(encoding="utf-8")
     links = [unescape(h) for h in re.findall(r'class="view-link" href="([^"]*)"', text)]
-    assert links and all(h.startswith("audit-items.html#") for h in links)
+    assert links and all(h.startswith("./audit-items.html#") for h in links)
     checked = 0
     for model, section in doc["models"].items():
         rows = {"overall": section["paired"]["overall"]}
