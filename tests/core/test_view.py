@@ -334,3 +334,19 @@ def test_language_transitions_filter_the_items_the_audit_counts(tmp_path):
     page = medvqa.view(*dirs, html=tmp_path / "view.html")
     assert shown_items(chromium_dom(page, "language=p10", tmp_path / "p1")) == ids[30:40]
     assert shown_items(chromium_dom(page, "language=p01", tmp_path / "p2")) == ids[40:45]
+
+
+def test_a_damaged_record_is_one_line_naming_file_and_line_and_no_page_is_written(tmp_path):
+    run_dir = medvqa.run("jmed48k", "random", sample=True, conditions="C+Q", run_dir=str(tmp_path / "run"), cache=False,
+                         progress=False).run_dir
+    lines = (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[2] = json.dumps({"item_id": "x", "condition": "C+Q", "status": "weird"}) + "\n"
+    (run_dir / "records.jsonl").write_text("".join(lines), encoding="utf-8")
+    page = tmp_path / "view.html"
+    page.write_text("an earlier page\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["view", str(run_dir), "--html", str(page)])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"Error: {run_dir / 'records.jsonl'}: record line 3: damaged record (status: Input should be 'answered', "
+        "'refusal', 'parse_failure', 'error' or 'missing')"]
+    assert page.read_text(encoding="utf-8") == "an earlier page\n"  # nothing already written is lost
