@@ -135,6 +135,11 @@ def view_document(runs: Sequence[SavedRun], *, image_px: int = IMAGE_PX) -> dict
             entry = entries.get((bench, item.id))
             if entry is None:
                 entry = entries[(bench, item.id)] = _item_entry(item, bench, images)
+            if key not in entry["aq"] and (item.question != entry["q"] or any(
+                    [o.label, o.text] != shown for o, shown in zip(item.options, entry["o"]))):
+                # this run asked the item otherwise (another language): shown in its column
+                entry["aq"][key] = {"q": item.question, "o": [[o.label, o.text] for o in item.options],
+                                    "g": gold_text(item)}
             for f in fields:
                 if f in rec:
                     values = level_keys(rec[f])
@@ -195,7 +200,7 @@ def _item_entry(item: Item, bench: str, images: _Images) -> dict:
     return {"id": item.id, "b": bench, "q": item.question,
             "o": [[o.label, o.text] for o in item.options], "g": gold_text(item),
             "gb": [list(b) for b in item.gold.all_boxes] if item.gold is not None else [],
-            "i": imgs, "st": {}, "runs": {}, "t": {}}
+            "i": imgs, "st": {}, "runs": {}, "t": {}, "aq": {}}
 
 
 def _json_for_script(doc: dict) -> str:

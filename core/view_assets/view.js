@@ -111,6 +111,10 @@
     if (haystacks[i] === undefined) {
       var parts = [item.id, item.q, item.g];
       item.o.forEach(function (o) { parts.push(o[0] + " " + o[1]); });
+      Object.keys(item.aq).forEach(function (r) {
+        parts.push(item.aq[r].q);
+        item.aq[r].o.forEach(function (o) { parts.push(o[0] + " " + o[1]); });
+      });
       Object.keys(item.runs).forEach(function (r) {
         Object.keys(item.runs[r]).forEach(function (c) {
           var x = item.runs[r][c];
@@ -266,6 +270,14 @@
       if (!mine.length) return;
       var col = el("div", {"class": "run", "data-run": doc.runs[r].label});
       col.appendChild(el("h3", null, doc.runs[r].label));
+      var asked = item.aq[r];
+      if (asked) {  // this run asked the item otherwise (another language)
+        var alt = el("div", {"class": "asked"});
+        alt.appendChild(el("div", {"class": "stem"}, asked.q));
+        asked.o.forEach(function (o) { alt.appendChild(el("div", null, o[0] + ". " + o[1])); });
+        alt.appendChild(el("div", {"class": "gold"}, "answer: " + asked.g));
+        col.appendChild(alt);
+      }
       mine.forEach(function (x) { col.appendChild(reading(x[0], x[1], x[2])); });
       wrap.appendChild(col);
     });

@@ -333,7 +333,15 @@ def test_language_transitions_filter_the_items_the_audit_counts(tmp_path):
     assert counts == {"n11": 30, "n10": 10, "n01": 5, "n00": 15}
     page = medvqa.view(*dirs, html=tmp_path / "view.html")
     assert shown_items(chromium_dom(page, "language=p10", tmp_path / "p1")) == ids[30:40]
-    assert shown_items(chromium_dom(page, "language=p01", tmp_path / "p2")) == ids[40:45]
+    dom = chromium_dom(page, "language=p01", tmp_path / "p2")
+    assert shown_items(dom) == ids[40:45]
+    # each item shows its Japanese stem, and the English run's column the English one
+    en = {it.id: it for it in get_benchmark("igakuqa").with_language("en").load(data, select=chosen)}
+    ja = {it.id: it for it in get_benchmark("igakuqa").with_language("ja").load(data, select=chosen)}
+    from html import escape
+    for item_id in ids[40:45]:
+        assert escape(ja[item_id].question, quote=False) in dom and escape(en[item_id].question, quote=False) in dom
+    assert dom.count('<div class="asked">') == 5
 
 
 def test_a_damaged_record_is_one_line_naming_file_and_line_and_no_page_is_written(tmp_path):
