@@ -322,6 +322,16 @@
     pager(document.getElementById("pager-bottom"), state, page, pages);
   }
 
+  function listRuns() {
+    var ul = el("ul", {id: "runs"});
+    doc.runs.forEach(function (r) {
+      var names = r.paths.map(function (p) { return p.split(/[\\/]/).pop(); });  // the folders; whole paths on hover
+      ul.appendChild(el("li", {title: r.paths.join(" + ")}, r.label + " (" + r.benchmark + "): " + names.join(" + ")));
+    });
+    document.getElementById("filters").before(ul);
+  }
+
+  listRuns();
   buildFilters();
   window.addEventListener("hashchange", function () { render(readState()); });
   render(readState());
