@@ -15,7 +15,9 @@ from ._common import print_json, user_errors
 @click.option("--resamples", type=click.IntRange(1), default=1000, show_default=True, help="Bootstrap resamples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and example picks.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
-@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=str), help="Write a self-contained HTML report.")
+@click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=str),
+              help="Write a self-contained HTML report, and beside it (<name>-items.html) the item "
+                   "browser of the runs, which its cells link to.")
 @click.option("--figures", "figures_dir", type=click.Path(file_okay=False, path_type=str),
               help="Write the figures (PNG and SVG) into this folder.")
 def command(run_dirs, by, cohort_file, refusals, examples, resamples, seed, as_json, html_out, figures_dir) -> None:
@@ -41,7 +43,14 @@ def command(run_dirs, by, cohort_file, refusals, examples, resamples, seed, as_j
             if figures_dir:
                 written += save_figures(doc, Path(figures_dir), svgs, figs)
             if html_out:
-                written.append(write_html(doc, Path(html_out), svgs))
+                from urllib.parse import quote
+
+                from medvqa.core.audit.runs import read_runs
+                from medvqa.core.view import items_page_beside, write_view
+
+                items_page = write_view(read_runs(run_dirs)[0], items_page_beside(Path(html_out)))
+                written.append(write_html(doc, Path(html_out), svgs, view_href=f"./{quote(items_page.name)}"))
+                written.append(items_page)
     if as_json:
         print_json(doc)
     else:

@@ -5,7 +5,7 @@ through the `register_commands` hook."""
 import click
 
 from . import (audit_cmd, compare_cmd, export_cmd, judge_cmd, list_cmd, new_adapter_cmd, report_cmd, run_cmd,
-               score_cmd, validate_cmd)
+               score_cmd, validate_cmd, view_cmd)
 
 
 class Commands(click.Group):
@@ -38,7 +38,7 @@ def cli() -> None:
 
 
 for module in (list_cmd, run_cmd, score_cmd, judge_cmd, report_cmd, validate_cmd, audit_cmd, compare_cmd, export_cmd,
-               new_adapter_cmd):
+               new_adapter_cmd, view_cmd):
     cli.add_command(module.command)
 
 

@@ -11,7 +11,7 @@ import html
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pandas as pd
 
@@ -245,8 +245,10 @@ document.querySelectorAll("[data-model]").forEach(function(r){if(f&&r.dataset.mo
 })();"""
 
 
-def page(doc: dict, audit_links: dict[str, str] | None = None) -> str:
-    """The comparison as one HTML page; `audit_links` maps a run source to its audit page."""
+def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | None = None) -> str:
+    """The comparison as one HTML page; `audit_links` maps a run source to its audit page;
+    `view_href` (relative) is the item browser of the runs, which each headline cell links to
+    filtered to its items (model, benchmark, condition)."""
     audit_links = audit_links or {}
     cols, names, index = columns(doc), models(doc), overall_index(doc)
     out = ["<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>medvqa comparison</title>",
@@ -263,11 +265,13 @@ def page(doc: dict, audit_links: dict[str, str] | None = None) -> str:
                 out.append('<td class="sub">no run</td>')
                 continue
             r = doc["table"][i]
+            items = (f' <a class="view-link" href="{_e(view_href + "#" + urlencode({"model": m, "benchmark": b, "condition": c}))}">'
+                     "items</a>") if view_href else ""
             out.append(f"<td>{_num(['table', i, 'value'], r['value'], 'pct')} "
                        f"<span class=\"ci\">[{_num(['table', i, 'ci_low'], r['ci_low'], 'pct')}, "
                        f"{_num(['table', i, 'ci_high'], r['ci_high'], 'pct')}]</span><br>"
                        f"<span class=\"sub\">n {_num(['table', i, 'n'], r['n'], 'int')} · non-answers "
-                       f"{_num(['table', i, 'non_answer_rate'], r['non_answer_rate'], 'pct')} %</span></td>")
+                       f"{_num(['table', i, 'non_answer_rate'], r['non_answer_rate'], 'pct')} %</span>{items}</td>")
         out.append("</tr>")
     out.append("</tbody></table>")
     out.append("<h2>Visual reliance: Δimg = C+Q+I − C+Q on the same items</h2>")
@@ -304,15 +308,19 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
     from medvqa.core.audit.figures import figures, svg_texts
     from medvqa.core.audit.html import write_html
 
+    from medvqa.core.audit.runs import read_runs
+    from medvqa.core.view import items_page_beside, write_view
+
     path = Path(path)
     folder = path.parent / f"{path.stem}-audits"
     folder.mkdir(parents=True, exist_ok=True)
-    written, links = [], {}
+    items_page = write_view(read_runs([d for r in comparison.runs for d in r["runs"]])[0], items_page_beside(path))
+    written, links = [items_page], {}
     for i, r in enumerate(comparison.runs, 1):
         doc = audit(*r["runs"], resamples=resamples, seed=seed)
         slug = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{r['benchmark']}-{r['model']}")[:80]
         target = folder / f"{i:02d}-{slug}.html"
-        written.append(write_html(doc, target, svg_texts(figures(doc))))
+        written.append(write_html(doc, target, svg_texts(figures(doc)), view_href=f"../{quote(items_page.name)}"))
         links[" + ".join(r["runs"])] = f"./{quote(folder.name)}/{quote(target.name)}"  # relative, never a scheme
-    path.write_text(page(comparison.as_json(), links), encoding="utf-8")
+    path.write_text(page(comparison.as_json(), links, view_href=f"./{quote(items_page.name)}"), encoding="utf-8")
     return [path, *written]

@@ -60,6 +60,7 @@ _EXPORTS = {
     "report": "medvqa.core.api",
     "audit": "medvqa.core.api",
     "compare": "medvqa.core.api",
+    "view": "medvqa.core.view",
     "cache_dir": "medvqa.core.api",
     "read_run": "medvqa.core.run.saved",
     "SavedRun": "medvqa.core.run.saved",
@@ -105,3 +106,4 @@ if TYPE_CHECKING:
     from medvqa.core.run.saved import SavedRun, read_run
     from medvqa.core.scoring.score import Score
     from medvqa.core.validation import Finding, lone_surrogate
+    from medvqa.core.view import view

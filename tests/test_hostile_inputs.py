@@ -576,7 +576,7 @@ def test_html_pages_of_a_run_whose_image_is_a_decompression_bomb_are_written_wit
 
 
 def test_a_page_named_like_a_url_links_to_its_audits_relatively(tmp_path, monkeypatch):
-    """`compare --html 'javascript:alert(1).html'`: the links to its audit pages are `./`
+    """`compare --html 'javascript:alert(1).html'`: the links to its audit pages and item browser are `./`
     relative, percent-encoded and HTML-escaped, never a `javascript:` URL, and they resolve."""
     from html.parser import HTMLParser
     from urllib.parse import unquote
@@ -597,5 +597,7 @@ def test_a_page_named_like_a_url_links_to_its_audits_relatively(tmp_path, monkey
                 hrefs.append(dict(attrs)["href"])
 
     Links().feed((tmp_path / 'javascript:alert(1)"<b>.html').read_text(encoding="utf-8"))
-    assert hrefs and all(h.startswith("./javascript%3Aalert%281%29%22%3Cb%3E-audits/") for h in hrefs), hrefs
-    assert all((tmp_path / unquote(h)).is_file() for h in hrefs)
+    stem = "./javascript%3Aalert%281%29%22%3Cb%3E"
+    assert hrefs and all(h.startswith((f"{stem}-audits/", f"{stem}-items.html#")) for h in hrefs), hrefs
+    assert any(h.startswith(f"{stem}-audits/") for h in hrefs) and any(h.startswith(f"{stem}-items.html#") for h in hrefs)
+    assert all((tmp_path / unquote(h.split("#")[0])).is_file() for h in hrefs)

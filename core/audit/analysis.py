@@ -616,7 +616,7 @@ def cohort_rows(models: dict[str, dict], cohorts: dict[str, str]) -> dict:
     return out
 
 
-def _model_names(runs: list[RunInput]) -> list[str]:
+def model_names(runs: list[RunInput]) -> list[str]:
     """The model's name; `model@folder` where several runs have that model, `model@path` where
     even the folder names repeat."""
     counts = Counter(r.model for r in runs)
@@ -692,7 +692,7 @@ def audit(runs: list[RunInput], settings: Settings = Settings(), cohorts: dict[s
         raise ValueError("no runs to audit")
     meta = {"settings": {"by": list(settings.by), "refusals": settings.refusals,
                          "resamples": settings.resamples, "seed": settings.seed, "examples": settings.examples}}
-    names = _model_names(runs)
+    names = model_names(runs)
     models = {name: audit_run(run, settings) for name, run in zip(names, runs)}
     if len(runs) == 1:
         doc = {**models[names[0]], **meta}

@@ -15,6 +15,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from medvqa.core.audit.analysis import CONVENTIONS, STATES, model_docs
 from medvqa.core.audit.figures import figures, svg_texts
@@ -31,19 +32,24 @@ def _get(doc: dict, path: list) -> Any:
 
 
 class _Page:
-    def __init__(self, doc: dict, thumbnail_px: int):
+    def __init__(self, doc: dict, thumbnail_px: int, view_href: str | None = None):
         self.doc = doc
         self.thumbnail_px = thumbnail_px
+        self.view_href = view_href  # the item browser of the audited runs, when one is written
         self.parts: list[str] = []
         self.filters: dict[str, set[str]] = {}
 
     def add(self, text: str) -> None:
         self.parts.append(text)
 
-    def cell(self, path: list, kind: str, tag: str = "td") -> str:
-        """A number from the document at `path`, tagged with its path and format."""
+    def cell(self, path: list, kind: str, tag: str = "td", items: dict[str, str] | None = None) -> str:
+        """A number from the document at `path`, tagged with its path and format; with `items`
+        (the item browser's filter of the items behind it), a link to them in the browser."""
+        text = html.escape(fmt(_get(self.doc, path), kind))
+        if items is not None and self.view_href:
+            text = f'<a class="view-link" href="{_attr(self.view_href + "#" + urlencode(items))}">{text}</a>'
         return (f'<{tag} class="num" data-path="{_attr(json.dumps(path, ensure_ascii=False))}" '
-                f'data-format="{kind}">{html.escape(fmt(_get(self.doc, path), kind))}</{tag}>')
+                f'data-format="{kind}">{text}</{tag}>')
 
     def row_attrs(self, strata: dict[str, list[str]]) -> str:
         for name, values in strata.items():
@@ -67,16 +73,24 @@ _PAIRED_HEAD = ["n", "p11", "p10", "p01", "p00", "a_with", "a_removed", "Δimg",
                 "Holm p"]
 
 
-def _paired_table(page: _Page, base: list, paired: dict) -> None:
+def _paired_items(model: str, key: str, stratum: str | None = None) -> dict[str, str]:
+    """The item browser's filter of a paired-table cell: the model's paired items in the row's
+    stratum, those of one transition state for a state's cell."""
+    return {"model": model, "transition": key if key in STATES else "paired", **({"stratum": stratum} if stratum else {})}
+
+
+def _paired_table(page: _Page, base: list, paired: dict, model: str) -> None:
     page.add(f"<h3>Image removal (C+Q+I vs C+Q), refusals {_e(paired['convention'])}</h3>")
     page.add('<table class="paired"><tr><th>stratum</th>' + "".join(f"<th>{h}</th>" for h in _PAIRED_HEAD) + "</tr>")
-    page.add("<tr><td>overall</td>" + "".join(page.cell([*base, "paired", "overall", k], f) for k, f in _PAIRED_COLS
-                                              if k != "mcnemar_p_holm") + "<td></td></tr>")  # one test: no family
+    page.add("<tr><td>overall</td>" + "".join(page.cell([*base, "paired", "overall", k], f, items=_paired_items(model, k))
+                                              for k, f in _PAIRED_COLS if k != "mcnemar_p_holm")
+             + "<td></td></tr>")  # one test: no family
     for name, values in paired["by"].items():
         for value in values:
             path = [*base, "paired", "by", name, value]
             page.add(f"<tr{page.row_attrs({name: [value]})}><td>{_e(name)} = {_e(value)}</td>"
-                     + "".join(page.cell([*path, k], f) for k, f in _PAIRED_COLS) + "</tr>")
+                     + "".join(page.cell([*path, k], f, items=_paired_items(model, k, f"{name}={value}"))
+                               for k, f in _PAIRED_COLS) + "</tr>")
     page.add("</table>")
     if paired["by"]:
         page.add("<p>Holm p: McNemar's exact p-value adjusted by Holm's method over the levels of each "
@@ -184,9 +198,10 @@ def _selection_table(page: _Page, base: list, bias: dict) -> None:
 
 
 @lru_cache(maxsize=512)
-def _thumbnail(path: str, px: int) -> str | None:
-    """A small PNG of the image at `path` as a data URL; None for a file Pillow cannot read or
-    would not decode (a decompression bomb: more pixels than Pillow's limit)."""
+def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
+    """A small image (at most `px` on its longer side) of the file at `path` as a data URL, PNG
+    or JPEG; None for a file Pillow cannot read or would not decode (a decompression bomb: more
+    pixels than Pillow's limit)."""
     import warnings
 
     from PIL import Image
@@ -197,10 +212,11 @@ def _thumbnail(path: str, px: int) -> str | None:
             with Image.open(path) as im:
                 im.thumbnail((px, px))
                 buf = io.BytesIO()
-                im.convert("RGB").save(buf, format="PNG")
+                im.convert("RGB").save(buf, format=image_format, **({"quality": 80} if image_format == "JPEG" else {}))
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError, Image.DecompressionBombWarning):
         return None
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    mime = "jpeg" if image_format == "JPEG" else image_format.lower()
+    return f"data:image/{mime};base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
 def _examples(page: _Page, examples: dict) -> None:
@@ -209,7 +225,7 @@ def _examples(page: _Page, examples: dict) -> None:
         page.add(f'<h4>{state}</h4><div class="examples">')
         for ex in examples.get(state, []):
             thumbs = "".join(f'<img alt="{_attr(Path(p).name)}" src="{src}">' for p in ex["images"]
-                             if (src := _thumbnail(p, page.thumbnail_px)))
+                             if (src := thumbnail(p, page.thumbnail_px)))
             options = "<br>".join(f"{_e(o['label'])}. {_e(o['text'])}" for o in ex["options"])
             sides = "".join(
                 f"<p><b>{label}</b>: predicted {_e(ex[k]['predicted'])} ({_e(ex[k]['status'])}, "
@@ -278,16 +294,19 @@ _SCRIPT = """
 """
 
 
-def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: int = 160) -> str:
-    """The whole page as a string; `svgs` are the figures already rendered as SVG."""
-    page = _Page(doc, thumbnail_px)
+def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: int = 160,
+                view_href: str | None = None) -> str:
+    """The whole page as a string; `svgs` are the figures already rendered as SVG; `view_href`
+    (relative) is the item browser of the same runs, which each paired cell links to filtered
+    to its items."""
+    page = _Page(doc, thumbnail_px, view_href)
     models = model_docs(doc)
     several = "models" in doc
     for name, m in models.items():
         base = ["models", name] if several else []
         page.add(f'<section class="model" data-model="{_attr(name)}"><h2>{_e(name)}</h2>'
                  f"<p>{_e(m['source'])}: {m['n_records']} records</p>")
-        _paired_table(page, base, m["paired"])
+        _paired_table(page, base, m["paired"], name)
         _refusal_tables(page, base, m["refusals"])
         _ablation_table(page, base, m["ablation"])
         _io_table(page, base)
@@ -318,8 +337,8 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
     return head + "\n".join(page.parts) + f"<script>{_SCRIPT}</script></body></html>\n"
 
 
-def write_html(doc: dict, path: Path, svgs: dict[str, str] | None = None) -> Path:
+def write_html(doc: dict, path: Path, svgs: dict[str, str] | None = None, view_href: str | None = None) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(doc, svgs), encoding="utf-8")
+    path.write_text(render_html(doc, svgs, view_href=view_href), encoding="utf-8")
     return path
