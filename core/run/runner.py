@@ -21,6 +21,7 @@ from medvqa.core.conditions import Condition, plan
 from medvqa.core.run.forced import forced_guess_requests
 from medvqa.core.inference.base import Backend, Request, Response, backend_request_key
 from medvqa.core.inference.cache import ResponseCache
+from medvqa.core.inference.path import RequestPath
 from medvqa.core.inference.secrets import redact_command_line, redact_params
 from medvqa.core.items import Item, fingerprint_items
 from medvqa.core.scoring.judge import apply_verdict
@@ -235,30 +236,21 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
     state = progress_state(kept, todo, getattr(spec.backend, "stats", None))
     if progress:
         progress(state)
-    cacheable = spec.cache is not None and getattr(spec.backend, "cacheable", True)
-    preflight = getattr(spec.backend, "preflight", None)
+    path = RequestPath(spec.backend, spec.cache)
 
     def answer(requests: list[Request]) -> None:
-        """Cache hits first, then the backend (checked by its preflight before its first
-        request); every request ends as one appended record."""
-        nonlocal preflight
+        """Through the one request path: cache hits first, then the backend (checked by its
+        preflight before its first request); every request ends as one appended record."""
         if requests:  # a directory the records cannot reach fails now, before anything is asked
             store.check_writable()
-        hits = spec.cache.get_many([r.key for r in requests]) if cacheable else {}
-        for req in requests:
-            if req.key in hits:
-                _finish(store, records, bench, req, hits[req.key], patterns, state, progress, spec.max_response_bytes)
-                result.cache_hits += 1
-        misses = [r for r in requests if r.key not in hits]
-        if misses and preflight is not None:
-            preflight()
-            preflight = None
-        result.requested += len(misses)
-        for req, resp in spec.backend.generate(iter(misses)):
+
+        def done(req: Request, resp: Response, _value, attempts: int) -> bool:
             record = _finish(store, records, bench, req, resp, patterns, state, progress, spec.max_response_bytes)
-            if cacheable and SCORING_ERROR not in record and TRUNCATED not in record and not resp.refusal:
-                # the cache keeps whole, readable answers
-                spec.cache.put(req.key, spec.backend.model, resp)
+            # the cache keeps whole, readable answers
+            return SCORING_ERROR not in record and TRUNCATED not in record and not resp.refusal
+
+        path.send(requests, done)
+        result.cache_hits, result.requested = path.cache_hits, path.requested
 
     gc.freeze()  # items and requests live as long as the run: keep the collector's full passes off them
     try:
