@@ -66,6 +66,8 @@ def print_run_summary(summary: dict) -> None:
                  if summary.get("max_error_rate") is not None and summary["max_error_rate"] < 1 else "")
     click.echo(f"errors: {summary['errors']} of {summary['n_records']} records "
                f"({100 * summary['error_rate']:.1f}%{threshold})")
+    for line in summary.get("warnings") or ():
+        click.echo(line)
     click.echo(f"tables: medvqa report {summary['run_dir']}")
 
 
@@ -73,11 +75,16 @@ def condition_table(conditions: dict[str, dict]) -> str:
     """Per condition: n, accuracy with its 95 % CI, and every status."""
     from medvqa.core.results import STATUSES
 
-    lines = [f"  {'condition':<11}{'n':>6}  {'accuracy':>8}  {'95% CI':<13}" + "".join(f"  {s}" for s in STATUSES)]
+    assisted = any(c.get("assisted_accuracy") is not None for c in conditions.values())
+    lines = [f"  {'condition':<11}{'n':>6}  {'accuracy':>8}  {'95% CI':<13}" + "".join(f"  {s}" for s in STATUSES)
+             + ("  assisted accuracy (extracted)" if assisted else "")]
     for cond, c in conditions.items():  # in the metrics layer's order: C, C+Q, C+I, C+Q+I
         ci = f"{100 * c['ci'][0]:.1f}–{100 * c['ci'][1]:.1f}%" if c["ci"] else "-"
         acc = f"{100 * c['accuracy']:.1f}%" if c["accuracy"] is not None else "-"
-        lines.append(f"  {cond:<11}{c['n']:>6}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES))
+        extra = (f"  {100 * c['assisted_accuracy']:.1f}% ({c['extracted']})" if c.get("assisted_accuracy") is not None
+                 else "  -" if assisted else "")
+        lines.append(f"  {cond:<11}{c['n']:>6}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES)
+                     + extra)
     return "\n".join(lines)
 
 

@@ -14,7 +14,8 @@ EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the prefli
 EXIT_UNTRUSTED = 4  # the run finished, but errors exceed --max-error-rate or no request succeeded
 # and 130 (EXIT_INTERRUPTED, core/run/interrupt.py): Ctrl-C; the run resumes where it stopped
 JSON_FIELDS = ("run_dir", "n_items", "n_records", "n_excluded", "accuracy", "conditions", "n_image_fallback",
-               "errors", "error_rate", "max_error_rate", "failure", "judged", "n_held_out")
+               "errors", "error_rate", "max_error_rate", "failure", "judged", "n_held_out",
+               "extracted", "warnings")
 
 
 def _finite(ctx, param, value):

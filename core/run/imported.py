@@ -48,7 +48,7 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     a directory that already holds a run is refused. With `images_attested` the source showed the
     items' images (predictions published with them): image conditions are accepted for image
     items whose files are not here."""
-    from medvqa.core.metrics import by_condition
+    from medvqa.core.metrics import by_condition, parse_failure_warnings
     from medvqa.core.run.summary import health
 
     run_dir = Path(run_dir)
@@ -102,4 +102,5 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     return {"run_dir": str(run_dir), "n_items": len(items), "n_records": len(records),
             "n_excluded": sum(it.excluded for it in items),
             "accuracy": {c: s["accuracy"] for c, s in by_condition(records, benchmark).items()},
-            "conditions": by_condition(records, benchmark), **health(records, 1.0)}
+            "conditions": by_condition(records, benchmark), **health(records, 1.0),
+            "warnings": parse_failure_warnings(records, benchmark)}

@@ -28,7 +28,7 @@ from medvqa.core.scoring.judge import apply_verdict
 from medvqa.core.scoring.score import score
 from medvqa.core.run.store import HELD_OUT, RunStore, newest_per_pair
 from medvqa.core.results import FORMAT_VERSION
-from medvqa.core.metrics import by_condition
+from medvqa.core.metrics import by_condition, parse_failure_warnings
 from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, health
 
 RETRIED_STATUSES = ("error", "missing")  # what a re-run asks again by default
@@ -144,6 +144,7 @@ class RunResult:
     n_image_fallback: int = 0  # items whose image files are missing: run without images only
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
     judged: dict | None = None  # what `judge_run` did, when the run was judged
+    extracted: dict | None = None  # what `extract_run` did, when an extractor read the parse failures
     held_out: list[dict] = field(default_factory=list)  # records of held-out items: exported, not scored
     benchmark: Benchmark | None = None  # whose rules (`Benchmark.counts`) the numbers follow
 
@@ -159,7 +160,9 @@ class RunResult:
                 **({"n_held_out": len(self.held_out)} if self.held_out else {}),
                 "requested": self.requested, "cache_hits": self.cache_hits, "usage": self.usage,
                 "cost_usd": self.cost_usd, "elapsed_s": round(self.elapsed_s, 3),
-                **({"judged": self.judged} if self.judged is not None else {})}
+                **({"judged": self.judged} if self.judged is not None else {}),
+                **({"extracted": self.extracted} if self.extracted is not None else {}),
+                "warnings": parse_failure_warnings(self.records, self.benchmark)}
 
 
 @dataclass
