@@ -26,7 +26,7 @@ def command(run_dir, by, table_set, pass_report, judges, fmt, as_json) -> None:
         print_json(output)
     else:
         click.echo(output, nl=False)
-    if not (table_set or pass_report or judges):
+    if fmt != "json" and not (table_set or pass_report or judges):
         from medvqa.core.run.summary import run_warnings
 
         with user_errors():
