@@ -142,3 +142,32 @@ def test_the_extractor_reads_labels_none_and_json_and_refuses_what_is_no_label()
     assert p.read(item, "f") is None and p.read(item, "I think it is b") is None and p.read(item, None) is None
     text = p.messages(item, {"response": "「x」"})[0]["content"]
     assert "Valid labels: a, b, c, d, e." in text and item.question in text
+
+
+def test_run_with_an_extractor_reads_the_parse_failures_once_the_answers_are_in(tmp_path):
+    """A model that answers in prose only: every answer is a parse failure (the run warns); an
+    extractor that always reads "a" makes the assisted accuracy the share of items whose key is A."""
+    data = shared_data("igakuqa")
+    items = get_benchmark("igakuqa").load(data, select={"block": ["116A"]})[:20]
+    gold_a = sum(it.gold.alternatives == (("A",),) for it in items)
+    assert 0 < gold_a < 20
+    asked: list[str] = []
+
+    def reply(prompt: str) -> str | None:
+        if "The examinee's answer:" in prompt:
+            asked.append(prompt)
+            return "a"
+        if "Valid labels" in prompt or "選択肢" in prompt or "\na" in prompt:
+            return "どれも決め手に欠けますが、臨床的には慎重な経過観察が望ましいと考えます。"
+        return None
+
+    with OpenAIServer(reply=reply) as server:
+        out = json.loads(run_cli("run", "igakuqa", "--data", str(data), "--select", "block=116A", "--limit", "20",
+                                 "--conditions", "C+Q", "--model", "hosted_vllm/m", "--api-base", server.url,
+                                 "--response-format", "none", "--extractor", MODEL,
+                                 "--extractor-api-base", server.url, "--run-dir", str(tmp_path / "r"), "--json"))
+    cq = out["conditions"]["C+Q"]
+    assert cq["n"] == 20 and cq["parse_failure"] == 20 and cq["correct"] == 0
+    assert out["extracted"]["requested"] == len(asked) == 20
+    assert cq["extracted"] == 20 and cq["assisted_correct"] == gold_a and cq["assisted_accuracy"] == gold_a / 20
+    assert len(out["warnings"]) == 1 and "20 of 20 answers (100.0 %)" in out["warnings"][0]
