@@ -159,15 +159,34 @@ def selections(pairs: tuple[str, ...], shorthands: dict[str, str | None], params
     return out or None
 
 
+class _ImportGroup(click.Group):
+    """`medvqa import`: an adapter's own command where it adds one, else the generic import of
+    any installed benchmark."""
+
+    def get_command(self, ctx, name):
+        command = super().get_command(ctx, name)
+        if command is None:
+            from medvqa.core import plugins
+
+            if name in plugins.benchmarks():
+                from .import_cmd import generic_import
+
+                command = generic_import(name)
+        return command
+
+
 def import_group(cli: click.Group) -> click.Group:
     """The `medvqa import` group, where each adapter adds a command that reads predictions saved
     by another tool (`import_group(cli).add_command(...)` in `register_commands`); created by the
     first plugin that asks for it."""
     group = cli.commands.get("import")
     if group is None:
-        @click.group("import")
+        @click.group("import", cls=_ImportGroup)
         def group() -> None:
-            """Import predictions saved by another tool as a run directory."""
+            """Import predictions saved by another tool as a run directory: `medvqa import BENCH
+            FILE --data DIR --run-dir OUT` for any installed benchmark (JSON Lines {item_id,
+            condition, response}, or CSV / XLSX with --id-column and --response-column); the
+            benchmarks listed here read their own published formats."""
 
         cli.add_command(group)
     if not isinstance(group, click.Group):
