@@ -66,6 +66,7 @@ def replay(tmp_path_factory):
     return run_dir, summary
 
 
+@pytest.mark.slow
 def test_a_replay_of_prose_warns_and_the_extractor_reads_only_the_parse_failures(replay, tmp_path):
     run_dir, summary = replay
     cq = summary["conditions"]["C+Q"]
@@ -144,6 +145,7 @@ def test_the_extractor_reads_labels_none_and_json_and_refuses_what_is_no_label()
     assert "Valid labels: a, b, c, d, e." in text and item.question in text
 
 
+@pytest.mark.slow
 def test_run_with_an_extractor_reads_the_parse_failures_once_the_answers_are_in(tmp_path):
     """A model that answers in prose only: every answer is a parse failure (the run warns); an
     extractor that always reads "a" makes the assisted accuracy the share of items whose key is A."""
