@@ -66,6 +66,8 @@ def print_run_summary(summary: dict) -> None:
                  if summary.get("max_error_rate") is not None and summary["max_error_rate"] < 1 else "")
     click.echo(f"errors: {summary['errors']} of {summary['n_records']} records "
                f"({100 * summary['error_rate']:.1f}%{threshold})")
+    for line in summary.get("warnings") or ():
+        click.echo(line)
     click.echo(f"tables: medvqa report {summary['run_dir']}")
 
 
@@ -73,11 +75,16 @@ def condition_table(conditions: dict[str, dict]) -> str:
     """Per condition: n, accuracy with its 95 % CI, and every status."""
     from medvqa.core.results import STATUSES
 
-    lines = [f"  {'condition':<11}{'n':>6}  {'accuracy':>8}  {'95% CI':<13}" + "".join(f"  {s}" for s in STATUSES)]
+    assisted = any(c.get("assisted_accuracy") is not None for c in conditions.values())
+    lines = [f"  {'condition':<11}{'n':>6}  {'accuracy':>8}  {'95% CI':<13}" + "".join(f"  {s}" for s in STATUSES)
+             + ("  assisted accuracy (extracted)" if assisted else "")]
     for cond, c in conditions.items():  # in the metrics layer's order: C, C+Q, C+I, C+Q+I
         ci = f"{100 * c['ci'][0]:.1f}–{100 * c['ci'][1]:.1f}%" if c["ci"] else "-"
         acc = f"{100 * c['accuracy']:.1f}%" if c["accuracy"] is not None else "-"
-        lines.append(f"  {cond:<11}{c['n']:>6}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES))
+        extra = (f"  {100 * c['assisted_accuracy']:.1f}% ({c['extracted']})" if c.get("assisted_accuracy") is not None
+                 else "  -" if assisted else "")
+        lines.append(f"  {cond:<11}{c['n']:>6}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES)
+                     + extra)
     return "\n".join(lines)
 
 
@@ -152,15 +159,34 @@ def selections(pairs: tuple[str, ...], shorthands: dict[str, str | None], params
     return out or None
 
 
+class _ImportGroup(click.Group):
+    """`medvqa import`: an adapter's own command where it adds one, else the generic import of
+    any installed benchmark."""
+
+    def get_command(self, ctx, name):
+        command = super().get_command(ctx, name)
+        if command is None:
+            from medvqa.core import plugins
+
+            if name in plugins.benchmarks():
+                from .import_cmd import generic_import
+
+                command = generic_import(name)
+        return command
+
+
 def import_group(cli: click.Group) -> click.Group:
     """The `medvqa import` group, where each adapter adds a command that reads predictions saved
     by another tool (`import_group(cli).add_command(...)` in `register_commands`); created by the
     first plugin that asks for it."""
     group = cli.commands.get("import")
     if group is None:
-        @click.group("import")
+        @click.group("import", cls=_ImportGroup)
         def group() -> None:
-            """Import predictions saved by another tool as a run directory."""
+            """Import predictions saved by another tool as a run directory: `medvqa import BENCH
+            FILE --data DIR --run-dir OUT` for any installed benchmark (JSON Lines {item_id,
+            condition, response}, or CSV / XLSX with --id-column and --response-column); the
+            benchmarks listed here read their own published formats."""
 
         cli.add_command(group)
     if not isinstance(group, click.Group):

@@ -45,6 +45,10 @@ for module in (list_cmd, run_cmd, score_cmd, judge_cmd, report_cmd, validate_cmd
 def _plugin_commands() -> None:
     from medvqa.core import plugins
 
+    from ._common import import_group
+
+    import_group(cli)  # generic import for every benchmark, whether or not a plugin adds its own
+
     try:
         plugins.manager().hook.register_commands(cli=cli)
     except plugins.PluginError as exc:

@@ -26,3 +26,9 @@ def command(run_dir, by, table_set, pass_report, judges, fmt, as_json) -> None:
         print_json(output)
     else:
         click.echo(output, nl=False)
+    if fmt != "json" and not (table_set or pass_report or judges):
+        from medvqa.core.run.summary import run_warnings
+
+        with user_errors():
+            for line in run_warnings(run_dir):  # on stderr: the table on stdout stays one document
+                click.echo(line, err=True)

@@ -14,7 +14,8 @@ EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the prefli
 EXIT_UNTRUSTED = 4  # the run finished, but errors exceed --max-error-rate or no request succeeded
 # and 130 (EXIT_INTERRUPTED, core/run/interrupt.py): Ctrl-C; the run resumes where it stopped
 JSON_FIELDS = ("run_dir", "n_items", "n_records", "n_excluded", "accuracy", "conditions", "n_image_fallback",
-               "errors", "error_rate", "max_error_rate", "failure", "judged", "n_held_out")
+               "errors", "error_rate", "max_error_rate", "failure", "judged", "n_held_out",
+               "extracted", "warnings")
 
 
 def _finite(ctx, param, value):
@@ -98,6 +99,11 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--judge-api-base", metavar="URL", cls=BenchmarkOption, applies=lambda b: b.judge() is not None,
               help="Server URL of the judge model.",
               callback=lambda ctx, param, value: value and _server_urls(ctx, param, (value,))[0])
+@click.option("--extractor", metavar="MODEL",
+              help="Once the answers are in, read those the strict reader could not (parse failures) with MODEL: "
+                   "the assisted accuracy, beside the strict one (see medvqa score --extractor).")
+@click.option("--extractor-api-base", metavar="URL", help="Server URL of the extractor model.",
+              callback=lambda ctx, param, value: value and _server_urls(ctx, param, (value,))[0])
 @click.option("--conditions", callback=_not_empty, help="Any of C, C+Q, C+I, C+Q+I (default: the benchmark's, C+Q,C+Q+I for most).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N items.")
 @click.option("--convention", cls=BenchmarkOption, applies=lambda b: bool(b.conventions), help="One of the benchmark's scoring conventions (its default when omitted).")
@@ -140,7 +146,8 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--batch-size", type=click.IntRange(min=1), help="Conversations per vLLM batch (vllm/ models, default 512).")
 @click.option("--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
               help="vllm.LLM(...) argument, e.g. max_model_len=8192 (vllm/ models).")
-def command(benchmark, model, data, sample, split, select, context, judges, judge_api_base, conditions, limit, convention, language, run_dir, seed,
+def command(benchmark, model, data, sample, split, select, context, judges, judge_api_base, extractor,
+            extractor_api_base, conditions, limit, convention, language, run_dir, seed,
             no_cache, no_retry_errors, max_error_rate, as_json, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
             max_image_side, price, temperature, max_tokens, params, max_response_bytes, response_format, workers,
             tensor_parallel_size, batch_size, engine_options, **shorthands) -> None:
@@ -167,6 +174,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
             conditions=conditions, limit=limit, convention=convention, language=language, run_dir=run_dir, seed=seed, cache=not no_cache,
             context=context, judges=list(judges) or None,
             judge_options={"api_base": judge_api_base} if judge_api_base else {},
+            extractor=extractor, extractor_options={"api_base": extractor_api_base} if extractor_api_base else {},
             command_line=["medvqa", *sys.argv[1:]], allow_invalid=allow_invalid, forced_guess=forced_guess,
             retry_errors=not no_retry_errors, max_error_rate=max_error_rate,
             **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}),

@@ -40,6 +40,8 @@ TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric"
                  "ci_method", "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate", "refusal_rate",
                  "parse_failure_rate",
                  "error_rate", "missing_rate", "runs"]
+# beside the strict value, when an extractor read some parse failures (`medvqa score --extractor`)
+ASSISTED_COLUMNS = ["assisted_accuracy", "assisted_ci_low", "assisted_ci_high", "extracted"]
 DELTA_COLUMNS = ["model", "benchmark", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "ci_method",
                  "mcnemar_p",
                  "n_unpaired"]
@@ -192,6 +194,10 @@ def _row(entry: Entry, condition: str, stratum: str, level: str, records: list[d
     row["non_answer_rate"] = (n - row["answered"]) / n if n else None
     for s in NON_ANSWERS:
         row[f"{s}_rate"] = row[s] / n if n else None
+    if c.assisted_correct is not None:  # an extractor read some parse failures: its accuracy beside the strict one
+        ci = metrics.accuracy_ci(c.assisted_correct, n)
+        row.update(assisted_accuracy=c.assisted_accuracy, assisted_ci_low=ci[0] if ci else None,
+                   assisted_ci_high=ci[1] if ci else None, extracted=c.extracted)
     row["runs"] = entry.source
     return row
 
@@ -327,7 +333,8 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
     for i, e in enumerate(entries):
         shown.setdefault(e.benchmark.name, [])
         shown[e.benchmark.name] += [n for n in fields[i] if n not in shown[e.benchmark.name]]
-    return Comparison(table=pd.DataFrame(rows, columns=TABLE_COLUMNS),
+    assisted = ASSISTED_COLUMNS if any("assisted_accuracy" in r for r in rows) else []  # where an extraction exists
+    return Comparison(table=pd.DataFrame(rows, columns=TABLE_COLUMNS + assisted),
                       delta_img=pd.DataFrame(deltas, columns=DELTA_COLUMNS),
                       tests=pd.DataFrame(tests, columns=TEST_COLUMNS), delta_lang=delta_lang, pass_lines=passes, notes=notes, runs=runs,
                       by=shown)

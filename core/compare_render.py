@@ -57,8 +57,9 @@ def _metric_label(doc: dict, bench: str) -> str:
 
 
 def cell_text(row: dict) -> str:
+    assisted = (f" assisted={_pct(row['assisted_accuracy'])}%" if row.get("assisted_accuracy") is not None else "")
     return (f"{_pct(row['value'])} {_ci(row['ci_low'], row['ci_high'])} n={row['n']}"
-            f" na={_pct(row['non_answer_rate'])}%")
+            f" na={_pct(row['non_answer_rate'])}%{assisted}")
 
 
 def headline_frame(doc: dict) -> pd.DataFrame:

@@ -29,6 +29,9 @@ EXACT = "clopper-pearson"  # the interval of an accuracy: exact binomial, 95 %
 UNKNOWN = "unknown"  # the level of a record without a value for the stratum
 NONE = "none"  # the level of an empty list-valued stratum
 CI_COLUMNS = ("ci_low", "ci_high")
+PARSE_FAILURE = "parse_failure"
+# A condition with more parse failures than this share of its records gets a warning.
+PARSE_FAILURE_WARNING = 0.10
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,14 @@ class Cell:
     metric: str = ACCURACY
     statuses: Mapping[str, int] = field(default_factory=dict)
     uncounted: int = 0  # records the benchmark's rules leave out of every denominator
+    # correct under the assisted reading (an extractor's reading of the parse failures, the
+    # strict reading of every other record); None when no record of the group has one
+    assisted_correct: int | None = None
+    extracted: int = 0  # parse failures with an assisted reading
+
+    @property
+    def assisted_accuracy(self) -> float | None:
+        return self.assisted_correct / self.n if self.n and self.assisted_correct is not None else None
 
     @property
     def accuracy(self) -> float | None:
@@ -57,6 +68,10 @@ class Cell:
                **{s: self.statuses.get(s, 0) for s in STATUSES}, "uncounted": self.uncounted}
         if self.metric != ACCURACY:
             out.update(metric=self.metric, value=self.value)
+        if self.assisted_correct is not None:
+            ci = accuracy_ci(self.assisted_correct, self.n)
+            out.update(assisted_correct=self.assisted_correct, assisted_accuracy=self.assisted_accuracy,
+                       assisted_ci=list(ci) if ci is not None else None, extracted=self.extracted)
         return out
 
 
@@ -89,19 +104,51 @@ def counted(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> t
     return kept, left_out
 
 
+def assisted_reading(record: Mapping) -> Mapping | None:
+    """The assisted reading that counts for `record`: its `assisted` field when the strict reader
+    could not read it (status `parse_failure`), else None (the strict reading stands)."""
+    assisted = record.get("assisted")
+    return assisted if assisted and str(record.get("status")) == PARSE_FAILURE else None
+
+
+def assisted_correct(record: Mapping) -> bool:
+    """Correct under the assisted reading: the extractor's verdict on a parse failure it read,
+    the strict one otherwise (an assisted reading never overrides a strict one)."""
+    assisted = assisted_reading(record)
+    return bool(assisted.get("correct")) if assisted is not None else bool(record.get("correct"))
+
+
 def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell:
     """The `Cell` of `records` under `benchmark`'s rules and headline metric."""
     kept, left_out = counted(records, benchmark)
     n = len(kept)
     correct = sum(bool(r.get("correct")) for r in kept)
     statuses = Counter(str(r.get("status")) for r in kept)
+    extracted = sum(assisted_reading(r) is not None for r in kept)
+    assisted = {"assisted_correct": sum(assisted_correct(r) for r in kept), "extracted": extracted} if extracted else {}
     if benchmark is not None and benchmark.headline_metric != ACCURACY:
         head = benchmark.headline(kept)
         ci = head.get("ci")
         return Cell(n, correct, head.get("value"), tuple(ci) if ci else None, head.get("ci_method", "bootstrap"),
-                    head.get("metric", benchmark.headline_metric), dict(statuses), left_out)
+                    head.get("metric", benchmark.headline_metric), dict(statuses), left_out, **assisted)
     return Cell(n, correct, correct / n if n else None, accuracy_ci(correct, n), EXACT if n else None,
-                ACCURACY, dict(statuses), left_out)
+                ACCURACY, dict(statuses), left_out, **assisted)
+
+
+def parse_failure_warnings(records: Iterable[Mapping], benchmark: Benchmark | None = None,
+                           threshold: float = PARSE_FAILURE_WARNING) -> list[str]:
+    """One line per condition whose share of parse failures exceeds `threshold`, naming the share
+    and the two remedies. A warning, never an exit status: a model that babbles is a result."""
+    out = []
+    for key, rs in group(records).items():
+        c = cell(rs, benchmark)
+        failures = c.statuses.get(PARSE_FAILURE, 0)
+        if c.n and failures / c.n > threshold:
+            read = f"; {c.extracted} read by the extractor" if c.extracted else ""
+            out.append(f"warning: {key[0]}: {failures} of {c.n} answers ({100 * failures / c.n:.1f} %) could not be "
+                       f"read by the strict reader and count as wrong{read}; use a scoring convention that fits "
+                       f"the output (--convention) or read them with an extractor model (--extractor MODEL)")
+    return out
 
 
 def level_keys(value: Any) -> list[str]:
@@ -194,5 +241,9 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
                "ci_method": EXACT if ci else None, **{s: c.statuses.get(s, 0) for s in STATUSES}}
         if headline:
             row.update(metric=c.metric, value=c.value)
+        if c.assisted_correct is not None:
+            row.update(assisted_correct=c.assisted_correct, assisted_accuracy=c.assisted_accuracy)
         rows.append(row)
+    if any("assisted_accuracy" in row for row in rows):  # only where an extraction exists
+        columns += ["assisted_correct", "assisted_accuracy"]
     return pd.DataFrame(rows, columns=columns)

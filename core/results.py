@@ -69,6 +69,22 @@ def condition_order(label: str) -> tuple[int, int, str]:
     return (rank, is_derived(label), label)
 
 
+class Assisted(BaseModel):
+    """An assisted reading of a record the strict reader could not read (`parse_failure`):
+    the option keys another reader found in the response (None: it could not tell), whether they
+    are correct, and where the reading comes from (`source`: "extractor" for `medvqa score
+    --extractor`, with the model and the hash of its prompt)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    predicted: list[str] | None = None
+    correct: bool = False
+    source: str
+    extractor: str | None = None
+    prompt_hash: str | None = None
+    error: str | None = None
+
+
 class Record(BaseModel):
     """One line of `records.jsonl`: one request for one (item, condition), its raw response and
     its score. The strata an adapter declares (profession, year, ...) and fields other tools add
@@ -91,6 +107,8 @@ class Record(BaseModel):
     scoring_error: str | None = None
     held_out: bool = False
     saved: bool = False
+    # the assisted reading of a parse failure (strict fields untouched); see `Assisted`
+    assisted: Assisted | None = None
 
     @field_validator("condition")
     @classmethod

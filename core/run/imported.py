@@ -48,7 +48,7 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     a directory that already holds a run is refused. With `images_attested` the source showed the
     items' images (predictions published with them): image conditions are accepted for image
     items whose files are not here."""
-    from medvqa.core.metrics import by_condition
+    from medvqa.core.metrics import by_condition, parse_failure_warnings
     from medvqa.core.run.summary import health
 
     run_dir = Path(run_dir)
@@ -102,4 +102,56 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     return {"run_dir": str(run_dir), "n_items": len(items), "n_records": len(records),
             "n_excluded": sum(it.excluded for it in items),
             "accuracy": {c: s["accuracy"] for c, s in by_condition(records, benchmark).items()},
-            "conditions": by_condition(records, benchmark), **health(records, 1.0)}
+            "conditions": by_condition(records, benchmark), **health(records, 1.0),
+            "warnings": parse_failure_warnings(records, benchmark)}
+
+
+def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "item_id",
+                     response_column: str = "response", condition: str | None = None) -> list[tuple[Item, str, str | None]]:
+    """(item, condition, response) triples for `write_run` from a file of answers made elsewhere:
+    JSON Lines of `{item_id, condition, response}` (the names `id_column` and `response_column`;
+    `condition` for lines without one), or CSV / XLSX with an id and a response column (every row
+    under `condition`, C+Q when not given). An unknown item, a line without an id or a response
+    column, or an unreadable line is a DataError naming the file and the line."""
+    import pandas as pd
+
+    file = Path(file)
+    by_id = {it.id: it for it in items}
+    rows: list[tuple[str, dict]] = []
+    suffix = file.suffix.lower()
+    if suffix in (".jsonl", ".json", ".ndjson"):
+        with open(file, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError as exc:
+                    raise DataError(f"not a JSON line ({exc.msg})", file=file, record=f"line {n}") from None
+                if not isinstance(row, dict):
+                    raise DataError("a line is not a JSON object", file=file, record=f"line {n}")
+                rows.append((f"line {n}", row))
+    elif suffix in (".csv", ".tsv", ".xlsx", ".xls"):
+        try:
+            frame = (pd.read_csv(file, dtype=str, keep_default_na=False, sep="\t" if suffix == ".tsv" else ",")
+                     if suffix in (".csv", ".tsv") else pd.read_excel(file, dtype=str, keep_default_na=False))
+        except ImportError as exc:
+            raise DataError(f"reading {suffix} needs a package that is not installed ({exc})", file=file) from None
+        except ValueError as exc:
+            raise DataError(f"unreadable table ({exc})", file=file) from None
+        rows = [(f"row {n + 2}", row) for n, row in enumerate(frame.to_dict("records"))]  # row 1 is the header
+    else:
+        raise DataError("answers are read from .jsonl, .csv, .tsv or .xlsx files", file=file)
+    out = []
+    for where, row in rows:
+        if id_column not in row:
+            raise DataError(f"no {id_column!r} field (--id-column)", file=file, record=where)
+        if response_column not in row:
+            raise DataError(f"no {response_column!r} field (--response-column)", file=file, record=where)
+        item_id, response = str(row[id_column]).strip(), row[response_column]
+        if item_id not in by_id:
+            raise DataError(f"item {item_id!r} is not in the data", file=file, record=where)
+        if response is not None and not isinstance(response, str):
+            response = json.dumps(response, ensure_ascii=False)
+        out.append((by_id[item_id], str(row.get("condition") or condition or "C+Q"), response))
+    return out

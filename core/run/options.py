@@ -39,6 +39,9 @@ class RunOptions:
     context: str | None = None  # the benchmark's context template, for benchmarks that offer several
     judges: list[str] | None = None  # judge models for free-text answers (the first one's verdict counts)
     judge_options: dict[str, Any] = field(default_factory=dict)  # the judge backends' options
+    # an extractor model reads the parse failures once the answers are in (`extract_run`)
+    extractor: str | None = None
+    extractor_options: dict[str, Any] = field(default_factory=dict)  # the extractor backend's options
     conditions: str | None = None  # None: the benchmark's default_conditions
     limit: int | None = None
     run_dir: str | None = None
@@ -104,6 +107,8 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     plugins.check_backend(options.model, **options.backend_options)  # a misspelt model or a missing key: at once
     for judge in options.judges or ():
         plugins.check_backend(judge, **options.judge_options)
+    if options.extractor:
+        plugins.check_backend(options.extractor, **options.extractor_options)
     require_valid(benchmark, options.data, options.allow_invalid)
     items, split = load_items(benchmark, options.load_options())
     if not items:
@@ -151,6 +156,13 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
             with guard():
                 result.judged = judge_run(run_dir, options.judges, backend_options=options.judge_options,
                                           cache=options.cache, cache_path=options.cache_path)
+            result.records = read_records(run_dir)
+        if options.extractor:  # the answers the strict reader could not read, read by the extractor
+            from medvqa.core.scoring.extract import extract_run
+
+            with guard():
+                result.extracted = extract_run(run_dir, options.extractor, backend_options=options.extractor_options,
+                                               cache=options.cache, cache_path=options.cache_path)
             result.records = read_records(run_dir)
     except KeyboardInterrupt:
         raise RunInterrupted(interrupted()) from None

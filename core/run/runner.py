@@ -21,13 +21,14 @@ from medvqa.core.conditions import Condition, plan
 from medvqa.core.run.forced import forced_guess_requests
 from medvqa.core.inference.base import Backend, Request, Response, backend_request_key
 from medvqa.core.inference.cache import ResponseCache
+from medvqa.core.inference.path import RequestPath
 from medvqa.core.inference.secrets import redact_command_line, redact_params
 from medvqa.core.items import Item, fingerprint_items
 from medvqa.core.scoring.judge import apply_verdict
 from medvqa.core.scoring.score import score
 from medvqa.core.run.store import HELD_OUT, RunStore, newest_per_pair
 from medvqa.core.results import FORMAT_VERSION
-from medvqa.core.metrics import by_condition
+from medvqa.core.metrics import by_condition, parse_failure_warnings
 from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, health
 
 RETRIED_STATUSES = ("error", "missing")  # what a re-run asks again by default
@@ -143,6 +144,7 @@ class RunResult:
     n_image_fallback: int = 0  # items whose image files are missing: run without images only
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
     judged: dict | None = None  # what `judge_run` did, when the run was judged
+    extracted: dict | None = None  # what `extract_run` did, when an extractor read the parse failures
     held_out: list[dict] = field(default_factory=list)  # records of held-out items: exported, not scored
     benchmark: Benchmark | None = None  # whose rules (`Benchmark.counts`) the numbers follow
 
@@ -158,7 +160,9 @@ class RunResult:
                 **({"n_held_out": len(self.held_out)} if self.held_out else {}),
                 "requested": self.requested, "cache_hits": self.cache_hits, "usage": self.usage,
                 "cost_usd": self.cost_usd, "elapsed_s": round(self.elapsed_s, 3),
-                **({"judged": self.judged} if self.judged is not None else {})}
+                **({"judged": self.judged} if self.judged is not None else {}),
+                **({"extracted": self.extracted} if self.extracted is not None else {}),
+                "warnings": parse_failure_warnings(self.records, self.benchmark)}
 
 
 @dataclass
@@ -235,30 +239,21 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
     state = progress_state(kept, todo, getattr(spec.backend, "stats", None))
     if progress:
         progress(state)
-    cacheable = spec.cache is not None and getattr(spec.backend, "cacheable", True)
-    preflight = getattr(spec.backend, "preflight", None)
+    path = RequestPath(spec.backend, spec.cache)
 
     def answer(requests: list[Request]) -> None:
-        """Cache hits first, then the backend (checked by its preflight before its first
-        request); every request ends as one appended record."""
-        nonlocal preflight
+        """Through the one request path: cache hits first, then the backend (checked by its
+        preflight before its first request); every request ends as one appended record."""
         if requests:  # a directory the records cannot reach fails now, before anything is asked
             store.check_writable()
-        hits = spec.cache.get_many([r.key for r in requests]) if cacheable else {}
-        for req in requests:
-            if req.key in hits:
-                _finish(store, records, bench, req, hits[req.key], patterns, state, progress, spec.max_response_bytes)
-                result.cache_hits += 1
-        misses = [r for r in requests if r.key not in hits]
-        if misses and preflight is not None:
-            preflight()
-            preflight = None
-        result.requested += len(misses)
-        for req, resp in spec.backend.generate(iter(misses)):
+
+        def done(req: Request, resp: Response, _value, attempts: int) -> bool:
             record = _finish(store, records, bench, req, resp, patterns, state, progress, spec.max_response_bytes)
-            if cacheable and SCORING_ERROR not in record and TRUNCATED not in record and not resp.refusal:
-                # the cache keeps whole, readable answers
-                spec.cache.put(req.key, spec.backend.model, resp)
+            # the cache keeps whole, readable answers
+            return SCORING_ERROR not in record and TRUNCATED not in record and not resp.refusal
+
+        path.send(requests, done)
+        result.cache_hits, result.requested = path.cache_hits, path.requested
 
     gc.freeze()  # items and requests live as long as the run: keep the collector's full passes off them
     try:

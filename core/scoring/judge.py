@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from medvqa.core.inference.base import Request, request_key
+from medvqa.core.inference.path import RequestPath, WriteBatch, backend_for
 from medvqa.core.items import Item
 from medvqa.core.messages import Message
 
@@ -77,16 +77,6 @@ def is_judged(record: dict, model: str, prompt_hash: str) -> bool:
     return bool(done) and done.get("prompt_hash") == prompt_hash and done.get("verdict") in (0, 1)
 
 
-def _backend(model: str, options: dict[str, Any]):
-    from medvqa.core import plugins
-
-    merged = {**JUDGE_BACKEND_DEFAULTS, **options}
-    try:
-        return plugins.get_backend(model, **merged)
-    except TypeError:  # a backend without a response format (a baseline): without the default
-        return plugins.get_backend(model, **options)
-
-
 def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: dict[str, Any] | None = None,
               cache: bool = True, cache_path: str | Path | None = None,
               progress: Callable[[str], None] | None = None) -> dict:
@@ -120,7 +110,7 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
                "prompt_hash": spec.hash, "n_judgeable": len(judgeable), "judges": {}}
     store = RunStore(run_dir)
     store.open({**saved.manifest, "judges": judges})
-    written = _Batch(store)
+    written = WriteBatch(store)
     response_cache = None
     try:
         with store:
@@ -132,7 +122,7 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
                     summary["judges"][model] = stats
                     if not pending:
                         continue
-                    backend = _backend(model, backend_options or {})
+                    backend = backend_for(model, backend_options or {}, JUDGE_BACKEND_DEFAULTS)
                     if response_cache is None and cache and getattr(backend, "cacheable", True):
                         response_cache = ResponseCache(Path(cache_path) if cache_path else None)
                     usable_cache = response_cache if getattr(backend, "cacheable", True) else None
@@ -158,39 +148,14 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
                         stats["judged"] += 1
                         stats["judge_errors"] += verdict is None
 
-                    same: dict[str, list[Request]] = {}  # records whose judge request is identical: asked once
-                    for req in requests:
-                        same.setdefault(req.key, []).append(req)
-                    hits = usable_cache.get_many(list(same)) if usable_cache is not None else {}
-                    misses = []
-                    for key, group in same.items():
-                        hit = hits.get(key)
-                        verdict = spec.verdict(hit.text) if hit is not None else None
-                        if verdict is None:
-                            misses.append(group[0])
-                        else:
-                            stats["cache_hits"] += len(group)
-                            for req in group:
-                                record(req, hit, verdict, 0)
-                    if misses and getattr(backend, "preflight", None) is not None:
-                        backend.preflight()
-                    for attempt in range(1, max(1, spec.max_attempts) + 1):
-                        again = []
-                        stats["requested"] += len(misses)
-                        for req, response in backend.generate(iter(misses)):
-                            verdict = spec.verdict(response.text) if response.error is None else None
-                            if verdict is None and response.error is None and attempt < spec.max_attempts:
-                                again.append(req)
-                                continue
-                            for each in same[req.key]:
-                                record(each, response, verdict, attempt)
-                            if verdict is not None and usable_cache is not None and not response.cached:
-                                usable_cache.put(req.key, backend.model, response)
-                        misses = again
-                        if not misses:
-                            break
-                        if progress:
-                            progress(f"{model}: {len(misses)} unreadable verdict(s), asking again")
+                    # records whose judge request is identical are asked once (dedupe)
+                    path = RequestPath(backend, usable_cache)
+                    path.send(requests, lambda req, response, verdict, attempts: (
+                        record(req, response, verdict, attempts) or verdict is not None),
+                        read=lambda req, text: spec.verdict(text), max_attempts=spec.max_attempts, dedupe=True,
+                        again=(lambda n: progress(f"{model}: {n} unreadable verdict(s), asking again"))
+                        if progress else None)
+                    stats["requested"], stats["cache_hits"] = path.requested, path.cache_hits
                 for pair in judgeable:  # the verdict that counts is the first judge's, where it has one
                     rec = current[pair]
                     if rec.get("judge") != primary and primary in (rec.get("judgements") or {}):
@@ -203,26 +168,6 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
             response_cache.close()
     summary["conditions"] = by_condition(current.values(), saved.benchmark)
     return summary
-
-
-class _Batch:
-    """Judged records on their way to the run's file: written together every `size` records or
-    `seconds`, and at the end (verdicts arrive faster than one write each is worth)."""
-
-    def __init__(self, store, size: int = 64, seconds: float = 0.5):
-        self.store, self.size, self.seconds = store, size, seconds
-        self.records: list[dict] = []
-        self.since = time.monotonic()
-
-    def add(self, record: dict) -> None:
-        self.records.append(record)
-        if len(self.records) >= self.size or time.monotonic() - self.since >= self.seconds:
-            self.flush()
-
-    def flush(self) -> None:
-        self.store.append_many(self.records)
-        self.records = []
-        self.since = time.monotonic()
 
 
 def cohen_kappa(table: dict[str, int]) -> float | None:

@@ -45,6 +45,12 @@ def score(item: Item, response_text: str | None, *, error: str | None = None,
     return chain if conventions.final_score is None else conventions.final_score(item, response_text, chain, saved)
 
 
+def keys_correct(item: Item, predicted: Sequence[str], patterns: Sequence[LanguagePatterns] = ()) -> bool:
+    """Whether option keys `predicted` are a correct answer to `item` under the format-aware rules
+    (set, ordering, numeric slots, alternatives): how an extractor's reading is scored."""
+    return _correct(item, tuple(predicted), compile_patterns(patterns))
+
+
 def scoring_mode(item: Item, patterns: Sequence[LanguagePatterns] = ()) -> str:
     """The item's rule: "single", "set", "ordering", "numeric" or "alternatives"."""
     _open_scorer(item, AnswerConventions())

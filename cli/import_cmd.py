@@ -1,0 +1,53 @@
+"""`medvqa import BENCH FILE`: answers made elsewhere, for any benchmark, as a run directory.
+
+A benchmark whose adapter adds its own import command (a published format) keeps it; every other
+installed benchmark gets this generic one: JSON Lines `{item_id, condition, response}`, or a
+CSV / XLSX table with an id and a response column."""
+
+import click
+
+from ._common import print_json, print_run_summary, user_errors
+
+
+def generic_import(benchmark: str) -> click.Command:
+    """The generic import command of `benchmark`."""
+
+    @click.command(benchmark)
+    @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=str))
+    @click.option("--data", required=True, type=click.Path(exists=True, path_type=str),
+                  help="The benchmark's data, as for medvqa run.")
+    @click.option("--split", help="The split the answers are for (the benchmark's default when omitted).")
+    @click.option("--run-dir", required=True, type=click.Path(path_type=str), help="The run directory to write.")
+    @click.option("--model", default="imported", show_default=True, help="The model's name, recorded in the manifest.")
+    @click.option("--id-column", default="item_id", show_default=True, help="The field holding the item id.")
+    @click.option("--response-column", default="response", show_default=True, help="The field holding the raw answer.")
+    @click.option("--condition", help="The condition of lines that name none (default C+Q).")
+    @click.option("--convention", help="Score under this convention of the benchmark (its default when omitted).")
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
+    def command(file, data, split, run_dir, model, id_column, response_column, condition, convention, as_json) -> None:
+        """Import FILE, answers made elsewhere (JSON Lines {item_id, condition, response}, or CSV / XLSX
+        with an id and a response column), as a run directory scored like any run."""
+        import sys
+
+        import medvqa
+        from medvqa.core import plugins
+        from medvqa.core.run.imported import read_answer_file
+        from medvqa.core.run.options import load_items
+
+        with user_errors():
+            bench = plugins.get_benchmark(benchmark)
+            if convention:
+                bench = bench.with_convention(convention)
+            load = {"data": data, "split": split}
+            items, split_used = load_items(bench, load)
+            answers = read_answer_file(file, items, id_column=id_column, response_column=response_column,
+                                       condition=condition)
+            summary = medvqa.write_run(bench, items, answers, run_dir, model=model, load=load, split=split_used,
+                                       saved=False, command_line=["medvqa", *sys.argv[1:]],
+                                       source={"file": file, "format": "generic"})
+        if as_json:
+            print_json(summary)
+        else:
+            print_run_summary(summary)
+
+    return command
