@@ -1,6 +1,6 @@
 import click
 
-from ._common import print_json, user_errors
+from ._common import analysis, print_json
 
 
 @click.command("score")
@@ -13,7 +13,7 @@ def command(run_dir, convention, as_json) -> None:
 
     from medvqa.core.scoring.rescore import rescore
 
-    with user_errors():
+    with analysis():
         n, changed = rescore(Path(run_dir), convention)
     if as_json:
         print_json({"run_dir": run_dir, "n_records": n, "changed": changed})
