@@ -47,7 +47,10 @@ x = np.fromiter((bool(a[k].get("correct")) for k in keys), dtype=float, count=le
 y = np.fromiter((bool(b[k].get("correct")) for k in keys), dtype=float, count=len(keys))
 n10, n01 = int(((x == 1) & (y == 0)).sum()), int(((x == 0) & (y == 1)).sum())
 m, k = n10 + n01, min(n10, n01)
-p = min(1.0, 2 * sum(math.comb(m, i) for i in range(k + 1)) / 2 ** m) if m else 1.0
+# exact two-sided McNemar: 2 P(X <= k), X ~ Bin(m, 1/2), the terms in log space (O(k), no big integers)
+i = np.arange(1, k + 1)
+log_terms = np.concatenate([[0.0], np.cumsum(np.log(m - i + 1) - np.log(i))]) - m * math.log(2)
+p = min(1.0, 2 * float(np.exp(log_terms).sum())) if m else 1.0
 d = x - y
 rng = np.random.default_rng(0)
 means = np.array([d[rng.integers(0, d.size, d.size)].mean() for _ in range(1000)])
