@@ -1,6 +1,6 @@
 import click
 
-from ._common import print_json, user_errors
+from ._common import analysis, print_json
 
 
 @click.command("audit")
@@ -30,7 +30,7 @@ def command(run_dirs, by, cohort_file, refusals, examples, resamples, seed, as_j
     from medvqa.core.api import audit
     from medvqa.core.audit.analysis import summary_markdown
 
-    with user_errors():
+    with analysis():
         doc = audit(*run_dirs, by=by, cohorts=cohort_file, refusals=refusals, examples=examples,
                     resamples=resamples, seed=seed)
         written = []

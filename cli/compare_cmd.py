@@ -1,6 +1,6 @@
 import click
 
-from ._common import print_json, user_errors
+from ._common import analysis, print_json
 
 
 @click.command("compare")
@@ -30,7 +30,7 @@ def command(run_dirs, by, fmt, out_path, html_out, resamples, seed, as_json) -> 
     from medvqa.core.compare_render import render, write_page, write_parquet
 
     fmt = "json" if as_json else fmt
-    with user_errors():
+    with analysis():
         if fmt == "parquet" and not out_path:
             raise ValueError("--format parquet writes a file: give --out FILE.parquet")
         result = compare_runs(run_dirs, by=_names(by) if by is not None else None, resamples=resamples, seed=seed)

@@ -1,6 +1,6 @@
 import click
 
-from ._common import print_json, user_errors
+from ._common import analysis, print_json, user_errors
 
 
 @click.command("report")
@@ -20,7 +20,7 @@ def command(run_dir, by, table_set, pass_report, judges, fmt, as_json) -> None:
     from medvqa.core.api import report
 
     fmt = "json" if as_json else fmt
-    with user_errors():
+    with analysis():
         output = report(run_dir, by=by, table=table_set, pass_lines=pass_report, judges=judges, fmt=fmt)
     if fmt == "json":
         print_json(output)

@@ -1,6 +1,6 @@
 import click
 
-from ._common import condition_table, print_json, user_errors
+from ._common import analysis, condition_table, print_json
 
 
 @click.command("score")
@@ -25,7 +25,7 @@ def command(run_dir, convention, extractor, extractor_api_base, no_cache, as_jso
     if extractor_api_base and not extractor:
         raise click.UsageError("--extractor-api-base needs --extractor MODEL")
     extracted = None
-    with user_errors():
+    with analysis():
         n, changed = rescore(Path(run_dir), convention)
         if extractor:
             from medvqa.core.scoring.extract import extract_run

@@ -32,7 +32,7 @@ from medvqa.core import metrics
 from medvqa.core.results import NON_ANSWERS, STATUSES, condition_order, is_derived
 from medvqa.core.items import DataError, Item
 from medvqa.core.passlines import PassLines
-from medvqa.core.run.saved import SavedRun, read_run, whole_exam_items
+from medvqa.core.run.saved import SavedRun, read_runs, whole_exam_items
 from medvqa.core.audit.stats import BOOTSTRAP, RESAMPLES, TANGO, bootstrap_p, mcnemar_exact, paired_difference_ci
 from medvqa.core.run.store import read_manifest
 
@@ -139,7 +139,7 @@ def read_entries(run_dirs: Sequence[str | Path]) -> tuple[list[Entry], list[str]
     notes = [f"{d} is given more than once: read once" for d in unique.values()
              if sum(Path(x).resolve() == Path(d).resolve() for x in run_dirs) > 1]
     _check_fingerprints(list(unique.values()))
-    runs = [read_run(d) for d in unique.values()]
+    runs = read_runs(unique.values())
     groups, join_notes = join_runs(runs)
     notes += [n for n in join_notes if n.startswith("joined ")]
     counts = Counter((g[0].benchmark.name, g[0].manifest["model"]) for g in groups)

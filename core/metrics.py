@@ -166,7 +166,7 @@ def held_fields(by: Iterable[str], records: Sequence[Mapping],
                 aliases: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
     """({stratum name: the record field holding it} for each name the records hold, directly or
     through one of the benchmark's aliases; [the names they do not hold])."""
-    available = set().union(*(r.keys() for r in records)) if records else set()
+    available = set().union(*records) if records else set()  # (a dict iterates over its keys)
     aliases = aliases or {}
     fields, missing = {}, []
     for name in by:
@@ -183,7 +183,7 @@ def resolve_fields(by: Iterable[str], records: Sequence[Mapping], source: str = 
     """`held_fields`, where a name no record holds is a ValueError naming the fields there are."""
     fields, missing = held_fields(by, records, aliases)
     if missing:
-        available = set().union(*(r.keys() for r in records)) if records else set()
+        available = set().union(*records) if records else set()
         raise ValueError(f"{source or 'the run'}: records have no field {missing[0]!r}; "
                          f"available: {', '.join(sorted(available))}")
     return fields

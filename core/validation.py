@@ -6,6 +6,7 @@ unless the user passes `--allow-invalid`.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Literal
@@ -60,6 +61,11 @@ def lone_surrogate(value: Any) -> str | None:
     """Where in `value` (JSON data) a string holds a lone surrogate such as `\\ud800`, which
     UTF-8 cannot encode, so no request, record or file could carry it: a path such as
     `options.a`, or None when there is none."""
+    try:  # the common case at C speed: every string encodes; the walk below finds where one does not
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return None
+    except (TypeError, ValueError, RecursionError):  # UnicodeEncodeError is a ValueError: walk to find where
+        pass
     stack: list[tuple[str, Any]] = [("", value)]
     while stack:
         where, v = stack.pop()

@@ -176,12 +176,12 @@ def item_id(specialty: str, year: int, section: str, number: Any) -> str:
 def build_item(cell: Cell, q: dict, taxonomy: dict[str, dict], index: int) -> Item:
     """One release record → Item. Raises DataError naming the file and record."""
     file = cell.questions_file
-    where = f"#{index} (section {brief(q.get('section'))}, number {brief(q.get('question_number'))})"
     missing = [f for f in REQUIRED if f not in q]
-    if missing:
-        raise DataError(f"missing field(s) {', '.join(missing)}", file=file, record=where)
-    problems = record_problems(q)
-    if problems:
+    problems = [] if missing else record_problems(q)
+    if missing or problems:
+        where = f"#{index} (section {brief(q.get('section'))}, number {brief(q.get('question_number'))})"
+        if missing:
+            raise DataError(f"missing field(s) {', '.join(missing)}", file=file, record=where)
         rule, message = problems[0]
         raise DataError(f"[{rule}] {message}", file=file, record=where)
     section, number = q["section"], q["question_number"]

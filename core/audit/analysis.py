@@ -16,7 +16,6 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -84,6 +83,7 @@ class _Run:
     pairs: list[Pair] = field(default_factory=list)
     unpaired: dict[str, list[str]] = field(default_factory=dict)
     forced_accuracy: float | None = None
+    chances: dict[str, float | None] = field(default_factory=dict)  # by item id, computed once
 
 
 # ---------------------------------------------------------------- indexing and strata
@@ -239,9 +239,12 @@ def _has_paired_refusal(pairs: list[Pair]) -> bool:
 # ---------------------------------------------------------------- ablation
 
 def _ablation_group(items: list[Item], conditions: list[str], run: _Run, s: Settings) -> dict:
-    by_key, patterns = run.by_key, run.input.patterns
+    by_key, patterns, known = run.by_key, run.input.patterns, run.chances
     same = [it for it in items if all((it.id, c) in by_key for c in conditions)]
-    chances = [c for c in (_chance(it, patterns) for it in same) if c is not None]
+    for it in same:  # an item's chance is the same in every group it falls in
+        if it.id not in known:
+            known[it.id] = _chance(it, patterns)
+    chances = [c for c in (known[it.id] for it in same) if c is not None]
     return {
         "n": len(same),
         "n_incomplete": len(items) - len(same),

@@ -15,7 +15,7 @@ from medvqa.core import plugins
 from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, parse_cohorts
 from medvqa.core.metrics import held_fields
 from medvqa.core.items import DataError
-from medvqa.core.run.saved import SavedRun, read_run
+from medvqa.core.run.saved import SavedRun, read_run, read_runs as read_saved_runs  # noqa: F401 (read_run: re-exported)
 
 
 def read_runs(run_dirs: Sequence[str | Path]) -> tuple[list[SavedRun], list[str]]:
@@ -25,7 +25,7 @@ def read_runs(run_dirs: Sequence[str | Path]) -> tuple[list[SavedRun], list[str]
         unique.setdefault(Path(run_dir).resolve(), run_dir)
     notes = [f"{run_dir} is given more than once: audited once" for run_dir in unique.values()
              if sum(Path(d).resolve() == Path(run_dir).resolve() for d in run_dirs) > 1]
-    return [read_run(d) for d in unique.values()], notes
+    return read_saved_runs(unique.values()), notes
 
 
 def run_input(runs: Sequence[SavedRun]) -> RunInput:

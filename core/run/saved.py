@@ -2,27 +2,41 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from medvqa.core import plugins
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.items import DataError, Item, fingerprint_items
 from medvqa.core.run.options import load_items
-from medvqa.core.run.store import read_manifest, read_records
+from medvqa.core.run.store import gc_paused, read_manifest, read_records
 
 
-def load_run(run_dir: Path):
+def load_run(run_dir: Path, loaded: dict | None = None, *, records: bool = True):
     """(manifest, records, benchmark, items by id) of a run directory; the benchmark scores under
-    the convention the manifest records."""
+    the convention the manifest records. `loaded`, a dict kept by the caller across the runs of
+    one command, holds the items already loaded: runs of the same data load it once. Without
+    `records`, the records are not read (None)."""
     manifest = read_manifest(run_dir)
     benchmark = plugins.get_benchmark(manifest["benchmark"]).with_convention(manifest.get("convention"))
     benchmark = benchmark.with_language(manifest.get("language"))
-    items, _ = load_items(benchmark, manifest.get("load") or {"data": manifest.get("data"), "split": manifest.get("split")})
-    if fingerprint_items(items) != manifest.get("data_fingerprint"):
+    load = manifest.get("load") or {"data": manifest.get("data"), "split": manifest.get("split")}
+    key = json.dumps([manifest["benchmark"], manifest.get("convention"), manifest.get("language"), load],
+                     sort_keys=True, default=str)
+    if loaded is not None and key in loaded:
+        by_id, fingerprint = loaded[key]
+    else:
+        with gc_paused():
+            items, _ = load_items(benchmark, load)
+            by_id, fingerprint = {it.id: it for it in items}, fingerprint_items(items)
+        if loaded is not None:
+            loaded[key] = (by_id, fingerprint)
+    if fingerprint != manifest.get("data_fingerprint"):
         raise DataError("the benchmark data changed since this run (data fingerprint differs); "
                         "re-scoring would mix versions", file=Path(run_dir) / "manifest.json")
-    return manifest, read_records(run_dir), benchmark, {it.id: it for it in items}
+    return manifest, read_records(run_dir) if records else None, benchmark, by_id
 
 
 @dataclass(frozen=True, eq=False)  # one object per reading: compared by identity
@@ -40,10 +54,17 @@ class SavedRun:
         return {r["condition"] for r in self.records}
 
 
-def read_run(run_dir: str | Path) -> SavedRun:
-    """A run directory with its items, reloaded and checked against its data fingerprint."""
-    manifest, records, benchmark, items = load_run(Path(run_dir))
+def read_run(run_dir: str | Path, loaded: dict | None = None) -> SavedRun:
+    """A run directory with its items, reloaded and checked against its data fingerprint
+    (`loaded`: as `load_run` takes it)."""
+    manifest, records, benchmark, items = load_run(Path(run_dir), loaded)
     return SavedRun(Path(run_dir), manifest, records, benchmark, items)
+
+
+def read_runs(run_dirs: Iterable[str | Path]) -> list[SavedRun]:
+    """`read_run` of each directory; runs of the same data share one loading of its items."""
+    loaded: dict = {}
+    return [read_run(d, loaded) for d in run_dirs]
 
 
 def whole_exam_items(run: SavedRun) -> list[Item]:

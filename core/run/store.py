@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import gc
 import json
 import os
 import stat
@@ -160,8 +161,27 @@ def newest_per_pair(records: Iterable[dict]) -> list[dict]:
     return list(newest.values())
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic collector off while a large acyclic structure (records, items) is built: its
+    full passes over a growing heap would otherwise cost a third of reading a large run. The
+    collector's previous state is restored after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _scan(path: Path) -> tuple[list[dict], int]:
     """(records, byte offset just after the last complete line)."""
+    with gc_paused():
+        return _scan_lines(path)
+
+
+def _scan_lines(path: Path) -> tuple[list[dict], int]:
     data = path.read_bytes()
     records: list[dict] = []
     good_end = 0

@@ -18,7 +18,7 @@ def rescore(run_dir: Path, convention: str | None = None) -> tuple[int, int]:
     Holds the run's lock from the first read to the last write: a run in progress is an error
     saying so, never a rewrite under it. Returns (record lines, lines changed)."""
     with locked(run_dir):
-        manifest, _, benchmark, items = load_run(run_dir)
+        manifest, _, benchmark, items = load_run(run_dir, records=False)
         switch = convention is not None and convention != manifest.get("convention")
         if switch:
             benchmark = benchmark.with_convention(convention)

@@ -1,0 +1,150 @@
+"""`audit`, `compare` and `score` of large runs against a plain-numpy floor, side by side in one run.
+
+    python bench/analysis.py [--copies 30] [--copies 5,30,120] [--repeat 3]
+
+The data are the JMed48k sample (two real physician exams, 800 items, 17 with their images)
+replicated into synthetic exam years: `--copies 30` gives 60 years, and runs under C+Q and C+Q+I
+give 817 records per copy (every item under C+Q, the 17 with images under C+Q+I too), so 30
+copies are 24,510 records a run. Two runs are made (`random` and `constant:A`), then each
+command runs in a fresh process, as a user runs it: `audit A --json`, `compare A B --json`,
+`score A`. The floor is a plain-numpy script, also a fresh process, that reads both runs'
+records, pairs them by (item, condition), and computes exact McNemar and a 1,000-resample
+bootstrap of the paired difference. Seconds are the best and the median of `--repeat` runs;
+memory is the peak RSS. The machine is shared: read the ratio, measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO.parent / "shared" / "data" / "jmed48k-sample" / "JMed48k" / "Physician"
+FIRST_YEAR = 1900
+
+FLOOR = r'''
+import json, sys, math
+import numpy as np
+
+def read(path):
+    out = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            r = json.loads(line)
+            out[(r["item_id"], r["condition"])] = r
+    return out
+
+a, b = (read(p) for p in sys.argv[1:3])
+keys = [k for k in a if k in b]
+x = np.fromiter((bool(a[k].get("correct")) for k in keys), dtype=float, count=len(keys))
+y = np.fromiter((bool(b[k].get("correct")) for k in keys), dtype=float, count=len(keys))
+n10, n01 = int(((x == 1) & (y == 0)).sum()), int(((x == 0) & (y == 1)).sum())
+m, k = n10 + n01, min(n10, n01)
+# exact two-sided McNemar: 2 P(X <= k), X ~ Bin(m, 1/2), the terms in log space (O(k), no big integers)
+i = np.arange(1, k + 1)
+log_terms = np.concatenate([[0.0], np.cumsum(np.log(m - i + 1) - np.log(i))]) - m * math.log(2)
+p = min(1.0, 2 * float(np.exp(log_terms).sum())) if m else 1.0
+d = x - y
+rng = np.random.default_rng(0)
+means = np.array([d[rng.integers(0, d.size, d.size)].mean() for _ in range(1000)])
+print(json.dumps({"n": len(keys), "mcnemar_p": p, "ci": [float(np.quantile(means, 0.025)),
+                                                         float(np.quantile(means, 0.975))]}))
+'''
+
+
+def make_data(root: Path, copies: int) -> Path:
+    """The sample's two exams copied into 2 × `copies` synthetic years under `root`."""
+    out = root / "JMed48k" / "Physician"
+    sources = sorted(p for p in SAMPLE.iterdir() if p.is_dir())
+    year = FIRST_YEAR
+    for _ in range(copies):
+        for src in sources:
+            src_year = src.name.rsplit("_", 1)[1]
+            dest = out / f"Physician_{year}"
+            dest.mkdir(parents=True)
+            for name in ("CORRECTED.json", "taxonomy.json"):
+                os.link(src / f"{src_year}_{name}", dest / f"{year}_{name}")
+            # the questions name their images as {source year}_images/...: the same folder name
+            shutil.copytree(src / f"{src_year}_images", dest / f"{src_year}_images", copy_function=os.link)
+            year += 1
+    return root
+
+
+def timed(args: list[str], env: dict) -> tuple[float, float]:
+    """(seconds, peak RSS in MiB) of one command in a fresh process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - started
+    code = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    if code != 0:
+        raise SystemExit(f"{' '.join(args)} failed ({code}):\n{err[-3000:]}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def medvqa(*args: str) -> list[str]:
+    return [sys.executable, "-m", "medvqa.cli", *args]
+
+
+def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, float, float, float]]:
+    data = make_data(tmp / f"data-{copies}", copies)
+    runs = []
+    for name, model in (("a", "random"), ("b", "constant:A")):
+        run_dir = tmp / f"run-{copies}-{name}"
+        timed(medvqa("run", "jmed48k", "--data", str(data), "--split", "full", "--model", model,
+                     "--conditions", "C+Q,C+Q+I", "--run-dir", str(run_dir), "--json"), env)
+        runs.append(run_dir)
+    n_records = sum(1 for _ in open(runs[0] / "records.jsonl", encoding="utf-8"))
+    floor_script = tmp / "floor.py"
+    floor_script.write_text(FLOOR, encoding="utf-8")
+    a, b = (str(r) for r in runs)
+    commands = {
+        "floor (read, pair, McNemar, bootstrap)": [sys.executable, str(floor_script),
+                                                   f"{a}/records.jsonl", f"{b}/records.jsonl"],
+        "audit RUN --json": medvqa("audit", a, "--json"),
+        "compare RUN_A RUN_B --json": medvqa("compare", a, b, "--json"),
+        "score RUN": medvqa("score", a),
+    }
+    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in commands}
+    for _ in range(repeat):  # interleaved: each round sees the same load
+        for label, args in commands.items():
+            samples[label].append(timed(args, env))
+    rows = []
+    for label, got in samples.items():
+        seconds = [s for s, _ in got]
+        rows.append((label, min(seconds), statistics.median(seconds), max(m for _, m in got)))
+    return n_records, rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--copies", default="30",
+                        help="copies of the two-exam sample, comma-separated for a growth table (30: 24,510 records)")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    env = {**os.environ, "MEDVQA_CACHE_DIR": ""}
+    with tempfile.TemporaryDirectory(prefix="medvqa-analysis-") as tmp_name:
+        tmp = Path(tmp_name)
+        env["MEDVQA_CACHE_DIR"] = str(tmp / "cache")
+        for copies in (int(c) for c in args.copies.split(",")):
+            n_records, rows = measure(copies, args.repeat, tmp, env)
+            floor_best = rows[0][1]
+            print(f"\n{n_records:,} records a run ({2 * copies} exam years; best and median of {args.repeat})")
+            print(f"| command | best s | median s | peak MiB | best vs the floor |")
+            print(f"|---|---|---|---|---|")
+            for label, best, median, rss in rows:
+                print(f"| `{label}` | {best:.2f} | {median:.2f} | {rss:.0f} | {best / floor_best:.1f} × |")
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
