@@ -26,6 +26,7 @@ from medvqa.core.inference.secrets import redact_command_line, redact_params
 from medvqa.core.items import Item, fingerprint_items
 from medvqa.core.scoring.judge import apply_verdict
 from medvqa.core.scoring.score import score
+from medvqa.core.run.interrupt import interrupts_deferred
 from medvqa.core.run.store import HELD_OUT, RunStore, newest_per_pair
 from medvqa.core.results import FORMAT_VERSION
 from medvqa.core.metrics import by_condition, parse_failure_warnings
@@ -296,9 +297,10 @@ def _finish(store, records, bench, req, resp, patterns, state, progress, max_res
     record = make_record(bench, req.item, req.condition, req.key, resp, patterns)
     if cut:
         record[TRUNCATED] = True
-    store.append(record)
-    records.append(record)
-    state["done"] += 1
+    with interrupts_deferred():  # the line written and the count Ctrl-C prints stay together
+        store.append(record)
+        records.append(record)
+        state["done"] += 1
     state["conditions"][req.condition]["done"] += 1
     state["errors"] += record["status"] == "error"
     state["cached"] += bool(resp.cached)
