@@ -44,3 +44,15 @@ def pytest_ignore_collect(collection_path: Path, config):
         if _SLOW_MODULE.search(collection_path.read_text(encoding="utf-8")):
             return True
     return None
+
+
+@pytest.fixture(autouse=True)
+def _forget_credentials():
+    """Each test starts with no credential remembered by an earlier one (they are process-wide:
+    a short one, such as a user name `x` in a URL, would be masked in later tests' records)."""
+    from medvqa.core.inference.secrets import forget
+
+    forget()
+    yield
+    forget()
+

@@ -56,6 +56,12 @@ def is_secret_name(name: str) -> bool:
     return any(w.lower() in SECRET_WORDS for w in words)
 
 
+def forget() -> None:
+    """Forget the credentials remembered so far: for a process that runs several runs in turn (a
+    test suite), so that one run's short credential is not masked in the next run's records."""
+    _given.clear()
+
+
 def remember(value: str | None) -> None:
     """Scrub `value` from everything written by this process from now on, whatever its length."""
     if isinstance(value, str) and value.strip():
