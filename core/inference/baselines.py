@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from medvqa.core.hookspecs import hookimpl
+from medvqa.core.inference.base import Backend
 
 if TYPE_CHECKING:  # imported when answering, so that loading the plugin (`medvqa --help`) stays fast
     from medvqa.core.inference.base import Request, Response
@@ -35,7 +36,7 @@ def _slots(request: Request) -> int:
 
 
 @dataclass
-class RandomBackend:
+class RandomBackend(Backend):
     """Uniform over the item's valid labels; picks as many labels as the stem asks.
     Deterministic per (seed, item, condition), so a resumed run gives the same answers."""
 
@@ -61,7 +62,7 @@ class RandomBackend:
 
 
 @dataclass
-class ConstantBackend:
+class ConstantBackend(Backend):
     """Always the same label (`constant:A`); numeric items get that many zeros."""
 
     label: str = "A"
