@@ -89,6 +89,13 @@ class _Factory:
     def __call__(self, model: str, **options: Any):
         return self._build(model, **options)
 
+    @property
+    def options(self):
+        """The baselines take no options (`-M`, `--model-config`): the seed is `--seed`."""
+        from medvqa.core.inference.backend_options import BackendOptions
+
+        return BackendOptions
+
 
 def _random(model: str, seed: int = 0, **_: Any) -> RandomBackend:
     return RandomBackend(seed=seed)
