@@ -152,7 +152,11 @@ def as_backend(obj: Any, source: str = "a backend factory") -> Backend:
 
 
 class BackendFactory(Protocol):
-    """Registered through the `register_backends` hook: `prefix` selects it from `--model`."""
+    """Registered through the `register_backends` hook: `prefix` selects it from `--model`.
+    Its backends are wrapped by `as_backend` when they are not `Backend`s. A factory may also
+    have `options` (a pydantic model of the options its backends take, which `-M` and
+    `--model-config` are checked against: `backend_options.py`) and `check(model, **options)`
+    (checks made before the backend's library is imported)."""
 
     prefix: str
     description: str

@@ -150,3 +150,17 @@ def test_as_backend_returns_a_backend_unchanged_and_wraps_anything_with_the_thre
     assert isinstance(wrapped, PluginBackend) and wrapped.model == "plain"
     with pytest.raises(TypeError, match="lacks a callable generate"):
         as_backend(type("NoCall", (), {"model": "m", "params": {}, "generate": None})())
+
+
+def test_dash_m_reaches_a_plugin_factory_that_declares_no_options_as_given(plugin, tmp_path):
+    from click.testing import CliRunner
+
+    from medvqa.cli.main import cli
+    from medvqa.core.inference.backend_options import resolve
+
+    assert resolve("oldstyle:x", {}, {"label": "silver"}) == {"label": "silver"}
+    out = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "oldstyle:x", "-M", "label=silver",
+                                   "--run-dir", str(tmp_path / "run"), "--json"])
+    assert out.exit_code == 0, out.output
+    assert read_manifest(tmp_path / "run")["params"] == {"label": "silver"}
+    assert json.loads(out.stdout)["n_records"] == 22 and len(OldStyle.calls) == 22
