@@ -191,13 +191,15 @@ def read_model_config(path: str | Path) -> dict[str, Any]:
 
 
 def resolve(model: str, flags: dict[str, Any], given: dict[str, Any] | None = None,
-            config: dict[str, Any] | None = None, config_file: str | Path | None = None) -> dict[str, Any]:
+            config: dict[str, Any] | None = None, config_file: str | Path | None = None,
+            given_as: str = "-M {}") -> dict[str, Any]:
     """The options of `model`'s backend: `config` (read from `config_file`), then `given` (the
     `-M` pairs) over it, checked against the backend kind's options model, then `flags` (the
     command's own options, already checked by the command line) over both. A flag and `-M`
     naming the same key, an unknown key, a bad value or a credential is an error naming the
     key, and the file where it comes from the file (`UsageError` for `-M`, `DataError` for the
-    file); a value is never repeated in an error about a credential."""
+    file); a value is never repeated in an error about a credential. `given_as` names a key of
+    `given` in errors (`medvqa.run`'s are `backend_options['KEY']`)."""
     from medvqa.core import plugins
 
     given, config = dict(given or {}), dict(config or {})
@@ -210,7 +212,7 @@ def resolve(model: str, flags: dict[str, Any], given: dict[str, Any] | None = No
         raise UsageError(f"{flag_name(key)} and -M {key} both set {key}; give one")
 
     def where(key: str) -> str:
-        return f"-M {key}" if key in given else f"{key} (in the model config)"
+        return given_as.format(key) if key in given else f"{key} (in the model config)"
 
     def fail(key: str, message: str):
         if key in given or config_file is None:
@@ -240,7 +242,7 @@ def resolve(model: str, flags: dict[str, Any], given: dict[str, Any] | None = No
     valid = sorted(schema.model_fields)
     for key in merged:
         if key not in schema.model_fields:
-            kind = getattr(factory, "prefix", "this")
+            kind = factory.prefix
             hint = " (use --seed)" if key == "seed" else ""
             raise fail(key, f"not an option of {kind} models ({model}){hint}; valid: {', '.join(valid) or 'none'}")
     try:

@@ -181,3 +181,19 @@ def test_header_values_given_with_dash_m_or_a_model_config_never_reach_the_run_d
         if path.is_file() and path != config:
             data = path.read_bytes()
             assert from_m.encode() not in data and from_file.encode() not in data, path
+
+
+def test_the_python_api_types_backend_options_as_dash_m_does(tmp_path):
+    import medvqa
+
+    with pytest.raises(UsageError, match=r"backend_options\['temprature'\]: not an option of litellm models"):
+        medvqa.run("jmed48k", MODEL, sample=True, run_dir=tmp_path / "typo", backend_options={"temprature": 0},
+                   progress=False)
+    assert not (tmp_path / "typo").exists()
+    with OpenAIServer() as server:
+        run(tmp_path / "cli", "--api-base", server.url, "--temperature", "0", "--price", "3,15")
+        run_dir, summary = medvqa.run("jmed48k", MODEL, sample=True, run_dir=tmp_path / "api", progress=False,
+                                      backend_options={"api_base": server.url, "temperature": 0, "price": [3, 15]})
+        assert sum(server.counts.values()) == 22 + 1  # the integer 0 is the float 0.0: all from the cache
+    assert keys(run_dir) == keys(tmp_path / "cli") and summary["n_records"] == 22
+    assert read_manifest(run_dir)["backend"]["price_per_million"] == [3.0, 15.0]
