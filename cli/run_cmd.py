@@ -146,11 +146,18 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--batch-size", type=click.IntRange(min=1), help="Conversations per vLLM batch (vllm/ models, default 512).")
 @click.option("--engine-option", "engine_options", multiple=True, metavar="KEY=VALUE",
               help="vllm.LLM(...) argument, e.g. max_model_len=8192 (vllm/ models).")
+@click.option("-M", "--model-option", "model_options", multiple=True, metavar="KEY=VALUE",
+              help="Any backend option as data, repeatable: the options above in Python spelling "
+                   "(-M temperature=0.2, -M api_base=URL, -M concurrency=64, -M params.top_p=0.9, "
+                   "-M engine_options.max_model_len=8192), JSON values. A flag and -M for the same key is an "
+                   "error; credentials are read from the environment, never given here.")
+@click.option("--model-config", metavar="FILE", type=click.Path(dir_okay=False, path_type=str),
+              help="Backend options from a JSON, TOML or YAML file (the keys of -M); -M and the flags override it.")
 def command(benchmark, model, data, sample, split, select, context, judges, judge_api_base, extractor,
             extractor_api_base, conditions, limit, convention, language, run_dir, seed,
             no_cache, no_retry_errors, max_error_rate, as_json, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
             max_image_side, price, temperature, max_tokens, params, max_response_bytes, response_format, workers,
-            tensor_parallel_size, batch_size, engine_options, **shorthands) -> None:
+            tensor_parallel_size, batch_size, engine_options, model_options, model_config, **shorthands) -> None:
     """Run BENCHMARK on a model and write records to a run directory.
 
     \b
@@ -161,13 +168,24 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
     An option whose help ends with [benchmarks: ...] applies to those benchmarks only
     (`medvqa list` shows them all).
 
+    Backend options are data: the flags below, -M KEY=VALUE or --model-config FILE give the
+    same options (same request keys, same cache); `medvqa run ... -M nonsense=1` lists the
+    valid keys of the model's backend.
+
     Exit status: 0 done; 1 bad input; 2 bad usage; 3 preflight failed (model, credentials,
     server); 4 more errors than --max-error-rate, or no request succeeded; 130 interrupted."""
+    from medvqa.core.inference import backend_options as options_as_data
     from medvqa.core.inference.preflight import PreflightError
     from medvqa.core.run.interrupt import EXIT_INTERRUPTED, RunInterrupted
     from medvqa.core.run.options import RunOptions, run
 
     with user_errors():
+        flags = backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
+                                max_image_side, price, temperature, max_tokens, params, response_format,
+                                workers, tensor_parallel_size, batch_size, engine_options)
+        config = options_as_data.read_model_config(model_config) if model_config else {}
+        resolved = options_as_data.resolve(model, flags, options_as_data.parse_model_options(model_options),
+                                           config, model_config)
         options = RunOptions(
             benchmark=benchmark, model=model, data=data, sample=sample, split=split,
             select=selections(select, shorthands, click.get_current_context().command.params),
@@ -178,9 +196,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
             command_line=["medvqa", *sys.argv[1:]], allow_invalid=allow_invalid, forced_guess=forced_guess,
             retry_errors=not no_retry_errors, max_error_rate=max_error_rate,
             **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}),
-            backend_options=backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
-                                            max_image_side, price, temperature, max_tokens, params, response_format,
-                                            workers, tensor_parallel_size, batch_size, engine_options),
+            backend_options=resolved,
         )
         try:
             result = run(options, progress=not as_json, second_interrupt_exits=True)

@@ -66,9 +66,10 @@ def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) ->
         options["select"] = _selection(options["select"])
     if isinstance(options.get("judges"), str):
         options["judges"] = _names(options["judges"])
-    price = (options.get("backend_options") or {}).get("price")
-    if isinstance(price, str):  # "IN,OUT" as --price takes it
-        options["backend_options"] = {**options["backend_options"], "price": tuple(float(p) for p in _names(price))}
+    if options.get("backend_options"):  # typed as `medvqa run -M` types them ("IN,OUT" for a price, ...)
+        from medvqa.core.inference.backend_options import resolve
+
+        options["backend_options"] = resolve(model, {}, options["backend_options"], given_as="backend_options[{!r}]")
     call = ", ".join([repr(benchmark), repr(model), *(f"{k}={v!r}" for k, v in options.items())])
     # recorded in the manifest, and printed as the command that resumes an interrupted run
     options.setdefault("command_line", ["python", "-c", f"import medvqa; medvqa.run({call})"])

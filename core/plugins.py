@@ -201,7 +201,7 @@ def get_benchmark(name: str):
     return found[key].obj
 
 
-def _backend_factory(model: str):
+def _registered_factory(model: str) -> Registered:
     found = backends()
     prefix = model.split(":", 1)[0] if ":" in model else model
     if prefix not in found:
@@ -209,13 +209,32 @@ def _backend_factory(model: str):
         prefix = head if head in found else "litellm"
     if prefix not in found:
         raise KeyError(f"no backend for model {model!r}; installed: {', '.join(sorted(found))}")
-    return found[prefix].obj
+    return found[prefix]
+
+
+def _backend_factory(model: str):
+    return _registered_factory(model).obj
+
+
+def backend_factory(model: str):
+    """The registered factory that builds the backend of a --model string (`get_backend`)."""
+    return _backend_factory(model)
 
 
 def get_backend(model: str, **options):
     """Build the backend for a --model string: `random`, `constant:A`, `replay:f.jsonl`, or
-    any other string, which goes to the `litellm` backend (`openai/gpt-5`, `hosted_vllm/x`)."""
-    return _backend_factory(model)(model, **options)
+    any other string, which goes to the `litellm` backend (`openai/gpt-5`, `hosted_vllm/x`).
+    Always a `Backend`: the one place backends are built, so what a plugin's factory returns
+    in the older protocol (an object with `model`, `params`, `generate`) is wrapped here."""
+    from medvqa.core.inference.base import as_backend
+
+    registered = _registered_factory(model)
+    source = f"the backend factory {registered.obj.prefix!r} of plugin {registered.plugin}"
+    built = registered.obj(model, **options)
+    try:
+        return as_backend(built, source)
+    except TypeError as exc:
+        raise PluginError(str(exc)) from None
 
 
 def check_backend(model: str, **options) -> None:

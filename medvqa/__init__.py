@@ -49,6 +49,10 @@ _EXPORTS = {
     "PassVerdict": "medvqa.core.passlines",
     "PassLines": "medvqa.core.passlines",
     "hookimpl": "medvqa.core.hookspecs",
+    # plugins: what a backend is made of
+    "Backend": "medvqa.core.inference.base",
+    "Request": "medvqa.core.inference.base",
+    "Response": "medvqa.core.inference.base",
     "read_jsonl": "medvqa.core.jsonl",
     "read_json": "medvqa.core.jsonl",
     # notebooks: the commands as functions
@@ -95,6 +99,7 @@ if TYPE_CHECKING:
     from medvqa.core.plugins import PluginError
     from medvqa.core.run.interrupt import RunInterrupted
     from medvqa.core.hookspecs import hookimpl
+    from medvqa.core.inference.base import Backend, Request, Response
     from medvqa.core.run.imported import write_run
     from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image
     from medvqa.core.jsonl import read_json, read_jsonl

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from medvqa.core.hookspecs import hookimpl
+from medvqa.core.inference.base import Backend
 
 if TYPE_CHECKING:  # imported when answering, so that loading the plugin (`medvqa --help`) stays fast
     from medvqa.core.inference.base import Request, Response
@@ -35,7 +36,7 @@ def _slots(request: Request) -> int:
 
 
 @dataclass
-class RandomBackend:
+class RandomBackend(Backend):
     """Uniform over the item's valid labels; picks as many labels as the stem asks.
     Deterministic per (seed, item, condition), so a resumed run gives the same answers."""
 
@@ -61,7 +62,7 @@ class RandomBackend:
 
 
 @dataclass
-class ConstantBackend:
+class ConstantBackend(Backend):
     """Always the same label (`constant:A`); numeric items get that many zeros."""
 
     label: str = "A"
@@ -87,6 +88,13 @@ class _Factory:
 
     def __call__(self, model: str, **options: Any):
         return self._build(model, **options)
+
+    @property
+    def options(self):
+        """The baselines take no options (`-M`, `--model-config`): the seed is `--seed`."""
+        from medvqa.core.inference.backend_options import BackendOptions
+
+        return BackendOptions
 
 
 def _random(model: str, seed: int = 0, **_: Any) -> RandomBackend:

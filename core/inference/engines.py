@@ -12,12 +12,17 @@ from medvqa.core.hookspecs import hookimpl
 
 
 class EngineFactory:
-    def __init__(self, prefix: str, description: str, target: str):
-        self.prefix, self.description, self._target = prefix, description, target
+    def __init__(self, prefix: str, description: str, target: str, options: str):
+        self.prefix, self.description, self._target, self._options = prefix, description, target, options
 
-    def _load(self) -> Callable[..., Any]:
-        module, _, name = self._target.rpartition(".")
+    def _load(self, target: str | None = None) -> Callable[..., Any]:
+        module, _, name = (target or self._target).rpartition(".")
         return getattr(importlib.import_module(module), name)
+
+    @property
+    def options(self):
+        """The typed options of this kind of backend (`-M`, `--model-config`; `backend_options.py`)."""
+        return self._load(self._options)
 
     def check(self, model: str, **options: Any) -> None:
         """What the backend checks of `model` before its library is imported (its class's
@@ -39,6 +44,8 @@ class EngineFactory:
 @hookimpl
 def register_backends(register):
     register(EngineFactory("litellm", "any litellm model: openai/gpt-5, anthropic/..., gemini/..., "
-                           "hosted_vllm/NAME --api-base URL", "medvqa.core.inference.litellm_backend.LiteLLMBackend"))
+                           "hosted_vllm/NAME --api-base URL", "medvqa.core.inference.litellm_backend.LiteLLMBackend",
+                           "medvqa.core.inference.backend_options.LiteLLMOptions"))
     register(EngineFactory("vllm", "vLLM offline on local GPUs: vllm/<model path or name> (extra: medvqa[vllm])",
-                           "medvqa.core.inference.vllm_backend.VLLMBackend"))
+                           "medvqa.core.inference.vllm_backend.VLLMBackend",
+                           "medvqa.core.inference.backend_options.VLLMOptions"))

@@ -25,7 +25,7 @@ import warnings
 from dataclasses import replace
 from typing import Any, Iterable, Iterator
 
-from medvqa.core.inference.base import Request, Response
+from medvqa.core.inference.base import Backend, Request, Response
 from medvqa.core.inference.concurrency import Pacer, bounded
 from medvqa.core.inference.images import ImageError, to_openai
 from medvqa.core.inference.model_names import check_before_import, remember_names
@@ -84,7 +84,7 @@ class UnreadableResponse(Exception):
     status_code = 200
 
 
-class LiteLLMBackend:
+class LiteLLMBackend(Backend):
     cacheable = True
     check_model = staticmethod(check_model)
 

@@ -39,8 +39,8 @@ class RequestPath:
 
     def __init__(self, backend: Backend, cache: ResponseCache | None = None):
         self.backend = backend
-        self.cache = cache if getattr(backend, "cacheable", True) else None
-        self._preflight = getattr(backend, "preflight", None)
+        self.cache = cache if backend.cacheable else None
+        self._preflight: Callable[[], None] | None = backend.preflight
         self.requested = 0
         self.cache_hits = 0
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from medvqa.core.items import DataError
-from medvqa.core.inference.base import Request, Response
+from medvqa.core.inference.base import Backend, Request, Response
 
 
 @dataclass
-class ReplayBackend:
+class ReplayBackend(Backend):
     responses: dict[tuple[str, str], dict]
     model: str = "replay"
     params: dict[str, Any] = field(default_factory=dict)

@@ -119,27 +119,52 @@ def redact_params(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Options whose value is KEY=VALUE with a generation parameter or a backend option as KEY:
+# `--param extra_headers={...}`, `-M params.extra_headers={...}`, `-M params={...}`.
+_KEY_VALUE_OPTIONS = ("--param", "-M", "--model-option")
+
+
 def redact_command_line(words: list[str]) -> list[str]:
-    """A command line with the value of every `--param` that holds headers or query values (or
-    has a secret name) masked by position."""
-    out, after_param = [], False
+    """A command line with the value of every `--param` or `-M` (`--model-option`) that holds
+    headers or query values (or has a secret name) masked by position; a whole `-M params={...}`
+    keeps its entries with their header and query values masked."""
+    out, after_option = [], False
     for word in words:
-        if after_param or word.startswith("--param="):
-            head, rest = ("--param=", word[len("--param="):]) if not after_param else ("", word)
-            name, sep, value = rest.partition("=")
-            if sep and (_HEADER_OR_QUERY.search(name) or is_secret_name(name)):
-                try:
-                    parsed = json.loads(value)
-                except ValueError:
-                    parsed = None
-                if isinstance(parsed, dict):
-                    value = json.dumps(redact_params({name: parsed})[name], ensure_ascii=False)
-                else:
-                    value = MASK
-                word = f"{head}{name}={value}"
-        after_param = word == "--param"
+        head, rest = None, word
+        if after_option:
+            head = ""
+        else:
+            for option in _KEY_VALUE_OPTIONS:
+                if option.startswith("--") and word.startswith(option + "="):
+                    head, rest = option + "=", word[len(option) + 1:]
+                elif option == "-M" and word.startswith("-M") and len(word) > 2 and not word.startswith("-M="):
+                    head, rest = "-M", word[2:]
+        if head is not None:
+            word = head + _redact_key_value(rest)
+        after_option = word in _KEY_VALUE_OPTIONS
         out.append(word)
     return out
+
+
+def _redact_key_value(text: str) -> str:
+    """`KEY=VALUE` with VALUE masked where KEY (its last dotted part) names headers, query values
+    or a credential; a mapping of parameters (`params={...}`) with those entries masked."""
+    name, sep, value = text.partition("=")
+    if not sep:
+        return text
+    leaf = name.rsplit(".", 1)[-1]
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = None
+    if _HEADER_OR_QUERY.search(leaf) or is_secret_name(leaf):
+        if isinstance(parsed, dict):
+            value = json.dumps(redact_params({leaf: parsed})[leaf], ensure_ascii=False)
+        else:
+            value = MASK
+    elif isinstance(parsed, dict) and leaf in ("params", "engine_options"):
+        value = json.dumps(redact_params(parsed), ensure_ascii=False)
+    return f"{name}={value}"
 
 
 def secret_values() -> list[str]:

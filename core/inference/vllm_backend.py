@@ -20,7 +20,7 @@ import time
 from types import SimpleNamespace
 from typing import Any, Iterable, Iterator
 
-from medvqa.core.inference.base import Request, Response
+from medvqa.core.inference.base import Backend, Request, Response
 from medvqa.core.inference.images import ImageError, to_openai
 from medvqa.core.inference.output import ANSWER_SCHEMA, error_text
 
@@ -38,7 +38,7 @@ def import_vllm() -> SimpleNamespace:
                            StructuredOutputsParams=StructuredOutputsParams)
 
 
-class VLLMBackend:
+class VLLMBackend(Backend):
     cacheable = True
 
     def __init__(self, model: str, *, seed: int = 0, temperature: float = 0, max_tokens: int | None = None,

@@ -125,8 +125,8 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     command_line = options.command_line or list(sys.argv)
     spec = RunSpec(benchmark=benchmark, items=items, backend=backend, conditions=conditions, run_dir=run_dir,
                    split=split, data=options.load_options()["data"], cache=cache, command_line=command_line,
-                   extra_manifest={"load": options.load_options(), "backend": getattr(backend, "settings", {}),
-                                   "params_left_out": getattr(backend, "params_left_out", {}),
+                   extra_manifest={"load": options.load_options(), "backend": dict(backend.settings),
+                                   "params_left_out": dict(backend.params_left_out),
                                    "forced_guess": options.forced_guess,
                                    "convention": benchmark.active_convention},
                    forced_guess=options.forced_guess, retry_errors=options.retry_errors,

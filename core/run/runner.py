@@ -237,7 +237,7 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
                             key=backend_request_key(spec.backend, messages, schema), response_schema=schema))
     result = RunResult(run_dir=spec.run_dir, n_items=len(spec.items),
                        n_excluded=sum(1 for it in spec.items if it.excluded), records=records, benchmark=bench)
-    state = progress_state(kept, todo, getattr(spec.backend, "stats", None))
+    state = progress_state(kept, todo, spec.backend.stats)
     if progress:
         progress(state)
     path = RequestPath(spec.backend, spec.cache)

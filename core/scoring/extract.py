@@ -136,9 +136,8 @@ def extract_run(run_dir: str | Path, model: str, *, backend_options: dict[str, A
     if pending:
         backend = backend_for(model, backend_options or {}, EXTRACTOR_BACKEND_DEFAULTS)
         params = {**backend.params, "extractor_prompt": spec.hash}
-        endpoint = getattr(backend, "endpoint", None)
         requests = [Request(item=saved.items[p[0]], condition=p[1], messages=extractable[p],
-                            key=request_key(backend.model, params, extractable[p], endpoint)) for p in pending]
+                            key=request_key(backend.model, params, extractable[p], backend.endpoint)) for p in pending]
         store = RunStore(run_dir)
         store.open({**saved.manifest, "extractor": {"model": model, "prompt": spec.name, "version": spec.version,
                                                     "prompt_hash": spec.hash}})

@@ -123,13 +123,12 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
                     if not pending:
                         continue
                     backend = backend_for(model, backend_options or {}, JUDGE_BACKEND_DEFAULTS)
-                    if response_cache is None and cache and getattr(backend, "cacheable", True):
+                    if response_cache is None and cache and backend.cacheable:
                         response_cache = ResponseCache(Path(cache_path) if cache_path else None)
-                    usable_cache = response_cache if getattr(backend, "cacheable", True) else None
+                    usable_cache = response_cache if backend.cacheable else None
                     params = {**backend.params, "judge_prompt": spec.hash}
-                    endpoint = getattr(backend, "endpoint", None)
                     requests = [Request(item=saved.items[pair[0]], condition=pair[1], messages=judgeable[pair],
-                                        key=request_key(backend.model, params, judgeable[pair], endpoint))
+                                        key=request_key(backend.model, params, judgeable[pair], backend.endpoint))
                                 for pair in pending]
 
                     def record(req: Request, response, verdict: int | None, attempts: int) -> None:

@@ -182,3 +182,17 @@ def test_a_short_model_list_key_quoted_back_reaches_no_record_and_no_cache(tmp_p
         cached = [text for (text,) in db.execute("SELECT text FROM responses")]
     assert len(cached) == 17 and all(f"(authorised by {MASK})" in text for text in cached)
     assert b"k3y-5" not in _files_and_output(tmp_path)
+
+
+def test_header_and_credential_values_given_with_dash_m_are_masked_in_a_command_line():
+    """`-M` (`--model-option`) takes backend options as KEY=VALUE: header and query values, and
+    values of credential-named keys, are masked by position as `--param`'s are, in every spelling."""
+    from medvqa.core.inference.secrets import redact_command_line
+
+    line = ["medvqa", "run", "jmed48k", "-M", 'params.extra_headers={"X-Trace": "t1", "api-key": "k2"}',
+            '-Mparams={"extra_query": {"sig": "q3"}, "top_p": 0.9}', "--model-option=token=v4",
+            "--model-option", "params.api_key=v5", "-M", "temperature=0", "-M", "api_base=http://h/v1"]
+    assert redact_command_line(line) == [
+        "medvqa", "run", "jmed48k", "-M", f'params.extra_headers={{"X-Trace": "{MASK}", "api-key": "{MASK}"}}',
+        f'-Mparams={{"extra_query": {{"sig": "{MASK}"}}, "top_p": 0.9}}', f"--model-option=token={MASK}",
+        "--model-option", f"params.api_key={MASK}", "-M", "temperature=0", "-M", "api_base=http://h/v1"]
