@@ -29,6 +29,9 @@ EXACT = "clopper-pearson"  # the interval of an accuracy: exact binomial, 95 %
 UNKNOWN = "unknown"  # the level of a record without a value for the stratum
 NONE = "none"  # the level of an empty list-valued stratum
 CI_COLUMNS = ("ci_low", "ci_high")
+# The columns a table row gains where an extraction exists: correct and accuracy under the assisted
+# reading, its exact 95 % interval, and how many parse failures the extractor read.
+ASSISTED_COLUMNS = ("assisted_correct", "assisted_accuracy", "assisted_ci_low", "assisted_ci_high", "extracted")
 PARSE_FAILURE = "parse_failure"
 # A condition with more parse failures than this share of its records gets a warning.
 PARSE_FAILURE_WARNING = 0.10
@@ -73,6 +76,23 @@ class Cell:
             out.update(assisted_correct=self.assisted_correct, assisted_accuracy=self.assisted_accuracy,
                        assisted_ci=list(ci) if ci is not None else None, extracted=self.extracted)
         return out
+
+
+def assisted_columns(c: Cell) -> dict[str, Any]:
+    """The `ASSISTED_COLUMNS` of a table row for cell `c`; {} when no record of it has an assisted
+    reading (its strict numbers are then the only ones). Every table (`report`, each benchmark's
+    `--table`) takes them from here, so an assisted cell has one n and one value everywhere."""
+    if c.assisted_correct is None:
+        return {}
+    ci = accuracy_ci(c.assisted_correct, c.n) or (None, None)
+    return {"assisted_correct": c.assisted_correct, "assisted_accuracy": c.assisted_accuracy,
+            "assisted_ci_low": ci[0], "assisted_ci_high": ci[1], "extracted": c.extracted}
+
+
+def with_assisted(columns: Sequence[str], rows: Iterable[Mapping]) -> list[str]:
+    """`columns`, followed by the `ASSISTED_COLUMNS` when a row has them (where an extraction
+    exists; a table of strict readings only keeps its columns)."""
+    return [*columns, *(ASSISTED_COLUMNS if any("assisted_accuracy" in r for r in rows) else ())]
 
 
 def accuracy_ci(correct: int, n: int) -> tuple[float, float] | None:
@@ -221,7 +241,8 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
           excluded: Iterable[Mapping] = ()) -> pd.DataFrame:
     """One row per condition (× level of each field of `by`): n, n_excluded (items without a usable
     gold answer in that level), uncounted, correct, accuracy, its interval and every status; with
-    `metric` and `value` too when the benchmark's headline is not accuracy."""
+    `metric` and `value` too when the benchmark's headline is not accuracy, and the
+    `ASSISTED_COLUMNS` where an extraction exists."""
     import pandas as pd
 
     by = list(by)
@@ -241,9 +262,5 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
                "ci_method": EXACT if ci else None, **{s: c.statuses.get(s, 0) for s in STATUSES}}
         if headline:
             row.update(metric=c.metric, value=c.value)
-        if c.assisted_correct is not None:
-            row.update(assisted_correct=c.assisted_correct, assisted_accuracy=c.assisted_accuracy)
-        rows.append(row)
-    if any("assisted_accuracy" in row for row in rows):  # only where an extraction exists
-        columns += ["assisted_correct", "assisted_accuracy"]
-    return pd.DataFrame(rows, columns=columns)
+        rows.append({**row, **assisted_columns(c)})
+    return pd.DataFrame(rows, columns=with_assisted(columns, rows))
