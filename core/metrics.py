@@ -138,6 +138,21 @@ def assisted_correct(record: Mapping) -> bool:
     return bool(assisted.get("correct")) if assisted is not None else bool(record.get("correct"))
 
 
+READINGS = ("strict", "assisted")  # how `medvqa audit --reading` reads records
+
+
+def assisted_record(record: Mapping) -> Mapping:
+    """`record` as its assisted reading reads it: a parse failure an extractor read takes the
+    extractor's `predicted` and `correct` (status `answered` when it named an option); any other
+    record is returned as it is."""
+    assisted = assisted_reading(record)
+    if assisted is None:
+        return record
+    predicted = assisted.get("predicted")
+    return {**record, "predicted": predicted, "correct": bool(assisted.get("correct")),
+            "status": "answered" if predicted else PARSE_FAILURE}
+
+
 def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell:
     """The `Cell` of `records` under `benchmark`'s rules and headline metric."""
     kept, left_out = counted(records, benchmark)
