@@ -187,3 +187,15 @@ def test_each_benchmark_table_shows_the_assisted_accuracy_of_report(extracted, b
             assert macro["assisted_ci_low"] < macro["assisted_accuracy"] < macro["assisted_ci_high"]
     text = invoke("report", run_dir, "--table", bench, "--format", "text")
     assert "assisted accuracy %" in text
+
+
+def test_compare_shows_the_assisted_accuracy_of_report_beside_the_strict_one(extracted):
+    doc = json.loads(invoke("compare", *[run_dir for run_dir, _, _ in extracted.values()], "--json",
+                            "--resamples", "20"))
+    rows = {(r["benchmark"], r["condition"]): r for r in doc["table"] if r["stratum"] == "overall"}
+    for bench, (run_dir, _, _) in extracted.items():
+        for want in report(run_dir, ""):
+            row = rows[(bench, want["condition"])]
+            assert row["n"] == want["n"] and row["extracted"] == want["extracted"] > 0, (bench, want["condition"])
+            assert (row["assisted_accuracy"], row["assisted_ci_low"], row["assisted_ci_high"]) == (
+                want["assisted_accuracy"], want["assisted_ci_low"], want["assisted_ci_high"])
