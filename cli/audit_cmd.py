@@ -11,6 +11,9 @@ from ._common import analysis, print_json
               help="YAML or JSON file mapping models to cohorts ({cohort: [model, ...]} or {model: cohort}).")
 @click.option("--refusals", type=click.Choice(["strict", "conditional", "imputed"]), default="strict",
               show_default=True, help="How refusals enter the paired image-removal tables.")
+@click.option("--reading", type=click.Choice(["strict", "assisted"]), default="strict", show_default=True,
+              help="Audit the strict reading of each record, or the assisted one (parse failures an extractor read "
+                   "count with its answer: medvqa score --extractor, or a published extractor's answers).")
 @click.option("--examples", type=click.IntRange(0), default=3, show_default=True, help="Examples per transition state.")
 @click.option("--resamples", type=click.IntRange(1), default=1000, show_default=True, help="Bootstrap resamples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and example picks.")
@@ -20,7 +23,8 @@ from ._common import analysis, print_json
                    "browser of the runs, which its cells link to.")
 @click.option("--figures", "figures_dir", type=click.Path(file_okay=False, path_type=str),
               help="Write the figures (PNG and SVG) into this folder.")
-def command(run_dirs, by, cohort_file, refusals, examples, resamples, seed, as_json, html_out, figures_dir) -> None:
+def command(run_dirs, by, cohort_file, refusals, reading, examples, resamples, seed, as_json, html_out,
+            figures_dir) -> None:
     """Visual-reliance audit of saved runs: image-removal transitions, input ablation, refusal
     conventions, image-as-options control and selection bias (no model calls). Runs of one
     model on the same data holding different conditions (C+Q+I in one, C+Q in another) are
@@ -32,7 +36,7 @@ def command(run_dirs, by, cohort_file, refusals, examples, resamples, seed, as_j
 
     with analysis():
         doc = audit(*run_dirs, by=by, cohorts=cohort_file, refusals=refusals, examples=examples,
-                    resamples=resamples, seed=seed)
+                    resamples=resamples, seed=seed, reading=reading)
         written = []
         if figures_dir or html_out:
             from medvqa.core.audit.figures import figures, save_figures, svg_texts

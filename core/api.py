@@ -169,19 +169,30 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
 
 def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
           cohorts: str | Path | Mapping[str, Any] | None = None, refusals: str = "strict", examples: int = 3,
-          resamples: int = 1000, seed: int = 0) -> dict:
+          resamples: int = 1000, seed: int = 0, reading: str = "strict") -> dict:
     """The visual-reliance audit of saved runs, as `medvqa audit --json` prints it. `by` names
     the strata (the benchmark's default strata when None); `cohorts` is a file or a mapping
     (`{cohort: [model, ...]}` or `{model: cohort}`). Runs of one model on the same data that
     hold different conditions are joined, and `notes` says how runs were paired. Runs of one
     model that differ only in the language are paired item by item under each condition they
-    share (`paired_language`, keyed "<language> vs <language>")."""
+    share (`paired_language`, keyed "<language> vs <language>"). `reading="assisted"` audits the
+    records as their assisted reading reads them (`metrics.assisted_record`: a parse failure an
+    extractor read counts with the extractor's answer), the strict reading otherwise."""
+    import dataclasses
+
     from medvqa.core.audit.analysis import Settings, audit as audit_runs, parse_cohorts
     from medvqa.core.audit.runs import default_by, join_runs, read_cohorts, read_runs, run_input
+    from medvqa.core.metrics import READINGS, assisted_record
 
     if not run_dirs:
         raise ValueError("no runs to audit")
+    if reading not in READINGS:
+        raise ValueError(f"unknown reading {reading!r}; choose {', '.join(READINGS)}")
     runs, repeated = read_runs(run_dirs)
+    if reading == "assisted":
+        runs = [dataclasses.replace(run, records=[assisted_record(r) for r in run.records]) for run in runs]
+        repeated = repeated + ["records as the assisted reading reads them: a parse failure an extractor read "
+                               "counts with the extractor's answer"]
     groups, notes = join_runs(runs)
     notes = repeated + notes
     settings = Settings(by=tuple(_names(by)) if by is not None else default_by(groups), refusals=refusals,
@@ -197,7 +208,7 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
         doc["paired_language"] = languages
         notes += [f"paired by language ({key}): {' with '.join(sec['runs'])}, under {', '.join(sec['conditions'])}"
                   for key, sec in languages.items()]
-    return {**doc, "notes": notes}
+    return {**doc, **({"reading": reading} if reading != "strict" else {}), "notes": notes}
 
 
 def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[str] | None = None,

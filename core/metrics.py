@@ -29,6 +29,9 @@ EXACT = "clopper-pearson"  # the interval of an accuracy: exact binomial, 95 %
 UNKNOWN = "unknown"  # the level of a record without a value for the stratum
 NONE = "none"  # the level of an empty list-valued stratum
 CI_COLUMNS = ("ci_low", "ci_high")
+# The columns a table row gains where an extraction exists: correct and accuracy under the assisted
+# reading, its exact 95 % interval, and how many parse failures the extractor read.
+ASSISTED_COLUMNS = ("assisted_correct", "assisted_accuracy", "assisted_ci_low", "assisted_ci_high", "extracted")
 PARSE_FAILURE = "parse_failure"
 # A condition with more parse failures than this share of its records gets a warning.
 PARSE_FAILURE_WARNING = 0.10
@@ -75,6 +78,23 @@ class Cell:
         return out
 
 
+def assisted_columns(c: Cell) -> dict[str, Any]:
+    """The `ASSISTED_COLUMNS` of a table row for cell `c`; {} when no record of it has an assisted
+    reading (its strict numbers are then the only ones). Every table (`report`, each benchmark's
+    `--table`) takes them from here, so an assisted cell has one n and one value everywhere."""
+    if c.assisted_correct is None:
+        return {}
+    ci = accuracy_ci(c.assisted_correct, c.n) or (None, None)
+    return {"assisted_correct": c.assisted_correct, "assisted_accuracy": c.assisted_accuracy,
+            "assisted_ci_low": ci[0], "assisted_ci_high": ci[1], "extracted": c.extracted}
+
+
+def with_assisted(columns: Sequence[str], rows: Iterable[Mapping]) -> list[str]:
+    """`columns`, followed by the `ASSISTED_COLUMNS` when a row has them (where an extraction
+    exists; a table of strict readings only keeps its columns)."""
+    return [*columns, *(ASSISTED_COLUMNS if any("assisted_accuracy" in r for r in rows) else ())]
+
+
 def accuracy_ci(correct: int, n: int) -> tuple[float, float] | None:
     """The exact (Clopper-Pearson) 95 % interval of correct / n; None when n = 0."""
     from medvqa.core.audit.stats import binomial_ci  # scipy, imported on first use
@@ -116,6 +136,21 @@ def assisted_correct(record: Mapping) -> bool:
     the strict one otherwise (an assisted reading never overrides a strict one)."""
     assisted = assisted_reading(record)
     return bool(assisted.get("correct")) if assisted is not None else bool(record.get("correct"))
+
+
+READINGS = ("strict", "assisted")  # how `medvqa audit --reading` reads records
+
+
+def assisted_record(record: Mapping) -> Mapping:
+    """`record` as its assisted reading reads it: a parse failure an extractor read takes the
+    extractor's `predicted` and `correct` (status `answered` when it named an option); any other
+    record is returned as it is."""
+    assisted = assisted_reading(record)
+    if assisted is None:
+        return record
+    predicted = assisted.get("predicted")
+    return {**record, "predicted": predicted, "correct": bool(assisted.get("correct")),
+            "status": "answered" if predicted else PARSE_FAILURE}
 
 
 def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell:
@@ -221,7 +256,8 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
           excluded: Iterable[Mapping] = ()) -> pd.DataFrame:
     """One row per condition (× level of each field of `by`): n, n_excluded (items without a usable
     gold answer in that level), uncounted, correct, accuracy, its interval and every status; with
-    `metric` and `value` too when the benchmark's headline is not accuracy."""
+    `metric` and `value` too when the benchmark's headline is not accuracy, and the
+    `ASSISTED_COLUMNS` where an extraction exists."""
     import pandas as pd
 
     by = list(by)
@@ -241,9 +277,5 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
                "ci_method": EXACT if ci else None, **{s: c.statuses.get(s, 0) for s in STATUSES}}
         if headline:
             row.update(metric=c.metric, value=c.value)
-        if c.assisted_correct is not None:
-            row.update(assisted_correct=c.assisted_correct, assisted_accuracy=c.assisted_accuracy)
-        rows.append(row)
-    if any("assisted_accuracy" in row for row in rows):  # only where an extraction exists
-        columns += ["assisted_correct", "assisted_accuracy"]
-    return pd.DataFrame(rows, columns=columns)
+        rows.append({**row, **assisted_columns(c)})
+    return pd.DataFrame(rows, columns=with_assisted(columns, rows))

@@ -19,7 +19,9 @@ import pandas as pd
 MISSING = "–"
 FORMATS = ("text", "md", "csv", "latex", "json", "html")
 # columns shown as percentages by name, and their headings
-PERCENT_COLUMNS = {"accuracy": "accuracy %", "ci_low": "CI low %", "ci_high": "CI high %"}
+PERCENT_COLUMNS = {"accuracy": "accuracy %", "ci_low": "CI low %", "ci_high": "CI high %",
+                   "assisted_accuracy": "assisted accuracy %", "assisted_ci_low": "assisted CI low %",
+                   "assisted_ci_high": "assisted CI high %"}
 
 
 def is_missing(value: Any) -> bool:

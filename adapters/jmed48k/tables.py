@@ -14,8 +14,10 @@
 Every accuracy carries its 95 % CI and names its method (`ci_method`): exact
 (Clopper-Pearson) for a row; for the unweighted macro average that ends each accuracy table,
 MOVER from the rows' Wilson limits, centred on the macro average itself. n counts items;
-non-answers (refusal, parse failure, error, missing) stay in n as incorrect. Pure functions of
-a run's records and manifest.
+non-answers (refusal, parse failure, error, missing) stay in n as incorrect. Where an extractor
+read parse failures (`medvqa score --extractor`), each accuracy row adds the assisted accuracy
+beside the strict one (the metrics layer's `ASSISTED_COLUMNS`), and the macro average its own.
+Pure functions of a run's records and manifest.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.metrics import CI_COLUMNS, NON_ANSWERS, cell
+from medvqa.metrics import CI_COLUMNS, NON_ANSWERS, assisted_columns, cell, with_assisted
 from medvqa.stats import mean_of_proportions_ci
 from medvqa.tables import Table, Tables
 
@@ -99,13 +101,18 @@ def accuracy_frame(records: list[dict], label: str, keys: Callable[[dict], Itera
                "ci_high": c.ci[1], "ci_method": c.ci_method, **{s: c.statuses.get(s, 0) for s in NON_ANSWERS}}
         if fallback is not None:
             row["without_image"] = sum(r["item_id"] in fallback_ids for r in rs)
-        rows.append(row)
-    columns = [label, *ACCURACY_COLUMNS, *(["without_image"] if fallback is not None else [])]
+        rows.append({**row, **assisted_columns(c)})
+    columns = with_assisted([label, *ACCURACY_COLUMNS, *(["without_image"] if fallback is not None else [])], rows)
     if rows:
-        macro = {c: sum(row[c] for row in rows) for c in columns[1:] if c != "ci_method"}
+        macro = {c: sum(row[c] for row in rows) for c in columns[1:] if c in ("n", "correct", *NON_ANSWERS, "without_image")}
         macro.update({label: MACRO, "accuracy": sum(row["accuracy"] for row in rows) / len(rows)})
         macro["ci_low"], macro["ci_high"] = mean_of_proportions_ci([r["correct"] for r in rows], [r["n"] for r in rows])
         macro["ci_method"] = MOVER_WILSON
+        if "assisted_accuracy" in columns:  # a row without an extraction: its assisted reading is the strict one
+            assisted = [row.get("assisted_correct", row["correct"]) for row in rows]
+            macro.update(assisted_correct=sum(assisted), extracted=sum(row.get("extracted", 0) for row in rows),
+                         assisted_accuracy=sum(a / row["n"] for a, row in zip(assisted, rows)) / len(rows))
+            macro["assisted_ci_low"], macro["assisted_ci_high"] = mean_of_proportions_ci(assisted, [r["n"] for r in rows])
         rows.append(macro)
     return pd.DataFrame(rows, columns=columns)
 

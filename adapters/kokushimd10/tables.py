@@ -5,6 +5,8 @@ model's per-item correctness follows item difficulty (its correlation with exami
 
 Under the `mhlw` convention withdrawn items (採点除外) leave accuracy, points and maxima; under
 `igakuqa` and `kokushimd10` they stay in, with their data points (0), as the scripts count them.
+Where an extractor read parse failures (`medvqa score --extractor`), each row adds the assisted
+accuracy beside the strict one (the metrics layer's `ASSISTED_COLUMNS`); points stay strict.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections import Counter
 
 import pandas as pd
 
-from medvqa.metrics import cell, counted, group, is_derived, level_keys
+from medvqa.metrics import assisted_columns, cell, counted, group, is_derived, level_keys, with_assisted
 from medvqa.tables import Table, Tables
 
 from .conventions import MHLW
@@ -57,8 +59,8 @@ def _grouped(benchmark, records: list[dict], excluded: list[dict], field: str) -
                     "score": sum(p for p, r in zip(points, kept) if r.get("correct")), "total": sum(points),
                     "human_mean": round(sum(human) / len(human), 4) if human else None,
                     "without_image": sum(bool(r.get("without_image")) for r in kept),
-                    "withdrawn": c.uncounted, "excluded": n_excluded[level]})
-    return pd.DataFrame(out, columns=[field, *COLUMNS])
+                    "withdrawn": c.uncounted, "excluded": n_excluded[level], **assisted_columns(c)})
+    return pd.DataFrame(out, columns=with_assisted([field, *COLUMNS], out))
 
 
 def _difficulty(records: list[dict]) -> pd.DataFrame:

@@ -1,7 +1,9 @@
 """`medvqa report RUN --table mmbu_hard`: micro-F1 (a fraction, 0-1) with its 95 % CI and its
 method per condition, task and format (n counts the scored datapoints; free-text answers not
 judged yet are counted apart, and a cell with none judged is "not judged", without a score); closed − open (Δ) per task family; the random baseline's expected score on closed
-items; and how many free-text answers are still unjudged."""
+items; and how many free-text answers are still unjudged. A closed row whose parse failures an
+extractor read (`medvqa score --extractor`) adds the assisted accuracy beside the strict score (the
+metrics layer's `ASSISTED_COLUMNS`; on closed items micro-F1 is the accuracy)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import re
 
 import pandas as pd
 
-from medvqa.metrics import group
+from medvqa.metrics import assisted_columns, cell, group, with_assisted
 from medvqa.tables import render
 
 from .metrics import counts, micro_f1
@@ -37,10 +39,11 @@ class MMBUTables:
                          "f1_ci_low": m["ci"][0] if m["ci"] else None,
                          "f1_ci_high": m["ci"][1] if m["ci"] else None, "ci_method": m["ci_method"],
                          "status": m["status"], "unjudged": m["n_unjudged"],
-                         "judge_errors": sum(r.get("rule") == "judge-error" for r in recs)})
-        by_task = pd.DataFrame(rows, columns=["condition", "task", "format", "n", "tp", "fp", "fn", "micro_f1",
-                                              "f1_ci_low", "f1_ci_high", "ci_method", "status", "unjudged",
-                                              "judge_errors"])
+                         "judge_errors": sum(r.get("rule") == "judge-error" for r in recs),
+                         **(assisted_columns(cell(recs)) if fmt == "closed" else {})})
+        by_task = pd.DataFrame(rows, columns=with_assisted(
+            ["condition", "task", "format", "n", "tp", "fp", "fn", "micro_f1", "f1_ci_low", "f1_ci_high", "ci_method",
+             "status", "unjudged", "judge_errors"], rows))
         deltas = []
         fam: dict[tuple, dict[str, list[dict]]] = {}
         for r in self.records:

@@ -13,7 +13,9 @@
 - `exclusions`: per exam sheet, items, items annulled by CEM (excluded, never scored), scored.
 
 n counts items; non-answers (refusal, parse failure, error, missing) stay in n as incorrect.
-Every accuracy carries its exact (Clopper-Pearson) 95 % CI. Pure functions of the records.
+Every accuracy carries its exact (Clopper-Pearson) 95 % CI. Where an extractor read parse
+failures (`medvqa score --extractor`), each model row adds the assisted accuracy beside the
+strict one (the metrics layer's `ASSISTED_COLUMNS`). Pure functions of the records.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.metrics import NON_ANSWERS, accuracy_ci, cell, is_derived
+from medvqa.metrics import ASSISTED_COLUMNS, NON_ANSWERS, accuracy_ci, assisted_columns, cell, is_derived, with_assisted
 from medvqa.tables import Table, Tables
 
 from .loader import DOMAINS
@@ -38,11 +40,12 @@ CHANCE_NOTE = "Chance is 20 % (five options, one correct)."
 
 
 def accuracy(records: list[dict]) -> dict:
-    """n, correct, accuracy, its 95 % CI and the non-answer counts of `records` (the metrics layer's cell)."""
+    """n, correct, accuracy, its 95 % CI and the non-answer counts of `records` (the metrics layer's
+    cell), and the assisted columns where an extraction exists."""
     c = cell(records)
     ci = c.ci or (None, None)
     return {"n": c.n, "correct": c.correct, "accuracy": c.accuracy, "ci_low": ci[0], "ci_high": ci[1],
-            "ci_method": c.ci_method, **{s: c.statuses.get(s, 0) for s in NON_ANSWERS}}
+            "ci_method": c.ci_method, **{s: c.statuses.get(s, 0) for s in NON_ANSWERS}, **assisted_columns(c)}
 
 
 def pes_tables(records: list[dict], excluded: Iterable[dict] = (), *, other_below: int = 10) -> Tables:
@@ -96,7 +99,7 @@ def configuration_frame(records: list[dict]) -> pd.DataFrame:
             rs = [r for r in records if r["condition"] == cond and r.get("set") == key]
             if rs:
                 rows.append({"condition": cond, "set": label, **accuracy(rs)})
-    return pd.DataFrame(rows, columns=["condition", "set", *ACCURACY])
+    return pd.DataFrame(rows, columns=with_assisted(["condition", "set", *ACCURACY], rows))
 
 
 def grouped_frame(records: list[dict], label: str, keys: Callable[[dict], tuple], *, by_set: bool = False,
@@ -115,7 +118,7 @@ def grouped_frame(records: list[dict], label: str, keys: Callable[[dict], tuple]
 
     rows = [{label: k[0], **({"set": k[1]} if by_set else {}), "condition": k[2], **accuracy(groups[k])}
             for k in sorted(groups, key=position)]
-    return pd.DataFrame(rows, columns=[label, *(["set"] if by_set else []), "condition", *ACCURACY])
+    return pd.DataFrame(rows, columns=with_assisted([label, *(["set"] if by_set else []), "condition", *ACCURACY], rows))
 
 
 def specialty_counts(records: list[dict], excluded: list[dict], group) -> pd.DataFrame:
@@ -158,9 +161,10 @@ def human_frame(records: list[dict]) -> pd.DataFrame:
                 acc = accuracy(cs)
                 rows.append({"set": label, "who": "model", "condition": cond, "n": acc["n"], "answers": None,
                              "correct": acc["correct"], "accuracy": acc["accuracy"], "ci_low": acc["ci_low"],
-                             "ci_high": acc["ci_high"], "ci_method": acc["ci_method"]})
-    frame = pd.DataFrame(rows, columns=["set", "who", "condition", "n", "answers", "correct", "accuracy", "ci_low",
-                                        "ci_high", "ci_method"])
+                             "ci_high": acc["ci_high"], "ci_method": acc["ci_method"],
+                             **{k: acc[k] for k in ASSISTED_COLUMNS if k in acc}})
+    frame = pd.DataFrame(rows, columns=with_assisted(["set", "who", "condition", "n", "answers", "correct", "accuracy",
+                                                      "ci_low", "ci_high", "ci_method"], rows))
     frame["answers"] = pd.Series([r["answers"] for r in rows], dtype=object)  # whole numbers, empty on model rows
     return frame
 

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from medvqa import AnswerConventions, Benchmark, Finding, Item, Template
 
-from .matching import VLMEVALKIT, vlmevalkit_score
+from .matching import VLMEVALKIT, VLMEVALKIT_EXACT, exact_score, vlmevalkit_score
 
 # One template for both languages, so that a pair of runs differs in the item's language only;
 # its words are VLMEvalKit's multiple-choice prompt, with medvqa's JSON answer format.
@@ -33,7 +33,7 @@ class WorldMedQAV(Benchmark):
     languages = ("local", "en")  # "local": each country's own (pt, he, ja, es); the records hold the code
     strata = ("country",)
     default_strata = ("country",)
-    conventions = (VLMEVALKIT,)
+    conventions = (VLMEVALKIT, VLMEVALKIT_EXACT)
 
     def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None,
              **_: Any) -> list[Item]:
@@ -54,7 +54,8 @@ class WorldMedQAV(Benchmark):
         return TEMPLATE
 
     def answer_conventions(self) -> AnswerConventions:
-        return AnswerConventions(final_score=vlmevalkit_score)
+        return AnswerConventions(final_score=exact_score if self.active_convention == VLMEVALKIT_EXACT
+                                 else vlmevalkit_score)
 
     def report_tables(self, records: list[dict], manifest: dict):
         from .tables import tables

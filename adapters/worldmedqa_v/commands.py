@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from medvqa.commands import print_json, user_errors
+from medvqa.commands import print_json, print_run_summary, user_errors
 
 
 @click.command("worldmedqa_v")
@@ -22,22 +22,26 @@ from medvqa.commands import print_json, user_errors
 @click.option("--country", type=click.Choice(["brazil", "israel", "japan", "spain"]),
               help="The country of the items (default: from the file name).")
 @click.option("--model", help="Model name for the manifest (default: from the file name, GPT4o_japan_local.xlsx → GPT4o).")
+@click.option("--convention", type=click.Choice(["vlmevalkit-exact", "vlmevalkit"]),
+              help="vlmevalkit-exact (default): VLMEvalKit's exact matching alone, the rest parse failures (read "
+                   "by the published extractor where the table has one); vlmevalkit: medvqa's chain reads what "
+                   "matching cannot.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout, nothing else.")
-def worldmedqa_v(table, data, run_dir, language, condition, country, model, as_json) -> None:
+def worldmedqa_v(table, data, run_dir, language, condition, country, model, convention, as_json) -> None:
     """A VLMEvalKit prediction table (XLSX, CSV or TSV with index and prediction), scored the way
     VLMEvalKit's multiple-choice matching reads answers."""
     from .importer import import_table
 
     with user_errors():
         summary = import_table(Path(table), Path(data), Path(run_dir), language=language, condition=condition,
-                               country=country, model=model)
+                               country=country, model=model, convention=convention)
     if as_json:
         print_json(summary)
         return
-    click.echo(f"run directory: {summary['run_dir']} (model {summary['model']}, {summary['country']}, language "
-               f"{summary['language']}, condition {summary['condition']})")
-    for cond, c in summary["conditions"].items():
-        acc = f"{100 * c['accuracy']:.1f}%" if c["accuracy"] is not None else "-"
-        click.echo(f"  {cond}: {c['correct']} of {c['n']} correct ({acc}); refusals {c['refusal']}, "
-                   f"unread {c['parse_failure']}, missing {c['missing']}")
+    click.echo(f"model {summary['model']}, {summary['country']}, language {summary['language']}, condition "
+               f"{summary['condition']}, convention {summary['convention']}")
+    if summary["n_extractor"]:
+        click.echo(f"{summary['n_extractor']} replies matching could not read are read by the published extractor "
+                   "(assisted accuracy)")
+    print_run_summary(summary)
     click.echo(f"audit: medvqa audit {summary['run_dir']} <the run of the other language or condition>")

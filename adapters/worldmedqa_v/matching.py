@@ -21,15 +21,20 @@ extraction says B: VLMEvalKit, run with `VERBOSE` set, takes a lone "A" among mo
 words for an article and sends the reply to its extractor model; that check is off by default
 there and here (`quantifier_check`).
 
-Departures:
+Two conventions:
 
-- Where matching fails, VLMEvalKit asks an extractor model (the published results used
-  gpt-4o-mini) to name the option. No model is called at scoring: medvqa's own answer chain
-  reads the reply instead (an answer in the requested JSON, "the answer is D", a label standing
-  alone, ...), and what it cannot read stays a parse failure. Importing VLMEvalKit's result
-  table (`extracted`) takes the published extractor's answer for those items instead.
-- A live reply in the JSON format medvqa asks for (`{"answer": ["D"]}`) is read as JSON first:
-  VLMEvalKit's word split keeps the quotes around the letter and would miss it.
+- `vlmevalkit` (the default of `medvqa run`): where matching fails, VLMEvalKit asks an extractor
+  model (the published results used gpt-4o-mini) to name the option. No model is called at
+  scoring: medvqa's own answer chain reads the reply instead (an answer in the requested JSON,
+  "the answer is D", a label standing alone, ...), and what it cannot read stays a parse failure.
+- `vlmevalkit-exact` (the default of `medvqa import worldmedqa_v`): VLMEvalKit's exact matching
+  alone; a reply it cannot match is a parse failure, exactly the replies VLMEvalKit sent to its
+  extractor model. Imported from a result table, those records keep the published extractor's
+  option as their assisted reading (`Record.assisted`), so the strict accuracy is VLMEvalKit's
+  exact matching and the assisted one its published accuracy.
+
+In both, a live reply in the JSON format medvqa asks for (`{"answer": ["D"]}`) is read as JSON
+first: VLMEvalKit's word split keeps the quotes around the letter and would miss it.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from typing import Mapping
 from medvqa import Item, Score
 
 VLMEVALKIT = "vlmevalkit"
+VLMEVALKIT_EXACT = "vlmevalkit-exact"  # matching alone: no fallback to medvqa's chain
 REFUSAL_PHRASES = (
     "Sorry, I can't help with images of people yet.",
     "I can't process this file.",
@@ -80,6 +86,15 @@ def match_text(reply: str, choices: Mapping[str, str]) -> str | None:
 def can_infer(reply: str, choices: Mapping[str, str]) -> str | None:
     """VLMEvalKit's `can_infer`: an option letter, "Z" (refused), or None (no match)."""
     return match_option(reply, choices) or match_text(reply, choices)
+
+
+def exact_score(item: Item, text: str, chain: Score, saved: bool) -> Score:
+    """An answer read by VLMEvalKit's matching alone (JSON first); what it cannot match is a parse
+    failure, whatever medvqa's chain would read (`vlmevalkit-exact`)."""
+    read = vlmevalkit_score(item, text, chain, saved)
+    if read is chain and chain.rule != "json" and chain.status in ("answered", "refusal"):
+        return Score(False, "parse_failure", None, None)
+    return read
 
 
 def vlmevalkit_score(item: Item, text: str, chain: Score, saved: bool) -> Score:

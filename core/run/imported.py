@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -111,8 +112,11 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
     """(item, condition, response) triples for `write_run` from a file of answers made elsewhere:
     JSON Lines of `{item_id, condition, response}` (the names `id_column` and `response_column`;
     `condition` for lines without one), or CSV / XLSX with an id and a response column (every row
-    under `condition`, C+Q when not given). An unknown item, a line without an id or a response
-    column, or an unreadable line is a DataError naming the file and the line."""
+    under `condition`, C+Q when not given, unless the table has a `condition` column). An unknown
+    item or condition, an excluded item, a condition the item does not take, a second answer for
+    an (item, condition), a line or table without the id or the response column, or an unreadable
+    line or file is a DataError naming the file and the line (a table's row: the header is row 1),
+    raised before anything is written."""
     import pandas as pd
 
     file = Path(file)
@@ -137,12 +141,17 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
                      if suffix in (".csv", ".tsv") else pd.read_excel(file, dtype=str, keep_default_na=False))
         except ImportError as exc:
             raise DataError(f"reading {suffix} needs a package that is not installed ({exc})", file=file) from None
-        except ValueError as exc:
-            raise DataError(f"unreadable table ({exc})", file=file) from None
+        except (ValueError, OSError, KeyError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            raise DataError(f"unreadable table ({type(exc).__name__}: {first})", file=file) from None
+        for column, option in ((id_column, "--id-column"), (response_column, "--response-column")):
+            if column not in frame.columns:
+                raise DataError(f"no {column!r} column ({option}); the columns are {', '.join(map(str, frame.columns))}",
+                                file=file, record="row 1 (the header)")
         rows = [(f"row {n + 2}", row) for n, row in enumerate(frame.to_dict("records"))]  # row 1 is the header
     else:
         raise DataError("answers are read from .jsonl, .csv, .tsv or .xlsx files", file=file)
-    out = []
+    out, seen = [], set()
     for where, row in rows:
         if id_column not in row:
             raise DataError(f"no {id_column!r} field (--id-column)", file=file, record=where)
@@ -151,7 +160,21 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
         item_id, response = str(row[id_column]).strip(), row[response_column]
         if item_id not in by_id:
             raise DataError(f"item {item_id!r} is not in the data", file=file, record=where)
+        item, label = by_id[item_id], str(row.get("condition") or condition or "C+Q")
+        try:
+            cond = Condition(label)
+        except ValueError:
+            raise DataError(f"unknown condition {label!r} (one of {', '.join(c.value for c in Condition)})",
+                            file=file, record=where) from None
+        if item.excluded:
+            raise DataError(f"item {item_id!r} is excluded ({item.exclusion_reason}) and takes no answer",
+                            file=file, record=where)
+        if cond not in applicable(item):
+            raise DataError(f"condition {label} does not apply to item {item_id!r}", file=file, record=where)
+        if (item_id, label) in seen:
+            raise DataError(f"a second answer for item {item_id!r} under {label}", file=file, record=where)
+        seen.add((item_id, label))
         if response is not None and not isinstance(response, str):
             response = json.dumps(response, ensure_ascii=False)
-        out.append((by_id[item_id], str(row.get("condition") or condition or "C+Q"), response))
+        out.append((item, label, response))
     return out

@@ -79,7 +79,8 @@ class ExtractorPrompt:
 
     def read(self, item: Item, text: str | None) -> tuple[str, ...] | None:
         """The option keys the reply names (() for NONE), or None when the reply is not a list of
-        the item's labels. A JSON object `{"answer": ...}` is read as its answer."""
+        the item's labels. A JSON object `{"answer": ...}` is read as its answer; a number as its text
+        (numeric labels: "1", `{"answer": [2, 4]}`)."""
         if text is None:
             return None
         text = text.strip()
@@ -89,6 +90,10 @@ class ExtractorPrompt:
             got = text
         if isinstance(got, dict) and "answer" in got:
             got = got["answer"]
+        def label(t):  # a numeric label ("1", {"answer": [3]}) is read as its text, not as JSON's number
+            return str(t) if isinstance(t, int) and not isinstance(t, bool) else t
+
+        got = [label(t) for t in got] if isinstance(got, list) else label(got)
         if isinstance(got, str):
             got = [t for t in _SPLIT.split(got.strip().rstrip(".。")) if t]
         if not isinstance(got, list) or not all(isinstance(t, str) for t in got):

@@ -61,6 +61,21 @@ def test_convention_falls_back_to_the_chain_where_matching_fails():
     assert s.status == "refusal" and not s.correct
 
 
+def test_the_exact_convention_is_matching_alone():
+    """`vlmevalkit-exact` (the import's default): what VLMEvalKit's matching cannot read is a parse
+    failure, even where medvqa's chain would read it; matching, JSON and refusals as in `vlmevalkit`."""
+    from medvqa.core.plugins import get_benchmark
+    from medvqa.core.scoring.score import score
+
+    exact = get_benchmark("worldmedqa_v").with_convention("vlmevalkit-exact").answer_conventions()
+    item = medvqa.load("worldmedqa_v", shared_data("worldmedqa-v-japan"))[0]
+    s = score(item, "正解はDです", conventions=exact)  # the chain reads it under `vlmevalkit` (above)
+    assert (s.status, s.predicted, s.correct) == ("parse_failure", None, False)
+    assert score(item, "D. 凝固第Ⅷ因子製剤投与", conventions=exact).rule == "vlmevalkit-text"
+    assert score(item, '{"answer": ["D"]}', conventions=exact).rule == "json"
+    assert score(item, "Cannot determine the answer", conventions=exact).status == "refusal"
+
+
 def test_hub_offline_message_names_both_ways(monkeypatch):
     def offline(**kwargs):
         raise OSError("Cannot reach huggingface.co")
@@ -95,27 +110,40 @@ def imported(tmp_path_factory):
     return runs
 
 
+ORDER = (("outputs_w_images", "local"), ("outputs_w_images", "english"), ("outputs_blind", "local"),
+         ("outputs_blind", "english"))
+
+
 def test_imports_land_within_two_items_of_the_published_accuracy(imported):
+    """The published accuracy is VLMEvalKit's exact matching, with its extractor model's answer where
+    matching fails: medvqa's assisted accuracy. The strict one is the exact matching alone."""
     for (folder, version), (_, summary) in imported.items():
         condition = "C+Q" if folder == "outputs_blind" else "C+Q+I"
         cell = summary["conditions"][condition]
         published = round(TABLES[(folder, version)] * 168)
-        assert cell["n"] == 168 and abs(cell["correct"] - published) <= 2, (folder, version, cell["correct"])
+        assert cell["n"] == 168 and abs(cell["assisted_correct"] - published) <= 2, (folder, version, cell)
+        # every reply matching could not read is a parse failure, read by the published extractor
+        assert cell["parse_failure"] == cell["extracted"] == summary["n_extractor"]
         assert summary["language"] == ("en" if version == "english" else "local")
+        assert summary["convention"] == "vlmevalkit-exact"
+    cells = [imported[k][1]["conditions"]["C+Q" if k[0] == "outputs_blind" else "C+Q+I"] for k in ORDER]
     # measured: 148, 122, 144, 116 of 168 against the published 148, 121, 144, 116; the one item
     # where VLMEvalKit's matching reads another option than the published extraction is named
     # (a lone "A": VLMEvalKit's VERBOSE quantifier check sent it to the extractor model)
+    assert [c["assisted_correct"] for c in cells] == [148, 122, 144, 116]
+    # exact matching alone (the strict headline): most Japanese replies are explanations it cannot match
+    assert [c["correct"] for c in cells] == [23, 67, 7, 46]
+    assert [c["parse_failure"] for c in cells] == [141, 76, 159, 96]
     w_en = imported[("outputs_w_images", "english")][1]
-    assert w_en["conditions"]["C+Q+I"]["correct"] == 122
     assert w_en["differs_from_published"] == [{"item_id": "japan-84", "matching": "A", "published": "B"}]
-    assert [imported[k][1]["conditions"][c]["correct"] for k, c in (
-        (("outputs_w_images", "local"), "C+Q+I"), (("outputs_blind", "local"), "C+Q"),
-        (("outputs_blind", "english"), "C+Q"))] == [148, 144, 116]
     assert all(s["differs_from_published"] == [] for k, (_, s) in imported.items() if k != ("outputs_w_images", "english"))
 
 
 def test_audit_of_the_published_outputs_gives_delta_lang_and_delta_img(imported):
-    doc = medvqa.audit(*[str(run_dir) for run_dir, _ in imported.values()])
+    """Audited under the assisted reading (the published extractor's answers), the pairing's
+    marginals are the runs' assisted accuracies."""
+    doc = medvqa.audit(*[str(run_dir) for run_dir, _ in imported.values()], reading="assisted")
+    assert doc["reading"] == "assisted"
     # one experiment per language (with-image and blind joined), paired with each other by language
     lang = doc["paired_language"]["ja vs en"]
     assert lang["languages"] == ["ja", "en"] and set(lang["conditions"]) == {"C+Q", "C+Q+I"}
@@ -123,12 +151,13 @@ def test_audit_of_the_published_outputs_gives_delta_lang_and_delta_img(imported)
         row = lang["conditions"][cond]["overall"]
         local = imported[(folder, "local")][1]["conditions"][cond]
         english = imported[(folder, "english")][1]["conditions"][cond]
-        # the marginals of the pairing are the runs' own accuracies: same items, same records
-        assert row["n"] == 168 and row["a_local"] == pytest.approx(local["correct"] / 168)
-        assert row["a_other"] == pytest.approx(english["correct"] / 168)
+        # the marginals of the pairing are the runs' own (assisted) accuracies: same items, same records
+        assert row["n"] == 168 and row["a_local"] == pytest.approx(local["assisted_correct"] / 168)
+        assert row["a_other"] == pytest.approx(english["assisted_correct"] / 168)
         counts = row["counts"]
         assert sum(counts.values()) == 168
-        assert counts["n11"] + counts["n10"] == local["correct"] and counts["n11"] + counts["n01"] == english["correct"]
+        assert counts["n11"] + counts["n10"] == local["assisted_correct"]
+        assert counts["n11"] + counts["n01"] == english["assisted_correct"]
         assert row["delta_lang"] == pytest.approx((counts["n10"] - counts["n01"]) / 168)
         assert row["ci"][0] < row["delta_lang"] < row["ci"][1]
     models = doc["models"]
@@ -153,14 +182,27 @@ def test_the_one_differing_item_is_vlmevalkits_quantifier_check():
     assert row["extracted"] == "B" and row["correct_option"] == "A"
 
 
-def test_extractor_answers_keep_the_reply(imported):
+def test_extractor_answers_are_the_records_assisted_reading(imported):
+    """The reply stays the record's response, read strictly (a parse failure); the published
+    extractor's option is its typed assisted reading, its source and extractor named."""
+    import pandas as pd
+
     run_dir, summary = imported[("outputs_blind", "local")]
     saved = medvqa.read_run(run_dir)
     manifest_items = saved.manifest["imported"]["extractor_items"]
-    assert summary["n_extractor"] == len(manifest_items) > 0
-    by_id = {r["item_id"]: r for r in saved.records}
-    first = by_id[manifest_items[0]]
-    assert first["answer_source"] == "published extractor" and len(first["source_reply"]) > len(first["response"])
+    assert summary["n_extractor"] == len(manifest_items) == 159
+    table = saved.manifest["imported"]["files"][0]
+    published = pd.read_excel(table, dtype=str, keep_default_na=False).set_index("index")
+    by_id = {r["item_id"]: medvqa.Record.model_validate(r) for r in saved.records}
+    for item_id in manifest_items:
+        record, row = by_id[item_id], published.loc[item_id.split("-")[1]]
+        assert record.response == row["prediction"] and record.status == "parse_failure" and not record.correct
+        assert record.assisted.source == "vlmevalkit-result" and record.assisted.extractor == "gpt-4o-mini"
+        named = row["extracted"] if row["extracted"] in ("A", "B", "C", "D") else None
+        assert record.assisted.predicted == ([named] if named else None)
+        assert record.assisted.correct == (row["hit"] == "1")  # VLMEvalKit's own verdict
+    # the published extractor's outputs that name no option ("I", "申") are readings that could not tell
+    assert sum(by_id[i].assisted.predicted is None for i in manifest_items) > 0
 
 
 def test_csv_and_xlsx_of_one_output_table_import_alike(tmp_path):
@@ -174,8 +216,14 @@ def test_csv_and_xlsx_of_one_output_table_import_alike(tmp_path):
         assert result.exit_code == 0, result.output
         docs.append(json.loads(result.output))
     assert docs[0]["conditions"] == docs[1]["conditions"] and docs[0]["condition"] == "C+Q+I"
-    # without the published extractor, matching and medvqa's chain read fewer of the long replies
-    assert docs[0]["n_extractor"] == 0 and docs[0]["conditions"]["C+Q+I"]["correct"] < 148
+    # without the published extractor: exact matching alone (23 of 168, as from the result table), no
+    # assisted reading; medvqa's chain (--convention vlmevalkit) reads 14 more of the long replies
+    cell = docs[0]["conditions"]["C+Q+I"]
+    assert docs[0]["n_extractor"] == 0 and cell["correct"] == 23 and "assisted_accuracy" not in cell
+    result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(xlsx), "--data", str(data), "--run-dir",
+                                      str(tmp_path / "chain"), "--convention", "vlmevalkit", "--json"])
+    chain = json.loads(result.output)
+    assert chain["convention"] == "vlmevalkit" and chain["conditions"]["C+Q+I"]["correct"] == 37
 
 
 def test_a_table_of_the_other_language_is_refused_naming_the_row(tmp_path):

@@ -173,3 +173,14 @@ def test_run_with_an_extractor_reads_the_parse_failures_once_the_answers_are_in(
     assert out["extracted"]["requested"] == len(asked) == 20
     assert cq["extracted"] == 20 and cq["assisted_correct"] == gold_a and cq["assisted_accuracy"] == gold_a / 20
     assert len(out["warnings"]) == 1 and "20 of 20 answers (100.0 %)" in out["warnings"][0]
+
+
+def test_the_extractor_reads_numeric_labels_as_labels(jmed_sample):
+    """JMed48k's nurses' items (and YakugakuQA's) are labelled 1-5: the reply "1" is JSON's number
+    1, read as the label "1", never refused as no label."""
+    item = next(it for it in get_benchmark("jmed48k").load(jmed_sample, "sample") if it.id == "Nurse_2023_AM_Q3")
+    assert [o.label for o in item.options] == ["1", "2", "3", "4", "5"]
+    p = ExtractorPrompt()
+    assert p.read(item, "1") == ("1",) and p.read(item, "3.") == ("3",) and p.read(item, "2, 4") == ("2", "4")
+    assert p.read(item, '{"answer": [3]}') == ("3",) and p.read(item, '{"answer": 5}') == ("5",)
+    assert p.read(item, "6") is None and p.read(item, "true") is None and p.read(item, "NONE") == ()
