@@ -712,24 +712,42 @@ def model_docs(doc: dict) -> dict[str, dict]:
     return doc["models"] if "models" in doc else {doc["model"]: doc}
 
 
+# the paired table's number columns, in Markdown and on the page: (heading, key, number format)
+PAIRED_COLUMNS = [("n", "n", "int"), *((s, s, "pct") for s in (*STATES, "a_with", "a_removed")),
+                  ("Δimg", "delta_img", "pp"), ("95 % CI", "ci", "ci_pp"), ("McNemar p", "mcnemar_p", "p"),
+                  ("Holm p", "mcnemar_p_holm", "p")]
+
+
+def strata_rows(section: dict) -> list[tuple[str, list, dict]]:
+    """A paired section's rows as (label, path in the section, row): overall, then one per level
+    of each stratum."""
+    return [("overall", ["overall"], section["overall"])] + [
+        (f"{name} = {level}", ["by", name, level], row) for name, levels in section["by"].items()
+        for level, row in levels.items()]
+
+
+def paired_markdown(section: dict, columns: list[tuple[str, str, str]]) -> str:
+    """A paired section's table (`strata_rows` × `columns`) in Markdown, through the one renderer."""
+    import pandas as pd
+
+    from medvqa.core.render import to_markdown
+
+    frame = pd.DataFrame([[label, *(row.get(key) for _, key, _ in columns)] for label, _, row in strata_rows(section)],
+                         columns=["stratum", *(heading for heading, _, _ in columns)])
+    return to_markdown(frame, {heading: kind for heading, _, kind in columns}).rstrip("\n")
+
+
 def summary_markdown(doc: dict) -> str:
     """A short human-readable summary: how runs were paired, per model the paired rows
     (overall and by stratum) with the image items left unpaired, refusal rates and the
     image-as-options control, as Markdown."""
-    import pandas as pd
+    from medvqa.core.render import percent as pct
 
-    from medvqa.core.render import percent as pct, to_markdown
-
-    shares = (*STATES, "a_with", "a_removed")
-    formats = {**dict.fromkeys(shares, "pct"), "Δimg": "pp", "95 % CI": "ci_pp", "McNemar p": "p", "Holm p": "p"}
     lines = [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
     for name, m in model_docs(doc).items():
         p = m["paired"]
-        rows = [("overall", p["overall"])] + [(f"{f} = {v}", r) for f, vs in p["by"].items() for v, r in vs.items()]
-        frame = pd.DataFrame([[label, r["n"], *(r[k] for k in shares), r["delta_img"], r["ci"], r["mcnemar_p"],
-                               r.get("mcnemar_p_holm")] for label, r in rows], columns=["stratum", "n", *formats])
         lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "",
-                  to_markdown(frame, formats).rstrip("\n"), "",
+                  paired_markdown(p, PAIRED_COLUMNS), "",
                   "95 % CI of Δimg: Tango's score interval for paired proportions; McNemar p: exact; "
                   "Holm p: adjusted by Holm's method over the levels of each stratum."]
         if p["unpaired"]:
