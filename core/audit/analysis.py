@@ -316,12 +316,6 @@ def forced_guess(records: list[dict]) -> dict:
             "correct": correct, "accuracy": correct / len(predicted) if predicted else None}
 
 
-def forced_guess_accuracy(records: list[dict]) -> tuple[int, float | None]:
-    """(forced-guess records, accuracy over those that received a prediction)."""
-    fg = forced_guess(records)
-    return fg["n"], fg["accuracy"]
-
-
 def refusal_section(run: _Run, s: Settings) -> dict:
     """Refusal rates and Δimg under the three conventions: strict (a refusal is wrong),
     conditional (pairs with a refusal leave both denominators) and imputed (each refusal is
@@ -525,9 +519,8 @@ def _example(pair: Pair, run: _Run) -> dict:
 def _prepare(run: RunInput, fields: dict[str, str]) -> _Run:
     by_key = _index(run)
     pairs, unpaired = pair_image_removal(run, by_key)
-    _, forced_accuracy = forced_guess_accuracy(run.records)
     return _Run(input=run, by_key=by_key, fields=fields, pairs=pairs, unpaired=unpaired,
-                forced_accuracy=forced_accuracy)
+                forced_accuracy=forced_guess(run.records)["accuracy"])
 
 
 def marginals(run: RunInput, fields: Mapping[str, str]) -> dict:

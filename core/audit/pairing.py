@@ -19,8 +19,8 @@ from itertools import combinations
 from typing import Any, Sequence
 
 from medvqa.core import metrics
-from medvqa.core.audit.analysis import (STATES, Pair, RunInput, Settings, _Run, forced_guess_accuracy,
-                                        paired_markdown, paired_section)
+from medvqa.core.audit.analysis import (STATES, Pair, RunInput, Settings, _Run, forced_guess, paired_markdown,
+                                        paired_section)
 from medvqa.core.metrics import held_fields
 from medvqa.core.results import condition_order, is_derived
 
@@ -115,7 +115,7 @@ def language_section(a: LanguageSide, b: LanguageSide, s: Settings, model: str, 
     fields, _ = held_fields(s.by, first.records + second.records, benchmark.stratum_aliases if benchmark else {})
     items = {k: v for k, v in first.items.items() if k in second.items}
     # --refusals imputed credits a refusal with the forced-guess accuracy of both runs together
-    _, forced = forced_guess_accuracy(first.records + second.records)
+    forced = forced_guess(first.records + second.records)["accuracy"]
     out = {"languages": [first.language, second.language], "runs": [first.source, second.source], "conditions": {}}
     for cond in conditions:
         pairs, unpaired = pair_records(items, ka, kb, cond)
