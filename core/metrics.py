@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from medvqa.core.results import STATUSES, condition_order
+from medvqa.core.results import NON_ANSWERS, STATUSES, condition_order
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -59,6 +59,14 @@ class Cell:
     @property
     def accuracy(self) -> float | None:
         return self.correct / self.n if self.n else None
+
+    def accuracy_columns(self, statuses: Sequence[str] = NON_ANSWERS) -> dict[str, Any]:
+        """A table row's accuracy columns: n, correct, accuracy, its exact 95 % interval (ci_low,
+        ci_high, ci_method, whatever the headline metric) and the count of each of `statuses`."""
+        ci = self.ci if self.metric == ACCURACY else accuracy_ci(self.correct, self.n)
+        return {"n": self.n, "correct": self.correct, "accuracy": self.accuracy, "ci_low": ci[0] if ci else None,
+                "ci_high": ci[1] if ci else None, "ci_method": EXACT if ci else None,
+                **{s: self.statuses.get(s, 0) for s in statuses}}
 
     def as_dict(self) -> dict[str, Any]:
         """{n, correct, accuracy, ci, ci_method, <every status>, uncounted} (and metric and value
@@ -234,11 +242,8 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
         c = cell(rs, benchmark)
         if c.n == 0 and c.uncounted == 0:
             continue  # held-out records only
-        ci = c.ci if c.metric == ACCURACY else accuracy_ci(c.correct, c.n)
-        row = {"condition": key[0], **dict(zip(by, key[1:])), "n": c.n, "n_excluded": n_excluded[key[1:]],
-               "uncounted": c.uncounted, "correct": c.correct, "accuracy": c.accuracy,
-               "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,
-               "ci_method": EXACT if ci else None, **{s: c.statuses.get(s, 0) for s in STATUSES}}
+        row = {"condition": key[0], **dict(zip(by, key[1:])), "n_excluded": n_excluded[key[1:]],
+               "uncounted": c.uncounted, **c.accuracy_columns(STATUSES)}
         if headline:
             row.update(metric=c.metric, value=c.value)
         if c.assisted_correct is not None:

@@ -95,8 +95,7 @@ def accuracy_frame(records: list[dict], label: str, keys: Callable[[dict], Itera
     for key in sorted(groups, key=_rank):
         rs = groups[key]
         c = cell(rs)
-        row = {label: key, "n": c.n, "correct": c.correct, "accuracy": c.accuracy, "ci_low": c.ci[0],
-               "ci_high": c.ci[1], "ci_method": c.ci_method, **{s: c.statuses.get(s, 0) for s in NON_ANSWERS}}
+        row = {label: key, **c.accuracy_columns()}
         if fallback is not None:
             row["without_image"] = sum(r["item_id"] in fallback_ids for r in rs)
         rows.append(row)

@@ -37,14 +37,6 @@ POOLED = {0: "0-1", 1: "0-1", 2: "2"}
 CHANCE_NOTE = "Chance is 20 % (five options, one correct)."
 
 
-def accuracy(records: list[dict]) -> dict:
-    """n, correct, accuracy, its 95 % CI and the non-answer counts of `records` (the metrics layer's cell)."""
-    c = cell(records)
-    ci = c.ci or (None, None)
-    return {"n": c.n, "correct": c.correct, "accuracy": c.accuracy, "ci_low": ci[0], "ci_high": ci[1],
-            "ci_method": c.ci_method, **{s: c.statuses.get(s, 0) for s in NON_ANSWERS}}
-
-
 def pes_tables(records: list[dict], excluded: Iterable[dict] = (), *, other_below: int = 10) -> Tables:
     """The tables above from a run's records and its manifest's `excluded` list."""
     records = [r for r in records if not is_derived(r["condition"])]  # forced guesses are the audit's
@@ -95,7 +87,7 @@ def configuration_frame(records: list[dict]) -> pd.DataFrame:
         for key, label in SETS.items():
             rs = [r for r in records if r["condition"] == cond and r.get("set") == key]
             if rs:
-                rows.append({"condition": cond, "set": label, **accuracy(rs)})
+                rows.append({"condition": cond, "set": label, **cell(rs).accuracy_columns()})
     return pd.DataFrame(rows, columns=["condition", "set", *ACCURACY])
 
 
@@ -113,7 +105,7 @@ def grouped_frame(records: list[dict], label: str, keys: Callable[[dict], tuple]
     def position(k: tuple) -> tuple:
         return (rank.get(k[0], len(rank)), str(k[0]), sets.index(k[1]) if k[1] in sets else 0, CONDITIONS.index(k[2]))
 
-    rows = [{label: k[0], **({"set": k[1]} if by_set else {}), "condition": k[2], **accuracy(groups[k])}
+    rows = [{label: k[0], **({"set": k[1]} if by_set else {}), "condition": k[2], **cell(groups[k]).accuracy_columns()}
             for k in sorted(groups, key=position)]
     return pd.DataFrame(rows, columns=[label, *(["set"] if by_set else []), "condition", *ACCURACY])
 
@@ -155,7 +147,7 @@ def human_frame(records: list[dict]) -> pd.DataFrame:
                      "ci_method": CLOPPER_PEARSON})
         for cond in CONDITIONS:
             if cs := [r for r in rs if r["condition"] == cond]:
-                acc = accuracy(cs)
+                acc = cell(cs).accuracy_columns()
                 rows.append({"set": label, "who": "model", "condition": cond, "n": acc["n"], "answers": None,
                              "correct": acc["correct"], "accuracy": acc["accuracy"], "ci_low": acc["ci_low"],
                              "ci_high": acc["ci_high"], "ci_method": acc["ci_method"]})
