@@ -202,27 +202,22 @@ def group(records: Iterable[Mapping], by: Sequence[str] = ()) -> dict[tuple[str,
     C+I, C+Q+I, derived labels after their base), levels sorted."""
     out: dict[tuple[str, ...], list[Mapping]] = {}
     for r in records:
-        keys: list[tuple[str, ...]] = [(r["condition"],)]
-        for name in by:
-            keys = [k + (level,) for k in keys for level in dict.fromkeys(level_keys(r.get(name)))]
-        for k in keys:
-            out.setdefault(k, []).append(r)
+        for levels in _levels(r, by):
+            out.setdefault((r["condition"], *levels), []).append(r)
     return dict(sorted(out.items(), key=lambda kv: (condition_order(kv[0][0]), kv[0][1:])))
+
+
+def _levels(record: Mapping, by: Sequence[str]) -> list[tuple[str, ...]]:
+    """Every combination of levels `record` falls under for the fields `by` (each level once)."""
+    keys: list[tuple[str, ...]] = [()]
+    for name in by:
+        keys = [k + (level,) for k in keys for level in dict.fromkeys(level_keys(record.get(name)))]
+    return keys
 
 
 def by_condition(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> dict[str, dict]:
     """{condition: Cell.as_dict()}: the run summary's and the judge report's per-condition numbers."""
     return {key[0]: cell(rs, benchmark).as_dict() for key, rs in group(records).items()}
-
-
-def _excluded_counts(excluded: Iterable[Mapping], by: Sequence[str]) -> Counter:
-    counts: Counter = Counter()
-    for e in excluded:
-        keys: list[tuple[str, ...]] = [()]
-        for name in by:
-            keys = [k + (level,) for k in keys for level in dict.fromkeys(level_keys(e.get(name)))]
-        counts.update(keys)
-    return counts
 
 
 def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchmark | None = None,
@@ -236,7 +231,7 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
     headline = benchmark is not None and benchmark.headline_metric != ACCURACY
     columns = ["condition", *by, "n", "n_excluded", "uncounted", "correct", "accuracy", *CI_COLUMNS, "ci_method",
                *STATUSES, *(["metric", "value"] if headline else [])]
-    n_excluded = _excluded_counts(excluded, by)
+    n_excluded = Counter(levels for e in excluded for levels in _levels(e, by))
     rows = []
     for key, rs in group(records, by).items():
         c = cell(rs, benchmark)
