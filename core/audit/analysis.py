@@ -582,10 +582,7 @@ _MEANED = (*STATES, "a_with", "a_removed", "delta_img")
 
 def _mean_row(rows: list[dict]) -> dict:
     rows = [r for r in rows if r and r.get("n")]
-    out = {"n_models": len(rows)}
-    for k in _MEANED:
-        out[k] = _mean([r[k] for r in rows])
-    return out
+    return {"n_models": len(rows), **{k: _mean([r[k] for r in rows]) for k in _MEANED}}
 
 
 def cohort_rows(models: dict[str, dict], cohorts: dict[str, str]) -> dict:
@@ -598,15 +595,9 @@ def cohort_rows(models: dict[str, dict], cohorts: dict[str, str]) -> dict:
     out = {}
     for cohort, names in sorted(members.items()):
         docs = [models[n]["paired"] for n in names]
-        by: dict[str, dict] = {}
-        for doc in docs:
-            for fname, values in doc["by"].items():
-                for key in values:
-                    by.setdefault(fname, {}).setdefault(key, [])
-        for fname, values in by.items():
-            for key in values:
-                values[key] = _mean_row([d["by"].get(fname, {}).get(key) for d in docs])
-            by[fname] = dict(sorted(values.items()))
+        # each stratum any member has, each of its levels any member has (sorted)
+        levels = {f: sorted({k for d in docs for k in d["by"].get(f, {})}) for d in docs for f in d["by"]}
+        by = {f: {k: _mean_row([d["by"].get(f, {}).get(k) for d in docs]) for k in keys} for f, keys in levels.items()}
         out[cohort] = {"models": names, "n_models": len(names),
                        "paired": {"overall": _mean_row([d["overall"] for d in docs]), "by": by}}
     return out
