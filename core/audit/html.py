@@ -120,7 +120,8 @@ def _paired_table(page: _Page, base: list, paired: dict, model: str) -> None:
     rows = _strata_rows([*base, "paired"], paired)
     # the item browser's filter of a cell: the model's paired items in the row's stratum, those
     # of one transition state for a state's cell
-    page.table(["stratum"], PAIRED_COLUMNS, rows, items=lambda i, key: {
+    columns = [("95 % CI (Tango)" if key == "ci" else heading, key, kind) for heading, key, kind in PAIRED_COLUMNS]
+    page.table(["stratum"], columns, rows, items=lambda i, key: {
         "model": model, "transition": key if key in STATES else "paired",
         **{"stratum": f"{name}={value}" for name, [value] in rows[i][2].items()}})
     if paired["by"]:
