@@ -23,8 +23,9 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, Settings, pair_image_removal, transition_row
-from medvqa.core.audit.runs import join_runs
+from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, pair_image_removal, paired_accuracy_test,
+                                        transition_row)
+from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.metrics import held_fields
 from medvqa.core.render import json_rows
@@ -33,7 +34,7 @@ from medvqa.core.results import NON_ANSWERS, STATUSES, condition_order, is_deriv
 from medvqa.core.items import DataError, Item
 from medvqa.core.passlines import PassLines
 from medvqa.core.run.saved import SavedRun, read_runs, whole_exam_items
-from medvqa.core.audit.stats import BOOTSTRAP, RESAMPLES, TANGO, bootstrap_p, mcnemar_exact, paired_difference_ci
+from medvqa.core.audit.stats import BOOTSTRAP, RESAMPLES, bootstrap_p
 from medvqa.core.run.store import read_manifest
 
 TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
@@ -133,13 +134,9 @@ def read_entries(run_dirs: Sequence[str | Path]) -> tuple[list[Entry], list[str]
     """The runs as entries (one per model × benchmark experiment), with notes."""
     if not run_dirs:
         raise ValueError("no runs to compare")
-    unique: dict[Path, str | Path] = {}
-    for run_dir in run_dirs:
-        unique.setdefault(Path(run_dir).resolve(), run_dir)
-    notes = [f"{d} is given more than once: read once" for d in unique.values()
-             if sum(Path(x).resolve() == Path(d).resolve() for x in run_dirs) > 1]
-    _check_fingerprints(list(unique.values()))
-    runs = read_runs(unique.values())
+    unique, notes = distinct(run_dirs, "read")
+    _check_fingerprints(unique)
+    runs = read_runs(unique)
     groups, join_notes = join_runs(runs)
     notes += [n for n in join_notes if n.startswith("joined ")]
     counts = Counter((g[0].benchmark.name, g[0].manifest["model"]) for g in groups)
@@ -278,12 +275,10 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
             if not shared:
                 row.update(difference=None, ci_low=None, ci_high=None, ci_method=None, test=None, p=None,
                            p_bound=None)
-            elif bench.headline_metric == "accuracy":
-                n10 = sum(bool(x.get("correct")) and not bool(y.get("correct")) for x, y in zip(a, b))
-                n01 = sum(not bool(x.get("correct")) and bool(y.get("correct")) for x, y in zip(a, b))
-                low, high = paired_difference_ci(n10, n01, len(shared))
-                row.update(difference=(n10 - n01) / len(shared), ci_low=low, ci_high=high, ci_method=TANGO,
-                           test="mcnemar-exact", p=mcnemar_exact(n10, n01), p_bound="=")
+            elif bench.headline_metric == "accuracy":  # exact McNemar and Tango's interval, as the audit's
+                test = paired_accuracy_test([x.get("correct") for x in a], [y.get("correct") for y in b])
+                row.update(difference=test["difference"], ci_low=test["ci"][0], ci_high=test["ci"][1],
+                           ci_method=test["ci_method"], test=test["test"], p=test["p"], p_bound="=")
             else:
                 row.update(test="paired-bootstrap", **_paired_bootstrap_metric(bench, a, b, s))
             out.append(row)

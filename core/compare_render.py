@@ -177,23 +177,23 @@ KEYS = {"delta_img": {"n": "n", "C+Q+I %": "a_with", "C+Q %": "a_removed", "Δim
         "table": {"%": "value", "95 % CI": ("ci_low", "ci_high"), "n": "n", "non-answers %": "non_answer_rate"}}
 
 
-def _html_table(doc: dict, section: str, frame: pd.DataFrame, formats: dict[str, str], attrs: str) -> str:
-    """`frame` (rows of `doc[section]`, at their positions as its index) as an HTML table whose
-    numbers carry their JSON paths; rows of one model carry it for the model filter."""
-    head = "".join(f"<th>{_e(c)}</th>" for c in frame.columns)
-    out = [f"<table {attrs}><thead><tr>{head}</tr></thead><tbody>"]
-    for i, row in zip(frame.index, frame.to_dict(orient="records")):
-        src, cells = doc[section][i], []
-        for col, value in row.items():
-            key, kind = KEYS[section].get(col), formats.get(col, "text")
-            if isinstance(key, tuple):
-                one = "pp" if kind == "ci_pp" else "pct"
-                cells.append("[" + ", ".join(_num([section, int(i), k], src[k], one) for k in key) + "]")
-            else:
-                cells.append(_num([section, int(i), key], src[key], kind) if key else _e(value))
-        model = f' data-model="{_e(src["model"])}"' if "model" in src else ""
-        out.append(f"<tr{model}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return "".join(out) + "</tbody></table>"
+def _html_table(doc: dict, section: str, frame: pd.DataFrame, formats: dict[str, str],
+                table_id: str | None = None) -> str:
+    """`frame` (rows of `doc[section]`, at their positions as its index) through the one renderer,
+    its numbers tagged with their JSON paths; rows of one model carry it for the model filter."""
+    index = [int(i) for i in frame.index]
+
+    def cell(i: int, column: str, text: str) -> str | None:
+        key, kind, src = KEYS[section].get(column), formats.get(column, "text"), doc[section][index[i]]
+        if key is None:
+            return None
+        if isinstance(key, tuple):  # an interval: each bound tagged
+            one = "pp" if kind == "ci_pp" else "pct"
+            return "<td>[" + ", ".join(_num([section, index[i], k], src[k], one) for k in key) + "]</td>"
+        return f"<td>{_num([section, index[i], key], src[key], kind)}</td>"
+
+    return to_html(frame, formats, table_id=table_id, cell=cell,
+                   row_attrs=lambda row: f' data-model="{_e(row["model"])}"' if "model" in row else "")
 
 
 def forest_svg(doc: dict) -> str:
@@ -278,16 +278,15 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
     out.append("<h2>Visual reliance: Δimg = C+Q+I − C+Q on the same items</h2>")
     out.append(forest_svg(doc))
     if doc["delta_img"]:
-        out.append(_html_table(doc, "delta_img", delta_frame(doc), DELTA, 'id="delta"'))
+        out.append(_html_table(doc, "delta_img", delta_frame(doc), DELTA, "delta"))
     out.append("<h2>Models compared on the same items</h2>")
-    out.append(_html_table(doc, "tests", tests_frame(doc), TESTS, 'id="tests"') if doc["tests"] else
+    out.append(_html_table(doc, "tests", tests_frame(doc), TESTS, "tests") if doc["tests"] else
                "<p>No two models on the same benchmark.</p>")
     if doc["pass_lines"]:
         out.append("<h2>Pass lines (one row per exam and criterion)</h2>")
         out.append(to_html(pass_frame(doc), table_id="pass", row_attrs=lambda r: f' data-model="{_e(r["model"])}"'))
     for stratum in dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL):
-        out.append(f"<h2>By {_e(stratum)}</h2>" + _html_table(doc, "table", stratum_frame(doc, stratum), STRATUM,
-                                                              'class="stratum"'))
+        out.append(f"<h2>By {_e(stratum)}</h2>" + _html_table(doc, "table", stratum_frame(doc, stratum), STRATUM))
     out.append("<h2>Runs</h2><ul id=\"runs\">")
     for r in doc["runs"]:
         source = " + ".join(r["runs"])

@@ -139,7 +139,3 @@ def messages_for_key(messages: list[Message]) -> str:
     ]
     return json.dumps(canon, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
-
-def image_paths(messages: list[Message]) -> list[str]:
-    return [p["path"] for m in messages if not isinstance(m["content"], str)
-            for p in m["content"] if p.get("type") == "image"]

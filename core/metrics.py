@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from medvqa.core.results import STATUSES, condition_order
+from medvqa.core.results import NON_ANSWERS, STATUSES, condition_order
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,6 +62,15 @@ class Cell:
     @property
     def accuracy(self) -> float | None:
         return self.correct / self.n if self.n else None
+
+    def accuracy_columns(self, statuses: Sequence[str] = NON_ANSWERS) -> dict[str, Any]:
+        """A table row's accuracy columns: n, correct, accuracy, its exact 95 % interval (ci_low,
+        ci_high, ci_method, whatever the headline metric), the count of each of `statuses` and,
+        where an extraction exists, the assisted columns (`assisted_columns`)."""
+        ci = self.ci if self.metric == ACCURACY else accuracy_ci(self.correct, self.n)
+        return {"n": self.n, "correct": self.correct, "accuracy": self.accuracy, "ci_low": ci[0] if ci else None,
+                "ci_high": ci[1] if ci else None, "ci_method": EXACT if ci else None,
+                **{s: self.statuses.get(s, 0) for s in statuses}, **assisted_columns(self)}
 
     def as_dict(self) -> dict[str, Any]:
         """{n, correct, accuracy, ci, ci_method, <every status>, uncounted} (and metric and value
@@ -229,27 +238,22 @@ def group(records: Iterable[Mapping], by: Sequence[str] = ()) -> dict[tuple[str,
     C+I, C+Q+I, derived labels after their base), levels sorted."""
     out: dict[tuple[str, ...], list[Mapping]] = {}
     for r in records:
-        keys: list[tuple[str, ...]] = [(r["condition"],)]
-        for name in by:
-            keys = [k + (level,) for k in keys for level in dict.fromkeys(level_keys(r.get(name)))]
-        for k in keys:
-            out.setdefault(k, []).append(r)
+        for levels in _levels(r, by):
+            out.setdefault((r["condition"], *levels), []).append(r)
     return dict(sorted(out.items(), key=lambda kv: (condition_order(kv[0][0]), kv[0][1:])))
+
+
+def _levels(record: Mapping, by: Sequence[str]) -> list[tuple[str, ...]]:
+    """Every combination of levels `record` falls under for the fields `by` (each level once)."""
+    keys: list[tuple[str, ...]] = [()]
+    for name in by:
+        keys = [k + (level,) for k in keys for level in dict.fromkeys(level_keys(record.get(name)))]
+    return keys
 
 
 def by_condition(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> dict[str, dict]:
     """{condition: Cell.as_dict()}: the run summary's and the judge report's per-condition numbers."""
     return {key[0]: cell(rs, benchmark).as_dict() for key, rs in group(records).items()}
-
-
-def _excluded_counts(excluded: Iterable[Mapping], by: Sequence[str]) -> Counter:
-    counts: Counter = Counter()
-    for e in excluded:
-        keys: list[tuple[str, ...]] = [()]
-        for name in by:
-            keys = [k + (level,) for k in keys for level in dict.fromkeys(level_keys(e.get(name)))]
-        counts.update(keys)
-    return counts
 
 
 def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchmark | None = None,
@@ -264,18 +268,15 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
     headline = benchmark is not None and benchmark.headline_metric != ACCURACY
     columns = ["condition", *by, "n", "n_excluded", "uncounted", "correct", "accuracy", *CI_COLUMNS, "ci_method",
                *STATUSES, *(["metric", "value"] if headline else [])]
-    n_excluded = _excluded_counts(excluded, by)
+    n_excluded = Counter(levels for e in excluded for levels in _levels(e, by))
     rows = []
     for key, rs in group(records, by).items():
         c = cell(rs, benchmark)
         if c.n == 0 and c.uncounted == 0:
             continue  # held-out records only
-        ci = c.ci if c.metric == ACCURACY else accuracy_ci(c.correct, c.n)
-        row = {"condition": key[0], **dict(zip(by, key[1:])), "n": c.n, "n_excluded": n_excluded[key[1:]],
-               "uncounted": c.uncounted, "correct": c.correct, "accuracy": c.accuracy,
-               "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,
-               "ci_method": EXACT if ci else None, **{s: c.statuses.get(s, 0) for s in STATUSES}}
+        row = {"condition": key[0], **dict(zip(by, key[1:])), "n_excluded": n_excluded[key[1:]],
+               "uncounted": c.uncounted, **c.accuracy_columns(STATUSES)}
         if headline:
             row.update(metric=c.metric, value=c.value)
-        rows.append({**row, **assisted_columns(c)})
+        rows.append(row)
     return pd.DataFrame(rows, columns=with_assisted(columns, rows))

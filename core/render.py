@@ -116,16 +116,22 @@ def to_latex(frame: pd.DataFrame, caption: str | None = None, notes: Iterable[st
 
 
 def to_html(frame: pd.DataFrame, formats: Mapping[str, str] | None = None, *, table_id: str | None = None,
-            row_attrs: Callable[[dict], str] | None = None) -> str:
-    """An HTML `<table>`; `row_attrs(row)` adds attributes to a row's `<tr>` (e.g. a filter key)."""
+            row_attrs: Callable[[dict], str] | None = None,
+            cell: Callable[[int, str, str], str | None] | None = None) -> str:
+    """An HTML `<table>`; `row_attrs(row)` adds attributes to a row's `<tr>` (e.g. a filter key);
+    `cell(i, column, text)` may return the whole `<td>` of the i-th row's cell in `column` (`text`
+    is its value as shown, escaped), e.g. one tagged with where the value comes from; None keeps
+    the plain cell."""
     head, rows = cells(frame, formats)
     records = frame.to_dict(orient="records")
     ident = f' id="{html.escape(table_id)}"' if table_id else ""
     out = [f"<table{ident}><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
     klass = [' class="num"' if pd.api.types.is_numeric_dtype(frame[c]) else "" for c in frame.columns]
-    for record, row in zip(records, rows):
+    for i, (record, row) in enumerate(zip(records, rows)):
         attrs = row_attrs(record) if row_attrs else ""
-        out.append(f"<tr{attrs}>" + "".join(f"<td{c}>{html.escape(v)}</td>" for v, c in zip(row, klass)) + "</tr>")
+        tds = [(cell and cell(i, column, html.escape(v))) or f"<td{c}>{html.escape(v)}</td>"
+               for column, v, c in zip(frame.columns, row, klass)]
+        out.append(f"<tr{attrs}>" + "".join(tds) + "</tr>")
     return "".join(out) + "</tbody></table>"
 
 

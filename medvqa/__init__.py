@@ -55,6 +55,7 @@ _EXPORTS = {
     "Response": "medvqa.core.inference.base",
     "read_jsonl": "medvqa.core.jsonl",
     "read_json": "medvqa.core.jsonl",
+    "from_hub": "medvqa.core.hub",
     # notebooks: the commands as functions
     "load": "medvqa.core.api",
     "score": "medvqa.core.api",
@@ -100,6 +101,7 @@ if TYPE_CHECKING:
     from medvqa.core.run.interrupt import RunInterrupted
     from medvqa.core.hookspecs import hookimpl
     from medvqa.core.inference.base import Backend, Request, Response
+    from medvqa.core.hub import from_hub
     from medvqa.core.run.imported import write_run
     from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image
     from medvqa.core.jsonl import read_json, read_jsonl

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from medvqa import DataError, cache_dir
+from medvqa import DataError, cache_dir, from_hub
 
 REPO_ID = "JMed48k/JMed48k"
 FOLDER = "JMed48k-eval"
@@ -20,41 +20,28 @@ LICENCE_NOTICE = (f"JMed48k-Eval ({REPO_ID} on the Hugging Face Hub) is licensed
 NO_DATA = ("JMed48k data not found: no --data folder was given and the Hugging Face dataset {repo} could not be "
            "downloaded ({reason}). Either pass --data PATH, a local folder in the JMed48k release layout "
            "(JMed48k/<Profession>/<Profession>_<year>/...), or go online and run the command again so medvqa "
-           "downloads {repo} ({folder}/) into the Hugging Face cache (or fetch it yourself with "
-           "`hf download {repo} --repo-type dataset --include '{folder}/*'`). "
+           f"downloads {{repo}} ({FOLDER}/) into the Hugging Face cache (or fetch it yourself with "
+           f"`hf download {{repo}} --repo-type dataset --include '{FOLDER}/*'`). "
            "`--sample` runs the small bundled sample instead.")
-
-
-def snapshot_download(**kwargs) -> str:
-    """`huggingface_hub.snapshot_download`, imported on first use."""
-    from huggingface_hub import snapshot_download as download
-
-    return download(**kwargs)
 
 
 def download(*, notice=None) -> Path:
     """The local folder holding `JMed48k-eval/`: from the cache if present, else downloaded.
     Raises DataError naming both ways to get the data when neither works."""
     notice = notice or (lambda text: print(text, file=sys.stderr))
-    query = dict(repo_id=REPO_ID, repo_type="dataset", allow_patterns=[f"{FOLDER}/*"])
-    try:
-        local = snapshot_download(**query, local_files_only=True)
-    except OSError:  # not cached (huggingface_hub raises LocalEntryNotFoundError, an OSError)
-        marker = cache_dir() / "jmed48k-licence-shown"
+    marker = cache_dir() / "jmed48k-licence-shown"
+    downloaded = []
+
+    def licence() -> None:  # before a download, until one has succeeded
+        downloaded.append(True)
         if not marker.exists():
             notice(LICENCE_NOTICE)
-        try:
-            local = snapshot_download(**query)
-        except OSError as exc:  # offline, connection refused, gated or missing repository
-            raise DataError(NO_DATA.format(repo=REPO_ID, folder=FOLDER, reason=_first_line(exc))) from None
+
+    local = from_hub(REPO_ID, NO_DATA, allow_patterns=[f"{FOLDER}/*"], before_download=licence)
+    if downloaded:
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()
-    root = Path(local) / FOLDER
+    root = local / FOLDER
     if not root.is_dir():
         raise DataError(f"the downloaded snapshot of {REPO_ID} has no {FOLDER}/ folder", file=local)
     return root
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

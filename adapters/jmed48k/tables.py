@@ -26,7 +26,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.metrics import CI_COLUMNS, NON_ANSWERS, assisted_columns, cell, with_assisted
+from medvqa.metrics import CI_COLUMNS, NON_ANSWERS, cell, with_assisted
 from medvqa.stats import mean_of_proportions_ci
 from medvqa.tables import Table, Tables
 
@@ -97,11 +97,10 @@ def accuracy_frame(records: list[dict], label: str, keys: Callable[[dict], Itera
     for key in sorted(groups, key=_rank):
         rs = groups[key]
         c = cell(rs)
-        row = {label: key, "n": c.n, "correct": c.correct, "accuracy": c.accuracy, "ci_low": c.ci[0],
-               "ci_high": c.ci[1], "ci_method": c.ci_method, **{s: c.statuses.get(s, 0) for s in NON_ANSWERS}}
+        row = {label: key, **c.accuracy_columns()}
         if fallback is not None:
             row["without_image"] = sum(r["item_id"] in fallback_ids for r in rs)
-        rows.append({**row, **assisted_columns(c)})
+        rows.append(row)
     columns = with_assisted([label, *ACCURACY_COLUMNS, *(["without_image"] if fallback is not None else [])], rows)
     if rows:
         macro = {c: sum(row[c] for row in rows) for c in columns[1:] if c in ("n", "correct", *NON_ANSWERS, "without_image")}

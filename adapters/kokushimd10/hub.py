@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medvqa import DataError
+from medvqa import from_hub
 
 REPO_ID = "humanalysis-square/KokushiMD-10"
 NO_DATA = ("KokushiMD-10 data not found: no --data folder was given and the Hugging Face dataset {repo} could not "
@@ -16,24 +16,7 @@ NO_DATA = ("KokushiMD-10 data not found: no --data folder was given and the Hugg
            "it yourself with `hf download {repo} --repo-type dataset`).")
 
 
-def snapshot_download(**kwargs) -> str:
-    """`huggingface_hub.snapshot_download`, imported on first use."""
-    from huggingface_hub import snapshot_download as download
-
-    return download(**kwargs)
-
-
 def download() -> Path:
     """The local snapshot folder: from the cache if present, else downloaded. Raises DataError
     naming both ways to get the data when neither works."""
-    query = dict(repo_id=REPO_ID, repo_type="dataset")
-    try:
-        return Path(snapshot_download(**query, local_files_only=True))
-    except OSError:  # not cached (LocalEntryNotFoundError is an OSError)
-        pass
-    try:
-        return Path(snapshot_download(**query))
-    except OSError as exc:  # offline, refused, gated or missing repository
-        text = str(exc).strip().splitlines()
-        reason = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-        raise DataError(NO_DATA.format(repo=REPO_ID, reason=reason)) from None
+    return from_hub(REPO_ID, NO_DATA)

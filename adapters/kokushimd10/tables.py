@@ -16,7 +16,7 @@ from collections import Counter
 
 import pandas as pd
 
-from medvqa.metrics import assisted_columns, cell, counted, group, is_derived, level_keys, with_assisted
+from medvqa.metrics import cell, counted, group, is_derived, level_keys, with_assisted
 from medvqa.tables import Table, Tables
 
 from .conventions import MHLW
@@ -54,12 +54,11 @@ def _grouped(benchmark, records: list[dict], excluded: list[dict], field: str) -
         kept, _ = counted(rs, benchmark)
         human = [float(r["human_accuracy"]) / 100 for r in kept if r.get("human_accuracy") is not None]
         points = [int(r.get("points") or 0) for r in kept]
-        out.append({field: level, "condition": condition, "n": c.n, "correct": c.correct, "accuracy": c.accuracy,
-                    "ci_low": c.ci[0] if c.ci else None, "ci_high": c.ci[1] if c.ci else None,
+        out.append({field: level, "condition": condition, **c.accuracy_columns(()),
                     "score": sum(p for p, r in zip(points, kept) if r.get("correct")), "total": sum(points),
                     "human_mean": round(sum(human) / len(human), 4) if human else None,
                     "without_image": sum(bool(r.get("without_image")) for r in kept),
-                    "withdrawn": c.uncounted, "excluded": n_excluded[level], **assisted_columns(c)})
+                    "withdrawn": c.uncounted, "excluded": n_excluded[level]})
     return pd.DataFrame(out, columns=with_assisted([field, *COLUMNS], out))
 
 

@@ -17,16 +17,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from medvqa import DataError, Gold, Item, Option, brief
+from medvqa import DataError, Gold, Item, Option, brief, from_hub
 
 from .loader import BENCHMARK
 from .prompts import LETTERS
 
 REPO_ID = "amu-cai/PES-2018-2022"
 FILENAME = "test.json"
-NO_DATA = ("PES text set not found: the Hugging Face dataset {repo} ({file}) could not be downloaded ({reason}). "
-           "Either go online and run the command again so medvqa downloads it into the Hugging Face cache "
-           "(or fetch it yourself with `hf download {repo} {file} --repo-type dataset`), or pass --data PATH, "
+NO_DATA = (f"PES text set not found: the Hugging Face dataset {{repo}} ({FILENAME}) could not be downloaded "
+           "({reason}). Either go online and run the command again so medvqa downloads it into the Hugging Face "
+           f"cache (or fetch it yourself with `hf download {{repo}} {FILENAME} --repo-type dataset`), or pass --data PATH, "
            "a local folder in the PES layout (vqa.jsonl, qa.jsonl, images/; docs/benchmarks/polish_pes.md).")
 
 _LABELLED = re.compile(r"([A-Ea-e])\s*[.)]\s")
@@ -42,23 +42,9 @@ FIELDS = {
 }
 
 
-def hf_hub_download(**kwargs) -> str:
-    """`huggingface_hub.hf_hub_download`, imported on first use."""
-    from huggingface_hub import hf_hub_download as download
-
-    return download(**kwargs)
-
-
 def download() -> Path:
     """The local path of `test.json`: from the cache if present, else downloaded."""
-    query = dict(repo_id=REPO_ID, filename=FILENAME, repo_type="dataset")
-    try:
-        return Path(hf_hub_download(**query, local_files_only=True))
-    except OSError:  # not cached (LocalEntryNotFoundError is an OSError)
-        try:
-            return Path(hf_hub_download(**query))
-        except OSError as exc:  # offline, refused, gated or missing
-            raise DataError(NO_DATA.format(repo=REPO_ID, file=FILENAME, reason=_first_line(exc))) from None
+    return from_hub(REPO_ID, NO_DATA, filename=FILENAME)
 
 
 def text_items(path: Path) -> list[Item]:
@@ -158,8 +144,3 @@ def _int(value: Any) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         return None
-
-
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

@@ -24,7 +24,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.metrics import ASSISTED_COLUMNS, NON_ANSWERS, accuracy_ci, assisted_columns, cell, is_derived, with_assisted
+from medvqa.metrics import ASSISTED_COLUMNS, NON_ANSWERS, accuracy_ci, cell, is_derived, with_assisted
 from medvqa.tables import Table, Tables
 
 from .loader import DOMAINS
@@ -37,15 +37,6 @@ OTHER = "Other specialties"
 ACCURACY = ("n", "correct", "accuracy", "ci_low", "ci_high", "ci_method", *NON_ANSWERS)
 POOLED = {0: "0-1", 1: "0-1", 2: "2"}
 CHANCE_NOTE = "Chance is 20 % (five options, one correct)."
-
-
-def accuracy(records: list[dict]) -> dict:
-    """n, correct, accuracy, its 95 % CI and the non-answer counts of `records` (the metrics layer's
-    cell), and the assisted columns where an extraction exists."""
-    c = cell(records)
-    ci = c.ci or (None, None)
-    return {"n": c.n, "correct": c.correct, "accuracy": c.accuracy, "ci_low": ci[0], "ci_high": ci[1],
-            "ci_method": c.ci_method, **{s: c.statuses.get(s, 0) for s in NON_ANSWERS}, **assisted_columns(c)}
 
 
 def pes_tables(records: list[dict], excluded: Iterable[dict] = (), *, other_below: int = 10) -> Tables:
@@ -98,7 +89,7 @@ def configuration_frame(records: list[dict]) -> pd.DataFrame:
         for key, label in SETS.items():
             rs = [r for r in records if r["condition"] == cond and r.get("set") == key]
             if rs:
-                rows.append({"condition": cond, "set": label, **accuracy(rs)})
+                rows.append({"condition": cond, "set": label, **cell(rs).accuracy_columns()})
     return pd.DataFrame(rows, columns=with_assisted(["condition", "set", *ACCURACY], rows))
 
 
@@ -116,7 +107,7 @@ def grouped_frame(records: list[dict], label: str, keys: Callable[[dict], tuple]
     def position(k: tuple) -> tuple:
         return (rank.get(k[0], len(rank)), str(k[0]), sets.index(k[1]) if k[1] in sets else 0, CONDITIONS.index(k[2]))
 
-    rows = [{label: k[0], **({"set": k[1]} if by_set else {}), "condition": k[2], **accuracy(groups[k])}
+    rows = [{label: k[0], **({"set": k[1]} if by_set else {}), "condition": k[2], **cell(groups[k]).accuracy_columns()}
             for k in sorted(groups, key=position)]
     return pd.DataFrame(rows, columns=with_assisted([label, *(["set"] if by_set else []), "condition", *ACCURACY], rows))
 
@@ -158,7 +149,7 @@ def human_frame(records: list[dict]) -> pd.DataFrame:
                      "ci_method": CLOPPER_PEARSON})
         for cond in CONDITIONS:
             if cs := [r for r in rs if r["condition"] == cond]:
-                acc = accuracy(cs)
+                acc = cell(cs).accuracy_columns()
                 rows.append({"set": label, "who": "model", "condition": cond, "n": acc["n"], "answers": None,
                              "correct": acc["correct"], "accuracy": acc["accuracy"], "ci_low": acc["ci_low"],
                              "ci_high": acc["ci_high"], "ci_method": acc["ci_method"],

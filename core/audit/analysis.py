@@ -316,12 +316,6 @@ def forced_guess(records: list[dict]) -> dict:
             "correct": correct, "accuracy": correct / len(predicted) if predicted else None}
 
 
-def forced_guess_accuracy(records: list[dict]) -> tuple[int, float | None]:
-    """(forced-guess records, accuracy over those that received a prediction)."""
-    fg = forced_guess(records)
-    return fg["n"], fg["accuracy"]
-
-
 def refusal_section(run: _Run, s: Settings) -> dict:
     """Refusal rates and Δimg under the three conventions: strict (a refusal is wrong),
     conditional (pairs with a refusal leave both denominators) and imputed (each refusal is
@@ -525,9 +519,8 @@ def _example(pair: Pair, run: _Run) -> dict:
 def _prepare(run: RunInput, fields: dict[str, str]) -> _Run:
     by_key = _index(run)
     pairs, unpaired = pair_image_removal(run, by_key)
-    _, forced_accuracy = forced_guess_accuracy(run.records)
     return _Run(input=run, by_key=by_key, fields=fields, pairs=pairs, unpaired=unpaired,
-                forced_accuracy=forced_accuracy)
+                forced_accuracy=forced_guess(run.records)["accuracy"])
 
 
 def marginals(run: RunInput, fields: Mapping[str, str]) -> dict:
@@ -589,10 +582,7 @@ _MEANED = (*STATES, "a_with", "a_removed", "delta_img")
 
 def _mean_row(rows: list[dict]) -> dict:
     rows = [r for r in rows if r and r.get("n")]
-    out = {"n_models": len(rows)}
-    for k in _MEANED:
-        out[k] = _mean([r[k] for r in rows])
-    return out
+    return {"n_models": len(rows), **{k: _mean([r[k] for r in rows]) for k in _MEANED}}
 
 
 def cohort_rows(models: dict[str, dict], cohorts: dict[str, str]) -> dict:
@@ -605,15 +595,9 @@ def cohort_rows(models: dict[str, dict], cohorts: dict[str, str]) -> dict:
     out = {}
     for cohort, names in sorted(members.items()):
         docs = [models[n]["paired"] for n in names]
-        by: dict[str, dict] = {}
-        for doc in docs:
-            for fname, values in doc["by"].items():
-                for key in values:
-                    by.setdefault(fname, {}).setdefault(key, [])
-        for fname, values in by.items():
-            for key in values:
-                values[key] = _mean_row([d["by"].get(fname, {}).get(key) for d in docs])
-            by[fname] = dict(sorted(values.items()))
+        # each stratum any member has, each of its levels any member has (sorted)
+        levels = {f: sorted({k for d in docs for k in d["by"].get(f, {})}) for d in docs for f in d["by"]}
+        by = {f: {k: _mean_row([d["by"].get(f, {}).get(k) for d in docs]) for k in keys} for f, keys in levels.items()}
         out[cohort] = {"models": names, "n_models": len(names),
                        "paired": {"overall": _mean_row([d["overall"] for d in docs]), "by": by}}
     return out
@@ -712,24 +696,42 @@ def model_docs(doc: dict) -> dict[str, dict]:
     return doc["models"] if "models" in doc else {doc["model"]: doc}
 
 
+# the paired table's number columns, in Markdown and on the page: (heading, key, number format)
+PAIRED_COLUMNS = [("n", "n", "int"), *((s, s, "pct") for s in (*STATES, "a_with", "a_removed")),
+                  ("Δimg", "delta_img", "pp"), ("95 % CI", "ci", "ci_pp"), ("McNemar p", "mcnemar_p", "p"),
+                  ("Holm p", "mcnemar_p_holm", "p")]
+
+
+def strata_rows(section: dict) -> list[tuple[str, list, dict]]:
+    """A paired section's rows as (label, path in the section, row): overall, then one per level
+    of each stratum."""
+    return [("overall", ["overall"], section["overall"])] + [
+        (f"{name} = {level}", ["by", name, level], row) for name, levels in section["by"].items()
+        for level, row in levels.items()]
+
+
+def paired_markdown(section: dict, columns: list[tuple[str, str, str]]) -> str:
+    """A paired section's table (`strata_rows` × `columns`) in Markdown, through the one renderer."""
+    import pandas as pd
+
+    from medvqa.core.render import to_markdown
+
+    frame = pd.DataFrame([[label, *(row.get(key) for _, key, _ in columns)] for label, _, row in strata_rows(section)],
+                         columns=["stratum", *(heading for heading, _, _ in columns)])
+    return to_markdown(frame, {heading: kind for heading, _, kind in columns}).rstrip("\n")
+
+
 def summary_markdown(doc: dict) -> str:
     """A short human-readable summary: how runs were paired, per model the paired rows
     (overall and by stratum) with the image items left unpaired, refusal rates and the
     image-as-options control, as Markdown."""
-    import pandas as pd
+    from medvqa.core.render import percent as pct
 
-    from medvqa.core.render import percent as pct, to_markdown
-
-    shares = (*STATES, "a_with", "a_removed")
-    formats = {**dict.fromkeys(shares, "pct"), "Δimg": "pp", "95 % CI": "ci_pp", "McNemar p": "p", "Holm p": "p"}
     lines = [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
     for name, m in model_docs(doc).items():
         p = m["paired"]
-        rows = [("overall", p["overall"])] + [(f"{f} = {v}", r) for f, vs in p["by"].items() for v, r in vs.items()]
-        frame = pd.DataFrame([[label, r["n"], *(r[k] for k in shares), r["delta_img"], r["ci"], r["mcnemar_p"],
-                               r.get("mcnemar_p_holm")] for label, r in rows], columns=["stratum", "n", *formats])
         lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "",
-                  to_markdown(frame, formats).rstrip("\n"), "",
+                  paired_markdown(p, PAIRED_COLUMNS), "",
                   "95 % CI of Δimg: Tango's score interval for paired proportions; McNemar p: exact; "
                   "Holm p: adjusted by Holm's method over the levels of each stratum."]
         if p["unpaired"]:

@@ -14,12 +14,13 @@ import io
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlencode
 
-from medvqa.core.audit.analysis import CONVENTIONS, STATES, model_docs
+from medvqa.core.audit.analysis import CONVENTIONS, PAIRED_COLUMNS, STATES, model_docs, strata_rows
+from medvqa.core.audit.pairing import language_columns
 from medvqa.core.audit.figures import figures, svg_texts
-from medvqa.core.render import fmt
+from medvqa.core.render import fmt, to_html
 
 
 def _get(doc: dict, path: list) -> Any:
@@ -42,10 +43,12 @@ class _Page:
     def add(self, text: str) -> None:
         self.parts.append(text)
 
-    def cell(self, path: list, kind: str, tag: str = "td", items: dict[str, str] | None = None) -> str:
-        """A number from the document at `path`, tagged with its path and format; with `items`
-        (the item browser's filter of the items behind it), a link to them in the browser."""
-        text = html.escape(fmt(_get(self.doc, path), kind))
+    def cell(self, path: list, kind: str, tag: str = "td", items: dict[str, str] | None = None,
+             text: str | None = None) -> str:
+        """A number from the document at `path` (shown as `text` when given), tagged with its path
+        and format; with `items` (the item browser's filter of the items behind it), a link to
+        them in the browser."""
+        text = html.escape(fmt(_get(self.doc, path), kind)) if text is None else text
         if items is not None and self.view_href:
             text = f'<a class="view-link" href="{_attr(self.view_href + "#" + urlencode(items))}">{text}</a>'
         return (f'<{tag} class="num" data-path="{_attr(json.dumps(path, ensure_ascii=False))}" '
@@ -58,6 +61,45 @@ class _Page:
         return (f' data-fields="{_attr(json.dumps(list(strata), ensure_ascii=False))}"'
                 f' data-strata="{_attr(json.dumps(keys, ensure_ascii=False))}"')
 
+    def table(self, texts: list[str], numbers: list[tuple[str, Any, str]], rows: list[tuple[list[str], list, dict]],
+              items: Callable[[int, str], dict[str, str]] | None = None,
+              cell: Callable[[int, str], str | None] | None = None) -> None:
+        """A table through the one renderer: the text columns `texts`, then `numbers` (heading, key
+        or keys under the row's path, format). Each row is (its texts, the document path of its
+        numbers, its strata for the filter; rows are told apart by their texts); each number is
+        tagged with its own path, an empty cell where the row's dict has no such key. `items(i,
+        key)`: the item-browser filter the number of row i links to; `cell(i, heading)`: a cell of
+        row i written otherwise."""
+        import pandas as pd
+
+        keys = {h: list(k) if isinstance(k, tuple) else [k] for h, k, _ in numbers}
+        kinds = {h: kind for h, _, kind in numbers}
+        values = [[*labels, *(_get(self.doc, [*path, *keys[h]]) for h in keys)] for labels, path, _ in rows]
+        attrs = {tuple(labels): self.row_attrs(strata) if strata else "" for labels, _, strata in rows}
+
+        def number(i: int, heading: str, text: str) -> str | None:
+            if cell is not None and (custom := cell(i, heading)) is not None:
+                return custom
+            if heading not in keys:
+                return None
+            path = [*rows[i][1], *keys[heading]]
+            if _absent(self.doc, path):
+                return "<td></td>"
+            return self.cell(path, kinds[heading], items=items(i, keys[heading][-1]) if items else None, text=text)
+
+        self.add(to_html(pd.DataFrame(values, columns=[*texts, *keys]), kinds, cell=number,
+                         row_attrs=lambda row: attrs[tuple(row[h] for h in texts)]))
+
+
+def _absent(doc: dict, path: list) -> bool:
+    """Does a dict on `path` lack the next key (an empty cell, not a missing value)?"""
+    value: Any = doc
+    for key in path:
+        if isinstance(value, dict) and key not in value:
+            return True
+        value = value[key] if isinstance(value, (dict, list)) else None
+    return False
+
 
 def _attr(text: str) -> str:
     return html.escape(text, quote=True)
@@ -67,31 +109,21 @@ def _e(text: Any) -> str:
     return html.escape(str(text))
 
 
-_PAIRED_COLS = [("n", "int"), *((s, "pct") for s in STATES), ("a_with", "pct"), ("a_removed", "pct"),
-                ("delta_img", "pp"), ("ci", "ci_pp"), ("mcnemar_p", "p"), ("mcnemar_p_holm", "p")]
-_PAIRED_HEAD = ["n", "p11", "p10", "p01", "p00", "a_with", "a_removed", "Δimg", "95 % CI (Tango)", "McNemar p",
-                "Holm p"]
-
-
-def _paired_items(model: str, key: str, stratum: str | None = None) -> dict[str, str]:
-    """The item browser's filter of a paired-table cell: the model's paired items in the row's
-    stratum, those of one transition state for a state's cell."""
-    return {"model": model, "transition": key if key in STATES else "paired", **({"stratum": stratum} if stratum else {})}
+def _strata_rows(base: list, section: dict) -> list[tuple[list[str], list, dict]]:
+    """A paired section's rows for `_Page.table`; each level's row filters with its stratum."""
+    return [([label], [*base, *path], {path[1]: [path[2]]} if path[0] == "by" else {})
+            for label, path, _ in strata_rows(section)]
 
 
 def _paired_table(page: _Page, base: list, paired: dict, model: str) -> None:
     page.add(f"<h3>Image removal (C+Q+I vs C+Q), refusals {_e(paired['convention'])}</h3>")
-    page.add('<table class="paired"><tr><th>stratum</th>' + "".join(f"<th>{h}</th>" for h in _PAIRED_HEAD) + "</tr>")
-    page.add("<tr><td>overall</td>" + "".join(page.cell([*base, "paired", "overall", k], f, items=_paired_items(model, k))
-                                              for k, f in _PAIRED_COLS if k != "mcnemar_p_holm")
-             + "<td></td></tr>")  # one test: no family
-    for name, values in paired["by"].items():
-        for value in values:
-            path = [*base, "paired", "by", name, value]
-            page.add(f"<tr{page.row_attrs({name: [value]})}><td>{_e(name)} = {_e(value)}</td>"
-                     + "".join(page.cell([*path, k], f, items=_paired_items(model, k, f"{name}={value}"))
-                               for k, f in _PAIRED_COLS) + "</tr>")
-    page.add("</table>")
+    rows = _strata_rows([*base, "paired"], paired)
+    # the item browser's filter of a cell: the model's paired items in the row's stratum, those
+    # of one transition state for a state's cell
+    columns = [("95 % CI (Tango)" if key == "ci" else heading, key, kind) for heading, key, kind in PAIRED_COLUMNS]
+    page.table(["stratum"], columns, rows, items=lambda i, key: {
+        "model": model, "transition": key if key in STATES else "paired",
+        **{"stratum": f"{name}={value}" for name, [value] in rows[i][2].items()}})
     if paired["by"]:
         page.add("<p>Holm p: McNemar's exact p-value adjusted by Holm's method over the levels of each "
                  "stratum.</p>")
@@ -100,85 +132,51 @@ def _paired_table(page: _Page, base: list, paired: dict, model: str) -> None:
             f"{_e(reason)}: {u['n']}" for reason, u in paired["unpaired"].items()) + "</p>")
 
 
-_LANGUAGE_COLS = [("n", "int"), *((s, "pct") for s in STATES), ("a_local", "pct"), ("a_other", "pct"),
-                  ("delta_lang", "pp"), ("ci", "ci_pp"), ("mcnemar_p", "p")]
-
-
 def _language_tables(page: _Page, pairs: dict) -> None:
     """The language pairings (`paired_language`): one table per pair of languages and condition."""
     page.add("<h2>Language (the same items in two languages)</h2>")
     for key, section in pairs.items():
         first, second = section["languages"]
-        head = ["n", "both right", f"only {first}", f"only {second}", "neither", first, second, "Δlang", "95 % CI",
-                "McNemar p"]
         for cond, sec in section["conditions"].items():
-            base = ["paired_language", key, "conditions", cond]
             page.add(f"<h3>{_e(key)}, {_e(cond)}: Δlang = {_e(first)} − {_e(second)}, refusals "
                      f"{_e(sec['convention'])}</h3>")
-            page.add('<table class="paired"><tr><th>stratum</th>' + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>")
-            page.add("<tr><td>overall</td>" + "".join(page.cell([*base, "overall", k], f) for k, f in _LANGUAGE_COLS)
-                     + "</tr>")
-            for name, values in sec["by"].items():
-                for value in values:
-                    page.add(f"<tr{page.row_attrs({name: [value]})}><td>{_e(name)} = {_e(value)}</td>"
-                             + "".join(page.cell([*base, "by", name, value, k], f) for k, f in _LANGUAGE_COLS)
-                             + "</tr>")
-            page.add("</table>")
+            page.table(["stratum"], language_columns(first, second),
+                       _strata_rows(["paired_language", key, "conditions", cond], sec))
             if sec["unpaired"]:
                 page.add("<p>Items not paired: " + "; ".join(
                     f"{_e(reason)}: {u['n']}" for reason, u in sec["unpaired"].items()) + "</p>")
 
 
 def _refusal_tables(page: _Page, base: list, refusals: dict) -> None:
-    page.add("<h3>Refusals</h3><table><tr><th>condition</th><th>records</th><th>refusals</th><th>rate %</th></tr>")
-    for cond in refusals["rates"]:
-        path = [*base, "refusals", "rates", cond]
-        page.add(f"<tr><td>{_e(cond)}</td>{page.cell([*path, 'n'], 'int')}{page.cell([*path, 'refusals'], 'int')}"
-                 f"{page.cell([*path, 'rate'], 'pct')}</tr>")
-    page.add("</table><table><tr><th>convention</th><th>n</th><th>a_with</th><th>a_removed</th><th>Δimg</th>"
-             "<th>95 % CI</th></tr>")
-    for conv in CONVENTIONS:
-        path = [*base, "refusals", "delta_img", conv]
-        note = refusals["notes"].get(conv)
-        page.add(f"<tr><td>{conv}</td>" + "".join(page.cell([*path, k], f) for k, f in
-                 (("n", "int"), ("a_with", "pct"), ("a_removed", "pct"), ("delta_img", "pp"), ("ci", "ci_pp")))
-                 + "</tr>")
-        if note:
-            page.add(f'<tr><td colspan="6" class="note">{_e(note)}</td></tr>')
+    page.add("<h3>Refusals</h3>")
+    page.table(["condition"], [("records", "n", "int"), ("refusals", "refusals", "int"), ("rate %", "rate", "pct")],
+               [([cond], [*base, "refusals", "rates", cond], {}) for cond in refusals["rates"]])
+    page.table(["convention"], [("n", "n", "int"), ("a_with", "a_with", "pct"), ("a_removed", "a_removed", "pct"),
+                                ("Δimg", "delta_img", "pp"), ("95 % CI", "ci", "ci_pp")],
+               [([conv], [*base, "refusals", "delta_img", conv], {}) for conv in CONVENTIONS])
+    page.add("".join(f'<p class="note">{conv}: {_e(note)}</p>' for conv, note in refusals["notes"].items() if note))
     fg = [*base, "refusals", "forced_guess"]
-    page.add(f"</table><p>Forced-guess records: {page.cell([*fg, 'n'], 'int', 'span')}, accuracy "
+    page.add(f"<p>Forced-guess records: {page.cell([*fg, 'n'], 'int', 'span')}, accuracy "
              f"{page.cell([*fg, 'accuracy'], 'pct', 'span')} %</p>")
 
 
 def _ablation_table(page: _Page, base: list, ablation: dict) -> None:
-    conds = list(dict.fromkeys(c for g in ("image", "text_only", "image_unavailable")
-                               for c in ablation[g]["conditions"]))
-    page.add("<h3>Input ablation (accuracy %, same items per row)</h3><table><tr><th>items</th><th>n</th>"
-             "<th>random baseline</th>" + "".join(f"<th>{_e(c)}</th>" for c in conds) + "</tr>")
-
-    def row(path: list, label: str, group: dict, attrs: str = "") -> None:
-        cells = [page.cell([*path, "n"], "int"), page.cell([*path, "baseline"], "pct")]
-        cells += [page.cell([*path, "conditions", c, "accuracy"], "pct") if c in group["conditions"] else "<td></td>"
-                  for c in conds]
-        page.add(f"<tr{attrs}><td>{_e(label)}</td>{''.join(cells)}</tr>")
-
-    for g in ("image", "text_only", "image_unavailable"):
-        row([*base, "ablation", g], g, ablation[g])
-    for name, values in ablation["by"].items():
-        for value, groups in values.items():
-            for g, group in groups.items():
-                row([*base, "ablation", "by", name, value, g], f"{name} = {value}: {g}", group,
-                    page.row_attrs({name: [value]}))
-    page.add("</table>")
+    groups = ("image", "text_only", "image_unavailable")
+    conds = list(dict.fromkeys(c for g in groups for c in ablation[g]["conditions"]))
+    page.add("<h3>Input ablation (accuracy %, same items per row)</h3>")
+    rows = [([g], [*base, "ablation", g], {}) for g in groups] + [
+        ([f"{name} = {value}: {g}"], [*base, "ablation", "by", name, value, g], {name: [value]})
+        for name, values in ablation["by"].items() for value, by_group in values.items() for g in by_group]
+    page.table(["items"], [("n", "n", "int"), ("random baseline", "baseline", "pct"),
+                           *((c, ("conditions", c, "accuracy"), "pct") for c in conds)], rows)
 
 
 def _io_table(page: _Page, base: list) -> None:
     path = [*base, "io_control"]
-    cols = (("n", "int"), ("baseline", "pct"), ("a_with", "pct"), ("ci_a_with", "ci"), ("a_removed", "pct"),
-            ("ci_a_removed", "ci"), ("binomial_p", "p"), ("binomial_p_with", "p"), ("leakage_hits", "int"))
-    page.add("<h3>Image-as-options positive control</h3><table><tr>"
-             + "".join(f"<th>{k}</th>" for k, _ in cols) + "</tr><tr>"
-             + "".join(page.cell([*path, k], f) for k, f in cols) + "</tr></table>")
+    page.add("<h3>Image-as-options positive control</h3>")
+    page.table([], [(k, k, f) for k, f in (("n", "int"), ("baseline", "pct"), ("a_with", "pct"), ("ci_a_with", "ci"),
+                                          ("a_removed", "pct"), ("ci_a_removed", "ci"), ("binomial_p", "p"),
+                                          ("binomial_p_with", "p"), ("leakage_hits", "int"))], [([], path, {})])
     un = [*path, "image_unavailable"]
     page.add(f"<p>Without their image files (text only): n {page.cell([*un, 'n'], 'int', 'span')}, accuracy "
              f"{page.cell([*un, 'a_removed'], 'pct', 'span')} %, binomial p {page.cell([*un, 'binomial_p'], 'p', 'span')}"
@@ -186,15 +184,18 @@ def _io_table(page: _Page, base: list) -> None:
 
 
 def _selection_table(page: _Page, base: list, bias: dict) -> None:
-    page.add("<h3>Selection bias</h3><table><tr><th>condition</th><th>n</th><th>over-selected labels (pp)</th>"
-             "<th>outside the listed labels %</th></tr>")
-    for cond, row in bias.items():
-        path = [*base, "selection_bias", cond]
-        over = ", ".join(f'{_e(o["label"])} {page.cell([*path, "over_selected", i, "difference"], "pp", "span")}'
-                         for i, o in enumerate(row["over_selected"]))
-        page.add(f"<tr><td>{_e(cond)}</td>{page.cell([*path, 'n'], 'int')}<td>{over or 'none'}</td>"
-                 f"{page.cell([*path, 'outside_share'], 'pct')}</tr>")
-    page.add("</table>")
+    page.add("<h3>Selection bias</h3>")
+    rows = [([cond], [*base, "selection_bias", cond], {}) for cond in bias]
+
+    def over_selected(i: int, heading: str) -> str | None:  # each label with its difference
+        if heading != "over-selected labels (pp)":
+            return None
+        path, over = rows[i][1], bias[rows[i][0][0]]["over_selected"]
+        return "<td>" + (", ".join(f'{_e(o["label"])} {page.cell([*path, "over_selected", j, "difference"], "pp", "span")}'
+                                   for j, o in enumerate(over)) or "none") + "</td>"
+
+    page.table(["condition"], [("n", "n", "int"), ("over-selected labels (pp)", "over_selected", "text"),
+                               ("outside the listed labels %", "outside_share", "pct")], rows, cell=over_selected)
 
 
 @lru_cache(maxsize=512)
@@ -238,29 +239,18 @@ def _examples(page: _Page, examples: dict) -> None:
 
 
 def _cohorts(page: _Page, cohorts: dict) -> None:
-    page.add("<h2>Cohorts (mean of member models)</h2><table><tr><th>cohort</th><th>stratum</th><th>models</th>"
-             + "".join(f"<th>{h}</th>" for h in ("p11", "p10", "p01", "p00", "a_with", "a_removed", "Δimg")) + "</tr>")
-    keys = (*STATES, "a_with", "a_removed", "delta_img")
-    for name, c in cohorts.items():
-        rows = [(["cohorts", name, "paired", "overall"], "overall", "")]
-        rows += [(["cohorts", name, "paired", "by", f, v], f"{f} = {v}", page.row_attrs({f: [v]}))
-                 for f, values in c["paired"]["by"].items() for v in values]
-        for path, label, attrs in rows:
-            page.add(f"<tr{attrs}><td>{_e(name)}</td><td>{_e(label)}</td>{page.cell([*path, 'n_models'], 'int')}"
-                     + "".join(page.cell([*path, k], "pp" if k == "delta_img" else "pct") for k in keys) + "</tr>")
-    page.add("</table>")
+    page.add("<h2>Cohorts (mean of member models)</h2>")
+    rows = [([name, label], path, strata) for name, c in cohorts.items()
+            for [label], path, strata in _strata_rows(["cohorts", name, "paired"], c["paired"])]
+    page.table(["cohort", "stratum"], [("models", "n_models", "int"), *PAIRED_COLUMNS[1:8]], rows)
 
 
 def _comparisons(page: _Page, comparisons: list) -> None:
     page.add("<h2>Model differences (accuracy: exact McNemar, Tango interval; Δimg: paired bootstrap p, "
-             "MOVER interval)</h2><table><tr><th>a</th><th>b</th><th>measure</th>"
-             "<th>n</th><th>a − b</th><th>95 % CI</th><th>p</th></tr>")
-    for i, c in enumerate(comparisons):
-        path = ["comparisons", i]
-        page.add(f"<tr><td>{_e(c['a'])}</td><td>{_e(c['b'])}</td><td>{_e(c['measure'])}</td>"
-                 + "".join(page.cell([*path, k], f) for k, f in
-                           (("n", "int"), ("difference", "pp"), ("ci", "ci_pp"), ("p", "p"))) + "</tr>")
-    page.add("</table>")
+             "MOVER interval)</h2>")
+    page.table(["a", "b", "measure"], [("n", "n", "int"), ("a − b", "difference", "pp"), ("95 % CI", "ci", "ci_pp"),
+                                       ("p", "p", "p")],
+               [([c["a"], c["b"], c["measure"]], ["comparisons", i], {}) for i, c in enumerate(comparisons)])
 
 
 _STYLE = """

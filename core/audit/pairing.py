@@ -19,7 +19,8 @@ from itertools import combinations
 from typing import Any, Sequence
 
 from medvqa.core import metrics
-from medvqa.core.audit.analysis import Pair, RunInput, Settings, _Run, forced_guess_accuracy, paired_section
+from medvqa.core.audit.analysis import (STATES, Pair, RunInput, Settings, _Run, forced_guess, paired_markdown,
+                                        paired_section)
 from medvqa.core.metrics import held_fields
 from medvqa.core.results import condition_order, is_derived
 
@@ -114,7 +115,7 @@ def language_section(a: LanguageSide, b: LanguageSide, s: Settings, model: str, 
     fields, _ = held_fields(s.by, first.records + second.records, benchmark.stratum_aliases if benchmark else {})
     items = {k: v for k, v in first.items.items() if k in second.items}
     # --refusals imputed credits a refusal with the forced-guess accuracy of both runs together
-    _, forced = forced_guess_accuracy(first.records + second.records)
+    forced = forced_guess(first.records + second.records)["accuracy"]
     out = {"languages": [first.language, second.language], "runs": [first.source, second.source], "conditions": {}}
     for cond in conditions:
         pairs, unpaired = pair_records(items, ka, kb, cond)
@@ -161,27 +162,24 @@ def language_delta_rows(entries: Sequence[Any], s: Settings) -> list[dict]:
     return rows
 
 
+def language_columns(first: str, second: str) -> list[tuple[str, str, str]]:
+    """The language table's number columns, in Markdown and on the page: (heading, key, format)."""
+    return [("n", "n", "int"), *((h, s, "pct") for h, s in zip(("both right", f"only {first}", f"only {second}",
+                                                                "neither"), STATES)),
+            (first, "a_local", "pct"), (second, "a_other", "pct"), ("Δlang", "delta_lang", "pp"),
+            ("95 % CI", "ci", "ci_pp"), ("McNemar p", "mcnemar_p", "p")]
+
+
 def language_markdown(doc: dict) -> str:
     """The audit's language pairings as Markdown, through the one table renderer (empty when
     there are none)."""
-    import pandas as pd
-
-    from medvqa.core.render import to_markdown
-
     lines: list[str] = []
     for key, section in (doc.get("paired_language") or {}).items():
         first, second = section["languages"]
-        formats = {"both right": "pct", f"only {first}": "pct", f"only {second}": "pct", "neither": "pct",
-                   first: "pct", second: "pct", "Δlang": "pp", "95 % CI": "ci_pp", "McNemar p": "p"}
         for cond, sec in section["conditions"].items():
-            rows = [("overall", sec["overall"])] + [(f"{f} = {v}", r) for f, vs in sec["by"].items()
-                                                    for v, r in vs.items()]
-            frame = pd.DataFrame([[label, r["n"], *(r[k] for k in ("p11", "p10", "p01", "p00", "a_local", "a_other",
-                                                                   "delta_lang")), r["ci"], r["mcnemar_p"]]
-                                  for label, r in rows], columns=["stratum", "n", *formats])
             lines += [f"## Language: {key}, {cond}", "",
                       f"{first} vs {second} on the same items (refusals {sec['convention']}); Δlang = {first} − {second}:",
-                      "", to_markdown(frame, formats).rstrip("\n")]
+                      "", paired_markdown(sec, language_columns(first, second))]
             if sec["unpaired"]:
                 lines += ["", "Unpaired items: " + ", ".join(f"{v['n']} {reason}" for reason, v in sec["unpaired"].items())
                           + "."]

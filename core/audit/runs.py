@@ -18,14 +18,20 @@ from medvqa.core.items import DataError
 from medvqa.core.run.saved import SavedRun, read_run, read_runs as read_saved_runs  # noqa: F401 (read_run: re-exported)
 
 
-def read_runs(run_dirs: Sequence[str | Path]) -> tuple[list[SavedRun], list[str]]:
-    """Each run directory once (a folder named twice is read once, with a note)."""
+def distinct(run_dirs: Sequence[str | Path], done: str = "audited") -> tuple[list[str | Path], list[str]]:
+    """Each run directory once, and a note on each named twice (`... given more than once: <done> once`)."""
     unique: dict[Path, str | Path] = {}
     for run_dir in run_dirs:
         unique.setdefault(Path(run_dir).resolve(), run_dir)
-    notes = [f"{run_dir} is given more than once: audited once" for run_dir in unique.values()
+    notes = [f"{run_dir} is given more than once: {done} once" for run_dir in unique.values()
              if sum(Path(d).resolve() == Path(run_dir).resolve() for d in run_dirs) > 1]
-    return read_saved_runs(unique.values()), notes
+    return list(unique.values()), notes
+
+
+def read_runs(run_dirs: Sequence[str | Path]) -> tuple[list[SavedRun], list[str]]:
+    """Each run directory once (a folder named twice is read once, with a note)."""
+    dirs, notes = distinct(run_dirs)
+    return read_saved_runs(dirs), notes
 
 
 def run_input(runs: Sequence[SavedRun]) -> RunInput:

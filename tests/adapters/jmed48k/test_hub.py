@@ -1,5 +1,6 @@
 """The Hugging Face path, with a local stand-in for `snapshot_download` (no network)."""
 
+import huggingface_hub
 import pytest
 from huggingface_hub.errors import LocalEntryNotFoundError
 
@@ -30,7 +31,7 @@ class FakeHub:
 
 def test_eval_split_without_data_downloads_once_and_shows_the_licence(monkeypatch, capsys, tmp_path, jmed_sample):
     fake = FakeHub(tmp_path / "snapshot", jmed_sample)
-    monkeypatch.setattr(hub, "snapshot_download", fake)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake)
     items = medvqa.load("jmed48k", split="eval")
     assert len(items) == 800 and {it.meta["year"] for it in items} == {2025, 2026}
     assert "CC-BY-NC-4.0" in capsys.readouterr().err
@@ -42,7 +43,7 @@ def test_eval_split_without_data_downloads_once_and_shows_the_licence(monkeypatc
 
 
 def test_offline_without_a_copy_names_both_ways_to_get_the_data(monkeypatch, tmp_path, jmed_sample):
-    monkeypatch.setattr(hub, "snapshot_download", FakeHub(tmp_path / "snapshot", jmed_sample, online=False))
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", FakeHub(tmp_path / "snapshot", jmed_sample, online=False))
     with pytest.raises(DataError) as err:
         medvqa.load("jmed48k", split="eval")
     message = str(err.value)
@@ -51,5 +52,5 @@ def test_offline_without_a_copy_names_both_ways_to_get_the_data(monkeypatch, tmp
 
 
 def test_sample_split_never_touches_the_hub(monkeypatch):
-    monkeypatch.setattr(hub, "snapshot_download", lambda **kw: pytest.fail("the sample must not download"))
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", lambda **kw: pytest.fail("the sample must not download"))
     assert {it.meta["profession"] for it in medvqa.load("jmed48k", split="sample")} == {"Physician", "Nurse"}

@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import huggingface_hub
 import pytest
 from click.testing import CliRunner
 
@@ -192,7 +193,7 @@ def test_offline_the_hub_loader_names_both_ways_to_get_the_data(monkeypatch):
     def offline(**kwargs):
         raise OSError("We couldn't connect to 'https://huggingface.co' to load this file")
 
-    monkeypatch.setattr(hub, "hf_hub_download", offline)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
     with pytest.raises(medvqa.DataError) as err:
         medvqa.load("polish_pes", split="text-2018-2022")
     text = str(err.value)

@@ -3,11 +3,11 @@ the authors' published GPT-4o outputs imported and audited (Δlang and Δimg).""
 
 import json
 
+import huggingface_hub
 import pytest
 from click.testing import CliRunner
 
 import medvqa
-from medvqa.adapters.worldmedqa_v import hub
 from medvqa.adapters.worldmedqa_v.matching import can_infer
 from medvqa.cli.main import cli
 from tests.conftest import shared_data
@@ -80,7 +80,7 @@ def test_hub_offline_message_names_both_ways(monkeypatch):
     def offline(**kwargs):
         raise OSError("Cannot reach huggingface.co")
 
-    monkeypatch.setattr(hub, "snapshot_download", offline)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
     with pytest.raises(medvqa.DataError) as exc:
         medvqa.load("worldmedqa_v")
     text = str(exc.value)
