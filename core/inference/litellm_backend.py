@@ -170,8 +170,8 @@ class LiteLLMBackend:
         when it imports it. An unknown model is never remembered: it raises PreflightError."""
         question = {"targets": targets, "target": target, "defaults": self._defaults(temperature, seed),
                     "response_format": response_format, "price": self.price is not None}
-        said = recall_answers(question)
-        if said is not None:
+        said = recall_answers(question, keys=("providers", "refused", "format", "price_source"))
+        if said is not None and target in said["providers"]:
             self._unregistered = tuple(targets)
             return said
         providers = {t: check_provider(self.litellm, t) for t in targets}

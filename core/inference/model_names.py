@@ -93,16 +93,18 @@ def _answers_path(question: dict[str, Any]) -> Path | None:
     return names_path(found).with_suffix("") / f"answers-{digest}.json"
 
 
-def recall_answers(question: dict[str, Any]) -> dict[str, Any] | None:
+def recall_answers(question: dict[str, Any], keys: Iterable[str] = ()) -> dict[str, Any] | None:
     """What `remember_answers` kept for `question` (JSON: providers, reasons and choices, never a
-    value the user gave), or None."""
+    value the user gave), or None; None too for a file that is unreadable or lacks one of `keys`
+    (asked of litellm again, and written anew)."""
     path = _answers_path(question)
     if path is None:
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        answers = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    return answers if isinstance(answers, dict) and all(k in answers for k in keys) else None
 
 
 def remember_answers(question: dict[str, Any], answers: dict[str, Any]) -> None:

@@ -132,3 +132,14 @@ def test_a_fully_cached_rerun_sends_nothing_and_imports_neither_litellm_nor_scip
         more, modules, sent = run("more", 41)
         assert sent == 1 + 1 and "litellm" in modules  # the preflight and the one new item
         assert [{k: r[k] for k in kept} for r in more if r["cached"]] == [{k: r[k] for k in kept} for r in first]
+
+
+def test_an_unreadable_or_incomplete_answers_file_is_asked_again_and_rewritten():
+    first = LiteLLMBackend("openai/gpt-5", api_base=URL)
+    (path,) = answers_files()
+    for broken in ("{not json", json.dumps({"providers": {}}), json.dumps(["a", "list"])):
+        path.write_text(broken, encoding="utf-8")
+        again = LiteLLMBackend("openai/gpt-5", api_base=URL)
+        assert described(again) == described(first)
+        assert again._litellm is not None  # litellm was asked again
+        assert LiteLLMBackend("openai/gpt-5", api_base=URL)._litellm is None  # from the rewritten file
