@@ -30,7 +30,8 @@ from typing import Any, Iterable, Iterator
 from medvqa.core.inference.base import Request, Response
 from medvqa.core.inference.concurrency import Pacer, bounded
 from medvqa.core.inference.images import ImageError, to_openai
-from medvqa.core.inference.model_names import check_before_import, recall_answers, remember_answers, remember_names
+from medvqa.core.inference.model_names import (check_before_import, recall_answers, remember_answers,
+                                               remember_names)
 from medvqa.core.inference.output import ANSWER_SCHEMA, error_text, writable_text
 from medvqa.core.inference.preflight import check_provider, probe
 from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, RetryPolicy, with_retries
