@@ -106,7 +106,7 @@ def with_assisted(columns: Sequence[str], rows: Iterable[Mapping]) -> list[str]:
 
 def accuracy_ci(correct: int, n: int) -> tuple[float, float] | None:
     """The exact (Clopper-Pearson) 95 % interval of correct / n; None when n = 0."""
-    from medvqa.core.audit.stats import binomial_ci  # scipy, imported on first use
+    from medvqa.core.audit.stats import binomial_ci  # scipy.special, imported on first use
 
     return binomial_ci(correct, n)
 

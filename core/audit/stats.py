@@ -11,14 +11,16 @@ coverage is near nominal at small n (docs/audit.md, "Statistics", gives the refe
 - only where no closed form exists (micro-F1, a difference of differences): a seeded percentile
   bootstrap, whose p-value is never 0 but bounded by 1/B (`bootstrap_p`).
 
-Thin wrappers over `scipy.stats` and `scipy.optimize`, seeded so every number is reproducible."""
+Thin wrappers over scipy, seeded so every number is reproducible. The intervals of proportions
+need only `scipy.special` (its beta quantile and normal quantile, the functions `scipy.stats`
+calls for them); `scipy.stats` and `scipy.optimize` (a second to import) are imported by the
+tests and intervals that need them, so a run's summary does without."""
 
 from __future__ import annotations
 
 from typing import Sequence
 
 import numpy as np
-from scipy import optimize, stats
 
 RESAMPLES = 1000
 LEVEL = 0.95
@@ -27,6 +29,20 @@ CLOPPER_PEARSON = "clopper-pearson"
 TANGO = "tango-score"
 MOVER_WILSON = "mover-wilson"
 BOOTSTRAP = "bootstrap-percentile"
+
+
+def _beta_quantile(q: float, a: float, b: float) -> float:
+    """The q-quantile of Beta(a, b): what `scipy.stats.beta.ppf` returns, bit for bit."""
+    from scipy.special import betaincinv
+
+    return float(betaincinv(a, b, q))
+
+
+def _normal_quantile(q: float) -> float:
+    """The q-quantile of the standard normal: what `scipy.stats.norm.ppf` returns, bit for bit."""
+    from scipy.special import ndtri
+
+    return float(ndtri(q))
 
 
 def _mean(x, axis=-1):
@@ -45,6 +61,8 @@ def bootstrap_ci(values: Sequence[float], *, resamples: int = RESAMPLES, seed: i
     data = np.asarray(values, dtype=float)
     if data.size == 0 or np.all(data == data[0]):
         return None
+    from scipy import stats
+
     res = stats.bootstrap((data,), _mean, n_resamples=resamples, confidence_level=level,
                           method="percentile", vectorized=True, rng=np.random.default_rng(seed))
     return (float(res.confidence_interval.low), float(res.confidence_interval.high))
@@ -55,6 +73,8 @@ def mcnemar_exact(n10: int, n01: int) -> float:
     n = n10 + n01
     if n == 0:
         return 1.0
+    from scipy import stats
+
     return float(stats.binomtest(n10, n, 0.5).pvalue)
 
 
@@ -62,15 +82,16 @@ def binomial_test(successes: int, n: int, p: float) -> float | None:
     """Two-sided exact binomial p-value of `successes` out of `n` against probability `p`."""
     if n == 0:
         return None
+    from scipy import stats
+
     return float(stats.binomtest(successes, n, p).pvalue)
 
 
 def binomial_ci(successes: int, n: int, *, level: float = LEVEL) -> tuple[float, float] | None:
-    """Exact (Clopper-Pearson) CI of a proportion."""
-    if n == 0:
-        return None
-    ci = stats.binomtest(successes, n).proportion_ci(confidence_level=level, method="exact")
-    return (float(ci.low), float(ci.high))
+    """Exact (Clopper-Pearson) CI of a proportion: the beta quantiles of `proportion_ci`, which
+    `scipy.stats.binomtest(...).proportion_ci(method="exact")` finds by root-finding on the
+    binomial tails (the two agree to 1e-12)."""
+    return proportion_ci(successes, n, level=level)
 
 
 def proportion_ci(successes: float, n: int, *, level: float = LEVEL) -> tuple[float, float] | None:
@@ -80,8 +101,8 @@ def proportion_ci(successes: float, n: int, *, level: float = LEVEL) -> tuple[fl
         return None
     alpha = 1 - level
     x = min(max(float(successes), 0.0), float(n))
-    low = 0.0 if x <= 0 else float(stats.beta.ppf(alpha / 2, x, n - x + 1))
-    high = 1.0 if x >= n else float(stats.beta.ppf(1 - alpha / 2, x + 1, n - x))
+    low = 0.0 if x <= 0 else _beta_quantile(alpha / 2, x, n - x + 1)
+    high = 1.0 if x >= n else _beta_quantile(1 - alpha / 2, x + 1, n - x)
     return (low, high)
 
 
@@ -89,7 +110,7 @@ def wilson_ci(successes: float, n: int, *, level: float = LEVEL) -> tuple[float,
     """Wilson's score interval of a proportion."""
     if n == 0:
         return None
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = _normal_quantile(0.5 + level / 2)
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
@@ -124,7 +145,7 @@ def paired_difference_ci(n10: float, n01: float, n: int, *, level: float = LEVEL
     be expected (fractional) counts."""
     if n == 0:
         return None
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = _normal_quantile(0.5 + level / 2)
     estimate = (n10 - n01) / n
 
     def score(delta: float) -> float:
@@ -139,6 +160,8 @@ def paired_difference_ci(n10: float, n01: float, n: int, *, level: float = LEVEL
     def solve(target: float, bound: float) -> float:
         if estimate == bound or (score(bound) - target) * (score(estimate) - target) > 0:
             return bound
+        from scipy import optimize
+
         return float(optimize.brentq(lambda d: score(d) - target, min(bound, estimate), max(bound, estimate),
                                      xtol=1e-12))
 
@@ -185,6 +208,8 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int =
     if n == 1 or np.all(x - y == (x - y)[0]):  # every resample gives the same difference
         p, bound = (1.0, "=") if difference == 0 else (1 / resamples, "<")
         return {"n": n, "difference": difference, "ci": None, "p": p, "p_bound": bound}
+    from scipy import stats
+
     res = stats.bootstrap((x, y), _mean_difference, n_resamples=resamples, paired=True,
                           confidence_level=level, method="percentile", vectorized=True,
                           rng=np.random.default_rng(seed))

@@ -13,7 +13,9 @@ every request key; how the run was executed (concurrency, timeouts, prices) is i
 `preflight()` checks the model, the credentials and the server with one request per server.
 API keys are read by litellm from the environment and scrubbed from every response and error
 text, with every credential the run was given (`secrets.py`).
-litellm is imported here, on first use, never at CLI start-up.
+litellm is imported here, when a request is really sent (or the preflight runs), never at CLI
+start-up: what the backend's parameters need of litellm is remembered per litellm version
+(`model_names.recall_answers`), so a re-run answered from the response cache never imports it.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from typing import Any, Iterable, Iterator
 from medvqa.core.inference.base import Backend, Request, Response
 from medvqa.core.inference.concurrency import Pacer, bounded
 from medvqa.core.inference.images import ImageError, to_openai
-from medvqa.core.inference.model_names import check_before_import, remember_names
+from medvqa.core.inference.model_names import (check_before_import, recall_answers, remember_answers,
+                                               remember_names)
 from medvqa.core.inference.output import ANSWER_SCHEMA, error_text, writable_text
 from medvqa.core.inference.preflight import check_provider, probe
 from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, RetryPolicy, with_retries
@@ -87,6 +90,19 @@ class UnreadableResponse(Exception):
 class LiteLLMBackend(Backend):
     cacheable = True
     check_model = staticmethod(check_model)
+    _litellm = None
+    _unregistered: tuple[str, ...] = ()  # models whose price litellm is still to be told on import
+
+    @property
+    def litellm(self):
+        """litellm, imported on first use (`import_litellm`), with the prices of this backend's
+        models registered."""
+        if self._litellm is None:
+            self._litellm = import_litellm()
+            pending, self._unregistered = self._unregistered, ()
+            for target in pending:
+                self._register_price(target)
+        return self._litellm
 
     def __init__(self, model: str, *, seed: int = 0, temperature: float | None = None, max_tokens: int | None = None,
                  params: dict[str, Any] | None = None, response_format: str = "auto",
@@ -102,7 +118,6 @@ class LiteLLMBackend(Backend):
         api_bases = [api_base] if isinstance(api_base, str) else list(api_base or [])
         if not model_list:  # a misspelt name, before the seconds of litellm's import (keys: `check_model`, on runs)
             check_before_import(model, backends=_backend_names(), keys=False)
-        self.litellm = import_litellm()
         self.model = model
         if api_bases and model_list:
             raise ValueError("give the servers either with --api-base or in --model-list, not both")
@@ -119,17 +134,16 @@ class LiteLLMBackend(Backend):
         self._api_base = api_bases[0] if len(api_bases) == 1 and not self._deployments else None
         target = underlying_model(model, self._deployments) if self._deployments else model
         targets = sorted({d["litellm_params"]["model"] for d in self._deployments} or {target})
-        providers = {t: check_provider(self.litellm, t) for t in targets}
-        self.endpoint = self._endpoint(providers[target])
-        self._send, self.params_left_out = self._generation_params(target, temperature, seed, max_tokens,
-                                                                   response_format, params)
+        self.price = tuple(price) if price else None
+        said = self._litellm_says(targets, target, temperature, seed, response_format)
+        self.endpoint = self._endpoint(said["providers"][target])
+        self._send, self.params_left_out = self._generation_params(said, temperature, seed, max_tokens, params)
         self.params = {**self._send, **({"max_image_side": max_image_side} if max_image_side else {})}
 
         self.concurrency, self.workers = concurrency, workers
         self.timeout, self.max_image_side = timeout, max_image_side
         self.retry = RetryPolicy(max_retries=max_retries, base_s=retry_wait)
-        self.price = tuple(price) if price else None
-        price_source = {t: self._register_price(t) for t in targets}
+        price_source = said["price_source"]
         self._pacer = Pacer(rpm) if rpm else None
         self._router = None
         self.stats: dict[str, Any] = {"in_flight": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0,
@@ -147,28 +161,55 @@ class LiteLLMBackend(Backend):
 
     # -- parameters -------------------------------------------------------------------
 
-    def _generation_params(self, target: str, temperature: float | None, seed: int, max_tokens: int | None,
-                           response_format: str, params: dict[str, Any] | None) -> tuple[dict, dict[str, str]]:
+    def _litellm_says(self, targets: list[str], target: str, temperature: float | None, seed: int,
+                      response_format: str) -> dict[str, Any]:
+        """What litellm says of the models that the parameters depend on: {"providers": {model:
+        provider}, "refused": {default parameter: why litellm would refuse it}, "format": the
+        response format to send, "price_source": {model: `_register_price`}}. Asked of litellm
+        once per litellm version and question, then remembered (`model_names.recall_answers`): a
+        backend built again has them without importing litellm, and tells litellm the prices
+        when it imports it. An unknown model is never remembered: it raises PreflightError."""
+        question = {"targets": targets, "target": target, "defaults": self._defaults(temperature, seed),
+                    "response_format": response_format, "price": self.price is not None}
+        said = recall_answers(question, keys=("providers", "refused", "format", "price_source"))
+        if said is not None and target in said["providers"]:
+            self._unregistered = tuple(targets)
+            return said
+        providers = {t: check_provider(self.litellm, t) for t in targets}
+        supported = self._supported_params(target)
+        refused = {name: why for name, value in self._defaults(temperature, seed).items()
+                   if (why := self._refusal(target, supported, name, value))}
+        said = {"providers": providers, "refused": refused,
+                "format": self._response_format(response_format, target, supported),
+                "price_source": {t: self._register_price(t) for t in targets}}
+        remember_answers(question, said)
+        return said
+
+    @staticmethod
+    def _defaults(temperature: float | None, seed: int) -> dict[str, Any]:
+        return {"seed": seed} if temperature is not None else {"temperature": DEFAULT_TEMPERATURE, "seed": seed}
+
+    def _generation_params(self, said: dict[str, Any], temperature: float | None, seed: int, max_tokens: int | None,
+                           params: dict[str, Any] | None) -> tuple[dict, dict[str, str]]:
         """(what every request sends, {default left out: why}). The default temperature and the
         seed are sent only where litellm lists them among the model's parameters and accepts
-        their value for it (gpt-5 and o-series models take no temperature 0); a temperature the
-        user gave is sent as given. Extra `params` are sent as given; a None value removes a
-        default."""
-        supported = self._supported_params(target)
+        their value for it (gpt-5 and o-series models take no temperature 0: `said["refused"]`);
+        a temperature the user gave is sent as given. Extra `params` are sent as given; a None
+        value removes a default."""
         send: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
-        defaults = {"seed": seed} if temperature is not None else {"temperature": DEFAULT_TEMPERATURE, "seed": seed}
         left_out: dict[str, str] = {}
-        for name, value in defaults.items():
-            why = self._refusal(target, supported, name, value)
+        for name, value in self._defaults(temperature, seed).items():
+            why = said["refused"].get(name)
             if why:
                 left_out[name] = why
             else:
                 send[name] = value
         if max_tokens is not None:
             send["max_tokens"] = max_tokens
-        fmt = self._response_format(response_format, target, supported)
-        if fmt is not None:
-            send["response_format"] = fmt
+        if said["format"] == "json_object":
+            send["response_format"] = {"type": "json_object"}
+        elif said["format"] == "json_schema":
+            send["response_format"] = json_schema_format(ANSWER_SCHEMA)
         for name, value in (params or {}).items():
             if is_secret_name(name):
                 raise ValueError(f"--param {name}: secrets are read from the environment, never passed as parameters")
@@ -233,7 +274,8 @@ class LiteLLMBackend(Backend):
                                                   "litellm_provider": provider, "mode": "chat"}})
         return "--price" if self.price else ("litellm" if known else None)
 
-    def _response_format(self, choice: str, target: str, supported: set[str] | None) -> dict | None:
+    def _response_format(self, choice: str, target: str, supported: set[str] | None) -> str | None:
+        """The response format sent: "json_schema", "json_object" or None."""
         if choice == "none" or (choice == "auto" and (supported is None or "response_format" not in supported)):
             return None
         if choice == "auto":
@@ -243,9 +285,7 @@ class LiteLLMBackend(Backend):
             except Exception:
                 schema_ok = False
             choice = "json_schema" if schema_ok else "json_object"
-        if choice == "json_object":
-            return {"type": "json_object"}
-        return json_schema_format(ANSWER_SCHEMA)
+        return choice
 
     # -- calls ------------------------------------------------------------------------
 

@@ -9,11 +9,18 @@ before that file exists only the credentials are checked here, and litellm itsel
 model once imported (`preflight.check_provider`). A string is refused here only when it is
 not a name litellm knows and lies close to a provider (or a medvqa backend): what litellm
 would refuse too, with the same message.
+
+What litellm says of a model when a backend is built (its provider, which default parameters it
+takes, its output format, whether it has a price) is remembered the same way, once per litellm
+version and question (`recall_answers`, `remember_answers`), so that a backend built again (a
+re-run answered from the response cache) has its parameters and request keys without importing
+litellm; litellm is imported when a request is really sent.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 from importlib.metadata import PackageNotFoundError, version
@@ -65,6 +72,51 @@ def remember_names(litellm) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         partial.write_text(json.dumps(names), encoding="utf-8")
+        partial.replace(path)
+    except OSError:
+        pass
+
+
+# bumped whenever what `remember_answers` keeps, or what the backend asks, changes
+ANSWERS_FORMAT = 1
+
+
+def _answers_path(question: dict[str, Any]) -> Path | None:
+    """Where the answers to `question` are kept: a file named by the hash of the question, the
+    litellm version and `ANSWERS_FORMAT`. None when litellm is not installed or reads a price map
+    over the network (`LITELLM_LOCAL_MODEL_COST_MAP` other than True), whose answers may change."""
+    found = litellm_version()
+    if found is None or os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "True") != "True":
+        return None
+    text = json.dumps({"format": ANSWERS_FORMAT, "litellm": found, "question": question}, sort_keys=True)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    return names_path(found).with_suffix("") / f"answers-{digest}.json"
+
+
+def recall_answers(question: dict[str, Any], keys: Iterable[str] = ()) -> dict[str, Any] | None:
+    """What `remember_answers` kept for `question` (JSON: providers, reasons and choices, never a
+    value the user gave), or None; None too for a file that is unreadable or lacks one of `keys`
+    (asked of litellm again, and written anew)."""
+    path = _answers_path(question)
+    if path is None:
+        return None
+    try:
+        answers = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return answers if isinstance(answers, dict) and all(k in answers for k in keys) else None
+
+
+def remember_answers(question: dict[str, Any], answers: dict[str, Any]) -> None:
+    """Keep litellm's `answers` to `question` for `recall_answers` (nothing when the cache
+    folder cannot be written)."""
+    path = _answers_path(question)
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(answers, sort_keys=True), encoding="utf-8")
         partial.replace(path)
     except OSError:
         pass

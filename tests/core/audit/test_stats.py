@@ -136,3 +136,50 @@ def test_bootstrap_p_is_never_zero():
     assert stats.bootstrap_p([0.1, 0.2, 0.3], 1000) == (0.001, "<")
     assert stats.bootstrap_p([-0.1, 0.1, 0.2, 0.3], 4) == (0.5, "=")  # 2·min(1/4, 3/4)
     assert stats.bootstrap_p([0.0, 0.0], 10) == (1.0, "=")
+
+
+def _parity_cases():
+    """(k, n) over every count of small n, both ends and a spread of counts of large n."""
+    cases = [(k, n) for n in range(1, 41) for k in range(n + 1)]
+    for n in (97, 500, 2000, 12_345, 48_000):
+        cases += [(k, n) for k in sorted({0, 1, 2, 3, n // 7, n // 3, n // 2, (2 * n) // 3, n - 3, n - 2, n - 1, n})]
+    return cases
+
+
+def test_intervals_of_proportions_equal_scipy_stats():
+    """Numbers unchanged by computing the intervals without `scipy.stats`: Clopper-Pearson as
+    `scipy.stats.binomtest(...).proportion_ci(method="exact")` gives it (root-finding, hence
+    1e-12) and as `scipy.stats.beta.ppf` gives it (the same function: bit for bit), over every
+    count of n <= 40 and both ends of large n; Wilson's z as `scipy.stats.norm.ppf`."""
+    from scipy import stats as scipy_stats
+
+    alpha = 1 - 0.95
+    for k, n in _parity_cases():
+        exact = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+        assert stats.binomial_ci(k, n) == pytest.approx((exact.low, exact.high), abs=1e-12, rel=0)
+        low = 0.0 if k == 0 else float(scipy_stats.beta.ppf(alpha / 2, k, n - k + 1))
+        high = 1.0 if k == n else float(scipy_stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
+        assert stats.proportion_ci(k, n) == (low, high)
+    for x, n in ((0.5, 3), (2.5, 10), (99.25, 100), (1e-3, 7)):
+        assert stats.proportion_ci(x, n) == (float(scipy_stats.beta.ppf(alpha / 2, x, n - x + 1)),
+                                             float(scipy_stats.beta.ppf(1 - alpha / 2, x + 1, n - x)))
+    for level in (0.5, 0.9, 0.95, 0.99):
+        z = float(scipy_stats.norm.ppf(0.5 + level / 2))
+        p, n = 7 / 20, 20
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        assert stats.wilson_ci(7, 20, level=level) == pytest.approx((centre - half, centre + half), abs=1e-15)
+
+
+def test_intervals_of_proportions_do_not_import_scipy_stats():
+    """A run's summary computes exact intervals; `scipy.stats` (a second to import) is left to
+    the tests and bootstraps that need it. In a fresh interpreter, as a run has it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from medvqa.core.audit import stats; from medvqa.core.metrics import accuracy_ci; "
+            "print(accuracy_ci(7, 10), stats.wilson_ci(3, 9), stats.proportion_ci(2.5, 10)); "
+            "print(sorted(m for m in ('scipy.stats', 'scipy.optimize') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
+    assert out[0].startswith("(0.3475471499")  # 7/10: 0.348 to 0.933, as in medvqa.stats' docstring
+    assert out[1] == "[]"
