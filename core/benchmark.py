@@ -128,6 +128,14 @@ class Benchmark:
         that `select` admits (`medvqa run --select field=value`; see `select_items`)."""
         raise NotImplementedError
 
+    def checked_split(self, split: str | None) -> str:
+        """`split`, or `default_split` when None; a split the benchmark does not offer is a
+        ValueError naming those it does (what every `load` checks first)."""
+        split = split or self.default_split
+        if split not in self.splits:
+            raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
+        return split
+
     def select_items(self, items: list[Item], select: Mapping[str, Sequence[str]] | None) -> list[Item]:
         """The items whose stratum `field` (a key of `Item.meta`, or a `stratum_aliases` name)
         equals one of the given values (a list, one value or a comma-separated string), for every

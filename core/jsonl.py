@@ -13,6 +13,11 @@ from medvqa.core.items import DataError
 def read_jsonl(path: str | Path) -> list[dict]:
     """The objects of a JSON Lines file, in order; blank lines are skipped. A line that is not
     a JSON object raises DataError naming the file and the line."""
+    return [row for _, row in numbered_jsonl(path)]
+
+
+def numbered_jsonl(path: str | Path) -> list[tuple[int, dict]]:
+    """`read_jsonl` with each object's line number, for readers whose own checks name the line."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -34,7 +39,7 @@ def read_jsonl(path: str | Path) -> list[dict]:
             raise DataError(f"not valid JSON ({_why(exc)})", file=path, record=f"line {lineno}") from None
         if not isinstance(row, dict):
             raise DataError(f"expected a JSON object, got {type(row).__name__}", file=path, record=f"line {lineno}")
-        rows.append(row)
+        rows.append((lineno, row))
     return rows
 
 

@@ -43,9 +43,7 @@ class _MhlwExam(Benchmark):
 
     def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None,
              years: list | None = None, professions: list | None = None, **_: Any) -> list[Item]:
-        split = split or self.default_split
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
+        split = self.checked_split(split)
         items = self._load(Path(path) if path is not None else self._default_path())
         return self.select_items(items, selection(select, years, professions))
 

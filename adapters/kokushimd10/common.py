@@ -160,6 +160,14 @@ def parse_points(points: Any, *, file: Path, record: str) -> int:
     return value
 
 
+def parse_text_only(row: dict, *, file: Path, record: str) -> bool:
+    """The row's `text_only` flag (true when absent)."""
+    text_only = row.get("text_only", True)
+    if not isinstance(text_only, bool):
+        raise DataError(f"text_only must be true or false, got {brief(text_only)}", file=file, record=record)
+    return text_only
+
+
 def parse_human_accuracy(value: Any, *, file: Path, record: str) -> float | None:
     """Examinees' accuracy in percent as the data writes it ("87.8"); None when absent."""
     if value in (None, ""):

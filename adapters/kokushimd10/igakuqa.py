@@ -17,7 +17,7 @@ from typing import Any
 from medvqa import DataError, Item, read_jsonl
 
 from .common import (BLOCK_FILE, data_root, find_images, image_root, letter_options, make_item, parse_answer,
-                     no_surrogate, parse_human_accuracy, parse_kinki, parse_points, problem_row)
+                     no_surrogate, parse_human_accuracy, parse_kinki, parse_points, parse_text_only, problem_row)
 
 BENCHMARK = "igakuqa"
 PROFESSION = "Physician"
@@ -76,9 +76,7 @@ def item_from_row(row: dict, metadata: dict[str, dict], *, year: int, file: Path
     meta_file = file.with_name(file.stem + "_metadata.jsonl")
     kinki = parse_kinki(extra.get("kinki"), letters=True, file=meta_file, record=pid)
     points = parse_points(row.get("points"), file=file, record=pid)
-    text_only = row.get("text_only", True)
-    if not isinstance(text_only, bool):
-        raise DataError(f"text_only must be true or false, got {text_only!r}", file=file, record=pid)
+    text_only = parse_text_only(row, file=file, record=pid)
     meta: dict[str, Any] = {
         "profession": PROFESSION, "year": year, "exam_round": int(m["round"]), "block": f"{m['round']}{m['block']}",
         "section": m["block"], "number": int(m["number"]), "category": extra.get("category"),

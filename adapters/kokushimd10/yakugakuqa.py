@@ -18,7 +18,7 @@ from typing import Any
 from medvqa import DataError, Item, Option, read_jsonl
 
 from .common import (BLOCK_FILE, data_root, digit_options, find_images, image_root, make_item, parse_answer,
-                     parse_points, problem_row)
+                     parse_points, parse_text_only, problem_row)
 
 BENCHMARK = "yakugakuqa"
 PROFESSION = "Pharmacist"
@@ -95,9 +95,7 @@ def _item(row: dict, metadata: dict[int, dict], offset: int, *, year: int, file:
     number = offset + int(m["number"])
     extra = metadata.get(number, {})
     note = extra.get("note") or ""
-    text_only = row.get("text_only", True)
-    if not isinstance(text_only, bool):
-        raise DataError(f"text_only must be true or false, got {text_only!r}", file=file, record=pid)
+    text_only = parse_text_only(row, file=file, record=pid)
     points = parse_points(row.get("points", 1), file=file, record=pid)
     meta: dict[str, Any] = {
         "profession": PROFESSION, "year": year, "exam_round": int(m["round"]), "block": f"{m['round']}{m['block']}",

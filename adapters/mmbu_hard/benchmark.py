@@ -32,9 +32,7 @@ class MMBUHard(Benchmark):
     def load(self, path: Path | None = None, split: str | None = None, *,
              select: Mapping[str, list[str]] | None = None, years: list | None = None,
              professions: list | None = None, context: str | None = None, **_: Any) -> list[Item]:
-        split = split or self.default_split
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r} for mmbu_hard; choose from {', '.join(self.splits)}")
+        split = self.checked_split(split)
         context = context or "none"
         if context not in templates.CONTEXTS:
             raise ValueError(f"unknown context {context!r} for mmbu_hard; choose from {', '.join(templates.CONTEXTS)}")

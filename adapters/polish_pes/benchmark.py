@@ -53,9 +53,7 @@ class PolishPES(Benchmark):
         from the folder `path`; `select` keeps items whose strata take one of the listed values
         (`Benchmark.select_items`; `years` and `professions` are read as `select` on year and
         specialty)."""
-        split = split or self.default_split
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r} for polish_pes; choose from {', '.join(self.splits)}")
+        split = self.checked_split(split)
         if split == HUB_SPLIT:
             items = hub.text_items(Path(path) if path is not None else hub.download())
         elif path is None:

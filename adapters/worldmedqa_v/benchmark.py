@@ -39,9 +39,7 @@ class WorldMedQAV(Benchmark):
              **_: Any) -> list[Item]:
         from . import loader
 
-        split = split or self.default_split
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
+        split = self.checked_split(split)
         root = Path(path) if path is not None else self._download()
         return self.select_items(loader.load(root, self.active_language), select)
 

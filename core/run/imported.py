@@ -17,6 +17,7 @@ from medvqa.core.benchmark import Benchmark
 from medvqa.core.conditions import Condition, applicable
 from medvqa.core.inference.base import Response
 from medvqa.core.items import DataError, Item
+from medvqa.core.jsonl import numbered_jsonl
 from medvqa.core.run.runner import RunSpec, build_manifest, make_record, rescore_record
 from medvqa.core.run.store import RunStore
 
@@ -124,17 +125,7 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
     rows: list[tuple[str, dict]] = []
     suffix = file.suffix.lower()
     if suffix in (".jsonl", ".json", ".ndjson"):
-        with open(file, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError as exc:
-                    raise DataError(f"not a JSON line ({exc.msg})", file=file, record=f"line {n}") from None
-                if not isinstance(row, dict):
-                    raise DataError("a line is not a JSON object", file=file, record=f"line {n}")
-                rows.append((f"line {n}", row))
+        rows = [(f"line {n}", row) for n, row in numbered_jsonl(file)]
     elif suffix in (".csv", ".tsv", ".xlsx", ".xls"):
         try:
             frame = (pd.read_csv(file, dtype=str, keep_default_na=False, sep="\t" if suffix == ".tsv" else ",")
