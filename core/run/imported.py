@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -17,7 +16,7 @@ from medvqa.core.benchmark import Benchmark
 from medvqa.core.conditions import Condition, applicable
 from medvqa.core.inference.base import Response
 from medvqa.core.items import DataError, Item
-from medvqa.core.jsonl import numbered_jsonl
+from medvqa.core.jsonl import TABLE_SUFFIXES, numbered_jsonl, read_table
 from medvqa.core.run.runner import RunSpec, build_manifest, make_record, rescore_record
 from medvqa.core.run.store import RunStore
 
@@ -118,28 +117,19 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
     an (item, condition), a line or table without the id or the response column, or an unreadable
     line or file is a DataError naming the file and the line (a table's row: the header is row 1),
     raised before anything is written."""
-    import pandas as pd
-
     file = Path(file)
     by_id = {it.id: it for it in items}
     rows: list[tuple[str, dict]] = []
     suffix = file.suffix.lower()
     if suffix in (".jsonl", ".json", ".ndjson"):
         rows = [(f"line {n}", row) for n, row in numbered_jsonl(file)]
-    elif suffix in (".csv", ".tsv", ".xlsx", ".xls"):
-        try:
-            frame = (pd.read_csv(file, dtype=str, keep_default_na=False, sep="\t" if suffix == ".tsv" else ",")
-                     if suffix in (".csv", ".tsv") else pd.read_excel(file, dtype=str, keep_default_na=False))
-        except ImportError as exc:
-            raise DataError(f"reading {suffix} needs a package that is not installed ({exc})", file=file) from None
-        except (ValueError, OSError, KeyError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
-            first = str(exc).splitlines()[0] if str(exc) else ""
-            raise DataError(f"unreadable table ({type(exc).__name__}: {first})", file=file) from None
+    elif suffix in TABLE_SUFFIXES:
+        table = read_table(file)
         for column, option in ((id_column, "--id-column"), (response_column, "--response-column")):
-            if column not in frame.columns:
-                raise DataError(f"no {column!r} column ({option}); the columns are {', '.join(map(str, frame.columns))}",
+            if table and column not in table[0]:
+                raise DataError(f"no {column!r} column ({option}); the columns are {', '.join(map(str, table[0]))}",
                                 file=file, record="row 1 (the header)")
-        rows = [(f"row {n + 2}", row) for n, row in enumerate(frame.to_dict("records"))]  # row 1 is the header
+        rows = [(f"row {n + 2}", row) for n, row in enumerate(table)]  # row 1 is the header
     else:
         raise DataError("answers are read from .jsonl, .csv, .tsv or .xlsx files", file=file)
     out, seen = [], set()
