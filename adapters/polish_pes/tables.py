@@ -24,7 +24,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.metrics import ASSISTED_COLUMNS, NON_ANSWERS, accuracy_ci, cell, is_derived, with_assisted
+from medvqa.metrics import NON_ANSWERS, accuracy_ci, cell, is_derived, with_assisted
 from medvqa.tables import Table, Tables
 
 from .loader import DOMAINS
@@ -148,12 +148,9 @@ def human_frame(records: list[dict]) -> pd.DataFrame:
                      "correct": correct, "accuracy": correct / answers, "ci_low": ci[0], "ci_high": ci[1],
                      "ci_method": CLOPPER_PEARSON})
         for cond in CONDITIONS:
-            if cs := [r for r in rs if r["condition"] == cond]:
-                acc = cell(cs).accuracy_columns()
-                rows.append({"set": label, "who": "model", "condition": cond, "n": acc["n"], "answers": None,
-                             "correct": acc["correct"], "accuracy": acc["accuracy"], "ci_low": acc["ci_low"],
-                             "ci_high": acc["ci_high"], "ci_method": acc["ci_method"],
-                             **{k: acc[k] for k in ASSISTED_COLUMNS if k in acc}})
+            if cs := [r for r in rs if r["condition"] == cond]:  # (the frame keeps only its columns)
+                rows.append({"set": label, "who": "model", "condition": cond, "answers": None,
+                             **cell(cs).accuracy_columns()})
     frame = pd.DataFrame(rows, columns=with_assisted(["set", "who", "condition", "n", "answers", "correct", "accuracy",
                                                       "ci_low", "ci_high", "ci_method"], rows))
     frame["answers"] = pd.Series([r["answers"] for r in rows], dtype=object)  # whole numbers, empty on model rows
