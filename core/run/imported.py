@@ -73,20 +73,12 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
         return tuple(Condition) if images_attested and item.has_images else applicable(item)
 
     for item, condition, text, *more in answers:
-        try:
-            cond = Condition(condition)
-        except ValueError:
-            raise DataError(f"unknown condition {condition!r} (one of {', '.join(c.value for c in Condition)})",
-                            record=item.id) from None
         if item.id not in by_id:
             raise DataError("the answer names an item that is not in the data", record=item.id)
-        if item.excluded:
-            raise DataError(f"the item is excluded ({item.exclusion_reason}) and takes no answer", record=item.id)
-        if cond not in admitted(item):
-            raise DataError(f"condition {condition} does not apply to this item", record=item.id)
-        if (item.id, cond.value) in seen:
-            raise DataError(f"two answers for condition {condition}", record=item.id)
-        seen.add((item.id, cond.value))
+        try:
+            cond = admit(item, condition, seen, admitted(item))
+        except DataError as exc:
+            raise DataError(exc.reason, record=item.id) from None
         if cond.value not in conditions:
             conditions.append(cond.value)
         records.append(record_of(item, cond, text, more[0] if more else None))
@@ -105,6 +97,24 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
             "accuracy": {c: s["accuracy"] for c, s in by_condition(records, benchmark).items()},
             "conditions": by_condition(records, benchmark), **health(records, 1.0),
             "warnings": parse_failure_warnings(records, benchmark)}
+
+
+def admit(item: Item, label: str, seen: set[tuple[str, str]], admitted: Iterable[Condition]) -> Condition:
+    """The condition `label` of an answer for `item`, noted in `seen`: an unknown condition, an
+    excluded item, a condition not among those `admitted` or a second answer for the pair is a
+    DataError saying so (its caller names the file and the record)."""
+    try:
+        cond = Condition(label)
+    except ValueError:
+        raise DataError(f"unknown condition {label!r} (one of {', '.join(c.value for c in Condition)})") from None
+    if item.excluded:
+        raise DataError(f"item {item.id!r} is excluded ({item.exclusion_reason}) and takes no answer")
+    if cond not in admitted:
+        raise DataError(f"condition {label} does not apply to item {item.id!r}")
+    if (item.id, cond.value) in seen:
+        raise DataError(f"a second answer for item {item.id!r} under {label}")
+    seen.add((item.id, cond.value))
+    return cond
 
 
 def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "item_id",
@@ -143,18 +153,9 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
             raise DataError(f"item {item_id!r} is not in the data", file=file, record=where)
         item, label = by_id[item_id], str(row.get("condition") or condition or "C+Q")
         try:
-            cond = Condition(label)
-        except ValueError:
-            raise DataError(f"unknown condition {label!r} (one of {', '.join(c.value for c in Condition)})",
-                            file=file, record=where) from None
-        if item.excluded:
-            raise DataError(f"item {item_id!r} is excluded ({item.exclusion_reason}) and takes no answer",
-                            file=file, record=where)
-        if cond not in applicable(item):
-            raise DataError(f"condition {label} does not apply to item {item_id!r}", file=file, record=where)
-        if (item_id, label) in seen:
-            raise DataError(f"a second answer for item {item_id!r} under {label}", file=file, record=where)
-        seen.add((item_id, label))
+            admit(item, label, seen, applicable(item))
+        except DataError as exc:
+            raise DataError(exc.reason, file=file, record=where) from None
         if response is not None and not isinstance(response, str):
             response = json.dumps(response, ensure_ascii=False)
         out.append((item, label, response))
