@@ -175,13 +175,9 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+@gc_paused()
 def _scan(path: Path) -> tuple[list[dict], int]:
-    """(records, byte offset just after the last complete line)."""
-    with gc_paused():
-        return _scan_lines(path)
-
-
-def _scan_lines(path: Path) -> tuple[list[dict], int]:
+    """(records, byte offset just after the last complete line), read with the collector paused."""
     data = path.read_bytes()
     records: list[dict] = []
     good_end = 0
