@@ -136,6 +136,17 @@ class Benchmark:
             raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
         return split
 
+    def keyword_selection(self, select: Mapping[str, Sequence[Any]] | None = None, years: Sequence[Any] | None = None,
+                          professions: Sequence[str] | None = None, *, profession: str = "profession") -> dict[str, list[str]]:
+        """`select` with `load`'s older keywords added, as `--years` and `--professions` add to
+        `--select`: `years` to the field `year`, `professions` to the field `profession` (Polish
+        PES: its `specialty`); every value as text, a field without values left out."""
+        wanted = {name: [str(v) for v in values] for name, values in (select or {}).items() if values}
+        for name, values in (("year", years), (profession, professions)):
+            if values:
+                wanted.setdefault(name, []).extend(str(v) for v in values)
+        return wanted
+
     def select_items(self, items: list[Item], select: Mapping[str, Sequence[str]] | None) -> list[Item]:
         """The items whose stratum `field` (a key of `Item.meta`, or a `stratum_aliases` name)
         equals one of the given values (a list, one value or a comma-separated string), for every

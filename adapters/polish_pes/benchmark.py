@@ -62,7 +62,7 @@ class PolishPES(Benchmark):
                              f"for the Hub text set {hub.REPO_ID})")
         else:
             items = loader.read_items(Path(path), SPLITS[split])
-        return self.select_items(items, _selection(select, years, professions))
+        return self.select_items(items, self.keyword_selection(select, years, professions, profession="specialty"))
 
     def template(self, item: Item) -> Template:
         return TEMPLATE
@@ -96,14 +96,3 @@ class PolishPES(Benchmark):
 
         return pass_lines(records)
 
-
-def _selection(select: Mapping[str, list[str]] | None, years: list[int] | None,
-               professions: list[str] | None) -> dict[str, list[str]]:
-    """`select` with the keywords added, as `--years` and `--professions` add to `--select`:
-    `years` to its year, `professions` to its specialty."""
-    wanted = {name: [str(v) for v in values] for name, values in (select or {}).items() if values}
-    if years:
-        wanted.setdefault("year", []).extend(str(y) for y in years)
-    if professions:
-        wanted.setdefault("specialty", []).extend(professions)
-    return wanted
