@@ -28,8 +28,6 @@ from medvqa.core.conditions import ALL, Condition, applicable, plan
 from medvqa.core.hookspecs import hookimpl
 from medvqa.core.items import Item, fingerprint_items
 
-CHECKS = ("load", "ids", "gold", "images", "conditions", "prompts", "languages", "validate", "runs", "audit",
-          "hooks")
 HOOKS = tuple(name for name in vars(hookspecs) if name.startswith("register_"))
 
 
