@@ -63,13 +63,10 @@ def _grouped(benchmark, records: list[dict], excluded: list[dict], field: str) -
 
 
 def _difficulty(records: list[dict]) -> pd.DataFrame:
+    """Per condition (in the order of every other table): n and r over the items with examinees' accuracy."""
     rows = []
-    by_condition: dict[str, list[tuple[float, float]]] = {}
-    for r in records:
-        if r.get("human_accuracy") is not None:
-            by_condition.setdefault(r["condition"], []).append((float(bool(r.get("correct"))),
-                                                                float(r["human_accuracy"]) / 100))
-    for condition, pairs in sorted(by_condition.items()):
+    for (condition,), rs in group([r for r in records if r.get("human_accuracy") is not None]).items():
+        pairs = [(float(bool(r.get("correct"))), float(r["human_accuracy"]) / 100) for r in rs]
         rows.append({"condition": condition, "n": len(pairs), "r": pearson(pairs)})
     return pd.DataFrame(rows, columns=["condition", "n", "r"])
 
