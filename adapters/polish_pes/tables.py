@@ -24,7 +24,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.metrics import NON_ANSWERS, accuracy_ci, cell, is_derived, with_assisted
+from medvqa.metrics import NON_ANSWERS, accuracy_ci, cell, group, is_derived, with_assisted
 from medvqa.tables import Table, Tables
 
 from .loader import DOMAINS
@@ -95,19 +95,18 @@ def configuration_frame(records: list[dict]) -> pd.DataFrame:
 
 def grouped_frame(records: list[dict], label: str, keys: Callable[[dict], tuple], *, by_set: bool = False,
                   order: Iterable[str] = ()) -> pd.DataFrame:
-    """One row per (label value[, set], condition) with the accuracy columns; a record counts
-    once under each of its keys."""
-    groups: dict[tuple, list[dict]] = {}
-    for r in records:
-        for key in keys(r):
-            groups.setdefault((key, SETS.get(r.get("set"), r.get("set")) if by_set else None, r["condition"]), []).append(r)
+    """One row per (label value[, set], condition) with the accuracy columns (the metrics
+    layer's `group`); a record counts once under each of its keys."""
+    tagged = [{**r, label: list(keys(r)), "set": SETS.get(r.get("set"), r.get("set"))} for r in records]
+    groups = group(tagged, [label, "set"] if by_set else [label])  # (condition, label value[, set]): records
     rank = {name: i for i, name in enumerate(order)}
     sets = list(SETS.values())
 
     def position(k: tuple) -> tuple:
-        return (rank.get(k[0], len(rank)), str(k[0]), sets.index(k[1]) if k[1] in sets else 0, CONDITIONS.index(k[2]))
+        return (rank.get(k[1], len(rank)), str(k[1]), sets.index(k[2]) if by_set and k[2] in sets else 0,
+                CONDITIONS.index(k[0]))
 
-    rows = [{label: k[0], **({"set": k[1]} if by_set else {}), "condition": k[2], **cell(groups[k]).accuracy_columns()}
+    rows = [{label: k[1], **({"set": k[2]} if by_set else {}), "condition": k[0], **cell(groups[k]).accuracy_columns()}
             for k in sorted(groups, key=position)]
     return pd.DataFrame(rows, columns=with_assisted([label, *(["set"] if by_set else []), "condition", *ACCURACY], rows))
 
