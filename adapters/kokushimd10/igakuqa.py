@@ -16,7 +16,7 @@ from typing import Any
 
 from medvqa import DataError, Item, read_jsonl
 
-from .common import (BLOCK_FILE, data_root, find_images, image_root, letter_options, make_item, parse_answer,
+from .common import (block_files, data_root, find_images, image_root, letter_options, make_item, parse_answer,
                      no_surrogate, parse_human_accuracy, parse_kinki, parse_points, parse_text_only, problem_row)
 
 BENCHMARK = "igakuqa"
@@ -30,24 +30,12 @@ _ID = re.compile(r"(?P<round>\d{3})(?P<block>[A-Z])(?P<number>\d+)")
 CREDITED_TO_ALL = {"116A71": "scored correct for every examinee (MHLW 全員正解)"}
 
 
-def block_files(path: Path) -> list[tuple[int, Path]]:
-    """(year, block file) in year and block order."""
-    root = data_root(path, "IgakuQA")
-    found = []
-    for f in sorted(root.glob("*/*.jsonl")):
-        if BLOCK_FILE.fullmatch(f.name):
-            if not f.parent.name.isdigit():
-                raise DataError("the folder of a block file must be its exam year", file=f)
-            found.append((int(f.parent.name), f))
-    return found
-
-
 def load(path: Path, language: str = "ja") -> list[Item]:
     """Every item under `path`, in year, block and question order; with `language="en"` each
     item's stem and options from the release's English translation (`*_translate.jsonl`)."""
     items = []
     root = data_root(path, "IgakuQA")
-    for year, f in block_files(path):
+    for year, f in block_files(path, "IgakuQA"):
         meta_file = f.with_name(f.stem + "_metadata.jsonl")
         metadata = {}
         if meta_file.is_file():
