@@ -140,8 +140,10 @@ class Benchmark:
                           professions: Sequence[str] | None = None, *, profession: str = "profession") -> dict[str, list[str]]:
         """`select` with `load`'s older keywords added, as `--years` and `--professions` add to
         `--select`: `years` to the field `year`, `professions` to the field `profession` (Polish
-        PES: its `specialty`); every value as text, a field without values left out."""
-        wanted = {name: [str(v) for v in values] for name, values in (select or {}).items() if values}
+        PES: its `specialty`); every value as text (as `select_items` reads one value or a
+        comma-separated string), a field without values left out."""
+        wanted = {name: [str(v) for v in (values.split(",") if isinstance(values, str) else _values(values))]
+                  for name, values in (select or {}).items() if values}
         for name, values in (("year", years), (profession, professions)):
             if values:
                 wanted.setdefault(name, []).extend(str(v) for v in values)

@@ -36,13 +36,10 @@ class MMBUHard(Benchmark):
         context = context or "none"
         if context not in templates.CONTEXTS:
             raise ValueError(f"unknown context {context!r} for mmbu_hard; choose from {', '.join(templates.CONTEXTS)}")
-        if years or professions:
-            raise ValueError("mmbu_hard items have no exam year or profession; select them by task, format, "
-                             "modality, submodality or dataset")
         items = loader.load_items(Path(path) if path is not None else hub.download(), context)
         if split != "all":
             items = [it for it in items if it.meta["split"] == split]
-        return self.select_items(items, select)
+        return self.select_items(items, self.keyword_selection(select, years, professions))  # no year: an error
 
     def validate(self, path: Path) -> list:
         from .validate import validate
