@@ -81,6 +81,6 @@ class JMed48k(Benchmark):
 
     def pass_report(self, items: list[Item], records: list[dict]):
         """Pass / fail / not evaluable per profession-year (`medvqa report RUN --pass`)."""
-        from .passing import evaluate, pass_lines
+        from medvqa.mhlw import evaluate, pass_lines
 
         return pass_lines(evaluate(items, records))
