@@ -123,11 +123,14 @@ def _read_taxonomy(cell: Cell, out: _Collector) -> dict:
     path = cell.taxonomy_file
     if not path.is_file():
         return {}
-    data = _read_json(path, out)
+    try:
+        data = read_json(path)
+    except DataError as exc:
+        out.findings.append(Finding(str(path), None, None, "file", "error", exc.reason))
+        return {}
     if not isinstance(data, dict):
-        if data is not None:
-            out.findings.append(Finding(str(path), None, None, "file", "error",
-                                        'expected {"A1": {"image_types": [...], ...}, ...}'))
+        out.findings.append(Finding(str(path), None, None, "file", "error",
+                                    'expected {"A1": {"image_types": [...], ...}, ...}'))
         return {}
     good = {}
     for record, entry in data.items():
@@ -144,14 +147,6 @@ def _read_taxonomy(cell: Cell, out: _Collector) -> dict:
                                         f"unknown image type(s) {', '.join(unknown)}; "
                                         f"known: {', '.join(sorted(KNOWN_TYPES))}"))
     return good
-
-
-def _read_json(path: Path, out: _Collector) -> Any:
-    try:
-        return read_json(path)
-    except DataError as exc:
-        out.findings.append(Finding(str(path), None, None, "file", "error", exc.reason))
-        return None
 
 
 def _check_options(q: dict, out: _Collector, index: int) -> tuple[str, ...]:
