@@ -128,6 +128,27 @@ class Benchmark:
         that `select` admits (`medvqa run --select field=value`; see `select_items`)."""
         raise NotImplementedError
 
+    def checked_split(self, split: str | None) -> str:
+        """`split`, or `default_split` when None; a split the benchmark does not offer is a
+        ValueError naming those it does (what every `load` checks first)."""
+        split = split or self.default_split
+        if split not in self.splits:
+            raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
+        return split
+
+    def keyword_selection(self, select: Mapping[str, Sequence[Any]] | None = None, years: Sequence[Any] | None = None,
+                          professions: Sequence[str] | None = None, *, profession: str = "profession") -> dict[str, list[str]]:
+        """`select` with `load`'s older keywords added, as `--years` and `--professions` add to
+        `--select`: `years` to the field `year`, `professions` to the field `profession` (Polish
+        PES: its `specialty`); every value as text (as `select_items` reads one value or a
+        comma-separated string), a field without values left out."""
+        wanted = {name: [str(v) for v in (values.split(",") if isinstance(values, str) else _values(values))]
+                  for name, values in (select or {}).items() if values}
+        for name, values in (("year", years), (profession, professions)):
+            if values:
+                wanted.setdefault(name, []).extend(str(v) for v in values)
+        return wanted
+
     def select_items(self, items: list[Item], select: Mapping[str, Sequence[str]] | None) -> list[Item]:
         """The items whose stratum `field` (a key of `Item.meta`, or a `stratum_aliases` name)
         equals one of the given values (a list, one value or a comma-separated string), for every

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections import Counter
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +29,6 @@ from medvqa.core.conditions import ALL, Condition, applicable, plan
 from medvqa.core.hookspecs import hookimpl
 from medvqa.core.items import Item, fingerprint_items
 
-CHECKS = ("load", "ids", "gold", "images", "conditions", "prompts", "languages", "validate", "runs", "audit",
-          "hooks")
 HOOKS = tuple(name for name in vars(hookspecs) if name.startswith("register_"))
 
 
@@ -152,12 +151,10 @@ def _check(bench: Benchmark, data: Path | None, split: str | None, work: Path, r
 
 def _ids(bench: Benchmark, first: list[Item], second: list[Item], add, report: KitReport) -> None:
     report.checks.append("ids")
-    seen: dict[str, int] = {}
     for item in first:
-        seen[item.id] = seen.get(item.id, 0) + 1
         if item.benchmark != bench.name:
             add(Problem("ids", f"Item.benchmark is {item.benchmark!r}, not {bench.name!r}", item.id))
-    for item_id, count in seen.items():
+    for item_id, count in Counter(it.id for it in first).items():
         if count > 1:
             add(Problem("ids", f"the id is used by {count} items (ids must be unique)", item_id))
     ids_a, ids_b = [it.id for it in first], [it.id for it in second]
@@ -209,14 +206,6 @@ def _gold(items: list[Item], add, report: KitReport) -> None:
             add(Problem("gold", f"gold key {key!r} is not among the options ({', '.join(item.keys)})", item.id))
 
 
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-        return True
-    except ValueError:
-        return False
-
-
 def _images(items: list[Item], root: Path | None, add, report: KitReport) -> None:
     report.checks.append("images")
     from PIL import Image, UnidentifiedImageError
@@ -225,7 +214,7 @@ def _images(items: list[Item], root: Path | None, add, report: KitReport) -> Non
         for image in item.images:
             if image.path is None:
                 continue
-            if root is not None and not _inside(Path(image.path), root):
+            if root is not None and not Path(image.path).resolve().is_relative_to(root.resolve()):
                 add(Problem("images", f"image {image.ref!r} resolves to {image.path}, outside the data root {root} "
                                       "(build paths with medvqa.resolve_image)", item.id))
                 continue

@@ -163,9 +163,7 @@ class __CLASS__(medvqa.Benchmark):
         """Items of `split` from the release folder `path` (the bundled fixture when None).
         `select` keeps the items whose strata hold one of the accepted values:
         {"subject": ["cardiology"]}; older callers pass plural keywords (`years=[2024]`)."""
-        split = split or self.default_split
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
+        split = self.checked_split(split)
         select = dict(select or {})
         for key, values in options.items():
             if values and key.endswith("s"):

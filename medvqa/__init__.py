@@ -55,6 +55,7 @@ _EXPORTS = {
     "Response": "medvqa.core.inference.base",
     "read_jsonl": "medvqa.core.jsonl",
     "read_json": "medvqa.core.jsonl",
+    "read_table": "medvqa.core.jsonl",
     "from_hub": "medvqa.core.hub",
     # notebooks: the commands as functions
     "load": "medvqa.core.api",
@@ -104,7 +105,7 @@ if TYPE_CHECKING:
     from medvqa.core.hub import from_hub
     from medvqa.core.run.imported import write_run
     from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image
-    from medvqa.core.jsonl import read_json, read_jsonl
+    from medvqa.core.jsonl import read_json, read_jsonl, read_table
     from medvqa.core.scoring.judge import JudgePrompt
     from medvqa.core.messages import Template
     from medvqa.core.passlines import PassLines, PassVerdict

@@ -38,9 +38,7 @@ class JMed48k(Benchmark):
         select = dict(select or {})
         years = [_year(y) for y in select.pop("year", None) or years or []]
         professions = select.pop("profession", None) or professions
-        split = split or self.default_split
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r} for jmed48k; choose from {', '.join(self.splits)}")
+        split = self.checked_split(split)
         if split == "sample":
             path = SAMPLE
         if path is None:  # full / eval without --data: JMed48k-Eval from the Hugging Face Hub
@@ -83,6 +81,6 @@ class JMed48k(Benchmark):
 
     def pass_report(self, items: list[Item], records: list[dict]):
         """Pass / fail / not evaluable per profession-year (`medvqa report RUN --pass`)."""
-        from .passing import evaluate, pass_lines
+        from medvqa.mhlw import evaluate, pass_lines
 
         return pass_lines(evaluate(items, records))

@@ -42,7 +42,7 @@ from typing import Any
 from medvqa import DataError, Finding, Gold, brief, read_json
 
 from .loader import (IMAGE_FIELDS, OTHER, PRIMARY_TYPES, REQUIRED, Cell, cells, image_refs, is_name, is_number,
-                     record_problems, taxonomy_problems)
+                     read_questions, record_problems, taxonomy_problems)
 
 KNOWN_TYPES = frozenset((*PRIMARY_TYPES, OTHER))
 
@@ -111,26 +111,26 @@ def _record_id(q: Any) -> tuple[str | None, Any]:
 
 
 def _read_questions(cell: Cell, out: _Collector) -> list:
-    path = cell.questions_file
-    if not path.is_file():
-        out.add(None, "file", f"missing {path.name} in {cell.folder}")
+    """The loader's reading of the questions file; what stops it is a `file` finding."""
+    try:
+        return read_questions(cell)
+    except DataError as exc:
+        out.add(None, "file", exc.reason)
         return []
-    data = _read_json(path, out)
-    questions = data.get("questions") if isinstance(data, dict) else None
-    if data is not None and not isinstance(questions, list):
-        out.add(None, "file", 'expected {"questions": [...]}')
-    return questions if isinstance(questions, list) else []
 
 
 def _read_taxonomy(cell: Cell, out: _Collector) -> dict:
     path = cell.taxonomy_file
     if not path.is_file():
         return {}
-    data = _read_json(path, out)
+    try:
+        data = read_json(path)
+    except DataError as exc:
+        out.findings.append(Finding(str(path), None, None, "file", "error", exc.reason))
+        return {}
     if not isinstance(data, dict):
-        if data is not None:
-            out.findings.append(Finding(str(path), None, None, "file", "error",
-                                        'expected {"A1": {"image_types": [...], ...}, ...}'))
+        out.findings.append(Finding(str(path), None, None, "file", "error",
+                                    'expected {"A1": {"image_types": [...], ...}, ...}'))
         return {}
     good = {}
     for record, entry in data.items():
@@ -147,14 +147,6 @@ def _read_taxonomy(cell: Cell, out: _Collector) -> dict:
                                         f"unknown image type(s) {', '.join(unknown)}; "
                                         f"known: {', '.join(sorted(KNOWN_TYPES))}"))
     return good
-
-
-def _read_json(path: Path, out: _Collector) -> Any:
-    try:
-        return read_json(path)
-    except DataError as exc:
-        out.findings.append(Finding(str(path), None, None, "file", "error", exc.reason))
-        return None
 
 
 def _check_options(q: dict, out: _Collector, index: int) -> tuple[str, ...]:

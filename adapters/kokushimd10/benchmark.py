@@ -4,27 +4,13 @@ YakugakuQA, which share its item shape and MHLW's conventions."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from medvqa import Benchmark, Item, Template
 
 from . import conventions, templates
 from .common import DEFAULT_STRATA, STRATA
 from .professions import profession_key
-
-
-def selection(select: Mapping[str, Iterable[str]] | None = None, years: Iterable[int | str] | None = None,
-              professions: Iterable[str] | None = None) -> dict[str, list[str]]:
-    """`select` with the keywords added, as `--years` and `--professions` add to `--select`:
-    `years` to its year, `professions` to its profession; a profession under any alias
-    (English, Japanese or the release's short name) becomes the release name the items hold."""
-    wanted: dict[str, list[str]] = {k: [str(v) for v in vs] for k, vs in (select or {}).items()}
-    if years:
-        wanted.setdefault("year", []).extend(str(y) for y in years)
-    if professions or "profession" in wanted:
-        names = list(wanted.pop("profession", [])) + list(professions or [])
-        wanted["profession"] = [profession_key(p) for p in names]
-    return wanted
 
 
 class _MhlwExam(Benchmark):
@@ -43,11 +29,12 @@ class _MhlwExam(Benchmark):
 
     def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None,
              years: list | None = None, professions: list | None = None, **_: Any) -> list[Item]:
-        split = split or self.default_split
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
+        split = self.checked_split(split)
         items = self._load(Path(path) if path is not None else self._default_path())
-        return self.select_items(items, selection(select, years, professions))
+        wanted = self.keyword_selection(select, years, professions)
+        if "profession" in wanted:  # under any alias (English, Japanese, the release's short name): the items' name
+            wanted["profession"] = [profession_key(p) for p in wanted["profession"]]
+        return self.select_items(items, wanted)
 
     def template(self, item: Item) -> Template:
         if item.language == "en":

@@ -36,6 +36,17 @@ def data_root(path: Path, dataset: str) -> Path:
     raise DataError(f"no {dataset} block files (data/<year>/<round>-<block>.jsonl) found", file=path)
 
 
+def block_files(path: Path, dataset: str) -> list[tuple[int, Path]]:
+    """(year, block file) of an IgakuQA-style dataset, in year, round and block order."""
+    found = []
+    for f in sorted(data_root(path, dataset).glob("*/*.jsonl")):
+        if BLOCK_FILE.fullmatch(f.name):
+            if not f.parent.name.isdigit():
+                raise DataError("the folder of a block file must be its exam year", file=f)
+            found.append((int(f.parent.name), f))
+    return found
+
+
 def image_root(path: Path, root: Path) -> Path:
     """The folder images are resolved and confined under: the folder the user gave (`path`),
     whether the year folders lie in `path/data` or in `path` itself."""
@@ -158,6 +169,14 @@ def parse_points(points: Any, *, file: Path, record: str) -> int:
     if value < 0:
         raise DataError(f"negative points {value}", file=file, record=record)
     return value
+
+
+def parse_text_only(row: dict, *, file: Path, record: str) -> bool:
+    """The row's `text_only` flag (true when absent)."""
+    text_only = row.get("text_only", True)
+    if not isinstance(text_only, bool):
+        raise DataError(f"text_only must be true or false, got {brief(text_only)}", file=file, record=record)
+    return text_only
 
 
 def parse_human_accuracy(value: Any, *, file: Path, record: str) -> float | None:

@@ -16,8 +16,8 @@ from typing import Any
 
 from medvqa import DataError, Item, read_jsonl
 
-from .common import (BLOCK_FILE, data_root, find_images, image_root, letter_options, make_item, parse_answer,
-                     no_surrogate, parse_human_accuracy, parse_kinki, parse_points, problem_row)
+from .common import (block_files, data_root, find_images, image_root, letter_options, make_item, parse_answer,
+                     no_surrogate, parse_human_accuracy, parse_kinki, parse_points, parse_text_only, problem_row)
 
 BENCHMARK = "igakuqa"
 PROFESSION = "Physician"
@@ -30,24 +30,12 @@ _ID = re.compile(r"(?P<round>\d{3})(?P<block>[A-Z])(?P<number>\d+)")
 CREDITED_TO_ALL = {"116A71": "scored correct for every examinee (MHLW 全員正解)"}
 
 
-def block_files(path: Path) -> list[tuple[int, Path]]:
-    """(year, block file) in year and block order."""
-    root = data_root(path, "IgakuQA")
-    found = []
-    for f in sorted(root.glob("*/*.jsonl")):
-        if BLOCK_FILE.fullmatch(f.name):
-            if not f.parent.name.isdigit():
-                raise DataError("the folder of a block file must be its exam year", file=f)
-            found.append((int(f.parent.name), f))
-    return found
-
-
 def load(path: Path, language: str = "ja") -> list[Item]:
     """Every item under `path`, in year, block and question order; with `language="en"` each
     item's stem and options from the release's English translation (`*_translate.jsonl`)."""
     items = []
     root = data_root(path, "IgakuQA")
-    for year, f in block_files(path):
+    for year, f in block_files(path, "IgakuQA"):
         meta_file = f.with_name(f.stem + "_metadata.jsonl")
         metadata = {}
         if meta_file.is_file():
@@ -76,9 +64,7 @@ def item_from_row(row: dict, metadata: dict[str, dict], *, year: int, file: Path
     meta_file = file.with_name(file.stem + "_metadata.jsonl")
     kinki = parse_kinki(extra.get("kinki"), letters=True, file=meta_file, record=pid)
     points = parse_points(row.get("points"), file=file, record=pid)
-    text_only = row.get("text_only", True)
-    if not isinstance(text_only, bool):
-        raise DataError(f"text_only must be true or false, got {text_only!r}", file=file, record=pid)
+    text_only = parse_text_only(row, file=file, record=pid)
     meta: dict[str, Any] = {
         "profession": PROFESSION, "year": year, "exam_round": int(m["round"]), "block": f"{m['round']}{m['block']}",
         "section": m["block"], "number": int(m["number"]), "category": extra.get("category"),

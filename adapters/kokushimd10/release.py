@@ -29,7 +29,7 @@ from typing import Any
 from medvqa import DataError, ImageRef, ImageRole, Item, brief, read_json, resolve_image
 
 from .common import digit_options, find_images, letter_options, make_item, parse_answer, parse_human_accuracy, \
-    no_surrogate, parse_kinki, parse_points
+    no_surrogate, parse_kinki, parse_points, parse_text_only
 from .professions import SHORT_NAMES
 
 BENCHMARK = "kokushimd10"
@@ -129,9 +129,7 @@ def item_from_row(row: Any, *, profession: str, year: int, section: str, file: P
                         record=item_id)
     kinki = parse_kinki(row.get("kinki"), letters=not digits, file=file, record=item_id)
     points = parse_points(row.get("points", 1), file=file, record=item_id)
-    text_only = row.get("text_only", True)
-    if not isinstance(text_only, bool):
-        raise DataError(f"text_only must be true or false, got {brief(text_only)}", file=file, record=item_id)
+    text_only = parse_text_only(row, file=file, record=item_id)
     number = int(m["number"])
     corrected = "corrected_question_index" in row
     meta: dict[str, Any] = {

@@ -11,9 +11,9 @@ accuracy beside the strict one (the metrics layer's `ASSISTED_COLUMNS`); points 
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 
 from medvqa.metrics import cell, counted, group, is_derived, level_keys, with_assisted
@@ -63,25 +63,17 @@ def _grouped(benchmark, records: list[dict], excluded: list[dict], field: str) -
 
 
 def _difficulty(records: list[dict]) -> pd.DataFrame:
+    """Per condition (in the order of every other table): n and r over the items with examinees' accuracy."""
     rows = []
-    by_condition: dict[str, list[tuple[float, float]]] = {}
-    for r in records:
-        if r.get("human_accuracy") is not None:
-            by_condition.setdefault(r["condition"], []).append((float(bool(r.get("correct"))),
-                                                                float(r["human_accuracy"]) / 100))
-    for condition, pairs in sorted(by_condition.items()):
+    for (condition,), rs in group([r for r in records if r.get("human_accuracy") is not None]).items():
+        pairs = [(float(bool(r.get("correct"))), float(r["human_accuracy"]) / 100) for r in rs]
         rows.append({"condition": condition, "n": len(pairs), "r": pearson(pairs)})
     return pd.DataFrame(rows, columns=["condition", "n", "r"])
 
 
 def pearson(pairs: list[tuple[float, float]]) -> float | None:
-    """Pearson's r of (x, y) pairs; None when either side does not vary."""
-    n = len(pairs)
-    if n < 2:
+    """Pearson's r of (x, y) pairs (numpy's); None when either side does not vary."""
+    x, y = np.asarray(pairs, dtype=float).reshape(-1, 2).T
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
-    mx, my = sum(x for x, _ in pairs) / n, sum(y for _, y in pairs) / n
-    sxy = sum((x - mx) * (y - my) for x, y in pairs)
-    sxx, syy = sum((x - mx) ** 2 for x, _ in pairs), sum((y - my) ** 2 for _, y in pairs)
-    if sxx == 0 or syy == 0:
-        return None
-    return round(sxy / math.sqrt(sxx * syy), 4)
+    return round(float(np.corrcoef(x, y)[0, 1]), 4)

@@ -11,14 +11,15 @@ hold `category` (subject) and `note`. The combined `{round}.jsonl` repeats the b
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 from typing import Any
 
 from medvqa import DataError, Item, Option, read_jsonl
 
-from .common import (BLOCK_FILE, data_root, digit_options, find_images, image_root, make_item, parse_answer,
-                     parse_points, problem_row)
+from .common import (BLOCK_FILE, block_files, data_root, digit_options, find_images, image_root, make_item, parse_answer,
+                     parse_points, parse_text_only, problem_row)
 
 BENCHMARK = "yakugakuqa"
 PROFESSION = "Pharmacist"
@@ -32,18 +33,12 @@ PICTURE_OPTIONS = 5
 
 
 def load(path: Path) -> list[Item]:
-    root = data_root(path, "YakugakuQA")
+    root = image_root(path, data_root(path, "YakugakuQA"))
     items: list[Item] = []
-    for year_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        blocks = sorted(f for f in year_dir.glob("*.jsonl") if BLOCK_FILE.fullmatch(f.name))
-        if not blocks:
-            continue
-        if not year_dir.name.isdigit():
-            raise DataError("the folder of a block file must be its exam year", file=year_dir)
-        rounds = {BLOCK_FILE.fullmatch(f.name)["round"] for f in blocks}
-        for exam_round in sorted(rounds):
-            items += _exam(image_root(path, root), year_dir, int(year_dir.name), exam_round,
-                           [f for f in blocks if f.name.startswith(exam_round + "-")])
+    by_exam = itertools.groupby(block_files(path, "YakugakuQA"),
+                                key=lambda yf: (yf[0], yf[1].parent, BLOCK_FILE.fullmatch(yf[1].name)["round"]))
+    for (year, year_dir, exam_round), blocks in by_exam:
+        items += _exam(root, year_dir, year, exam_round, [f for _, f in blocks])
     return items
 
 
@@ -95,9 +90,7 @@ def _item(row: dict, metadata: dict[int, dict], offset: int, *, year: int, file:
     number = offset + int(m["number"])
     extra = metadata.get(number, {})
     note = extra.get("note") or ""
-    text_only = row.get("text_only", True)
-    if not isinstance(text_only, bool):
-        raise DataError(f"text_only must be true or false, got {text_only!r}", file=file, record=pid)
+    text_only = parse_text_only(row, file=file, record=pid)
     points = parse_points(row.get("points", 1), file=file, record=pid)
     meta: dict[str, Any] = {
         "profession": PROFESSION, "year": year, "exam_round": int(m["round"]), "block": f"{m['round']}{m['block']}",

@@ -32,19 +32,14 @@ class MMBUHard(Benchmark):
     def load(self, path: Path | None = None, split: str | None = None, *,
              select: Mapping[str, list[str]] | None = None, years: list | None = None,
              professions: list | None = None, context: str | None = None, **_: Any) -> list[Item]:
-        split = split or self.default_split
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r} for mmbu_hard; choose from {', '.join(self.splits)}")
+        split = self.checked_split(split)
         context = context or "none"
         if context not in templates.CONTEXTS:
             raise ValueError(f"unknown context {context!r} for mmbu_hard; choose from {', '.join(templates.CONTEXTS)}")
-        if years or professions:
-            raise ValueError("mmbu_hard items have no exam year or profession; select them by task, format, "
-                             "modality, submodality or dataset")
         items = loader.load_items(Path(path) if path is not None else hub.download(), context)
         if split != "all":
             items = [it for it in items if it.meta["split"] == split]
-        return self.select_items(items, select)
+        return self.select_items(items, self.keyword_selection(select, years, professions))  # no year: an error
 
     def validate(self, path: Path) -> list:
         from .validate import validate

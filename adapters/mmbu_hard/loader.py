@@ -111,9 +111,7 @@ def label_sets(rows: list[Row]) -> dict[str, tuple[str, ...]]:
     """Every `class_label` / open `answer` value of each dataset across the TSVs."""
     found: dict[str, set[str]] = {}
     for row in rows:
-        if row.data.get("bbox"):
-            values = [row.data.get("class_label", "")]
-        elif options_of(row):
+        if row.data.get("bbox") or options_of(row):
             values = [row.data.get("class_label", "")]
         else:
             values = [row.data.get("class_label", ""), row.data.get("answer", "")]

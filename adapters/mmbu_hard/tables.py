@@ -45,13 +45,11 @@ class MMBUTables:
             ["condition", "task", "format", "n", "tp", "fp", "fn", "micro_f1", "f1_ci_low", "f1_ci_high", "ci_method",
              "status", "unjudged", "judge_errors"], rows))
         deltas = []
-        fam: dict[tuple, dict[str, list[dict]]] = {}
-        for r in self.records:
-            fam.setdefault((r["condition"], task_family(str(r.get("task")))), {}).setdefault(r.get("format"), []).append(r)
-        for (cond, family), by_format in sorted(fam.items()):
-            if "open" in by_format and "closed" in by_format:
-                closed = micro_f1([counts(r, self.iou_threshold) for r in by_format["closed"]], resamples=1)["value"]
-                opened = micro_f1([counts(r, self.iou_threshold) for r in by_format["open"]], resamples=1)["value"]
+        families = group([{**r, "family": task_family(str(r.get("task")))} for r in self.records], ["family", "format"])
+        for (cond, family, fmt), closed_recs in families.items():
+            if fmt == "closed" and (open_recs := families.get((cond, family, "open"))):
+                closed = micro_f1([counts(r, self.iou_threshold) for r in closed_recs], resamples=1)["value"]
+                opened = micro_f1([counts(r, self.iou_threshold) for r in open_recs], resamples=1)["value"]
                 deltas.append({"condition": cond, "task_family": family, "closed_f1": closed,
                                "open_f1": opened,
                                "delta": None if closed is None or opened is None else closed - opened})
@@ -64,11 +62,8 @@ class MMBUTables:
         answered, micro-F1 is accuracy, so its expectation is the mean of 1/k. Open answers and
         boxes have no such baseline."""
         rows = []
-        groups: dict[tuple, list[dict]] = {}
-        for r in self.records:
-            if r.get("format") == "closed" and r.get("n_options"):
-                groups.setdefault((r["condition"], r.get("task")), []).append(r)
-        for (cond, task), recs in sorted(groups.items()):
+        closed = [r for r in self.records if r.get("format") == "closed" and r.get("n_options")]
+        for (cond, task), recs in group(closed, ["task"]).items():
             rows.append({"condition": cond, "task": task, "format": "closed", "n": len(recs),
                          "expected_micro_f1": sum(1 / r["n_options"] for r in recs) / len(recs)})
         return pd.DataFrame(rows, columns=["condition", "task", "format", "n", "expected_micro_f1"])

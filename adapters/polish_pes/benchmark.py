@@ -53,9 +53,7 @@ class PolishPES(Benchmark):
         from the folder `path`; `select` keeps items whose strata take one of the listed values
         (`Benchmark.select_items`; `years` and `professions` are read as `select` on year and
         specialty)."""
-        split = split or self.default_split
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r} for polish_pes; choose from {', '.join(self.splits)}")
+        split = self.checked_split(split)
         if split == HUB_SPLIT:
             items = hub.text_items(Path(path) if path is not None else hub.download())
         elif path is None:
@@ -64,7 +62,7 @@ class PolishPES(Benchmark):
                              f"for the Hub text set {hub.REPO_ID})")
         else:
             items = loader.read_items(Path(path), SPLITS[split])
-        return self.select_items(items, _selection(select, years, professions))
+        return self.select_items(items, self.keyword_selection(select, years, professions, profession="specialty"))
 
     def template(self, item: Item) -> Template:
         return TEMPLATE
@@ -98,14 +96,3 @@ class PolishPES(Benchmark):
 
         return pass_lines(records)
 
-
-def _selection(select: Mapping[str, list[str]] | None, years: list[int] | None,
-               professions: list[str] | None) -> dict[str, list[str]]:
-    """`select` with the keywords added, as `--years` and `--professions` add to `--select`:
-    `years` to its year, `professions` to its specialty."""
-    wanted = {name: [str(v) for v in values] for name, values in (select or {}).items() if values}
-    if years:
-        wanted.setdefault("year", []).extend(str(y) for y in years)
-    if professions:
-        wanted.setdefault("specialty", []).extend(professions)
-    return wanted

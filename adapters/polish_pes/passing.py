@@ -10,6 +10,7 @@ on the items from 2022 on only; it is not evaluable without any.
 from __future__ import annotations
 
 from medvqa import PassLines, PassVerdict
+from medvqa.metrics import cell
 
 PASS_LINE = 0.60
 ORAL_EXEMPTION_LINE = 0.70
@@ -22,7 +23,7 @@ def _verdict(exam: str, criterion: str, records: list[dict], line: float, what: 
     if not records:
         return PassVerdict(exam=exam, criterion=criterion, status="not evaluable", required=line, unit="share",
                            note=f"no items {what}")
-    share = sum(bool(r.get("correct")) for r in records) / len(records)
+    share = cell(records).accuracy
     return PassVerdict(exam=exam, criterion=criterion, status="pass" if share >= line else "fail", points=share,
                        required=line, maximum=1.0, margin=share - line, unit="share",
                        note=f"{len(records)} items {what}")

@@ -24,7 +24,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.metrics import ASSISTED_COLUMNS, NON_ANSWERS, accuracy_ci, cell, is_derived, with_assisted
+from medvqa.metrics import NON_ANSWERS, accuracy_ci, cell, group, is_derived, with_assisted
 from medvqa.tables import Table, Tables
 
 from .loader import DOMAINS
@@ -95,19 +95,18 @@ def configuration_frame(records: list[dict]) -> pd.DataFrame:
 
 def grouped_frame(records: list[dict], label: str, keys: Callable[[dict], tuple], *, by_set: bool = False,
                   order: Iterable[str] = ()) -> pd.DataFrame:
-    """One row per (label value[, set], condition) with the accuracy columns; a record counts
-    once under each of its keys."""
-    groups: dict[tuple, list[dict]] = {}
-    for r in records:
-        for key in keys(r):
-            groups.setdefault((key, SETS.get(r.get("set"), r.get("set")) if by_set else None, r["condition"]), []).append(r)
+    """One row per (label value[, set], condition) with the accuracy columns (the metrics
+    layer's `group`); a record counts once under each of its keys."""
+    tagged = [{**r, label: list(keys(r)), "set": SETS.get(r.get("set"), r.get("set"))} for r in records]
+    groups = group(tagged, [label, "set"] if by_set else [label])  # (condition, label value[, set]): records
     rank = {name: i for i, name in enumerate(order)}
     sets = list(SETS.values())
 
     def position(k: tuple) -> tuple:
-        return (rank.get(k[0], len(rank)), str(k[0]), sets.index(k[1]) if k[1] in sets else 0, CONDITIONS.index(k[2]))
+        return (rank.get(k[1], len(rank)), str(k[1]), sets.index(k[2]) if by_set and k[2] in sets else 0,
+                CONDITIONS.index(k[0]))
 
-    rows = [{label: k[0], **({"set": k[1]} if by_set else {}), "condition": k[2], **cell(groups[k]).accuracy_columns()}
+    rows = [{label: k[1], **({"set": k[2]} if by_set else {}), "condition": k[0], **cell(groups[k]).accuracy_columns()}
             for k in sorted(groups, key=position)]
     return pd.DataFrame(rows, columns=with_assisted([label, *(["set"] if by_set else []), "condition", *ACCURACY], rows))
 
@@ -148,12 +147,9 @@ def human_frame(records: list[dict]) -> pd.DataFrame:
                      "correct": correct, "accuracy": correct / answers, "ci_low": ci[0], "ci_high": ci[1],
                      "ci_method": CLOPPER_PEARSON})
         for cond in CONDITIONS:
-            if cs := [r for r in rs if r["condition"] == cond]:
-                acc = cell(cs).accuracy_columns()
-                rows.append({"set": label, "who": "model", "condition": cond, "n": acc["n"], "answers": None,
-                             "correct": acc["correct"], "accuracy": acc["accuracy"], "ci_low": acc["ci_low"],
-                             "ci_high": acc["ci_high"], "ci_method": acc["ci_method"],
-                             **{k: acc[k] for k in ASSISTED_COLUMNS if k in acc}})
+            if cs := [r for r in rs if r["condition"] == cond]:  # (the frame keeps only its columns)
+                rows.append({"set": label, "who": "model", "condition": cond, "answers": None,
+                             **cell(cs).accuracy_columns()})
     frame = pd.DataFrame(rows, columns=with_assisted(["set", "who", "condition", "n", "answers", "correct", "accuracy",
                                                       "ci_low", "ci_high", "ci_method"], rows))
     frame["answers"] = pd.Series([r["answers"] for r in rows], dtype=object)  # whole numbers, empty on model rows

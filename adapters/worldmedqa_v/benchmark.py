@@ -37,18 +37,11 @@ class WorldMedQAV(Benchmark):
 
     def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None,
              **_: Any) -> list[Item]:
-        from . import loader
+        from . import hub, loader
 
-        split = split or self.default_split
-        if split not in self.splits:
-            raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
-        root = Path(path) if path is not None else self._download()
+        self.checked_split(split)
+        root = Path(path) if path is not None else hub.download()
         return self.select_items(loader.load(root, self.active_language), select)
-
-    def _download(self) -> Path:
-        from . import hub
-
-        return hub.download()
 
     def template(self, item: Item) -> Template:
         return TEMPLATE

@@ -37,29 +37,6 @@ NAME = re.compile(r"(?:(?P<model>.+?)_)?(?P<country>brazil|israel|japan|spain)_(
 PUBLISHED_SOURCE = "vlmevalkit-result"
 
 
-def read_predictions(path: Path) -> list[dict]:
-    """The rows of a VLMEvalKit table (XLSX, CSV or TSV), every value as text; it needs the
-    columns `index` and `prediction`."""
-    import pandas as pd
-
-    suffix = path.suffix.lower()
-    try:
-        if suffix == ".xlsx":
-            frame = pd.read_excel(path, dtype=str, keep_default_na=False)
-        elif suffix in (".csv", ".tsv"):
-            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
-        else:
-            raise DataError("a prediction table is .xlsx, .csv or .tsv", file=path)
-    except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-        raise DataError(f"unreadable table ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
-                        file=path) from None
-    missing = [c for c in ("index", "prediction") if c not in frame.columns]
-    if missing:
-        raise DataError(f"the table has no column {', '.join(missing)} (a VLMEvalKit prediction table has index "
-                        "and prediction)", file=path)
-    return frame.to_dict("records")
-
-
 def published_reading(item, published: str, extractor: str | None) -> dict:
     """The assisted reading (`medvqa.Record.assisted`) of a reply the strict reader could not read,
     from the option VLMEvalKit's extractor model named in the result table (`extracted`); an output
@@ -100,7 +77,7 @@ def import_table(file: Path, data: Path, run_dir: Path, *, language: str | None 
     items = bench.load(data, select={"country": [country]})
     by_index = {it.meta["index"]: it for it in items}
     answers, seen, extracted, differs = [], set(), [], []
-    for row in read_predictions(file):
+    for row in medvqa.read_table(file, ("index", "prediction")):
         index = str(row["index"]).strip()
         record = f"index {index}"
         if not index.isdigit() or int(index) not in by_index:

@@ -20,7 +20,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from medvqa import DataError, Gold, ImageRef, Item, Option, cache_dir, resolve_image
+from medvqa import DataError, Gold, ImageRef, Item, Option, cache_dir, read_table, resolve_image
 
 BENCHMARK = "worldmedqa_v"
 COUNTRIES = {"brazil": "pt", "israel": "he", "japan": "ja", "spain": "es"}  # country -> local language
@@ -47,21 +47,6 @@ def tables(root: Path) -> dict[tuple[str, str], Path]:
         raise DataError("no WorldMedQA-V table here (<country>_local.tsv or <country>_english.tsv, "
                         "CSV accepted; countries: brazil, israel, japan, spain)", file=root)
     return found
-
-
-def read_table(path: Path) -> list[dict[str, str]]:
-    """The rows of a TSV or CSV table, every value as text ("" for an empty cell)."""
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",", dtype=str,
-                            keep_default_na=False)
-    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-        raise DataError(f"unreadable table ({type(exc).__name__}: {str(exc).splitlines()[0]})", file=path) from None
-    missing = [c for c in ("index", "question", *LABELS) if c not in frame.columns]
-    if missing:
-        raise DataError(f"the table has no column {', '.join(missing)}", file=path)
-    return frame.to_dict("records")
 
 
 def _image(row: dict[str, str], country: str, folder: Path, file: Path, record: str) -> ImageRef:
@@ -111,7 +96,7 @@ def load(root: Path, language: str = "local", countries: list[str] | None = None
         if v != version or (countries and country not in countries):
             continue
         code = COUNTRIES[country] if language == "local" else "en"
-        rows = [item_from_row(row, country, code, path) for row in read_table(path)]
+        rows = [item_from_row(row, country, code, path) for row in read_table(path, ("index", "question", *LABELS))]
         ids = [it.id for it in rows]
         if len(set(ids)) != len(ids):
             raise DataError("an index appears twice", file=path, record=next(i for i in ids if ids.count(i) > 1))

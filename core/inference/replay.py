@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from medvqa.core.items import DataError
+from medvqa.core.jsonl import numbered_jsonl
 from medvqa.core.inference.base import Backend, Request, Response
 
 
@@ -22,21 +22,14 @@ class ReplayBackend(Backend):
     @classmethod
     def from_file(cls, path: str | Path) -> "ReplayBackend":
         path = Path(path)
-        if not path.is_file():
-            raise DataError("replay file not found", file=path)
         responses: dict[tuple[str, str], dict] = {}
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                    key = (str(row["item_id"]), str(row.get("condition", "C+Q")))
-                except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                    raise DataError(f"not a replay line ({exc})", file=path, record=f"line {lineno}") from None
-                if key in responses:
-                    raise DataError(f"duplicate replay line for {key[0]} {key[1]}", file=path, record=f"line {lineno}")
-                responses[key] = row
+        for lineno, row in numbered_jsonl(path):
+            if "item_id" not in row:
+                raise DataError("not a replay line (no item_id)", file=path, record=f"line {lineno}")
+            key = (str(row["item_id"]), str(row.get("condition", "C+Q")))
+            if key in responses:
+                raise DataError(f"duplicate replay line for {key[0]} {key[1]}", file=path, record=f"line {lineno}")
+            responses[key] = row
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
         return cls(responses=responses, model=f"replay:{path.name}", params={"replay_sha256": digest})
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -17,6 +16,7 @@ from medvqa.core.benchmark import Benchmark
 from medvqa.core.conditions import Condition, applicable
 from medvqa.core.inference.base import Response
 from medvqa.core.items import DataError, Item
+from medvqa.core.jsonl import TABLE_SUFFIXES, numbered_jsonl, read_table
 from medvqa.core.run.runner import RunSpec, build_manifest, make_record, rescore_record
 from medvqa.core.run.store import RunStore
 
@@ -73,20 +73,12 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
         return tuple(Condition) if images_attested and item.has_images else applicable(item)
 
     for item, condition, text, *more in answers:
-        try:
-            cond = Condition(condition)
-        except ValueError:
-            raise DataError(f"unknown condition {condition!r} (one of {', '.join(c.value for c in Condition)})",
-                            record=item.id) from None
         if item.id not in by_id:
             raise DataError("the answer names an item that is not in the data", record=item.id)
-        if item.excluded:
-            raise DataError(f"the item is excluded ({item.exclusion_reason}) and takes no answer", record=item.id)
-        if cond not in admitted(item):
-            raise DataError(f"condition {condition} does not apply to this item", record=item.id)
-        if (item.id, cond.value) in seen:
-            raise DataError(f"two answers for condition {condition}", record=item.id)
-        seen.add((item.id, cond.value))
+        try:
+            cond = admit(item, condition, seen, admitted(item))
+        except DataError as exc:
+            raise DataError(exc.reason, record=item.id) from None
         if cond.value not in conditions:
             conditions.append(cond.value)
         records.append(record_of(item, cond, text, more[0] if more else None))
@@ -107,6 +99,24 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
             "warnings": parse_failure_warnings(records, benchmark)}
 
 
+def admit(item: Item, label: str, seen: set[tuple[str, str]], admitted: Iterable[Condition]) -> Condition:
+    """The condition `label` of an answer for `item`, noted in `seen`: an unknown condition, an
+    excluded item, a condition not among those `admitted` or a second answer for the pair is a
+    DataError saying so (its caller names the file and the record)."""
+    try:
+        cond = Condition(label)
+    except ValueError:
+        raise DataError(f"unknown condition {label!r} (one of {', '.join(c.value for c in Condition)})") from None
+    if item.excluded:
+        raise DataError(f"item {item.id!r} is excluded ({item.exclusion_reason}) and takes no answer")
+    if cond not in admitted:
+        raise DataError(f"condition {label} does not apply to item {item.id!r}")
+    if (item.id, cond.value) in seen:
+        raise DataError(f"a second answer for item {item.id!r} under {label}")
+    seen.add((item.id, cond.value))
+    return cond
+
+
 def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "item_id",
                      response_column: str = "response", condition: str | None = None) -> list[tuple[Item, str, str | None]]:
     """(item, condition, response) triples for `write_run` from a file of answers made elsewhere:
@@ -117,38 +127,19 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
     an (item, condition), a line or table without the id or the response column, or an unreadable
     line or file is a DataError naming the file and the line (a table's row: the header is row 1),
     raised before anything is written."""
-    import pandas as pd
-
     file = Path(file)
     by_id = {it.id: it for it in items}
     rows: list[tuple[str, dict]] = []
     suffix = file.suffix.lower()
     if suffix in (".jsonl", ".json", ".ndjson"):
-        with open(file, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except ValueError as exc:
-                    raise DataError(f"not a JSON line ({exc.msg})", file=file, record=f"line {n}") from None
-                if not isinstance(row, dict):
-                    raise DataError("a line is not a JSON object", file=file, record=f"line {n}")
-                rows.append((f"line {n}", row))
-    elif suffix in (".csv", ".tsv", ".xlsx", ".xls"):
-        try:
-            frame = (pd.read_csv(file, dtype=str, keep_default_na=False, sep="\t" if suffix == ".tsv" else ",")
-                     if suffix in (".csv", ".tsv") else pd.read_excel(file, dtype=str, keep_default_na=False))
-        except ImportError as exc:
-            raise DataError(f"reading {suffix} needs a package that is not installed ({exc})", file=file) from None
-        except (ValueError, OSError, KeyError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
-            first = str(exc).splitlines()[0] if str(exc) else ""
-            raise DataError(f"unreadable table ({type(exc).__name__}: {first})", file=file) from None
+        rows = [(f"line {n}", row) for n, row in numbered_jsonl(file)]
+    elif suffix in TABLE_SUFFIXES:
+        table = read_table(file)
         for column, option in ((id_column, "--id-column"), (response_column, "--response-column")):
-            if column not in frame.columns:
-                raise DataError(f"no {column!r} column ({option}); the columns are {', '.join(map(str, frame.columns))}",
+            if table and column not in table[0]:
+                raise DataError(f"no {column!r} column ({option}); the columns are {', '.join(map(str, table[0]))}",
                                 file=file, record="row 1 (the header)")
-        rows = [(f"row {n + 2}", row) for n, row in enumerate(frame.to_dict("records"))]  # row 1 is the header
+        rows = [(f"row {n + 2}", row) for n, row in enumerate(table)]  # row 1 is the header
     else:
         raise DataError("answers are read from .jsonl, .csv, .tsv or .xlsx files", file=file)
     out, seen = [], set()
@@ -162,18 +153,9 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
             raise DataError(f"item {item_id!r} is not in the data", file=file, record=where)
         item, label = by_id[item_id], str(row.get("condition") or condition or "C+Q")
         try:
-            cond = Condition(label)
-        except ValueError:
-            raise DataError(f"unknown condition {label!r} (one of {', '.join(c.value for c in Condition)})",
-                            file=file, record=where) from None
-        if item.excluded:
-            raise DataError(f"item {item_id!r} is excluded ({item.exclusion_reason}) and takes no answer",
-                            file=file, record=where)
-        if cond not in applicable(item):
-            raise DataError(f"condition {label} does not apply to item {item_id!r}", file=file, record=where)
-        if (item_id, label) in seen:
-            raise DataError(f"a second answer for item {item_id!r} under {label}", file=file, record=where)
-        seen.add((item_id, label))
+            admit(item, label, seen, applicable(item))
+        except DataError as exc:
+            raise DataError(exc.reason, file=file, record=where) from None
         if response is not None and not isinstance(response, str):
             response = json.dumps(response, ensure_ascii=False)
         out.append((item, label, response))

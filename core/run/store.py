@@ -32,6 +32,7 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from medvqa.core.inference.secrets import Scrubber
 from medvqa.core.items import DataError
+from medvqa.core.jsonl import read_json
 from medvqa.core.results import check_record, upgrade_manifest
 
 MANIFEST = "manifest.json"
@@ -127,10 +128,7 @@ def read_manifest(run_dir: Path) -> dict:
     path = Path(run_dir) / MANIFEST
     if not path.is_file():
         raise DataError("not a run directory (no manifest.json)", file=run_dir)
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, RecursionError) as exc:
-        raise DataError(f"unreadable manifest ({type(exc).__name__}: {exc})", file=path) from None
+    manifest = read_json(path)
     if not isinstance(manifest, dict):
         raise DataError("unreadable manifest (not a JSON object)", file=path)
     return upgrade_manifest(manifest, file=path)
@@ -175,13 +173,9 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+@gc_paused()
 def _scan(path: Path) -> tuple[list[dict], int]:
-    """(records, byte offset just after the last complete line)."""
-    with gc_paused():
-        return _scan_lines(path)
-
-
-def _scan_lines(path: Path) -> tuple[list[dict], int]:
+    """(records, byte offset just after the last complete line), read with the collector paused."""
     data = path.read_bytes()
     records: list[dict] = []
     good_end = 0

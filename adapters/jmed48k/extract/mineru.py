@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from medvqa import DataError
+from medvqa import DataError, read_json
 from medvqa.ja import fold
 
 from .booklet import MARKER, PAGE_NUMBER, Figure, Flow
@@ -102,10 +102,7 @@ def find_content_list(folder: Path, stem: str) -> Path:
 
 def read_content_list(path: Path) -> tuple[list[Block], str]:
     """Blocks of either schema generation, and which one it was (`magic-pdf` / `mineru`)."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DataError(f"unreadable content_list ({exc})", file=path) from None
+    data = read_json(path)
     if not isinstance(data, list):
         raise DataError("a content_list is a JSON list of blocks", file=path)
     schema = "mineru" if any("bbox" in b or "image_caption" in b for b in data if isinstance(b, dict)) else "magic-pdf"

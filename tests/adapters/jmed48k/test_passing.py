@@ -6,7 +6,7 @@ import json
 import pytest
 
 import medvqa
-from medvqa.adapters.jmed48k.passing import CRITERIA_FILE, Rule, evaluate, load_rules, scoring_record
+from medvqa.mhlw import CRITERIA_FILE, Rule, evaluate, load_rules, scoring_record
 from medvqa.core.items import Gold, Item, Option
 from medvqa.core.run.saved import load_run
 from medvqa.core.run.options import RunOptions, run
