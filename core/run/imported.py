@@ -124,9 +124,9 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
     `condition` for lines without one), or CSV / XLSX with an id and a response column (every row
     under `condition`, C+Q when not given, unless the table has a `condition` column). An unknown
     item or condition, an excluded item, a condition the item does not take, a second answer for
-    an (item, condition), a line or table without the id or the response column, or an unreadable
-    line or file is a DataError naming the file and the line (a table's row: the header is row 1),
-    raised before anything is written."""
+    an (item, condition), a line or table without the id or the response column, an unreadable
+    line or file, or a file without answers is a DataError naming the file and the line (a
+    table's row: the header is row 1), raised before anything is written."""
     file = Path(file)
     by_id = {it.id: it for it in items}
     rows: list[tuple[str, dict]] = []
@@ -142,6 +142,8 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
         rows = [(f"row {n + 2}", row) for n, row in enumerate(table)]  # row 1 is the header
     else:
         raise DataError("answers are read from .jsonl, .csv, .tsv or .xlsx files", file=file)
+    if not rows:
+        raise DataError("no answers in the file (nothing to import)", file=file)
     out, seen = [], set()
     for where, row in rows:
         if id_column not in row:

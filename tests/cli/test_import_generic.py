@@ -145,3 +145,17 @@ def test_a_file_that_is_no_spreadsheet_is_one_error(tmp_path):
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
     assert "answers.xlsx" in result.output and "unreadable table" in result.output
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("name, text", [("answers.csv", "foo,bar\n"), ("answers.jsonl", "")])
+def test_a_file_without_answers_is_one_error_and_no_run(tmp_path, name, text):
+    """A table with a header only (whatever its columns) or an empty JSON Lines file imports
+    nothing: an error naming the file, not a summary of 0 records pointing at a run that was
+    never written."""
+    answers = tmp_path / name
+    answers.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["import", "polish_pes", str(answers), "--data", str(PES),
+                                      "--run-dir", str(tmp_path / "run")])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert name in result.output and "no answers in the file" in result.output
+    assert not (tmp_path / "run").exists()
