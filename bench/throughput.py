@@ -8,16 +8,18 @@
 
 Settings: (a) concurrency 16, 500 ms latency, 600 requests (c/L bound 32 req/s: the server is
 the limit); (b) concurrency 32, 200 ms latency, 1,600 requests (bound 160 req/s: the client
-is). Contenders: "medvqa" (one process), "medvqa 2 workers" (`--workers 2`), "medvqa 2
-servers" (two `--api-base`, each server with the same latency), "bare openai", "bare litellm"
-(after registering the model's zero price, as medvqa does for models litellm has no price
-for). Every request carries one PNG (~30 kB). Each contender runs in a fresh process; wall
-and CPU time (the process and its children) are measured around the run only, after
-imports; medvqa's run includes its preflight, scoring and writing every record. The machine
-may be shared, so each round runs every contender once (in turns, the order reversed every
-other round) and the ratios are taken within the round; the summary gives each ratio's
-median over the rounds. inspect_ai runs in its own virtualenv (`python -m venv
-/tmp/inspect-venv && /tmp/inspect-venv/bin/pip install inspect_ai openai`) when given.
+is, on a busy machine); not run unless asked, (c) concurrency 128, 100 ms latency, 3,000
+requests (bound 1,280 req/s: the most one client process sends). Contenders: "medvqa" (one
+process), "medvqa 2 workers" (`--workers 2`), "medvqa 2 servers" (two `--api-base`, each
+server with the same latency), "bare openai", "bare litellm" (after registering the model's
+zero price, as medvqa does for models litellm has no price for). Every request carries one
+PNG (~30 kB). Each contender runs in a fresh process; wall and CPU time (the process and its
+children) are measured around the run only, after imports (medvqa's plugins loaded);
+medvqa's run includes loading and checking the items, its preflight, scoring and writing
+every record. The machine may be shared, so each round runs every contender once (in turns,
+the order reversed every other round) and the ratios are taken within the round; the summary
+gives each ratio's median over the rounds. inspect_ai runs in its own virtualenv (`python -m
+venv /tmp/inspect-venv && /tmp/inspect-venv/bin/pip install inspect_ai openai`) when given.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-SETTINGS = {"a": (16, 0.5, 600), "b": (32, 0.2, 1600)}
+SETTINGS = {"a": (16, 0.5, 600), "b": (32, 0.2, 1600), "c": (128, 0.1, 3000)}
 MODEL = "test"
 PARAMS = {"temperature": 0, "seed": 0, "response_format": {"type": "json_object"}}
 CONTENDERS = ("medvqa", "medvqa 2 workers", "medvqa 2 servers", "bare openai", "bare litellm")
@@ -71,8 +73,12 @@ def run_medvqa(args) -> dict:
     from medvqa.core.inference.litellm_backend import import_litellm
     from medvqa.core.run.options import RunOptions, run
 
+    from medvqa.core import plugins
+
     import_litellm()
     import openai  # noqa: F401  (imported before the clock starts, as the bare loops' clients are)
+
+    plugins.get_benchmark("jmed48k")  # the plugins' imports: the command's start-up, not its requests
 
     options = RunOptions(benchmark="jmed48k", model=f"hosted_vllm/{MODEL}", data=args.data, conditions="C+Q+I",
                          run_dir=args.run_dir, cache=False,
