@@ -15,8 +15,8 @@ request is about to leave: the parameters it would send (`get_optional_params`, 
 from a conversation of every shape medvqa sends (system text, user text and image, assistant
 text), and the URL it would post to. The direct path is taken only where these are the plain
 OpenAI body and URL: a model whose messages litellm rewrites (o-series system prompts), a
-parameter litellm sends elsewhere than the body (`extra_headers`) or a URL it would post to
-as given go through litellm. The API key is the one litellm would use: `OPENAI_API_KEY` for
+parameter litellm sends elsewhere than the body (`extra_headers`), a streamed answer or a URL
+it would post to as given go through litellm. The API key is the one litellm would use: `OPENAI_API_KEY` for
 `openai/` (without it, litellm sends and reports), `HOSTED_VLLM_API_KEY` or litellm's
 placeholder for `hosted_vllm/`. The client's own retries are off (`PROVIDER_CLIENT_RETRIES`)
 and its timeout is the request timeout; `retry.failure_kind` classifies the SDK's errors.
@@ -86,7 +86,7 @@ def direct_call(litellm, target: str, params: dict[str, Any], api_bases: list[st
                 timeout: float) -> DirectCall | None:
     """A `DirectCall` for `target` at `api_bases` with the generation `params`, where litellm
     would send the plain OpenAI request (see the module's docstring); None otherwise."""
-    if not api_bases or any(name.startswith("extra_") and name != "extra_body" for name in params):
+    if not api_bases or params.get("stream") or any(n.startswith("extra_") and n != "extra_body" for n in params):
         return None
     try:
         model, provider, _, _ = litellm.get_llm_provider(target)
