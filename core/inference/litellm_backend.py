@@ -1,6 +1,9 @@
 """The litellm backend: any litellm model string (`openai/gpt-5`, `anthropic/...`,
-`gemini/...`, `hosted_vllm/<name>` with `--api-base`), or several servers behind litellm's
-Router (`--api-base` repeated, or `--model-list FILE`).
+`gemini/...`, `hosted_vllm/<name>` with `--api-base`), on several servers taken in turn
+(`--api-base` repeated: `router.RoundRobin`) or behind litellm's Router (`--model-list FILE`).
+`openai/...` and `hosted_vllm/...` models at an `--api-base` are sent through the `openai` SDK
+where litellm would send the same request (`openai_compatible.py`: less CPU per request,
+docs/scaling.md); everything else through litellm.
 
 Calls run asynchronously, `concurrency` at a time, optionally paced to `rpm` requests per
 minute, each with a total deadline and our own retry policy (`retry.py`: litellm's
@@ -20,7 +23,9 @@ start-up: what the backend's parameters need of litellm is remembered per litell
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import json
 import logging
 import os
 import warnings
@@ -32,10 +37,12 @@ from medvqa.core.inference.concurrency import Pacer, bounded
 from medvqa.core.inference.images import ImageError, to_openai
 from medvqa.core.inference.model_names import (check_before_import, recall_answers, remember_answers,
                                                remember_names)
+from medvqa.core.inference.openai_compatible import HOSTED_VLLM_PLACEHOLDER_KEY, DirectCall, direct_call
 from medvqa.core.inference.output import ANSWER_SCHEMA, error_text, writable_text
 from medvqa.core.inference.preflight import check_provider, probe
-from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, RetryPolicy, with_retries
-from medvqa.core.inference.router import credential_values, deployments_for, load_model_list, resolve_env, underlying_model
+from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, TRANSIENT, RetryPolicy, failure_kind, with_retries
+from medvqa.core.inference.router import (RoundRobin, credential_values, deployments_for, load_model_list, resolve_env,
+                                          underlying_model)
 from medvqa.core.inference.secrets import Scrubber, is_secret_name, remember, remember_params, remember_url, without_userinfo
 from medvqa.core.inference.secrets import redact_url as _redact_url
 
@@ -128,6 +135,8 @@ class LiteLLMBackend(Backend):
             remember(value)
         remember_params(params)
         self._scrub = Scrubber()  # every answer is scrubbed of the credentials known now
+        self._use_router = bool(model_list)  # a model list names a routing policy; repeated --api-base none
+        self._spread = RoundRobin(api_bases) if len(api_bases) > 1 else None
         if len(api_bases) > 1:
             self._deployments += deployments_for(model, api_bases)
         self._router_settings = {"routing_strategy": "simple-shuffle", **router_settings}
@@ -146,6 +155,8 @@ class LiteLLMBackend(Backend):
         price_source = said["price_source"]
         self._pacer = Pacer(rpm) if rpm else None
         self._router = None
+        self._direct: DirectCall | None = None
+        self._direct_decided = False
         self.stats: dict[str, Any] = {"in_flight": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0,
                                       "cost_usd": 0.0}
         self.settings = {
@@ -154,7 +165,8 @@ class LiteLLMBackend(Backend):
             "api_base": _redact_url(self._api_base) if self._api_base else None,
             "deployments": [{"model_name": d["model_name"], "model": d["litellm_params"]["model"],
                              "api_base": _redact_url(d["litellm_params"].get("api_base"))} for d in self._deployments],
-            "router_settings": self._router_settings if self._deployments else None,
+            "router_settings": self._router_settings if self._use_router else None,
+            "routing": "litellm router" if self._use_router else ("round-robin" if self._spread else None),
             "model_list": str(model_list) if model_list else None,
             "price_source": price_source,
         }
@@ -315,9 +327,10 @@ class LiteLLMBackend(Backend):
             payload = to_openai(messages, self.max_image_side)
         except ImageError as exc:
             return Response(error=str(exc))
+        tried: list[str | None] = []  # the server of each attempt
         self.stats["in_flight"] += 1
         try:
-            done = await with_retries(lambda: self._answer(payload, response_schema), self.retry,
+            done = await with_retries(lambda: self._answer(payload, response_schema, tried), self.retry,
                                       deadline_s=self.timeout, before=self._pacer.wait if self._pacer else None,
                                       on_retry=self._count_retry)
         finally:
@@ -329,21 +342,56 @@ class LiteLLMBackend(Backend):
     def _count_retry(self, exc: Exception) -> None:
         self.stats["retries"] += 1
 
-    async def _answer(self, payload: list[dict], response_schema: dict | None) -> Response:
-        return self._read(await self._complete(payload, response_schema), 0.0)
+    async def _answer(self, payload: list[dict], response_schema: dict | None, tried: list[str | None]) -> Response:
+        """One attempt, at the next server in turn (another than the last attempt's, where there is one)."""
+        server = self._spread.pick(avoid=tried[-1] if tried else None) if self._spread else self._api_base
+        tried.append(server)
+        try:
+            response = self._read(await self._complete(payload, response_schema, server), 0.0)
+        except asyncio.CancelledError:  # the attempt's deadline
+            if self._spread:
+                self._spread.failed(server)
+            raise
+        except Exception as exc:
+            if self._spread and failure_kind(exc) in TRANSIENT:
+                self._spread.failed(server)
+            raise
+        if self._spread:
+            self._spread.answered(server)
+        return response
 
-    async def _complete(self, messages: list[dict], response_schema: dict | None = None):
+    def _direct_call(self) -> DirectCall | None:
+        """How the SDK sends this model's requests, or None: litellm does (decided once)."""
+        if not self._direct_decided:
+            servers = self._spread.servers if self._spread else [self._api_base] if self._api_base else []
+            self._direct = None if self._use_router else direct_call(self.litellm, self.model, self._send, servers,
+                                                                     timeout=self.timeout)
+            if self._direct is not None and self._direct.api_key != HOSTED_VLLM_PLACEHOLDER_KEY:
+                remember(self._direct.api_key)
+            self._direct_decided = True
+        return self._direct
+
+    async def _complete(self, messages: list[dict], response_schema: dict | None = None, api_base: str | None = None):
+        schema_format = None
+        if response_schema is not None and (self._send.get("response_format") or {}).get("type") == "json_schema":
+            schema_format = json_schema_format(response_schema)
+        direct = self._direct_call()
+        if direct is not None:
+            try:
+                return await direct.complete(api_base, messages, schema_format)
+            except json.JSONDecodeError as exc:  # a 2xx whose body is not JSON
+                raise UnreadableResponse(f"the answer is not JSON ({exc})") from None
         kwargs = {"messages": messages, "timeout": self.timeout, **self._send, "max_retries": PROVIDER_CLIENT_RETRIES}
-        if response_schema is not None and (kwargs.get("response_format") or {}).get("type") == "json_schema":
-            kwargs["response_format"] = json_schema_format(response_schema)
-        if self._deployments:
+        if schema_format is not None:
+            kwargs["response_format"] = schema_format
+        if self._use_router:
             if self._router is None:
                 deployments = [{**d, "litellm_params": {**d["litellm_params"], "max_retries": PROVIDER_CLIENT_RETRIES}}
                                for d in resolve_env(self._deployments)]
                 self._router = self.litellm.Router(model_list=deployments, num_retries=0, **self._router_settings)
             return await self._router.acompletion(model=self.model, **kwargs)
-        if self._api_base:
-            kwargs["api_base"] = self._api_base
+        if api_base:
+            kwargs["api_base"] = api_base
         return await self.litellm.acompletion(model=self.model, **kwargs)
 
     def _read(self, result, latency_s: float) -> Response:
@@ -366,6 +414,9 @@ class LiteLLMBackend(Backend):
         self.stats["completion_tokens"] += tokens["completion_tokens"]
         if self.price:
             cost = (tokens["prompt_tokens"] * self.price[0] + tokens["completion_tokens"] * self.price[1]) / 1e6
+        elif self._direct is not None:  # litellm's price of the model, per token
+            cost = tokens["prompt_tokens"] * self._direct.price_per_token[0] + \
+                tokens["completion_tokens"] * self._direct.price_per_token[1]
         else:
             cost = (getattr(result, "_hidden_params", None) or {}).get("response_cost") or 0.0
         self.stats["cost_usd"] += cost

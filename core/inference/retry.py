@@ -2,13 +2,13 @@
 
 Every failure is classified by `failure_kind`. Retried (transient): rate limits (429), 408 /
 409 / 425, every 5xx a server sent, timeouts, connection errors and answers that arrived but
-could not be read (a 2xx with a broken body). Never retried (final), whatever status litellm
-attaches to them: authentication, permission, bad-request (unsupported parameters, context
-window, content policy), not-found and unprocessable-entity errors, recognised by litellm's
-exception types, and failures raised before any request reached a server (missing
-credentials come back from litellm as a "500" whose cause is the provider client's own
-configuration error). The wait is exponential backoff with full jitter, and never shorter
-than the server's `Retry-After`.
+could not be read (a 2xx with a broken body), whether litellm or the `openai` SDK raised them.
+Never retried (final), whatever status litellm attaches to them: authentication, permission,
+bad-request (unsupported parameters, context window, content policy), not-found and
+unprocessable-entity errors, recognised by litellm's exception types, and failures raised
+before any request reached a server (missing credentials come back from litellm as a "500"
+whose cause is the provider client's own configuration error). The wait is exponential
+backoff with full jitter, and never shorter than the server's `Retry-After`.
 
 Attempts are counted in one place, `with_retries`, for every request and every preflight probe:
 `--max-retries N` means at most N + 1 requests reach the server, whatever the provider (the
@@ -76,6 +76,12 @@ def failure_kind(exc: BaseException) -> str:
         for name, kind in _LITELLM_KINDS:
             if isinstance(exc, getattr(litellm, name)):
                 return kind
+    openai = sys.modules.get("openai")  # the SDK's own errors, on the direct path (`openai_compatible.py`)
+    if openai is not None and type(exc).__module__.partition(".")[0] == "openai":
+        if isinstance(exc, openai.APITimeoutError):
+            return "timeout"
+        if isinstance(exc, openai.APIConnectionError):  # refused, reset, or a body cut short
+            return "connection"
     causes = list(_causes(exc))
     if any(isinstance(c, (ConnectionError, socket.gaierror)) for c in causes):
         return "connection"
