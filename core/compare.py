@@ -23,8 +23,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, pair_image_removal, paired_accuracy_test,
-                                        transition_row)
+from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, flat_row, pair_image_removal,
+                                        paired_accuracy_test, paired_section)
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.metrics import held_fields
@@ -213,16 +213,11 @@ def table_rows(entry: Entry, fields: dict[str, str]) -> list[dict]:
 
 
 def delta_row(entry: Entry, s: Settings) -> dict:
+    """An entry's Δimg, as the audit's image-removal section computes it (strict: a refusal is wrong)."""
     run = RunInput(model=entry.model, records=metrics.counted(entry.records, entry.benchmark)[0], items=entry.items,
                    source=entry.source)
-    pairs, unpaired = pair_image_removal(run)
-    values = [(1.0 if p.with_image.get("correct") else 0.0, 1.0 if p.removed.get("correct") else 0.0) for p in pairs]
-    row = transition_row(values, s)
-    ci = row.get("ci")
-    return {"model": entry.model, "benchmark": entry.benchmark.name, "n": row["n"], "a_with": row["a_with"],
-            "a_removed": row["a_removed"], "delta_img": row["delta_img"], "ci_low": ci[0] if ci else None,
-            "ci_high": ci[1] if ci else None, "ci_method": row["ci_method"], "mcnemar_p": row["mcnemar_p"],
-            "n_unpaired": sum(len(ids) for ids in unpaired.values())}
+    section = paired_section(*pair_image_removal(run), {}, s)
+    return {"model": entry.model, "benchmark": entry.benchmark.name, **flat_row(section, ("a_with", "a_removed", "delta_img"))}
 
 
 # ---------------------------------------------------------------- tests between models

@@ -207,19 +207,33 @@ def transition_row(values: Sequence[tuple[float, float]], s: Settings) -> dict:
     return row
 
 
-def paired_section(run: _Run, s: Settings) -> dict:
-    if s.refusals == "imputed" and run.forced_accuracy is None and _has_paired_refusal(run.pairs):
-        raise ValueError(f"{run.input.source or run.input.model}: --refusals imputed needs forced-guess "
-                         f"records ({FORCED_CONDITION}); run with --forced-guess first")
-    values = pair_values(run.pairs, s.refusals, run.forced_accuracy)
+def paired_section(pairs: list[Pair], unpaired: Mapping[str, list[str]], fields: Mapping[str, str], s: Settings,
+                   forced_accuracy: float | None = None, source: str = "") -> dict:
+    """The transition table of `pairs` under `s.refusals`, overall and by each stratum of `fields`
+    (the first record's level), with the items left `unpaired` by reason: the image-removal
+    section of the audit, the language pairing's and `compare`'s Δimg."""
+    if s.refusals == "imputed" and forced_accuracy is None and _has_paired_refusal(pairs):
+        raise ValueError(f"{source}: --refusals imputed needs forced-guess records ({FORCED_CONDITION}); "
+                         "run with --forced-guess first")
+    values = pair_values(pairs, s.refusals, forced_accuracy)
     return {
         "convention": s.refusals,
         "overall": transition_row([(cw, cr) for _, cw, cr in values], s),
         "by": {name: with_holm({key: transition_row(rows, s) for key, rows in
                                 _group(((p.with_image, (cw, cr)) for p, cw, cr in values), rec_field).items()})
-               for name, rec_field in run.fields.items()},
-        "unpaired": {reason: {"n": len(ids), "items": ids} for reason, ids in run.unpaired.items()},
+               for name, rec_field in fields.items()},
+        "unpaired": {reason: {"n": len(ids), "items": ids} for reason, ids in unpaired.items()},
     }
+
+
+def flat_row(section: dict, keys: Sequence[str]) -> dict:
+    """A paired section's overall row as one table row (`compare`'s Δimg and Δlang): n, `keys`,
+    the interval's bounds and method, McNemar's p and the count of items left unpaired."""
+    row = section["overall"]
+    ci = row.get("ci") or (None, None)
+    return {"n": row["n"], **{k: row[k] for k in keys}, "ci_low": ci[0], "ci_high": ci[1],
+            "ci_method": row["ci_method"], "mcnemar_p": row["mcnemar_p"],
+            "n_unpaired": sum(u["n"] for u in section["unpaired"].values())}
 
 
 def with_holm(rows: dict[str, dict]) -> dict[str, dict]:
@@ -295,13 +309,10 @@ def _any_record(run: _Run, item: Item) -> dict | None:
 # ---------------------------------------------------------------- refusals
 
 def refusal_rates(records: list[dict]) -> dict:
-    """Per condition label (forced guesses included): records, refusals and their rate."""
-    total, refused = Counter(), Counter()
-    for rec in records:
-        total[rec["condition"]] += 1
-        refused[rec["condition"]] += rec.get("status") == "refusal"
-    order = [c.value for c in ALL] + sorted(set(total) - {c.value for c in ALL})
-    return {c: {"n": total[c], "refusals": refused[c], "rate": refused[c] / total[c]} for c in order if total[c]}
+    """Per condition label (forced guesses included, after their base): records, refusals and
+    their rate."""
+    refused = {key[0]: (len(rs), sum(r.get("status") == "refusal" for r in rs)) for key, rs in metrics.group(records).items()}
+    return {c: {"n": n, "refusals": k, "rate": k / n} for c, (n, k) in refused.items()}
 
 
 def forced_guess(records: list[dict]) -> dict:
@@ -330,8 +341,7 @@ def refusal_section(run: _Run, s: Settings) -> dict:
                            "prediction" if fg["n"] else
                            f"refusals present but no {FORCED_CONDITION} records (run with --forced-guess)")
             continue
-        values = pair_values(run.pairs, conv, run.forced_accuracy)
-        rows[conv] = transition_row([(cw, cr) for _, cw, cr in values], s)
+        rows[conv] = paired_section(run.pairs, {}, {}, replace(s, refusals=conv), run.forced_accuracy)["overall"]
     paired_refusals = {c: sum(getattr(p, side).get("status") == "refusal" for p in run.pairs)
                        for c, side in ((WITH, "with_image"), (REMOVED, "removed"))}
     return {
@@ -548,7 +558,8 @@ def audit_run(run: RunInput, settings: Settings = Settings()) -> dict:
         "source": run.source,
         "n_records": len(run.records),
         "marginals": margins,
-        "paired": paired_section(prepared, settings),
+        "paired": paired_section(prepared.pairs, prepared.unpaired, fields, settings, prepared.forced_accuracy,
+                                 run.source or run.model),
         "ablation": ablation(prepared, settings),
         "refusals": refusal_section(prepared, settings),
         "io_control": io_control(prepared, settings),

@@ -19,7 +19,7 @@ from itertools import combinations
 from typing import Any, Sequence
 
 from medvqa.core import metrics
-from medvqa.core.audit.analysis import (STATES, Pair, RunInput, Settings, _Run, forced_guess, paired_markdown,
+from medvqa.core.audit.analysis import (STATES, Pair, Settings, flat_row, forced_guess, paired_markdown,
                                         paired_section)
 from medvqa.core.metrics import held_fields
 from medvqa.core.results import condition_order, is_derived
@@ -118,11 +118,8 @@ def language_section(a: LanguageSide, b: LanguageSide, s: Settings, model: str, 
     forced = forced_guess(first.records + second.records)["accuracy"]
     out = {"languages": [first.language, second.language], "runs": [first.source, second.source], "conditions": {}}
     for cond in conditions:
-        pairs, unpaired = pair_records(items, ka, kb, cond)
-        run = _Run(input=RunInput(model=model, records=first.records, items=items, source=first.source,
-                                  benchmark=benchmark),
-                   by_key={}, fields=fields, pairs=pairs, unpaired=unpaired, forced_accuracy=forced)
-        out["conditions"][cond] = _factor_section(paired_section(run, s), LANGUAGE)
+        section = paired_section(*pair_records(items, ka, kb, cond), fields, s, forced, first.source or model)
+        out["conditions"][cond] = _factor_section(section, LANGUAGE)
     return out
 
 
@@ -150,15 +147,9 @@ def language_delta_rows(entries: Sequence[Any], s: Settings) -> list[dict]:
         if not same_but_language(ea.runs, eb.runs):
             continue
         section = language_section(side(ea.runs), side(eb.runs), s, ea.runs[0].manifest["model"], ea.benchmark)
-        for cond, sec in section["conditions"].items():
-            r = sec["overall"]
-            ci = r.get("ci")
-            rows.append({"model": ea.runs[0].manifest["model"], "benchmark": ea.benchmark.name, "condition": cond,
-                         "languages": " vs ".join(section["languages"]), "n": r["n"], "a_local": r["a_local"],
-                         "a_other": r["a_other"], "delta_lang": r["delta_lang"],
-                         "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,
-                         "mcnemar_p": r["mcnemar_p"],
-                         "n_unpaired": sum(v["n"] for v in sec["unpaired"].values())})
+        rows += [{"model": ea.runs[0].manifest["model"], "benchmark": ea.benchmark.name, "condition": cond,
+                  "languages": " vs ".join(section["languages"]), **flat_row(sec, ("a_local", "a_other", "delta_lang"))}
+                 for cond, sec in section["conditions"].items()]
     return rows
 
 
