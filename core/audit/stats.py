@@ -29,10 +29,6 @@ MOVER_WILSON = "mover-wilson"
 BOOTSTRAP = "bootstrap-percentile"
 
 
-def _mean(x, axis=-1):
-    return np.mean(x, axis=axis)
-
-
 def _mean_difference(a, b, axis=-1):
     return np.mean(a, axis=axis) - np.mean(b, axis=axis)
 
@@ -45,7 +41,7 @@ def bootstrap_ci(values: Sequence[float], *, resamples: int = RESAMPLES, seed: i
     data = np.asarray(values, dtype=float)
     if data.size == 0 or np.all(data == data[0]):
         return None
-    res = stats.bootstrap((data,), _mean, n_resamples=resamples, confidence_level=level,
+    res = stats.bootstrap((data,), np.mean, n_resamples=resamples, confidence_level=level,
                           method="percentile", vectorized=True, rng=np.random.default_rng(seed))
     return (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
@@ -161,9 +157,7 @@ def bootstrap_p(differences: Sequence[float], resamples: int) -> tuple[float, st
     """Two-sided bootstrap p-value for a zero difference from a bootstrap distribution of
     differences: (p, "=") or, where no resample reaches zero, (1 / B, "<") — a bound, never 0."""
     d = np.asarray(differences, dtype=float)
-    if d.size == 0:
-        return 1.0, "="
-    if np.all(d == 0):
+    if d.size == 0 or np.all(d == 0):
         return 1.0, "="
     p = min(1.0, 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0))))
     return (p, "=") if p > 0 else (1 / resamples, "<")
