@@ -38,14 +38,12 @@ from medvqa.core.audit.stats import BOOTSTRAP, RESAMPLES, bootstrap_p
 from medvqa.core.run.store import read_manifest
 
 TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
-                 "ci_method", "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate", "refusal_rate",
-                 "parse_failure_rate",
-                 "error_rate", "missing_rate", "runs"]
+                 "ci_method", "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate",
+                 *(f"{s}_rate" for s in NON_ANSWERS), "runs"]
 # beside the strict value, when an extractor read some parse failures (`medvqa score --extractor`)
 ASSISTED_COLUMNS = ["assisted_accuracy", "assisted_ci_low", "assisted_ci_high", "extracted"]
 DELTA_COLUMNS = ["model", "benchmark", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "ci_method",
-                 "mcnemar_p",
-                 "n_unpaired"]
+                 "mcnemar_p", "n_unpaired"]
 DELTA_LANG_COLUMNS = ["model", "benchmark", "condition", "languages", "n", "a_local", "a_other", "delta_lang", "ci_low",
                       "ci_high", "mcnemar_p", "n_unpaired"]
 TEST_COLUMNS = ["benchmark", "condition", "a", "b", "metric", "status", "n", "a_value", "b_value", "difference",
@@ -191,12 +189,8 @@ def _row(entry: Entry, condition: str, stratum: str, level: str, records: list[d
     row["non_answer_rate"] = (n - row["answered"]) / n if n else None
     for s in NON_ANSWERS:
         row[f"{s}_rate"] = row[s] / n if n else None
-    if c.assisted_correct is not None:  # an extractor read some parse failures: its accuracy beside the strict one
-        ci = metrics.accuracy_ci(c.assisted_correct, n)
-        row.update(assisted_accuracy=c.assisted_accuracy, assisted_ci_low=ci[0] if ci else None,
-                   assisted_ci_high=ci[1] if ci else None, extracted=c.extracted)
-    row["runs"] = entry.source
-    return row
+    # where an extractor read some parse failures, its accuracy beside the strict one (the table keeps ASSISTED_COLUMNS)
+    return {**row, **metrics.assisted_columns(c), "runs": entry.source}
 
 
 def table_rows(entry: Entry, fields: dict[str, str]) -> list[dict]:

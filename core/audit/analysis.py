@@ -378,53 +378,51 @@ def io_control(run: _Run, s: Settings) -> dict:
     exact binomial test; numeric items apart; the stem-leakage check."""
     by_key, patterns = run.by_key, run.input.patterns
     io_items = [it for it in run.input.items.values() if it.image_as_options and not it.excluded]
-    fixed = [(it, c) for it in io_items if (c := _chance(it, patterns)) is not None]
-    numeric = [it for it in io_items if _chance(it, patterns) is None]
-    paired = [(it, c) for it, c in fixed if it.image_available
-              and (it.id, WITH) in by_key and (it.id, REMOVED) in by_key]
-    with_correct = [bool(by_key[(it.id, WITH)].get("correct")) for it, _ in paired]
-    removed_correct = [bool(by_key[(it.id, REMOVED)].get("correct")) for it, _ in paired]
-    baseline = _mean([c for _, c in paired])
+    chances = {it.id: _chance(it, patterns) for it in io_items}
+    fixed = [it for it in io_items if chances[it.id] is not None]
+    numeric = [it for it in io_items if chances[it.id] is None]
+    paired = [it for it in fixed if it.image_available and (it.id, WITH) in by_key and (it.id, REMOVED) in by_key]
+    unavailable = [it for it in fixed if not it.image_available and (it.id, REMOVED) in by_key]
+    baseline, unavailable_baseline = (_mean([chances[it.id] for it in its]) for its in (paired, unavailable))
+
+    def correct(items: list[Item], cond: str) -> list[bool]:
+        return [bool(by_key[(it.id, cond)].get("correct")) for it in items if (it.id, cond) in by_key]
+
+    def accuracy(got: list[bool]) -> float | None:
+        return _mean([float(c) for c in got])
+
+    def ci(got: list[bool]) -> list[float] | None:
+        return _ci([float(c) for c in got], s)
+
+    def binomial(got: list[bool], chance: float | None) -> float | None:
+        return None if chance is None else stats.binomial_test(sum(got), len(got), chance)
+
+    with_correct, removed_correct = correct(paired, WITH), correct(paired, REMOVED)
+    unavailable_correct = correct(unavailable, REMOVED)
     leaks = [it.id for it in io_items if stem_leaks(it, patterns)]
-    unavailable = [(it, c) for it, c in fixed if not it.image_available and (it.id, REMOVED) in by_key]
-    unavailable_correct = [bool(by_key[(it.id, REMOVED)].get("correct")) for it, _ in unavailable]
-    unavailable_baseline = _mean([c for _, c in unavailable])
     return {
         "n": len(paired),
-        "k": {str(k): n for k, n in sorted(Counter(len(it.options) for it, _ in paired).items())},
+        "k": {str(k): n for k, n in sorted(Counter(len(it.options) for it in paired).items())},
         "baseline": baseline,
-        "a_with": _mean([float(c) for c in with_correct]),
-        "a_removed": _mean([float(c) for c in removed_correct]),
-        "ci_a_with": _ci([float(c) for c in with_correct], s),
-        "ci_a_removed": _ci([float(c) for c in removed_correct], s),
+        "a_with": accuracy(with_correct),
+        "a_removed": accuracy(removed_correct),
+        "ci_a_with": ci(with_correct),
+        "ci_a_removed": ci(removed_correct),
         "ci_method": stats.CLOPPER_PEARSON,
-        "binomial_p": _binomial(removed_correct, baseline),
-        "binomial_p_with": _binomial(with_correct, baseline),
+        "binomial_p": binomial(removed_correct, baseline),
+        "binomial_p_with": binomial(with_correct, baseline),
         "image_unavailable": {
             "n": len(unavailable), "baseline": unavailable_baseline,
-            "a_removed": _mean([float(c) for c in unavailable_correct]),
-            "ci_a_removed": _ci([float(c) for c in unavailable_correct], s),
+            "a_removed": accuracy(unavailable_correct),
+            "ci_a_removed": ci(unavailable_correct),
             "ci_method": stats.CLOPPER_PEARSON,
-            "binomial_p": _binomial(unavailable_correct, unavailable_baseline),
+            "binomial_p": binomial(unavailable_correct, unavailable_baseline),
         },
-        "numeric": _numeric_io(numeric, by_key),
+        "numeric": {"n": len(numeric), **{cond: {"n": len(got), "accuracy": accuracy(got)}
+                                          for cond, got in ((c, correct(numeric, c)) for c in (WITH, REMOVED))}},
         "leakage_hits": len(leaks),
         "leakage_items": leaks,
     }
-
-
-def _binomial(correct: list[bool], baseline: float | None) -> float | None:
-    if baseline is None:
-        return None
-    return stats.binomial_test(sum(correct), len(correct), baseline)
-
-
-def _numeric_io(items: list[Item], by_key: dict) -> dict:
-    def acc(cond: str) -> dict:
-        got = [bool(by_key[(it.id, cond)].get("correct")) for it in items if (it.id, cond) in by_key]
-        return {"n": len(got), "accuracy": _mean([float(c) for c in got])}
-
-    return {"n": len(items), WITH: acc(WITH), REMOVED: acc(REMOVED)}
 
 
 # ---------------------------------------------------------------- selection bias
@@ -645,13 +643,9 @@ def delta_difference_test(a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool
     if n == 0:
         return {"n": 0, "difference": None, "ci": None, "ci_method": "mover-tango", "test": "paired-bootstrap",
                 "p": None}
-
-    def tango(pairs):
-        n10 = sum(w and not r for w, r in pairs)
-        n01 = sum(r and not w for w, r in pairs)
-        return (n10 - n01) / n, stats.paired_difference_ci(n10, n01, n)
-
-    (da, (la, ua)), (db, (lb, ub)) = tango(a), tango(b)
+    # each model's Δimg and Tango interval: the paired test of its answers with against without the image
+    ta, tb = (paired_accuracy_test([w for w, _ in x], [r for _, r in x]) for x in (a, b))
+    (da, (la, ua)), (db, (lb, ub)) = (ta["difference"], ta["ci"]), (tb["difference"], tb["ci"])
     d = da - db
     ci = [d - float(np.hypot(da - la, ub - db)), d + float(np.hypot(ua - da, db - lb))]
     boot = stats.paired_bootstrap([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b],

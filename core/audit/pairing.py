@@ -35,22 +35,21 @@ class Factor:
     delta: str
 
 
-IMAGE = Factor("image removal", "a_with", "a_removed", "delta_img")
+    def row(self, row: dict) -> dict:
+        """A `transition_row` (fields named for image removal) with its side and difference fields
+        named after this factor."""
+        names = {"a_with": self.first, "a_removed": self.second, "ci_a_with": f"ci_{self.first}",
+                 "ci_a_removed": f"ci_{self.second}", "delta_img": self.delta}
+        return {names.get(k, k): v for k, v in row.items()}
+
+
+IMAGE = Factor("image removal", "a_with", "a_removed", "delta_img")  # the fields as `transition_row` names them
 LANGUAGE = Factor("language", "a_local", "a_other", "delta_lang")
-_RENAMED = {"a_with": "first", "a_removed": "second", "ci_a_with": "ci_first", "ci_a_removed": "ci_second",
-            "delta_img": "delta"}
-
-
-def as_factor(row: dict, factor: Factor) -> dict:
-    """A `transition_row` with its side and difference fields named after `factor`."""
-    names = {"first": factor.first, "second": factor.second, "ci_first": f"ci_{factor.first}",
-             "ci_second": f"ci_{factor.second}", "delta": factor.delta}
-    return {names[_RENAMED[k]] if k in _RENAMED else k: v for k, v in row.items()}
 
 
 def _factor_section(section: dict, factor: Factor) -> dict:
-    return {**section, "overall": as_factor(section["overall"], factor),
-            "by": {name: {level: as_factor(row, factor) for level, row in levels.items()}
+    return {**section, "overall": factor.row(section["overall"]),
+            "by": {name: {level: factor.row(row) for level, row in levels.items()}
                    for name, levels in section["by"].items()}}
 
 
