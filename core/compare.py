@@ -25,6 +25,7 @@ import pandas as pd
 
 from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, flat_row, pair_image_removal,
                                         paired_accuracy_test, paired_section)
+from medvqa.core.audit.pairing import language_delta_rows, manifest_language
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.metrics import held_fields
@@ -104,22 +105,12 @@ def _check_fingerprints(run_dirs: Sequence[str | Path]) -> None:
     for run_dir in run_dirs:
         manifest = read_manifest(Path(run_dir))
         # runs in two languages hold different texts of the same items: they pair (Δlang), never refused
-        name, fp = (manifest.get("benchmark"), _manifest_language(manifest)), manifest.get("data_fingerprint")
+        name, fp = (manifest.get("benchmark"), manifest_language(manifest)), manifest.get("data_fingerprint")
         if name in seen and seen[name][1] != fp:
             first, first_fp = seen[name]
             raise DataError(f"runs of {name[0]} on different data cannot be compared: {first} has data fingerprint "
                             f"{first_fp}, {run_dir} has {fp}", file=Path(run_dir) / "manifest.json")
         seen.setdefault(name, (Path(run_dir), fp))
-
-
-def _manifest_language(manifest: dict) -> str | None:
-    """A manifest's language; one written before languages were recorded is in its benchmark's first."""
-    from medvqa.core import plugins
-
-    if manifest.get("language"):
-        return manifest["language"]
-    entry = plugins.benchmarks().get(manifest.get("benchmark"))
-    return entry.obj.offered_languages[0] if entry else None
 
 
 def _language(run: SavedRun) -> str:
@@ -306,9 +297,7 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
             notes.append(f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for "
                          f"{e.model} on {e.benchmark.name}")
     tests = test_rows(entries, settings)
-    from medvqa.core.audit.pairing import language_delta_rows
-
-    delta_lang = pd.DataFrame(language_delta_rows(entries, settings), columns=DELTA_LANG_COLUMNS)
+    delta_lang = pd.DataFrame(language_delta_rows([e.runs for e in entries], settings), columns=DELTA_LANG_COLUMNS)
     passes = [row for e in entries for row in pass_rows(e, notes)]
     runs = [{"benchmark": e.benchmark.name, "model": e.model, "runs": [str(r.path) for r in e.runs],
              "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": e.conditions()}

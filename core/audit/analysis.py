@@ -26,7 +26,6 @@ from medvqa.core.run.forced import FORCED_CONDITION
 from medvqa.core.items import DataError, Item
 from medvqa.core import metrics
 from medvqa.core.metrics import level_keys, resolve_fields
-from medvqa.core.results import condition_order
 from medvqa.core.scoring.normalize import read_json
 from medvqa.core.scoring.patterns import compile_patterns
 from medvqa.core.scoring.score import chance_of_correct
@@ -456,10 +455,8 @@ def selection_bias(run: _Run) -> dict:
     out = {}
     bench = run.input.benchmark
     key = bench.answer_conventions().answer_key if bench is not None else "answer"
-    conditions = sorted({c for (_, c) in run.by_key}, key=condition_order)
-    for cond in conditions:
-        recs = [(r, run.input.items[i]) for (i, c), r in run.by_key.items() if c == cond]
-        choice = [(r, it) for r, it in recs if it.options and it.gold is not None]
+    for (cond,), records in metrics.group(run.by_key.values()).items():
+        choice = [(r, it) for r in records if (it := run.input.items[r["item_id"]]).options and it.gold is not None]
         single = [(r, it) for r, it in choice if it.gold.format == "single"
                   and r.get("predicted") is not None and len(r["predicted"]) == 1]
         n = len(single)
