@@ -84,6 +84,17 @@ class _Run:
     forced_accuracy: float | None = None
     chances: dict[str, float | None] = field(default_factory=dict)  # by item id, computed once
 
+    def chance(self, item: Item) -> float | None:
+        """The chance of a random answer being correct on `item` under the run's language patterns
+        (they decide ordering items' chance); None without a gold answer or for gold formats outside
+        choice scoring, which have no fixed chance."""
+        if item.id not in self.chances:
+            try:
+                self.chances[item.id] = chance_of_correct(item, self.input.patterns) if item.gold is not None else None
+            except ValueError:
+                self.chances[item.id] = None
+        return self.chances[item.id]
+
 
 # ---------------------------------------------------------------- indexing and strata
 
@@ -105,15 +116,6 @@ def _group(entries: Iterable[tuple[dict, Any]], field_name: str) -> dict[str, li
         for key in dict.fromkeys(level_keys(record.get(field_name))):
             out.setdefault(key, []).append(payload)
     return dict(sorted(out.items()))
-
-
-def _chance(item: Item, patterns: tuple) -> float | None:
-    if item.gold is None:
-        return None
-    try:
-        return chance_of_correct(item, patterns)
-    except ValueError:  # gold formats outside choice scoring have no fixed chance
-        return None
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -252,12 +254,9 @@ def _has_paired_refusal(pairs: list[Pair]) -> bool:
 # ---------------------------------------------------------------- ablation
 
 def _ablation_group(items: list[Item], conditions: list[str], run: _Run, s: Settings) -> dict:
-    by_key, patterns, known = run.by_key, run.input.patterns, run.chances
+    by_key = run.by_key
     same = [it for it in items if all((it.id, c) in by_key for c in conditions)]
-    for it in same:  # an item's chance is the same in every group it falls in
-        if it.id not in known:
-            known[it.id] = _chance(it, patterns)
-    chances = [c for c in (known[it.id] for it in same) if c is not None]
+    chances = [c for it in same if (c := run.chance(it)) is not None]
     return {
         "n": len(same),
         "n_incomplete": len(items) - len(same),
@@ -298,11 +297,8 @@ def ablation(run: _Run, s: Settings) -> dict:
 
 
 def _any_record(run: _Run, item: Item) -> dict | None:
-    for cond in ALL:
-        rec = run.by_key.get((item.id, cond.value))
-        if rec is not None:
-            return rec
-    return None
+    """The item's first record in the order of conditions: the one its strata are read from."""
+    return next((rec for cond in ALL if (rec := run.by_key.get((item.id, cond.value))) is not None), None)
 
 
 # ---------------------------------------------------------------- refusals
@@ -377,12 +373,11 @@ def io_control(run: _Run, s: Settings) -> dict:
     exact binomial test; numeric items apart; the stem-leakage check."""
     by_key, patterns = run.by_key, run.input.patterns
     io_items = [it for it in run.input.items.values() if it.image_as_options and not it.excluded]
-    chances = {it.id: _chance(it, patterns) for it in io_items}
-    fixed = [it for it in io_items if chances[it.id] is not None]
-    numeric = [it for it in io_items if chances[it.id] is None]
+    fixed = [it for it in io_items if run.chance(it) is not None]
+    numeric = [it for it in io_items if run.chance(it) is None]
     paired = [it for it in fixed if it.image_available and (it.id, WITH) in by_key and (it.id, REMOVED) in by_key]
     unavailable = [it for it in fixed if not it.image_available and (it.id, REMOVED) in by_key]
-    baseline, unavailable_baseline = (_mean([chances[it.id] for it in its]) for its in (paired, unavailable))
+    baseline, unavailable_baseline = (_mean([run.chance(it) for it in its]) for its in (paired, unavailable))
 
     def correct(items: list[Item], cond: str) -> list[bool]:
         return [bool(by_key[(it.id, cond)].get("correct")) for it in items if (it.id, cond) in by_key]
@@ -712,15 +707,18 @@ def strata_rows(section: dict) -> list[tuple[str, list, dict]]:
         for level, row in levels.items()]
 
 
-def paired_markdown(section: dict, columns: list[tuple[str, str, str]]) -> str:
-    """A paired section's table (`strata_rows` × `columns`) in Markdown, through the one renderer."""
+def paired_markdown(section: dict, columns: list[tuple[str, str, str]], unpaired: str = "Unpaired items") -> list[str]:
+    """A paired section's table (`strata_rows` × `columns`) in Markdown, through the one renderer,
+    then the items it left `unpaired` by reason, as lines."""
     import pandas as pd
 
     from medvqa.core.render import to_markdown
 
     frame = pd.DataFrame([[label, *(row.get(key) for _, key, _ in columns)] for label, _, row in strata_rows(section)],
                          columns=["stratum", *(heading for heading, _, _ in columns)])
-    return to_markdown(frame, {heading: kind for heading, _, kind in columns}).rstrip("\n")
+    reasons = ", ".join(f"{v['n']} {reason}" for reason, v in section["unpaired"].items())
+    return [to_markdown(frame, {heading: kind for heading, _, kind in columns}).rstrip("\n"),
+            *(["", f"{unpaired}: {reasons}."] if reasons else [])]
 
 
 def summary_markdown(doc: dict) -> str:
@@ -732,13 +730,10 @@ def summary_markdown(doc: dict) -> str:
     lines = [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
     for name, m in model_docs(doc).items():
         p = m["paired"]
-        lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "",
-                  paired_markdown(p, PAIRED_COLUMNS), "",
+        table, *unpaired = paired_markdown(p, PAIRED_COLUMNS, "Unpaired image items")
+        lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "", table, "",
                   "95 % CI of Δimg: Tango's score interval for paired proportions; McNemar p: exact; "
-                  "Holm p: adjusted by Holm's method over the levels of each stratum."]
-        if p["unpaired"]:
-            lines += ["", "Unpaired image items: " + ", ".join(f"{v['n']} {reason}" for reason, v in p["unpaired"].items())
-                      + "."]
+                  "Holm p: adjusted by Holm's method over the levels of each stratum.", *unpaired]
         rates = ", ".join(f"{c} {pct(v['rate'])} %" for c, v in m["refusals"]["rates"].items())
         io = m["io_control"]
         lines += ["", f"Refusal rates: {rates or 'no records'}.",

@@ -176,9 +176,5 @@ def language_markdown(doc: dict) -> str:
         for cond, sec in section["conditions"].items():
             lines += [f"## Language: {key}, {cond}", "",
                       f"{first} vs {second} on the same items (refusals {sec['convention']}); Δlang = {first} − {second}:",
-                      "", paired_markdown(sec, language_columns(first, second))]
-            if sec["unpaired"]:
-                lines += ["", "Unpaired items: " + ", ".join(f"{v['n']} {reason}" for reason, v in sec["unpaired"].items())
-                          + "."]
-            lines.append("")
+                      "", *paired_markdown(sec, language_columns(first, second)), ""]
     return "\n" + "\n".join(lines) if lines else ""

@@ -47,11 +47,8 @@ def bootstrap_ci(values: Sequence[float], *, resamples: int = RESAMPLES, seed: i
 
 
 def mcnemar_exact(n10: int, n01: int) -> float:
-    """Two-sided exact McNemar p-value on the discordant pairs (binomial, p = 1/2)."""
-    n = n10 + n01
-    if n == 0:
-        return 1.0
-    return float(stats.binomtest(n10, n, 0.5).pvalue)
+    """Two-sided exact McNemar p-value on the discordant pairs (binomial, p = 1/2); 1 without any."""
+    return binomial_test(n10, n10 + n01, 0.5) if n10 + n01 else 1.0
 
 
 def binomial_test(successes: int, n: int, p: float) -> float | None:
