@@ -237,29 +237,23 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
     """Every two models on the same benchmark and condition, on the items both have."""
     out = []
     for ea, eb in combinations(entries, 2):
-        if ea.benchmark.name != eb.benchmark.name:
-            continue
         bench = ea.benchmark
-        for condition in [c for c in ea.conditions() if c in eb.conditions()]:
-            ra = {r["item_id"]: r for r in metrics.counted(ea.of_condition(condition), bench)[0]}
-            rb = {r["item_id"]: r for r in metrics.counted(eb.of_condition(condition), bench)[0]}
+        for condition in [c for c in ea.conditions() if bench.name == eb.benchmark.name and c in eb.conditions()]:
+            ra, rb = ({r["item_id"]: r for r in metrics.counted(e.of_condition(condition), bench)[0]} for e in (ea, eb))
             shared = sorted(set(ra) & set(rb))
-            row = {"benchmark": bench.name, "condition": condition, "a": ea.model, "b": eb.model,
-                   "metric": bench.headline_metric, "n": len(shared),
-                   "only_a": len(set(ra) - set(rb)), "only_b": len(set(rb) - set(ra))}
-            row["status"] = ("unpaired" if not shared else "paired" if not row["only_a"] and not row["only_b"]
-                             else "partly paired")
             a, b = [ra[i] for i in shared], [rb[i] for i in shared]
-            row["a_value"] = bench.headline_value(a) if shared else None
-            row["b_value"] = bench.headline_value(b) if shared else None
-            if not shared:
-                row.update(difference=None, ci_low=None, ci_high=None, ci_method=None, test=None, p=None,
-                           p_bound=None)
-            elif bench.headline_metric == "accuracy":  # exact McNemar and Tango's interval, as the audit's
+            only_a, only_b = len(set(ra) - set(rb)), len(set(rb) - set(ra))
+            row = {"benchmark": bench.name, "condition": condition, "a": ea.model, "b": eb.model,
+                   "metric": bench.headline_metric, "n": len(shared), "only_a": only_a, "only_b": only_b,
+                   "status": "unpaired" if not shared else "partly paired" if only_a or only_b else "paired",
+                   "a_value": bench.headline_value(a) if shared else None,
+                   "b_value": bench.headline_value(b) if shared else None,
+                   **dict.fromkeys(("difference", "ci_low", "ci_high", "ci_method", "test", "p", "p_bound"))}
+            if shared and bench.headline_metric == "accuracy":  # exact McNemar and Tango's interval, as the audit's
                 test = paired_accuracy_test([x.get("correct") for x in a], [y.get("correct") for y in b])
                 row.update(difference=test["difference"], ci_low=test["ci"][0], ci_high=test["ci"][1],
                            ci_method=test["ci_method"], test=test["test"], p=test["p"], p_bound="=")
-            else:
+            elif shared:  # any other headline: a paired bootstrap (without shared items, no test)
                 row.update(test="paired-bootstrap", **_paired_bootstrap_metric(bench, a, b, s))
             out.append(row)
     return out
@@ -292,10 +286,8 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
     fields = _strata(entries, list(by) if by is not None else None, notes)
     rows = [row for i, e in enumerate(entries) for row in table_rows(e, fields[i])]
     deltas = [delta_row(e, settings) for e in entries if {WITH, REMOVED} <= set(e.conditions())]
-    for e in entries:
-        if not {WITH, REMOVED} <= set(e.conditions()):
-            notes.append(f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for "
-                         f"{e.model} on {e.benchmark.name}")
+    notes += [f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for {e.model} on "
+              f"{e.benchmark.name}" for e in entries if not {WITH, REMOVED} <= set(e.conditions())]
     tests = test_rows(entries, settings)
     delta_lang = pd.DataFrame(language_delta_rows([e.runs for e in entries], settings), columns=DELTA_LANG_COLUMNS)
     passes = [row for e in entries for row in pass_rows(e, notes)]
@@ -303,9 +295,8 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
              "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": e.conditions()}
             for e in entries]
     shown: dict[str, list[str]] = {}
-    for i, e in enumerate(entries):
-        shown.setdefault(e.benchmark.name, [])
-        shown[e.benchmark.name] += [n for n in fields[i] if n not in shown[e.benchmark.name]]
+    for i, e in enumerate(entries):  # each benchmark's strata, as its entries show them
+        shown[e.benchmark.name] = list(dict.fromkeys([*shown.get(e.benchmark.name, []), *fields[i]]))
     assisted = ASSISTED_COLUMNS if any("assisted_accuracy" in r for r in rows) else []  # where an extraction exists
     return Comparison(table=pd.DataFrame(rows, columns=TABLE_COLUMNS + assisted),
                       delta_img=pd.DataFrame(deltas, columns=DELTA_COLUMNS),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -188,8 +188,7 @@ def transition_row(values: Sequence[tuple[float, float]], s: Settings) -> dict:
         return {"n": 0, **{k: None for k in (*STATES, "a_with", "a_removed", "delta_img", "ci",
                                               "ci_a_with", "ci_a_removed", "mcnemar_p")},
                 "ci_method": stats.TANGO, "ci_a_method": stats.CLOPPER_PEARSON}
-    cw = np.array([v[0] for v in values], dtype=float)
-    cr = np.array([v[1] for v in values], dtype=float)
+    cw, cr = np.array(values, dtype=float).T
     states = {"p11": cw * cr, "p10": cw * (1 - cr), "p01": (1 - cw) * cr, "p00": (1 - cw) * (1 - cr)}
     binary = bool(np.all(np.isin(cw, (0.0, 1.0))) and np.all(np.isin(cr, (0.0, 1.0))))
     counts = {k: float(v.sum()) for k, v in states.items()}
@@ -516,13 +515,6 @@ def _example(pair: Pair, run: _Run) -> dict:
 
 # ---------------------------------------------------------------- one run, several runs
 
-def _prepare(run: RunInput, fields: dict[str, str]) -> _Run:
-    by_key = _index(run)
-    pairs, unpaired = pair_image_removal(run, by_key)
-    return _Run(input=run, by_key=by_key, fields=fields, pairs=pairs, unpaired=unpaired,
-                forced_accuracy=forced_guess(run.records)["accuracy"])
-
-
 def marginals(run: RunInput, fields: Mapping[str, str]) -> dict:
     """Each condition's numbers over all of the run's records, overall and by each stratum, as
     the metrics layer computes them for `report` and `compare`."""
@@ -542,7 +534,8 @@ def audit_run(run: RunInput, settings: Settings = Settings()) -> dict:
     fields = resolve_fields(settings.by, run.records, run.source, run.stratum_aliases)
     margins = marginals(run, fields)
     run = replace(run, records=counted)
-    prepared = _prepare(run, fields)
+    by_key = _index(run)
+    prepared = _Run(run, by_key, fields, *pair_image_removal(run, by_key), forced_guess(run.records)["accuracy"])
     return {
         "model": run.model,
         "source": run.source,
@@ -674,8 +667,7 @@ def audit(runs: list[RunInput], settings: Settings = Settings(), cohorts: dict[s
     `models` (keyed by model name), with `comparisons` and, given cohorts, `cohorts`."""
     if not runs:
         raise ValueError("no runs to audit")
-    meta = {"settings": {"by": list(settings.by), "refusals": settings.refusals,
-                         "resamples": settings.resamples, "seed": settings.seed, "examples": settings.examples}}
+    meta = {"settings": {**asdict(settings), "by": list(settings.by)}}
     names = model_names(runs)
     models = {name: audit_run(run, settings) for name, run in zip(names, runs)}
     if len(runs) == 1:
