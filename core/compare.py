@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -28,10 +29,9 @@ from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, flat_
 from medvqa.core.audit.pairing import language_delta_rows, manifest_language
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
-from medvqa.core.metrics import held_fields
 from medvqa.core.render import json_rows
 from medvqa.core import metrics
-from medvqa.core.results import NON_ANSWERS, STATUSES, condition_order, is_derived
+from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived
 from medvqa.core.items import DataError, Item
 from medvqa.core.passlines import PassLines
 from medvqa.core.run.saved import SavedRun, read_runs, whole_exam_items
@@ -67,12 +67,11 @@ class Entry:
     def source(self) -> str:
         return " + ".join(str(run.path) for run in self.runs)
 
-    def conditions(self) -> list[str]:
-        """The base conditions the records hold (derived ones, such as C+Q/forced, are the audit's)."""
-        return sorted({r["condition"] for r in self.records if not is_derived(r["condition"])}, key=condition_order)
-
-    def of_condition(self, condition: str) -> list[dict]:
-        return [r for r in self.records if r["condition"] == condition]
+    @cached_property
+    def by_condition(self) -> dict[str, list[dict]]:
+        """The records of each base condition, in the order of conditions (derived ones, such as
+        C+Q/forced, are the audit's)."""
+        return {key[0]: rs for key, rs in metrics.group(self.records).items() if not is_derived(key[0])}
 
 
 @dataclass
@@ -154,7 +153,7 @@ def _strata(entries: list[Entry], by: Iterable[str] | None, notes: list[str]) ->
     names = None if by is None else [n for n in by if n not in ("benchmark", "condition")]
     unheld = set(names or ())
     for i, e in enumerate(entries):
-        out[i], missing = held_fields(e.benchmark.default_strata if names is None else names, e.records,
+        out[i], missing = metrics.held_fields(e.benchmark.default_strata if names is None else names, e.records,
                                       e.benchmark.stratum_aliases)
         unheld -= set(out[i])
         for name in missing:
@@ -187,8 +186,7 @@ def _row(entry: Entry, condition: str, stratum: str, level: str, records: list[d
 def table_rows(entry: Entry, fields: dict[str, str]) -> list[dict]:
     excluded = entry.runs[0].manifest.get("excluded") or []
     rows = []
-    for condition in entry.conditions():
-        records = entry.of_condition(condition)
+    for condition, records in entry.by_condition.items():
         rows.append(_row(entry, condition, OVERALL, "", records, len(excluded)))
         for name, rec_field in fields.items():
             n_ex = Counter(level for x in excluded for level in dict.fromkeys(metrics.level_keys(x.get(rec_field))))
@@ -238,8 +236,8 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
     out = []
     for ea, eb in combinations(entries, 2):
         bench = ea.benchmark
-        for condition in [c for c in ea.conditions() if bench.name == eb.benchmark.name and c in eb.conditions()]:
-            ra, rb = ({r["item_id"]: r for r in metrics.counted(e.of_condition(condition), bench)[0]} for e in (ea, eb))
+        for condition in [c for c in ea.by_condition if bench.name == eb.benchmark.name and c in eb.by_condition]:
+            ra, rb = ({r["item_id"]: r for r in metrics.counted(e.by_condition[condition], bench)[0]} for e in (ea, eb))
             shared = sorted(set(ra) & set(rb))
             a, b = [ra[i] for i in shared], [rb[i] for i in shared]
             only_a, only_b = len(set(ra) - set(rb)), len(set(rb) - set(ra))
@@ -285,14 +283,14 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
     settings = Settings(resamples=resamples, seed=seed)
     fields = _strata(entries, list(by) if by is not None else None, notes)
     rows = [row for i, e in enumerate(entries) for row in table_rows(e, fields[i])]
-    deltas = [delta_row(e, settings) for e in entries if {WITH, REMOVED} <= set(e.conditions())]
+    deltas = [delta_row(e, settings) for e in entries if {WITH, REMOVED} <= e.by_condition.keys()]
     notes += [f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for {e.model} on "
-              f"{e.benchmark.name}" for e in entries if not {WITH, REMOVED} <= set(e.conditions())]
+              f"{e.benchmark.name}" for e in entries if not {WITH, REMOVED} <= e.by_condition.keys()]
     tests = test_rows(entries, settings)
     delta_lang = pd.DataFrame(language_delta_rows([e.runs for e in entries], settings), columns=DELTA_LANG_COLUMNS)
     passes = [row for e in entries for row in pass_rows(e, notes)]
     runs = [{"benchmark": e.benchmark.name, "model": e.model, "runs": [str(r.path) for r in e.runs],
-             "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": e.conditions()}
+             "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": list(e.by_condition)}
             for e in entries]
     shown: dict[str, list[str]] = {}
     for i, e in enumerate(entries):  # each benchmark's strata, as its entries show them

@@ -642,20 +642,18 @@ def delta_difference_test(a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool
 def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[dict]:
     """Every two models on their shared items: accuracy with the image and without it (exact
     McNemar, Tango's interval), and Δimg (see `delta_difference_test`)."""
-    prepared = [(_index(r), pair_image_removal(r)[0]) for r in runs]
+    # per run: whether each (item, condition) is correct, and each image-removal pair's (with, removed)
+    prepared = [({key: bool(rec.get("correct")) for key, rec in _index(r).items()},
+                 {p.item.id: (bool(p.with_image.get("correct")), bool(p.removed.get("correct")))
+                  for p in pair_image_removal(r)[0]}) for r in runs]
     out = []
-    for (i, (ka, pa)), (j, (kb, pb)) in combinations(enumerate(prepared), 2):
-        bench_a = {it.benchmark for it in runs[i].items.values()}
-        bench_b = {it.benchmark for it in runs[j].items.values()}
-        if not bench_a & bench_b:
+    for (i, (ka, da)), (j, (kb, db)) in combinations(enumerate(prepared), 2):
+        if not {it.benchmark for it in runs[i].items.values()} & {it.benchmark for it in runs[j].items.values()}:
             continue
         for cond in (WITH, REMOVED):
             shared = sorted({item for (item, c) in ka if c == cond} & {item for (item, c) in kb if c == cond})
             out.append({"a": names[i], "b": names[j], "measure": f"accuracy {cond}",
-                        **paired_accuracy_test([bool(ka[(x, cond)].get("correct")) for x in shared],
-                                               [bool(kb[(x, cond)].get("correct")) for x in shared])})
-        da = {p.item.id: (bool(p.with_image.get("correct")), bool(p.removed.get("correct"))) for p in pa}
-        db = {p.item.id: (bool(p.with_image.get("correct")), bool(p.removed.get("correct"))) for p in pb}
+                        **paired_accuracy_test([ka[(x, cond)] for x in shared], [kb[(x, cond)] for x in shared])})
         shared = sorted(set(da) & set(db))
         out.append({"a": names[i], "b": names[j], "measure": "delta_img",
                     **delta_difference_test([da[x] for x in shared], [db[x] for x in shared], s)})

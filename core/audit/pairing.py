@@ -34,7 +34,6 @@ class Factor:
     second: str
     delta: str
 
-
     def row(self, row: dict) -> dict:
         """A `transition_row` (fields named for image removal) with its side and difference fields
         named after this factor."""
