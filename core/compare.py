@@ -171,16 +171,14 @@ def _strata(entries: list[Entry], by: Iterable[str] | None, notes: list[str]) ->
 
 def _row(entry: Entry, condition: str, stratum: str, level: str, records: list[dict], n_excluded: int | None) -> dict:
     c = metrics.cell(records, entry.benchmark)
-    n = c.n
-    row = {"model": entry.model, "benchmark": entry.benchmark.name, "condition": condition, "stratum": stratum,
-           "level": level, "metric": c.metric, "value": c.value, "ci_low": c.ci[0] if c.ci else None,
-           "ci_high": c.ci[1] if c.ci else None, "ci_method": c.ci_method, "n": n, "n_excluded": n_excluded,
-           "uncounted": c.uncounted, **{s: c.statuses.get(s, 0) for s in STATUSES}}
-    row["non_answer_rate"] = (n - row["answered"]) / n if n else None
-    for s in NON_ANSWERS:
-        row[f"{s}_rate"] = row[s] / n if n else None
+    n, counts = c.n, {s: c.statuses.get(s, 0) for s in STATUSES}
     # where an extractor read some parse failures, its accuracy beside the strict one (the table keeps ASSISTED_COLUMNS)
-    return {**row, **metrics.assisted_columns(c), "runs": entry.source}
+    return {"model": entry.model, "benchmark": entry.benchmark.name, "condition": condition, "stratum": stratum,
+            "level": level, "metric": c.metric, "value": c.value, "ci_low": c.ci[0] if c.ci else None,
+            "ci_high": c.ci[1] if c.ci else None, "ci_method": c.ci_method, "n": n, "n_excluded": n_excluded,
+            "uncounted": c.uncounted, **counts, "non_answer_rate": (n - counts["answered"]) / n if n else None,
+            **{f"{s}_rate": counts[s] / n if n else None for s in NON_ANSWERS}, **metrics.assisted_columns(c),
+            "runs": entry.source}
 
 
 def table_rows(entry: Entry, fields: dict[str, str]) -> list[dict]:

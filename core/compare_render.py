@@ -306,7 +306,6 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
     from medvqa.core.api import audit
     from medvqa.core.audit.figures import figures, svg_texts
     from medvqa.core.audit.html import write_html
-
     from medvqa.core.audit.runs import read_runs
     from medvqa.core.view import items_page_beside, write_view
 

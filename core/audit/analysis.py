@@ -168,13 +168,9 @@ def pair_values(pairs: list[Pair], convention: str = "strict",
                 forced_accuracy: float | None = None) -> list[tuple[Pair, float, float]]:
     """(pair, credit with image, credit image removed); conditional drops a pair whenever
     either side was refused."""
-    out = []
-    for pair in pairs:
-        cw = _correctness(pair.with_image, convention, forced_accuracy)
-        cr = _correctness(pair.removed, convention, forced_accuracy)
-        if cw is not None and cr is not None:
-            out.append((pair, cw, cr))
-    return out
+    credits = [(p, _correctness(p.with_image, convention, forced_accuracy),
+                _correctness(p.removed, convention, forced_accuracy)) for p in pairs]
+    return [(p, cw, cr) for p, cw, cr in credits if cw is not None and cr is not None]
 
 
 def transition_row(values: Sequence[tuple[float, float]], s: Settings) -> dict:
@@ -192,16 +188,11 @@ def transition_row(values: Sequence[tuple[float, float]], s: Settings) -> dict:
     states = {"p11": cw * cr, "p10": cw * (1 - cr), "p01": (1 - cw) * cr, "p00": (1 - cw) * (1 - cr)}
     binary = bool(np.all(np.isin(cw, (0.0, 1.0))) and np.all(np.isin(cr, (0.0, 1.0))))
     counts = {k: float(v.sum()) for k, v in states.items()}
-    row = {"n": n, **{k: counts[k] / n for k in STATES}}
-    row["a_with"] = float(cw.mean())
-    row["a_removed"] = float(cr.mean())
-    row["delta_img"] = row["p10"] - row["p01"]
-    row["ci"] = list(stats.paired_difference_ci(counts["p10"], counts["p01"], n))
-    row["ci_method"] = stats.TANGO
-    row["ci_a_method"] = stats.CLOPPER_PEARSON
-    row["ci_a_with"] = _ci(cw, s)
-    row["ci_a_removed"] = _ci(cr, s)
-    row["mcnemar_p"] = stats.mcnemar_exact(int(counts["p10"]), int(counts["p01"])) if binary else None
+    row = {"n": n, **{k: counts[k] / n for k in STATES}, "a_with": float(cw.mean()), "a_removed": float(cr.mean()),
+           "delta_img": counts["p10"] / n - counts["p01"] / n,
+           "ci": list(stats.paired_difference_ci(counts["p10"], counts["p01"], n)), "ci_method": stats.TANGO,
+           "ci_a_method": stats.CLOPPER_PEARSON, "ci_a_with": _ci(cw, s), "ci_a_removed": _ci(cr, s),
+           "mcnemar_p": stats.mcnemar_exact(int(counts["p10"]), int(counts["p01"])) if binary else None}
     if binary:
         row["counts"] = {k.replace("p", "n", 1): int(counts[k]) for k in STATES}
     return row
@@ -239,10 +230,8 @@ def flat_row(section: dict, keys: Sequence[str]) -> dict:
 def with_holm(rows: dict[str, dict]) -> dict[str, dict]:
     """The levels of one stratum are one family of tests: each row gains `mcnemar_p_holm`,
     its McNemar p-value after Holm's step-down adjustment over that family."""
-    keys = list(rows)
-    adjusted = stats.holm([rows[k]["mcnemar_p"] for k in keys])
-    for k, p in zip(keys, adjusted):
-        rows[k]["mcnemar_p_holm"] = p
+    for row, p in zip(rows.values(), stats.holm([r["mcnemar_p"] for r in rows.values()])):
+        row["mcnemar_p_holm"] = p
     return rows
 
 
@@ -253,15 +242,14 @@ def _has_paired_refusal(pairs: list[Pair]) -> bool:
 # ---------------------------------------------------------------- ablation
 
 def _ablation_group(items: list[Item], conditions: list[str], run: _Run, s: Settings) -> dict:
-    by_key = run.by_key
-    same = [it for it in items if all((it.id, c) in by_key for c in conditions)]
+    same = [it for it in items if all((it.id, c) in run.by_key for c in conditions)]
     chances = [c for it in same if (c := run.chance(it)) is not None]
     return {
         "n": len(same),
         "n_incomplete": len(items) - len(same),
         "baseline": _mean(chances),
         "baseline_n": len(chances),
-        "conditions": {c: _accuracy([by_key[(it.id, c)] for it in same]) for c in conditions},
+        "conditions": {c: _accuracy([run.by_key[(it.id, c)] for it in same]) for c in conditions},
     }
 
 
@@ -288,8 +276,8 @@ def ablation(run: _Run, s: Settings) -> dict:
     for name, rec_field in run.fields.items():
         by[name] = {}
         for group, (items, conds) in groups.items():
-            entries = [(_any_record(run, it), it) for it in items]
-            for key, members in _group(((r, it) for r, it in entries if r is not None), rec_field).items():
+            records = ((r, it) for it in items if (r := _any_record(run, it)) is not None)
+            for key, members in _group(records, rec_field).items():
                 by[name].setdefault(key, {})[group] = _ablation_group(members, conds, run, s)
         by[name] = dict(sorted(by[name].items()))
     return {**out, "by": by}
@@ -381,12 +369,6 @@ def io_control(run: _Run, s: Settings) -> dict:
     def correct(items: list[Item], cond: str) -> list[bool]:
         return [bool(by_key[(it.id, cond)].get("correct")) for it in items if (it.id, cond) in by_key]
 
-    def accuracy(got: list[bool]) -> float | None:
-        return _mean([float(c) for c in got])
-
-    def ci(got: list[bool]) -> list[float] | None:
-        return _ci([float(c) for c in got], s)
-
     def binomial(got: list[bool], chance: float | None) -> float | None:
         return None if chance is None else stats.binomial_test(sum(got), len(got), chance)
 
@@ -397,21 +379,21 @@ def io_control(run: _Run, s: Settings) -> dict:
         "n": len(paired),
         "k": {str(k): n for k, n in sorted(Counter(len(it.options) for it in paired).items())},
         "baseline": baseline,
-        "a_with": accuracy(with_correct),
-        "a_removed": accuracy(removed_correct),
-        "ci_a_with": ci(with_correct),
-        "ci_a_removed": ci(removed_correct),
+        "a_with": _mean(with_correct),
+        "a_removed": _mean(removed_correct),
+        "ci_a_with": _ci(with_correct, s),
+        "ci_a_removed": _ci(removed_correct, s),
         "ci_method": stats.CLOPPER_PEARSON,
         "binomial_p": binomial(removed_correct, baseline),
         "binomial_p_with": binomial(with_correct, baseline),
         "image_unavailable": {
             "n": len(unavailable), "baseline": unavailable_baseline,
-            "a_removed": accuracy(unavailable_correct),
-            "ci_a_removed": ci(unavailable_correct),
+            "a_removed": _mean(unavailable_correct),
+            "ci_a_removed": _ci(unavailable_correct, s),
             "ci_method": stats.CLOPPER_PEARSON,
             "binomial_p": binomial(unavailable_correct, unavailable_baseline),
         },
-        "numeric": {"n": len(numeric), **{cond: {"n": len(got), "accuracy": accuracy(got)}
+        "numeric": {"n": len(numeric), **{cond: {"n": len(got), "accuracy": _mean(got)}
                                           for cond, got in ((c, correct(numeric, c)) for c in (WITH, REMOVED))}},
         "leakage_hits": len(leaks),
         "leakage_items": leaks,

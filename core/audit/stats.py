@@ -52,10 +52,8 @@ def mcnemar_exact(n10: int, n01: int) -> float:
 
 
 def binomial_test(successes: int, n: int, p: float) -> float | None:
-    """Two-sided exact binomial p-value of `successes` out of `n` against probability `p`."""
-    if n == 0:
-        return None
-    return float(stats.binomtest(successes, n, p).pvalue)
+    """Two-sided exact binomial p-value of `successes` out of `n` against probability `p`; None for n = 0."""
+    return float(stats.binomtest(successes, n, p).pvalue) if n else None
 
 
 def binomial_ci(successes: int, n: int, *, level: float = LEVEL) -> tuple[float, float] | None:
