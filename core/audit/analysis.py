@@ -465,9 +465,7 @@ def state_of(pair: Pair) -> str:
 def examples(run: _Run, s: Settings) -> dict[str, list[dict]]:
     """Up to `s.examples` seeded picks per state (strict scoring), in item order."""
     rng = random.Random(s.seed)
-    by_state: dict[str, list[Pair]] = {state: [] for state in STATES}
-    for pair in run.pairs:
-        by_state[state_of(pair)].append(pair)
+    by_state = {state: [p for p in run.pairs if state_of(p) == state] for state in STATES}
     order = {item_id: i for i, item_id in enumerate(run.input.items)}
     out = {}
     for state, pairs in by_state.items():
