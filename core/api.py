@@ -181,6 +181,7 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
     import dataclasses
 
     from medvqa.core.audit.analysis import Settings, audit as audit_runs, parse_cohorts
+    from medvqa.core.audit.pairing import language_pairs
     from medvqa.core.audit.runs import default_by, join_runs, read_cohorts, read_runs, run_input
     from medvqa.core.metrics import READINGS, assisted_record
 
@@ -202,8 +203,6 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
     elif cohorts is not None:
         cohorts = read_cohorts(cohorts)
     doc = audit_runs([run_input(g) for g in groups], settings, cohorts)
-    from medvqa.core.audit.pairing import language_pairs
-
     if languages := language_pairs(groups, settings):
         doc["paired_language"] = languages
         notes += [f"paired by language ({key}): {' with '.join(sec['runs'])}, under {', '.join(sec['conditions'])}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -23,14 +24,14 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, pair_image_removal, paired_accuracy_test,
-                                        transition_row)
+from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, flat_row, pair_image_removal,
+                                        paired_accuracy_test, paired_section)
+from medvqa.core.audit.pairing import language_delta_rows, manifest_language
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
-from medvqa.core.metrics import held_fields
 from medvqa.core.render import json_rows
 from medvqa.core import metrics
-from medvqa.core.results import NON_ANSWERS, STATUSES, condition_order, is_derived
+from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived
 from medvqa.core.items import DataError, Item
 from medvqa.core.passlines import PassLines
 from medvqa.core.run.saved import SavedRun, read_runs, whole_exam_items
@@ -38,14 +39,12 @@ from medvqa.core.audit.stats import BOOTSTRAP, RESAMPLES, bootstrap_p
 from medvqa.core.run.store import read_manifest
 
 TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
-                 "ci_method", "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate", "refusal_rate",
-                 "parse_failure_rate",
-                 "error_rate", "missing_rate", "runs"]
+                 "ci_method", "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate",
+                 *(f"{s}_rate" for s in NON_ANSWERS), "runs"]
 # beside the strict value, when an extractor read some parse failures (`medvqa score --extractor`)
 ASSISTED_COLUMNS = ["assisted_accuracy", "assisted_ci_low", "assisted_ci_high", "extracted"]
 DELTA_COLUMNS = ["model", "benchmark", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "ci_method",
-                 "mcnemar_p",
-                 "n_unpaired"]
+                 "mcnemar_p", "n_unpaired"]
 DELTA_LANG_COLUMNS = ["model", "benchmark", "condition", "languages", "n", "a_local", "a_other", "delta_lang", "ci_low",
                       "ci_high", "mcnemar_p", "n_unpaired"]
 TEST_COLUMNS = ["benchmark", "condition", "a", "b", "metric", "status", "n", "a_value", "b_value", "difference",
@@ -68,12 +67,11 @@ class Entry:
     def source(self) -> str:
         return " + ".join(str(run.path) for run in self.runs)
 
-    def conditions(self) -> list[str]:
-        """The base conditions the records hold (derived ones, such as C+Q/forced, are the audit's)."""
-        return sorted({r["condition"] for r in self.records if not is_derived(r["condition"])}, key=condition_order)
-
-    def of_condition(self, condition: str) -> list[dict]:
-        return [r for r in self.records if r["condition"] == condition]
+    @cached_property
+    def by_condition(self) -> dict[str, list[dict]]:
+        """The records of each base condition, in the order of conditions (derived ones, such as
+        C+Q/forced, are the audit's)."""
+        return {key[0]: rs for key, rs in metrics.group(self.records).items() if not is_derived(key[0])}
 
 
 @dataclass
@@ -106,22 +104,12 @@ def _check_fingerprints(run_dirs: Sequence[str | Path]) -> None:
     for run_dir in run_dirs:
         manifest = read_manifest(Path(run_dir))
         # runs in two languages hold different texts of the same items: they pair (Δlang), never refused
-        name, fp = (manifest.get("benchmark"), _manifest_language(manifest)), manifest.get("data_fingerprint")
+        name, fp = (manifest.get("benchmark"), manifest_language(manifest)), manifest.get("data_fingerprint")
         if name in seen and seen[name][1] != fp:
             first, first_fp = seen[name]
             raise DataError(f"runs of {name[0]} on different data cannot be compared: {first} has data fingerprint "
                             f"{first_fp}, {run_dir} has {fp}", file=Path(run_dir) / "manifest.json")
         seen.setdefault(name, (Path(run_dir), fp))
-
-
-def _manifest_language(manifest: dict) -> str | None:
-    """A manifest's language; one written before languages were recorded is in its benchmark's first."""
-    from medvqa.core import plugins
-
-    if manifest.get("language"):
-        return manifest["language"]
-    entry = plugins.benchmarks().get(manifest.get("benchmark"))
-    return entry.obj.offered_languages[0] if entry else None
 
 
 def _language(run: SavedRun) -> str:
@@ -165,7 +153,7 @@ def _strata(entries: list[Entry], by: Iterable[str] | None, notes: list[str]) ->
     names = None if by is None else [n for n in by if n not in ("benchmark", "condition")]
     unheld = set(names or ())
     for i, e in enumerate(entries):
-        out[i], missing = held_fields(e.benchmark.default_strata if names is None else names, e.records,
+        out[i], missing = metrics.held_fields(e.benchmark.default_strata if names is None else names, e.records,
                                       e.benchmark.stratum_aliases)
         unheld -= set(out[i])
         for name in missing:
@@ -183,27 +171,20 @@ def _strata(entries: list[Entry], by: Iterable[str] | None, notes: list[str]) ->
 
 def _row(entry: Entry, condition: str, stratum: str, level: str, records: list[dict], n_excluded: int | None) -> dict:
     c = metrics.cell(records, entry.benchmark)
-    n = c.n
-    row = {"model": entry.model, "benchmark": entry.benchmark.name, "condition": condition, "stratum": stratum,
-           "level": level, "metric": c.metric, "value": c.value, "ci_low": c.ci[0] if c.ci else None,
-           "ci_high": c.ci[1] if c.ci else None, "ci_method": c.ci_method, "n": n, "n_excluded": n_excluded,
-           "uncounted": c.uncounted, **{s: c.statuses.get(s, 0) for s in STATUSES}}
-    row["non_answer_rate"] = (n - row["answered"]) / n if n else None
-    for s in NON_ANSWERS:
-        row[f"{s}_rate"] = row[s] / n if n else None
-    if c.assisted_correct is not None:  # an extractor read some parse failures: its accuracy beside the strict one
-        ci = metrics.accuracy_ci(c.assisted_correct, n)
-        row.update(assisted_accuracy=c.assisted_accuracy, assisted_ci_low=ci[0] if ci else None,
-                   assisted_ci_high=ci[1] if ci else None, extracted=c.extracted)
-    row["runs"] = entry.source
-    return row
+    n, counts = c.n, {s: c.statuses.get(s, 0) for s in STATUSES}
+    # where an extractor read some parse failures, its accuracy beside the strict one (the table keeps ASSISTED_COLUMNS)
+    return {"model": entry.model, "benchmark": entry.benchmark.name, "condition": condition, "stratum": stratum,
+            "level": level, "metric": c.metric, "value": c.value, "ci_low": c.ci[0] if c.ci else None,
+            "ci_high": c.ci[1] if c.ci else None, "ci_method": c.ci_method, "n": n, "n_excluded": n_excluded,
+            "uncounted": c.uncounted, **counts, "non_answer_rate": (n - counts["answered"]) / n if n else None,
+            **{f"{s}_rate": counts[s] / n if n else None for s in NON_ANSWERS}, **metrics.assisted_columns(c),
+            "runs": entry.source}
 
 
 def table_rows(entry: Entry, fields: dict[str, str]) -> list[dict]:
     excluded = entry.runs[0].manifest.get("excluded") or []
     rows = []
-    for condition in entry.conditions():
-        records = entry.of_condition(condition)
+    for condition, records in entry.by_condition.items():
         rows.append(_row(entry, condition, OVERALL, "", records, len(excluded)))
         for name, rec_field in fields.items():
             n_ex = Counter(level for x in excluded for level in dict.fromkeys(metrics.level_keys(x.get(rec_field))))
@@ -213,16 +194,11 @@ def table_rows(entry: Entry, fields: dict[str, str]) -> list[dict]:
 
 
 def delta_row(entry: Entry, s: Settings) -> dict:
+    """An entry's Δimg, as the audit's image-removal section computes it (strict: a refusal is wrong)."""
     run = RunInput(model=entry.model, records=metrics.counted(entry.records, entry.benchmark)[0], items=entry.items,
                    source=entry.source)
-    pairs, unpaired = pair_image_removal(run)
-    values = [(1.0 if p.with_image.get("correct") else 0.0, 1.0 if p.removed.get("correct") else 0.0) for p in pairs]
-    row = transition_row(values, s)
-    ci = row.get("ci")
-    return {"model": entry.model, "benchmark": entry.benchmark.name, "n": row["n"], "a_with": row["a_with"],
-            "a_removed": row["a_removed"], "delta_img": row["delta_img"], "ci_low": ci[0] if ci else None,
-            "ci_high": ci[1] if ci else None, "ci_method": row["ci_method"], "mcnemar_p": row["mcnemar_p"],
-            "n_unpaired": sum(len(ids) for ids in unpaired.values())}
+    section = paired_section(*pair_image_removal(run), {}, s)
+    return {"model": entry.model, "benchmark": entry.benchmark.name, **flat_row(section, ("a_with", "a_removed", "delta_img"))}
 
 
 # ---------------------------------------------------------------- tests between models
@@ -257,29 +233,23 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
     """Every two models on the same benchmark and condition, on the items both have."""
     out = []
     for ea, eb in combinations(entries, 2):
-        if ea.benchmark.name != eb.benchmark.name:
-            continue
         bench = ea.benchmark
-        for condition in [c for c in ea.conditions() if c in eb.conditions()]:
-            ra = {r["item_id"]: r for r in metrics.counted(ea.of_condition(condition), bench)[0]}
-            rb = {r["item_id"]: r for r in metrics.counted(eb.of_condition(condition), bench)[0]}
+        for condition in [c for c in ea.by_condition if bench.name == eb.benchmark.name and c in eb.by_condition]:
+            ra, rb = ({r["item_id"]: r for r in metrics.counted(e.by_condition[condition], bench)[0]} for e in (ea, eb))
             shared = sorted(set(ra) & set(rb))
-            row = {"benchmark": bench.name, "condition": condition, "a": ea.model, "b": eb.model,
-                   "metric": bench.headline_metric, "n": len(shared),
-                   "only_a": len(set(ra) - set(rb)), "only_b": len(set(rb) - set(ra))}
-            row["status"] = ("unpaired" if not shared else "paired" if not row["only_a"] and not row["only_b"]
-                             else "partly paired")
             a, b = [ra[i] for i in shared], [rb[i] for i in shared]
-            row["a_value"] = bench.headline_value(a) if shared else None
-            row["b_value"] = bench.headline_value(b) if shared else None
-            if not shared:
-                row.update(difference=None, ci_low=None, ci_high=None, ci_method=None, test=None, p=None,
-                           p_bound=None)
-            elif bench.headline_metric == "accuracy":  # exact McNemar and Tango's interval, as the audit's
+            only_a, only_b = len(set(ra) - set(rb)), len(set(rb) - set(ra))
+            row = {"benchmark": bench.name, "condition": condition, "a": ea.model, "b": eb.model,
+                   "metric": bench.headline_metric, "n": len(shared), "only_a": only_a, "only_b": only_b,
+                   "status": "unpaired" if not shared else "partly paired" if only_a or only_b else "paired",
+                   "a_value": bench.headline_value(a) if shared else None,
+                   "b_value": bench.headline_value(b) if shared else None,
+                   **dict.fromkeys(("difference", "ci_low", "ci_high", "ci_method", "test", "p", "p_bound"))}
+            if shared and bench.headline_metric == "accuracy":  # exact McNemar and Tango's interval, as the audit's
                 test = paired_accuracy_test([x.get("correct") for x in a], [y.get("correct") for y in b])
                 row.update(difference=test["difference"], ci_low=test["ci"][0], ci_high=test["ci"][1],
                            ci_method=test["ci_method"], test=test["test"], p=test["p"], p_bound="=")
-            else:
+            elif shared:  # any other headline: a paired bootstrap (without shared items, no test)
                 row.update(test="paired-bootstrap", **_paired_bootstrap_metric(bench, a, b, s))
             out.append(row)
     return out
@@ -311,23 +281,18 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
     settings = Settings(resamples=resamples, seed=seed)
     fields = _strata(entries, list(by) if by is not None else None, notes)
     rows = [row for i, e in enumerate(entries) for row in table_rows(e, fields[i])]
-    deltas = [delta_row(e, settings) for e in entries if {WITH, REMOVED} <= set(e.conditions())]
-    for e in entries:
-        if not {WITH, REMOVED} <= set(e.conditions()):
-            notes.append(f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for "
-                         f"{e.model} on {e.benchmark.name}")
+    deltas = [delta_row(e, settings) for e in entries if {WITH, REMOVED} <= e.by_condition.keys()]
+    notes += [f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for {e.model} on "
+              f"{e.benchmark.name}" for e in entries if not {WITH, REMOVED} <= e.by_condition.keys()]
     tests = test_rows(entries, settings)
-    from medvqa.core.audit.pairing import language_delta_rows
-
-    delta_lang = pd.DataFrame(language_delta_rows(entries, settings), columns=DELTA_LANG_COLUMNS)
+    delta_lang = pd.DataFrame(language_delta_rows([e.runs for e in entries], settings), columns=DELTA_LANG_COLUMNS)
     passes = [row for e in entries for row in pass_rows(e, notes)]
     runs = [{"benchmark": e.benchmark.name, "model": e.model, "runs": [str(r.path) for r in e.runs],
-             "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": e.conditions()}
+             "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": list(e.by_condition)}
             for e in entries]
     shown: dict[str, list[str]] = {}
-    for i, e in enumerate(entries):
-        shown.setdefault(e.benchmark.name, [])
-        shown[e.benchmark.name] += [n for n in fields[i] if n not in shown[e.benchmark.name]]
+    for i, e in enumerate(entries):  # each benchmark's strata, as its entries show them
+        shown[e.benchmark.name] = list(dict.fromkeys([*shown.get(e.benchmark.name, []), *fields[i]]))
     assisted = ASSISTED_COLUMNS if any("assisted_accuracy" in r for r in rows) else []  # where an extraction exists
     return Comparison(table=pd.DataFrame(rows, columns=TABLE_COLUMNS + assisted),
                       delta_img=pd.DataFrame(deltas, columns=DELTA_COLUMNS),

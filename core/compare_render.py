@@ -17,6 +17,7 @@ import pandas as pd
 
 from medvqa.core.compare import OVERALL, Comparison
 from medvqa.core.passlines import COLUMNS as PASS_COLUMNS, PassVerdict
+from medvqa.core.results import condition_order
 from medvqa.core.render import (fmt, interval as _ci, percent as _pct, points as _pp, to_html, to_latex,
                                 to_markdown)
 
@@ -38,9 +39,8 @@ def columns(doc: dict) -> list[tuple[str, str]]:
         key = (row["benchmark"], row["condition"])
         if row["stratum"] == OVERALL and key not in out:
             out.append(key)
-    order = {c: i for i, c in enumerate(("C", "C+Q", "C+I", "C+Q+I"))}
     benches = list(dict.fromkeys(b for b, _ in out))
-    return sorted(out, key=lambda k: (benches.index(k[0]), order.get(k[1], 9)))
+    return sorted(out, key=lambda k: (benches.index(k[0]), condition_order(k[1])))
 
 
 def models(doc: dict) -> list[str]:
@@ -69,55 +69,60 @@ def headline_frame(doc: dict) -> pd.DataFrame:
         cell_text(doc["table"][index[(m, b, c)]]) if (m, b, c) in index else "no run" for m in names] for b, c in cols}})
 
 
-DELTA = {"n": "int", "C+Q+I %": "pct", "C+Q %": "pct", "Δimg (points)": "pp", "95 % CI": "ci_pp", "McNemar p": "p"}
-TESTS = {"n": "int", "a %": "pct", "b %": "pct", "difference (points)": "pp", "95 % CI": "ci_pp", "p": "p"}
-STRATUM = {"%": "pct", "95 % CI": "ci", "n": "int", "non-answers %": "pct"}
-LANGUAGE = {"n": "int", "first %": "pct", "second %": "pct", "Δlang (points)": "pp", "95 % CI": "ci_pp",
-            "McNemar p": "p"}
+# Each table's columns: (heading, the key of its value in the document's rows (a pair of keys for an
+# interval, a function of the row for a text composed from several), number format). A number column
+# of the HTML page carries the JSON path of its value.
+CI = ("ci_low", "ci_high")
+DELTA = [("model", "model", "text"), ("benchmark", "benchmark", "text"), ("n", "n", "int"),
+         ("C+Q+I %", "a_with", "pct"), ("C+Q %", "a_removed", "pct"), ("Δimg (points)", "delta_img", "pp"),
+         ("95 % CI", CI, "ci_pp"), ("McNemar p", "mcnemar_p", "p")]
+TESTS = [*((h, h, "text") for h in ("benchmark", "condition", "a", "b")),
+         ("pairing", lambda t: t["status"] + (f" (only a {t['only_a']}, only b {t['only_b']})"
+                                              if t["status"] != "paired" else ""), "text"),
+         ("n", "n", "int"), ("a %", "a_value", "pct"), ("b %", "b_value", "pct"),
+         ("difference (points)", "difference", "pp"), ("95 % CI", CI, "ci_pp"),
+         ("test", lambda t: t["test"] or "not compared", "text"), ("p", "p", "p")]
+STRATUM = [*((h, h, "text") for h in ("model", "benchmark", "condition", "level")), ("%", "value", "pct"),
+           ("95 % CI", CI, "ci"), ("n", "n", "int"), ("non-answers %", "non_answer_rate", "pct")]
+LANGUAGE = [*((h, h, "text") for h in ("model", "benchmark", "condition", "languages")), ("n", "n", "int"),
+            ("first %", "a_local", "pct"), ("second %", "a_other", "pct"), ("Δlang (points)", "delta_lang", "pp"),
+            ("95 % CI", CI, "ci_pp"), ("McNemar p", "mcnemar_p", "p")]
 
 
-def delta_frame(doc: dict) -> pd.DataFrame:
-    return pd.DataFrame([[d["model"], d["benchmark"], d["n"], d["a_with"], d["a_removed"], d["delta_img"],
-                          (d["ci_low"], d["ci_high"]), d["mcnemar_p"]] for d in doc["delta_img"]],
-                        columns=["model", "benchmark", *DELTA])
+def formats(spec: list) -> dict[str, str]:
+    return {heading: kind for heading, _, kind in spec}
 
 
-def language_frame(doc: dict) -> pd.DataFrame:
-    return pd.DataFrame([[d["model"], d["benchmark"], d["condition"], d["languages"], d["n"], d["a_local"], d["a_other"],
-                          d["delta_lang"], (d["ci_low"], d["ci_high"]), d["mcnemar_p"]] for d in doc["delta_lang"]],
-                        columns=["model", "benchmark", "condition", "languages", *LANGUAGE])
+def frame(doc: dict, section: str, spec: list, stratum: str | None = None) -> pd.DataFrame:
+    """The rows of `doc[section]` (those of one `stratum` of the table) as `spec`'s columns,
+    indexed by their position in the section."""
+    rows = {i: r for i, r in enumerate(doc[section]) if stratum is None or r["stratum"] == stratum}
+
+    def value(row: dict, key: Any) -> Any:
+        return key(row) if callable(key) else tuple(row[k] for k in key) if isinstance(key, tuple) else row[key]
+
+    return pd.DataFrame([[value(r, key) for _, key, _ in spec] for r in rows.values()],
+                        columns=[heading for heading, _, _ in spec], index=list(rows))
 
 
-def tests_frame(doc: dict) -> pd.DataFrame:
-    return pd.DataFrame([[t["benchmark"], t["condition"], t["a"], t["b"], t["status"] + (
-        f" (only a {t['only_a']}, only b {t['only_b']})" if t["status"] != "paired" else ""), t["n"], t["a_value"],
-        t["b_value"], t["difference"], (t["ci_low"], t["ci_high"]), t["test"] or "not compared", t["p"]]
-        for t in doc["tests"]], columns=["benchmark", "condition", "a", "b", "pairing", "n", "a %", "b %",
-                                         "difference (points)", "95 % CI", "test", "p"])
-
-
-def stratum_frame(doc: dict, stratum: str) -> pd.DataFrame:
-    """The rows of one stratum, indexed by their position in the document's table."""
-    rows = {i: r for i, r in enumerate(doc["table"]) if r["stratum"] == stratum}
-    return pd.DataFrame([[r["model"], r["benchmark"], r["condition"], r["level"], r["value"], (r["ci_low"], r["ci_high"]),
-                          r["n"], r["non_answer_rate"]] for r in rows.values()],
-                        columns=["model", "benchmark", "condition", "level", *STRATUM], index=list(rows))
+def _markdown_table(doc: dict, section: str, spec: list, stratum: str | None = None) -> str:
+    return to_markdown(frame(doc, section, spec, stratum), formats(spec))
 
 
 def markdown(doc: dict) -> str:
     lines = ["## Headline metric (% [95 % CI], n, non-answers)", "", to_markdown(headline_frame(doc)),
              "## Visual reliance: Δimg = C+Q+I − C+Q on the same items", "",
-             to_markdown(delta_frame(doc), DELTA) if doc["delta_img"] else
+             _markdown_table(doc, "delta_img", DELTA) if doc["delta_img"] else
              "No run holds both C+Q+I and C+Q records of the same items.\n"]
     if doc.get("delta_lang"):
         lines += ["## Language: Δlang = the exam's language − the other, same items and condition", "",
-                  to_markdown(language_frame(doc), LANGUAGE)]
+                  _markdown_table(doc, "delta_lang", LANGUAGE)]
     lines += ["## Models compared on the same items", "",
-             to_markdown(tests_frame(doc), TESTS) if doc["tests"] else "No two models on the same benchmark.\n"]
+             _markdown_table(doc, "tests", TESTS) if doc["tests"] else "No two models on the same benchmark.\n"]
     if doc["pass_lines"]:
         lines += ["## Pass lines (one row per exam and criterion)", "", to_markdown(pass_frame(doc))]
     for stratum in dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL):
-        lines += [f"## By {stratum}", "", to_markdown(stratum_frame(doc, stratum), STRATUM)]
+        lines += [f"## By {stratum}", "", _markdown_table(doc, "table", STRATUM, stratum)]
     methods = sorted({r["ci_method"] for rows in (doc["table"], doc["delta_img"], doc["tests"]) for r in rows
                       if r.get("ci_method")})
     if methods:
@@ -133,7 +138,8 @@ def latex(comparison: Comparison) -> str:
     out = to_latex(headline_frame(doc), caption="Headline metric per benchmark and condition (% [95 % CI], n, "
                    "non-answers)", notes=comparison.notes)
     if doc["delta_img"]:
-        out += to_latex(delta_frame(doc), caption="Visual reliance: C+Q+I vs C+Q on the same items", formats=DELTA)
+        out += to_latex(frame(doc, "delta_img", DELTA), caption="Visual reliance: C+Q+I vs C+Q on the same items",
+                        formats=formats(DELTA))
     if doc["pass_lines"]:
         out += to_latex(pass_frame(doc), caption="Pass lines (one row per exam and criterion)")
     return out
@@ -169,30 +175,23 @@ def _num(path: list, value: Any, kind: str) -> str:
     return f'<span data-path="{_e(json.dumps(path))}" data-format="{kind}">{fmt(value, kind)}</span>'
 
 
-# each number column of the page's tables: the key of its value in the document's rows
-KEYS = {"delta_img": {"n": "n", "C+Q+I %": "a_with", "C+Q %": "a_removed", "Δimg (points)": "delta_img",
-                      "95 % CI": ("ci_low", "ci_high"), "McNemar p": "mcnemar_p"},
-        "tests": {"n": "n", "a %": "a_value", "b %": "b_value", "difference (points)": "difference",
-                  "95 % CI": ("ci_low", "ci_high"), "p": "p"},
-        "table": {"%": "value", "95 % CI": ("ci_low", "ci_high"), "n": "n", "non-answers %": "non_answer_rate"}}
-
-
-def _html_table(doc: dict, section: str, frame: pd.DataFrame, formats: dict[str, str],
-                table_id: str | None = None) -> str:
-    """`frame` (rows of `doc[section]`, at their positions as its index) through the one renderer,
-    its numbers tagged with their JSON paths; rows of one model carry it for the model filter."""
-    index = [int(i) for i in frame.index]
+def _html_table(doc: dict, section: str, spec: list, table_id: str | None = None, stratum: str | None = None) -> str:
+    """`frame(doc, section, spec, stratum)` through the one renderer, each number tagged with its
+    JSON path (an interval's each bound); rows of one model carry it for the model filter."""
+    table = frame(doc, section, spec, stratum)
+    index, columns = [int(i) for i in table.index], {heading: (key, kind) for heading, key, kind in spec}
 
     def cell(i: int, column: str, text: str) -> str | None:
-        key, kind, src = KEYS[section].get(column), formats.get(column, "text"), doc[section][index[i]]
-        if key is None:
+        key, kind = columns[column]
+        if kind == "text":
             return None
-        if isinstance(key, tuple):  # an interval: each bound tagged
+        src = doc[section][index[i]]
+        if isinstance(key, tuple):
             one = "pp" if kind == "ci_pp" else "pct"
             return "<td>[" + ", ".join(_num([section, index[i], k], src[k], one) for k in key) + "]</td>"
         return f"<td>{_num([section, index[i], key], src[key], kind)}</td>"
 
-    return to_html(frame, formats, table_id=table_id, cell=cell,
+    return to_html(table, formats(spec), table_id=table_id, cell=cell,
                    row_attrs=lambda row: f' data-model="{_e(row["model"])}"' if "model" in row else "")
 
 
@@ -278,15 +277,15 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
     out.append("<h2>Visual reliance: Δimg = C+Q+I − C+Q on the same items</h2>")
     out.append(forest_svg(doc))
     if doc["delta_img"]:
-        out.append(_html_table(doc, "delta_img", delta_frame(doc), DELTA, "delta"))
+        out.append(_html_table(doc, "delta_img", DELTA, "delta"))
     out.append("<h2>Models compared on the same items</h2>")
-    out.append(_html_table(doc, "tests", tests_frame(doc), TESTS, "tests") if doc["tests"] else
+    out.append(_html_table(doc, "tests", TESTS, "tests") if doc["tests"] else
                "<p>No two models on the same benchmark.</p>")
     if doc["pass_lines"]:
         out.append("<h2>Pass lines (one row per exam and criterion)</h2>")
         out.append(to_html(pass_frame(doc), table_id="pass", row_attrs=lambda r: f' data-model="{_e(r["model"])}"'))
     for stratum in dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL):
-        out.append(f"<h2>By {_e(stratum)}</h2>" + _html_table(doc, "table", stratum_frame(doc, stratum), STRATUM))
+        out.append(f"<h2>By {_e(stratum)}</h2>" + _html_table(doc, "table", STRATUM, stratum=stratum))
     out.append("<h2>Runs</h2><ul id=\"runs\">")
     for r in doc["runs"]:
         source = " + ".join(r["runs"])
@@ -307,7 +306,6 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
     from medvqa.core.api import audit
     from medvqa.core.audit.figures import figures, svg_texts
     from medvqa.core.audit.html import write_html
-
     from medvqa.core.audit.runs import read_runs
     from medvqa.core.view import items_page_beside, write_view
 

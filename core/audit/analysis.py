@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -26,7 +26,6 @@ from medvqa.core.run.forced import FORCED_CONDITION
 from medvqa.core.items import DataError, Item
 from medvqa.core import metrics
 from medvqa.core.metrics import level_keys, resolve_fields
-from medvqa.core.results import condition_order
 from medvqa.core.scoring.normalize import read_json
 from medvqa.core.scoring.patterns import compile_patterns
 from medvqa.core.scoring.score import chance_of_correct
@@ -85,6 +84,17 @@ class _Run:
     forced_accuracy: float | None = None
     chances: dict[str, float | None] = field(default_factory=dict)  # by item id, computed once
 
+    def chance(self, item: Item) -> float | None:
+        """The chance of a random answer being correct on `item` under the run's language patterns
+        (they decide ordering items' chance); None without a gold answer or for gold formats outside
+        choice scoring, which have no fixed chance."""
+        if item.id not in self.chances:
+            try:
+                self.chances[item.id] = chance_of_correct(item, self.input.patterns) if item.gold is not None else None
+            except ValueError:
+                self.chances[item.id] = None
+        return self.chances[item.id]
+
 
 # ---------------------------------------------------------------- indexing and strata
 
@@ -106,15 +116,6 @@ def _group(entries: Iterable[tuple[dict, Any]], field_name: str) -> dict[str, li
         for key in dict.fromkeys(level_keys(record.get(field_name))):
             out.setdefault(key, []).append(payload)
     return dict(sorted(out.items()))
-
-
-def _chance(item: Item, patterns: tuple) -> float | None:
-    if item.gold is None:
-        return None
-    try:
-        return chance_of_correct(item, patterns)
-    except ValueError:  # gold formats outside choice scoring have no fixed chance
-        return None
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -167,13 +168,9 @@ def pair_values(pairs: list[Pair], convention: str = "strict",
                 forced_accuracy: float | None = None) -> list[tuple[Pair, float, float]]:
     """(pair, credit with image, credit image removed); conditional drops a pair whenever
     either side was refused."""
-    out = []
-    for pair in pairs:
-        cw = _correctness(pair.with_image, convention, forced_accuracy)
-        cr = _correctness(pair.removed, convention, forced_accuracy)
-        if cw is not None and cr is not None:
-            out.append((pair, cw, cr))
-    return out
+    credits = [(p, _correctness(p.with_image, convention, forced_accuracy),
+                _correctness(p.removed, convention, forced_accuracy)) for p in pairs]
+    return [(p, cw, cr) for p, cw, cr in credits if cw is not None and cr is not None]
 
 
 def transition_row(values: Sequence[tuple[float, float]], s: Settings) -> dict:
@@ -187,48 +184,54 @@ def transition_row(values: Sequence[tuple[float, float]], s: Settings) -> dict:
         return {"n": 0, **{k: None for k in (*STATES, "a_with", "a_removed", "delta_img", "ci",
                                               "ci_a_with", "ci_a_removed", "mcnemar_p")},
                 "ci_method": stats.TANGO, "ci_a_method": stats.CLOPPER_PEARSON}
-    cw = np.array([v[0] for v in values], dtype=float)
-    cr = np.array([v[1] for v in values], dtype=float)
+    cw, cr = np.array(values, dtype=float).T
     states = {"p11": cw * cr, "p10": cw * (1 - cr), "p01": (1 - cw) * cr, "p00": (1 - cw) * (1 - cr)}
     binary = bool(np.all(np.isin(cw, (0.0, 1.0))) and np.all(np.isin(cr, (0.0, 1.0))))
     counts = {k: float(v.sum()) for k, v in states.items()}
-    row = {"n": n, **{k: counts[k] / n for k in STATES}}
-    row["a_with"] = float(cw.mean())
-    row["a_removed"] = float(cr.mean())
-    row["delta_img"] = row["p10"] - row["p01"]
-    row["ci"] = list(stats.paired_difference_ci(counts["p10"], counts["p01"], n))
-    row["ci_method"] = stats.TANGO
-    row["ci_a_method"] = stats.CLOPPER_PEARSON
-    row["ci_a_with"] = _ci(cw, s)
-    row["ci_a_removed"] = _ci(cr, s)
-    row["mcnemar_p"] = stats.mcnemar_exact(int(counts["p10"]), int(counts["p01"])) if binary else None
+    row = {"n": n, **{k: counts[k] / n for k in STATES}, "a_with": float(cw.mean()), "a_removed": float(cr.mean()),
+           "delta_img": counts["p10"] / n - counts["p01"] / n,
+           "ci": list(stats.paired_difference_ci(counts["p10"], counts["p01"], n)), "ci_method": stats.TANGO,
+           "ci_a_method": stats.CLOPPER_PEARSON, "ci_a_with": _ci(cw, s), "ci_a_removed": _ci(cr, s),
+           "mcnemar_p": stats.mcnemar_exact(int(counts["p10"]), int(counts["p01"])) if binary else None}
     if binary:
         row["counts"] = {k.replace("p", "n", 1): int(counts[k]) for k in STATES}
     return row
 
 
-def paired_section(run: _Run, s: Settings) -> dict:
-    if s.refusals == "imputed" and run.forced_accuracy is None and _has_paired_refusal(run.pairs):
-        raise ValueError(f"{run.input.source or run.input.model}: --refusals imputed needs forced-guess "
-                         f"records ({FORCED_CONDITION}); run with --forced-guess first")
-    values = pair_values(run.pairs, s.refusals, run.forced_accuracy)
+def paired_section(pairs: list[Pair], unpaired: Mapping[str, list[str]], fields: Mapping[str, str], s: Settings,
+                   forced_accuracy: float | None = None, source: str = "") -> dict:
+    """The transition table of `pairs` under `s.refusals`, overall and by each stratum of `fields`
+    (the first record's level), with the items left `unpaired` by reason: the image-removal
+    section of the audit, the language pairing's and `compare`'s Δimg."""
+    if s.refusals == "imputed" and forced_accuracy is None and _has_paired_refusal(pairs):
+        raise ValueError(f"{source}: --refusals imputed needs forced-guess records ({FORCED_CONDITION}); "
+                         "run with --forced-guess first")
+    values = pair_values(pairs, s.refusals, forced_accuracy)
     return {
         "convention": s.refusals,
         "overall": transition_row([(cw, cr) for _, cw, cr in values], s),
         "by": {name: with_holm({key: transition_row(rows, s) for key, rows in
                                 _group(((p.with_image, (cw, cr)) for p, cw, cr in values), rec_field).items()})
-               for name, rec_field in run.fields.items()},
-        "unpaired": {reason: {"n": len(ids), "items": ids} for reason, ids in run.unpaired.items()},
+               for name, rec_field in fields.items()},
+        "unpaired": {reason: {"n": len(ids), "items": ids} for reason, ids in unpaired.items()},
     }
+
+
+def flat_row(section: dict, keys: Sequence[str]) -> dict:
+    """A paired section's overall row as one table row (`compare`'s Δimg and Δlang): n, `keys`,
+    the interval's bounds and method, McNemar's p and the count of items left unpaired."""
+    row = section["overall"]
+    ci = row.get("ci") or (None, None)
+    return {"n": row["n"], **{k: row[k] for k in keys}, "ci_low": ci[0], "ci_high": ci[1],
+            "ci_method": row["ci_method"], "mcnemar_p": row["mcnemar_p"],
+            "n_unpaired": sum(u["n"] for u in section["unpaired"].values())}
 
 
 def with_holm(rows: dict[str, dict]) -> dict[str, dict]:
     """The levels of one stratum are one family of tests: each row gains `mcnemar_p_holm`,
     its McNemar p-value after Holm's step-down adjustment over that family."""
-    keys = list(rows)
-    adjusted = stats.holm([rows[k]["mcnemar_p"] for k in keys])
-    for k, p in zip(keys, adjusted):
-        rows[k]["mcnemar_p_holm"] = p
+    for row, p in zip(rows.values(), stats.holm([r["mcnemar_p"] for r in rows.values()])):
+        row["mcnemar_p_holm"] = p
     return rows
 
 
@@ -239,18 +242,14 @@ def _has_paired_refusal(pairs: list[Pair]) -> bool:
 # ---------------------------------------------------------------- ablation
 
 def _ablation_group(items: list[Item], conditions: list[str], run: _Run, s: Settings) -> dict:
-    by_key, patterns, known = run.by_key, run.input.patterns, run.chances
-    same = [it for it in items if all((it.id, c) in by_key for c in conditions)]
-    for it in same:  # an item's chance is the same in every group it falls in
-        if it.id not in known:
-            known[it.id] = _chance(it, patterns)
-    chances = [c for c in (known[it.id] for it in same) if c is not None]
+    same = [it for it in items if all((it.id, c) in run.by_key for c in conditions)]
+    chances = [c for it in same if (c := run.chance(it)) is not None]
     return {
         "n": len(same),
         "n_incomplete": len(items) - len(same),
         "baseline": _mean(chances),
         "baseline_n": len(chances),
-        "conditions": {c: _accuracy([by_key[(it.id, c)] for it in same]) for c in conditions},
+        "conditions": {c: _accuracy([run.by_key[(it.id, c)] for it in same]) for c in conditions},
     }
 
 
@@ -277,31 +276,25 @@ def ablation(run: _Run, s: Settings) -> dict:
     for name, rec_field in run.fields.items():
         by[name] = {}
         for group, (items, conds) in groups.items():
-            entries = [(_any_record(run, it), it) for it in items]
-            for key, members in _group(((r, it) for r, it in entries if r is not None), rec_field).items():
+            records = ((r, it) for it in items if (r := _any_record(run, it)) is not None)
+            for key, members in _group(records, rec_field).items():
                 by[name].setdefault(key, {})[group] = _ablation_group(members, conds, run, s)
         by[name] = dict(sorted(by[name].items()))
     return {**out, "by": by}
 
 
 def _any_record(run: _Run, item: Item) -> dict | None:
-    for cond in ALL:
-        rec = run.by_key.get((item.id, cond.value))
-        if rec is not None:
-            return rec
-    return None
+    """The item's first record in the order of conditions: the one its strata are read from."""
+    return next((rec for cond in ALL if (rec := run.by_key.get((item.id, cond.value))) is not None), None)
 
 
 # ---------------------------------------------------------------- refusals
 
 def refusal_rates(records: list[dict]) -> dict:
-    """Per condition label (forced guesses included): records, refusals and their rate."""
-    total, refused = Counter(), Counter()
-    for rec in records:
-        total[rec["condition"]] += 1
-        refused[rec["condition"]] += rec.get("status") == "refusal"
-    order = [c.value for c in ALL] + sorted(set(total) - {c.value for c in ALL})
-    return {c: {"n": total[c], "refusals": refused[c], "rate": refused[c] / total[c]} for c in order if total[c]}
+    """Per condition label (forced guesses included, after their base): records, refusals and
+    their rate."""
+    refused = {key[0]: (len(rs), sum(r.get("status") == "refusal" for r in rs)) for key, rs in metrics.group(records).items()}
+    return {c: {"n": n, "refusals": k, "rate": k / n} for c, (n, k) in refused.items()}
 
 
 def forced_guess(records: list[dict]) -> dict:
@@ -330,8 +323,7 @@ def refusal_section(run: _Run, s: Settings) -> dict:
                            "prediction" if fg["n"] else
                            f"refusals present but no {FORCED_CONDITION} records (run with --forced-guess)")
             continue
-        values = pair_values(run.pairs, conv, run.forced_accuracy)
-        rows[conv] = transition_row([(cw, cr) for _, cw, cr in values], s)
+        rows[conv] = paired_section(run.pairs, {}, {}, replace(s, refusals=conv), run.forced_accuracy)["overall"]
     paired_refusals = {c: sum(getattr(p, side).get("status") == "refusal" for p in run.pairs)
                        for c, side in ((WITH, "with_image"), (REMOVED, "removed"))}
     return {
@@ -368,53 +360,44 @@ def io_control(run: _Run, s: Settings) -> dict:
     exact binomial test; numeric items apart; the stem-leakage check."""
     by_key, patterns = run.by_key, run.input.patterns
     io_items = [it for it in run.input.items.values() if it.image_as_options and not it.excluded]
-    fixed = [(it, c) for it in io_items if (c := _chance(it, patterns)) is not None]
-    numeric = [it for it in io_items if _chance(it, patterns) is None]
-    paired = [(it, c) for it, c in fixed if it.image_available
-              and (it.id, WITH) in by_key and (it.id, REMOVED) in by_key]
-    with_correct = [bool(by_key[(it.id, WITH)].get("correct")) for it, _ in paired]
-    removed_correct = [bool(by_key[(it.id, REMOVED)].get("correct")) for it, _ in paired]
-    baseline = _mean([c for _, c in paired])
+    fixed = [it for it in io_items if run.chance(it) is not None]
+    numeric = [it for it in io_items if run.chance(it) is None]
+    paired = [it for it in fixed if it.image_available and (it.id, WITH) in by_key and (it.id, REMOVED) in by_key]
+    unavailable = [it for it in fixed if not it.image_available and (it.id, REMOVED) in by_key]
+    baseline, unavailable_baseline = (_mean([run.chance(it) for it in its]) for its in (paired, unavailable))
+
+    def correct(items: list[Item], cond: str) -> list[bool]:
+        return [bool(by_key[(it.id, cond)].get("correct")) for it in items if (it.id, cond) in by_key]
+
+    def binomial(got: list[bool], chance: float | None) -> float | None:
+        return None if chance is None else stats.binomial_test(sum(got), len(got), chance)
+
+    with_correct, removed_correct = correct(paired, WITH), correct(paired, REMOVED)
+    unavailable_correct = correct(unavailable, REMOVED)
     leaks = [it.id for it in io_items if stem_leaks(it, patterns)]
-    unavailable = [(it, c) for it, c in fixed if not it.image_available and (it.id, REMOVED) in by_key]
-    unavailable_correct = [bool(by_key[(it.id, REMOVED)].get("correct")) for it, _ in unavailable]
-    unavailable_baseline = _mean([c for _, c in unavailable])
     return {
         "n": len(paired),
-        "k": {str(k): n for k, n in sorted(Counter(len(it.options) for it, _ in paired).items())},
+        "k": {str(k): n for k, n in sorted(Counter(len(it.options) for it in paired).items())},
         "baseline": baseline,
-        "a_with": _mean([float(c) for c in with_correct]),
-        "a_removed": _mean([float(c) for c in removed_correct]),
-        "ci_a_with": _ci([float(c) for c in with_correct], s),
-        "ci_a_removed": _ci([float(c) for c in removed_correct], s),
+        "a_with": _mean(with_correct),
+        "a_removed": _mean(removed_correct),
+        "ci_a_with": _ci(with_correct, s),
+        "ci_a_removed": _ci(removed_correct, s),
         "ci_method": stats.CLOPPER_PEARSON,
-        "binomial_p": _binomial(removed_correct, baseline),
-        "binomial_p_with": _binomial(with_correct, baseline),
+        "binomial_p": binomial(removed_correct, baseline),
+        "binomial_p_with": binomial(with_correct, baseline),
         "image_unavailable": {
             "n": len(unavailable), "baseline": unavailable_baseline,
-            "a_removed": _mean([float(c) for c in unavailable_correct]),
-            "ci_a_removed": _ci([float(c) for c in unavailable_correct], s),
+            "a_removed": _mean(unavailable_correct),
+            "ci_a_removed": _ci(unavailable_correct, s),
             "ci_method": stats.CLOPPER_PEARSON,
-            "binomial_p": _binomial(unavailable_correct, unavailable_baseline),
+            "binomial_p": binomial(unavailable_correct, unavailable_baseline),
         },
-        "numeric": _numeric_io(numeric, by_key),
+        "numeric": {"n": len(numeric), **{cond: {"n": len(got), "accuracy": _mean(got)}
+                                          for cond, got in ((c, correct(numeric, c)) for c in (WITH, REMOVED))}},
         "leakage_hits": len(leaks),
         "leakage_items": leaks,
     }
-
-
-def _binomial(correct: list[bool], baseline: float | None) -> float | None:
-    if baseline is None:
-        return None
-    return stats.binomial_test(sum(correct), len(correct), baseline)
-
-
-def _numeric_io(items: list[Item], by_key: dict) -> dict:
-    def acc(cond: str) -> dict:
-        got = [bool(by_key[(it.id, cond)].get("correct")) for it in items if (it.id, cond) in by_key]
-        return {"n": len(got), "accuracy": _mean([float(c) for c in got])}
-
-    return {"n": len(items), WITH: acc(WITH), REMOVED: acc(REMOVED)}
 
 
 # ---------------------------------------------------------------- selection bias
@@ -448,10 +431,8 @@ def selection_bias(run: _Run) -> dict:
     out = {}
     bench = run.input.benchmark
     key = bench.answer_conventions().answer_key if bench is not None else "answer"
-    conditions = sorted({c for (_, c) in run.by_key}, key=condition_order)
-    for cond in conditions:
-        recs = [(r, run.input.items[i]) for (i, c), r in run.by_key.items() if c == cond]
-        choice = [(r, it) for r, it in recs if it.options and it.gold is not None]
+    for (cond,), records in metrics.group(run.by_key.values()).items():
+        choice = [(r, it) for r in records if (it := run.input.items[r["item_id"]]).options and it.gold is not None]
         single = [(r, it) for r, it in choice if it.gold.format == "single"
                   and r.get("predicted") is not None and len(r["predicted"]) == 1]
         n = len(single)
@@ -484,9 +465,7 @@ def state_of(pair: Pair) -> str:
 def examples(run: _Run, s: Settings) -> dict[str, list[dict]]:
     """Up to `s.examples` seeded picks per state (strict scoring), in item order."""
     rng = random.Random(s.seed)
-    by_state: dict[str, list[Pair]] = {state: [] for state in STATES}
-    for pair in run.pairs:
-        by_state[state_of(pair)].append(pair)
+    by_state = {state: [p for p in run.pairs if state_of(p) == state] for state in STATES}
     order = {item_id: i for i, item_id in enumerate(run.input.items)}
     out = {}
     for state, pairs in by_state.items():
@@ -516,13 +495,6 @@ def _example(pair: Pair, run: _Run) -> dict:
 
 # ---------------------------------------------------------------- one run, several runs
 
-def _prepare(run: RunInput, fields: dict[str, str]) -> _Run:
-    by_key = _index(run)
-    pairs, unpaired = pair_image_removal(run, by_key)
-    return _Run(input=run, by_key=by_key, fields=fields, pairs=pairs, unpaired=unpaired,
-                forced_accuracy=forced_guess(run.records)["accuracy"])
-
-
 def marginals(run: RunInput, fields: Mapping[str, str]) -> dict:
     """Each condition's numbers over all of the run's records, overall and by each stratum, as
     the metrics layer computes them for `report` and `compare`."""
@@ -542,13 +514,15 @@ def audit_run(run: RunInput, settings: Settings = Settings()) -> dict:
     fields = resolve_fields(settings.by, run.records, run.source, run.stratum_aliases)
     margins = marginals(run, fields)
     run = replace(run, records=counted)
-    prepared = _prepare(run, fields)
+    by_key = _index(run)
+    prepared = _Run(run, by_key, fields, *pair_image_removal(run, by_key), forced_guess(run.records)["accuracy"])
     return {
         "model": run.model,
         "source": run.source,
         "n_records": len(run.records),
         "marginals": margins,
-        "paired": paired_section(prepared, settings),
+        "paired": paired_section(prepared.pairs, prepared.unpaired, fields, settings, prepared.forced_accuracy,
+                                 run.source or run.model),
         "ablation": ablation(prepared, settings),
         "refusals": refusal_section(prepared, settings),
         "io_control": io_control(prepared, settings),
@@ -634,13 +608,9 @@ def delta_difference_test(a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool
     if n == 0:
         return {"n": 0, "difference": None, "ci": None, "ci_method": "mover-tango", "test": "paired-bootstrap",
                 "p": None}
-
-    def tango(pairs):
-        n10 = sum(w and not r for w, r in pairs)
-        n01 = sum(r and not w for w, r in pairs)
-        return (n10 - n01) / n, stats.paired_difference_ci(n10, n01, n)
-
-    (da, (la, ua)), (db, (lb, ub)) = tango(a), tango(b)
+    # each model's Δimg and Tango interval: the paired test of its answers with against without the image
+    ta, tb = (paired_accuracy_test([w for w, _ in x], [r for _, r in x]) for x in (a, b))
+    (da, (la, ua)), (db, (lb, ub)) = (ta["difference"], ta["ci"]), (tb["difference"], tb["ci"])
     d = da - db
     ci = [d - float(np.hypot(da - la, ub - db)), d + float(np.hypot(ua - da, db - lb))]
     boot = stats.paired_bootstrap([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b],
@@ -652,20 +622,18 @@ def delta_difference_test(a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool
 def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[dict]:
     """Every two models on their shared items: accuracy with the image and without it (exact
     McNemar, Tango's interval), and Δimg (see `delta_difference_test`)."""
-    prepared = [(_index(r), pair_image_removal(r)[0]) for r in runs]
+    # per run: whether each (item, condition) is correct, and each image-removal pair's (with, removed)
+    prepared = [({key: bool(rec.get("correct")) for key, rec in _index(r).items()},
+                 {p.item.id: (bool(p.with_image.get("correct")), bool(p.removed.get("correct")))
+                  for p in pair_image_removal(r)[0]}) for r in runs]
     out = []
-    for (i, (ka, pa)), (j, (kb, pb)) in combinations(enumerate(prepared), 2):
-        bench_a = {it.benchmark for it in runs[i].items.values()}
-        bench_b = {it.benchmark for it in runs[j].items.values()}
-        if not bench_a & bench_b:
+    for (i, (ka, da)), (j, (kb, db)) in combinations(enumerate(prepared), 2):
+        if not {it.benchmark for it in runs[i].items.values()} & {it.benchmark for it in runs[j].items.values()}:
             continue
         for cond in (WITH, REMOVED):
             shared = sorted({item for (item, c) in ka if c == cond} & {item for (item, c) in kb if c == cond})
             out.append({"a": names[i], "b": names[j], "measure": f"accuracy {cond}",
-                        **paired_accuracy_test([bool(ka[(x, cond)].get("correct")) for x in shared],
-                                               [bool(kb[(x, cond)].get("correct")) for x in shared])})
-        da = {p.item.id: (bool(p.with_image.get("correct")), bool(p.removed.get("correct"))) for p in pa}
-        db = {p.item.id: (bool(p.with_image.get("correct")), bool(p.removed.get("correct"))) for p in pb}
+                        **paired_accuracy_test([ka[(x, cond)] for x in shared], [kb[(x, cond)] for x in shared])})
         shared = sorted(set(da) & set(db))
         out.append({"a": names[i], "b": names[j], "measure": "delta_img",
                     **delta_difference_test([da[x] for x in shared], [db[x] for x in shared], s)})
@@ -677,8 +645,7 @@ def audit(runs: list[RunInput], settings: Settings = Settings(), cohorts: dict[s
     `models` (keyed by model name), with `comparisons` and, given cohorts, `cohorts`."""
     if not runs:
         raise ValueError("no runs to audit")
-    meta = {"settings": {"by": list(settings.by), "refusals": settings.refusals,
-                         "resamples": settings.resamples, "seed": settings.seed, "examples": settings.examples}}
+    meta = {"settings": {**asdict(settings), "by": list(settings.by)}}
     names = model_names(runs)
     models = {name: audit_run(run, settings) for name, run in zip(names, runs)}
     if len(runs) == 1:
@@ -710,15 +677,18 @@ def strata_rows(section: dict) -> list[tuple[str, list, dict]]:
         for level, row in levels.items()]
 
 
-def paired_markdown(section: dict, columns: list[tuple[str, str, str]]) -> str:
-    """A paired section's table (`strata_rows` × `columns`) in Markdown, through the one renderer."""
+def paired_markdown(section: dict, columns: list[tuple[str, str, str]], unpaired: str = "Unpaired items") -> list[str]:
+    """A paired section's table (`strata_rows` × `columns`) in Markdown, through the one renderer,
+    then the items it left `unpaired` by reason, as lines."""
     import pandas as pd
 
     from medvqa.core.render import to_markdown
 
     frame = pd.DataFrame([[label, *(row.get(key) for _, key, _ in columns)] for label, _, row in strata_rows(section)],
                          columns=["stratum", *(heading for heading, _, _ in columns)])
-    return to_markdown(frame, {heading: kind for heading, _, kind in columns}).rstrip("\n")
+    reasons = ", ".join(f"{v['n']} {reason}" for reason, v in section["unpaired"].items())
+    return [to_markdown(frame, {heading: kind for heading, _, kind in columns}).rstrip("\n"),
+            *(["", f"{unpaired}: {reasons}."] if reasons else [])]
 
 
 def summary_markdown(doc: dict) -> str:
@@ -730,13 +700,10 @@ def summary_markdown(doc: dict) -> str:
     lines = [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
     for name, m in model_docs(doc).items():
         p = m["paired"]
-        lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "",
-                  paired_markdown(p, PAIRED_COLUMNS), "",
+        table, *unpaired = paired_markdown(p, PAIRED_COLUMNS, "Unpaired image items")
+        lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "", table, "",
                   "95 % CI of Δimg: Tango's score interval for paired proportions; McNemar p: exact; "
-                  "Holm p: adjusted by Holm's method over the levels of each stratum."]
-        if p["unpaired"]:
-            lines += ["", "Unpaired image items: " + ", ".join(f"{v['n']} {reason}" for reason, v in p["unpaired"].items())
-                      + "."]
+                  "Holm p: adjusted by Holm's method over the levels of each stratum.", *unpaired]
         rates = ", ".join(f"{c} {pct(v['rate'])} %" for c, v in m["refusals"]["rates"].items())
         io = m["io_control"]
         lines += ["", f"Refusal rates: {rates or 'no records'}.",

@@ -55,20 +55,13 @@ def _style():
     return rc_context({"font.family": families, "svg.hashsalt": "medvqa"})
 
 
-def _rows(doc: dict, field: str | None) -> dict[str, dict[str, dict]]:
-    """{model: {stratum: paired row}}; the single stratum "overall" when `field` is None."""
-    out = {}
-    for name, m in model_docs(doc).items():
+def _rows(doc: dict, field: str | None, cohorts: bool = False) -> dict[str, dict[str, dict]]:
+    """{model (cohort with `cohorts`): {stratum: paired row}}, rows over no pair (no member model)
+    left out; the single stratum "overall" when `field` is None."""
+    out, count = {}, "n_models" if cohorts else "n"
+    for name, m in ((doc.get("cohorts") or {}) if cohorts else model_docs(doc)).items():
         rows = {"overall": m["paired"]["overall"]} if field is None else m["paired"]["by"].get(field, {})
-        out[name] = {k: r for k, r in rows.items() if r.get("n")}
-    return out
-
-
-def _cohort_rows(doc: dict, field: str | None) -> dict[str, dict[str, dict]]:
-    out = {}
-    for name, c in (doc.get("cohorts") or {}).items():
-        rows = {"overall": c["paired"]["overall"]} if field is None else c["paired"]["by"].get(field, {})
-        out[name] = {k: r for k, r in rows.items() if r.get("n_models")}
+        out[name] = {k: r for k, r in rows.items() if r.get(count)}
     return out
 
 
@@ -99,7 +92,7 @@ def states_figure(doc: dict, field: str | None = None) -> Figure:
 def delta_figure(doc: dict, field: str | None = None) -> Figure:
     """Δimg (percentage points) per stratum with 95 % CIs for models, and cohort means."""
     series = {name: (strata, True) for name, strata in _rows(doc, field).items()}
-    series.update({f"cohort: {name}": (strata, False) for name, strata in _cohort_rows(doc, field).items()})
+    series.update({f"cohort: {name}": (strata, False) for name, strata in _rows(doc, field, cohorts=True).items()})
     keys = list(dict.fromkeys(k for strata, _ in series.values() for k in strata))
     fig = Figure(figsize=(8, max(2.5, 0.5 * len(keys) + 1.5)), layout="constrained")
     ax = fig.subplots()

@@ -23,12 +23,19 @@ from medvqa.core.audit.figures import figures, svg_texts
 from medvqa.core.render import fmt, to_html
 
 
-def _get(doc: dict, path: list) -> Any:
+_ABSENT = object()
+
+
+def _get(doc: dict, path: list, absent: Any = None) -> Any:
+    """The value at `path` in the document: None past a missing value, `absent` where a dict on
+    the path lacks the next key (an empty cell, not a missing value)."""
     value: Any = doc
     for key in path:
         if value is None:
             return None
-        value = value[key] if isinstance(value, list) else value.get(key)
+        if isinstance(value, dict) and key not in value:
+            return absent
+        value = value[key]
     return value
 
 
@@ -50,16 +57,16 @@ class _Page:
         them in the browser."""
         text = html.escape(fmt(_get(self.doc, path), kind)) if text is None else text
         if items is not None and self.view_href:
-            text = f'<a class="view-link" href="{_attr(self.view_href + "#" + urlencode(items))}">{text}</a>'
-        return (f'<{tag} class="num" data-path="{_attr(json.dumps(path, ensure_ascii=False))}" '
+            text = f'<a class="view-link" href="{_e(self.view_href + "#" + urlencode(items))}">{text}</a>'
+        return (f'<{tag} class="num" data-path="{_e(json.dumps(path, ensure_ascii=False))}" '
                 f'data-format="{kind}">{text}</{tag}>')
 
     def row_attrs(self, strata: dict[str, list[str]]) -> str:
         for name, values in strata.items():
             self.filters.setdefault(name, set()).update(values)
         keys = [f"{name}={v}" for name, values in strata.items() for v in values]
-        return (f' data-fields="{_attr(json.dumps(list(strata), ensure_ascii=False))}"'
-                f' data-strata="{_attr(json.dumps(keys, ensure_ascii=False))}"')
+        return (f' data-fields="{_e(json.dumps(list(strata), ensure_ascii=False))}"'
+                f' data-strata="{_e(json.dumps(keys, ensure_ascii=False))}"')
 
     def table(self, texts: list[str], numbers: list[tuple[str, Any, str]], rows: list[tuple[list[str], list, dict]],
               items: Callable[[int, str], dict[str, str]] | None = None,
@@ -83,7 +90,7 @@ class _Page:
             if heading not in keys:
                 return None
             path = [*rows[i][1], *keys[heading]]
-            if _absent(self.doc, path):
+            if _get(self.doc, path, _ABSENT) is _ABSENT:
                 return "<td></td>"
             return self.cell(path, kinds[heading], items=items(i, keys[heading][-1]) if items else None, text=text)
 
@@ -91,22 +98,8 @@ class _Page:
                          row_attrs=lambda row: attrs[tuple(row[h] for h in texts)]))
 
 
-def _absent(doc: dict, path: list) -> bool:
-    """Does a dict on `path` lack the next key (an empty cell, not a missing value)?"""
-    value: Any = doc
-    for key in path:
-        if isinstance(value, dict) and key not in value:
-            return True
-        value = value[key] if isinstance(value, (dict, list)) else None
-    return False
-
-
-def _attr(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
 def _e(text: Any) -> str:
-    return html.escape(str(text))
+    return html.escape(str(text), quote=True)
 
 
 def _strata_rows(base: list, section: dict) -> list[tuple[list[str], list, dict]]:
@@ -127,9 +120,12 @@ def _paired_table(page: _Page, base: list, paired: dict, model: str) -> None:
     if paired["by"]:
         page.add("<p>Holm p: McNemar's exact p-value adjusted by Holm's method over the levels of each "
                  "stratum.</p>")
-    if paired["unpaired"]:
-        page.add("<p>Image items not paired: " + "; ".join(
-            f"{_e(reason)}: {u['n']}" for reason, u in paired["unpaired"].items()) + "</p>")
+    _unpaired(page, "Image items not paired", paired["unpaired"])
+
+
+def _unpaired(page: _Page, what: str, unpaired: dict) -> None:
+    if unpaired:
+        page.add(f"<p>{what}: " + "; ".join(f"{_e(reason)}: {u['n']}" for reason, u in unpaired.items()) + "</p>")
 
 
 def _language_tables(page: _Page, pairs: dict) -> None:
@@ -142,9 +138,7 @@ def _language_tables(page: _Page, pairs: dict) -> None:
                      f"{_e(sec['convention'])}</h3>")
             page.table(["stratum"], language_columns(first, second),
                        _strata_rows(["paired_language", key, "conditions", cond], sec))
-            if sec["unpaired"]:
-                page.add("<p>Items not paired: " + "; ".join(
-                    f"{_e(reason)}: {u['n']}" for reason, u in sec["unpaired"].items()) + "</p>")
+            _unpaired(page, "Items not paired", sec["unpaired"])
 
 
 def _refusal_tables(page: _Page, base: list, refusals: dict) -> None:
@@ -225,14 +219,14 @@ def _examples(page: _Page, examples: dict) -> None:
     for state in STATES:
         page.add(f'<h4>{state}</h4><div class="examples">')
         for ex in examples.get(state, []):
-            thumbs = "".join(f'<img alt="{_attr(Path(p).name)}" src="{src}">' for p in ex["images"]
+            thumbs = "".join(f'<img alt="{_e(Path(p).name)}" src="{src}">' for p in ex["images"]
                              if (src := thumbnail(p, page.thumbnail_px)))
             options = "<br>".join(f"{_e(o['label'])}. {_e(o['text'])}" for o in ex["options"])
             sides = "".join(
                 f"<p><b>{label}</b>: predicted {_e(ex[k]['predicted'])} ({_e(ex[k]['status'])}, "
                 f"{'correct' if ex[k]['correct'] else 'wrong'})</p><pre>{_e(ex[k]['response'])}</pre>"
                 for k, label in (("with_image", "with image"), ("removed", "image removed")))
-            page.add(f'<div class="example" data-item="{_attr(ex["item_id"])}"{page.row_attrs(ex["strata"])}>'
+            page.add(f'<div class="example" data-item="{_e(ex["item_id"])}"{page.row_attrs(ex["strata"])}>'
                      f"<h5>{_e(ex['item_id'])}</h5>{thumbs}<p>{_e(ex['question'])}</p><p>{options}</p>"
                      f"<p>gold: {_e(ex['gold'])}</p>{sides}</div>")
         page.add("</div>")
@@ -294,7 +288,7 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
     several = "models" in doc
     for name, m in models.items():
         base = ["models", name] if several else []
-        page.add(f'<section class="model" data-model="{_attr(name)}"><h2>{_e(name)}</h2>'
+        page.add(f'<section class="model" data-model="{_e(name)}"><h2>{_e(name)}</h2>'
                  f"<p>{_e(m['source'])}: {m['n_records']} records</p>")
         _paired_table(page, base, m["paired"], name)
         _refusal_tables(page, base, m["refusals"])
@@ -311,9 +305,9 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
         _comparisons(page, doc["comparisons"])
     page.add("<h2>Figures</h2>")
     for stem, svg in (svg_texts(figures(doc)) if svgs is None else svgs).items():
-        page.add(f'<figure id="fig-{_attr(stem)}">{svg[svg.index("<svg"):]}<figcaption>{_e(stem)}</figcaption></figure>')
+        page.add(f'<figure id="fig-{_e(stem)}">{svg[svg.index("<svg"):]}<figcaption>{_e(stem)}</figcaption></figure>')
     options = ['<option value="">all</option>'] + [
-        f'<option value="{_attr(f"{name}={v}")}">{_e(name)} = {_e(v)}</option>'
+        f'<option value="{_e(f"{name}={v}")}">{_e(name)} = {_e(v)}</option>'
         for name, values in page.filters.items() for v in sorted(values)]
     settings = doc["settings"]
     head = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>medvqa audit</title>"

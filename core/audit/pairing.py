@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
-from medvqa.core import metrics
-from medvqa.core.audit.analysis import (STATES, Pair, RunInput, Settings, _Run, forced_guess, paired_markdown,
+from medvqa.core import metrics, plugins
+from medvqa.core.audit.analysis import (STATES, Pair, Settings, flat_row, forced_guess, paired_markdown,
                                         paired_section)
 from medvqa.core.metrics import held_fields
 from medvqa.core.results import condition_order, is_derived
@@ -34,23 +34,21 @@ class Factor:
     second: str
     delta: str
 
+    def row(self, row: dict) -> dict:
+        """A `transition_row` (fields named for image removal) with its side and difference fields
+        named after this factor."""
+        names = {"a_with": self.first, "a_removed": self.second, "ci_a_with": f"ci_{self.first}",
+                 "ci_a_removed": f"ci_{self.second}", "delta_img": self.delta}
+        return {names.get(k, k): v for k, v in row.items()}
 
-IMAGE = Factor("image removal", "a_with", "a_removed", "delta_img")
+
+IMAGE = Factor("image removal", "a_with", "a_removed", "delta_img")  # the fields as `transition_row` names them
 LANGUAGE = Factor("language", "a_local", "a_other", "delta_lang")
-_RENAMED = {"a_with": "first", "a_removed": "second", "ci_a_with": "ci_first", "ci_a_removed": "ci_second",
-            "delta_img": "delta"}
-
-
-def as_factor(row: dict, factor: Factor) -> dict:
-    """A `transition_row` with its side and difference fields named after `factor`."""
-    names = {"first": factor.first, "second": factor.second, "ci_first": f"ci_{factor.first}",
-             "ci_second": f"ci_{factor.second}", "delta": factor.delta}
-    return {names[_RENAMED[k]] if k in _RENAMED else k: v for k, v in row.items()}
 
 
 def _factor_section(section: dict, factor: Factor) -> dict:
-    return {**section, "overall": as_factor(section["overall"], factor),
-            "by": {name: {level: as_factor(row, factor) for level, row in levels.items()}
+    return {**section, "overall": factor.row(section["overall"]),
+            "by": {name: {level: factor.row(row) for level, row in levels.items()}
                    for name, levels in section["by"].items()}}
 
 
@@ -80,12 +78,23 @@ class LanguageSide:
     items: dict
 
 
+def manifest_language(manifest: Mapping[str, Any], benchmark: Any = None) -> str | None:
+    """The language a run was asked in, by its manifest; a manifest written before languages were
+    recorded is in its benchmark's first (`benchmark`, else the one registered under its name)."""
+    if manifest.get("language"):
+        return manifest["language"]
+    if benchmark is None:
+        entry = plugins.benchmarks().get(manifest.get("benchmark"))
+        benchmark = entry.obj if entry else None
+    return benchmark.offered_languages[0] if benchmark is not None else None
+
+
 def side(runs: Sequence[Any]) -> LanguageSide:
     """A `LanguageSide` of saved runs of one experiment."""
     first = runs[0]
     bench = first.benchmark
     records = metrics.counted([r for run in runs for r in run.records], bench)[0]
-    code = first.manifest.get("language") or bench.offered_languages[0]
+    code = manifest_language(first.manifest, bench)
     held = {r.get("language") for r in records if r.get("language")}
     language = next(iter(held)) if len(held) == 1 else code
     rank = bench.offered_languages.index(code) if code in bench.offered_languages else len(bench.offered_languages)
@@ -97,18 +106,19 @@ def same_but_language(a: Sequence[Any], b: Sequence[Any]) -> bool:
     """Runs of the same benchmark and model with the same parameters, in two languages."""
     ma, mb = a[0].manifest, b[0].manifest
     return (ma["benchmark"] == mb["benchmark"] and ma["model"] == mb["model"] and ma.get("params") == mb.get("params")
-            and (ma.get("language") or a[0].benchmark.offered_languages[0])
-            != (mb.get("language") or b[0].benchmark.offered_languages[0]))
+            and manifest_language(ma, a[0].benchmark) != manifest_language(mb, b[0].benchmark))
 
 
 def _index(records: list[dict]) -> dict[tuple[str, str], dict]:
     return {(r["item_id"], r["condition"]): r for r in records}
 
 
-def language_section(a: LanguageSide, b: LanguageSide, s: Settings, model: str, benchmark: Any) -> dict:
-    """The language pairing of two sides (the exam's own language first), per condition both
-    hold: the image-removal section's fields, named for the language (see the module)."""
-    first, second = (a, b) if a.rank <= b.rank else (b, a)
+def language_section(a: Sequence[Any], b: Sequence[Any], s: Settings) -> dict:
+    """The language pairing of two experiments (saved runs) that differ only in the language, the
+    exam's own language first, per condition both hold: the image-removal section's fields, named
+    for the language (see the module)."""
+    model, benchmark = a[0].manifest["model"], a[0].benchmark
+    first, second = sorted((side(a), side(b)), key=lambda x: x.rank)
     ka, kb = _index(first.records), _index(second.records)
     conditions = sorted({c for _, c in ka if not is_derived(c)} & {c for _, c in kb if not is_derived(c)},
                         key=condition_order)
@@ -118,48 +128,34 @@ def language_section(a: LanguageSide, b: LanguageSide, s: Settings, model: str, 
     forced = forced_guess(first.records + second.records)["accuracy"]
     out = {"languages": [first.language, second.language], "runs": [first.source, second.source], "conditions": {}}
     for cond in conditions:
-        pairs, unpaired = pair_records(items, ka, kb, cond)
-        run = _Run(input=RunInput(model=model, records=first.records, items=items, source=first.source,
-                                  benchmark=benchmark),
-                   by_key={}, fields=fields, pairs=pairs, unpaired=unpaired, forced_accuracy=forced)
-        out["conditions"][cond] = _factor_section(paired_section(run, s), LANGUAGE)
+        section = paired_section(*pair_records(items, ka, kb, cond), fields, s, forced, first.source or model)
+        out["conditions"][cond] = _factor_section(section, LANGUAGE)
     return out
+
+
+def _language_sections(groups: Sequence[Sequence[Any]], s: Settings) -> list[tuple[Sequence[Any], dict]]:
+    """(the first experiment, the `language_section`) of every two experiments (saved runs) that
+    differ only in the language."""
+    return [(a, language_section(a, b, s)) for a, b in combinations(groups, 2) if same_but_language(a, b)]
 
 
 def language_pairs(groups: Sequence[Sequence[Any]], s: Settings) -> dict[str, dict]:
     """{"<first> vs <second>" (and the model, when several): section} for every two experiments
     that differ only in the language."""
     out: dict[str, dict] = {}
-    for a, b in combinations(groups, 2):
-        if not same_but_language(a, b):
-            continue
-        sa, sb = side(a), side(b)
-        section = language_section(sa, sb, s, a[0].manifest["model"], a[0].benchmark)
+    several_models = len({g[0].manifest["model"] for g in groups}) > 1
+    for a, section in _language_sections(groups, s):
         key = " vs ".join(section["languages"])
-        if key in out or len({g[0].manifest["model"] for g in groups}) > 1:
-            key = f"{key} ({a[0].manifest['model']})"
-        out[key] = section
+        out[f"{key} ({a[0].manifest['model']})" if key in out or several_models else key] = section
     return out
 
 
-def language_delta_rows(entries: Sequence[Any], s: Settings) -> list[dict]:
-    """`compare`'s Δlang rows: per model × benchmark × condition, for every two entries that
+def language_delta_rows(groups: Sequence[Sequence[Any]], s: Settings) -> list[dict]:
+    """`compare`'s Δlang rows: per model × benchmark × condition, for every two experiments that
     differ only in the language, on the items both hold (the audit's language pairing)."""
-    rows = []
-    for ea, eb in combinations(entries, 2):
-        if not same_but_language(ea.runs, eb.runs):
-            continue
-        section = language_section(side(ea.runs), side(eb.runs), s, ea.runs[0].manifest["model"], ea.benchmark)
-        for cond, sec in section["conditions"].items():
-            r = sec["overall"]
-            ci = r.get("ci")
-            rows.append({"model": ea.runs[0].manifest["model"], "benchmark": ea.benchmark.name, "condition": cond,
-                         "languages": " vs ".join(section["languages"]), "n": r["n"], "a_local": r["a_local"],
-                         "a_other": r["a_other"], "delta_lang": r["delta_lang"],
-                         "ci_low": ci[0] if ci else None, "ci_high": ci[1] if ci else None,
-                         "mcnemar_p": r["mcnemar_p"],
-                         "n_unpaired": sum(v["n"] for v in sec["unpaired"].values())})
-    return rows
+    return [{"model": a[0].manifest["model"], "benchmark": a[0].benchmark.name, "condition": cond,
+             "languages": " vs ".join(section["languages"]), **flat_row(sec, ("a_local", "a_other", "delta_lang"))}
+            for a, section in _language_sections(groups, s) for cond, sec in section["conditions"].items()]
 
 
 def language_columns(first: str, second: str) -> list[tuple[str, str, str]]:
@@ -179,9 +175,5 @@ def language_markdown(doc: dict) -> str:
         for cond, sec in section["conditions"].items():
             lines += [f"## Language: {key}, {cond}", "",
                       f"{first} vs {second} on the same items (refusals {sec['convention']}); Δlang = {first} − {second}:",
-                      "", paired_markdown(sec, language_columns(first, second))]
-            if sec["unpaired"]:
-                lines += ["", "Unpaired items: " + ", ".join(f"{v['n']} {reason}" for reason, v in sec["unpaired"].items())
-                          + "."]
-            lines.append("")
+                      "", *paired_markdown(sec, language_columns(first, second)), ""]
     return "\n" + "\n".join(lines) if lines else ""

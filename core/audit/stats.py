@@ -45,10 +45,6 @@ def _normal_quantile(q: float) -> float:
     return float(ndtri(q))
 
 
-def _mean(x, axis=-1):
-    return np.mean(x, axis=axis)
-
-
 def _mean_difference(a, b, axis=-1):
     return np.mean(a, axis=axis) - np.mean(b, axis=axis)
 
@@ -63,24 +59,19 @@ def bootstrap_ci(values: Sequence[float], *, resamples: int = RESAMPLES, seed: i
         return None
     from scipy import stats
 
-    res = stats.bootstrap((data,), _mean, n_resamples=resamples, confidence_level=level,
+    res = stats.bootstrap((data,), np.mean, n_resamples=resamples, confidence_level=level,
                           method="percentile", vectorized=True, rng=np.random.default_rng(seed))
     return (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 
 def mcnemar_exact(n10: int, n01: int) -> float:
-    """Two-sided exact McNemar p-value on the discordant pairs (binomial, p = 1/2)."""
-    n = n10 + n01
-    if n == 0:
-        return 1.0
-    from scipy import stats
-
-    return float(stats.binomtest(n10, n, 0.5).pvalue)
+    """Two-sided exact McNemar p-value on the discordant pairs (binomial, p = 1/2); 1 without any."""
+    return binomial_test(n10, n10 + n01, 0.5) if n10 + n01 else 1.0
 
 
 def binomial_test(successes: int, n: int, p: float) -> float | None:
-    """Two-sided exact binomial p-value of `successes` out of `n` against probability `p`."""
-    if n == 0:
+    """Two-sided exact binomial p-value of `successes` out of `n` against probability `p`; None for n = 0."""
+    if not n:
         return None
     from scipy import stats
 
@@ -184,9 +175,7 @@ def bootstrap_p(differences: Sequence[float], resamples: int) -> tuple[float, st
     """Two-sided bootstrap p-value for a zero difference from a bootstrap distribution of
     differences: (p, "=") or, where no resample reaches zero, (1 / B, "<") — a bound, never 0."""
     d = np.asarray(differences, dtype=float)
-    if d.size == 0:
-        return 1.0, "="
-    if np.all(d == 0):
+    if d.size == 0 or np.all(d == 0):
         return 1.0, "="
     p = min(1.0, 2 * min(float(np.mean(d <= 0)), float(np.mean(d >= 0))))
     return (p, "=") if p > 0 else (1 / resamples, "<")
