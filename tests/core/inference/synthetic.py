@@ -85,3 +85,10 @@ def requests_for(backend, items, condition: str = "C+Q") -> list:
         out.append(Request(item=it, condition=cond.value, messages=messages,
                            key=backend_request_key(backend, messages)))
     return out
+
+
+def litellm_backend(url, model="hosted_vllm/test", **options):
+    """The litellm backend against the server at `url`, with short waits for tests."""
+    from medvqa.core.inference.litellm_backend import LiteLLMBackend
+
+    return LiteLLMBackend(model, api_base=url, **{"retry_wait": 0.01, "timeout": 5, **options})

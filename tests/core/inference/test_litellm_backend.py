@@ -17,27 +17,8 @@ from medvqa.core.inference.output import ANSWER_SCHEMA
 from medvqa.core.items import DataError
 from medvqa.core.messages import file_sha256
 
-from tests.core.inference.synthetic import demo_item, requests_for
-from tests.openai_server import Faults, OpenAIServer, answer_for, content_key
-
-
-@pytest.fixture
-def serve():
-    """Start test servers on demand; all are stopped after the test."""
-    started = []
-
-    def start(**options) -> OpenAIServer:
-        started.append(OpenAIServer(**options).start())
-        return started[-1]
-
-    yield start
-    for server in started:
-        server.stop()
-
-
-def backend(url, model="hosted_vllm/test", **options) -> LiteLLMBackend:
-    options = {"retry_wait": 0.01, "timeout": 5, **options}
-    return LiteLLMBackend(model, api_base=url, **options)
+from tests.core.inference.synthetic import demo_item, litellm_backend as backend, requests_for
+from tests.openai_server import Faults, answer_for, content_key
 
 
 def run(b: LiteLLMBackend, items) -> dict:

@@ -4,7 +4,6 @@ caches written by earlier releases, over real HTTP against the test server on 12
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
@@ -13,26 +12,9 @@ from medvqa.core.inference.cache import ResponseCache
 from medvqa.core.inference.litellm_backend import LiteLLMBackend, import_litellm
 from medvqa.core.inference.router import COOLDOWN_S, RoundRobin
 
-from tests.core.inference.synthetic import demo_item, requests_for
+from tests.core.inference.synthetic import demo_item, litellm_backend as backend, requests_for
 from tests.core.inference.test_retry import closed_port_url
-from tests.openai_server import Faults, OpenAIServer, content_key
-
-
-@pytest.fixture
-def serve():
-    started = []
-
-    def start(**options) -> OpenAIServer:
-        started.append(OpenAIServer(**options).start())
-        return started[-1]
-
-    yield start
-    for server in started:
-        server.stop()
-
-
-def backend(url, model="hosted_vllm/test", **options) -> LiteLLMBackend:
-    return LiteLLMBackend(model, api_base=url, **{"retry_wait": 0.01, "timeout": 5, **options})
+from tests.openai_server import Faults, OpenAIServer
 
 
 def run(b: LiteLLMBackend, n: int) -> dict:
