@@ -2,9 +2,11 @@
 
 The calls run on one event loop in a background thread that lives as long as the process
 (HTTP clients cached by provider libraries are bound to the loop that created them, so it is
-reused by every run). The loop itself pulls the next request as soon as a slot frees up, so
-the number in flight never dips while the caller is busy scoring and writing records; the
-caller receives `(request, result)` pairs in completion order through a queue.
+reused by every run). The loop itself pulls the next request as soon as a slot frees up; the
+caller receives `(request, result)` pairs in completion order through a queue, and a slot frees
+up when the caller takes its result: at most `concurrency` requests are in flight or waiting
+for the caller, so an interrupted run abandons at most that many answers (a caller slower than
+the server would otherwise leave any number of answers, already paid for, in the queue).
 """
 
 from __future__ import annotations
@@ -59,17 +61,16 @@ def bounded(items: Iterable[T], call: Callable[[T], Awaitable[R]], concurrency: 
     if concurrency < 1:
         raise ValueError(f"concurrency must be at least 1, not {concurrency}")
     results: queue.SimpleQueue = queue.SimpleQueue()
+    loop = event_loop()
+    slots = asyncio.Semaphore(concurrency)  # released by the caller as it takes each result
 
-    async def one(item: T, slots: asyncio.Semaphore) -> None:
+    async def one(item: T) -> None:
         try:
             results.put((item, await call(item), None))
         except Exception as exc:  # a bug in `call`: re-raised in the caller's thread
             results.put((item, None, exc))
-        finally:
-            slots.release()
 
     async def feed() -> None:
-        slots = asyncio.Semaphore(concurrency)
         running: set[asyncio.Task] = set()
         source = iter(items)
         try:
@@ -78,7 +79,7 @@ def bounded(items: Iterable[T], call: Callable[[T], Awaitable[R]], concurrency: 
                 item = next(source, _END)
                 if item is _END:
                     break
-                task = asyncio.create_task(one(item, slots))
+                task = asyncio.create_task(one(item))
                 running.add(task)
                 task.add_done_callback(running.discard)
             if running:
@@ -89,10 +90,11 @@ def bounded(items: Iterable[T], call: Callable[[T], Awaitable[R]], concurrency: 
             await asyncio.gather(*running, return_exceptions=True)
             results.put(_END)
 
-    fed = asyncio.run_coroutine_threadsafe(feed(), event_loop())
+    fed = asyncio.run_coroutine_threadsafe(feed(), loop)
     ended = False
     try:
         while (got := results.get()) is not _END:
+            loop.call_soon_threadsafe(slots.release)
             item, result, exc = got
             if exc is not None:
                 raise exc

@@ -56,6 +56,29 @@ def test_requests_are_pulled_only_as_slots_free_up():
     results.close()
 
 
+def test_a_slow_caller_holds_back_new_requests_so_an_interruption_abandons_at_most_concurrency():
+    """Answers waiting for the caller count against `concurrency`: with a caller slower than the
+    server, calls started never run more than `concurrency` ahead of the results taken, so
+    closing early (Ctrl-C) leaves at most that many answers behind, not a backlog."""
+    started, ahead = [], []
+
+    async def call(i):
+        started.append(i)
+        return i
+
+    results = bounded(range(200), call, 4)
+    taken = 0
+    for _ in results:
+        taken += 1
+        time.sleep(0.002)  # the caller scores and writes a record
+        ahead.append(len(started) - taken)
+        if taken == 50:
+            break
+    results.close()
+    assert max(ahead) <= 4
+    assert len(started) <= 50 + 4  # what an interruption after 50 records abandons
+
+
 def test_closing_early_cancels_the_calls_in_flight():
     cancelled = []
 
