@@ -69,6 +69,8 @@ def print_run_summary(summary: dict) -> None:
     if any(usage.values()):
         cost = f", cost ${summary['cost_usd']:.4f}" if summary.get("cost_usd") else ""
         click.echo(f"tokens: {usage['prompt_tokens']:,} prompt + {usage['completion_tokens']:,} completion{cost}")
+    if summary.get("reading"):
+        click.echo(f"reading: {summary['reading']} (--reading strict|assisted switches; docs/scoring.md)")
     click.echo(condition_table(summary["conditions"]))
     if summary.get("n_held_out"):
         click.echo(f"held-out records (answers withheld, not scored): {summary['n_held_out']}; "
@@ -86,14 +88,17 @@ def condition_table(conditions: dict[str, dict]) -> str:
     """Per condition: n, accuracy with its 95 % CI, and every status."""
     from medvqa.core.results import STATUSES
 
-    assisted = any(c.get("assisted_accuracy") is not None for c in conditions.values())
+    from medvqa.core.metrics import READINGS
+
+    # the other reading's accuracy, where an extractor read some replies (`assisted_*` or `strict_*`)
+    other = next((r for r in READINGS if any(c.get(f"{r}_accuracy") is not None for c in conditions.values())), None)
     lines = [f"  {'condition':<11}{'n':>6}  {'accuracy':>8}  {'95% CI':<13}" + "".join(f"  {s}" for s in STATUSES)
-             + ("  assisted accuracy (extracted)" if assisted else "")]
+             + (f"  {other} accuracy (extracted)" if other else "")]
     for cond, c in conditions.items():  # in the metrics layer's order: C, C+Q, C+I, C+Q+I
         ci = f"{100 * c['ci'][0]:.1f}–{100 * c['ci'][1]:.1f}%" if c["ci"] else "-"
         acc = f"{100 * c['accuracy']:.1f}%" if c["accuracy"] is not None else "-"
-        extra = (f"  {100 * c['assisted_accuracy']:.1f}% ({c['extracted']})" if c.get("assisted_accuracy") is not None
-                 else "  -" if assisted else "")
+        extra = (f"  {100 * c[f'{other}_accuracy']:.1f}% ({c['extracted']})" if other and c.get(f"{other}_accuracy") is not None
+                 else "  -" if other else "")
         lines.append(f"  {cond:<11}{c['n']:>6}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES)
                      + extra)
     return "\n".join(lines)
@@ -203,3 +208,11 @@ def import_group(cli: click.Group) -> click.Group:
     if not isinstance(group, click.Group):
         raise click.ClickException("medvqa: the command name 'import' is taken by a command that is not a group")
     return group
+
+
+# `--reading` of every command that shows numbers: the headline's reading (the other beside it)
+reading_option = click.option(
+    "--reading", type=click.Choice(["strict", "assisted"]), default=None,
+    help="The reading of the headline numbers: strict (the rules alone) or assisted (an extractor's answer "
+         "where the rules could not read a reply: medvqa score --extractor, or a published extractor's). "
+         "Default: the benchmark's protocol's (docs/scoring.md); the other reading is shown beside it.")

@@ -1,6 +1,6 @@
 import click
 
-from ._common import analysis, print_json
+from ._common import analysis, print_json, reading_option
 
 
 @click.command("audit")
@@ -11,9 +11,7 @@ from ._common import analysis, print_json
               help="YAML or JSON file mapping models to cohorts ({cohort: [model, ...]} or {model: cohort}).")
 @click.option("--refusals", type=click.Choice(["strict", "conditional", "imputed"]), default="strict",
               show_default=True, help="How refusals enter the paired image-removal tables.")
-@click.option("--reading", type=click.Choice(["strict", "assisted"]), default="strict", show_default=True,
-              help="Audit the strict reading of each record, or the assisted one (parse failures an extractor read "
-                   "count with its answer: medvqa score --extractor, or a published extractor's answers).")
+@reading_option
 @click.option("--examples", type=click.IntRange(0), default=3, show_default=True, help="Examples per transition state.")
 @click.option("--resamples", type=click.IntRange(1), default=1000, show_default=True, help="Bootstrap resamples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and example picks.")
@@ -52,7 +50,8 @@ def command(run_dirs, by, cohort_file, refusals, reading, examples, resamples, s
                 from medvqa.core.audit.runs import read_runs
                 from medvqa.core.view import items_page_beside, write_view
 
-                items_page = write_view(read_runs(run_dirs)[0], items_page_beside(Path(html_out)))
+                runs = [run.read_as(doc["readings"].get(run.benchmark.name)) for run in read_runs(run_dirs)[0]]
+                items_page = write_view(runs, items_page_beside(Path(html_out)))
                 written.append(write_html(doc, Path(html_out), svgs, view_href=f"./{quote(items_page.name)}"))
                 written.append(items_page)
     if as_json:
@@ -112,10 +111,12 @@ def more_sections(doc: dict) -> str:
             lines.append(f"| {name} | {cond} | {bias['n']} | {over} | {outside} |")
     comparisons = doc.get("comparisons") or []
     if comparisons:
+        warned = any(c.get("warning") for c in comparisons)  # a warning column only where a Δ has one
         lines += ["", "## Between models (paired, on the items both answered)", "",
-                  "| a | b | measure | n | a − b (pp) | 95 % CI | p |", "|---|---|---|---|---|---|---|"]
+                  "| a | b | measure | n | a − b (pp) | 95 % CI | p |" + (" warning |" if warned else ""),
+                  "|---|---|---|---|---|---|---|" + ("---|" if warned else "")]
         for c in comparisons:
             ci = fmt(c.get("ci"), "ci_pp")
             lines.append(f"| {c['a']} | {c['b']} | {c['measure']} | {c['n']} | {points(c.get('difference'))} | {ci} | "
-                         f"{p_value(c.get('p'))} |")
+                         f"{p_value(c.get('p'))} |" + (f" {c.get('warning') or '–'} |" if warned else ""))
     return "\n".join(lines) + "\n"

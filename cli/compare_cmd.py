@@ -1,6 +1,6 @@
 import click
 
-from ._common import analysis, print_json
+from ._common import analysis, print_json, reading_option
 
 
 @click.command("compare")
@@ -18,7 +18,8 @@ from ._common import analysis, print_json
 @click.option("--resamples", type=click.IntRange(1), default=1000, show_default=True, help="Bootstrap resamples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
-def command(run_dirs, by, fmt, out_path, html_out, resamples, seed, as_json) -> None:
+@reading_option
+def command(run_dirs, by, fmt, out_path, html_out, resamples, seed, as_json, reading) -> None:
     """Compare saved runs across models and benchmarks: each benchmark's headline metric per
     condition with n, non-answer rates and 95 % CIs, Δimg (C+Q+I vs C+Q) per benchmark, and
     paired tests between models on the same items (no model calls). Runs of one benchmark on
@@ -33,7 +34,8 @@ def command(run_dirs, by, fmt, out_path, html_out, resamples, seed, as_json) -> 
     with analysis():
         if fmt == "parquet" and not out_path:
             raise ValueError("--format parquet writes a file: give --out FILE.parquet")
-        result = compare_runs(run_dirs, by=_names(by) if by is not None else None, resamples=resamples, seed=seed)
+        result = compare_runs(run_dirs, by=_names(by) if by is not None else None, resamples=resamples, seed=seed,
+                              reading=reading)
         written = []
         if fmt == "parquet":
             written.append(write_parquet(result, Path(out_path)))

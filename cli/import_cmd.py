@@ -6,7 +6,7 @@ CSV / XLSX table with an id and a response column."""
 
 import click
 
-from ._common import print_json, print_run_summary, user_errors
+from ._common import print_json, print_run_summary, reading_option, user_errors
 
 
 def generic_import(benchmark: str) -> click.Command:
@@ -24,7 +24,9 @@ def generic_import(benchmark: str) -> click.Command:
     @click.option("--condition", help="The condition of lines that name none (default C+Q).")
     @click.option("--convention", help="Score under this convention of the benchmark (its default when omitted).")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
-    def command(file, data, split, run_dir, model, id_column, response_column, condition, convention, as_json) -> None:
+    @reading_option
+    def command(file, data, split, run_dir, model, id_column, response_column, condition, convention, as_json,
+                reading) -> None:
         """Import FILE, answers made elsewhere (JSON Lines {item_id, condition, response}, or CSV / XLSX
         with an id and a response column), as a run directory scored like any run."""
         import sys
@@ -44,7 +46,7 @@ def generic_import(benchmark: str) -> click.Command:
                                        condition=condition)
             summary = medvqa.write_run(bench, items, answers, run_dir, model=model, load=load, split=split_used,
                                        saved=False, command_line=["medvqa", *sys.argv[1:]],
-                                       source={"file": file, "format": "generic"})
+                                       source={"file": file, "format": "generic"}, reading=reading)
         if as_json:
             print_json(summary)
         else:

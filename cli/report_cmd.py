@@ -1,6 +1,6 @@
 import click
 
-from ._common import analysis, print_json, user_errors
+from ._common import analysis, print_json, reading_option, user_errors
 
 
 @click.command("report")
@@ -14,14 +14,16 @@ from ._common import analysis, print_json, user_errors
               help="Judge sensitivity: each judge's accuracy, their agreement and Cohen's kappa.")
 @click.option("--format", "fmt", type=click.Choice(["text", "md", "csv", "latex", "json", "html"]), default="md", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
-def command(run_dir, by, table_set, pass_report, judges, fmt, as_json) -> None:
+@reading_option
+def command(run_dir, by, table_set, pass_report, judges, fmt, as_json, reading) -> None:
     """Accuracy by condition (and by any stratum) with n, exclusions and status counts; or the
     benchmark's own tables (--table); or pass / fail against its criteria (--pass)."""
     from medvqa.core.api import report
 
     fmt = "json" if as_json else fmt
     with analysis():
-        output = report(run_dir, by=by, table=table_set, pass_lines=pass_report, judges=judges, fmt=fmt)
+        output = report(run_dir, by=by, table=table_set, pass_lines=pass_report, judges=judges, fmt=fmt,
+                        reading=reading)
     if fmt == "json":
         print_json(output)
     else:
@@ -30,5 +32,5 @@ def command(run_dir, by, table_set, pass_report, judges, fmt, as_json) -> None:
         from medvqa.core.run.summary import run_warnings
 
         with user_errors():
-            for line in run_warnings(run_dir):  # on stderr: the table on stdout stays one document
+            for line in run_warnings(run_dir, reading):  # on stderr: the table on stdout stays one document
                 click.echo(line, err=True)

@@ -1,6 +1,6 @@
 import click
 
-from ._common import user_errors
+from ._common import reading_option, user_errors
 
 
 @click.command("view")
@@ -9,7 +9,8 @@ from ._common import user_errors
               help="The page to write: one self-contained HTML file (images embedded, no network).")
 @click.option("--image-px", type=click.IntRange(32, 2048), default=384, show_default=True,
               help="Longer side of each embedded image, in pixels.")
-def command(run_dirs, html_out, image_px) -> None:
+@reading_option
+def command(run_dirs, html_out, image_px, reading) -> None:
     """Browse saved runs: one page with every item, its images, gold answer and strata, and each
     run's response, reading, status and verdict per condition; filters for model, condition,
     status, stratum, correctness, image-removal transitions, disagreement and text (kept in
@@ -17,5 +18,5 @@ def command(run_dirs, html_out, image_px) -> None:
     from medvqa.core.view import view
 
     with user_errors():
-        path = view(*run_dirs, html=html_out, image_px=image_px)
+        path = view(*run_dirs, html=html_out, image_px=image_px, reading=reading)
     click.echo(f"wrote {path}", err=True)

@@ -108,12 +108,14 @@ def _names(by: str | Iterable[Any] | None) -> list[str]:
 
 
 def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table: str | None = None,
-           pass_lines: bool = False, judges: bool = False, fmt: str = "json") -> Any:
+           pass_lines: bool = False, judges: bool = False, fmt: str = "json", reading: str | None = None) -> Any:
     """What `medvqa report` prints for a run: accuracy by condition (and `by` strata; without
     `by`, then by each of the benchmark's default strata, `by=""` for by condition only), or
     the benchmark's own `table` set, or its `pass_lines`, or the agreement of its `judges`.
     With `fmt="json"` (the default) the parsed JSON document `--json` prints; `md`, `csv` or
-    `latex` give the text."""
+    `latex` give the text. The headline numbers use `reading` ("strict" or "assisted"; None: the
+    benchmark's protocol's, `Benchmark.reading`), the other reading beside them; each row or
+    table names it."""
     from medvqa.core import metrics, plugins
     from medvqa.core.metrics import held_fields, resolve_fields
     from medvqa.core.passlines import PassLines
@@ -131,17 +133,20 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         doc = judge_agreement(read_records(run_dir))
         return doc if fmt == "json" else agreement_tables(doc).render(fmt)
     if pass_lines:
-        saved = read_run(run_dir)
+        saved = read_run(run_dir).read_as(reading)
         result = saved.benchmark.pass_report(whole_exam_items(saved), saved.records)
         if result is None:
             raise ValueError(f"benchmark {saved.benchmark.name} ships no pass criteria")
+        if isinstance(result, PassLines):
+            result.reading = saved.reading
         if fmt == "json":
             return result.as_json()
         return result.render(fmt) if isinstance(result, PassLines) else result.text()  # text(): an untyped report
     manifest = read_manifest(run_dir)
-    recs = read_records(run_dir)
     entry = plugins.benchmarks().get(manifest["benchmark"])
     bench = entry.obj.with_convention(manifest.get("convention")) if entry else None
+    reading = metrics.reading_of(bench, reading)
+    recs = metrics.read(read_records(run_dir), reading)
     if table:
         if bench is None:
             raise ValueError(f"benchmark {manifest['benchmark']!r} is not installed: no table set")
@@ -149,6 +154,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         if tables is None or table.lower() != bench.name:
             raise ValueError(f"no table set {table!r} for this {bench.name} run"
                              + (f"; its table set is {bench.name!r}" if tables is not None else ""))
+        tables.reading = reading
         text = tables.render(fmt)
     else:  # by condition and the strata named, else by condition, then each default stratum held
         aliases = bench.stratum_aliases if bench else {}
@@ -157,7 +163,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         else:
             held, _ = held_fields(bench.default_strata if bench else (), recs, aliases)
             groupings = [[]] + [[f] for f in held.values()]
-        frames = [metrics.table(recs, fields, bench, manifest.get("excluded") or []) for fields in groupings]
+        frames = [metrics.table(recs, fields, bench, manifest.get("excluded") or [], reading) for fields in groupings]
         if fmt not in ("csv", "json"):
             text = "\n".join(render(t, fmt) for t in frames)
         else:
@@ -169,31 +175,27 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
 
 def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
           cohorts: str | Path | Mapping[str, Any] | None = None, refusals: str = "strict", examples: int = 3,
-          resamples: int = 1000, seed: int = 0, reading: str = "strict") -> dict:
+          resamples: int = 1000, seed: int = 0, reading: str | None = None) -> dict:
     """The visual-reliance audit of saved runs, as `medvqa audit --json` prints it. `by` names
     the strata (the benchmark's default strata when None); `cohorts` is a file or a mapping
     (`{cohort: [model, ...]}` or `{model: cohort}`). Runs of one model on the same data that
     hold different conditions are joined, and `notes` says how runs were paired. Runs of one
     model that differ only in the language are paired item by item under each condition they
-    share (`paired_language`, keyed "<language> vs <language>"). `reading="assisted"` audits the
-    records as their assisted reading reads them (`metrics.assisted_record`: a parse failure an
-    extractor read counts with the extractor's answer), the strict reading otherwise."""
-    import dataclasses
-
+    share (`paired_language`, keyed "<language> vs <language>"). Records are read as `reading`
+    reads them: "assisted" (`metrics.assisted_record`: a parse failure an extractor read counts
+    with the extractor's answer) or "strict"; None takes each benchmark's protocol's reading
+    (`Benchmark.reading`). `reading` (and `readings`, per benchmark) in the document say which."""
     from medvqa.core.audit.analysis import Settings, audit as audit_runs, parse_cohorts
     from medvqa.core.audit.pairing import language_pairs
     from medvqa.core.audit.runs import default_by, join_runs, read_cohorts, read_runs, run_input
-    from medvqa.core.metrics import READINGS, assisted_record
+    from medvqa.core.metrics import reading_of, reading_summary
 
     if not run_dirs:
         raise ValueError("no runs to audit")
-    if reading not in READINGS:
-        raise ValueError(f"unknown reading {reading!r}; choose {', '.join(READINGS)}")
+    reading_of(None, reading)  # an unknown reading is refused before any run is read
     runs, repeated = read_runs(run_dirs)
-    if reading == "assisted":
-        runs = [dataclasses.replace(run, records=[assisted_record(r) for r in run.records]) for run in runs]
-        repeated = repeated + ["records as the assisted reading reads them: a parse failure an extractor read "
-                               "counts with the extractor's answer"]
+    runs = [run.read_as(reading) for run in runs]
+    said = reading_summary(runs)
     groups, notes = join_runs(runs)
     notes = repeated + notes
     settings = Settings(by=tuple(_names(by)) if by is not None else default_by(groups), refusals=refusals,
@@ -207,24 +209,28 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
         doc["paired_language"] = languages
         notes += [f"paired by language ({key}): {' with '.join(sec['runs'])}, under {', '.join(sec['conditions'])}"
                   for key, sec in languages.items()]
-    return {**doc, **({"reading": reading} if reading != "strict" else {}), "notes": notes}
+    return {**doc, **said, "notes": notes}
 
 
 def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[str] | None = None,
-            resamples: int = 1000, seed: int = 0) -> pd.DataFrame:
+            resamples: int = 1000, seed: int = 0, reading: str | None = None) -> pd.DataFrame:
     """Runs of several models and benchmarks side by side, as `medvqa compare` computes them:
     one row per model × benchmark × condition × stratum level (`stratum` "overall" for the
     whole condition) with the benchmark's headline metric, its 95 % CI, n and the non-answer
     rates. `by` names strata (default: each benchmark's default strata). `.attrs` holds the
-    rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `runs`, `notes`, `by`."""
+    rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `runs`, `notes`, `by`,
+    `reading` and `readings`. Records are read as `reading` reads them (None: each benchmark's
+    protocol's reading)."""
     from medvqa.core.compare import compare_runs
 
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]
-    result = compare_runs(list(run_dirs), by=_names(by) if by is not None else None, resamples=resamples, seed=seed)
+    result = compare_runs(list(run_dirs), by=_names(by) if by is not None else None, resamples=resamples, seed=seed,
+                          reading=reading)
     frame = result.table
     doc = result.as_json()
-    frame.attrs.update({key: doc[key] for key in ("delta_img", "delta_lang", "tests", "pass_lines", "runs", "notes", "by")})
+    frame.attrs.update({key: doc[key] for key in ("delta_img", "delta_lang", "tests", "pass_lines", "runs", "notes", "by",
+                                                  "reading", "readings")})
     return frame
 
 

@@ -68,6 +68,11 @@ class Benchmark:
     default_conditions: tuple[Condition, ...] = (Condition.CQ, Condition.CQI)
     # The metric that sums up a run of this benchmark (accuracy, micro_f1, points, ...).
     headline_metric: str = "accuracy"
+    # The reading its protocol scores with (docs/scoring.md): "strict" (the rules alone) or
+    # "assisted" (an extractor's answer where the rules cannot read the reply, as VLMEvalKit
+    # does). Every output's headline uses it unless `--reading` says otherwise; the other reading
+    # stands beside it.
+    reading: str = "strict"
     # Added to a refused image-removed request to ask for a best guess (in the exam's language).
     forced_guess_instruction: str = ("If you are unsure, give your single best guess anyway; "
                                      "an answer is required.")

@@ -41,14 +41,15 @@ from medvqa.core.run.store import read_manifest
 TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
                  "ci_method", "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate",
                  *(f"{s}_rate" for s in NON_ANSWERS), "runs"]
-# beside the strict value, when an extractor read some parse failures (`medvqa score --extractor`)
-ASSISTED_COLUMNS = ["assisted_accuracy", "assisted_ci_low", "assisted_ci_high", "extracted"]
+# the table shows the other reading's accuracy, interval and extractions, not its count correct
+OTHER_CORRECT = ("assisted_correct", "strict_correct")
 DELTA_COLUMNS = ["model", "benchmark", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "ci_method",
-                 "mcnemar_p", "n_unpaired"]
+                 "mcnemar_p", "n_unpaired", "unreadable_pairs", "warning"]
 DELTA_LANG_COLUMNS = ["model", "benchmark", "condition", "languages", "n", "a_local", "a_other", "delta_lang", "ci_low",
-                      "ci_high", "mcnemar_p", "n_unpaired"]
+                      "ci_high", "ci_method", "mcnemar_p", "n_unpaired", "unreadable_pairs", "warning"]
 TEST_COLUMNS = ["benchmark", "condition", "a", "b", "metric", "status", "n", "a_value", "b_value", "difference",
-                "ci_low", "ci_high", "ci_method", "test", "p", "p_bound", "only_a", "only_b"]
+                "ci_low", "ci_high", "ci_method", "test", "p", "p_bound", "only_a", "only_b", "unreadable_pairs",
+                "warning"]
 OVERALL = "overall"
 
 
@@ -89,9 +90,11 @@ class Comparison:
     notes: list[str] = field(default_factory=list)
     runs: list[dict] = field(default_factory=list)
     by: dict[str, list[str]] = field(default_factory=dict)  # benchmark -> strata shown
+    # {"reading": the reading of every run (or "mixed"), "readings": {benchmark: reading}}
+    reading: dict = field(default_factory=lambda: {"reading": metrics.STRICT, "readings": {}})
 
     def as_json(self) -> dict:
-        return {"by": self.by, "table": json_rows(self.table), "delta_img": json_rows(self.delta_img),
+        return {**self.reading, "by": self.by, "table": json_rows(self.table), "delta_img": json_rows(self.delta_img),
                 "delta_lang": json_rows(self.delta_lang),
                 "tests": json_rows(self.tests), "pass_lines": self.pass_lines, "runs": self.runs, "notes": self.notes}
 
@@ -118,13 +121,15 @@ def _language(run: SavedRun) -> str:
     return next(iter(held)) if len(held) == 1 else str(run.manifest.get("language") or "")
 
 
-def read_entries(run_dirs: Sequence[str | Path]) -> tuple[list[Entry], list[str]]:
-    """The runs as entries (one per model × benchmark experiment), with notes."""
+def read_entries(run_dirs: Sequence[str | Path], reading: str | None = None) -> tuple[list[Entry], list[str]]:
+    """The runs as entries (one per model × benchmark experiment), their records read as `reading`
+    reads them (None: each benchmark's protocol's reading), with notes."""
     if not run_dirs:
         raise ValueError("no runs to compare")
+    metrics.reading_of(None, reading)  # an unknown reading is refused before any run is read
     unique, notes = distinct(run_dirs, "read")
     _check_fingerprints(unique)
-    runs = read_runs(unique)
+    runs = [run.read_as(reading) for run in read_runs(unique)]
     groups, join_notes = join_runs(runs)
     notes += [n for n in join_notes if n.startswith("joined ")]
     counts = Counter((g[0].benchmark.name, g[0].manifest["model"]) for g in groups)
@@ -244,7 +249,8 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
                    "status": "unpaired" if not shared else "partly paired" if only_a or only_b else "paired",
                    "a_value": bench.headline_value(a) if shared else None,
                    "b_value": bench.headline_value(b) if shared else None,
-                   **dict.fromkeys(("difference", "ci_low", "ci_high", "ci_method", "test", "p", "p_bound"))}
+                   **dict.fromkeys(("difference", "ci_low", "ci_high", "ci_method", "test", "p", "p_bound")),
+                   **metrics.delta_warning([metrics.unreadable(x, y) for x, y in zip(a, b)])}
             if shared and bench.headline_metric == "accuracy":  # exact McNemar and Tango's interval, as the audit's
                 test = paired_accuracy_test([x.get("correct") for x in a], [y.get("correct") for y in b])
                 row.update(difference=test["difference"], ci_low=test["ci"][0], ci_high=test["ci"][1],
@@ -276,8 +282,8 @@ def pass_rows(entry: Entry, notes: list[str]) -> list[dict]:
 # ---------------------------------------------------------------- the whole comparison
 
 def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = None, resamples: int = RESAMPLES,
-                 seed: int = 0) -> Comparison:
-    entries, notes = read_entries(run_dirs)
+                 seed: int = 0, reading: str | None = None) -> Comparison:
+    entries, notes = read_entries(run_dirs, reading)
     settings = Settings(resamples=resamples, seed=seed)
     fields = _strata(entries, list(by) if by is not None else None, notes)
     rows = [row for i, e in enumerate(entries) for row in table_rows(e, fields[i])]
@@ -293,8 +299,8 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
     shown: dict[str, list[str]] = {}
     for i, e in enumerate(entries):  # each benchmark's strata, as its entries show them
         shown[e.benchmark.name] = list(dict.fromkeys([*shown.get(e.benchmark.name, []), *fields[i]]))
-    assisted = ASSISTED_COLUMNS if any("assisted_accuracy" in r for r in rows) else []  # where an extraction exists
-    return Comparison(table=pd.DataFrame(rows, columns=TABLE_COLUMNS + assisted),
+    other = metrics.with_assisted(TABLE_COLUMNS, rows)  # the other reading's columns, where an extraction exists
+    return Comparison(table=pd.DataFrame(rows, columns=[c for c in other if c not in OTHER_CORRECT]),
                       delta_img=pd.DataFrame(deltas, columns=DELTA_COLUMNS),
                       tests=pd.DataFrame(tests, columns=TEST_COLUMNS), delta_lang=delta_lang, pass_lines=passes, notes=notes, runs=runs,
-                      by=shown)
+                      by=shown, reading=metrics.reading_summary(run for e in entries for run in e.runs))

@@ -16,6 +16,7 @@ from urllib.parse import quote, urlencode
 import pandas as pd
 
 from medvqa.core.compare import OVERALL, Comparison
+from medvqa.core.metrics import READINGS
 from medvqa.core.passlines import COLUMNS as PASS_COLUMNS, PassVerdict
 from medvqa.core.results import condition_order
 from medvqa.core.render import (fmt, interval as _ci, percent as _pct, points as _pp, to_html, to_latex,
@@ -56,10 +57,26 @@ def _metric_label(doc: dict, bench: str) -> str:
     return next((r["metric"] for r in doc["table"] if r["benchmark"] == bench), "accuracy")
 
 
+def other_reading(row: dict) -> tuple[str, float] | None:
+    """(the other reading's name, its accuracy) of a table row, where an extraction makes it differ."""
+    return next(((name, row[f"{name}_accuracy"]) for name in READINGS
+                 if row.get(f"{name}_accuracy") is not None), None)
+
+
 def cell_text(row: dict) -> str:
-    assisted = (f" assisted={_pct(row['assisted_accuracy'])}%" if row.get("assisted_accuracy") is not None else "")
+    other = other_reading(row)
+    beside = f" {other[0]}={_pct(other[1])}%" if other else ""
     return (f"{_pct(row['value'])} {_ci(row['ci_low'], row['ci_high'])} n={row['n']}"
-            f" na={_pct(row['non_answer_rate'])}%{assisted}")
+            f" na={_pct(row['non_answer_rate'])}%{beside}")
+
+
+def reading_line(doc: dict) -> str:
+    """Which reading the headline numbers use, per benchmark where they differ."""
+    readings = doc.get("readings") or {}
+    each = ", ".join(f"{b} {r}" for b, r in readings.items())
+    said = doc.get("reading", "strict") if doc.get("reading") != "mixed" else f"each benchmark's protocol's ({each})"
+    return (f"Reading: {said}. Headline values, Δs and tests read replies so; the other reading's accuracy stands "
+            "beside a cell where an extractor read some replies (--reading strict|assisted switches).")
 
 
 def headline_frame(doc: dict) -> pd.DataFrame:
@@ -75,18 +92,18 @@ def headline_frame(doc: dict) -> pd.DataFrame:
 CI = ("ci_low", "ci_high")
 DELTA = [("model", "model", "text"), ("benchmark", "benchmark", "text"), ("n", "n", "int"),
          ("C+Q+I %", "a_with", "pct"), ("C+Q %", "a_removed", "pct"), ("Δimg (points)", "delta_img", "pp"),
-         ("95 % CI", CI, "ci_pp"), ("McNemar p", "mcnemar_p", "p")]
+         ("95 % CI", CI, "ci_pp"), ("McNemar p", "mcnemar_p", "p"), ("warning", "warning", "text")]
 TESTS = [*((h, h, "text") for h in ("benchmark", "condition", "a", "b")),
          ("pairing", lambda t: t["status"] + (f" (only a {t['only_a']}, only b {t['only_b']})"
                                               if t["status"] != "paired" else ""), "text"),
          ("n", "n", "int"), ("a %", "a_value", "pct"), ("b %", "b_value", "pct"),
          ("difference (points)", "difference", "pp"), ("95 % CI", CI, "ci_pp"),
-         ("test", lambda t: t["test"] or "not compared", "text"), ("p", "p", "p")]
+         ("test", lambda t: t["test"] or "not compared", "text"), ("p", "p", "p"), ("warning", "warning", "text")]
 STRATUM = [*((h, h, "text") for h in ("model", "benchmark", "condition", "level")), ("%", "value", "pct"),
            ("95 % CI", CI, "ci"), ("n", "n", "int"), ("non-answers %", "non_answer_rate", "pct")]
 LANGUAGE = [*((h, h, "text") for h in ("model", "benchmark", "condition", "languages")), ("n", "n", "int"),
             ("first %", "a_local", "pct"), ("second %", "a_other", "pct"), ("Δlang (points)", "delta_lang", "pp"),
-            ("95 % CI", CI, "ci_pp"), ("McNemar p", "mcnemar_p", "p")]
+            ("95 % CI", CI, "ci_pp"), ("McNemar p", "mcnemar_p", "p"), ("warning", "warning", "text")]
 
 
 def formats(spec: list) -> dict[str, str]:
@@ -99,10 +116,13 @@ def frame(doc: dict, section: str, spec: list, stratum: str | None = None) -> pd
     rows = {i: r for i, r in enumerate(doc[section]) if stratum is None or r["stratum"] == stratum}
 
     def value(row: dict, key: Any) -> Any:
-        return key(row) if callable(key) else tuple(row[k] for k in key) if isinstance(key, tuple) else row[key]
+        return key(row) if callable(key) else tuple(row[k] for k in key) if isinstance(key, tuple) else row.get(key)
 
-    return pd.DataFrame([[value(r, key) for _, key, _ in spec] for r in rows.values()],
-                        columns=[heading for heading, _, _ in spec], index=list(rows))
+    table = pd.DataFrame([[value(r, key) for _, key, _ in spec] for r in rows.values()],
+                         columns=[heading for heading, _, _ in spec], index=list(rows))
+    if "warning" in table and table["warning"].isna().all():  # a warning column only where a Δ has one
+        table = table.drop(columns="warning")
+    return table
 
 
 def _markdown_table(doc: dict, section: str, spec: list, stratum: str | None = None) -> str:
@@ -110,7 +130,7 @@ def _markdown_table(doc: dict, section: str, spec: list, stratum: str | None = N
 
 
 def markdown(doc: dict) -> str:
-    lines = ["## Headline metric (% [95 % CI], n, non-answers)", "", to_markdown(headline_frame(doc)),
+    lines = [reading_line(doc), "", "## Headline metric (% [95 % CI], n, non-answers)", "", to_markdown(headline_frame(doc)),
              "## Visual reliance: Δimg = C+Q+I − C+Q on the same items", "",
              _markdown_table(doc, "delta_img", DELTA) if doc["delta_img"] else
              "No run holds both C+Q+I and C+Q records of the same items.\n"]
@@ -136,7 +156,7 @@ def markdown(doc: dict) -> str:
 def latex(comparison: Comparison) -> str:
     doc = comparison.as_json()
     out = to_latex(headline_frame(doc), caption="Headline metric per benchmark and condition (% [95 % CI], n, "
-                   "non-answers)", notes=comparison.notes)
+                   "non-answers)", notes=[reading_line(doc), *comparison.notes])
     if doc["delta_img"]:
         out += to_latex(frame(doc, "delta_img", DELTA), caption="Visual reliance: C+Q+I vs C+Q on the same items",
                         formats=formats(DELTA))
@@ -183,9 +203,12 @@ def _html_table(doc: dict, section: str, spec: list, table_id: str | None = None
 
     def cell(i: int, column: str, text: str) -> str | None:
         key, kind = columns[column]
+        src = doc[section][index[i]]
+        if key == "warning":  # a Δ's warning, in its own cell, tagged with its path as a number is
+            return (f'<td class="warning" data-path="{_e(json.dumps([section, index[i], key]))}" '
+                    f'data-format="text">{text}</td>')
         if kind == "text":
             return None
-        src = doc[section][index[i]]
         if isinstance(key, tuple):
             one = "pp" if kind == "ci_pp" else "pct"
             return "<td>[" + ", ".join(_num([section, index[i], k], src[k], one) for k in key) + "]</td>"
@@ -193,6 +216,15 @@ def _html_table(doc: dict, section: str, spec: list, table_id: str | None = None
 
     return to_html(table, formats(spec), table_id=table_id, cell=cell,
                    row_attrs=lambda row: f' data-model="{_e(row["model"])}"' if "model" in row else "")
+
+
+def _other_html(row: dict, i: int) -> str:
+    """The other reading's accuracy under a headline cell, where an extraction makes it differ."""
+    other = other_reading(row)
+    if other is None:
+        return ""
+    return (f'<br><span class="sub other-reading">{_e(other[0])} '
+            f"{_num(['table', i, f'{other[0]}_accuracy'], other[1], 'pct')} %</span>")
 
 
 def forest_svg(doc: dict) -> str:
@@ -253,6 +285,7 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
     cols, names, index = columns(doc), models(doc), overall_index(doc)
     out = ["<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>medvqa comparison</title>",
            f"<style>{STYLE}</style></head><body><h1>medvqa comparison</h1>",
+           f'<p id="reading" data-reading="{_e(doc.get("reading", "strict"))}">{_e(reading_line(doc))}</p>',
            '<p>Model filter (set <code>#model=NAME</code> in the address): <span id="filter-state"></span></p>',
            "<h2>Headline metric per benchmark and condition</h2><table id=\"headline\"><thead><tr><th>model</th>"]
     out += [f"<th>{_e(b)}<br>{_e(c)}<br><span class=\"sub\">{_e(_metric_label(doc, b))} %</span></th>" for b, c in cols]
@@ -271,13 +304,17 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
                        f"<span class=\"ci\">[{_num(['table', i, 'ci_low'], r['ci_low'], 'pct')}, "
                        f"{_num(['table', i, 'ci_high'], r['ci_high'], 'pct')}]</span><br>"
                        f"<span class=\"sub\">n {_num(['table', i, 'n'], r['n'], 'int')} · non-answers "
-                       f"{_num(['table', i, 'non_answer_rate'], r['non_answer_rate'], 'pct')} %</span>{items}</td>")
+                       f"{_num(['table', i, 'non_answer_rate'], r['non_answer_rate'], 'pct')} %</span>"
+                       f"{_other_html(r, i)}{items}</td>")
         out.append("</tr>")
     out.append("</tbody></table>")
     out.append("<h2>Visual reliance: Δimg = C+Q+I − C+Q on the same items</h2>")
     out.append(forest_svg(doc))
     if doc["delta_img"]:
         out.append(_html_table(doc, "delta_img", DELTA, "delta"))
+    if doc.get("delta_lang"):
+        out.append("<h2>Language: Δlang = the exam's language − the other, same items and condition</h2>")
+        out.append(_html_table(doc, "delta_lang", LANGUAGE, "delta-lang"))
     out.append("<h2>Models compared on the same items</h2>")
     out.append(_html_table(doc, "tests", TESTS, "tests") if doc["tests"] else
                "<p>No two models on the same benchmark.</p>")
@@ -312,10 +349,12 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
     path = Path(path)
     folder = path.parent / f"{path.stem}-audits"
     folder.mkdir(parents=True, exist_ok=True)
-    items_page = write_view(read_runs([d for r in comparison.runs for d in r["runs"]])[0], items_page_beside(path))
+    readings = comparison.reading["readings"]  # each benchmark's records read as the comparison read them
+    runs = read_runs([d for r in comparison.runs for d in r["runs"]])[0]
+    items_page = write_view([run.read_as(readings.get(run.benchmark.name)) for run in runs], items_page_beside(path))
     written, links = [items_page], {}
     for i, r in enumerate(comparison.runs, 1):
-        doc = audit(*r["runs"], resamples=resamples, seed=seed)
+        doc = audit(*r["runs"], resamples=resamples, seed=seed, reading=readings.get(r["benchmark"]))
         slug = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{r['benchmark']}-{r['model']}")[:80]
         target = folder / f"{i:02d}-{slug}.html"
         written.append(write_html(doc, target, svg_texts(figures(doc)), view_href=f"../{quote(items_page.name)}"))

@@ -29,10 +29,29 @@ EXACT = "clopper-pearson"  # the interval of an accuracy: exact binomial, 95 %
 UNKNOWN = "unknown"  # the level of a record without a value for the stratum
 NONE = "none"  # the level of an empty list-valued stratum
 CI_COLUMNS = ("ci_low", "ci_high")
-# The columns a table row gains where an extraction exists: correct and accuracy under the assisted
-# reading, its exact 95 % interval, and how many parse failures the extractor read.
-ASSISTED_COLUMNS = ("assisted_correct", "assisted_accuracy", "assisted_ci_low", "assisted_ci_high", "extracted")
+STRICT, ASSISTED = "strict", "assisted"
+# How a record is read: strictly (the rules alone) or assisted (an extractor's answer where the
+# rules could not read the reply). A benchmark's protocol names its headline reading
+# (`Benchmark.reading`); `--reading` switches it, and the other stands beside it.
+READINGS = (STRICT, ASSISTED)
+
+
+def other_columns(reading: str = STRICT) -> tuple[str, ...]:
+    """The columns a table row gains where an extraction exists, under headline `reading`: correct
+    and accuracy under the other reading (`assisted_*` beside a strict headline, `strict_*` beside
+    an assisted one), its exact 95 % interval, and how many parse failures the extractor read."""
+    other = other_reading(reading)
+    return (f"{other}_correct", f"{other}_accuracy", f"{other}_ci_low", f"{other}_ci_high", "extracted")
+
+
+def other_reading(reading: str) -> str:
+    return ASSISTED if reading == STRICT else STRICT
+
+
+ASSISTED_COLUMNS = other_columns(STRICT)
+STRICT_COLUMNS = other_columns(ASSISTED)
 PARSE_FAILURE = "parse_failure"
+STRICT_READING = "strict_reading"  # the field of an assisted-read record that keeps its strict reading
 # A condition with more parse failures than this share of its records gets a warning.
 PARSE_FAILURE_WARNING = 0.10
 
@@ -50,14 +69,27 @@ class Cell:
     metric: str = ACCURACY
     statuses: Mapping[str, int] = field(default_factory=dict)
     uncounted: int = 0  # records the benchmark's rules leave out of every denominator
-    # correct under the assisted reading (an extractor's reading of the parse failures, the
-    # strict reading of every other record); None when no record of the group has one
-    assisted_correct: int | None = None
+    # correct under the other reading than `reading` (the reading of `correct`): beside a strict
+    # headline, the assisted one (an extractor's reading of the parse failures, the strict reading
+    # of every other record), beside an assisted one the strict; None when no record of the group
+    # has an assisted reading (both readings are then the same)
+    other_correct: int | None = None
     extracted: int = 0  # parse failures with an assisted reading
+    reading: str = STRICT
 
     @property
-    def assisted_accuracy(self) -> float | None:
-        return self.assisted_correct / self.n if self.n and self.assisted_correct is not None else None
+    def other_reading(self) -> str:
+        return other_reading(self.reading)
+
+    @property
+    def other_accuracy(self) -> float | None:
+        return self.other_correct / self.n if self.n and self.other_correct is not None else None
+
+    def correct_under(self, reading: str) -> int | None:
+        """Correct under `reading` (None where no extraction makes it differ from the headline's)."""
+        if reading == self.reading:
+            return self.correct
+        return self.other_correct if self.other_correct is not None else self.correct
 
     @property
     def accuracy(self) -> float | None:
@@ -80,28 +112,36 @@ class Cell:
                **{s: self.statuses.get(s, 0) for s in STATUSES}, "uncounted": self.uncounted}
         if self.metric != ACCURACY:
             out.update(metric=self.metric, value=self.value)
-        if self.assisted_correct is not None:
-            ci = accuracy_ci(self.assisted_correct, self.n)
-            out.update(assisted_correct=self.assisted_correct, assisted_accuracy=self.assisted_accuracy,
-                       assisted_ci=list(ci) if ci is not None else None, extracted=self.extracted)
+        if self.other_correct is not None:
+            ci = accuracy_ci(self.other_correct, self.n)
+            other = self.other_reading
+            out.update({f"{other}_correct": self.other_correct, f"{other}_accuracy": self.other_accuracy,
+                        f"{other}_ci": list(ci) if ci is not None else None, "extracted": self.extracted})
         return out
 
 
 def assisted_columns(c: Cell) -> dict[str, Any]:
-    """The `ASSISTED_COLUMNS` of a table row for cell `c`; {} when no record of it has an assisted
-    reading (its strict numbers are then the only ones). Every table (`report`, each benchmark's
-    `--table`) takes them from here, so an assisted cell has one n and one value everywhere."""
-    if c.assisted_correct is None:
+    """The other reading's columns (`other_columns`) of a table row for cell `c`; {} when no
+    record of it has an assisted reading (both readings are then the same, and the headline's
+    numbers the only ones). Every table (`report`, each benchmark's `--table`, compare) takes them
+    from here, so a cell has one n and one value under each reading everywhere."""
+    if c.other_correct is None:
         return {}
-    ci = accuracy_ci(c.assisted_correct, c.n) or (None, None)
-    return {"assisted_correct": c.assisted_correct, "assisted_accuracy": c.assisted_accuracy,
-            "assisted_ci_low": ci[0], "assisted_ci_high": ci[1], "extracted": c.extracted}
+    ci = accuracy_ci(c.other_correct, c.n) or (None, None)
+    other = c.other_reading
+    return {f"{other}_correct": c.other_correct, f"{other}_accuracy": c.other_accuracy,
+            f"{other}_ci_low": ci[0], f"{other}_ci_high": ci[1], "extracted": c.extracted}
 
 
 def with_assisted(columns: Sequence[str], rows: Iterable[Mapping]) -> list[str]:
-    """`columns`, followed by the `ASSISTED_COLUMNS` when a row has them (where an extraction
-    exists; a table of strict readings only keeps its columns)."""
-    return [*columns, *(ASSISTED_COLUMNS if any("assisted_accuracy" in r for r in rows) else ())]
+    """`columns`, followed by the other reading's columns when a row has them (where an extraction
+    exists; a table where both readings agree keeps its columns)."""
+    rows = list(rows)
+    for reading in READINGS:
+        extra = other_columns(reading)
+        if any(extra[1] in r for r in rows):
+            return [*columns, *extra]
+    return list(columns)
 
 
 def accuracy_ci(correct: int, n: int) -> tuple[float, float] | None:
@@ -137,7 +177,9 @@ def assisted_reading(record: Mapping) -> Mapping | None:
     """The assisted reading that counts for `record`: its `assisted` field when the strict reader
     could not read it (status `parse_failure`), else None (the strict reading stands)."""
     assisted = record.get("assisted")
-    return assisted if assisted and str(record.get("status")) == PARSE_FAILURE else None
+    if not assisted or STRICT_READING in record:  # (a record already read assisted is read once)
+        return None
+    return assisted if str(record.get("status")) == PARSE_FAILURE else None
 
 
 def assisted_correct(record: Mapping) -> bool:
@@ -147,19 +189,51 @@ def assisted_correct(record: Mapping) -> bool:
     return bool(assisted.get("correct")) if assisted is not None else bool(record.get("correct"))
 
 
-READINGS = ("strict", "assisted")  # how `medvqa audit --reading` reads records
-
-
 def assisted_record(record: Mapping) -> Mapping:
     """`record` as its assisted reading reads it: a parse failure an extractor read takes the
-    extractor's `predicted` and `correct` (status `answered` when it named an option); any other
-    record is returned as it is."""
+    extractor's `predicted` and `correct` (status `answered` when it named an option) and keeps
+    its strict reading in `strict_reading` ({predicted, correct, status}); any other record is
+    returned as it is."""
     assisted = assisted_reading(record)
     if assisted is None:
         return record
     predicted = assisted.get("predicted")
+    strict = {"predicted": record.get("predicted"), "correct": bool(record.get("correct")),
+              "status": record.get("status")}
     return {**record, "predicted": predicted, "correct": bool(assisted.get("correct")),
-            "status": "answered" if predicted else PARSE_FAILURE}
+            "status": "answered" if predicted else PARSE_FAILURE, STRICT_READING: strict}
+
+
+def reading_of(benchmark: Benchmark | None, reading: str | None = None) -> str:
+    """The reading an output's headline uses: `reading` where one is asked for, else the
+    benchmark's protocol's (`Benchmark.reading`; strict without a benchmark)."""
+    if reading is None:
+        return benchmark.reading if benchmark is not None else STRICT
+    if reading not in READINGS:
+        raise ValueError(f"unknown reading {reading!r}; choose {', '.join(READINGS)}")
+    return reading
+
+
+def read(records: Iterable[Mapping], reading: str) -> list[Mapping]:
+    """`records` as `reading` reads them: as they are (strict), or each as `assisted_record` reads
+    it. Every output reads its records through here, once, before any count."""
+    if reading == STRICT:
+        return list(records)
+    return [assisted_record(r) for r in records]
+
+
+def reading_summary(runs: Iterable[Any]) -> dict[str, Any]:
+    """What a document over several runs says of its reading: {"reading": the one reading of every
+    run (else "mixed"), "readings": {benchmark: reading}} (runs: anything with `benchmark` and
+    `reading`, such as `SavedRun`)."""
+    readings = {run.benchmark.name: run.reading for run in runs}
+    values = set(readings.values())
+    return {"reading": values.pop() if len(values) == 1 else "mixed" if values else STRICT, "readings": readings}
+
+
+def strict_reading(record: Mapping) -> Mapping | None:
+    """The strict reading kept by an assisted-read record (`assisted_record`), else None."""
+    return record.get(STRICT_READING)
 
 
 def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell:
@@ -168,8 +242,15 @@ def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell
     n = len(kept)
     correct = sum(bool(r.get("correct")) for r in kept)
     statuses = Counter(str(r.get("status")) for r in kept)
-    extracted = sum(assisted_reading(r) is not None for r in kept)
-    assisted = {"assisted_correct": sum(assisted_correct(r) for r in kept), "extracted": extracted} if extracted else {}
+    as_assisted = sum(strict_reading(r) is not None for r in kept)
+    extracted = as_assisted or sum(assisted_reading(r) is not None for r in kept)
+    if as_assisted:  # records read assisted: the strict reading beside
+        assisted = {"other_correct": sum(bool((strict_reading(r) or r).get("correct")) for r in kept),
+                    "extracted": extracted, "reading": ASSISTED}
+    elif extracted:
+        assisted = {"other_correct": sum(assisted_correct(r) for r in kept), "extracted": extracted}
+    else:
+        assisted = {}
     if benchmark is not None and benchmark.headline_metric != ACCURACY:
         head = benchmark.headline(kept)
         ci = head.get("ci")
@@ -188,11 +269,32 @@ def parse_failure_warnings(records: Iterable[Mapping], benchmark: Benchmark | No
         c = cell(rs, benchmark)
         failures = c.statuses.get(PARSE_FAILURE, 0)
         if c.n and failures / c.n > threshold:
-            read = f"; {c.extracted} read by the extractor" if c.extracted else ""
+            if c.reading == ASSISTED:
+                out.append(f"warning: {key[0]}: {failures} of {c.n} answers ({100 * failures / c.n:.1f} %) could be "
+                           f"read neither by the strict reader nor by the extractor and count as wrong")
+                continue
+            extracted = f"; {c.extracted} read by the extractor" if c.extracted else ""
             out.append(f"warning: {key[0]}: {failures} of {c.n} answers ({100 * failures / c.n:.1f} %) could not be "
-                       f"read by the strict reader and count as wrong{read}; use a scoring convention that fits "
+                       f"read by the strict reader and count as wrong{extracted}; use a scoring convention that fits "
                        f"the output (--convention) or read them with an extractor model (--extractor MODEL)")
     return out
+
+
+def unreadable(*records: Mapping) -> bool:
+    """Whether any of `records` (the sides of one pair) holds a reply its reading could not read."""
+    return any(str(r.get("status")) == PARSE_FAILURE for r in records)
+
+
+def delta_warning(flags: Sequence[bool], threshold: float = PARSE_FAILURE_WARNING) -> dict[str, Any]:
+    """What a Δ says of its unreadable pairs (`flags`: per pair, `unreadable`): {"unreadable_pairs":
+    how many, "warning": a line when their share exceeds `threshold`, else None}. Every Δ (image,
+    language, model against model) carries it in its own row, and every output prints it there."""
+    n, k = len(flags), sum(map(bool, flags))
+    warning = None
+    if n and k / n > threshold:
+        warning = (f"{k} of {n} pairs ({100 * k / n:.1f} %) hold a reply the reading could not read (a parse "
+                   f"failure, counted wrong): this Δ may measure the reader, not the model")
+    return {"unreadable_pairs": k, "warning": warning}
 
 
 def level_keys(value: Any) -> list[str]:
@@ -256,14 +358,29 @@ def by_condition(records: Iterable[Mapping], benchmark: Benchmark | None = None)
     return {key[0]: cell(rs, benchmark).as_dict() for key, rs in group(records).items()}
 
 
+def headline_numbers(records: Iterable[Mapping], benchmark: Benchmark | None = None,
+                     reading: str | None = None) -> dict[str, Any]:
+    """A run's summary numbers under `reading` (None: the benchmark's protocol's): {reading,
+    accuracy: {condition: fraction}, conditions: {condition: Cell.as_dict()}, warnings}. The run,
+    the import and the re-scoring commands all print these."""
+    reading = reading_of(benchmark, reading)
+    records = read(records, reading)
+    conditions = by_condition(records, benchmark)
+    return {"reading": reading, "accuracy": {c: v["accuracy"] for c, v in conditions.items()},
+            "conditions": conditions, "warnings": parse_failure_warnings(records, benchmark)}
+
+
 def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchmark | None = None,
-          excluded: Iterable[Mapping] = ()) -> pd.DataFrame:
+          excluded: Iterable[Mapping] = (), reading: str | None = None) -> pd.DataFrame:
     """One row per condition (× level of each field of `by`): n, n_excluded (items without a usable
     gold answer in that level), uncounted, correct, accuracy, its interval and every status; with
-    `metric` and `value` too when the benchmark's headline is not accuracy, and the
-    `ASSISTED_COLUMNS` where an extraction exists."""
+    `metric` and `value` too when the benchmark's headline is not accuracy, and the other reading's
+    columns (`other_columns`) where an extraction exists. Given a `reading`, the records are read
+    so (`read`) and each row names it (`reading` column)."""
     import pandas as pd
 
+    if reading is not None:
+        records = read(records, reading)
     by = list(by)
     headline = benchmark is not None and benchmark.headline_metric != ACCURACY
     columns = ["condition", *by, "n", "n_excluded", "uncounted", "correct", "accuracy", *CI_COLUMNS, "ci_method",
@@ -279,4 +396,7 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
         if headline:
             row.update(metric=c.metric, value=c.value)
         rows.append(row)
+    if reading is not None:
+        rows = [{**row, "reading": reading} for row in rows]
+        columns.append("reading")
     return pd.DataFrame(rows, columns=with_assisted(columns, rows))

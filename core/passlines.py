@@ -65,6 +65,7 @@ class PassLines(BaseModel):
     notes: list[str] = []
     convention: str | None = None
     title: str = "Pass lines"
+    reading: str | None = None  # the reading of the records judged (set by the command that reads them)
 
     def frame(self, shown: bool = False) -> pd.DataFrame:
         """One row per verdict: raw values (lists of treatments joined), or `shown` as text."""
@@ -73,7 +74,7 @@ class PassLines(BaseModel):
         return pd.DataFrame(rows, columns=COLUMNS)
 
     def as_json(self) -> dict:
-        """What `medvqa report RUN --pass --json` prints: {convention, notes, rows}."""
+        """What `medvqa report RUN --pass --json` prints: {convention, notes, rows, reading}."""
         return self.model_dump(mode="json", exclude={"title"})
 
     def render(self, fmt: str) -> str:
@@ -82,4 +83,4 @@ class PassLines(BaseModel):
             return json.dumps(self.as_json(), ensure_ascii=False, indent=1) + "\n"
         frame = self.frame(shown=fmt != "csv")
         notes = ([f"convention: {self.convention}"] if self.convention else []) + self.notes
-        return Tables([Table("pass_lines", self.title, frame, notes)]).render(fmt)
+        return Tables([Table("pass_lines", self.title, frame, notes)], reading=self.reading).render(fmt)

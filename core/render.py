@@ -21,7 +21,8 @@ FORMATS = ("text", "md", "csv", "latex", "json", "html")
 # columns shown as percentages by name, and their headings
 PERCENT_COLUMNS = {"accuracy": "accuracy %", "ci_low": "CI low %", "ci_high": "CI high %",
                    "assisted_accuracy": "assisted accuracy %", "assisted_ci_low": "assisted CI low %",
-                   "assisted_ci_high": "assisted CI high %"}
+                   "assisted_ci_high": "assisted CI high %", "strict_accuracy": "strict accuracy %",
+                   "strict_ci_low": "strict CI low %", "strict_ci_high": "strict CI high %"}
 
 
 def is_missing(value: Any) -> bool:
@@ -156,6 +157,14 @@ def render(frame: pd.DataFrame, fmt: str, formats: Mapping[str, str] | None = No
     return writers[fmt](frame, formats=formats)
 
 
+def reading_note(reading: str) -> str:
+    """The line under a table that says which reading its headline numbers use."""
+    other = "assisted" if reading == "strict" else "strict"
+    how = ("the rules alone; an extractor's answer counts in the assisted columns" if reading == "strict"
+           else "an extractor's answer where the rules could not read the reply; the strict columns read the rules alone")
+    return f"Reading: {reading} ({how}; --reading {other} switches)."
+
+
 @dataclass
 class Table:
     """One of a benchmark's official tables: a name (its key in JSON), a title and notes."""
@@ -174,15 +183,22 @@ class Tables:
     JSON object keyed by table name."""
 
     tables: list[Table]
+    # the reading of the records counted (metrics.READINGS), named in every table's JSON and notes
+    reading: str | None = None
 
     def table(self, name: str) -> Table:
         return next(t for t in self.tables if t.name == name)
 
     def render(self, fmt: str) -> str:
         """`text`, `md`, `csv`, `latex`, `json` or `html`."""
+        said = {"reading": self.reading} if self.reading else {}
         if fmt == "json":
-            doc = {t.name: {"title": t.title, "rows": json_rows(t.frame), "notes": t.notes} for t in self.tables}
+            doc = {t.name: {"title": t.title, "rows": json_rows(t.frame), "notes": t.notes, **said}
+                   for t in self.tables}
             return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+        if self.reading:
+            self = Tables([Table(t.name, t.title, t.frame, [*t.notes, reading_note(self.reading)], t.formats)
+                           for t in self.tables])
         if fmt == "latex":
             return "\n".join(to_latex(t.frame, caption=t.title, notes=t.notes, formats=t.formats) for t in self.tables)
         esc = html.escape if fmt == "html" else str

@@ -16,6 +16,7 @@ items and responses is set as text by the page's script, never parsed as HTML.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 from itertools import combinations
@@ -27,7 +28,7 @@ from medvqa.core.audit.html import thumbnail
 from medvqa.core.audit.pairing import pair_records, same_but_language, side
 from medvqa.core.audit.runs import join_runs, read_runs, run_input
 from medvqa.core.items import Item
-from medvqa.core.metrics import level_keys
+from medvqa.core.metrics import level_keys, reading_summary
 from medvqa.core.results import condition_order, is_derived
 from medvqa.core.run.saved import SavedRun
 
@@ -102,9 +103,9 @@ def _reading(rec: dict, item: Item) -> dict:
     if rec.get("scoring_error"):
         out["e"] = rec["scoring_error"]
     extraction = rec.get("extraction") if isinstance(rec.get("extraction"), dict) else rec
-    for key in ("strict", "assisted"):
+    for key in ("strict", "assisted", "strict_reading"):
         if extraction.get(key) is not None:
-            out.setdefault("x", {})[key] = extraction[key]
+            out.setdefault("x", {})[key.removesuffix("_reading")] = extraction[key]
     judgements = rec.get("judgements") or {}
     if judgements:
         out["j"] = [{"m": model, "v": j.get("verdict"), "r": j.get("response"), "e": j.get("error"),
@@ -153,6 +154,7 @@ def view_document(runs: Sequence[SavedRun], *, image_px: int = IMAGE_PX) -> dict
     language_pairs = _language_transitions(groups, entries)
     records = [r for inp in inputs for r in inp.records]
     return {
+        **reading_summary(runs),
         "language_pairs": language_pairs,
         "runs": [{"label": label, "model": g[0].manifest["model"], "benchmark": g[0].manifest["benchmark"], "paths": [str(r.path) for r in g]}
                  for label, g in zip(labels, groups)],
@@ -220,6 +222,8 @@ def render_view(doc: dict) -> str:
     return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>medvqa view</title>'
             f"<style>{style}</style></head><body>"
             f"<h1>Items of {n_runs} run{'s' if n_runs != 1 else ''}</h1>"
+            f'<p id="reading">Reading: {html.escape(str(doc.get("reading", "strict")))} (statuses and verdicts; '
+            "--reading switches)</p>"
             '<form id="filters" onsubmit="return false"></form>'
             '<p id="status-line"></p><nav class="pager" id="pager-top"></nav><div id="items"></div>'
             '<nav class="pager" id="pager-bottom"></nav>'
@@ -243,10 +247,15 @@ def items_page_beside(page: Path) -> Path:
     return page.with_name(f"{page.stem}-items.html")
 
 
-def view(*run_dirs: str | Path, html: str | Path = "view.html", image_px: int = IMAGE_PX) -> Path:
+def view(*run_dirs: str | Path, html: str | Path = "view.html", image_px: int = IMAGE_PX,
+         reading: str | None = None) -> Path:
     """Write one self-contained HTML page showing every item, image, response and verdict of
-    the saved runs `run_dirs`, as `medvqa view RUN ... --html FILE` does; returns its path."""
+    the saved runs `run_dirs`, as `medvqa view RUN ... --html FILE` does; returns its path.
+    Statuses and verdicts are those of `reading` (None: each benchmark's protocol's reading)."""
+    from medvqa.core.metrics import reading_of
+
     if not run_dirs:
         raise ValueError("medvqa.view() needs at least one run directory")
+    reading_of(None, reading)
     runs, _ = read_runs(run_dirs)
-    return write_view(runs, html, image_px=image_px)
+    return write_view([run.read_as(reading) for run in runs], html, image_px=image_px)

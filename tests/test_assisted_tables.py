@@ -78,8 +78,9 @@ def invoke(*args, codes=(0,)) -> str:
     return result.stdout
 
 
-def report(run_dir: Path, by: str) -> list[dict]:
-    return json.loads(invoke("report", run_dir, "--by", by, "--json"))
+def report(run_dir: Path, by: str, reading: str = "strict") -> list[dict]:
+    """`report --by BY --json` under `reading` (strict: the assisted columns beside the headline)."""
+    return json.loads(invoke("report", run_dir, "--by", by, "--json", "--reading", reading))
 
 
 def strict(tables: dict) -> dict:
@@ -129,7 +130,7 @@ def extracted(tmp_path_factory):
         args += ["--split", split] if split else []
         args += [a for field, values in select.items() for a in ("--select", f"{field}={','.join(values)}")]
         invoke(*args, codes=(0, 4))  # 4: the items left without an answer are missing
-        before = json.loads(invoke("report", run_dir, "--table", bench, "--json"))
+        before = json.loads(invoke("report", run_dir, "--table", bench, "--json", "--reading", "strict"))
         runs[bench] = (run_dir, prose_right, before)
     asked: list[str] = []
 
@@ -165,7 +166,7 @@ def test_each_benchmark_table_shows_the_assisted_accuracy_of_report(extracted, b
         assert row["assisted_correct"] - row["correct"] == sum(prose_right[p] for p in pairs) > 0, (bench, cond)
         assert row["assisted_accuracy"] == row["assisted_correct"] / row["n"]
 
-    after = json.loads(invoke("report", run_dir, "--table", bench, "--json"))
+    after = json.loads(invoke("report", run_dir, "--table", bench, "--json", "--reading", "strict"))
     assert strict(after) == strict(before)  # every strict number of every table as it was
     checked = 0
     for rows, by, key in plan(bench, after):
@@ -185,13 +186,13 @@ def test_each_benchmark_table_shows_the_assisted_accuracy_of_report(extracted, b
             assert macro["assisted_correct"] == sum(assisted) and macro["extracted"] == sum(r["extracted"] or 0 for r in rows)
             assert macro["assisted_accuracy"] == pytest.approx(sum(a / r["n"] for a, r in zip(assisted, rows)) / len(rows))
             assert macro["assisted_ci_low"] < macro["assisted_accuracy"] < macro["assisted_ci_high"]
-    text = invoke("report", run_dir, "--table", bench, "--format", "text")
+    text = invoke("report", run_dir, "--table", bench, "--format", "text", "--reading", "strict")
     assert "assisted accuracy %" in text
 
 
 def test_compare_shows_the_assisted_accuracy_of_report_beside_the_strict_one(extracted):
     doc = json.loads(invoke("compare", *[run_dir for run_dir, _, _ in extracted.values()], "--json",
-                            "--resamples", "20"))
+                            "--resamples", "20", "--reading", "strict"))
     rows = {(r["benchmark"], r["condition"]): r for r in doc["table"] if r["stratum"] == "overall"}
     for bench, (run_dir, _, _) in extracted.items():
         for want in report(run_dir, ""):
@@ -199,3 +200,44 @@ def test_compare_shows_the_assisted_accuracy_of_report_beside_the_strict_one(ext
             assert row["n"] == want["n"] and row["extracted"] == want["extracted"] > 0, (bench, want["condition"])
             assert (row["assisted_accuracy"], row["assisted_ci_low"], row["assisted_ci_high"]) == (
                 want["assisted_accuracy"], want["assisted_ci_low"], want["assisted_ci_high"])
+
+
+@pytest.mark.parametrize("bench", list(BENCHMARKS))
+def test_each_reading_is_one_reading_in_every_output(extracted, bench):
+    """The reading dimension of the results model: each benchmark's headline is its protocol's
+    reading (WorldMedQA-V assisted, every other built-in benchmark strict; docs/scoring.md), and
+    under either `--reading` the run summary's numbers, `report`, the benchmark's own tables,
+    `compare` and the audit's marginals give each cell one n and one value, the other reading
+    beside it; the assisted headline is the strict headline's assisted column, and back."""
+    from medvqa.core import plugins
+
+    run_dir, _, _ = extracted[bench]
+    protocol = plugins.get_benchmark(bench).reading
+    assert protocol == ("assisted" if bench == "worldmedqa_v" else "strict")
+    default = json.loads(invoke("report", run_dir, "--by", "", "--json"))
+    assert {r["reading"] for r in default} == {protocol}
+    by_reading = {}
+    for reading in ("strict", "assisted"):
+        other = "assisted" if reading == "strict" else "strict"
+        rows = {r["condition"]: r for r in report(run_dir, "", reading)}
+        by_reading[reading] = rows
+        compare = json.loads(invoke("compare", run_dir, "--json", "--resamples", "20", "--reading", reading))
+        assert compare["reading"] == reading
+        table = {r["condition"]: r for r in compare["table"] if r["stratum"] == "overall"}
+        marginals = json.loads(invoke("audit", run_dir, "--json", "--resamples", "20", "--reading", reading))
+        assert marginals["reading"] == reading
+        for cond, row in rows.items():
+            assert row["reading"] == reading and row[f"{other}_accuracy"] is not None, (bench, reading, cond)
+            for cell in (table[cond], marginals["marginals"]["overall"][cond]):
+                assert cell["n"] == row["n"] and cell["accuracy" if "accuracy" in cell else "value"] == pytest.approx(
+                    row["accuracy"] if bench != "mmbu_hard" or "accuracy" in cell else cell["value"], abs=1e-12)
+            assert table[cond][f"{other}_accuracy"] == row[f"{other}_accuracy"]
+        tables = json.loads(invoke("report", run_dir, "--table", bench, "--json", "--reading", reading))
+        assert all(t["reading"] == reading for t in tables.values())
+    for cond, strict_row in by_reading["strict"].items():
+        assisted_row = by_reading["assisted"][cond]
+        assert assisted_row["n"] == strict_row["n"] and assisted_row["extracted"] == strict_row["extracted"]
+        assert assisted_row["correct"] == strict_row["assisted_correct"] > strict_row["correct"] == assisted_row["strict_correct"]
+        assert (assisted_row["ci_low"], assisted_row["ci_high"]) == (strict_row["assisted_ci_low"], strict_row["assisted_ci_high"])
+        # the extractor named an option for every prose answer: no parse failure is left under it
+        assert assisted_row["parse_failure"] == 0 < strict_row["parse_failure"]

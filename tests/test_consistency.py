@@ -103,7 +103,7 @@ def tables_agree(bench: str, run_dir: Path, tables: dict) -> int:
             checked += 1
     if bench == "mmbu_hard":
         report = {(r["condition"], r["task"], r["format"]): r for r in invoke("report", run_dir, "--by", "task,format", "--json")}
-        for row in tables["micro_f1"]:
+        for row in tables["micro_f1"]["rows"]:
             want = report[(row["condition"], row["task"], row["format"])]
             assert row["n"] == want["n"] and row["micro_f1"] == pytest.approx(want["value"], abs=1e-12)
             checked += 1

@@ -26,7 +26,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from medvqa.metrics import CI_COLUMNS, NON_ANSWERS, cell, with_assisted
+from medvqa.metrics import CI_COLUMNS, NON_ANSWERS, READINGS, cell, with_assisted
 from medvqa.stats import mean_of_proportions_ci
 from medvqa.tables import Table, Tables
 
@@ -107,11 +107,12 @@ def accuracy_frame(records: list[dict], label: str, keys: Callable[[dict], Itera
         macro.update({label: MACRO, "accuracy": sum(row["accuracy"] for row in rows) / len(rows)})
         macro["ci_low"], macro["ci_high"] = mean_of_proportions_ci([r["correct"] for r in rows], [r["n"] for r in rows])
         macro["ci_method"] = MOVER_WILSON
-        if "assisted_accuracy" in columns:  # a row without an extraction: its assisted reading is the strict one
-            assisted = [row.get("assisted_correct", row["correct"]) for row in rows]
-            macro.update(assisted_correct=sum(assisted), extracted=sum(row.get("extracted", 0) for row in rows),
-                         assisted_accuracy=sum(a / row["n"] for a, row in zip(assisted, rows)) / len(rows))
-            macro["assisted_ci_low"], macro["assisted_ci_high"] = mean_of_proportions_ci(assisted, [r["n"] for r in rows])
+        other = next((r for r in READINGS if f"{r}_accuracy" in columns), None)  # the reading beside the headline
+        if other:  # a row without an extraction: its other reading is the headline's
+            assisted = [row.get(f"{other}_correct", row["correct"]) for row in rows]
+            macro.update({f"{other}_correct": sum(assisted), "extracted": sum(row.get("extracted", 0) for row in rows),
+                          f"{other}_accuracy": sum(a / row["n"] for a, row in zip(assisted, rows)) / len(rows)})
+            macro[f"{other}_ci_low"], macro[f"{other}_ci_high"] = mean_of_proportions_ci(assisted, [r["n"] for r in rows])
         rows.append(macro)
     return pd.DataFrame(rows, columns=columns)
 

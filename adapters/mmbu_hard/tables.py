@@ -7,13 +7,12 @@ metrics layer's `ASSISTED_COLUMNS`; on closed items micro-F1 is the accuracy).""
 
 from __future__ import annotations
 
-import json
 import re
 
 import pandas as pd
 
 from medvqa.metrics import assisted_columns, cell, group, with_assisted
-from medvqa.tables import render
+from medvqa.tables import Table, Tables
 
 from .metrics import counts, micro_f1
 
@@ -25,10 +24,16 @@ def task_family(task: str) -> str:
     return _FORMAT_WORD.sub("", task).strip("_-") or task
 
 
+TITLES = {"micro_f1": "Micro-F1 by task and format (closed: accuracy; boxes: IoU matches)",
+          "closed_minus_open": "Closed − open micro-F1 per task family",
+          "random_baseline": "Expected micro-F1 of a uniform random guess (closed items)"}
+
+
 class MMBUTables:
     def __init__(self, records: list[dict], iou_threshold: float):
         self.records = records
         self.iou_threshold = iou_threshold
+        self.reading: str | None = None  # the reading of the records (set by the command that reads them)
 
     def frames(self) -> dict[str, pd.DataFrame]:
         rows = []
@@ -69,7 +74,6 @@ class MMBUTables:
         return pd.DataFrame(rows, columns=["condition", "task", "format", "n", "expected_micro_f1"])
 
     def render(self, fmt: str) -> str:
-        frames = self.frames()
-        if fmt == "json":
-            return json.dumps({k: json.loads(render(v, "json")) for k, v in frames.items()}, indent=1)
-        return "\n".join(f"{name}\n{render(frame, fmt)}" for name, frame in frames.items())
+        """Through the one renderer (`medvqa.tables.Tables`): JSON {name: {title, rows, notes, reading}}."""
+        return Tables([Table(name, TITLES[name], frame) for name, frame in self.frames().items()],
+                      reading=self.reading).render(fmt)

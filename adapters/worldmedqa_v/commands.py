@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from medvqa.commands import print_json, print_run_summary, user_errors
+from medvqa.metrics import READINGS
 
 
 @click.command("worldmedqa_v")
@@ -27,14 +28,17 @@ from medvqa.commands import print_json, print_run_summary, user_errors
                    "by the published extractor where the table has one); vlmevalkit: medvqa's chain reads what "
                    "matching cannot.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout, nothing else.")
-def worldmedqa_v(table, data, run_dir, language, condition, country, model, convention, as_json) -> None:
+@click.option("--reading", type=click.Choice(READINGS),
+              help="The summary's headline reading (default: assisted, the protocol's: matching, then the published "
+                   "extractor's option; the strict reading is shown beside it).")
+def worldmedqa_v(table, data, run_dir, language, condition, country, model, convention, as_json, reading) -> None:
     """A VLMEvalKit prediction table (XLSX, CSV or TSV with index and prediction), scored the way
     VLMEvalKit's multiple-choice matching reads answers."""
     from .importer import import_table
 
     with user_errors():
         summary = import_table(Path(table), Path(data), Path(run_dir), language=language, condition=condition,
-                               country=country, model=model, convention=convention)
+                               country=country, model=model, convention=convention, reading=reading)
     if as_json:
         print_json(summary)
         return

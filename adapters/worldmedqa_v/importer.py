@@ -54,7 +54,7 @@ def condition_of(path: Path) -> str:
 
 def import_table(file: Path, data: Path, run_dir: Path, *, language: str | None = None,
                  condition: str | None = None, country: str | None = None, model: str | None = None,
-                 convention: str | None = None) -> dict:
+                 convention: str | None = None, reading: str | None = None) -> dict:
     """Write the run directory `run_dir` from one VLMEvalKit table of WorldMedQA-V. The country,
     the language and the model come from the file name (`GPT4o_japan_english.xlsx`) unless
     given; the condition from its folder (`condition_of`) unless given. The replies are read
@@ -107,7 +107,7 @@ def import_table(file: Path, data: Path, run_dir: Path, *, language: str | None 
     load = {"data": str(data.resolve()), "split": None, "sample": False, "limit": None,
             "select": {"country": [country]}}
     summary = medvqa.write_run(bench, items, answers, run_dir, model=model, load=load, saved=False,
-                               command_line=["medvqa", *sys.argv[1:]], images_attested=True,
+                               command_line=["medvqa", *sys.argv[1:]], images_attested=True, reading=reading,
                                source={"files": [str(file.resolve())], "condition": condition,
                                        "extractor_items": extracted, "differs_from_published": differs})
     return {**summary, "benchmark": bench.name, "model": model, "language": language, "country": country,

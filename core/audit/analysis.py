@@ -207,11 +207,15 @@ def paired_section(pairs: list[Pair], unpaired: Mapping[str, list[str]], fields:
         raise ValueError(f"{source}: --refusals imputed needs forced-guess records ({FORCED_CONDITION}); "
                          "run with --forced-guess first")
     values = pair_values(pairs, s.refusals, forced_accuracy)
+
+    def row(entries: Sequence[tuple[tuple[float, float], bool]]) -> dict:  # ((credits), unreadable) per pair
+        return {**transition_row([v for v, _ in entries], s), **metrics.delta_warning([f for _, f in entries])}
+
+    entries = [(p.with_image, ((cw, cr), metrics.unreadable(p.with_image, p.removed))) for p, cw, cr in values]
     return {
         "convention": s.refusals,
-        "overall": transition_row([(cw, cr) for _, cw, cr in values], s),
-        "by": {name: with_holm({key: transition_row(rows, s) for key, rows in
-                                _group(((p.with_image, (cw, cr)) for p, cw, cr in values), rec_field).items()})
+        "overall": row([e for _, e in entries]),
+        "by": {name: with_holm({key: row(rows) for key, rows in _group(entries, rec_field).items()})
                for name, rec_field in fields.items()},
         "unpaired": {reason: {"n": len(ids), "items": ids} for reason, ids in unpaired.items()},
     }
@@ -224,7 +228,8 @@ def flat_row(section: dict, keys: Sequence[str]) -> dict:
     ci = row.get("ci") or (None, None)
     return {"n": row["n"], **{k: row[k] for k in keys}, "ci_low": ci[0], "ci_high": ci[1],
             "ci_method": row["ci_method"], "mcnemar_p": row["mcnemar_p"],
-            "n_unpaired": sum(u["n"] for u in section["unpaired"].values())}
+            "n_unpaired": sum(u["n"] for u in section["unpaired"].values()),
+            "unreadable_pairs": row["unreadable_pairs"], "warning": row["warning"]}
 
 
 def with_holm(rows: dict[str, dict]) -> dict[str, dict]:
@@ -266,10 +271,16 @@ def ablation(run: _Run, s: Settings) -> dict:
     image_conditions = [c.value for c in ALL if c.value in present]
     text_conditions = [c.value for c in ALL if c.value in present and not c.with_image]
     live = [it for it in run.input.items.values() if not it.excluded]
+    # an image item was shown its image where its files are here, or where it has a record of a
+    # condition with the image (predictions imported from a source that showed it): the items
+    # image removal pairs, counted alike here
+    with_image = [c.value for c in ALL if c.with_image]
+    seen = {it.id for it in live if it.has_images and (it.image_available or any(
+        (it.id, c) in run.by_key for c in with_image))}
     groups = {
-        "image": ([it for it in live if it.image_available], image_conditions),
+        "image": ([it for it in live if it.id in seen], image_conditions),
         "text_only": ([it for it in live if not it.has_images], text_conditions),
-        "image_unavailable": ([it for it in live if it.has_images and not it.image_available], text_conditions),
+        "image_unavailable": ([it for it in live if it.has_images and it.id not in seen], text_conditions),
     }
     out = {name: _ablation_group(items, conds, run, s) for name, (items, conds) in groups.items()}
     by: dict[str, dict] = {}
@@ -623,21 +634,28 @@ def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[
     """Every two models on their shared items: accuracy with the image and without it (exact
     McNemar, Tango's interval), and Δimg (see `delta_difference_test`)."""
     # per run: whether each (item, condition) is correct, and each image-removal pair's (with, removed)
-    prepared = [({key: bool(rec.get("correct")) for key, rec in _index(r).items()},
-                 {p.item.id: (bool(p.with_image.get("correct")), bool(p.removed.get("correct")))
-                  for p in pair_image_removal(r)[0]}) for r in runs]
+    prepared = [(_index(r), {p.item.id: p for p in pair_image_removal(r)[0]}) for r in runs]
     out = []
     for (i, (ka, da)), (j, (kb, db)) in combinations(enumerate(prepared), 2):
         if not {it.benchmark for it in runs[i].items.values()} & {it.benchmark for it in runs[j].items.values()}:
             continue
         for cond in (WITH, REMOVED):
             shared = sorted({item for (item, c) in ka if c == cond} & {item for (item, c) in kb if c == cond})
+            a, b = [ka[(x, cond)] for x in shared], [kb[(x, cond)] for x in shared]
             out.append({"a": names[i], "b": names[j], "measure": f"accuracy {cond}",
-                        **paired_accuracy_test([ka[(x, cond)] for x in shared], [kb[(x, cond)] for x in shared])})
+                        **paired_accuracy_test([bool(r.get("correct")) for r in a], [bool(r.get("correct")) for r in b]),
+                        **metrics.delta_warning([metrics.unreadable(x, y) for x, y in zip(a, b)])})
         shared = sorted(set(da) & set(db))
+        pa, pb = [da[x] for x in shared], [db[x] for x in shared]
         out.append({"a": names[i], "b": names[j], "measure": "delta_img",
-                    **delta_difference_test([da[x] for x in shared], [db[x] for x in shared], s)})
+                    **delta_difference_test([_credits(p) for p in pa], [_credits(p) for p in pb], s),
+                    **metrics.delta_warning([metrics.unreadable(x.with_image, x.removed, y.with_image, y.removed)
+                                             for x, y in zip(pa, pb)])})
     return out
+
+
+def _credits(pair: Pair) -> tuple[bool, bool]:
+    return bool(pair.with_image.get("correct")), bool(pair.removed.get("correct"))
 
 
 def audit(runs: list[RunInput], settings: Settings = Settings(), cohorts: dict[str, str] | None = None) -> dict:
@@ -666,7 +684,7 @@ def model_docs(doc: dict) -> dict[str, dict]:
 # the paired table's number columns, in Markdown and on the page: (heading, key, number format)
 PAIRED_COLUMNS = [("n", "n", "int"), *((s, s, "pct") for s in (*STATES, "a_with", "a_removed")),
                   ("Δimg", "delta_img", "pp"), ("95 % CI", "ci", "ci_pp"), ("McNemar p", "mcnemar_p", "p"),
-                  ("Holm p", "mcnemar_p_holm", "p")]
+                  ("Holm p", "mcnemar_p_holm", "p"), ("warning", "warning", "text")]
 
 
 def strata_rows(section: dict) -> list[tuple[str, list, dict]]:
@@ -686,18 +704,30 @@ def paired_markdown(section: dict, columns: list[tuple[str, str, str]], unpaired
 
     frame = pd.DataFrame([[label, *(row.get(key) for _, key, _ in columns)] for label, _, row in strata_rows(section)],
                          columns=["stratum", *(heading for heading, _, _ in columns)])
+    if "warning" in frame and frame["warning"].isna().all():  # a warning column only where a Δ has one
+        frame = frame.drop(columns="warning")
     reasons = ", ".join(f"{v['n']} {reason}" for reason, v in section["unpaired"].items())
     return [to_markdown(frame, {heading: kind for heading, _, kind in columns}).rstrip("\n"),
             *(["", f"{unpaired}: {reasons}."] if reasons else [])]
 
 
+def reading_text(doc: dict) -> str:
+    """Which reading an audit document's records were read under (per benchmark where they differ)."""
+    readings = doc.get("readings") or {}
+    said = (doc.get("reading") or "strict") if doc.get("reading") != "mixed" else \
+        "each benchmark's protocol's (" + ", ".join(f"{b} {r}" for b, r in readings.items()) + ")"
+    return (f"Reading: {said}: every count, Δ and test reads replies so (--reading strict|assisted "
+            "switches; docs/scoring.md).")
+
+
 def summary_markdown(doc: dict) -> str:
-    """A short human-readable summary: how runs were paired, per model the paired rows
-    (overall and by stratum) with the image items left unpaired, refusal rates and the
+    """A short human-readable summary: which reading, how runs were paired, per model the paired
+    rows (overall and by stratum) with the image items left unpaired, refusal rates and the
     image-as-options control, as Markdown."""
     from medvqa.core.render import percent as pct
 
-    lines = [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
+    lines = [reading_text(doc), ""]
+    lines += [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
     for name, m in model_docs(doc).items():
         p = m["paired"]
         table, *unpaired = paired_markdown(p, PAIRED_COLUMNS, "Unpaired image items")

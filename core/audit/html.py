@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlencode
 
-from medvqa.core.audit.analysis import CONVENTIONS, PAIRED_COLUMNS, STATES, model_docs, strata_rows
+from medvqa.core.audit.analysis import CONVENTIONS, PAIRED_COLUMNS, STATES, model_docs, reading_text, strata_rows
 from medvqa.core.audit.pairing import language_columns
 from medvqa.core.audit.figures import figures, svg_texts
 from medvqa.core.render import fmt, to_html
@@ -108,12 +108,18 @@ def _strata_rows(base: list, section: dict) -> list[tuple[list[str], list, dict]
             for label, path, _ in strata_rows(section)]
 
 
+def _warned(columns: list[tuple[str, Any, str]], rows: Any) -> list[tuple[str, Any, str]]:
+    """`columns` without the warning column when no row of a Δ table has a warning."""
+    return columns if any(r.get("warning") for r in rows) else [c for c in columns if c[1] != "warning"]
+
+
 def _paired_table(page: _Page, base: list, paired: dict, model: str) -> None:
     page.add(f"<h3>Image removal (C+Q+I vs C+Q), refusals {_e(paired['convention'])}</h3>")
     rows = _strata_rows([*base, "paired"], paired)
     # the item browser's filter of a cell: the model's paired items in the row's stratum, those
     # of one transition state for a state's cell
-    columns = [("95 % CI (Tango)" if key == "ci" else heading, key, kind) for heading, key, kind in PAIRED_COLUMNS]
+    columns = [("95 % CI (Tango)" if key == "ci" else heading, key, kind)
+               for heading, key, kind in _warned(PAIRED_COLUMNS, [r for _, _, r in strata_rows(paired)])]
     page.table(["stratum"], columns, rows, items=lambda i, key: {
         "model": model, "transition": key if key in STATES else "paired",
         **{"stratum": f"{name}={value}" for name, [value] in rows[i][2].items()}})
@@ -136,7 +142,7 @@ def _language_tables(page: _Page, pairs: dict) -> None:
         for cond, sec in section["conditions"].items():
             page.add(f"<h3>{_e(key)}, {_e(cond)}: Δlang = {_e(first)} − {_e(second)}, refusals "
                      f"{_e(sec['convention'])}</h3>")
-            page.table(["stratum"], language_columns(first, second),
+            page.table(["stratum"], _warned(language_columns(first, second), [r for _, _, r in strata_rows(sec)]),
                        _strata_rows(["paired_language", key, "conditions", cond], sec))
             _unpaired(page, "Items not paired", sec["unpaired"])
 
@@ -242,8 +248,9 @@ def _cohorts(page: _Page, cohorts: dict) -> None:
 def _comparisons(page: _Page, comparisons: list) -> None:
     page.add("<h2>Model differences (accuracy: exact McNemar, Tango interval; Δimg: paired bootstrap p, "
              "MOVER interval)</h2>")
-    page.table(["a", "b", "measure"], [("n", "n", "int"), ("a − b", "difference", "pp"), ("95 % CI", "ci", "ci_pp"),
-                                       ("p", "p", "p")],
+    page.table(["a", "b", "measure"], _warned([("n", "n", "int"), ("a − b", "difference", "pp"),
+                                               ("95 % CI", "ci", "ci_pp"), ("p", "p", "p"),
+                                               ("warning", "warning", "text")], comparisons),
                [([c["a"], c["b"], c["measure"]], ["comparisons", i], {}) for i, c in enumerate(comparisons)])
 
 
@@ -315,6 +322,7 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
             f"<p>{len(models)} model(s); refusals {_e(settings['refusals'])}; {settings['resamples']} bootstrap "
             f"resamples, seed {settings['seed']}. Percentages; differences (Δimg, a − b, over-selection) in "
             f"percentage points.</p>"
+            f'<p id="reading" data-reading="{_e(doc.get("reading", "strict"))}">{_e(reading_text(doc))}</p>'
             + "".join(f'<p class="note">{_e(note)}</p>' for note in doc.get("notes", []))
             + f'<p><label>Stratum: <select id="stratum-filter">{"".join(options)}</select></label> '
             f'showing <span id="filter-state">all</span></p>')

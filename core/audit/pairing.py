@@ -163,7 +163,7 @@ def language_columns(first: str, second: str) -> list[tuple[str, str, str]]:
     return [("n", "n", "int"), *((h, s, "pct") for h, s in zip(("both right", f"only {first}", f"only {second}",
                                                                 "neither"), STATES)),
             (first, "a_local", "pct"), (second, "a_other", "pct"), ("Δlang", "delta_lang", "pp"),
-            ("95 % CI", "ci", "ci_pp"), ("McNemar p", "mcnemar_p", "p")]
+            ("95 % CI", "ci", "ci_pp"), ("McNemar p", "mcnemar_p", "p"), ("warning", "warning", "text")]
 
 
 def language_markdown(doc: dict) -> str:

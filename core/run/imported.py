@@ -32,7 +32,7 @@ class _Imported:
 def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[Item, str, str | None]],
               run_dir: str | Path, *, model: str, load: dict[str, Any] | None = None, split: str | None = None,
               saved: bool = True, command_line: list[str] | None = None,
-              source: dict[str, Any] | None = None, images_attested: bool = False) -> dict:
+              source: dict[str, Any] | None = None, images_attested: bool = False, reading: str | None = None) -> dict:
     """Write the run directory `run_dir` from (item, condition, response text) triples (or
     quadruples whose fourth element, a dict, adds fields to that record: what the source said
     beside the answer) and return its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
@@ -48,8 +48,9 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     it does not admit or that is not one of C, C+Q, C+I, C+Q+I raises DataError naming the item;
     a directory that already holds a run is refused. With `images_attested` the source showed the
     items' images (predictions published with them): image conditions are accepted for image
-    items whose files are not here."""
-    from medvqa.core.metrics import by_condition, parse_failure_warnings
+    items whose files are not here. The summary's headline numbers use `reading` (None: the
+    benchmark's protocol's), the other reading beside them."""
+    from medvqa.core.metrics import headline_numbers
     from medvqa.core.run.summary import health
 
     run_dir = Path(run_dir)
@@ -94,9 +95,7 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
             store.append(record)
     return {"run_dir": str(run_dir), "n_items": len(items), "n_records": len(records),
             "n_excluded": sum(it.excluded for it in items),
-            "accuracy": {c: s["accuracy"] for c, s in by_condition(records, benchmark).items()},
-            "conditions": by_condition(records, benchmark), **health(records, 1.0),
-            "warnings": parse_failure_warnings(records, benchmark)}
+            **headline_numbers(records, benchmark, reading), **health(records, 1.0)}
 
 
 def admit(item: Item, label: str, seen: set[tuple[str, str]], admitted: Iterable[Condition]) -> Condition:

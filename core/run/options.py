@@ -55,6 +55,7 @@ class RunOptions:
     convention: str | None = None  # one of the benchmark's scoring conventions; None: its default
     max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES  # what a record keeps of an answer
     language: str | None = None  # one of the benchmark's languages (`--language`); None: its first
+    reading: str | None = None  # the summary's headline reading (`--reading`); None: the benchmark's protocol's
     backend_options: dict[str, Any] = field(default_factory=dict)
     command_line: list[str] = field(default_factory=list)
 
@@ -171,6 +172,7 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
             cache.close()
     result.n_image_fallback = image_fallbacks(items, conditions)
     result.max_error_rate = options.max_error_rate
+    result.reading = options.reading
     return result
 
 

@@ -29,7 +29,7 @@ from medvqa.core.scoring.score import score
 from medvqa.core.run.interrupt import interrupts_deferred
 from medvqa.core.run.store import HELD_OUT, RunStore, newest_per_pair
 from medvqa.core.results import FORMAT_VERSION
-from medvqa.core.metrics import by_condition, parse_failure_warnings
+from medvqa.core.metrics import headline_numbers
 from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, health
 
 RETRIED_STATUSES = ("error", "missing")  # what a re-run asks again by default
@@ -148,22 +148,22 @@ class RunResult:
     extracted: dict | None = None  # what `extract_run` did, when an extractor read the parse failures
     held_out: list[dict] = field(default_factory=list)  # records of held-out items: exported, not scored
     benchmark: Benchmark | None = None  # whose rules (`Benchmark.counts`) the numbers follow
+    reading: str | None = None  # the headline's reading; None: the benchmark's protocol's
 
     def accuracy(self) -> dict[str, float]:
-        return {c: s["accuracy"] for c, s in by_condition(self.records, self.benchmark).items()}
+        return self.summary()["accuracy"]
 
     def summary(self) -> dict:
         """Counts, accuracy and, per condition, n, accuracy with its 95 % CI and every status;
         `failure` says why the run cannot be trusted (None when it can)."""
         return {"run_dir": str(self.run_dir), "n_items": self.n_items, "n_records": len(self.records),
-                "n_excluded": self.n_excluded, "accuracy": self.accuracy(), "conditions": by_condition(self.records, self.benchmark),
+                "n_excluded": self.n_excluded, **headline_numbers(self.records, self.benchmark, self.reading),
                 "n_image_fallback": self.n_image_fallback, **health(self.records + self.held_out, self.max_error_rate),
                 **({"n_held_out": len(self.held_out)} if self.held_out else {}),
                 "requested": self.requested, "cache_hits": self.cache_hits, "usage": self.usage,
                 "cost_usd": self.cost_usd, "elapsed_s": round(self.elapsed_s, 3),
                 **({"judged": self.judged} if self.judged is not None else {}),
-                **({"extracted": self.extracted} if self.extracted is not None else {}),
-                "warnings": parse_failure_warnings(self.records, self.benchmark)}
+                **({"extracted": self.extracted} if self.extracted is not None else {})}
 
 
 @dataclass

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
 
@@ -49,9 +49,23 @@ class SavedRun:
     benchmark: Benchmark
     items: dict[str, Item]  # by id, reloaded from the run's data
 
+    reading: str = "strict"  # how `records` are read (metrics.READINGS): as saved, strictly, unless `read_as`
+
     @property
     def conditions(self) -> set[str]:
         return {r["condition"] for r in self.records}
+
+    def read_as(self, reading: str | None = None) -> "SavedRun":
+        """This run with its records as `reading` reads them (None: its benchmark's protocol's
+        reading, `Benchmark.reading`); every output that counts a run's records reads them here."""
+        from medvqa.core import metrics
+
+        reading = metrics.reading_of(self.benchmark, reading)
+        if reading == self.reading:
+            return self
+        if self.reading != metrics.STRICT:
+            raise ValueError(f"{self.path}: records already read {self.reading}; read the run again")
+        return replace(self, records=metrics.read(self.records, reading), reading=reading)
 
 
 def read_run(run_dir: str | Path, loaded: dict | None = None) -> SavedRun:

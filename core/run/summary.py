@@ -33,16 +33,17 @@ def image_fallbacks(items, conditions) -> int:
     return sum(1 for it in items if not it.excluded and it.has_images and not it.image_available)
 
 
-def run_warnings(run_dir) -> list[str]:
+def run_warnings(run_dir, reading: str | None = None) -> list[str]:
     """The parse-failure warnings (`metrics.parse_failure_warnings`) of a saved run's newest
-    records, under its benchmark's rules when that benchmark is installed."""
+    records read as `reading` reads them (None: the benchmark's protocol's), under its
+    benchmark's rules when that benchmark is installed."""
     from pathlib import Path
 
     from medvqa.core import plugins
-    from medvqa.core.metrics import parse_failure_warnings
+    from medvqa.core.metrics import headline_numbers
     from medvqa.core.run.store import read_manifest, read_records
 
     manifest = read_manifest(Path(run_dir))
     entry = plugins.benchmarks().get(manifest["benchmark"])
     bench = entry.obj.with_convention(manifest.get("convention")) if entry else None
-    return parse_failure_warnings(read_records(Path(run_dir)), bench)
+    return headline_numbers(read_records(Path(run_dir)), bench, reading)["warnings"]

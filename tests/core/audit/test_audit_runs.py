@@ -87,7 +87,9 @@ def test_the_text_summary_and_the_page_say_how_runs_were_paired(runs, tmp_path):
     html = page.read_text(encoding="utf-8")
     assert f'<p class="note">{runs["random"]["C+Q+I"]}: C+Q+I records without C+Q' in html
     assert 'id="fig-states_overall"' in html and 'id="fig-heatmap_' not in html
-    assert result.stdout.startswith(f"Note: {runs['random']['C+Q+I']}: C+Q+I records without C+Q")
+    first, _, rest = result.stdout.partition("\n\n")  # the reading, then the notes
+    assert first.startswith("Reading: strict:")
+    assert rest.startswith(f"Note: {runs['random']['C+Q+I']}: C+Q+I records without C+Q")
     assert "| overall | 0 |" in result.stdout
     assert "Unpaired image items: 17 no C+Q record, 184 image not available." in result.stdout
 
