@@ -119,7 +119,7 @@ def extract_run(run_dir: str | Path, model: str, *, backend_options: dict[str, A
     """Read the newest parse-failure records of a saved run with extractor `model`; return what
     was extractable, asked, found in the cache, already read and left unread."""
     from medvqa.core.inference.cache import ResponseCache
-    from medvqa.core.metrics import by_condition
+    from medvqa.core.metrics import headline_numbers
     from medvqa.core.run.saved import read_run
     from medvqa.core.run.store import RunStore
     from medvqa.core.scoring.score import keys_correct
@@ -180,6 +180,7 @@ def extract_run(run_dir: str | Path, model: str, *, backend_options: dict[str, A
         finally:
             if response_cache is not None:
                 response_cache.close()
-    stats["conditions"] = by_condition(current.values(), saved.benchmark)
+    numbers = headline_numbers(current.values(), saved.benchmark)  # the protocol's reading, the other beside it
+    stats["reading"], stats["conditions"] = numbers["reading"], numbers["conditions"]
     return stats
 

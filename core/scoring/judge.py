@@ -84,7 +84,7 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
     counts); return per judge what was judged, asked, found in the cache and left as judge
     errors. Records judged before by a model under the same prompt are skipped."""
     from medvqa.core.inference.cache import ResponseCache
-    from medvqa.core.metrics import by_condition
+    from medvqa.core.metrics import headline_numbers
     from medvqa.core.run.saved import read_run
     from medvqa.core.run.store import RunStore
 
@@ -165,7 +165,8 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
     finally:
         if response_cache is not None:
             response_cache.close()
-    summary["conditions"] = by_condition(current.values(), saved.benchmark)
+    numbers = headline_numbers(current.values(), saved.benchmark)  # the protocol's reading, the other beside it
+    summary["reading"], summary["conditions"] = numbers["reading"], numbers["conditions"]
     return summary
 
 
