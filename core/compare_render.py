@@ -269,7 +269,8 @@ def forest_svg(doc: dict) -> str:
 
 STYLE = """body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}table{border-collapse:collapse;margin:.6rem 0 1.4rem}
 td,th{border:1px solid #ccc;padding:.25rem .5rem;font-size:.9rem;text-align:right;vertical-align:top}
-th:first-child,td:first-child{text-align:left}.ci,.sub{color:#666;font-size:.8rem}.hidden{display:none}"""
+th:first-child,td:first-child{text-align:left}.ci,.sub{color:#666;font-size:.8rem}.hidden{display:none}
+td.warning{text-align:left;color:#a00;max-width:28rem}"""
 
 SCRIPT = """(function(){var f=(location.hash.match(/model=([^&]+)/)||[])[1];f=f?decodeURIComponent(f):"";
 document.getElementById("filter-state").textContent=f||"all models";
