@@ -26,6 +26,9 @@ class ReplayBackend(Backend):
         for lineno, row in numbered_jsonl(path):
             if "item_id" not in row:
                 raise DataError("not a replay line (no item_id)", file=path, record=f"line {lineno}")
+            if "response" not in row and "error" not in row:  # (a null response is a recorded non-answer)
+                raise DataError("not a replay line: no 'response' field (the raw answer; `medvqa export` writes it)",
+                                file=path, record=f"line {lineno}")
             key = (str(row["item_id"]), str(row.get("condition", "C+Q")))
             if key in responses:
                 raise DataError(f"duplicate replay line for {key[0]} {key[1]}", file=path, record=f"line {lineno}")

@@ -19,7 +19,8 @@ def export_predictions(run_dir: str | Path, out: str | Path) -> dict:
     strata = manifest.get("strata") or []
     lines = []
     for r in records:
-        lines.append({"item_id": r["item_id"], "condition": r["condition"], "prediction": r.get("response"),
+        # `response`: the field every medvqa reader of answers takes (`import`, `--model replay:`)
+        lines.append({"item_id": r["item_id"], "condition": r["condition"], "response": r.get("response"),
                       "predicted": r.get("predicted"), "status": r.get("status"), "error": r.get("error"),
                       **{name: r.get(name) for name in strata}})
     text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
@@ -31,4 +32,4 @@ def export_predictions(run_dir: str | Path, out: str | Path) -> dict:
     _write_atomic(out, lambda fh: fh.write(text.encode("utf-8", "backslashreplace")))
     return {"run_dir": str(run_dir), "benchmark": manifest.get("benchmark"), "model": manifest.get("model"),
             "out": str(out), "n_predictions": len(lines),
-            "n_without_response": sum(line["prediction"] is None for line in lines)}
+            "n_without_response": sum(line["response"] is None for line in lines)}
