@@ -13,11 +13,13 @@ def command(benchmark, data, as_json) -> None:
     from pathlib import Path
 
     from medvqa.core import plugins
-    from medvqa.core.validation import errors
+    from medvqa.core.validation import errors, nothing_to_evaluate
 
     with user_errors():
         bench = plugins.get_benchmark(benchmark)
         findings = list(bench.validate(Path(data)))
+        if not errors(findings):
+            findings += nothing_to_evaluate(bench, data)
     n_errors = len(errors(findings))
     if as_json:
         print_json({"benchmark": bench.name, "data": data, "errors": n_errors,

@@ -38,6 +38,21 @@ class Finding:
         return f"{self.level}: {self.file}: record {self.record}: [{self.rule}] {self.message}"
 
 
+def nothing_to_evaluate(benchmark, path: str | Path) -> list[Finding]:
+    """An error when data that loads holds no item with a usable official answer (a release
+    extracted without its answer key): a run of it would have nothing to ask. Data that does not
+    load is the benchmark's own findings' to explain."""
+    try:
+        items = benchmark.load(Path(path))
+    except Exception:  # noqa: BLE001 (what stops loading is reported by the benchmark's validate)
+        return []
+    if not items or not all(it.excluded and not it.held_out for it in items):
+        return []
+    return [Finding(file=str(path), section=None, number=None, rule="no-answers", level="error",
+                    message=f"none of the {len(items)} items has a usable official answer (missing or unusable "
+                            f"answer key): nothing to evaluate")]
+
+
 def errors(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.level == "error"]
 

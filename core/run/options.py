@@ -11,6 +11,7 @@ import shlex
 import sys
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +115,11 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     items, split = load_items(benchmark, options.load_options())
     if not items:
         raise ValueError(f"no items to run for {options.benchmark} (split {split})")
+    if all(it.excluded and not it.held_out for it in items):  # nothing to ask: no run directory is written
+        reasons = Counter(it.exclusion_reason or "no usable official answer" for it in items)
+        raise ValueError(f"nothing to evaluate: all {len(items)} items of {options.benchmark} (split {split}) are "
+                         f"excluded ({'; '.join(f'{n} {why}' for why, n in reasons.most_common())}); give the data "
+                         f"its answer key (medvqa validate {options.benchmark} --data DIR lists what is missing)")
     backend = plugins.get_backend(options.model, seed=options.seed, **options.backend_options)
     run_dir = Path(options.run_dir) if options.run_dir else default_run_dir(
         benchmark.name, split, options.model,

@@ -387,7 +387,7 @@ def test_private_items_are_asked_never_scored_and_exported(fixture, tmp_path):
     assert out.returncode == 0, out.stderr
     lines = {x["item_id"]: x for x in map(json.loads, (tmp_path / "pred.jsonl").read_text().splitlines())}
     assert len(lines) == n_public + 2
-    assert lines["cls_open-10000"]["prediction"] == '{"answer": "pneumonia"}' and lines["cls_open-10000"]["split"] == "private"
+    assert lines["cls_open-10000"]["response"] == '{"answer": "pneumonia"}' and lines["cls_open-10000"]["split"] == "private"
     assert lines["cls_open-10000"]["status"] == "answered"
     # re-scoring leaves private records unscored
     rescored = subprocess.run([sys.executable, "-m", "medvqa.cli", "score", str(tmp_path / "all"), "--json"],
