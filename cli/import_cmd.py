@@ -25,8 +25,9 @@ def generic_import(benchmark: str) -> click.Command:
     @click.option("--convention", help="Score under this convention of the benchmark (its default when omitted).")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
     @reading_option
+    @click.option("--model-name", metavar="NAME", help="The name the model goes by in tables, pairing (image, language) and compare (default: the model string, kept beside it in the manifest): runs of one model under two strings pair when they share it.")
     def command(file, data, split, run_dir, model, id_column, response_column, condition, convention, as_json,
-                reading) -> None:
+                reading, model_name) -> None:
         """Import FILE, answers made elsewhere (JSON Lines {item_id, condition, response}, or CSV / XLSX
         with an id and a response column), as a run directory scored like any run."""
         import sys
@@ -46,7 +47,8 @@ def generic_import(benchmark: str) -> click.Command:
                                        condition=condition)
             summary = medvqa.write_run(bench, items, answers, run_dir, model=model, load=load, split=split_used,
                                        saved=False, command_line=["medvqa", *sys.argv[1:]],
-                                       source={"file": file, "format": "generic"}, reading=reading)
+                                       source={"file": file, "format": "generic"}, reading=reading,
+                                       model_name=model_name)
         if as_json:
             print_json(summary)
         else:

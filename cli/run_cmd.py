@@ -119,6 +119,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
               help=f"Exit with status {EXIT_UNTRUSTED} when more records than this fraction are errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout, nothing else.")
 @reading_option
+@click.option("--model-name", metavar="NAME", help="The name the model goes by in tables, pairing (image, language) and compare (default: the model string, kept beside it in the manifest): runs of one model under two strings pair when they share it.")
 @click.option("--allow-invalid", is_flag=True, help="Run even when `medvqa validate` finds errors in the data.")
 @click.option("--forced-guess", is_flag=True,
               help="Re-ask refused image-removed (C+Q) items with permission to guess, as condition C+Q/forced.")
@@ -156,7 +157,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
               help="Backend options from a JSON, TOML or YAML file (the keys of -M); -M and the flags override it.")
 def command(benchmark, model, data, sample, split, select, context, judges, judge_api_base, extractor,
             extractor_api_base, conditions, limit, convention, language, run_dir, seed,
-            no_cache, no_retry_errors, max_error_rate, as_json, reading, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
+            no_cache, no_retry_errors, max_error_rate, as_json, reading, model_name, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
             max_image_side, price, temperature, max_tokens, params, max_response_bytes, response_format, workers,
             tensor_parallel_size, batch_size, engine_options, model_options, model_config, **shorthands) -> None:
     """Run BENCHMARK on a model and write records to a run directory.
@@ -195,7 +196,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
             judge_options={"api_base": judge_api_base} if judge_api_base else {},
             extractor=extractor, extractor_options={"api_base": extractor_api_base} if extractor_api_base else {},
             command_line=["medvqa", *sys.argv[1:]], allow_invalid=allow_invalid, forced_guess=forced_guess,
-            retry_errors=not no_retry_errors, max_error_rate=max_error_rate, reading=reading,
+            retry_errors=not no_retry_errors, max_error_rate=max_error_rate, reading=reading, model_name=model_name,
             **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}),
             backend_options=resolved,
         )

@@ -31,7 +31,7 @@ from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.render import json_rows
 from medvqa.core import metrics
-from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived
+from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived, model_name
 from medvqa.core.items import DataError, Item
 from medvqa.core.passlines import PassLines
 from medvqa.core.run.saved import SavedRun, read_runs, whole_exam_items
@@ -132,12 +132,12 @@ def read_entries(run_dirs: Sequence[str | Path], reading: str | None = None) -> 
     runs = [run.read_as(reading) for run in read_runs(unique)]
     groups, join_notes = join_runs(runs)
     notes += [n for n in join_notes if n.startswith("joined ")]
-    counts = Counter((g[0].benchmark.name, g[0].manifest["model"]) for g in groups)
-    languages = Counter((g[0].benchmark.name, g[0].manifest["model"], _language(g[0])) for g in groups)
+    counts = Counter((g[0].benchmark.name, model_name(g[0].manifest)) for g in groups)
+    languages = Counter((g[0].benchmark.name, model_name(g[0].manifest), _language(g[0])) for g in groups)
     entries = []
     for group in groups:
         first = group[0]
-        model = first.manifest["model"]
+        model = model_name(first.manifest)
         if counts[(first.benchmark.name, model)] > 1:  # the language names it when it is what differs
             lang = _language(first)
             model = (f"{model} [{lang}]" if languages[(first.benchmark.name, model, lang)] == 1
@@ -147,7 +147,7 @@ def read_entries(run_dirs: Sequence[str | Path], reading: str | None = None) -> 
     names = Counter((e.benchmark.name, e.model) for e in entries)
     for e in entries:  # folder names repeat too: the whole path
         if names[(e.benchmark.name, e.model)] > 1:
-            e.model = f"{e.runs[0].manifest['model']}@{e.runs[0].path}"
+            e.model = f"{model_name(e.runs[0].manifest)}@{e.runs[0].path}"
     return entries, notes
 
 
@@ -293,7 +293,8 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
     tests = test_rows(entries, settings)
     delta_lang = pd.DataFrame(language_delta_rows([e.runs for e in entries], settings), columns=DELTA_LANG_COLUMNS)
     passes = [row for e in entries for row in pass_rows(e, notes)]
-    runs = [{"benchmark": e.benchmark.name, "model": e.model, "runs": [str(r.path) for r in e.runs],
+    runs = [{"benchmark": e.benchmark.name, "model": e.model, "model_string": e.runs[0].manifest["model"],
+             "runs": [str(r.path) for r in e.runs],
              "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": list(e.by_condition)}
             for e in entries]
     shown: dict[str, list[str]] = {}

@@ -150,6 +150,15 @@ class Manifest(BaseModel):
     convention: str | None = None
     # the language the items were asked in (`medvqa run --language`); None: the benchmark's only one
     language: str | None = None
+    # the name the run's model goes by in tables, pairing, compare and the browser (`--model-name`);
+    # None: the model string (`model`, kept beside it)
+    model_name: str | None = None
+
+
+def model_name(manifest: Any) -> str:
+    """The name a run's model goes by (`--model-name`, else its model string): runs pair (image,
+    language) and compare under it."""
+    return manifest.get("model_name") or manifest["model"]
 
 
 def _first_problem(exc: ValidationError) -> str:

@@ -29,7 +29,7 @@ from medvqa.core.audit.pairing import pair_records, same_but_language, side
 from medvqa.core.audit.runs import join_runs, read_runs, run_input
 from medvqa.core.items import Item
 from medvqa.core.metrics import level_keys, reading_summary
-from medvqa.core.results import condition_order, is_derived
+from medvqa.core.results import condition_order, is_derived, model_name
 from medvqa.core.run.saved import SavedRun
 
 IMAGE_PX = 384  # the longer side of an embedded image
@@ -156,7 +156,7 @@ def view_document(runs: Sequence[SavedRun], *, image_px: int = IMAGE_PX) -> dict
     return {
         **reading_summary(runs),
         "language_pairs": language_pairs,
-        "runs": [{"label": label, "model": g[0].manifest["model"], "benchmark": g[0].manifest["benchmark"], "paths": [str(r.path) for r in g]}
+        "runs": [{"label": label, "model": model_name(g[0].manifest), "model_string": g[0].manifest["model"], "benchmark": g[0].manifest["benchmark"], "paths": [str(r.path) for r in g]}
                  for label, g in zip(labels, groups)],
         "benchmarks": list(dict.fromkeys(run.manifest["benchmark"] for run in runs)),
         "conditions": sorted({r["condition"] for r in records}, key=condition_order),

@@ -22,7 +22,7 @@ from medvqa.core import metrics, plugins
 from medvqa.core.audit.analysis import (STATES, Pair, Settings, flat_row, forced_guess, paired_markdown,
                                         paired_section)
 from medvqa.core.metrics import held_fields
-from medvqa.core.results import condition_order, is_derived
+from medvqa.core.results import condition_order, is_derived, model_name
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def side(runs: Sequence[Any]) -> LanguageSide:
 def same_but_language(a: Sequence[Any], b: Sequence[Any]) -> bool:
     """Runs of the same benchmark and model with the same parameters, in two languages."""
     ma, mb = a[0].manifest, b[0].manifest
-    return (ma["benchmark"] == mb["benchmark"] and ma["model"] == mb["model"] and ma.get("params") == mb.get("params")
+    return (ma["benchmark"] == mb["benchmark"] and model_name(ma) == model_name(mb) and ma.get("params") == mb.get("params")
             and manifest_language(ma, a[0].benchmark) != manifest_language(mb, b[0].benchmark))
 
 
@@ -117,7 +117,7 @@ def language_section(a: Sequence[Any], b: Sequence[Any], s: Settings) -> dict:
     """The language pairing of two experiments (saved runs) that differ only in the language, the
     exam's own language first, per condition both hold: the image-removal section's fields, named
     for the language (see the module)."""
-    model, benchmark = a[0].manifest["model"], a[0].benchmark
+    model, benchmark = model_name(a[0].manifest), a[0].benchmark
     first, second = sorted((side(a), side(b)), key=lambda x: x.rank)
     ka, kb = _index(first.records), _index(second.records)
     conditions = sorted({c for _, c in ka if not is_derived(c)} & {c for _, c in kb if not is_derived(c)},
@@ -143,17 +143,17 @@ def language_pairs(groups: Sequence[Sequence[Any]], s: Settings) -> dict[str, di
     """{"<first> vs <second>" (and the model, when several): section} for every two experiments
     that differ only in the language."""
     out: dict[str, dict] = {}
-    several_models = len({g[0].manifest["model"] for g in groups}) > 1
+    several_models = len({model_name(g[0].manifest) for g in groups}) > 1
     for a, section in _language_sections(groups, s):
         key = " vs ".join(section["languages"])
-        out[f"{key} ({a[0].manifest['model']})" if key in out or several_models else key] = section
+        out[f"{key} ({model_name(a[0].manifest)})" if key in out or several_models else key] = section
     return out
 
 
 def language_delta_rows(groups: Sequence[Sequence[Any]], s: Settings) -> list[dict]:
     """`compare`'s Δlang rows: per model × benchmark × condition, for every two experiments that
     differ only in the language, on the items both hold (the audit's language pairing)."""
-    return [{"model": a[0].manifest["model"], "benchmark": a[0].benchmark.name, "condition": cond,
+    return [{"model": model_name(a[0].manifest), "benchmark": a[0].benchmark.name, "condition": cond,
              "languages": " vs ".join(section["languages"]), **flat_row(sec, ("a_local", "a_other", "delta_lang"))}
             for a, section in _language_sections(groups, s) for cond, sec in section["conditions"].items()]
 

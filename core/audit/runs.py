@@ -15,6 +15,7 @@ from medvqa.core import plugins
 from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, parse_cohorts
 from medvqa.core.metrics import held_fields
 from medvqa.core.items import DataError
+from medvqa.core.results import model_name
 from medvqa.core.run.saved import SavedRun, read_run, read_runs as read_saved_runs  # noqa: F401 (read_run: re-exported)
 
 
@@ -37,14 +38,14 @@ def read_runs(run_dirs: Sequence[str | Path]) -> tuple[list[SavedRun], list[str]
 def run_input(runs: Sequence[SavedRun]) -> RunInput:
     """One audit input from runs of the same experiment (usually one run)."""
     first = runs[0]
-    return RunInput(model=first.manifest["model"], records=[r for run in runs for r in run.records],
+    return RunInput(model=model_name(first.manifest), records=[r for run in runs for r in run.records],
                     items=first.items, source=" + ".join(str(run.path) for run in runs),
                     patterns=plugins.answer_patterns(), stratum_aliases=first.benchmark.stratum_aliases,
                     benchmark=first.benchmark)
 
 
 # Manifest fields that must agree for two runs to be one experiment, and how to name each.
-SAME_EXPERIMENT = {"benchmark": "benchmarks", "data_fingerprint": "data fingerprints", "model": "models",
+SAME_EXPERIMENT = {"benchmark": "benchmarks", "data_fingerprint": "data fingerprints", "model_name": "models",
                    "params": "generation parameters", "templates": "templates"}
 
 
@@ -54,8 +55,11 @@ def _short(value: Any) -> str:
 
 def differences(a: SavedRun, b: SavedRun) -> list[str]:
     """Why `a` and `b` are not one experiment (empty when they are)."""
-    return [f"{what} differ ({_short(a.manifest.get(key))} vs {_short(b.manifest.get(key))})"
-            for key, what in SAME_EXPERIMENT.items() if a.manifest.get(key) != b.manifest.get(key)]
+    def value(run: SavedRun, key: str) -> Any:
+        return model_name(run.manifest) if key == "model_name" else run.manifest.get(key)
+
+    return [f"{what} differ ({_short(value(a, key))} vs {_short(value(b, key))})"
+            for key, what in SAME_EXPERIMENT.items() if value(a, key) != value(b, key)]
 
 
 def _conditions(group: list[SavedRun]) -> set[str]:
@@ -72,7 +76,7 @@ def join_runs(runs: Sequence[SavedRun]) -> tuple[list[list[SavedRun]], list[str]
             groups.append([run])
         else:
             group.append(run)
-    notes = [f"joined {' + '.join(str(r.path) for r in g)}: one experiment of {g[0].manifest['model']} "
+    notes = [f"joined {' + '.join(str(r.path) for r in g)}: one experiment of {model_name(g[0].manifest)} "
              f"on the same data, conditions {' | '.join(','.join(sorted(r.conditions)) for r in g)}"
              for g in groups if len(g) > 1]
     explained: set[frozenset] = set()  # (run, run) pairs already named, in either order

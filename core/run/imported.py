@@ -32,7 +32,8 @@ class _Imported:
 def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[Item, str, str | None]],
               run_dir: str | Path, *, model: str, load: dict[str, Any] | None = None, split: str | None = None,
               saved: bool = True, command_line: list[str] | None = None,
-              source: dict[str, Any] | None = None, images_attested: bool = False, reading: str | None = None) -> dict:
+              source: dict[str, Any] | None = None, images_attested: bool = False, reading: str | None = None,
+              model_name: str | None = None) -> dict:
     """Write the run directory `run_dir` from (item, condition, response text) triples (or
     quadruples whose fourth element, a dict, adds fields to that record: what the source said
     beside the answer) and return its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
@@ -49,7 +50,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     a directory that already holds a run is refused. With `images_attested` the source showed the
     items' images (predictions published with them): image conditions are accepted for image
     items whose files are not here. The summary's headline numbers use `reading` (None: the
-    benchmark's protocol's), the other reading beside them."""
+    benchmark's protocol's), the other reading beside them. `model_name` is the name the model goes
+    by in tables and pairing (the manifest's `model_name`; `model` when None)."""
     from medvqa.core.metrics import headline_numbers
     from medvqa.core.run.summary import health
 
@@ -61,7 +63,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
                    run_dir=run_dir, split=split or benchmark.default_split, data=(load or {}).get("data"),
                    command_line=command_line or list(sys.argv),
                    extra_manifest={"load": load or {}, "convention": benchmark.active_convention,
-                                   "imported": source or {}})
+                                   "imported": source or {},
+                                   **({"model_name": model_name} if model_name else {})})
     patterns = plugins.answer_patterns()
     records, seen, conditions = [], set(), []
 

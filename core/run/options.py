@@ -56,6 +56,7 @@ class RunOptions:
     convention: str | None = None  # one of the benchmark's scoring conventions; None: its default
     max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES  # what a record keeps of an answer
     language: str | None = None  # one of the benchmark's languages (`--language`); None: its first
+    model_name: str | None = None  # the name the model goes by in tables and pairing (`--model-name`)
     reading: str | None = None  # the summary's headline reading (`--reading`); None: the benchmark's protocol's
     backend_options: dict[str, Any] = field(default_factory=dict)
     command_line: list[str] = field(default_factory=list)
@@ -135,7 +136,8 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
                    extra_manifest={"load": options.load_options(), "backend": dict(backend.settings),
                                    "params_left_out": dict(backend.params_left_out),
                                    "forced_guess": options.forced_guess,
-                                   "convention": benchmark.active_convention},
+                                   "convention": benchmark.active_convention,
+                                   **({"model_name": options.model_name} if options.model_name else {})},
                    forced_guess=options.forced_guess, retry_errors=options.retry_errors,
                    max_response_bytes=options.max_response_bytes)
     reporter = for_stderr() if progress else None
