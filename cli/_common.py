@@ -92,15 +92,17 @@ def condition_table(conditions: dict[str, dict]) -> str:
 
     # the other reading's accuracy, where an extractor read some replies (`assisted_*` or `strict_*`)
     other = next((r for r in READINGS if any(c.get(f"{r}_accuracy") is not None for c in conditions.values())), None)
+    # records the benchmark's rules leave out of every denominator (withdrawn items), where there are any
+    uncounted = any(c.get("uncounted") for c in conditions.values())
     lines = [f"  {'condition':<11}{'n':>6}  {'accuracy':>8}  {'95% CI':<13}" + "".join(f"  {s}" for s in STATUSES)
-             + (f"  {other} accuracy (extracted)" if other else "")]
+             + ("  uncounted" if uncounted else "") + (f"  {other} accuracy (extracted)" if other else "")]
     for cond, c in conditions.items():  # in the metrics layer's order: C, C+Q, C+I, C+Q+I
         ci = f"{100 * c['ci'][0]:.1f}–{100 * c['ci'][1]:.1f}%" if c["ci"] else "-"
         acc = f"{100 * c['accuracy']:.1f}%" if c["accuracy"] is not None else "-"
         extra = (f"  {100 * c[f'{other}_accuracy']:.1f}% ({c['extracted']})" if other and c.get(f"{other}_accuracy") is not None
                  else "  -" if other else "")
         lines.append(f"  {cond:<11}{c['n']:>6}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES)
-                     + extra)
+                     + (f"  {c.get('uncounted', 0):>9}" if uncounted else "") + extra)
     return "\n".join(lines)
 
 

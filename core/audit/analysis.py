@@ -730,13 +730,20 @@ def summary_markdown(doc: dict) -> str:
     lines += [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
     for name, m in model_docs(doc).items():
         p = m["paired"]
-        table, *unpaired = paired_markdown(p, PAIRED_COLUMNS, "Unpaired image items")
-        lines += [f"## {name}", "", f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "", table, "",
-                  "95 % CI of Δimg: Tango's score interval for paired proportions; McNemar p: exact; "
-                  "Holm p: adjusted by Holm's method over the levels of each stratum.", *unpaired]
+        lines += [f"## {name}", ""]
+        if p["overall"]["n"] or p["unpaired"]:
+            table, *unpaired = paired_markdown(p, PAIRED_COLUMNS, "Unpaired image items")
+            lines += [f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "", table, "",
+                      "95 % CI of Δimg: Tango's score interval for paired proportions; McNemar p: exact; "
+                      "Holm p: adjusted by Holm's method over the levels of each stratum.", *unpaired]
+        else:  # a text-only run: no table of nothing
+            lines.append("Image removal: no image items in these records, so no pairs.")
         rates = ", ".join(f"{c} {pct(v['rate'])} %" for c, v in m["refusals"]["rates"].items())
         io = m["io_control"]
-        lines += ["", f"Refusal rates: {rates or 'no records'}.",
-                  f"Image-as-options control: n {io['n']}, baseline {pct(io['baseline'])} %, with image "
-                  f"{pct(io['a_with'])} %, removed {pct(io['a_removed'])} %, stem leakage hits {io['leakage_hits']}.", ""]
+        lines += ["", f"Refusal rates: {rates or 'no records'}."]
+        if io["n"]:  # items whose options are in the image only
+            lines.append(f"Image-as-options control: n {io['n']}, baseline {pct(io['baseline'])} %, with image "
+                         f"{pct(io['a_with'])} %, removed {pct(io['a_removed'])} %, stem leakage hits "
+                         f"{io['leakage_hits']}.")
+        lines.append("")
     return "\n".join(lines)

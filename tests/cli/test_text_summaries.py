@@ -1,0 +1,34 @@
+"""Rough edges of the text summaries: a condition whose records are not all counted shows
+`uncounted` beside n (IgakuQA 2018 holds an item MHLW withdrew: 400 records, n 399), and the audit
+of a text-only run prints no empty image-removal table and no image-as-options control of n 0."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from medvqa.cli.main import cli
+from tests.conftest import shared_data
+
+
+def invoke(*args):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_the_run_summary_shows_uncounted_where_records_differ_from_n(tmp_path):
+    out = invoke("run", "igakuqa", "--data", shared_data("igakuqa"), "--select", "year=2018", "--model", "random",
+                 "--run-dir", tmp_path / "r", "--no-cache")
+    head, row = [line.replace("95% CI", "95%CI").split() for line in out.splitlines()
+                 if line.strip().startswith(("condition", "C+Q "))]
+    assert "uncounted" in head
+    cells = dict(zip(head, row))
+    assert int(cells["n"]) + int(cells["uncounted"]) == 400 and int(cells["uncounted"]) > 0
+
+
+def test_the_audit_of_a_text_only_run_has_no_empty_image_sections(tmp_path):
+    invoke("run", "jmed48k", "--sample", "--select", "has_image=false", "--model", "random", "--run-dir",
+           tmp_path / "r", "--no-cache")
+    text = invoke("audit", tmp_path / "r", "--resamples", "20")
+    assert "Image removal: no image items in these records, so no pairs." in text
+    assert "| overall | 0 |" not in text and "Image-as-options control" not in text
