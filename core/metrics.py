@@ -273,10 +273,13 @@ def parse_failure_warnings(records: Iterable[Mapping], benchmark: Benchmark | No
                 out.append(f"warning: {key[0]}: {failures} of {c.n} answers ({100 * failures / c.n:.1f} %) could be "
                            f"read neither by the strict reader nor by the extractor and count as wrong")
                 continue
+            # once an extractor has read them, the remedy left is the reading (or a convention)
+            remedy = ("; the assisted reading counts the extractor's answers (--reading assisted)" if c.extracted else
+                      "; use a scoring convention that fits the output (--convention) or read them with an "
+                      "extractor model (--extractor MODEL)")
             extracted = f"; {c.extracted} read by the extractor" if c.extracted else ""
             out.append(f"warning: {key[0]}: {failures} of {c.n} answers ({100 * failures / c.n:.1f} %) could not be "
-                       f"read by the strict reader and count as wrong{extracted}; use a scoring convention that fits "
-                       f"the output (--convention) or read them with an extractor model (--extractor MODEL)")
+                       f"read by the strict reader and count as wrong{extracted}{remedy}")
     return out
 
 

@@ -32,3 +32,13 @@ def test_the_audit_of_a_text_only_run_has_no_empty_image_sections(tmp_path):
     text = invoke("audit", tmp_path / "r", "--resamples", "20")
     assert "Image removal: no image items in these records, so no pairs." in text
     assert "| overall | 0 |" not in text and "Image-as-options control" not in text
+
+
+def test_after_an_extraction_the_warning_points_at_the_reading_not_at_an_extractor(tmp_path):
+    data = shared_data("worldmedqa-v-japan")
+    table = data / "visuals" / "outputs_w_images" / "GPT4o" / "GPT4o_japan_local_gpt-4o-mini_result.xlsx"
+    invoke("import", "worldmedqa_v", table, "--data", data, "--run-dir", tmp_path / "r", "--json")
+    result = CliRunner().invoke(cli, ["report", str(tmp_path / "r"), "--reading", "strict"])
+    warning = [line for line in result.stderr.splitlines() if line.startswith("warning: C+Q+I")]
+    assert len(warning) == 1 and "141 read by the extractor" in warning[0]
+    assert "--reading assisted" in warning[0] and "--extractor MODEL" not in warning[0]
