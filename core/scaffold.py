@@ -1,7 +1,8 @@
 """`medvqa new-adapter NAME`: a new, installable adapter package that passes its own tests and
 the conformance kit as written — a loader for a JSON Lines release, prompts and answer phrases
-in the exam's language, a validator, a three-item fixture with one image, tests that use the
-kit, and a README. docs/adding-an-exam.md walks through what to change next.
+in the exam's language, a validator, a three-item fixture with one image whose options carry
+the exam's labels (`--labels`), tests that use the kit and take their ids and answers from the
+fixture, and a README. docs/adding-an-exam.md walks through what to change next.
 """
 
 from __future__ import annotations
@@ -17,6 +18,15 @@ from pathlib import Path
 NAME = re.compile(r"^[a-z][a-z0-9_]{1,39}$")
 LANGUAGE = re.compile(r"^[a-z]{2,3}$")
 
+# The label ranges `--labels` accepts: from the first label of a form to the last, 3 options at
+# least (the fixture's two-answer item needs a third, wrong one) and as many as the fixture has.
+LABEL_RANGE = re.compile(r"^(?:A-[C-J]|a-[c-j]|1-[3-9])$")
+LABEL_FORMS = "A-E (capital letters, A-C to A-J), a-e (small letters, a-c to a-j) or 1-5 (digits, 1-3 to 1-9)"
+# The labels an exam in a language most often prints when `--labels` is not given: most Japanese
+# licensing exams number their options 1-5 (the physician's and the dentist's letter them a-e,
+# JMed48k and IgakuQA), Spain's MIR numbers its four 1-4; the others letter them A-E.
+DEFAULT_LABELS = {"ja": "1-5", "es": "1-4"}
+
 
 @dataclass(frozen=True)
 class Scaffold:
@@ -26,6 +36,17 @@ class Scaffold:
     language: str
     phrasebook: bool  # False: the language has no phrasebook entry, prompts are in English
     files: tuple[Path, ...]
+    labels: tuple[str, ...] = ("A", "B", "C", "D", "E")  # the options' labels, as the exam prints them
+
+
+def option_labels(spec: str | None, language: str = "en") -> tuple[str, ...]:
+    """The labels `--labels SPEC` names ("1-5" → 1, 2, 3, 4, 5); None: the language's default."""
+    spec = DEFAULT_LABELS.get(language, "A-E") if spec is None else spec.strip()
+    if not LABEL_RANGE.match(spec):
+        from medvqa.core.errors import UsageError
+
+        raise UsageError(f"--labels {spec!r}: give a range of option labels from the first one: {LABEL_FORMS}")
+    return tuple(chr(c) for c in range(ord(spec[0]), ord(spec[-1]) + 1))
 
 
 def _phrases(language: str) -> tuple[dict, bool]:
@@ -36,17 +57,32 @@ def _phrases(language: str) -> tuple[dict, bool]:
     return PHRASES["en"], False  # the default language of a Benchmark
 
 
+# The fixture's items: as many options as the exam has labels (the first ones of each list), the
+# answers given by position (the second option; the first and third; the third).
 FIXTURE_ITEMS = [
     {"id": "q1", "question": "Which organ secretes insulin?",
-     "options": {"A": "Liver", "B": "Pancreas", "C": "Kidney", "D": "Spleen"}, "answer": "B",
-     "subject": "endocrinology"},
+     "options": ["Liver", "Pancreas", "Kidney", "Spleen", "Gallbladder", "Stomach", "Thyroid gland",
+                 "Adrenal gland", "Lung", "Heart"],
+     "answer": 1, "subject": "endocrinology"},
     {"id": "q2", "question": "Which two vessels carry oxygenated blood in an adult?",
-     "options": {"A": "Pulmonary vein", "B": "Pulmonary artery", "C": "Aorta", "D": "Superior vena cava"},
-     "answer": ["A", "C"], "subject": "cardiology"},
+     "options": ["Pulmonary vein", "Pulmonary artery", "Aorta", "Superior vena cava", "Inferior vena cava",
+                 "Portal vein", "Internal jugular vein", "Femoral vein", "Coronary sinus", "Great saphenous vein"],
+     "answer": [0, 2], "subject": "cardiology"},
     {"id": "q3", "question": "The image shows one round cell on a plain background. What shape is the cell?",
-     "options": {"A": "Square", "B": "Triangle", "C": "Round", "D": "Star-shaped"}, "answer": "C",
-     "subject": "haematology", "images": ["images/q3.png"]},
+     "options": ["Square", "Triangle", "Round", "Star-shaped", "Hexagonal", "Crescent-shaped", "Rectangular",
+                 "Diamond-shaped", "Spindle-shaped", "Heart-shaped"],
+     "answer": 2, "subject": "haematology", "images": ["images/q3.png"]},
 ]
+
+
+def fixture_rows(labels: tuple[str, ...]) -> list[dict]:
+    """The fixture's lines of `items.jsonl`, their options and answers under `labels`."""
+    rows = []
+    for item in FIXTURE_ITEMS:
+        answer = item["answer"]
+        rows.append({**item, "options": dict(zip(labels, item["options"])),
+                     "answer": [labels[i] for i in answer] if isinstance(answer, list) else labels[answer]})
+    return rows
 
 
 def _png() -> bytes:
@@ -124,12 +160,12 @@ __PATTERNS__'''
 BENCHMARK = '''"""__TITLE__: the loader, its strata and its validator.
 
 The release is a folder holding `items.jsonl`, one JSON object a line:
-    {"id": "q1", "question": "...", "options": {"A": "...", "B": "..."}, "answer": "B",
+    {"id": "q1", "question": "...", "options": {"__L0__": "...", "__L1__": "..."}, "answer": "__L1__",
      "subject": "...", "images": ["images/q1.png"]}
-`answer` is a key, a list of keys (all of them required) or a list of lists (accepted
-alternatives); `images` are paths inside the folder. The bundled fixture (`fixture/`) is the
-default source until you point `load` at the real release (a download, see
-docs/adding-an-exam.md).
+The option keys are the labels the exam prints (`LABELS`); `answer` is a key, a list of keys
+(all of them required) or a list of lists (accepted alternatives); `images` are paths inside
+the folder. The bundled fixture (`fixture/`) is the default source until you point `load` at
+the real release (a download, see docs/adding-an-exam.md).
 """
 
 from __future__ import annotations
@@ -142,6 +178,9 @@ from . import prompts
 
 FIXTURE = Path(__file__).parent / "fixture"
 ITEMS = "items.jsonl"
+# The option labels the exam prints (`medvqa new-adapter --labels __LABELSPEC__`): the prompt asks for
+# them as __LABELWORD__.
+LABELS = __LABELS__
 
 
 class __CLASS__(medvqa.Benchmark):
@@ -247,40 +286,82 @@ class __CLASS__(medvqa.Benchmark):
 '''
 
 TESTS = '''"""The adapter keeps every medvqa contract (the conformance kit) and reads its fixture and
-its language's answers as it should."""
+its language's answers as it should. The tests take their ids, options and answers from the
+fixture, so they hold when its items are replaced by real ones."""
 
+import json
 from pathlib import Path
 
 import medvqa
+from __MODULE__.benchmark import LABELS
 
 FIXTURE = Path(__file__).resolve().parents[1] / "__MODULE__" / "fixture"
+REPLY = __SAMPLE_REPLY__  # a reply in __LANGNAME__ naming the option {label}
+
+
+def fixture_rows():
+    """The fixture's lines as written, read beside the loader."""
+    lines = (FIXTURE / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def accepted(answer):
+    """An answer as written ("B", ["A", "C"], [["A"], ["C"]], null) as its sets of keys, one per
+    accepted alternative."""
+    if answer in (None, "", []):
+        return []
+    if not isinstance(answer, list):
+        return [{str(answer)}]
+    if all(isinstance(alt, list) for alt in answer):
+        return [set(map(str, alt)) for alt in answer]
+    return [set(map(str, answer))]
 
 
 def test_the_benchmark_keeps_every_contract(medvqa_check):
+    items = medvqa.load("__NAME__", FIXTURE)
     report = medvqa_check("__NAME__", FIXTURE)
-    assert report.ok and report.n_items == 3
-    assert report.n_records == {"random": 8, "gold": 8}  # 3 items x C, C+Q, and the image item's C+I, C+Q+I
+    # C and C+Q for every item with an answer; C+I and C+Q+I too for one whose images are present
+    expected = sum(4 if it.image_available else 2 for it in items if not it.excluded)
+    assert report.ok and report.n_items == len(items)
+    assert report.n_records == {"random": expected, "gold": expected}
 
 
 def test_the_loader_reads_the_fixture():
-    items = medvqa.load("__NAME__", FIXTURE)
-    assert [it.id for it in items] == ["q1", "q2", "q3"]
-    assert items[1].gold.keys == {"A", "C"} and items[1].n_select == 2
-    assert [it.image_available for it in items] == [False, False, True]
-    assert medvqa.load("__NAME__", FIXTURE, select={"subject": ["cardiology"]})[0].id == "q2"
+    rows, items = fixture_rows(), medvqa.load("__NAME__", FIXTURE)
+    assert [it.id for it in items] == [row["id"] for row in rows]
+    for it, row in zip(items, rows):
+        assert [o.key for o in it.options] == list(row["options"]), it.id
+        assert set(row["options"]) <= set(LABELS), it.id
+        gold = [set(alt) for alt in it.gold.alternatives] if it.gold else []
+        assert gold == accepted(row.get("answer")), it.id
+        assert it.n_select == (len(gold[0]) if gold else 1), it.id
+        assert it.has_images == bool(row.get("images")), it.id
+    for subject in {row.get("subject") for row in rows if row.get("subject")}:
+        chosen = medvqa.load("__NAME__", FIXTURE, select={"subject": [subject]})
+        assert [it.id for it in chosen] == [row["id"] for row in rows if row.get("subject") == subject]
 
 
 def test_answers_in_the_exam_language_are_read():
-    item = medvqa.load("__NAME__", FIXTURE)[0]
-    assert medvqa.score(item, __SAMPLE_REPLY__).predicted == ("B",)
-    assert medvqa.score(item, '{"answer": ["B"]}').correct
-    assert not medvqa.score(item, '{"answer": ["A"]}').correct
+    items = [it for it in medvqa.load("__NAME__", FIXTURE) if it.gold is not None]
+    single = [it for it in items if len(it.gold.alternatives[0]) == 1]
+    assert single, "the fixture needs an item with one answer to read the language's answer phrase"
+    for it in items:
+        keys = sorted(it.gold.alternatives[0])
+        assert medvqa.score(it, json.dumps({"answer": keys})).correct, it.id
+        wrong = [o.key for o in it.options if o.key not in it.gold.keys]
+        if wrong:
+            assert not medvqa.score(it, json.dumps({"answer": wrong[:1]})).correct, it.id
+    for it in single:
+        (key,) = it.gold.alternatives[0]
+        label = next(o.label for o in it.options if o.key == key)
+        read = medvqa.score(it, REPLY.format(label=label))
+        assert (read.predicted, read.correct) == ((key,), True), it.id
 '''
 
 README = '''# medvqa-__DIST__
 
 A [medvqa](https://pypi.org/project/medvqa/) adapter for __TITLE__, written by
-`medvqa new-adapter __NAME____LANGOPT__`.
+`medvqa new-adapter __NAME____LANGOPT__ --labels __LABELSPEC__`.
 
 ```bash
 pip install -e .
@@ -293,8 +374,10 @@ python -m pytest -q                      # its own tests and the conformance kit
 
 - `__MODULE__/benchmark.py`: the loader (`items.jsonl` in a release folder), strata, validator.
 - `__MODULE__/prompts.py`: the template and answer phrases in __LANGNAME__.
-- `__MODULE__/fixture/`: three items, one with an image; the tests and the kit run on it.
-- `tests/test___NAME__.py`: `medvqa_check` (the conformance kit) and hand-checked loader tests.
+- `__MODULE__/fixture/`: three items labelled __LABELSPEC__, one with an image; the tests and the kit
+  run on it.
+- `tests/test___NAME__.py`: `medvqa_check` (the conformance kit) and loader and answer tests that
+  take their ids and answers from the fixture: replace its items with real ones and they still apply.
 
 Next steps are in medvqa's docs/adding-an-exam.md: the real release's layout, its answer
 conventions, its pass lines and its download.
@@ -305,13 +388,16 @@ def _py(value) -> str:
     return pprint.pformat(value, width=100)
 
 
-def write_adapter(name: str, out_dir: str | Path = ".", *, language: str = "en", title: str | None = None) -> Scaffold:
-    """Write the adapter package `name` into `out_dir/name` (which must not exist or be empty)."""
+def write_adapter(name: str, out_dir: str | Path = ".", *, language: str = "en", title: str | None = None,
+                  labels: str | None = None) -> Scaffold:
+    """Write the adapter package `name` into `out_dir/name` (which must not exist or be empty),
+    its options labelled `labels` ("A-E", "a-e", "1-5"; None: the language's default)."""
     if not NAME.match(name) or keyword.iskeyword(name):
         raise ValueError(f"adapter name {name!r}: use 2-40 lower-case letters, digits and underscores, "
                          "starting with a letter (it is the benchmark's name in `medvqa run NAME`)")
     if not LANGUAGE.match(language):
         raise ValueError(f"--language {language!r}: give an ISO 639 code such as en, ko, pl")
+    keys = option_labels(labels, language)
     from medvqa.core import plugins
 
     if name in plugins.benchmarks():
@@ -321,6 +407,7 @@ def write_adapter(name: str, out_dir: str | Path = ".", *, language: str = "en",
     if root.exists() and any(root.iterdir()):
         raise ValueError(f"{root} exists and is not empty: choose another --out or name")
     words, known = _phrases(language)
+    numbered = keys[0].isdigit()
     module = f"medvqa_{name}"
     title = title or f"the {name} exam"
     cls = "".join(part.capitalize() for part in name.split("_")) or "Exam"
@@ -342,10 +429,13 @@ def write_adapter(name: str, out_dir: str | Path = ".", *, language: str = "en",
         "__TITLE__": title, "__LANG__": language, "__LANGNAME__": langname,
         "__LANGOPT__": f" --language {language}" if language != "en" else "",
         "__QUESTION_HEADER__": _py(words["question_header"]), "__OPTIONS_HEADER__": _py(words["options_header"]),
-        "__INSTRUCTION__": _py(words["instruction"]), "__IMAGE_INSTRUCTION__": _py(words["image_instruction"]),
+        "__INSTRUCTION__": _py(words["numbered_instruction" if numbered else "instruction"]),
+        "__IMAGE_INSTRUCTION__": _py(words["image_instruction"]),
         "__FORCED_GUESS__": _py(words["forced_guess"]), "__PATTERN_IMPORT__": pattern_import,
         "__PATTERNS__": patterns, "__PATTERNS_HOOK__": PATTERNS_HOOK if has_patterns else "",
         "__SAMPLE_REPLY__": _py(words["sample_reply"]),
+        "__LABELS__": repr(keys), "__LABELSPEC__": f"{keys[0]}-{keys[-1]}", "__L0__": keys[0], "__L1__": keys[1],
+        "__LABELWORD__": "numbers" if numbered else "letters",
     }
 
     def fill(text: str) -> str:
@@ -357,7 +447,8 @@ def write_adapter(name: str, out_dir: str | Path = ".", *, language: str = "en",
         "pyproject.toml": fill(PYPROJECT), "README.md": fill(README),
         f"{module}/__init__.py": fill(INIT), f"{module}/plugin.py": fill(PLUGIN),
         f"{module}/prompts.py": fill(PROMPTS), f"{module}/benchmark.py": fill(BENCHMARK),
-        f"{module}/fixture/items.jsonl": "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in FIXTURE_ITEMS),
+        f"{module}/fixture/items.jsonl": "".join(json.dumps(row, ensure_ascii=False) + "\n"
+                                                 for row in fixture_rows(keys)),
         f"tests/test_{name}.py": fill(TESTS),
     }
     written = []
@@ -370,4 +461,4 @@ def write_adapter(name: str, out_dir: str | Path = ".", *, language: str = "en",
     image.parent.mkdir(parents=True, exist_ok=True)
     image.write_bytes(_png())
     written.append(image)
-    return Scaffold(root, name, module, language, known, tuple(written))
+    return Scaffold(root, name, module, language, known, tuple(written), keys)

@@ -2,13 +2,16 @@
 conformance kit without edits, and runs with `medvqa run NAME --model random`."""
 
 import ast
+import csv
 import importlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -21,7 +24,13 @@ from medvqa.core.scoring.patterns import ENGLISH
 from medvqa.core.scoring.score import score
 from medvqa.testing import check_benchmark
 
-from tests.conftest import REPO
+from tests.conftest import REPO, shared_data
+
+# The word each phrasebook's instruction uses for a numbered and for a lettered option label.
+NUMBER_WORD = {"en": "number", "ja": "番号", "ko": "번호", "pl": "numer", "de": "Nummer", "fr": "numéro",
+               "es": "número", "pt": "número", "it": "numero", "zh": "编号"}
+LETTER_WORD = {"en": "letter", "ja": "記号", "ko": "기호", "pl": "liter", "de": "Buchstab", "fr": "lettre",
+               "es": "letra", "pt": "letra", "it": "letter", "zh": "字母"}
 
 
 def scaffold(tmp_path, name, *args):
@@ -47,28 +56,41 @@ def forget_modules():
             del sys.modules[name]
 
 
+@pytest.mark.parametrize("labels", ["1-5", "A-E"])
 @pytest.mark.parametrize("language", sorted(PHRASES))
-def test_every_language_writes_python_whose_answer_phrases_read_its_reply(tmp_path, language, forget_modules):
-    name = f"exam_{language}"
-    root, _ = scaffold(tmp_path, name, "--language", language)
+def test_every_language_writes_python_whose_answer_phrases_read_its_reply(tmp_path, language, labels,
+                                                                          forget_modules):
+    """Numbered options are asked for by their number, lettered ones by their letter, in each
+    language: a prompt asking for "the letter" of options 1-5 invites "B" for option 2."""
+    name = f"exam_{language}_{labels[0].lower()}"
+    root, _ = scaffold(tmp_path, name, "--language", language, "--labels", labels)
     for path in root.rglob("*.py"):
         ast.parse(path.read_text(encoding="utf-8"), str(path))
     bench_mod, prompts = import_generated(root, f"medvqa_{name}")
     bench = getattr(bench_mod, "".join(p.capitalize() for p in name.split("_")))()
     assert bench.language == language and bench.name == name
     items = bench.load(root / f"medvqa_{name}" / "fixture")
+    expected = ["1", "2", "3", "4", "5"] if labels == "1-5" else ["A", "B", "C", "D", "E"]
+    assert all([o.key for o in it.options] == expected for it in items)
+    assert [sorted(it.gold.keys) for it in items] == [[expected[1]], [expected[0], expected[2]], [expected[2]]]
     patterns = (ENGLISH, prompts.PATTERNS) if hasattr(prompts, "PATTERNS") else (ENGLISH,)
-    read = score(items[0], PHRASES[language]["sample_reply"], patterns=patterns, conventions=AnswerConventions())
-    assert (read.predicted, read.correct) == (("B",), True)  # q1's answer is B
+    reply = PHRASES[language]["sample_reply"].format(label=expected[1])  # q1's answer: the second option
+    read = score(items[0], reply, patterns=patterns, conventions=AnswerConventions())
+    assert (read.predicted, read.correct) == ((expected[1],), True)
     rendered = bench.render(items[0], medvqa.Condition.CQ)[-1]["content"]
     assert PHRASES[language]["question_header"].strip() in rendered
+    asked, not_asked = (NUMBER_WORD, LETTER_WORD) if labels == "1-5" else (LETTER_WORD, NUMBER_WORD)
+    assert asked[language] in rendered and not_asked[language] not in rendered, rendered
+    assert ", ".join(expected) in rendered  # the valid labels, as the options carry them
 
 
-def test_the_english_adapter_passes_the_kit_in_process(tmp_path, forget_modules):
-    root, _ = scaffold(tmp_path, "tiny_board")
+@pytest.mark.parametrize("labels", [(), ("--labels", "1-4")])
+def test_the_english_adapter_passes_the_kit_in_process(tmp_path, labels, forget_modules):
+    root, _ = scaffold(tmp_path, "tiny_board", *labels)
     bench_mod, _ = import_generated(root, "medvqa_tiny_board")
     report = check_benchmark(bench_mod.TinyBoard(), root / "medvqa_tiny_board" / "fixture", work_dir=tmp_path / "kit")
     assert report.ok and report.n_items == 3 and report.n_records == {"random": 8, "gold": 8}
+    assert bench_mod.LABELS == (("1", "2", "3", "4") if labels else ("A", "B", "C", "D", "E"))
     fixture = root / "medvqa_tiny_board" / "fixture"
     bench = bench_mod.TinyBoard()
     assert [it.id for it in bench.load(fixture, select={"subject": ["cardiology", "haematology"]})] == ["q2", "q3"]
@@ -145,3 +167,101 @@ def test_scaffold_offers_a_translation_as_a_second_language(tmp_path, forget_mod
     assert {it.language for it in local} == {"pl"} and {it.language for it in english} == {"en"}
     assert all(e.question == "EN " + p.question for p, e in zip(local, english))
     assert bench.with_language("en").record_fields(english[0])["language"] == "en"
+
+
+def test_labels_default_from_the_language_and_a_bad_range_is_a_usage_error(tmp_path, forget_modules):
+    """Japanese licensing exams mostly number their options 1-5, Spain's MIR 1-4; the others
+    letter them A-E. `--labels` overrides the default; a range it cannot write writes nothing."""
+    for language, expected in (("ja", "12345"), ("es", "1234"), ("ko", "ABCDE"), ("en", "ABCDE"), ("sv", "ABCDE")):
+        root, _ = scaffold(tmp_path, f"default_{language}", "--language", language)
+        first = json.loads((root / f"medvqa_default_{language}" / "fixture" / "items.jsonl").read_text().splitlines()[0])
+        assert "".join(first["options"]) == expected and first["answer"] == expected[1], language
+    root, _ = scaffold(tmp_path, "physician", "--language", "ja", "--labels", "a-e")  # the physician's exam
+    first = json.loads((root / "medvqa_physician" / "fixture" / "items.jsonl").read_text().splitlines()[0])
+    assert list(first["options"]) == ["a", "b", "c", "d", "e"] and first["answer"] == "b"
+    assert "--labels a-e" in (root / "README.md").read_text(encoding="utf-8")
+    for bad in ("A-Z", "B-E", "1-10", "0-4", "A-B", "A–E", "abc", ""):
+        result = CliRunner().invoke(cli, ["new-adapter", "bad_labels", "--out", str(tmp_path), "--labels", bad])
+        assert result.exit_code == 2, (bad, result.output)
+        assert f"--labels {bad!r}: give a range of option labels" in result.output
+        assert "A-E (capital letters" in result.output and "1-5 (digits, 1-3 to 1-9)" in result.output
+        assert not (tmp_path / "bad_labels").exists(), bad
+    helped = CliRunner().invoke(cli, ["new-adapter", "--help"])
+    assert "ja 1-5" in helped.output and "es 1-4" in helped.output
+
+
+def yakugakuqa_items(n_single=3, n_double=3):
+    """Real items of the 108th pharmacist exam (YakugakuQA, numbered 1-5), in the scaffold's layout."""
+    folder = shared_data("yakugakuqa", "data", "2023")
+    category = {r["problem_id"]: r["category"] for r in medvqa.read_jsonl(folder / "metadata_108.jsonl")}
+    # five options as a list: an item whose options are images holds the string "IMAGES" there
+    rows = [r for r in medvqa.read_jsonl(folder / "108.jsonl") if isinstance(r["choices"], list) and len(r["choices"]) == 5]
+    picked = [r for r in rows if len(r["answer"]) == 1][:n_single] + [r for r in rows if len(r["answer"]) == 2][:n_double]
+    return [{"id": r["problem_id"], "question": r["problem_text"],
+             "options": {str(i): text for i, text in enumerate(r["choices"], 1)},
+             "answer": r["answer"][0] if len(r["answer"]) == 1 else r["answer"], "subject": category[r["problem_id"]]}
+            for r in picked]
+
+
+def igakuqa119_items(ids=("119A1", "119A2", "119A11", "119A12")):
+    """Real items of the 119th physician exam (IgakuQA119, lettered a-e, 119A11 with its image)."""
+    folder = shared_data("igakuqa119")
+    key = dict(csv.reader((folder / "results" / "correct_answers.csv").open(encoding="utf-8")))
+    questions = {q["number"]: q for q in json.loads((folder / "questions" / "119A_json.json").read_text(encoding="utf-8"))}
+    out = []
+    for qid in ids:
+        q = questions[qid]
+        options = dict(choice.split(". ", 1) for choice in q["choices"])  # "a. 膵の萎縮を認める。"
+        answer = list(key[qid]) if len(key[qid]) > 1 else key[qid]  # "ce": both
+        row = {"id": qid, "question": q["question"].strip(), "options": options, "answer": answer, "subject": "119A"}
+        out.append({**row, "images": [f"images/{qid}.png"]} if q["has_image"] else row)
+    return out, folder / "images"
+
+
+def replace_fixture(fixture, rows, images=None):
+    shutil.rmtree(fixture, ignore_errors=True)
+    (fixture / "images").mkdir(parents=True)
+    (fixture / "items.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                         encoding="utf-8")
+    for row in rows:
+        for ref in row.get("images", []):
+            shutil.copy(images / Path(ref).name, fixture / ref)
+
+
+def as_if_installed(root, name, module):
+    """The package's entry point, declared as pip would (a dist-info folder beside the package),
+    without the five seconds of a build; the slow test installs one for real."""
+    info = root / f"medvqa_{name}-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: medvqa-{name}\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(f"[medvqa]\n{name} = {module}.plugin\n")
+    return root
+
+
+def test_the_generated_tests_take_the_fixture_as_it_is_so_real_items_replace_it(tmp_path, forget_modules):
+    """A contributor replaces the three made-up items with real ones and runs the package's tests:
+    they take ids, labels and answers from the fixture, so they pass on 6 pharmacist items
+    numbered 1-5 and on 4 physician items lettered a-e with a real image (they hard-coded q1-q3
+    and "B": all three failed on the pharmacist items)."""
+    pharm, _ = scaffold(tmp_path, "pharm_exam", "--language", "ja")  # 1-5 by default
+    physician, _ = scaffold(tmp_path, "physician_exam", "--language", "ja", "--labels", "a-e")
+    pharm_rows = yakugakuqa_items()
+    physician_rows, images = igakuqa119_items()
+    replace_fixture(pharm / "medvqa_pharm_exam" / "fixture", pharm_rows)
+    replace_fixture(physician / "medvqa_physician_exam" / "fixture", physician_rows, images)
+    assert [r["id"] for r in pharm_rows] == ["108001", "108002", "108003", "108091", "108093", "108094"]
+    assert [r["answer"] for r in pharm_rows] == ["2", "3", "1", ["1", "5"], ["4", "5"], ["4", "5"]] and physician_rows[3]["answer"] == ["c", "e"]
+    paths = [as_if_installed(pharm, "pharm_exam", "medvqa_pharm_exam"),
+             as_if_installed(physician, "physician_exam", "medvqa_physician_exam")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*map(str, paths), os.environ.get("PYTHONPATH", "")])}
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                            str(pharm / "tests"), str(physician / "tests")],
+                           env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
+    assert re.search(r"\b6 passed", tests.stdout), tests.stdout[-500:]
+    # what the kit ran on: 6 text items (C, C+Q), 4 items of which one with its image (+ C+I, C+Q+I)
+    bench_mod, _ = import_generated(physician, "medvqa_physician_exam")
+    fixture = physician / "medvqa_physician_exam" / "fixture"
+    report = check_benchmark(bench_mod.PhysicianExam(), fixture, work_dir=tmp_path / "kit")
+    assert report.ok and report.n_items == 4 and report.n_records == {"random": 10, "gold": 10}
+
