@@ -179,7 +179,8 @@ from . import prompts
 FIXTURE = Path(__file__).parent / "fixture"
 ITEMS = "items.jsonl"
 # The option labels the exam prints (`medvqa new-adapter --labels __LABELSPEC__`): the prompt asks for
-# them as __LABELWORD__.
+# them as __LABELWORD__, and `validate` flags an option labelled otherwise (a release read with
+# other labels than the exam's).
 LABELS = __LABELS__
 
 
@@ -274,6 +275,9 @@ class __CLASS__(medvqa.Benchmark):
             else:
                 for key in sorted(gold.keys - set(map(str, options))):
                     finding(record, "gold-in-options", f"answer {key!r} is not an option")
+            if others := [str(key) for key in options if str(key) not in LABELS]:
+                finding(record, "option-labels",
+                        f"option(s) {', '.join(others)} not among the exam's labels ({', '.join(LABELS)})")
             for ref in row.get("images") or []:
                 try:
                     found = medvqa.resolve_image(Path(path), ref, file=file, record=record)

@@ -174,7 +174,8 @@ def test_labels_default_from_the_language_and_a_bad_range_is_a_usage_error(tmp_p
     letter them A-E. `--labels` overrides the default; a range it cannot write writes nothing."""
     for language, expected in (("ja", "12345"), ("es", "1234"), ("ko", "ABCDE"), ("en", "ABCDE"), ("sv", "ABCDE")):
         root, _ = scaffold(tmp_path, f"default_{language}", "--language", language)
-        first = json.loads((root / f"medvqa_default_{language}" / "fixture" / "items.jsonl").read_text().splitlines()[0])
+        fixture = root / f"medvqa_default_{language}" / "fixture"
+        first = json.loads((fixture / "items.jsonl").read_text(encoding="utf-8").splitlines()[0])
         assert "".join(first["options"]) == expected and first["answer"] == expected[1], language
     root, _ = scaffold(tmp_path, "physician", "--language", "ja", "--labels", "a-e")  # the physician's exam
     first = json.loads((root / "medvqa_physician" / "fixture" / "items.jsonl").read_text().splitlines()[0])
@@ -195,8 +196,10 @@ def yakugakuqa_items(n_single=3, n_double=3):
     folder = shared_data("yakugakuqa", "data", "2023")
     category = {r["problem_id"]: r["category"] for r in medvqa.read_jsonl(folder / "metadata_108.jsonl")}
     # five options as a list: an item whose options are images holds the string "IMAGES" there
-    rows = [r for r in medvqa.read_jsonl(folder / "108.jsonl") if isinstance(r["choices"], list) and len(r["choices"]) == 5]
-    picked = [r for r in rows if len(r["answer"]) == 1][:n_single] + [r for r in rows if len(r["answer"]) == 2][:n_double]
+    rows = [r for r in medvqa.read_jsonl(folder / "108.jsonl")
+            if isinstance(r["choices"], list) and len(r["choices"]) == 5]
+    picked = ([r for r in rows if len(r["answer"]) == 1][:n_single]
+              + [r for r in rows if len(r["answer"]) == 2][:n_double])
     return [{"id": r["problem_id"], "question": r["problem_text"],
              "options": {str(i): text for i, text in enumerate(r["choices"], 1)},
              "answer": r["answer"][0] if len(r["answer"]) == 1 else r["answer"], "subject": category[r["problem_id"]]}
@@ -207,7 +210,8 @@ def igakuqa119_items(ids=("119A1", "119A2", "119A11", "119A12")):
     """Real items of the 119th physician exam (IgakuQA119, lettered a-e, 119A11 with its image)."""
     folder = shared_data("igakuqa119")
     key = dict(csv.reader((folder / "results" / "correct_answers.csv").open(encoding="utf-8")))
-    questions = {q["number"]: q for q in json.loads((folder / "questions" / "119A_json.json").read_text(encoding="utf-8"))}
+    block = json.loads((folder / "questions" / "119A_json.json").read_text(encoding="utf-8"))
+    questions = {q["number"]: q for q in block}
     out = []
     for qid in ids:
         q = questions[qid]
@@ -250,7 +254,8 @@ def test_the_generated_tests_take_the_fixture_as_it_is_so_real_items_replace_it(
     replace_fixture(pharm / "medvqa_pharm_exam" / "fixture", pharm_rows)
     replace_fixture(physician / "medvqa_physician_exam" / "fixture", physician_rows, images)
     assert [r["id"] for r in pharm_rows] == ["108001", "108002", "108003", "108091", "108093", "108094"]
-    assert [r["answer"] for r in pharm_rows] == ["2", "3", "1", ["1", "5"], ["4", "5"], ["4", "5"]] and physician_rows[3]["answer"] == ["c", "e"]
+    assert [r["answer"] for r in pharm_rows] == ["2", "3", "1", ["1", "5"], ["4", "5"], ["4", "5"]]
+    assert [r["answer"] for r in physician_rows] == ["a", "a", "b", ["c", "e"]]
     paths = [as_if_installed(pharm, "pharm_exam", "medvqa_pharm_exam"),
              as_if_installed(physician, "physician_exam", "medvqa_physician_exam")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([*map(str, paths), os.environ.get("PYTHONPATH", "")])}
@@ -265,3 +270,27 @@ def test_the_generated_tests_take_the_fixture_as_it_is_so_real_items_replace_it(
     report = check_benchmark(bench_mod.PhysicianExam(), fixture, work_dir=tmp_path / "kit")
     assert report.ok and report.n_items == 4 and report.n_records == {"random": 10, "gold": 10}
 
+
+def test_validate_flags_options_labelled_otherwise_than_the_exam(tmp_path, forget_modules):
+    """A release lettered a-e read by an adapter scaffolded for options numbered 1-5 (or the
+    other way round) is an error per item, naming the file, the item and its options; `medvqa
+    validate` says so and exits 1."""
+    root, _ = scaffold(tmp_path, "numbered_exam", "--language", "ja")
+    release = tmp_path / "release"
+    rows, images = igakuqa119_items(("119A1", "119A2"))
+    replace_fixture(release, [*rows, {**yakugakuqa_items(1, 0)[0]}])  # the last one numbered, as it should be
+    bench_mod, _ = import_generated(root, "medvqa_numbered_exam")
+    findings = bench_mod.NumberedExam().validate(release)
+    labels = [(f.number, f.rule, f.level, f.message) for f in findings]
+    message = "option(s) a, b, c, d, e not among the exam's labels (1, 2, 3, 4, 5)"
+    assert labels == [(qid, "option-labels", "error", message) for qid in ("119A1", "119A2")]
+    assert {f.file for f in findings} == {str(release / "items.jsonl")}
+    assert not bench_mod.NumberedExam().validate(root / "medvqa_numbered_exam" / "fixture")
+    site = as_if_installed(root, "numbered_exam", "medvqa_numbered_exam")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    validate = subprocess.run([sys.executable, "-m", "medvqa.cli", "validate", "numbered_exam", "--data", str(release)],
+                              env=env, capture_output=True, text=True)
+    assert validate.returncode == 1, validate.stdout + validate.stderr
+    out = validate.stdout + validate.stderr
+    assert f"error: {release / 'items.jsonl'}: record 119A2: [option-labels] {message}" in out
+    assert "numbered_exam: 2 error(s), 0 warning(s)" in out
