@@ -11,6 +11,7 @@ from ._common import print_json, print_run_summary, reading_option, user_errors
 
 def generic_import(benchmark: str) -> click.Command:
     """The generic import command of `benchmark`."""
+    from medvqa.core.run.imported import ID_FROM
 
     @click.command(benchmark)
     @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=str))
@@ -20,14 +21,21 @@ def generic_import(benchmark: str) -> click.Command:
     @click.option("--run-dir", required=True, type=click.Path(path_type=str), help="The run directory to write.")
     @click.option("--model", default="imported", show_default=True, help="The model's name, recorded in the manifest.")
     @click.option("--id-column", default="item_id", show_default=True, help="The field holding the item id.")
+    @click.option("--id-from", type=click.Choice(ID_FROM), default="column", show_default=True,
+                  help="column: an answer's item is its --id-column value; row: its position among the answers (1 "
+                       "for the first data row, row 2 of a sheet under its header, or for the first line of JSON "
+                       "Lines), matched to the items' ids as an id column's value is: for sources whose own "
+                       "numbers repeat.")
+    @click.option("--sheet", metavar="NAME", help="The sheet of an XLSX workbook to read (default: the first; with "
+                                                  "several, stderr says which was read and names the others).")
     @click.option("--response-column", default="response", show_default=True, help="The field holding the raw answer.")
     @click.option("--condition", help="The condition of lines that name none (default C+Q).")
     @click.option("--convention", help="Score under this convention of the benchmark (its default when omitted).")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
     @reading_option
     @click.option("--model-name", metavar="NAME", help="The name the model goes by in tables, pairing (image, language) and compare (default: the model string, kept beside it in the manifest): runs of one model under two strings pair when they share it.")
-    def command(file, data, split, run_dir, model, id_column, response_column, condition, convention, as_json,
-                reading, model_name) -> None:
+    def command(file, data, split, run_dir, model, id_column, id_from, sheet, response_column, condition, convention,
+                as_json, reading, model_name) -> None:
         """Import FILE, answers made elsewhere (JSON Lines {item_id, condition, response}, or CSV / XLSX
         with an id and a response column), as a run directory scored like any run."""
         import sys
@@ -44,7 +52,7 @@ def generic_import(benchmark: str) -> click.Command:
             load = {"data": data, "split": split}
             items, split_used = load_items(bench, load)
             answers = read_answer_file(file, items, id_column=id_column, response_column=response_column,
-                                       condition=condition)
+                                       condition=condition, sheet=sheet, id_from=id_from)
             summary = medvqa.write_run(bench, items, answers, run_dir, model=model, load=load, split=split_used,
                                        saved=False, command_line=["medvqa", *sys.argv[1:]],
                                        source={"file": file, "format": "generic"}, reading=reading,

@@ -5,10 +5,12 @@ traceback."""
 from __future__ import annotations
 
 import json
+import sys
 import zipfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
+from medvqa.core.errors import UsageError
 from medvqa.core.items import DataError
 
 
@@ -63,19 +65,43 @@ def read_json(path: str | Path) -> Any:
 TABLE_SUFFIXES = (".csv", ".tsv", ".xlsx", ".xls")
 
 
-def read_table(path: str | Path, columns: Sequence[str] = ()) -> list[dict[str, str]]:
+def read_table(path: str | Path, columns: Sequence[str] = (), *, sheet: str | None = None,
+               notice: Callable[[str], None] | None = None) -> list[dict[str, str]]:
     """The rows of a CSV, TSV or XLSX table, every value as text ("" for an empty cell). A file
     that is not such a table, cannot be read as one, or lacks one of `columns` raises DataError
-    naming it."""
+    naming it.
+
+    A workbook is read at `sheet`, else at its first sheet; with several sheets and no `sheet`,
+    `notice` (stderr when None) gets one line saying which sheet was read and which others there
+    are, since a published workbook often keeps other experiments beside the answers. A `sheet`
+    the workbook does not have is a DataError listing its sheets; a `sheet` for a CSV or TSV file,
+    which has none, is a UsageError."""
     import pandas as pd
 
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in TABLE_SUFFIXES:
         raise DataError("a table is read from a .csv, .tsv or .xlsx file", file=path)
+    if sheet is not None and suffix not in (".xlsx", ".xls"):
+        raise UsageError(f"--sheet {sheet!r}: {path} is a {suffix} table, which has no sheets "
+                         "(--sheet chooses a sheet of an .xlsx workbook)")
     try:
-        frame = (pd.read_excel(path, dtype=str, keep_default_na=False) if suffix in (".xlsx", ".xls") else
-                 pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False))
+        if suffix in (".xlsx", ".xls"):
+            with pd.ExcelFile(path) as book:
+                names = [str(name) for name in book.sheet_names]
+                if sheet is not None and sheet not in names:
+                    raise DataError(f"no sheet {sheet!r} (--sheet); the sheets are {', '.join(map(repr, names))}",
+                                    file=path)
+                if sheet is None and len(names) > 1:
+                    (notice or _to_stderr)(
+                        f"{path}: read the sheet {names[0]!r}, the first of {len(names)}; the others are "
+                        f"{', '.join(map(repr, names[1:]))} (--sheet NAME chooses)")
+                frame = pd.read_excel(book, sheet_name=names.index(sheet) if sheet is not None else 0, dtype=str,
+                                      keep_default_na=False)
+        else:
+            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
+    except DataError:
+        raise
     except ImportError as exc:
         raise DataError(f"reading {suffix} needs a package that is not installed ({exc})", file=path) from None
     except (ValueError, OSError, KeyError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
@@ -86,6 +112,24 @@ def read_table(path: str | Path, columns: Sequence[str] = ()) -> list[dict[str, 
         raise DataError(f"the table has no column {', '.join(missing)}; its columns are "
                         f"{', '.join(map(str, frame.columns))}", file=path, record="row 1 (the header)")
     return frame.to_dict("records")
+
+
+def refuse_repeat(seen: dict[Hashable, tuple[str | None, str]], key: Hashable, where: str, *,
+                  file: str | Path | None = None, what: str) -> None:
+    """Note in `seen` that `key` (an item id, an (id, condition) pair) is given at `where` ("row
+    72", "line 3") of `file`. A key given before raises DataError(`what`) naming the file and both
+    places ("row 71 and row 72"; the first place's file too when it was another): an import never
+    lets a later row silently replace an earlier one, and the reader sees both rows to compare."""
+    if key in seen:
+        first_file, first = seen[key]
+        if first_file != (None if file is None else str(file)):
+            first = f"{first} of {first_file}"
+        raise DataError(what, file=file, record=f"{first} and {where}")
+    seen[key] = (None if file is None else str(file), where)
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def _why(exc: Exception) -> str:

@@ -54,8 +54,10 @@ _EXPORTS = {
     "Request": "medvqa.core.inference.base",
     "Response": "medvqa.core.inference.base",
     "read_jsonl": "medvqa.core.jsonl",
+    "numbered_jsonl": "medvqa.core.jsonl",
     "read_json": "medvqa.core.jsonl",
     "read_table": "medvqa.core.jsonl",
+    "refuse_repeat": "medvqa.core.jsonl",
     "from_hub": "medvqa.core.hub",
     # notebooks: the commands as functions
     "load": "medvqa.core.api",
@@ -105,7 +107,7 @@ if TYPE_CHECKING:
     from medvqa.core.hub import from_hub
     from medvqa.core.run.imported import write_run
     from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image
-    from medvqa.core.jsonl import read_json, read_jsonl, read_table
+    from medvqa.core.jsonl import numbered_jsonl, read_json, read_jsonl, read_table, refuse_repeat
     from medvqa.core.scoring.judge import JudgePrompt
     from medvqa.core.messages import Template
     from medvqa.core.passlines import PassLines, PassVerdict

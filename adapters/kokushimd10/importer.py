@@ -1,6 +1,8 @@
 """Saved predictions → a run directory (`medvqa.write_run`). The run covers every item of the
 blocks the files answer; an item of those blocks without a prediction is recorded as `missing`,
-a prediction for an item the data does not hold is an error naming the file and the record."""
+a prediction for an item the data does not hold is an error naming the file and the record, and
+two predictions for one item (in one file or two) are an error naming both places, never a later
+one silently replacing the first."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import sys
 from pathlib import Path
 
 import medvqa
-from medvqa import DataError, read_json, read_jsonl
+from medvqa import DataError, numbered_jsonl, read_json, refuse_repeat
 
 from .release import BLOCK_FILE
 from .professions import SHORT_NAMES
@@ -47,22 +49,21 @@ def import_igakuqa(files: list[Path], data: Path, run_dir: Path, *, model: str |
     """IgakuQA prediction files: JSON Lines with `problem_id` and `prediction` (the block files'
     names, `116-A_gpt4.jsonl`, name the block and the model)."""
     predictions: dict[str, tuple[Path, str]] = {}
-    names, blocks = set(), []
-    for f in files:
+    names, blocks, seen = set(), [], {}
+    for f in _each_once(files):
         m = re.fullmatch(r"(?P<round>\d{3})-(?P<block>[A-Z])(?:_(?P<model>.+))?\.jsonl", f.name)
         if not m:
             raise DataError("an IgakuQA prediction file is named <round>-<block>_<model>.jsonl (e.g. "
                             "116-A_gpt4.jsonl)", file=f)
         names.add(m["model"] or f.stem)
         blocks.append(f"{m['round']}{m['block']}")
-        for line, row in enumerate(read_jsonl(f), start=1):
+        for line, row in numbered_jsonl(f):
             pid, pred = row.get("problem_id"), row.get("prediction")
             if not isinstance(pid, str) or not isinstance(pred, str):
                 raise DataError("each line needs a problem_id and a prediction (strings)", file=f, record=f"line {line}")
             if not pid.startswith(blocks[-1]):
                 raise DataError(f"{pid} is not an item of block {blocks[-1]}", file=f, record=pid)
-            if pid in predictions:
-                raise DataError("two predictions for this item", file=f, record=pid)
+            refuse_repeat(seen, pid, f"line {line}", file=f, what=f"two predictions for {pid}")
             predictions[pid] = (f, pred)
     return _run("igakuqa", data, run_dir, predictions, blocks, model=model or _one_model(names, files),
                 condition=condition, convention=convention, files=files)
@@ -77,8 +78,8 @@ def import_kokushimd10(files: list[Path], data: Path, run_dir: Path, *, model: s
 
     blocks_in_data = {(prof, year, section): f for prof, year, section, f in block_files(data)}
     predictions: dict[str, tuple[Path, str]] = {}
-    names, blocks = set(), []
-    for f in files:
+    names, blocks, seen = set(), [], {}
+    for f in _each_once(files):
         m = BLOCK_FILE.fullmatch(f.name.replace("_pred.json", ".json")) if f.name.endswith("_pred.json") else None
         if not m or m["prof"] not in SHORT_NAMES:
             raise DataError("a KokushiMD-10 prediction file is named <profession>_<year>_<section>_pred.json "
@@ -105,9 +106,21 @@ def import_kokushimd10(files: list[Path], data: Path, run_dir: Path, *, model: s
             if isinstance(p, dict) and "index" in p and str(p["index"]).strip() != index:
                 raise DataError(f"entry {position} has index {p['index']} but the question there is {index}",
                                 file=f, record=f"position {position}")
-            predictions[f"{key[0]}-{key[1]}-{key[2].upper()}{index}"] = (f, pred)
+            item_id = f"{key[0]}-{key[1]}-{key[2].upper()}{index}"
+            refuse_repeat(seen, item_id, f"position {position}", file=f, what=f"two predictions for {item_id}")
+            predictions[item_id] = (f, pred)
     return _run("kokushimd10", data, run_dir, predictions, blocks, model=model or _one_model(names, files),
                 condition=condition, convention=convention, files=files)
+
+
+def _each_once(files: list[Path]) -> list[Path]:
+    """`files`, refused when one is given twice (its predictions would repeat every item)."""
+    seen = set()
+    for f in files:
+        if f.resolve() in seen:
+            raise DataError("the file is given twice", file=f)
+        seen.add(f.resolve())
+    return files
 
 
 def _one_model(names: set[str], files: list[Path]) -> str:

@@ -27,18 +27,22 @@ from medvqa.metrics import READINGS
               help="vlmevalkit-exact (default): VLMEvalKit's exact matching alone, the rest parse failures (read "
                    "by the published extractor where the table has one); vlmevalkit: medvqa's chain reads what "
                    "matching cannot.")
+@click.option("--sheet", metavar="NAME", help="The sheet of an XLSX workbook to read (default: the first; with several, "
+                                              "stderr says which was read and names the others).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout, nothing else.")
 @click.option("--reading", type=click.Choice(READINGS),
               help="The summary's headline reading (default: assisted, the protocol's: matching, then the published "
                    "extractor's option; the strict reading is shown beside it).")
-def worldmedqa_v(table, data, run_dir, language, condition, country, model, convention, as_json, reading) -> None:
+def worldmedqa_v(table, data, run_dir, language, condition, country, model, convention, sheet, as_json,
+                 reading) -> None:
     """A VLMEvalKit prediction table (XLSX, CSV or TSV with index and prediction), scored the way
     VLMEvalKit's multiple-choice matching reads answers."""
     from .importer import import_table
 
     with user_errors():
         summary = import_table(Path(table), Path(data), Path(run_dir), language=language, condition=condition,
-                               country=country, model=model, convention=convention, reading=reading)
+                               country=country, model=model, convention=convention, reading=reading,
+                               sheet=sheet)
     if as_json:
         print_json(summary)
         return

@@ -54,13 +54,14 @@ def condition_of(path: Path) -> str:
 
 def import_table(file: Path, data: Path, run_dir: Path, *, language: str | None = None,
                  condition: str | None = None, country: str | None = None, model: str | None = None,
-                 convention: str | None = None, reading: str | None = None) -> dict:
+                 convention: str | None = None, reading: str | None = None, sheet: str | None = None) -> dict:
     """Write the run directory `run_dir` from one VLMEvalKit table of WorldMedQA-V. The country,
     the language and the model come from the file name (`GPT4o_japan_english.xlsx`) unless
     given; the condition from its folder (`condition_of`) unless given. The replies are read
     under `convention` (default `vlmevalkit-exact`: VLMEvalKit's exact matching alone). Each
     row's question must be the data's, in that language: a table of another country or language
-    is refused."""
+    is refused, and so is a second row for an index (naming both rows). A workbook is read at
+    `sheet` (`medvqa.read_table`: its first sheet, with a note on stderr when it has others)."""
     if file.suffix.lower() not in (".xlsx", ".csv", ".tsv"):
         raise DataError("a prediction table is .xlsx, .csv or .tsv", file=file)
     m = NAME.fullmatch(file.name)
@@ -76,16 +77,15 @@ def import_table(file: Path, data: Path, run_dir: Path, *, language: str | None 
     bench = WorldMedQAV().with_language(language).with_convention(convention or VLMEVALKIT_EXACT)
     items = bench.load(data, select={"country": [country]})
     by_index = {it.meta["index"]: it for it in items}
-    answers, seen, extracted, differs = [], set(), [], []
-    for row in medvqa.read_table(file, ("index", "prediction")):
+    answers, seen, extracted, differs = [], {}, [], []
+    rows = medvqa.read_table(file, ("index", "prediction"), sheet=sheet)
+    for number, row in enumerate(rows, 2):  # row 1 is the header
         index = str(row["index"]).strip()
         record = f"index {index}"
         if not index.isdigit() or int(index) not in by_index:
             raise DataError(f"the data has no {country} item with this index", file=file, record=record)
         item = by_index[int(index)]
-        if int(index) in seen:
-            raise DataError("two rows for this index", file=file, record=record)
-        seen.add(int(index))
+        medvqa.refuse_repeat(seen, int(index), f"row {number}", file=file, what=f"two rows for index {index}")
         question = str(row.get("question", "")).strip()
         if question and question != item.question:
             raise DataError(f"the question differs from the data's {country} item in language {language!r} "

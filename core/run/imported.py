@@ -9,14 +9,15 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from medvqa.core import plugins
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.conditions import Condition, applicable
+from medvqa.core.errors import UsageError
 from medvqa.core.inference.base import Response
 from medvqa.core.items import DataError, Item
-from medvqa.core.jsonl import TABLE_SUFFIXES, numbered_jsonl, read_table
+from medvqa.core.jsonl import TABLE_SUFFIXES, numbered_jsonl, read_table, refuse_repeat
 from medvqa.core.run.runner import RunSpec, build_manifest, make_record, rescore_record
 from medvqa.core.run.store import RunStore
 
@@ -66,7 +67,7 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
                                    "imported": source or {},
                                    **({"model_name": model_name} if model_name else {})})
     patterns = plugins.answer_patterns()
-    records, seen, conditions = [], set(), []
+    records, seen, conditions = [], {}, []
 
     def record_of(item: Item, cond: Condition, text: str | None, extra: dict | None = None) -> dict:
         key = hashlib.sha256(json.dumps(["imported", model, item.id, cond.value, text]).encode()).hexdigest()
@@ -76,13 +77,13 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     def admitted(item: Item) -> tuple[Condition, ...]:
         return tuple(Condition) if images_attested and item.has_images else applicable(item)
 
-    for item, condition, text, *more in answers:
+    for n, (item, condition, text, *more) in enumerate(answers, 1):
         if item.id not in by_id:
             raise DataError("the answer names an item that is not in the data", record=item.id)
         try:
-            cond = admit(item, condition, seen, admitted(item))
+            cond = admit(item, condition, seen, admitted(item), f"answer {n}")
         except DataError as exc:
-            raise DataError(exc.reason, record=item.id) from None
+            raise DataError(exc.reason, record=exc.record or item.id) from None
         if cond.value not in conditions:
             conditions.append(cond.value)
         records.append(record_of(item, cond, text, more[0] if more else None))
@@ -101,10 +102,12 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
             **headline_numbers(records, benchmark, reading), **health(records, 1.0)}
 
 
-def admit(item: Item, label: str, seen: set[tuple[str, str]], admitted: Iterable[Condition]) -> Condition:
-    """The condition `label` of an answer for `item`, noted in `seen`: an unknown condition, an
-    excluded item, a condition not among those `admitted` or a second answer for the pair is a
-    DataError saying so (its caller names the file and the record)."""
+def admit(item: Item, label: str, seen: dict, admitted: Iterable[Condition], where: str, *,
+          file: str | Path | None = None, hint: str = "") -> Condition:
+    """The condition `label` of the answer for `item` given at `where` (of `file`), noted in
+    `seen` (`refuse_repeat`'s): an unknown condition, an excluded item, a condition not among
+    those `admitted` is a DataError saying so (its caller names the file and the record); a
+    second answer for the pair is one naming both places, `hint` after the reason."""
     try:
         cond = Condition(label)
     except ValueError:
@@ -113,31 +116,52 @@ def admit(item: Item, label: str, seen: set[tuple[str, str]], admitted: Iterable
         raise DataError(f"item {item.id!r} is excluded ({item.exclusion_reason}) and takes no answer")
     if cond not in admitted:
         raise DataError(f"condition {label} does not apply to item {item.id!r}")
-    if (item.id, cond.value) in seen:
-        raise DataError(f"a second answer for item {item.id!r} under {label}")
-    seen.add((item.id, cond.value))
+    refuse_repeat(seen, (item.id, cond.value), where, file=file,
+                  what=f"a second answer for item {item.id!r} under {label}{hint}")
     return cond
 
 
+ID_FROM = ("column", "row")
+
+
+def row_id(row: dict, position: int, id_column: str, id_from: str = "column") -> str:
+    """The item id a row of answers names: its `id_column` value as text, or with `id_from="row"`
+    its position (1 for the first data row of a table, the first line of JSON Lines) written as
+    such a value is, so that it resolves to an item exactly as an id column's value does. For
+    sources whose own numbers repeat (MIR 2024 numbers two rows 70 and none 71)."""
+    if id_from not in ID_FROM:
+        raise UsageError(f"unknown --id-from {id_from!r} (one of {', '.join(ID_FROM)})")
+    return str(position) if id_from == "row" else str(row[id_column]).strip()
+
+
 def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "item_id",
-                     response_column: str = "response", condition: str | None = None) -> list[tuple[Item, str, str | None]]:
+                     response_column: str = "response", condition: str | None = None, sheet: str | None = None,
+                     id_from: str = "column", notice: Callable[[str], None] | None = None,
+                     ) -> list[tuple[Item, str, str | None]]:
     """(item, condition, response) triples for `write_run` from a file of answers made elsewhere:
     JSON Lines of `{item_id, condition, response}` (the names `id_column` and `response_column`;
     `condition` for lines without one), or CSV / XLSX with an id and a response column (every row
-    under `condition`, C+Q when not given, unless the table has a `condition` column). An unknown
-    item or condition, an excluded item, a condition the item does not take, a second answer for
-    an (item, condition), a line or table without the id or the response column, an unreadable
-    line or file, or a file without answers is a DataError naming the file and the line (a
-    table's row: the header is row 1), raised before anything is written."""
+    under `condition`, C+Q when not given, unless the table has a `condition` column). A workbook
+    is read at `sheet` (`read_table`: its first sheet, with a `notice` when it has others). With
+    `id_from="row"` each answer's item is its position (`row_id`), not its id column's value.
+
+    An unknown item or condition, an excluded item, a condition the item does not take, a second
+    answer for an (item, condition) (naming both rows), a line or table without the id or the
+    response column, an unreadable line or file, or a file without answers is a DataError naming
+    the file and the line (a table's row: the header is row 1), raised before anything is written."""
     file = Path(file)
     by_id = {it.id: it for it in items}
     rows: list[tuple[str, dict]] = []
     suffix = file.suffix.lower()
     if suffix in (".jsonl", ".json", ".ndjson"):
+        if sheet is not None:
+            raise UsageError(f"--sheet {sheet!r}: {file} is JSON Lines, which has no sheets "
+                             "(--sheet chooses a sheet of an .xlsx workbook)")
         rows = [(f"line {n}", row) for n, row in numbered_jsonl(file)]
     elif suffix in TABLE_SUFFIXES:
-        table = read_table(file)
-        for column, option in ((id_column, "--id-column"), (response_column, "--response-column")):
+        table = read_table(file, sheet=sheet, notice=notice)
+        needed = ((id_column, "--id-column"),) if id_from == "column" else ()
+        for column, option in (*needed, (response_column, "--response-column")):
             if table and column not in table[0]:
                 raise DataError(f"no {column!r} column ({option}); the columns are {', '.join(map(str, table[0]))}",
                                 file=file, record="row 1 (the header)")
@@ -146,20 +170,23 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
         raise DataError("answers are read from .jsonl, .csv, .tsv or .xlsx files", file=file)
     if not rows:
         raise DataError("no answers in the file (nothing to import)", file=file)
-    out, seen = [], set()
-    for where, row in rows:
-        if id_column not in row:
+    by_position = id_from == "row"
+    hint = "" if by_position else " (--id-from row numbers the answers by their position instead)"
+    out, seen = [], {}
+    for position, (where, row) in enumerate(rows, 1):
+        if not by_position and id_column not in row:
             raise DataError(f"no {id_column!r} field (--id-column)", file=file, record=where)
         if response_column not in row:
             raise DataError(f"no {response_column!r} field (--response-column)", file=file, record=where)
-        item_id, response = str(row[id_column]).strip(), row[response_column]
+        item_id, response = row_id(row, position, id_column, id_from), row[response_column]
         if item_id not in by_id:
-            raise DataError(f"item {item_id!r} is not in the data", file=file, record=where)
+            how = " (--id-from row: an answer's position is matched to the items' ids)" if by_position else ""
+            raise DataError(f"item {item_id!r} is not in the data{how}", file=file, record=where)
         item, label = by_id[item_id], str(row.get("condition") or condition or "C+Q")
         try:
-            admit(item, label, seen, applicable(item))
+            admit(item, label, seen, applicable(item), where, file=file, hint=hint)
         except DataError as exc:
-            raise DataError(exc.reason, file=file, record=where) from None
+            raise DataError(exc.reason, file=file, record=exc.record or where) from None
         if response is not None and not isinstance(response, str):
             response = json.dumps(response, ensure_ascii=False)
         out.append((item, label, response))

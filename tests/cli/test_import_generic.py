@@ -119,8 +119,8 @@ def test_xlsx_answers_of_polish_pes_become_a_run_with_its_counts_and_intervals(t
 @pytest.mark.parametrize("rows, where, says", [
     ([["item_id", "answer"], ["pes-v-kar-01", "C"]], "row 1 (the header)", "no 'response' column (--response-column)"),
     ([["item_id", "response"], ["pes-v-kar-01", "C"], ["nope", "A"]], "row 3", "item 'nope' is not in the data"),
-    ([["item_id", "response"], ["pes-v-kar-01", "C"], ["pes-v-kar-01", "B"]], "row 3",
-     "a second answer for item 'pes-v-kar-01' under C+Q"),
+    ([["item_id", "response"], ["pes-v-kar-01", "C"], ["pes-v-kar-01", "B"]], "row 2 and row 3",
+     "a second answer for item 'pes-v-kar-01' under C+Q (--id-from row numbers the answers by their position instead)"),
     ([["item_id", "response", "condition"], ["pes-q-kar-01", "A", "C+Q+I"]], "row 2",
      "condition C+Q+I does not apply to item 'pes-q-kar-01'"),
     ([["item_id", "response", "condition"], ["pes-v-kar-01", "C", "image"]], "row 2", "unknown condition 'image'"),
@@ -158,4 +158,115 @@ def test_a_file_without_answers_is_one_error_and_no_run(tmp_path, name, text):
                                       "--run-dir", str(tmp_path / "run")])
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
     assert name in result.output and "no answers in the file" in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def write_workbook(path, sheets):
+    """An XLSX workbook of several sheets (name -> rows, row 1 each sheet's header), as published
+    spreadsheets come: the answers beside other experiments."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.remove(book.active)
+    for name, rows in sheets.items():
+        sheet = book.create_sheet(name)
+        for row in rows:
+            sheet.append(row)
+    book.save(path)
+    return path
+
+
+def numbered_pes(tmp_path):
+    """The Polish PES fixture with its text items numbered as an exam numbers its questions
+    (1-6, in file order; item 4 annulled), as a source numbered like MIR would be."""
+    import shutil
+
+    data = tmp_path / "numbered"
+    shutil.copytree(PES, data)
+    qa = data / "qa.jsonl"
+    lines = [json.loads(line) for line in qa.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for n, row in enumerate(lines, 1):
+        row["id"] = str(n)
+    qa.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in lines), encoding="utf-8")
+    return data
+
+
+def test_a_workbook_with_two_sheets_and_a_repeated_number_imports_by_position(tmp_path):
+    """The answers' sheet numbers its rows 1, 2, 2 (the third is question 3, as MIR 2024's second
+    70 is its 71), beside a sheet of another experiment: the repeat is refused naming both rows,
+    `--id-from row` numbers the rows by position, the first sheet read is said on stderr, and
+    `--sheet` chooses the other one; a sheet the workbook lacks lists the sheets."""
+    data = numbered_pes(tmp_path)
+    book = write_workbook(tmp_path / "published.xlsx", {
+        "Preguntas": [["Numero", "Respuesta"], [1, "A"], [2, "B"], [2, "C"]],  # the gold of 1-3: A, B, C
+        "Otro experimento": [["Numero", "Respuesta"], [1, "E"], [2, "E"], [3, "E"]],
+    })
+    args = ["import", "polish_pes", str(book), "--data", str(data), "--id-column", "Numero",
+            "--response-column", "Respuesta"]
+
+    refused = CliRunner().invoke(cli, [*args, "--run-dir", str(tmp_path / "refused")])
+    assert refused.exit_code == 1, refused.output
+    assert refused.stderr.splitlines()[-1] == (
+        f"Error: {book}: record row 3 and row 4: a second answer for item '2' under C+Q "
+        "(--id-from row numbers the answers by their position instead)")
+    assert not (tmp_path / "refused").exists()
+
+    result = CliRunner().invoke(cli, [*args, "--id-from", "row", "--run-dir", str(tmp_path / "run"), "--json"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (f"{book}: read the sheet 'Preguntas', the first of 2; the others are "
+                             "'Otro experimento' (--sheet NAME chooses)\n")
+    cq = json.loads(result.stdout)["conditions"]["C+Q"]
+    # 12 items take C+Q (two annulled): the three rows answer items 1, 2 and 3, all right
+    assert (cq["n"], cq["correct"], cq["answered"], cq["missing"]) == (12, 3, 3, 9)
+    records = {r["item_id"]: r for r in read_records(tmp_path / "run") if r["condition"] == "C+Q"}
+    assert [(records[i]["predicted"], records[i]["correct"]) for i in "123"] == [(["A"], True), (["B"], True),
+                                                                                 (["C"], True)]
+
+    chosen = CliRunner().invoke(cli, [*args, "--sheet", "Otro experimento", "--run-dir", str(tmp_path / "other"),
+                                      "--json"])
+    assert chosen.exit_code == 0, chosen.output
+    assert chosen.stderr == ""  # chosen by name: nothing to say
+    assert json.loads(chosen.stdout)["conditions"]["C+Q"]["correct"] == 0  # E is the gold of none of 1-3
+
+    absent = CliRunner().invoke(cli, [*args, "--sheet", "Pregunta", "--run-dir", str(tmp_path / "absent")])
+    assert absent.exit_code == 1 and absent.output.count("\n") == 1, absent.output
+    assert f"{book}: no sheet 'Pregunta' (--sheet); the sheets are 'Preguntas', 'Otro experimento'" in absent.output
+    assert not (tmp_path / "absent").exists()
+
+
+def test_positions_resolve_as_ids_do(tmp_path):
+    """`--id-from row` gives the position to the same lookup an id column's value goes through:
+    the fixture's ids are pes-..., so position 1 names no item, and the row is named."""
+    table = write_xlsx(tmp_path / "answers.xlsx", [["response"], ["C"]])
+    result = CliRunner().invoke(cli, ["import", "polish_pes", str(table), "--data", str(PES), "--id-from", "row",
+                                      "--run-dir", str(tmp_path / "run")])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert (f"{table}: record row 2: item '1' is not in the data (--id-from row: an answer's position is matched "
+            "to the items' ids)") in result.output
+    assert not (tmp_path / "run").exists()
+
+
+def test_sheet_on_a_csv_or_jsonl_is_a_usage_error(tmp_path):
+    csv = tmp_path / "answers.csv"
+    csv.write_text("item_id,response\npes-v-kar-01,C\n", encoding="utf-8")
+    lines = tmp_path / "answers.jsonl"
+    lines.write_text(json.dumps({"item_id": "pes-v-kar-01", "response": "C"}) + "\n", encoding="utf-8")
+    for answers, kind in ((csv, "a .csv table"), (lines, "JSON Lines")):
+        result = CliRunner().invoke(cli, ["import", "polish_pes", str(answers), "--data", str(PES), "--sheet", "Answers",
+                                          "--run-dir", str(tmp_path / "run")])
+        assert result.exit_code == 2, result.output
+        assert "Usage: " in result.output and f"--sheet 'Answers': {answers} is {kind}, which has no sheets" in result.output
+        assert not (tmp_path / "run").exists()
+
+
+def test_a_repeated_jsonl_answer_names_both_lines(tmp_path):
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"item_id": "pes-v-kar-01", "response": "C"}) + "\n\n"
+                       + json.dumps({"item_id": "pes-v-kar-01", "response": "C", "condition": "C+Q+I"}) + "\n"
+                       + json.dumps({"item_id": "pes-v-kar-01", "response": "B"}) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["import", "polish_pes", str(answers), "--data", str(PES),
+                                      "--run-dir", str(tmp_path / "run")])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    # the same item under another condition is no repeat; line 4 repeats line 1 (line 2 is blank)
+    assert f"{answers}: record line 1 and line 4: a second answer for item 'pes-v-kar-01' under C+Q" in result.output
     assert not (tmp_path / "run").exists()

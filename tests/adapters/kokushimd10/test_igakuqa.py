@@ -224,3 +224,15 @@ def test_years_without_a_sourced_line_are_not_evaluable(tmp_path, items):
     assert cell["status"] == "not evaluable"
     text = invoke("report", tmp_path / "gold2018", "--pass")
     assert "112A43: withdrawn" in text and "112B30: multiply accepted" in text
+
+
+def test_a_repeated_prediction_names_both_lines_and_writes_nothing(tmp_path):
+    """The authors' GPT-4 file with its first prediction given again after a blank line: refused
+    naming both lines as an editor numbers them (1 and 77), where it replaced the first."""
+    data = shared_data("igakuqa")
+    real = (data / "baseline_results" / "2022" / "116-A_gpt4.jsonl").read_text(encoding="utf-8")
+    pred_file = tmp_path / "116-A_gpt4.jsonl"
+    pred_file.write_text(real + "\n" + real.splitlines()[0].replace('"c"', '"b"', 1) + "\n", encoding="utf-8")
+    out = invoke("import", "igakuqa", pred_file, "--data", data, "--run-dir", tmp_path / "run", code=1)
+    assert out.count("\n") == 1 and f"{pred_file}: record line 1 and line 77: two predictions for 116A1" in out
+    assert not (tmp_path / "run").exists()

@@ -165,3 +165,19 @@ def test_a_lone_surrogate_is_a_finding_naming_file_and_record_and_no_run_starts(
         assert result.exit_code == 1 and result.output.startswith("Error: "), result.output
         assert str(path) in result.output and f"record {record}" in result.output and "Traceback" not in result.output
         assert not (tmp_path / "run").exists()
+
+
+def test_two_predictions_for_one_item_name_both_places_and_write_nothing(tmp_path, release):
+    """A second file for the same block (another model's folder) would have replaced the first's
+    predictions silently: it is refused naming both places; a file given twice is refused too."""
+    a = write_preds(tmp_path, "a", ["c", "a, c", "D"])
+    again = tmp_path / "again" / a.name
+    again.parent.mkdir()
+    again.write_bytes(a.read_bytes())
+    out = invoke("import", "kokushimd10", a, again, "--data", release, "--model", "m", "--run-dir", tmp_path / "run",
+                 code=1)
+    assert out.count("\n") == 1
+    assert f"{again}: record position 1 of {a} and position 1: two predictions for Physician-2020-A1" in out
+    out = invoke("import", "kokushimd10", a, a, "--data", release, "--run-dir", tmp_path / "run", code=1)
+    assert f"{a}: the file is given twice" in out
+    assert not (tmp_path / "run").exists()

@@ -273,3 +273,32 @@ def test_list_shows_it_and_both_languages_run(tmp_path):
         saved = medvqa.read_run(tmp_path / language)
         assert {r["language"] for r in saved.records} == {"ja" if language == "local" else "en"}
         assert saved.manifest["language"] == language
+
+
+def test_a_workbook_of_two_sheets_is_read_at_the_one_chosen_and_a_repeated_index_names_both_rows(tmp_path):
+    """The authors' GPT-4o table twice in one workbook: first with its index 1 repeated at the end
+    (row 170), then as published. Read at its first sheet (said on stderr) the repeat is refused
+    naming both rows and nothing is written; `--sheet` reads the published one, as the table
+    alone imports (23 of 168 by exact matching)."""
+    import pandas as pd
+
+    data = shared_data("worldmedqa-v-japan")
+    published = pd.read_excel(data / "visuals" / "outputs_w_images" / "GPT4o" / "GPT4o_japan_local.xlsx", dtype=str)
+    book = tmp_path / "GPT4o_japan_local.xlsx"
+    with pd.ExcelWriter(book) as writer:
+        pd.concat([published, published.iloc[[0]]]).to_excel(writer, sheet_name="edited", index=False)
+        published.to_excel(writer, sheet_name="published", index=False)
+    args = ["import", "worldmedqa_v", str(book), "--data", str(data)]
+    refused = CliRunner().invoke(cli, [*args, "--run-dir", str(tmp_path / "r")])
+    assert refused.exit_code == 1, refused.output
+    assert refused.stderr.splitlines() == [
+        f"{book}: read the sheet 'edited', the first of 2; the others are 'published' (--sheet NAME chooses)",
+        f"Error: {book}: record row 2 and row 170: two rows for index 1"]
+    assert not (tmp_path / "r").exists()
+    result = CliRunner().invoke(cli, [*args, "--sheet", "published", "--run-dir", str(tmp_path / "p"), "--json"])
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    cell = json.loads(result.stdout)["conditions"]["C+Q+I"]
+    assert (cell["n"], cell["correct"]) == (168, 23)
+    absent = CliRunner().invoke(cli, [*args, "--sheet", "GPT4o", "--run-dir", str(tmp_path / "a")])
+    assert absent.exit_code == 1 and "no sheet 'GPT4o' (--sheet); the sheets are 'edited', 'published'" in absent.output
+    assert not (tmp_path / "a").exists()

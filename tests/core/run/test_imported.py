@@ -38,3 +38,13 @@ def test_an_unknown_condition_is_a_data_error_naming_the_item(tmp_path, loaded):
     bench, items = loaded
     with pytest.raises(DataError, match=rf"record {items[0].id}: unknown condition 'CQ' \(one of C, C\+Q, C\+I, C\+Q\+I\)"):
         medvqa.write_run(bench, items, [(items[0], "CQ", "A")], tmp_path / "run", model="m")
+
+
+def test_a_second_answer_for_a_pair_names_both_answers_and_writes_nothing(tmp_path, loaded):
+    bench, items = loaded
+    first, second = items[:2]
+    answers = [(first, "C+Q", "A"), (second, "C+Q", "B"), (first, "C+Q", "C")]
+    with pytest.raises(DataError, match=rf"^record answer 1 and answer 3: a second answer for item "
+                                        rf"'{first.id}' under C\+Q$"):
+        medvqa.write_run(bench, items, answers, tmp_path / "run", model="m")
+    assert not (tmp_path / "run").exists()
