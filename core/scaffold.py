@@ -141,7 +141,7 @@ def register_answer_patterns(register):
     register(PATTERNS)
 '''
 
-PROMPTS = '''"""The words around an item, and how answers and refusals are phrased, in __LANGNAME__.
+PROMPTS = '''"""The words around an item, and how answers are phrased, in __LANGNAME__.
 Adjust them to the exam's own wording; the template's hash lands in every run manifest."""
 
 import medvqa
@@ -417,15 +417,14 @@ def write_adapter(name: str, out_dir: str | Path = ".", *, language: str = "en",
     cls = "".join(part.capitalize() for part in name.split("_")) or "Exam"
     if words.get("patterns_import"):
         pattern_import, patterns = words["patterns_import"] + "\n", ""
-    elif not words["answer_prefixes"] and not words["refusal"]:
+    elif not words["answer_prefixes"]:
         pattern_import, patterns = "", ""
     else:
         answer = "".join(f'rf"{p}{{medvqa.ANSWER_TOKEN}}", ' for p in words["answer_prefixes"]).rstrip()
-        refusal = "".join(f'r"{p}", ' for p in words["refusal"]).rstrip()
         pattern_import = ""
-        patterns = (f'\n# answer phrases (Rule 6 of the answer reader) and refusal sentences; English always applies\n'
-                    f'PATTERNS = medvqa.LanguagePatterns(language="{language}", answer=({answer}),\n'
-                    f'                                   refusal=({refusal}))\n')
+        patterns = (f'\n# answer phrases (Rule 6 of the answer reader); English always applies, and so do the\n'
+                    f'# refusal sentences of every language medvqa ships (add the exam\'s own as refusal=(...))\n'
+                    f'PATTERNS = medvqa.LanguagePatterns(language="{language}", answer=({answer}))\n')
     has_patterns = bool(pattern_import or patterns)
     langname = words["name"] if known else f"English (no phrasebook for {language!r} yet: translate them)"
     subst = {

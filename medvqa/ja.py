@@ -27,7 +27,7 @@ JAPANESE = LanguagePatterns(
     ),
     ordering_cues=("順に", "順番"),
     numeric_cues=(rf"解答{_COLON}①", "①②", "求めよ"),
-    refusal=("回答できません", "判断できません", "お答えできません", "答えられません"),
+    # refusal sentences: medvqa.core.scoring.refusals, which holds every language's
     option_cues=(r"\s*[はが]",),  # "A は…", "①が…": the stem describes that option
 )
 

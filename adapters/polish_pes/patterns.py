@@ -1,8 +1,9 @@
-"""Polish answer phrases and refusal sentences, contributed through `register_answer_patterns`.
+"""Polish answer phrases, contributed through `register_answer_patterns`.
 
 Rule 6 reads `Odpowiedź: C`, `Prawidłowa odpowiedź to C`, `Poprawna odpowiedź: C`,
-`Odpowiedź prawidłowa to C`, `Wybieram odpowiedź C`; a reply without an answer that holds a
-declining sentence (`Nie mogę odpowiedzieć…`, `Nie jestem w stanie określić…`) is a refusal.
+`Odpowiedź prawidłowa to C`, `Wybieram odpowiedź C`. Polish refusal sentences (`Nie mogę
+odpowiedzieć…`, `Nie jestem w stanie określić…`) are a language's, not this exam's: they are
+in `medvqa.core.scoring.refusals` with every other language's, and apply to every reply.
 The reader upper-cases replies for letter-labelled items, so every pattern is matched
 case-insensitively.
 """
@@ -21,12 +22,6 @@ POLISH = LanguagePatterns(
         rf"\b{_RIGHT}\s+{_ANSWER}\s*(?:to|jest|brzmi)?\s*[:：]?\s*{ANSWER_TOKEN}",
         rf"\b{_ANSWER}\s+{_RIGHT}\s*(?:to|jest)?\s*[:：]?\s*{ANSWER_TOKEN}",
         rf"\bwybieram\s+(?:{_ANSWER}\s+)?{ANSWER_TOKEN}",
-    ),
-    refusal=(
-        r"\bnie\s+(?:mogę|moge|potrafię|potrafie)\s+(?:jednoznacznie\s+)?(?:odpowiedzieć|udzielić|wskazać|określić|ustalić|ocenić)",
-        r"\bnie\s+jestem\s+w\s+stanie\b",
-        r"\bnie\s+(?:da\s+się|można)\s+(?:jednoznacznie\s+)?(?:odpowiedzieć|określić|ustalić|wskazać)",
-        r"\bodmawiam\b",
     ),
     option_cues=(r"\s+(?:jest|przedstawia)\b",),
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -172,10 +173,12 @@ def apply_rules(s: str, labels: ItemLabels, patterns: CompiledPatterns) -> tuple
 
 def fallback(candidates: list[str], text: str, labels: ItemLabels, patterns: CompiledPatterns) -> Normalized:
     """Fallback: the Rule-0 strings as they are, compared with the gold as sets; else a refusal
-    when the reply holds a declining sentence (B.6), else a parse failure."""
+    when the reply holds a declining sentence (B.6; read after NFKC, so half-width kana and
+    punctuation match), else a parse failure."""
     if candidates and frozenset(candidates) in labels.gold_sets:
         return Normalized(tuple(candidates), "answered", "fallback")
-    status = "refusal" if patterns.refusal.search(rule0_clean(text)) else "parse_failure"
+    declines = patterns.refusal.search(unicodedata.normalize("NFKC", rule0_clean(text)))
+    status = "refusal" if declines else "parse_failure"
     return Normalized(None, status, None)
 
 

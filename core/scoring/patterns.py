@@ -1,5 +1,6 @@
 """Language patterns: the answer phrases (Rule 6), scoring cues and refusal sentences each
-language contributes through the `register_answer_patterns` hook; `ENGLISH` always applies."""
+language contributes through the `register_answer_patterns` hook; `ENGLISH` always applies, and
+so do the refusal sentences of every language medvqa ships (`refusals.REFUSALS`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
+
+from medvqa.core.scoring.refusals import refusal_sentences
 
 # What an answer phrase may name: a number, a Latin label (ASCII or full-width) or a circled
 # digit, optionally behind quotes, brackets or Markdown bold. Adapters reuse it in their regexes.
@@ -21,7 +24,7 @@ class LanguagePatterns:
     answer: tuple[str, ...] = ()  # answer phrases with a named group (?P<ans>...) → Rule 6
     ordering_cues: tuple[str, ...] = ()  # a stem cue → ordering scoring
     numeric_cues: tuple[str, ...] = ()  # a stem cue → numeric-slot scoring
-    refusal: tuple[str, ...] = ()  # declining sentences
+    refusal: tuple[str, ...] = ()  # declining sentences beyond those of `refusals.REFUSALS` (an exam's own)
     option_cues: tuple[str, ...] = ()  # what follows an option label when a stem describes that option
 
 
@@ -30,7 +33,6 @@ ENGLISH = LanguagePatterns(
     answer=(rf"\b(?:(?:the|correct|final)\s+)*answer\s*(?:is\s*:?|:)\s*{ANSWER_TOKEN}",),
     ordering_cues=(r"\border\b(?!\s+to\b)",),
     numeric_cues=(r"\bcalculate\b",),
-    refusal=(r"\b(?:cannot|can ?not|can't|unable to)\s+(?:determine|answer)\b",),
     option_cues=(r"\s+(?:is|shows)\b",),
 )
 
@@ -50,11 +52,17 @@ def _compile(patterns: tuple[LanguagePatterns, ...]) -> CompiledPatterns:
     answer = tuple(re.compile(rx, re.IGNORECASE) for lang in every for rx in lang.answer)
     if missing := [rx.pattern for rx in answer if "ans" not in rx.groupindex]:
         raise ValueError(f"answer patterns without a (?P<ans>...) group: {missing}")
-    union = [re.compile("|".join(f"(?:{rx})" for lang in every for rx in getattr(lang, field)), re.IGNORECASE)
-             for field in ("ordering_cues", "numeric_cues", "refusal", "option_cues")]
-    return CompiledPatterns(answer, *union)
+
+    def union(regexes) -> re.Pattern:
+        return re.compile("|".join(f"(?:{rx})" for rx in dict.fromkeys(regexes)), re.IGNORECASE)
+
+    def of(field: str) -> list[str]:
+        return [rx for lang in every for rx in getattr(lang, field)]
+
+    return CompiledPatterns(answer, union(of("ordering_cues")), union(of("numeric_cues")),
+                            union([*refusal_sentences(), *of("refusal")]), union(of("option_cues")))
 
 
 def compile_patterns(patterns: Sequence[LanguagePatterns] = ()) -> CompiledPatterns:
-    """`ENGLISH` and the given patterns, compiled once."""
+    """`ENGLISH` and the given patterns, with every language's refusal sentences, compiled once."""
     return _compile(tuple(patterns))

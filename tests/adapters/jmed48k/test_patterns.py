@@ -44,5 +44,7 @@ def test_cues(stem, ordering, numeric):
 
 @pytest.mark.parametrize("text", ["回答できません。", "画像がないため判断できません", "お答えできません", "これには答えられません"])
 def test_refusals(text):
+    """Japanese refusal sentences apply whatever the registered patterns: a reply may decline in
+    Japanese on any exam, and the language's sentences live with every other language's."""
     assert compile_patterns((JAPANESE,)).refusal.search(text)
-    assert not compile_patterns(()).refusal.search(text)
+    assert compile_patterns(()).refusal.search(text)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 import pytest
 from hypothesis import example, given, settings
@@ -16,6 +17,7 @@ from medvqa.ja import JAPANESE
 from medvqa.core.items import Gold, Item, Option
 from medvqa.core.scoring.normalize import apply_rules, item_labels, normalize, rule0_clean
 from medvqa.core.scoring.patterns import ENGLISH, compile_patterns
+from medvqa.core.scoring.refusals import REFUSALS
 
 pytestmark = pytest.mark.slow
 
@@ -132,13 +134,15 @@ def test_rule_chain_agrees_with_the_written_rules(text, item, japanese):
 
 def reference_read(item, text, patterns):
     """The whole reading as B.3–B.5 write it, with the decoder of the `json` module."""
-    refusal = re.compile("|".join(f"(?:{rx})" for p in (ENGLISH, *patterns) for rx in p.refusal), re.IGNORECASE)
+    sentences = [rx for lang in REFUSALS.values() for rx in lang] + [rx for p in (ENGLISH, *patterns) for rx in p.refusal]
+    refusal = re.compile("|".join(f"(?:{rx})" for rx in sentences), re.IGNORECASE)
     upper = bool(item.keys or item.gold.keys) and all(k.isascii() and k.isalpha() for k in item.keys or item.gold.keys)
 
     def fallback(candidates):
         if candidates and any(set(candidates) == set(alt) for alt in item.gold.alternatives):
             return tuple(candidates), "answered", "fallback"
-        return None, "refusal" if refusal.search(rule0_clean(text)) else "parse_failure", None
+        declines = refusal.search(unicodedata.normalize("NFKC", rule0_clean(text)))
+        return None, "refusal" if declines else "parse_failure", None
 
     try:
         if not text.startswith(("{", "[")):
