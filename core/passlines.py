@@ -31,7 +31,7 @@ class PassVerdict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     exam: str  # "Physician 2022", "VQA C+Q+I"
-    criterion: str  # the criterion's id, or "overall" for the exam's verdict
+    criterion: str  # the criterion's name ("hisshu", "total", "kinki"), or "overall" for the exam's verdict
     status: Literal["pass", "fail", "not evaluable"]
     points: int | float | None = None
     required: int | float | str | None = None  # the line, or a stated limit ("<=3")
