@@ -35,11 +35,14 @@ pharmacists' 必須 hissu), as the items' `hisshu` field does; `kinki` is the it
 field (their 禁忌 options).
 
 Which record counts for an item: its C+Q+I record where it has one, else its C+Q record.
-The result of a profession-year is "fail" when a criterion fails, "pass" when every points
-criterion is met (criteria the data can never decide are listed as "not evaluable" and do not
-block a pass), and "not evaluable" otherwise (no criterion known, no weights for some
-questions, records missing, or a maximum the source gives no line for). Points are reported
-even when no criterion is known for that year. Lines for candidates exempt
+The result of a profession-year is "fail" when a criterion fails (a failed criterion is
+decisive); "not evaluable" when some question of the exam has no record (a verdict needs the
+whole exam), no criterion is known, or no points criterion could be decided; "pass" when every
+criterion passes; and "pass on the evaluable criteria" when every criterion that could be
+decided passes but some could not (禁忌肢 not marked in the data, per-subject scores, a part
+the file has no weights for, a maximum the source gives no line for): each of those keeps its
+own "not evaluable" row with the reason, and the exam's row names them (`not_evaluated`).
+Points are reported even when no criterion is known for that year. Lines for candidates exempt
 from some subjects (radiological technologists 2023, 2025) are not shipped: a model sits the
 whole exam.
 """
@@ -56,7 +59,7 @@ from typing import Iterable
 from typing import Mapping
 
 from medvqa.core.items import DataError, Item
-from medvqa.core.passlines import FAIL, NOT_EVALUABLE, OVERALL, PASS, PassLines, PassVerdict
+from medvqa.core.passlines import FAIL, NOT_EVALUABLE, OVERALL, PASS, PASS_ON_EVALUABLE, PassLines, PassVerdict
 
 __all__ = ["CRITERIA_FILE", "JAPANESE_NAMES", "PROFESSIONS", "Rule", "evaluate", "load_rules", "pass_lines",
            "scoring_record"]
@@ -171,11 +174,20 @@ class CellResult:
     def exam(self) -> str:
         return f"{PROFESSIONS.get(self.profession, self.profession)} {self.year}"
 
+    @property
+    def not_evaluated(self) -> tuple[str, ...]:
+        """A qualified pass's criteria that could not be decided (their rows say why)."""
+        if self.result != PASS_ON_EVALUABLE:
+            return ()
+        return tuple(c.id for c in self.criteria if c.status == NOT_EVALUABLE)
+
     def verdicts(self, treatments: Iterable[str] = (), note: str = "") -> list[PassVerdict]:
-        """The exam's verdict (criterion `overall`, with `treatments` and `note`), then one row
-        per criterion."""
+        """The exam's verdict (criterion `overall`, with `treatments` and `note`, after the
+        criteria a qualified pass did not weigh), then one row per criterion."""
+        if self.not_evaluated:
+            note = "; ".join(filter(None, [f"not evaluated: {', '.join(self.not_evaluated)} (see their rows)", note]))
         overall = PassVerdict(exam=self.exam, criterion=OVERALL, status=self.result, margin=self.margin,
-                              treatments=tuple(treatments), note=note)
+                              treatments=tuple(treatments), note=note, not_evaluated=self.not_evaluated)
         return [overall, *(c.verdict(self.exam) for c in self.criteria)]
 
 
@@ -208,7 +220,8 @@ def scoring_record(records: Iterable[dict]) -> dict[str, dict]:
 def evaluate(items: Iterable[Item], records: Iterable[dict], rules: list[Rule] | None = None, *,
              kinki: Mapping[tuple[str, int], int] | None = None,
              points: Mapping[str, int] | None = None) -> list[CellResult]:
-    """Pass / fail / not evaluable for every profession-year among `items`. `kinki` gives, per (profession, year), how many questions were answered with a 禁忌肢 option; the
+    """The verdict (see the module's docstring) of every profession-year among `items`. `kinki`
+    gives, per (profession, year), how many questions were answered with a 禁忌肢 option; the
     `max_kinki` criteria of those cells are then decided. `points` gives items' own points
     (item id → points, as a dataset states them), used instead of the weight rows' (which
     still say the part each item belongs to)."""
@@ -252,11 +265,13 @@ def evaluate_cell(profession: str, year: int, items: list[Item], counted: dict[s
     if not on_points:  # no criterion known: report the points of each part
         criteria = [tally.points_only(name) for name in (list(parts) or ["total"])] + criteria
     if any(c.status == FAIL for c in criteria):
-        result = FAIL
-    elif on_points and all(c.status == PASS for c in on_points):
+        result = FAIL  # decisive, whatever could not be evaluated
+    elif unasked or not any(c.status == PASS for c in on_points):
+        result = NOT_EVALUABLE  # a verdict needs the whole exam and at least one line decided
+    elif all(c.status == PASS for c in criteria):
         result = PASS
     else:
-        result = NOT_EVALUABLE
+        result = PASS_ON_EVALUABLE
     return CellResult(profession, year, result, criteria)
 
 

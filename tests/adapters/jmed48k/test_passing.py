@@ -57,7 +57,7 @@ def test_gpt52_on_the_120th_exam_reproduces_its_own_points(tmp_path):
     assert cell["result"] == "not evaluable" and cell["hisshu"].required is None
 
 
-def test_qwen_on_the_119th_exam_gets_the_files_points_and_passes(tmp_path):
+def test_qwen_on_the_119th_exam_gets_the_files_points_and_passes_on_the_evaluable_criteria(tmp_path):
     path = shared_data("igakuqa119", "results", "demo", "119_qwen2_5-72b_grading_results.csv")
     rows = list(csv.DictReader(path.open(encoding="utf-8-sig")))
     items, records = replay(tmp_path, 2025, {sample_item_id(r["question_number"]): list(r["model_answer"])
@@ -74,12 +74,17 @@ def test_qwen_on_the_119th_exam_gets_the_files_points_and_passes(tmp_path):
     assert (c["hisshu"].required, c["general"].required) == (160, 221)
     assert (c["hisshu"].status, c["general"].status) == ("pass", "pass")
     assert (c["kinki"].status, c["kinki"].required) == ("not evaluable", "<=3")
-    assert cell.result == "pass" and cell.margin == 8
+    # both lines met, 禁忌肢 never counted (the data does not mark them): a pass on the evaluable
+    # criteria only, naming what it did not weigh
+    assert cell.result == "pass on the evaluable criteria" and cell.margin == 8 and cell.not_evaluated == ("kinki",)
     overall, *rows = cell.verdicts()
-    assert (overall.exam, overall.criterion, overall.status, overall.margin) == ("Physician 2025", "overall", "pass", 8)
+    assert (overall.exam, overall.criterion, overall.status, overall.margin) == (
+        "Physician 2025", "overall", "pass on the evaluable criteria", 8)
+    assert overall.not_evaluated == ("kinki",) and overall.note == "not evaluated: kinki (see their rows)"
     assert rows[2].model_dump(exclude={"note"}) == {
         "exam": "Physician 2025", "criterion": "kinki", "status": "not evaluable", "points": None,
-        "required": "<=3", "maximum": None, "margin": None, "unit": "points", "treatments": ()}
+        "required": "<=3", "maximum": None, "margin": None, "unit": "points", "treatments": (),
+        "not_evaluated": ()}
     assert rows[2].note == "which options are 禁忌肢 is not published, so selections cannot be counted"
 
 
@@ -95,11 +100,11 @@ def wrong_answer(item):
     return [next(o.label for o in item.options if o.key not in item.gold.keys)]
 
 
-def test_all_gold_passes_with_full_marks_and_one_hisshu_point_under_the_line_fails(tmp_path):
+def test_all_gold_passes_the_lines_with_full_marks_and_one_hisshu_point_under_the_line_fails(tmp_path):
     items = medvqa.load("jmed48k", path=shared_data("jmed48k-sample"), split="full", years=[2025])
     answers = {it.id: gold_answer(it) for it in items}
     full = by_id(evaluate(*replay(tmp_path / "gold", 2025, answers)))[("Physician", 2025)]
-    assert full["result"] == "pass"
+    assert full["result"] == "pass on the evaluable criteria" and full["kinki"].status == "not evaluable"
     assert (full["hisshu"].points, full["general"].points) == (200, 300)
     # 13 clinical (3 points) and 2 general (1 point) 必修 questions wrong: 200 - 41 = 159 < 160
     hisshu = [it for it in items if it.meta["section"] in ("B", "E")]
@@ -239,3 +244,26 @@ def test_criteria_names_follow_one_scheme_across_professions_and_years():
     assert names[("Dentist", 2021)] == ["areaA", "areaB", "areaC", "hisshu"]
     assert names[("Radiological_Technologist", 2023)] == ["total", "zero-subjects"]
 
+
+def test_an_undecided_criterion_qualifies_a_pass_and_never_a_fail():
+    # ../shared/papers/kokushimd10-review.txt, major comment [§3.3, Table 1]: a pass claim must say
+    # how 禁忌肢 (forbidden options) are handled, and be restricted where a rule cannot be applied.
+    items = toy_items(4)
+    rules = [rule("weight", "T-wp", parts="p", numbers="1-2", points_each="1"),
+             rule("weight", "T-wq", parts="q", numbers="3-4", points_each="1"),
+             rule("min_points", "T-p", parts="p", required="2", max="2"),
+             rule("min_points", "T-q", parts="q", required="1", max="2"), rule("max_kinki", "T-k", required="<=3")]
+    [qualified] = evaluate(items, correct_records(items), rules)  # 禁忌肢 selections not counted
+    assert [(c.id, c.status) for c in qualified.criteria] == [("p", "pass"), ("q", "pass"), ("kinki", "not evaluable")]
+    assert qualified.result == "pass on the evaluable criteria" and qualified.not_evaluated == ("kinki",)
+    assert qualified.margin == 0
+    [counted] = evaluate(items, correct_records(items), rules, kinki={("Nurse", 2030): 1})
+    assert counted.result == "pass" and counted.not_evaluated == ()
+    assert counted.verdicts()[0].note == "" and counted.verdicts()[0].not_evaluated == ()
+    # a failed line is decisive, whatever could not be evaluated
+    [failed] = evaluate(items, correct_records(items, wrong={"T_2030_X_Q1"}), rules)
+    assert failed.result == "fail" and failed.not_evaluated == ()
+    # part p whole and passed, part q never asked: no verdict at all, not a qualified pass
+    [partial] = evaluate(items, correct_records(items)[:2], rules)
+    assert [c.status for c in partial.criteria] == ["pass", "not evaluable", "not evaluable"]
+    assert partial.result == "not evaluable" and partial.not_evaluated == ()
