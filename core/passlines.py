@@ -7,6 +7,12 @@ points (or, for a limit such as `<=3` 禁忌肢 answers, a count), or a `share` 
 (fractions, shown as percentages, margins as percentage points). An exam with several criteria
 has one more row, criterion `overall`, holding the exam's verdict, its smallest margin, and the
 items the exam's owner scored differently (`treatments`).
+
+An exam's verdict is `pass` only when every criterion was decided and met. When every criterion
+that could be decided is met but some could not be (their own rows say `not evaluable` and
+why), it is `pass on the evaluable criteria`, and `not_evaluated` names those criteria: a
+reader, or a script testing `status == "pass"`, never takes it for a full pass. A failed
+criterion is decisive: `fail` whatever could not be evaluated.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from medvqa.core.render import Table, Tables, percent, points
 
 PASS, FAIL, NOT_EVALUABLE = "pass", "fail", "not evaluable"
+PASS_ON_EVALUABLE = "pass on the evaluable criteria"
 OVERALL = "overall"
 COLUMNS = ["exam", "criterion", "status", "points", "required", "maximum", "margin", "note", "treatments"]
 
@@ -31,8 +38,8 @@ class PassVerdict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     exam: str  # "Physician 2022", "VQA C+Q+I"
-    criterion: str  # the criterion's id, or "overall" for the exam's verdict
-    status: Literal["pass", "fail", "not evaluable"]
+    criterion: str  # the criterion's name ("hisshu", "total", "kinki"), or "overall" for the exam's verdict
+    status: Literal["pass", "fail", "not evaluable", "pass on the evaluable criteria"]
     points: int | float | None = None
     required: int | float | str | None = None  # the line, or a stated limit ("<=3")
     maximum: int | float | None = None
@@ -40,6 +47,7 @@ class PassVerdict(BaseModel):
     unit: Literal["points", "share"] = "points"
     treatments: tuple[str, ...] = ()  # "item id: how it was scored"
     note: str = ""
+    not_evaluated: tuple[str, ...] = ()  # an exam's row: the criteria its verdict could not weigh
 
     def shown(self) -> dict[str, str]:
         """The row as a person reads it: shares as percentages, margins signed."""

@@ -11,26 +11,40 @@ checked against a run's records (`medvqa report RUN --pass`).
 
 - `weight`: questions of `sections` (";"-separated, `*` = all) numbered `numbers` ("1-25,50",
   `*` = all) score `points_each` points and belong to `parts` (e.g. physician 必修 = `hisshu`:
-  blocks B and E, questions 1-25 one point, 26-50 three points)
+  blocks B and E, questions 1-25 one point, 26-50 three points; `total` when one weight covers
+  the whole exam)
 - `min_points`: the points of `parts` ("+"-joined, `*` = every part) must reach `required` of
   `max`; when the data's maximum differs (items excluded from scoring), the line is scaled as
   the source states in `scaling` ("49=40;48=39": maximum=line; "80%": a share of the maximum),
   and is "not evaluable" when the source states no scaled line
 - `min_percent`: the points of `parts` must reach `required` percent of their maximum
-- `max_kinshi`: at most `required` (e.g. "<=3") questions answered with a 禁忌肢 option; decided
-  only when the caller counts the selections (`kinshi=`), since MHLW does not publish which
+- `max_kinki`: at most `required` (e.g. "<=3") questions answered with a 禁忌肢 option; decided
+  only when the caller counts the selections (`kinki=`), since MHLW does not publish which
   options are 禁忌肢 (some datasets reconstruct them); "not evaluable" otherwise
 - `subject_min_percent`, `max_zero_subjects`: per-subject scores and zero-score subjects are
   not in the data: always "not evaluable"
 - `scoring`: the source's sentence on weights where the questions they apply to are unknown
 
+Criteria are shown under one name whatever the profession or year (`Rule.name`; the
+row's `criterion_id`, such as `PHY119-hisshu`, only identifies the row in the file): `total`
+(the whole exam), the part(s) judged (`hisshu`, `general`, `general+situational`, `practical`,
+`areaA`, ...), `hisshu-subjects` (a share in each subject of 必須), `zero-subjects` and
+`kinki` (the 禁忌肢 limit). `hisshu` names the block of essential questions whose line is
+absolute, whatever the profession calls it (physicians', dentists' and nurses' 必修 hisshū,
+pharmacists' 必須 hissu), as the items' `hisshu` field does; `kinki` is the items' `kinki`
+field (their 禁忌 options).
+
 Which record counts for an item: its C+Q+I record where it has one, else its C+Q record.
-The result of a profession-year is "fail" when a criterion fails, "pass" when every points
-criterion is met (criteria the data can never decide are listed as "not evaluable" and do not
-block a pass), and "not evaluable" otherwise (no criterion known, no weights for some
-questions, records missing, or a maximum the source gives no line for). Points are reported
-even when no criterion is known for that year. Lines for candidates exempt from some subjects
-(radiological technologists 2023, 2025) are not shipped: a model sits the whole exam.
+The result of a profession-year is "fail" when a criterion fails (a failed criterion is
+decisive); "not evaluable" when some question of the exam has no record (a verdict needs the
+whole exam), no criterion is known, or no points criterion could be decided; "pass" when every
+criterion passes; and "pass on the evaluable criteria" when every criterion that could be
+decided passes but some could not (禁忌肢 not marked in the data, per-subject scores, a part
+the file has no weights for, a maximum the source gives no line for): each of those keeps its
+own "not evaluable" row with the reason, and the exam's row names them (`not_evaluated`).
+Points are reported even when no criterion is known for that year. Lines for candidates exempt
+from some subjects (radiological technologists 2023, 2025) are not shipped: a model sits the
+whole exam.
 """
 
 from __future__ import annotations
@@ -45,7 +59,7 @@ from typing import Iterable
 from typing import Mapping
 
 from medvqa.core.items import DataError, Item
-from medvqa.core.passlines import OVERALL, PassLines, PassVerdict
+from medvqa.core.passlines import FAIL, NOT_EVALUABLE, OVERALL, PASS, PASS_ON_EVALUABLE, PassLines, PassVerdict
 
 __all__ = ["CRITERIA_FILE", "JAPANESE_NAMES", "PROFESSIONS", "Rule", "evaluate", "load_rules", "pass_lines",
            "scoring_record"]
@@ -75,11 +89,10 @@ JAPANESE_NAMES = {
 CRITERIA_FILE = Path(__file__).parent / "data" / "mhlw" / "pass_criteria.csv"
 POINT_KINDS = ("min_points", "min_percent")
 UNDECIDABLE = {
-    "max_kinshi": "which options are 禁忌肢 is not published, so selections cannot be counted",
+    "max_kinki": "which options are 禁忌肢 is not published, so selections cannot be counted",
     "subject_min_percent": "the data does not say which subject each question belongs to",
     "max_zero_subjects": "the data does not say which subject each question belongs to",
 }
-PASS, FAIL, NOT_EVALUABLE = "pass", "fail", "not evaluable"
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,18 @@ class Rule:
     source: str
     secondary: str
 
+    @property
+    def name(self) -> str:
+        """The criterion as users see it, the same for every profession and year: `total`,
+        the parts it judges (`hisshu`, `general+situational`), `<part>-subjects`,
+        `zero-subjects` or `kinki`."""
+        if self.kind == "max_kinki":
+            return "kinki"
+        if self.kind == "max_zero_subjects":
+            return "zero-subjects"
+        parts = "total" if self.parts in ("*", "") else self.parts
+        return f"{parts}-subjects" if self.kind == "subject_min_percent" else parts
+
     def covers(self, section: str, number: int | None) -> bool:
         if self.sections != "*" and section not in self.sections.split(";"):
             return False
@@ -110,7 +135,7 @@ class Rule:
 
 @dataclass
 class Criterion:
-    id: str
+    id: str  # its name (`Rule.name`)
     points: int | None
     max: int | None
     required: int | str | None  # the line applied (points), or the stated limit ("<=3")
@@ -149,11 +174,20 @@ class CellResult:
     def exam(self) -> str:
         return f"{PROFESSIONS.get(self.profession, self.profession)} {self.year}"
 
+    @property
+    def not_evaluated(self) -> tuple[str, ...]:
+        """A qualified pass's criteria that could not be decided (their rows say why)."""
+        if self.result != PASS_ON_EVALUABLE:
+            return ()
+        return tuple(c.id for c in self.criteria if c.status == NOT_EVALUABLE)
+
     def verdicts(self, treatments: Iterable[str] = (), note: str = "") -> list[PassVerdict]:
-        """The exam's verdict (criterion `overall`, with `treatments` and `note`), then one row
-        per criterion."""
+        """The exam's verdict (criterion `overall`, with `treatments` and `note`, after the
+        criteria a qualified pass did not weigh), then one row per criterion."""
+        if self.not_evaluated:
+            note = "; ".join(filter(None, [f"not evaluated: {', '.join(self.not_evaluated)} (see their rows)", note]))
         overall = PassVerdict(exam=self.exam, criterion=OVERALL, status=self.result, margin=self.margin,
-                              treatments=tuple(treatments), note=note)
+                              treatments=tuple(treatments), note=note, not_evaluated=self.not_evaluated)
         return [overall, *(c.verdict(self.exam) for c in self.criteria)]
 
 
@@ -184,13 +218,13 @@ def scoring_record(records: Iterable[dict]) -> dict[str, dict]:
 
 
 def evaluate(items: Iterable[Item], records: Iterable[dict], rules: list[Rule] | None = None, *,
-             kinshi: Mapping[tuple[str, int], int] | None = None,
+             kinki: Mapping[tuple[str, int], int] | None = None,
              points: Mapping[str, int] | None = None) -> list[CellResult]:
-    """Pass / fail / not evaluable for every profession-year among `items`. `kinshi` gives, per
-    (profession, year), how many questions were answered with a 禁忌肢 option; the `max_kinshi`
-    criteria of those cells are then decided. `points` gives items' own points (item id →
-    points, as a dataset states them), used instead of the weight rows' (which still say the
-    part each item belongs to)."""
+    """The verdict (see the module's docstring) of every profession-year among `items`. `kinki`
+    gives, per (profession, year), how many questions were answered with a 禁忌肢 option; the
+    `max_kinki` criteria of those cells are then decided. `points` gives items' own points
+    (item id → points, as a dataset states them), used instead of the weight rows' (which
+    still say the part each item belongs to)."""
     rules = load_rules() if rules is None else rules
     counted = scoring_record(records)
     cells: dict[tuple[str, int], list[Item]] = {}
@@ -202,13 +236,13 @@ def evaluate(items: Iterable[Item], records: Iterable[dict], rules: list[Rule] |
         if not any(it.id in counted for it in cell_items):
             continue  # an exam the run never sat
         cell_rules = [r for r in rules if r.profession == profession and r.year == year]
-        selections = None if kinshi is None else kinshi.get((profession, year))
+        selections = None if kinki is None else kinki.get((profession, year))
         out.append(evaluate_cell(profession, year, cell_items, counted, cell_rules, selections, points))
     return out
 
 
 def evaluate_cell(profession: str, year: int, items: list[Item], counted: dict[str, dict],
-                  rules: list[Rule], kinshi: int | None = None, points: Mapping[str, int] | None = None) -> CellResult:
+                  rules: list[Rule], kinki: int | None = None, points: Mapping[str, int] | None = None) -> CellResult:
     weights = [r for r in rules if r.kind == "weight"]
     scored = [it for it in items if not it.excluded]
     parts, unmatched = _assign(scored, weights, points or {})
@@ -219,23 +253,25 @@ def evaluate_cell(profession: str, year: int, items: list[Item], counted: dict[s
         if rule.kind in POINT_KINDS:
             on_points.append(_points_criterion(rule, tally))
             criteria.append(on_points[-1])
-        elif rule.kind == "max_kinshi" and kinshi is not None and unasked:
-            criteria.append(Criterion(rule.criterion_id, kinshi, None, rule.required, NOT_EVALUABLE,
+        elif rule.kind == "max_kinki" and kinki is not None and unasked:
+            criteria.append(Criterion(rule.name, kinki, None, rule.required, NOT_EVALUABLE,
                                       f"{unasked} of the exam's {len(scored)} questions have no record: "
                                       "a verdict needs the whole exam", rule.source))
-        elif rule.kind == "max_kinshi" and kinshi is not None:
-            criteria.append(_kinshi_criterion(rule, kinshi))
+        elif rule.kind == "max_kinki" and kinki is not None:
+            criteria.append(_kinki_criterion(rule, kinki))
         elif rule.kind in UNDECIDABLE:
-            criteria.append(Criterion(rule.criterion_id, None, None, rule.required, NOT_EVALUABLE,
+            criteria.append(Criterion(rule.name, None, None, rule.required, NOT_EVALUABLE,
                                       UNDECIDABLE[rule.kind], rule.source))
     if not on_points:  # no criterion known: report the points of each part
-        criteria = [tally.points_only(name) for name in (sorted(parts) or ["total"])] + criteria
+        criteria = [tally.points_only(name) for name in (list(parts) or ["total"])] + criteria
     if any(c.status == FAIL for c in criteria):
-        result = FAIL
-    elif on_points and all(c.status == PASS for c in on_points):
+        result = FAIL  # decisive, whatever could not be evaluated
+    elif unasked or not any(c.status == PASS for c in on_points):
+        result = NOT_EVALUABLE  # a verdict needs the whole exam and at least one line decided
+    elif all(c.status == PASS for c in criteria):
         result = PASS
     else:
-        result = NOT_EVALUABLE
+        result = PASS_ON_EVALUABLE
     return CellResult(profession, year, result, criteria)
 
 
@@ -277,18 +313,18 @@ def _points_criterion(rule: Rule, tally: _Tally) -> Criterion:
     names = sorted(tally.parts) if rule.parts == "*" else rule.parts.split("+")
     problem = tally.problem(names)
     if problem:
-        return Criterion(rule.criterion_id, None, None, _number(rule.required), NOT_EVALUABLE, problem, rule.source)
+        return Criterion(rule.name, None, None, _number(rule.required), NOT_EVALUABLE, problem, rule.source)
     got, top = tally.points(names)
     line, note = _line(rule, top)
     if line is None:
-        return Criterion(rule.criterion_id, got, top, _number(rule.required), NOT_EVALUABLE, note, rule.source)
-    return Criterion(rule.criterion_id, got, top, line, PASS if got >= line else FAIL, note, rule.source)
+        return Criterion(rule.name, got, top, _number(rule.required), NOT_EVALUABLE, note, rule.source)
+    return Criterion(rule.name, got, top, line, PASS if got >= line else FAIL, note, rule.source)
 
 
-def _kinshi_criterion(rule: Rule, selections: int) -> Criterion:
+def _kinki_criterion(rule: Rule, selections: int) -> Criterion:
     """`<=N` 禁忌肢 selections: pass when the count is within the limit."""
     limit = int(rule.required.lstrip("<="))
-    return Criterion(rule.criterion_id, selections, None, rule.required, PASS if selections <= limit else FAIL,
+    return Criterion(rule.name, selections, None, rule.required, PASS if selections <= limit else FAIL,
                      f"{selections} question(s) answered with a 禁忌肢 option; at most {limit} allowed", rule.source)
 
 

@@ -126,15 +126,16 @@ def test_compare_of_two_igakuqa_runs_shows_the_pass_lines_as_a_table(runs, tmp_p
     assert head in md
     # 2018 (the 112th exam) has no sourced line: the points of each part, no verdict
     rows = [line for line in md.splitlines() if line.startswith("| random | igakuqa | Physician 2018 |")]
-    assert [line.split(" | ")[3:5] for line in rows] == [["overall", "not evaluable"], ["general", "not evaluable"],
-                                                         ["hisshu", "not evaluable"]]
+    assert [line.split(" | ")[3:5] for line in rows] == [["overall", "not evaluable"], ["hisshu", "not evaluable"],
+                                                         ["general", "not evaluable"]]
     doc = json.loads(invoke("compare", *pair, "--json", "--resamples", 50))
-    points = {(r["model"], r["criterion"]): (r["points"], r["maximum"]) for r in doc["pass_lines"]}
+    # a criterion's name is the same in every year: a row is an exam and a criterion
+    points = {(r["model"], r["exam"], r["criterion"]): (r["points"], r["maximum"]) for r in doc["pass_lines"]}
     report = json.loads(invoke("report", pair[0], "--pass", "--json"))
-    assert {r["criterion"]: (r["points"], r["maximum"]) for r in report["rows"]} == {
-        c: v for (m, c), v in points.items() if m == "random"}
+    assert {(r["exam"], r["criterion"]): (r["points"], r["maximum"]) for r in report["rows"]} == {
+        (e, c): v for (m, e, c), v in points.items() if m == "random"}
     # 400 items, 112A43 withdrawn: maxima 200 + 299 (its 1 point out)
-    assert points[("random", "hisshu")][1] + points[("random", "general")][1] == 499
+    assert points[("random", "Physician 2018", "hisshu")][1] + points[("random", "Physician 2018", "general")][1] == 499
     page = tmp_path / "c.html"
     invoke("compare", *pair, "--html", page, "--resamples", 50)
     html = page.read_text(encoding="utf-8")

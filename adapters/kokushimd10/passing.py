@@ -4,7 +4,9 @@ Under `mhlw` and `igakuqa` the sourced MHLW lines (`medvqa.mhlw`) decide, on MHL
 weights, with the items MHLW took out of scoring left out of both points and maxima, and the
 禁忌肢 limit checked against the number of questions whose counted answer contains a 禁忌肢
 option (where the data marks 禁忌肢). An exam-year without a sourced line is "not evaluable".
-Under `kokushimd10` the lines, points and 禁忌肢 rule are those of the authors' script.
+Under `kokushimd10` the lines, points and 禁忌肢 rule are those of the authors' script, its parts
+named as `medvqa.mhlw` names the criteria over the same questions (`hisshu`, `general`, `kinki`,
+...), so a criterion has one name under every convention.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ SCRIPT_LINES: dict[str, dict[int, list[int]]] = {
     "Orthoptist": {y: [102] for y in range(2020, 2025)},
     "Pharmacist": {2020: [426], 2021: [430], 2022: [434], 2023: [470], 2024: [420]},
 }
-SCRIPT_PARTS = {"Physician": ["必修", "一般"], "Dentist": ["必修", "領域A", "領域B"], "Nurse": ["必修", "一般"],
-                "Physical_Therapist": ["一般", "実地"], "Occupational_Therapist": ["一般", "実地"],
-                "Pharmacist": ["total"]}
+# The script's parts (必修, 一般, 領域A/B, 実地), by the criteria names of `medvqa.mhlw`; the
+# nurse script's 一般 is every question after the 必修 ones, 一般 and 状況設定 alike.
+SCRIPT_PARTS = {"Physician": ["hisshu", "general"], "Dentist": ["hisshu", "areaA", "areaB"],
+                "Nurse": ["hisshu", "general+situational"], "Physical_Therapist": ["general", "practical"],
+                "Occupational_Therapist": ["general", "practical"], "Pharmacist": ["total"]}
 SCRIPT_KINKI = ("Physician", "Dentist")  # more than 3 questions with a 禁忌肢 answer fail
 
 
@@ -88,7 +92,7 @@ def pass_report(items: list[Item], records: list[dict], convention: str) -> Pass
     kinki = kinki_selections(items, counted)
     own = {it.id: int(it.meta["points"]) for it in scored if not it.meta.get("weights_from_mhlw")}
     rows = []
-    for cell in evaluate(scored, records, kinshi=kinki, points=own):
+    for cell in evaluate(scored, records, kinki=kinki, points=own):
         key = (cell.profession, cell.year)
         parts = "; ".join(f"{p} {got}/{top}" for p, got, top in _parts(items, counted, key))
         note = f"points: {parts}; 禁忌肢 answers: " + ("not marked in the data" if kinki.get(key) is None
@@ -99,7 +103,7 @@ def pass_report(items: list[Item], records: list[dict], convention: str) -> Pass
 
 def _parts(items: list[Item], counted: dict[str, dict], key: tuple[str, int]) -> list[tuple[str, int, int]]:
     """(part, points, maximum) of an exam-year's 必修 and general questions on the data's points
-    (withdrawn items out)."""
+    (withdrawn items out), `hisshu` first as in the criteria rows."""
     parts: dict[str, list[int]] = {}
     for it in items:
         if (it.meta["profession"], int(it.meta["year"])) != key or it.excluded or it.meta.get("withdrawn"):
@@ -109,7 +113,7 @@ def _parts(items: list[Item], counted: dict[str, dict], key: tuple[str, int]) ->
         got[1] += int(it.meta["points"])
         if counted.get(it.id, {}).get("correct"):
             got[0] += int(it.meta["points"])
-    return [(p, v[0], v[1]) for p, v in sorted(parts.items())]
+    return [(p, v[0], v[1]) for p, v in sorted(parts.items(), key=lambda kv: kv[0] != "hisshu")]
 
 
 def _script_rows(items: list[Item], counted: dict[str, dict], treated: dict[tuple[str, int], list[str]]) -> list[PassVerdict]:
@@ -150,7 +154,7 @@ def _script_rows(items: list[Item], counted: dict[str, dict], treated: dict[tupl
                              margin=points - line if decided else None)
                  for name, points, line in zip(names, totals, lines or [None] * n_parts)]
         if profession in SCRIPT_KINKI:
-            parts.append(PassVerdict(exam=exam, criterion="禁忌肢", points=forbidden, required="<=3",
+            parts.append(PassVerdict(exam=exam, criterion="kinki", points=forbidden, required="<=3",
                                      margin=None if missing else 3 - forbidden, note="more than 3 fail",
                                      status="not evaluable" if missing else "fail" if forbidden > 3 else "pass"))
         if missing:

@@ -158,7 +158,7 @@ def test_formats_by_and_errors(runs, tmp_path, monkeypatch):
     assert "| model | jmed48k C (accuracy) | jmed48k C+Q (accuracy) |" in md and "## By profession" in md
     # JMed48k has pass lines: one row per model × exam × criterion (a few items, not whole exams)
     assert "| random | jmed48k | Physician 2024 | overall | not evaluable |" in md
-    assert "| random | jmed48k | Physician 2024 | PHY118-hisshu | not evaluable |" in md
+    assert "| random | jmed48k | Physician 2024 | hisshu | not evaluable |" in md
 
     bad = CliRunner().invoke(cli, ["compare", str(runs["random"]), "--by", "nosuchfield"])
     assert bad.exit_code == 1 and "no run's records have the field 'nosuchfield'; available:" in bad.output

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 
 import pytest
 
@@ -56,7 +57,7 @@ def test_gpt52_on_the_120th_exam_reproduces_its_own_points(tmp_path):
     assert cell["result"] == "not evaluable" and cell["hisshu"].required is None
 
 
-def test_qwen_on_the_119th_exam_gets_the_files_points_and_passes(tmp_path):
+def test_qwen_on_the_119th_exam_gets_the_files_points_and_passes_on_the_evaluable_criteria(tmp_path):
     path = shared_data("igakuqa119", "results", "demo", "119_qwen2_5-72b_grading_results.csv")
     rows = list(csv.DictReader(path.open(encoding="utf-8-sig")))
     items, records = replay(tmp_path, 2025, {sample_item_id(r["question_number"]): list(r["model_answer"])
@@ -68,17 +69,22 @@ def test_qwen_on_the_119th_exam_gets_the_files_points_and_passes(tmp_path):
                        sum(int(r["possible"]) for r in rows if r["is_required"] == flag)) for flag in ("True", "False")}
     [cell] = evaluate(items, records)
     c = by_id([cell])[("Physician", 2025)]
-    assert (c["PHY119-hisshu"].points, c["PHY119-hisshu"].max) == expected["True"] == (168, 200)
-    assert (c["PHY119-general_clinical"].points, c["PHY119-general_clinical"].max) == expected["False"] == (230, 300)
-    assert (c["PHY119-hisshu"].required, c["PHY119-general_clinical"].required) == (160, 221)
-    assert (c["PHY119-hisshu"].status, c["PHY119-general_clinical"].status) == ("pass", "pass")
-    assert (c["PHY119-kinshi"].status, c["PHY119-kinshi"].required) == ("not evaluable", "<=3")
-    assert cell.result == "pass" and cell.margin == 8
+    assert (c["hisshu"].points, c["hisshu"].max) == expected["True"] == (168, 200)
+    assert (c["general"].points, c["general"].max) == expected["False"] == (230, 300)
+    assert (c["hisshu"].required, c["general"].required) == (160, 221)
+    assert (c["hisshu"].status, c["general"].status) == ("pass", "pass")
+    assert (c["kinki"].status, c["kinki"].required) == ("not evaluable", "<=3")
+    # both lines met, 禁忌肢 never counted (the data does not mark them): a pass on the evaluable
+    # criteria only, naming what it did not weigh
+    assert cell.result == "pass on the evaluable criteria" and cell.margin == 8 and cell.not_evaluated == ("kinki",)
     overall, *rows = cell.verdicts()
-    assert (overall.exam, overall.criterion, overall.status, overall.margin) == ("Physician 2025", "overall", "pass", 8)
+    assert (overall.exam, overall.criterion, overall.status, overall.margin) == (
+        "Physician 2025", "overall", "pass on the evaluable criteria", 8)
+    assert overall.not_evaluated == ("kinki",) and overall.note == "not evaluated: kinki (see their rows)"
     assert rows[2].model_dump(exclude={"note"}) == {
-        "exam": "Physician 2025", "criterion": "PHY119-kinshi", "status": "not evaluable", "points": None,
-        "required": "<=3", "maximum": None, "margin": None, "unit": "points", "treatments": ()}
+        "exam": "Physician 2025", "criterion": "kinki", "status": "not evaluable", "points": None,
+        "required": "<=3", "maximum": None, "margin": None, "unit": "points", "treatments": (),
+        "not_evaluated": ()}
     assert rows[2].note == "which options are 禁忌肢 is not published, so selections cannot be counted"
 
 
@@ -94,12 +100,12 @@ def wrong_answer(item):
     return [next(o.label for o in item.options if o.key not in item.gold.keys)]
 
 
-def test_all_gold_passes_with_full_marks_and_one_hisshu_point_under_the_line_fails(tmp_path):
+def test_all_gold_passes_the_lines_with_full_marks_and_one_hisshu_point_under_the_line_fails(tmp_path):
     items = medvqa.load("jmed48k", path=shared_data("jmed48k-sample"), split="full", years=[2025])
     answers = {it.id: gold_answer(it) for it in items}
     full = by_id(evaluate(*replay(tmp_path / "gold", 2025, answers)))[("Physician", 2025)]
-    assert full["result"] == "pass"
-    assert (full["PHY119-hisshu"].points, full["PHY119-general_clinical"].points) == (200, 300)
+    assert full["result"] == "pass on the evaluable criteria" and full["kinki"].status == "not evaluable"
+    assert (full["hisshu"].points, full["general"].points) == (200, 300)
     # 13 clinical (3 points) and 2 general (1 point) 必修 questions wrong: 200 - 41 = 159 < 160
     hisshu = [it for it in items if it.meta["section"] in ("B", "E")]
     clinical = [it for it in hisshu if it.meta["number"] > 25][:13]
@@ -107,8 +113,8 @@ def test_all_gold_passes_with_full_marks_and_one_hisshu_point_under_the_line_fai
     answers.update({it.id: wrong_answer(it) for it in clinical + general})
     [cell] = evaluate(*replay(tmp_path / "under", 2025, answers))
     c = by_id([cell])[("Physician", 2025)]
-    assert (c["PHY119-hisshu"].points, c["PHY119-hisshu"].status) == (159, "fail")
-    assert (c["PHY119-general_clinical"].points, c["PHY119-general_clinical"].status) == (300, "pass")
+    assert (c["hisshu"].points, c["hisshu"].status) == (159, "fail")
+    assert (c["general"].points, c["general"].status) == (300, "pass")
     assert cell.result == "fail" and cell.margin == -1
 
 
@@ -163,7 +169,7 @@ def test_criteria_file_keeps_every_shared_row_with_its_source():
         r = shipped[row["criterion_id"]]
         assert (r.year, r.exam_round, r.text_ja, r.source) == (int(row["exam_year"]), row["exam_round"],
                                                                row["criterion_ja"], row["source"])
-        if r.kind == "min_percent" and r.parts == "hissu":  # pharmacist: 70% overall, 30% per subject
+        if r.kind == "min_percent" and r.parts == "hisshu":  # pharmacist: 70% overall, 30% per subject
             sub = shipped[row["criterion_id"] + "-subjects"]
             assert f"{r.required}; each subject {sub.required}" == row["points_required"]
         elif r.kind in ("min_points", "min_percent"):
@@ -184,14 +190,14 @@ def test_a_partial_exam_gets_no_verdict_and_says_why():
     # could hold any number — and the points line needs all four.
     items = toy_items(4)
     rules = [rule("weight", "T-w", points_each="1"), rule("min_points", required="2", max="4"),
-             rule("max_kinshi", "T-k", required="<=3")]
-    [whole] = evaluate(items, correct_records(items), rules, kinshi={("Nurse", 2030): 0})
+             rule("max_kinki", "T-k", required="<=3")]
+    [whole] = evaluate(items, correct_records(items), rules, kinki={("Nurse", 2030): 0})
     assert whole.result == "pass" and [c.status for c in whole.criteria] == ["pass", "pass"]
-    [part] = evaluate(items, correct_records(items)[:2], rules, kinshi={("Nurse", 2030): 0})
+    [part] = evaluate(items, correct_records(items)[:2], rules, kinki={("Nurse", 2030): 0})
     assert part.result == "not evaluable"
-    points, kinshi = part.criteria
-    assert points.status == kinshi.status == "not evaluable"
-    assert kinshi.note == "2 of the exam's 4 questions have no record: a verdict needs the whole exam"
+    points, kinki = part.criteria
+    assert points.status == kinki.status == "not evaluable"
+    assert kinki.note == "2 of the exam's 4 questions have no record: a verdict needs the whole exam"
     assert points.note.endswith("a verdict needs the whole exam")
     # an exam the run never sat is not reported at all
     other = toy_items(2)
@@ -218,5 +224,46 @@ def test_pass_on_one_block_of_the_119th_exam_is_not_evaluable(tmp_path):
     hisshu = [it for it in items if it.meta["section"] in ("B", "E")]  # 必修 is blocks B and E: none asked
     assert all(r["status"] == "not evaluable" for r in rows)
     by = {r["criterion"]: r for r in rows}
-    assert by["PHY119-hisshu"]["note"].startswith(f"{len(hisshu)} item(s) have no C+Q or C+Q+I record")
-    assert by["PHY119-hisshu"]["note"].endswith("a verdict needs the whole exam")
+    assert by["hisshu"]["note"].startswith(f"{len(hisshu)} item(s) have no C+Q or C+Q+I record")
+    assert by["hisshu"]["note"].endswith("a verdict needs the whole exam")
+
+
+def test_criteria_names_follow_one_scheme_across_professions_and_years():
+    # A criterion is named by what it judges, not by its row in the file (PHY119-hisshu, PHA108-hissu):
+    # one name for the same criterion in every year and profession (see medvqa/mhlw.py)
+    names: dict[tuple[str, int], list[str]] = {}
+    for r in load_rules():
+        if r.kind not in ("weight", "scoring"):
+            names.setdefault((r.profession, r.year), []).append(r.name)
+    for cell, ns in names.items():
+        assert len(ns) == len(set(ns)), cell
+        assert all(re.fullmatch(r"[a-zA-Z]+(\+[a-zA-Z]+)*(-subjects)?", n) for n in ns), (cell, ns)
+    assert {tuple(ns) for (p, _), ns in names.items() if p == "Physician"} == {("hisshu", "general", "kinki")}
+    assert names[("Pharmacist", 2023)] == ["total", "hisshu", "hisshu-subjects", "kinki"]
+    assert names[("Nurse", 2024)] == ["hisshu", "general+situational"]
+    assert names[("Dentist", 2021)] == ["areaA", "areaB", "areaC", "hisshu"]
+    assert names[("Radiological_Technologist", 2023)] == ["total", "zero-subjects"]
+
+
+def test_an_undecided_criterion_qualifies_a_pass_and_never_a_fail():
+    # ../shared/papers/kokushimd10-review.txt, major comment [§3.3, Table 1]: a pass claim must say
+    # how 禁忌肢 (forbidden options) are handled, and be restricted where a rule cannot be applied.
+    items = toy_items(4)
+    rules = [rule("weight", "T-wp", parts="p", numbers="1-2", points_each="1"),
+             rule("weight", "T-wq", parts="q", numbers="3-4", points_each="1"),
+             rule("min_points", "T-p", parts="p", required="2", max="2"),
+             rule("min_points", "T-q", parts="q", required="1", max="2"), rule("max_kinki", "T-k", required="<=3")]
+    [qualified] = evaluate(items, correct_records(items), rules)  # 禁忌肢 selections not counted
+    assert [(c.id, c.status) for c in qualified.criteria] == [("p", "pass"), ("q", "pass"), ("kinki", "not evaluable")]
+    assert qualified.result == "pass on the evaluable criteria" and qualified.not_evaluated == ("kinki",)
+    assert qualified.margin == 0
+    [counted] = evaluate(items, correct_records(items), rules, kinki={("Nurse", 2030): 1})
+    assert counted.result == "pass" and counted.not_evaluated == ()
+    assert counted.verdicts()[0].note == "" and counted.verdicts()[0].not_evaluated == ()
+    # a failed line is decisive, whatever could not be evaluated
+    [failed] = evaluate(items, correct_records(items, wrong={"T_2030_X_Q1"}), rules)
+    assert failed.result == "fail" and failed.not_evaluated == ()
+    # part p whole and passed, part q never asked: no verdict at all, not a qualified pass
+    [partial] = evaluate(items, correct_records(items)[:2], rules)
+    assert [c.status for c in partial.criteria] == ["pass", "not evaluable", "not evaluable"]
+    assert partial.result == "not evaluable" and partial.not_evaluated == ()

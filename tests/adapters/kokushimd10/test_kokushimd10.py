@@ -68,13 +68,15 @@ def test_imported_predictions_score_as_calculate_scores(tmp_path, release):
     assert out["accuracy"]["C+Q"] == 3 / 5
     doc = json.loads(invoke("report", tmp_path / "run", "--pass", "--json"))
     rows = {r["criterion"]: r for r in doc["rows"] if r["exam"] == "Physician 2020"}
-    # 必修 (B, E): B1 1 point; 一般: A1 + A2 = 2 points; 禁忌肢: A3-1 answered D (kinki "D"): 1
-    assert [(rows[p]["points"], rows[p]["required"]) for p in ("必修", "一般")] == [(1, 158), (2, 217)]
-    assert (rows["禁忌肢"]["points"], rows["禁忌肢"]["status"]) == (1, "pass")
+    # 必修 (B, E): B1 1 point; 一般: A1 + A2 = 2 points; 禁忌肢: A3-1 answered D (kinki "D"): 1; the
+    # script's parts under the names every convention gives them
+    assert list(rows) == ["overall", "hisshu", "general", "kinki"]
+    assert [(rows[p]["points"], rows[p]["required"]) for p in ("hisshu", "general")] == [(1, 158), (2, 217)]
+    assert (rows["kinki"]["points"], rows["kinki"]["status"]) == (1, "pass")
     assert rows["overall"]["status"] == "fail" and rows["overall"]["margin"] == min(1 - 158, 2 - 217)
     assert doc["convention"] == "kokushimd10" and doc["notes"][0].startswith("convention kokushimd10 departs from MHLW")
     text = invoke("report", tmp_path / "run", "--pass")
-    assert "convention kokushimd10 departs from MHLW" in text and "| Physician 2020 | 必修 | fail | 1 | 158 |" in text
+    assert "convention kokushimd10 departs from MHLW" in text and "| Physician 2020 | hisshu | fail | 1 | 158 |" in text
 
 
 def test_a_prediction_file_that_does_not_fit_is_named(tmp_path, release):
