@@ -39,7 +39,7 @@ from medvqa.core.inference.model_names import (check_before_import, recall_answe
                                                remember_names)
 from medvqa.core.inference.openai_compatible import HOSTED_VLLM_PLACEHOLDER_KEY, DirectCall, direct_call
 from medvqa.core.inference.output import ANSWER_SCHEMA, error_text, writable_text
-from medvqa.core.inference.preflight import check_provider, probe
+from medvqa.core.inference.preflight import check_provider, check_reachable, probe
 from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, TRANSIENT, RetryPolicy, failure_kind, with_retries
 from medvqa.core.inference.router import (RoundRobin, credential_values, deployments_for, load_model_list, resolve_env,
                                           underlying_model)
@@ -307,6 +307,7 @@ class LiteLLMBackend(Backend):
             [{"model": self.model, **({"api_base": self._api_base} if self._api_base else {})}]
         targets = [(f"{c['model']} at {_redact_url(c['api_base'])}" if c.get("api_base") else c["model"], c)
                    for c in calls]
+        check_reachable([(where, c["api_base"]) for where, c in targets if c.get("api_base")], self.timeout)
         probe(self.litellm, targets, self._send, timeout=self.timeout, retry=self.retry)
 
     def generate(self, requests: Iterable[Request]) -> Iterator[tuple[Request, Response]]:

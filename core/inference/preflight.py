@@ -5,7 +5,10 @@ litellm (`model_names.check_before_import`: a misspelt provider or backend, a mi
 
 1. `check_provider` (when a backend is built, no network): litellm must know the provider of
    the model string. `opnai/gpt-5` or `randm` stop here, with the nearest known names.
-2. `probe` (before the first request of a run): one small request per server, with every
+2. `check_reachable` (before the first request, before litellm is imported): a TCP connection to
+   each `--api-base`. A server nobody listens at ends the run in well under a second, named by
+   its address, instead of after litellm's import and its client's connection error.
+3. `probe` (before the first request of a run): one small request per server, with every
    generation parameter of the run, checks the model name, the credentials and the server.
    Failures litellm raises before sending (unsupported parameters, missing keys), refused
    credentials, unknown models and unreachable servers end the run at once; a rate limit, a
@@ -17,8 +20,12 @@ Nothing the probe receives is recorded or cached.
 from __future__ import annotations
 
 import asyncio
+import re
+import socket
+import urllib.request
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from medvqa.core.inference.concurrency import event_loop
 from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, RetryPolicy, failure_kind, with_retries
@@ -29,6 +36,10 @@ PROBE_RETRIED = ("rate_limit", "server", "unreadable")
 # JSON output modes require the word "JSON" in the messages; the answer itself is ignored.
 PROBE_MESSAGES = [{"role": "user", "content": 'Reply with the JSON {"answer": ["A"]}.'}]
 MAX_DETAIL = 300
+CONNECT_TIMEOUT_S = 5.0  # a host that drops packets: the longest a reachability check waits
+# aiohttp's repr of the connection's SSL settings ("ssl:<ssl.SSLContext object at 0x…>",
+# "ssl:default"): an address of memory, not of the server
+_SSL_REPR = re.compile(r"\s*ssl:(?:<[^>]*>|default|None|False|True)")
 _REASONS = {
     "authentication": "the credentials were refused",
     "configuration": "the request could not be sent (missing credentials or settings)",
@@ -61,6 +72,26 @@ def check_provider(litellm, model: str) -> str:
 
     raise PreflightError(unknown_model_message(model, (str(getattr(p, "value", p)) for p in litellm.provider_list),
                                                plugins.backends(), litellm.model_list))
+
+
+def check_reachable(targets: list[tuple[str, str]], timeout: float) -> None:
+    """A TCP connection to each `(where, api_base)`; the first that cannot be opened raises a
+    PreflightError naming the address. Skipped where a proxy carries the requests (the client
+    connects to the proxy, not to the server)."""
+    for where, api_base in targets:
+        url = urlsplit(api_base)
+        proxied = urllib.request.getproxies().get(url.scheme) and not urllib.request.proxy_bypass(url.hostname or "")
+        if not url.hostname or proxied:
+            continue
+        port = url.port or (443 if url.scheme == "https" else 80)
+        try:
+            socket.create_connection((url.hostname, port), timeout=min(timeout, CONNECT_TIMEOUT_S)).close()
+        except OSError as exc:
+            waited = min(timeout, CONNECT_TIMEOUT_S)
+            why = exc.strerror or (f"no answer within {waited:g} s" if isinstance(exc, TimeoutError)
+                                   else type(exc).__name__)
+            raise PreflightError(f"preflight request to {where} failed: cannot connect to the server "
+                                 f"({url.hostname}:{port}: {why})") from None
 
 
 def probe(litellm, targets: list[tuple[str, dict[str, Any]]], params: dict[str, Any], *, timeout: float,
@@ -108,7 +139,7 @@ def _explain(litellm, where: str, call: dict[str, Any], kind: str, exc: BaseExce
     for prefix in (f"litellm.{name}: ", f"{name}: "):  # litellm repeats the type in its message
         text = text.removeprefix(prefix)
     after = f" (after {tries} tries)" if tries > 1 else ""
-    detail = " ".join(scrub(f"{name}: {text}{after}").split())
+    detail = " ".join(_SSL_REPR.sub("", scrub(f"{name}: {text}{after}")).split())
     if len(detail) > MAX_DETAIL:
         detail = detail[:MAX_DETAIL - 1] + "…"
     return f"preflight request to {where} failed: {reason} ({detail})"

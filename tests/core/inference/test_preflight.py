@@ -5,6 +5,7 @@ record is written; baselines and runs with nothing left to ask need no network."
 from __future__ import annotations
 
 import json
+import os
 import time
 
 import pytest
@@ -61,9 +62,40 @@ def test_an_unreachable_server_fails_at_once(tmp_path):
     result, seconds = run(tmp_path, "--model", "hosted_vllm/test", "--api-base", url, "--max-retries", "6")
     assert result.exit_code == EXIT_PREFLIGHT and seconds < 5
     line = one_line(result)
-    assert line.startswith(f"Error: preflight request to hosted_vllm/test at {url} failed: cannot connect to the "
-                           "server (InternalServerError:")
+    port = url.split(":")[2].split("/")[0]
+    assert line == (f"Error: preflight request to hosted_vllm/test at {url} failed: cannot connect to the "
+                    f"server (127.0.0.1:{port}: Connection refused)")
     assert read_records(tmp_path / "run") == []
+
+
+def test_a_dead_port_ends_the_command_in_seconds_naming_the_address(tmp_path):
+    """Observed: 16.5 s to learn that nothing listens, and a message holding aiohttp's
+    `ssl:<ssl.SSLContext object at 0x…>`. A TCP connection settles it before any request."""
+    import subprocess
+    import sys
+
+    url = closed_port_url()
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "medvqa.cli", "run", "jmed48k", "--sample",
+                           "--model", "hosted_vllm/test", "--api-base", url, "--run-dir", str(tmp_path / "run")],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "OPENAI_API_KEY": "sk-test"})
+    seconds = time.monotonic() - started
+    assert done.returncode == EXIT_PREFLIGHT, done.stderr[-2000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+    assert errors == [f"Error: preflight request to hosted_vllm/test at {url} failed: cannot connect to the server "
+                      f"(127.0.0.1:{url.split(':')[2].split('/')[0]}: Connection refused)"]
+    assert seconds < 10  # the interpreter's start and the imports: no request, no wait for a connection
+
+
+def test_no_memory_address_reaches_a_preflight_message():
+    from medvqa.core.inference.preflight import _explain
+
+    exc = ConnectionError("Cannot connect to host 10.0.0.7:8000 ssl:<ssl.SSLContext object at 0x7f3c5aef34a0> "
+                          "[Connect call failed ('10.0.0.7', 8000)]")
+    line = _explain(None, "hosted_vllm/m at http://10.0.0.7:8000/v1", {"model": "hosted_vllm/m"}, "connection", exc, 1)
+    assert line == ("preflight request to hosted_vllm/m at http://10.0.0.7:8000/v1 failed: cannot connect to the "
+                    "server (ConnectionError: Cannot connect to host 10.0.0.7:8000 [Connect call failed "
+                    "('10.0.0.7', 8000)])")
 
 
 def test_missing_credentials_name_the_variable_and_send_nothing(tmp_path, monkeypatch):
