@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import medvqa.core  # noqa: F401  (says so when a folder named medvqa shadows the package)
+
 __all__ = ["ContractError", "KitReport", "check_benchmark", "medvqa_check"]
 
 

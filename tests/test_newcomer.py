@@ -149,3 +149,23 @@ def test_run_takes_the_price_as_the_command_line_writes_it(tmp_path):
     usage = summary["usage"]
     assert usage["prompt_tokens"] > 0
     assert summary["cost_usd"] == pytest.approx((3 * usage["prompt_tokens"] + 15 * usage["completion_tokens"]) / 1e6)
+
+
+def test_a_folder_named_medvqa_in_the_working_directory_says_what_shadows_what(tmp_path):
+    """Observed: a clone named `medvqa` in the working directory is imported as an empty namespace
+    package before the editable install, and a plugin failed with "module 'medvqa' has no attribute
+    'hookimpl'", blaming the plugin. Now the command and pytest (the conformance kit's plugin) say
+    which folder shadows which package."""
+    import subprocess
+    import sys
+
+    (tmp_path / "medvqa").mkdir()
+    (tmp_path / "test_plugin.py").write_text("import medvqa\n\ndef test_hook():\n    assert medvqa.hookimpl\n")
+    core = str(__import__("pathlib").Path(plugins.__file__).parent)
+    expected = (f"the folder {tmp_path / 'medvqa'} shadows the installed medvqa package (its core is {core}): "
+                f"Python imports that folder (which has no __init__.py) as 'medvqa'")
+    for command in (["-m", "medvqa.cli", "list"], ["-m", "pytest", "-q", "-p", "no:cacheprovider", "test_plugin.py"]):
+        done = subprocess.run([sys.executable, *command], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode != 0
+        assert expected in done.stdout + done.stderr, (command, (done.stdout + done.stderr)[-1500:])
+        assert "has no attribute 'hookimpl'" not in done.stdout + done.stderr
