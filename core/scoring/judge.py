@@ -104,6 +104,11 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
             messages = spec.messages(saved.items[rec["item_id"]], rec)
             if messages is not None:
                 judgeable[pair] = messages
+    if not judgeable:
+        answered = sum(r.get("status") == "answered" for r in current.values())
+        raise ValueError(f"nothing to judge in {run_dir}: of its {len(current)} records, {answered} hold an answer "
+                         f"and none of them is one the {spec.name} judge reads (closed items are scored by their "
+                         f"options without a judge); nothing was written")
     judges = {**(saved.manifest.get("judges") or {}),
               **{m: {"prompt": spec.name, "version": spec.version, "prompt_hash": spec.hash} for m in models}}
     summary = {"run_dir": str(run_dir), "judge": primary, "prompt": spec.name, "prompt_version": spec.version,

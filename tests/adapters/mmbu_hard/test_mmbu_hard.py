@@ -461,3 +461,28 @@ def test_closed_non_answers_are_incorrect_predictions_and_unjudged_answers_have_
     table = MMBUTables([{**unjudged, "condition": "C+Q", "task": "cls_open", "format": "open"}] * 2, 0.5).frames()
     row = table["micro_f1"].iloc[0]
     assert row["status"] == "not judged" and row["micro_f1"] is None and row["unjudged"] == 2
+
+
+def test_a_judge_with_nothing_to_judge_says_so_and_writes_nothing(fixture, tmp_path):
+    """Observed: `medvqa judge` on a run without an open-ended answer printed a summary of 0 judged
+    records and wrote the judge into the manifest, as if it had judged. Now: one line, non-zero,
+    the manifest untouched (and no server is asked: the address below has nobody listening)."""
+    from medvqa.core import plugins
+    from tests.core.inference.test_retry import closed_port_url
+
+    root, info = fixture
+    run_dir = tmp_path / "closed"
+    medvqa.run("mmbu_hard", f"replay:{info['replay']}", data=str(root), run_dir=str(run_dir), progress=False,
+               select={"task": ["cls_closed"]})
+    records = medvqa.read_run(run_dir).records
+    answered = sum(r["status"] == "answered" for r in records)
+    assert records and {r["task"] for r in records} == {"cls_closed"} and answered > 0
+    manifest = (run_dir / "manifest.json").read_text()
+    out = subprocess.run([sys.executable, "-m", "medvqa.cli", "judge", str(run_dir), "--judge", "hosted_vllm/test",
+                          "--api-base", closed_port_url()], capture_output=True, text=True)
+    assert out.returncode != 0
+    assert out.stderr.strip().splitlines()[-1] == (
+        f"Error: nothing to judge in {run_dir}: of its {len(records)} records, {answered} hold an answer and none "
+        f"of them is one the {plugins.get_benchmark('mmbu_hard').judge().name} judge reads (closed items are scored "
+        f"by their options without a judge); nothing was written")
+    assert (run_dir / "manifest.json").read_text() == manifest
