@@ -277,10 +277,36 @@ def parse_failure_warnings(records: Iterable[Mapping], benchmark: Benchmark | No
             remedy = ("; the assisted reading counts the extractor's answers (--reading assisted)" if c.extracted else
                       "; use a scoring convention that fits the output (--convention) or read them with an "
                       "extractor model (--extractor MODEL)")
+            named = foreign_labels(rs, benchmark)
+            if named and 2 * sum(named.values()) >= failures:  # an extractor would read the same label
+                labels = ", ".join(repr(k) for k, _ in named.most_common(3))
+                remedy = (f"; {sum(named.values())} of them are well-formed answers naming a label not among "
+                          f"their item's options ({labels}): the model (or a baseline such as constant:LABEL) "
+                          f"answers in labels these items do not use")
             extracted = f"; {c.extracted} read by the extractor" if c.extracted else ""
             out.append(f"warning: {key[0]}: {failures} of {c.n} answers ({100 * failures / c.n:.1f} %) could not be "
                        f"read by the strict reader and count as wrong{extracted}{remedy}")
     return out
+
+
+def foreign_labels(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Counter:
+    """{label: parse failures among `records` whose reply is a well-formed JSON answer
+    (`{"answer": ["A"]}`, the benchmark's answer key) naming it}: replies the reader could not read
+    only because the label is not one of the item's options."""
+    key = benchmark.answer_conventions().answer_key if benchmark is not None else "answer"
+    named: Counter = Counter()
+    for r in records:
+        if str(r.get("status")) != PARSE_FAILURE or not r.get("response"):
+            continue
+        try:
+            value = json.loads(r["response"])
+        except ValueError:
+            continue
+        answer = value.get(key) if isinstance(value, dict) else None
+        answer = [answer] if isinstance(answer, str) else answer
+        if isinstance(answer, list) and answer and all(isinstance(a, str) and 0 < len(a.strip()) <= 3 for a in answer):
+            named[",".join(a.strip() for a in answer)] += 1
+    return named
 
 
 def unreadable(*records: Mapping) -> bool:

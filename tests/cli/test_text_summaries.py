@@ -42,3 +42,24 @@ def test_after_an_extraction_the_warning_points_at_the_reading_not_at_an_extract
     warning = [line for line in result.stderr.splitlines() if line.startswith("warning: C+Q+I")]
     assert len(warning) == 1 and "141 read by the extractor" in warning[0]
     assert "--reading assisted" in warning[0] and "--extractor MODEL" not in warning[0]
+
+
+def test_constant_a_on_items_numbered_1_to_4_hints_the_label_is_not_an_option(tmp_path):
+    """Observed: `constant:A` on the sample's Nurse items (options 1–4) warned that the replies
+    could not be read and suggested an extractor model, which would read the same 'A'."""
+    import medvqa
+
+    out = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "constant:A", "--run-dir",
+                                   str(tmp_path / "r"), "--no-cache"])
+    assert out.exit_code == 0, out.output
+    numbered = {(r["item_id"], r["condition"]) for r in medvqa.read_run(tmp_path / "r").records
+                if r["status"] == "parse_failure"}
+    items = {it.id: it for it in medvqa.load("jmed48k", split="sample")}
+    assert numbered and all(items[i].options[0].label == "1" for i, _ in numbered)  # every failure: a 1–n item
+    for cond in ("C+Q", "C+Q+I"):
+        k = sum(c == cond for _, c in numbered)
+        [line] = [x for x in out.output.splitlines() if x.startswith(f"warning: {cond}:")]
+        assert line.endswith(f"; {k} of them are well-formed answers naming a label not among their item's options "
+                             "('A'): the model (or a baseline such as constant:LABEL) answers in labels these items "
+                             "do not use")
+        assert "--extractor" not in line
