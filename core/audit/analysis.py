@@ -337,8 +337,14 @@ def refusal_section(run: _Run, s: Settings) -> dict:
         rows[conv] = paired_section(run.pairs, {}, {}, replace(s, refusals=conv), run.forced_accuracy)["overall"]
     paired_refusals = {c: sum(getattr(p, side).get("status") == "refusal" for p in run.pairs)
                        for c, side in ((WITH, "with_image"), (REMOVED, "removed"))}
+    # the rates sit under the image-removal table: over its items (every record of a paired item,
+    # forced guesses included); a run without pairs has no such table, and its rates cover every record
+    paired = {p.item.id for p in run.pairs}
+    over = [r for r in run.input.records if r["item_id"] in paired] if paired else run.input.records
     return {
-        "rates": refusal_rates(run.input.records),
+        "rates": refusal_rates(over),
+        "rates_over": {"items": len(paired) if paired else len({r["item_id"] for r in over}),
+                       "scope": "paired" if paired else "all"},
         "paired_refusals": paired_refusals,
         "forced_guess": fg,
         "delta_img": rows,
@@ -720,6 +726,15 @@ def reading_text(doc: dict) -> str:
             "switches; docs/scoring.md).")
 
 
+def refusal_scope(refusals: dict) -> str:
+    """Which items a refusal-rate table counts: "over the 75 paired items" (those of the
+    image-removal table above it), or every item of a run without pairs."""
+    over = refusals.get("rates_over") or {}
+    if over.get("scope") == "paired":
+        return f"over the {over['items']} paired items of the table above"
+    return f"over all {over.get('items', 0)} items" if over else "over all records"
+
+
 def summary_markdown(doc: dict) -> str:
     """A short human-readable summary: which reading, how runs were paired, per model the paired
     rows (overall and by stratum) with the image items left unpaired, refusal rates and the
@@ -740,7 +755,7 @@ def summary_markdown(doc: dict) -> str:
             lines.append("Image removal: no image items in these records, so no pairs.")
         rates = ", ".join(f"{c} {pct(v['rate'])} %" for c, v in m["refusals"]["rates"].items())
         io = m["io_control"]
-        lines += ["", f"Refusal rates: {rates or 'no records'}."]
+        lines += ["", f"Refusal rates ({refusal_scope(m['refusals'])}): {rates or 'no records'}."]
         if io["n"]:  # items whose options are in the image only
             lines.append(f"Image-as-options control: n {io['n']}, baseline {pct(io['baseline'])} %, with image "
                          f"{pct(io['a_with'])} %, removed {pct(io['a_removed'])} %, stem leakage hits "

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlencode
 
-from medvqa.core.audit.analysis import CONVENTIONS, PAIRED_COLUMNS, STATES, model_docs, reading_text, strata_rows
+from medvqa.core.audit.analysis import (CONVENTIONS, PAIRED_COLUMNS, STATES, model_docs, reading_text, refusal_scope,
+                                        strata_rows)
 from medvqa.core.audit.pairing import language_columns
 from medvqa.core.audit.figures import figures, svg_texts
 from medvqa.core.render import fmt, to_html
@@ -148,7 +149,7 @@ def _language_tables(page: _Page, pairs: dict) -> None:
 
 
 def _refusal_tables(page: _Page, base: list, refusals: dict) -> None:
-    page.add("<h3>Refusals</h3>")
+    page.add(f"<h3>Refusals</h3><p>Rates {_e(refusal_scope(refusals))}.</p>")
     page.table(["condition"], [("records", "n", "int"), ("refusals", "refusals", "int"), ("rate %", "rate", "pct")],
                [([cond], [*base, "refusals", "rates", cond], {}) for cond in refusals["rates"]])
     page.table(["convention"], [("n", "n", "int"), ("a_with", "a_with", "pct"), ("a_removed", "a_removed", "pct"),

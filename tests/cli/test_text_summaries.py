@@ -63,3 +63,27 @@ def test_constant_a_on_items_numbered_1_to_4_hints_the_label_is_not_an_option(tm
                              "('A'): the model (or a baseline such as constant:LABEL) answers in labels these items "
                              "do not use")
         assert "--extractor" not in line
+
+
+def test_the_audit_refusal_rates_count_the_items_of_the_table_they_sit_under(tmp_path):
+    """Observed: the refusal rates under the image-removal table (5 paired items on the sample)
+    counted all 17 C+Q records. Every C+Q reply here is a refusal: over the paired items, 5 of 5."""
+    import json
+
+    import medvqa
+
+    items = [it for it in medvqa.load("jmed48k", split="sample") if not it.excluded]
+    with_image = [it for it in items if it.has_images and it.image_available]
+    lines = [{"item_id": it.id, "condition": "C+Q", "response": "I cannot answer this question."} for it in items]
+    lines += [{"item_id": it.id, "condition": "C+Q+I", "response": json.dumps({"answer": [it.options[0].label]})}
+              for it in with_image]
+    replay = tmp_path / "replies.jsonl"
+    replay.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    invoke("run", "jmed48k", "--sample", "--model", f"replay:{replay}", "--run-dir", tmp_path / "r", "--no-cache")
+    doc = json.loads(invoke("audit", tmp_path / "r", "--resamples", "20", "--json"))
+    k = len(with_image)
+    assert 0 < k < len(items)
+    assert doc["refusals"]["rates"]["C+Q"] == {"n": k, "refusals": k, "rate": 1.0}
+    assert doc["refusals"]["rates_over"] == {"items": k, "scope": "paired"}
+    text = invoke("audit", tmp_path / "r", "--resamples", "20")
+    assert f"Refusal rates (over the {k} paired items of the table above): C+Q 100.0 %, C+Q+I 0.0 %." in text

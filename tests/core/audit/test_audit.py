@@ -145,7 +145,9 @@ def test_known_counts_give_exact_transitions_under_every_convention(designed_run
 
     rates = doc["refusals"]["rates"]
     assert rates["C+Q+I"] == {"n": 17, "refusals": 1, "rate": 1 / 17}
-    assert rates["C+Q"] == {"n": 800, "refusals": 4, "rate": 4 / 800}
+    # over the 17 paired items of the image-removal table (not the run's 800 C+Q records)
+    assert rates["C+Q"] == {"n": 17, "refusals": 4, "rate": 4 / 17}
+    assert doc["refusals"]["rates_over"] == {"items": 17, "scope": "paired"}
     assert rates["C+Q/forced"] == {"n": 4, "refusals": 0, "rate": 0.0}
 
     for convention, expected in (("conditional", cond), ("imputed", imp)):
@@ -304,7 +306,8 @@ def test_audit_runs_unchanged_on_a_third_party_adapter(kmle_plugin, tmp_path):
     assert overall["delta_img"] == pytest.approx(0.5)
     assert set(doc["paired"]["by"]["subject"]) == {"내과", "영상의학과"}
     assert doc["paired"]["by"]["has_image"]["true"]["n"] == 2
-    assert doc["refusals"]["rates"]["C+Q"] == {"n": 5, "refusals": 1, "rate": 0.2}
+    # over the two paired items (kmle-3, kmle-4) of the image-removal table, not all five C+Q records
+    assert doc["refusals"]["rates"]["C+Q"] == {"n": 2, "refusals": 1, "rate": 0.5}
     assert doc["refusals"]["delta_img"]["conditional"]["n"] == 1
     text = doc["ablation"]["text_only"]
     assert text["n"] == 3 and text["conditions"]["C+Q"]["accuracy"] == pytest.approx(1 / 3)
