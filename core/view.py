@@ -21,7 +21,7 @@ import json
 import os
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from medvqa.core.audit.analysis import model_names, pair_image_removal, state_of
 from medvqa.core.audit.html import thumbnail
@@ -91,6 +91,26 @@ class _Images:
         return self.index[key]
 
 
+def reading_text(reading: Any, labels: Mapping[str, str]) -> str:
+    """A reading as the page writes it: the options read as the exam labels them (`D`, `A, C`) or
+    "nothing read", then whether it is correct and who read it (`D, correct, by extractor
+    gpt-4o-mini`); a value that is no reading, as text."""
+    if not isinstance(reading, Mapping):
+        return ", ".join(map(str, reading)) if isinstance(reading, (list, tuple)) else str(reading)
+    predicted = reading.get("predicted")
+    parts = [", ".join(labels.get(k, k) for k in predicted) if predicted else "nothing read"]
+    if reading.get("status"):
+        parts.append(str(reading["status"]))
+    if reading.get("correct") is not None:
+        parts.append("correct" if reading["correct"] else "wrong")
+    source = " ".join(str(reading[k]) for k in ("source", "extractor") if reading.get(k))
+    if source:
+        parts.append(f"by {source}")
+    if reading.get("error"):
+        parts.append(f"error: {reading['error']}")
+    return ", ".join(parts)
+
+
 def _reading(rec: dict, item: Item) -> dict:
     """One record as the page shows it; `p` the keys read (compared between models), `l` the
     same as the exam's labels."""
@@ -105,7 +125,7 @@ def _reading(rec: dict, item: Item) -> dict:
     extraction = rec.get("extraction") if isinstance(rec.get("extraction"), dict) else rec
     for key in ("strict", "assisted", "strict_reading"):
         if extraction.get(key) is not None:
-            out.setdefault("x", {})[key.removesuffix("_reading")] = extraction[key]
+            out.setdefault("x", {})[key.removesuffix("_reading")] = reading_text(extraction[key], labels)
     judgements = rec.get("judgements") or {}
     if judgements:
         out["j"] = [{"m": model, "v": j.get("verdict"), "r": j.get("response"), "e": j.get("error"),

@@ -225,10 +225,7 @@
       + "; read " + (x.l && x.l.length ? x.l.join(", ") : "nothing") + (x.u ? " (rule " + x.u + ")" : "")));
     div.appendChild(head);
     if (x.x) {
-      div.appendChild(el("div", null, Object.keys(x.x).map(function (k) {
-        var v = x.x[k];
-        return k + ": " + (Array.isArray(v) ? v.join(", ") : typeof v === "object" ? JSON.stringify(v) : v);
-      }).join("; ")));
+      div.appendChild(el("div", null, Object.keys(x.x).map(function (k) { return k + " reading: " + x.x[k]; }).join("; ")));
     }
     if (x.e) div.appendChild(el("div", {"class": "error"}, "error: " + x.e));
     div.appendChild(el("pre", {"class": "response"}, x.r === null || x.r === undefined ? "(no response)" : x.r));

@@ -358,3 +358,34 @@ def test_a_damaged_record_is_one_line_naming_file_and_line_and_no_page_is_writte
         f"Error: {run_dir / 'records.jsonl'}: record line 3: damaged record (status: Input should be 'answered', "
         "'refusal', 'parse_failure', 'error' or 'missing')"]
     assert page.read_text(encoding="utf-8") == "an earlier page\n"  # nothing already written is lost
+
+
+@pytest.mark.slow  # an import of 168 items and headless Chromium: about 10 s here
+def test_readings_and_gold_are_shown_as_text_not_json(tmp_path):
+    """Observed: the page wrote an assisted reading as `{"predicted":["D"],"correct":true,...}`.
+    Now every reading is text: the exam's labels, correct or wrong, and who read it."""
+    data = shared_data("worldmedqa-v-japan")
+    table = data / "visuals" / "outputs_w_images" / "GPT4o" / "GPT4o_japan_local_gpt-4o-mini_result.xlsx"
+    result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(table), "--data", str(data), "--run-dir",
+                                      str(tmp_path / "r"), "--json"])
+    assert result.exit_code == 0, result.output
+    saved = medvqa.read_run(tmp_path / "r")
+    records = [r for r in saved.records if r.get("assisted")]
+    assert records
+    page = medvqa.view(tmp_path / "r", html=tmp_path / "view.html")
+    text = page.read_text(encoding="utf-8")
+    doc = json.loads(re.search(r'<script type="application/json" id="view-data">(.*?)</script>', text, re.S).group(1))
+    entries = {e["id"]: e for e in doc["items"]}
+    items = saved.items
+    for rec in records:
+        shown = entries[rec["item_id"]]["runs"]["0"][rec["condition"]]["x"]["assisted"]
+        a = rec["assisted"]
+        labels = {o.key: o.label for o in items[rec["item_id"]].options}
+        read = ", ".join(labels.get(k, k) for k in a["predicted"]) if a.get("predicted") else "nothing read"
+        assert shown.startswith(f"{read}, {'correct' if a['correct'] else 'wrong'}, by {a['source']}")
+        assert "{" not in shown and "[" not in shown
+    one = next(r for r in records if r["assisted"].get("predicted"))
+    dom = chromium_dom(page, f"q={one['item_id']}", tmp_path / "p")
+    item = items[one["item_id"]]
+    assert f"answer: {gold_text(item)}" in dom and '{"predicted"' not in dom and "{&quot;" not in dom
+    assert f"assisted reading: {entries[one['item_id']]['runs']['0'][one['condition']]['x']['assisted']}" in dom
