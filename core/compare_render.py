@@ -299,7 +299,7 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
                 out.append('<td class="sub">no run</td>')
                 continue
             r = doc["table"][i]
-            items = (f' <a class="view-link" href="{_e(view_href + "#" + urlencode({"model": m, "benchmark": b, "condition": c}))}">'
+            items = (f' <a class="view-link" href="{_e(view_href + "#" + urlencode({"model": m, "benchmark": b, "condition": c, "counted": "1"}))}">'
                      "items</a>") if view_href else ""
             out.append(f"<td>{_num(['table', i, 'value'], r['value'], 'pct')} "
                        f"<span class=\"ci\">[{_num(['table', i, 'ci_low'], r['ci_low'], 'pct')}, "

@@ -167,6 +167,8 @@ def view_document(runs: Sequence[SavedRun], *, image_px: int = IMAGE_PX) -> dict
                     entry["st"].setdefault(f, values)
                     strata.setdefault(f, set()).update(values)
             reading = entry["runs"].setdefault(key, {})[rec["condition"]] = _reading(rec, item)
+            if rec.get("held_out") or not group[0].benchmark.counts(rec):
+                reading["k"] = 0  # left out of n by the benchmark's rules: a cell's "items" under n skip it
             if item.id in states:
                 entry["t"][key] = states[item.id]
             if entry["gb"] or item.answer_format == "bbox":

@@ -5,7 +5,7 @@
   "use strict";
   var started = performance.now();
   var doc = JSON.parse(document.getElementById("view-data").textContent);
-  var KEYS = ["benchmark", "model", "condition", "status", "stratum", "correct", "transition", "language", "disagree", "q",
+  var KEYS = ["benchmark", "model", "condition", "status", "stratum", "correct", "transition", "language", "disagree", "q", "counted",
               "page", "size"];
   var DEFAULT_SIZE = 25;
   var LANGUAGE_STATES = {p11: "right in both languages", p10: "right only in the exam's language",
@@ -164,6 +164,8 @@
   function matches(item, i, state, runs) {
     if (state.benchmark && item.b !== state.benchmark) return false;
     var rs = readings(item, runs, state);
+    // "counted": only the readings that enter n (a cell's items link under n opens those n)
+    if (state.counted === "1") rs = rs.filter(function (x) { return x[2].k !== 0; });
     if (!rs.length) return false;
     if (state.status || state.correct) {
       var want = state.correct === "correct";

@@ -389,3 +389,27 @@ def test_readings_and_gold_are_shown_as_text_not_json(tmp_path):
     item = items[one["item_id"]]
     assert f"answer: {gold_text(item)}" in dom and '{"predicted"' not in dom and "{&quot;" not in dom
     assert f"assisted reading: {entries[one['item_id']]['runs']['0'][one['condition']]['x']['assisted']}" in dom
+
+
+@pytest.mark.slow  # an IgakuQA year, a comparison and headless Chromium: about 10 s here
+def test_the_items_link_under_n_opens_those_n_items(tmp_path):
+    """Observed: IgakuQA 2018 holds an item MHLW withdrew (400 records, C+Q n 399) and the
+    comparison page's "items" link under n 399 opened 400 items."""
+    from html import unescape
+
+    run = tmp_path / "r"
+    result = CliRunner().invoke(cli, ["run", "igakuqa", "--data", str(shared_data("igakuqa")), "--select", "year=2018",
+                                      "--model", "random", "--run-dir", str(run), "--no-cache"])
+    assert result.exit_code == 0, result.output
+    page = tmp_path / "cmp.html"
+    result = CliRunner().invoke(cli, ["compare", str(run), "--html", str(page), "--json", "--resamples", "20"])
+    assert result.exit_code == 0, result.output
+    [row] = [r for r in json.loads(result.stdout)["table"] if r["stratum"] == "overall" and r["condition"] == "C+Q"]
+    records = len(medvqa.read_run(run).records)
+    assert (records, row["n"]) == (400, 399)
+    link = unescape(re.findall(r'class="view-link" href="([^"]*)"', page.read_text(encoding="utf-8"))[0])
+    fragment = link.split("#", 1)[1]
+    assert "counted=1" in fragment
+    assert 'data-matching="399"' in body_attrs(chromium_dom(tmp_path / "cmp-items.html", fragment, tmp_path / "p"))
+    every = fragment.replace("&counted=1", "")
+    assert 'data-matching="400"' in body_attrs(chromium_dom(tmp_path / "cmp-items.html", every, tmp_path / "q"))
