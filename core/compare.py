@@ -24,8 +24,8 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, flat_row, pair_image_removal,
-                                        paired_accuracy_test, paired_section)
+from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, experiment_labels, flat_row, items_language,
+                                        pair_image_removal, paired_accuracy_test, paired_section)
 from medvqa.core.audit.pairing import language_delta_rows, manifest_language
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
@@ -115,12 +115,6 @@ def _check_fingerprints(run_dirs: Sequence[str | Path]) -> None:
         seen.setdefault(name, (Path(run_dir), fp))
 
 
-def _language(run: SavedRun) -> str:
-    """The language a run's items were asked in (ja, en, ...): its items', else its manifest's."""
-    held = {it.language for it in run.items.values()}
-    return next(iter(held)) if len(held) == 1 else str(run.manifest.get("language") or "")
-
-
 def read_entries(run_dirs: Sequence[str | Path], reading: str | None = None) -> tuple[list[Entry], list[str]]:
     """The runs as entries (one per model × benchmark experiment), their records read as `reading`
     reads them (None: each benchmark's protocol's reading), with notes."""
@@ -132,22 +126,13 @@ def read_entries(run_dirs: Sequence[str | Path], reading: str | None = None) -> 
     runs = [run.read_as(reading) for run in read_runs(unique)]
     groups, join_notes = join_runs(runs)
     notes += [n for n in join_notes if n.startswith("joined ")]
-    counts = Counter((g[0].benchmark.name, model_name(g[0].manifest)) for g in groups)
-    languages = Counter((g[0].benchmark.name, model_name(g[0].manifest), _language(g[0])) for g in groups)
+    # the audit's and the item browser's label of each experiment (`experiment_labels`)
+    labels = experiment_labels([(g[0].benchmark.name, model_name(g[0].manifest), items_language(g[0].items.values()),
+                                 " + ".join(str(run.path) for run in g)) for g in groups])
     entries = []
-    for group in groups:
-        first = group[0]
-        model = model_name(first.manifest)
-        if counts[(first.benchmark.name, model)] > 1:  # the language names it when it is what differs
-            lang = _language(first)
-            model = (f"{model} [{lang}]" if languages[(first.benchmark.name, model, lang)] == 1
-                     else f"{model}@{first.path.name}")
+    for group, label in zip(groups, labels):
         items = {k: v for run in group for k, v in run.items.items()}
-        entries.append(Entry(first.benchmark, model, list(group), [r for run in group for r in run.records], items))
-    names = Counter((e.benchmark.name, e.model) for e in entries)
-    for e in entries:  # folder names repeat too: the whole path
-        if names[(e.benchmark.name, e.model)] > 1:
-            e.model = f"{model_name(e.runs[0].manifest)}@{e.runs[0].path}"
+        entries.append(Entry(group[0].benchmark, label, list(group), [r for run in group for r in run.records], items))
     return entries, notes
 
 

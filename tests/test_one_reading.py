@@ -207,3 +207,18 @@ def test_a_delta_over_unreadable_answers_warns_in_its_own_row(runs, tmp_path):
     invoke("audit", *dirs, "--resamples", "20", "--reading", "strict", "--html", tmp_path / "a.html")
     page = (tmp_path / "a.html").read_text(encoding="utf-8")
     assert 'data-reading="strict"' in page and "this Δ may measure the reader" in page
+
+
+def test_one_label_per_experiment_in_audit_compare_and_the_browser(runs, tmp_path):
+    """Observed: the audit named an experiment `GPT4o@gpt4o-en-image` where compare named it
+    `GPT4o [en]`. One function labels experiments for every output."""
+    dirs = list(runs.values())
+    audit = json.loads(invoke("audit", *dirs, "--json", "--resamples", "20"))
+    compare = json.loads(invoke("compare", *dirs, "--json", "--resamples", "20"))
+    page = medvqa.view(*dirs, html=tmp_path / "view.html")
+    doc = json.loads(re.search(r'<script type="application/json" id="view-data">(.*?)</script>',
+                               page.read_text(encoding="utf-8"), re.S).group(1))
+    expected = {"GPT4o [ja]", "GPT4o [en]"}
+    assert set(audit["models"]) == expected
+    assert {r["model"] for r in compare["table"]} == expected
+    assert {r["label"] for r in doc["runs"]} == expected

@@ -594,13 +594,36 @@ def cohort_rows(models: dict[str, dict], cohorts: dict[str, str]) -> dict:
     return out
 
 
-def model_names(runs: list[RunInput]) -> list[str]:
-    """The model's name; `model@folder` where several runs have that model, `model@path` where
+def experiment_labels(experiments: Sequence[tuple[str, str, str, str]]) -> list[str]:
+    """The one label of each experiment (benchmark, model name, language of its items, its run's
+    path) in every output that names experiments (audit, compare, the item browser): among the
+    experiments of one benchmark, the model's name where no other has it; `model [language]`
+    where the language is what tells them apart; else `model@folder`, and `model@path` where
     even the folder names repeat."""
-    counts = Counter(r.model for r in runs)
-    short = [r.model if counts[r.model] == 1 else f"{r.model}@{Path(r.source).name or i}" for i, r in enumerate(runs)]
-    repeated = Counter(short)
-    return [name if repeated[name] == 1 else f"{r.model}@{r.source or i}" for i, (name, r) in enumerate(zip(short, runs))]
+    counts = Counter((bench, model) for bench, model, _, _ in experiments)
+    languages = Counter((bench, model, lang) for bench, model, lang, _ in experiments)
+    short = [model if counts[(bench, model)] == 1 else
+             f"{model} [{lang}]" if lang and languages[(bench, model, lang)] == 1 else f"{model}@{Path(path).name or i}"
+             for i, (bench, model, lang, path) in enumerate(experiments)]
+    repeated = Counter((e[0], name) for e, name in zip(experiments, short))
+    return [name if repeated[(bench, name)] == 1 else f"{model}@{path or i}"
+            for i, (name, (bench, model, _, path)) in enumerate(zip(short, experiments))]
+
+
+def model_names(runs: list[RunInput]) -> list[str]:
+    """The audited runs' labels (`experiment_labels`); one model audited on two benchmarks is
+    `model (benchmark)` on each, as the audit lists models without a benchmark column."""
+    labels = experiment_labels([(getattr(r.benchmark, "name", ""), r.model, items_language(r.items.values()), r.source)
+                                for r in runs])
+    seen = Counter(labels)
+    return [label if seen[label] == 1 else f"{label} ({getattr(r.benchmark, 'name', i)})"
+            for i, (label, r) in enumerate(zip(labels, runs))]
+
+
+def items_language(items) -> str:
+    """The one language `items` are written in ("" where they mix languages)."""
+    held = {it.language for it in items}
+    return next(iter(held)) if len(held) == 1 else ""
 
 
 def paired_accuracy_test(a: Sequence[bool], b: Sequence[bool]) -> dict:
