@@ -140,40 +140,82 @@ class BenchmarkOption(click.Option):
         return record[0], f"{record[1]} [benchmarks: {', '.join(names) or 'none installed'}]"
 
 
+def keyword_option_name(keyword: str) -> str:
+    """The `medvqa run` option of a benchmark's selection keyword: `image_types` → `--image-types`."""
+    return "--" + keyword.replace("_", "-")
+
+
 class SelectionOption(BenchmarkOption):
-    """A shorthand for `--select FIELD=...` that a plugin adds to `medvqa run`
-    (`add_selection_option`): `--years 2024,2025` is `--select year=2024,2025`. Its help names
-    the benchmarks whose items have that field."""
+    """`--KEYWORD V1,V2`: a selection keyword that installed benchmarks declare
+    (`Benchmark.selection_keywords`), a shorthand for `--select FIELD=V1,V2` on the field the
+    chosen benchmark names. Its help names the field of each benchmark that declares it."""
 
-    def __init__(self, name: str, field: str, help: str):
-        super().__init__([name], help=help, metavar="V1,V2",
-                         applies=lambda b: field in b.strata or field in b.stratum_aliases.values())
-        self.field = field
+    def __init__(self, keyword: str):
+        super().__init__([keyword_option_name(keyword), keyword], metavar="V1,V2",
+                         applies=lambda b: keyword in b.selection_keywords,
+                         help="Comma-separated values, a shorthand for --select (the benchmark's own keyword):")
+        self.keyword = keyword
+
+    def get_help_record(self, ctx: click.Context):
+        from medvqa.core import plugins
+
+        record = click.Option.get_help_record(self, ctx)
+        fields: dict[str, list[str]] = {}
+        for name in benchmarks_where(self.applies):
+            fields.setdefault(plugins.benchmarks()[name].obj.selection_keywords[self.keyword], []).append(name)
+        where = "; ".join(f"--select {field}=... [benchmarks: {', '.join(names)}]" for field, names in fields.items())
+        return record[0], f"{record[1]} {where or '[benchmarks: none installed]'}"
 
 
-def add_selection_option(cli: click.Group, name: str, field: str, help: str) -> None:
-    """Give `medvqa run` the option `name` (e.g. `--years`) as a shorthand for
-    `--select field=...`; a name another plugin already added for the same field is kept once."""
-    run = cli.commands["run"]
-    taken = {opt: p for p in run.params for opt in p.opts}
-    if name in taken:
-        if getattr(taken[name], "field", None) != field:
-            click.echo(f"medvqa: a plugin's option {name} for {field!r} is ignored: that name is taken", err=True)
-        return
-    run.params.append(SelectionOption(name, field, help))
+def keyword_options(taken: set[str]) -> list[SelectionOption]:
+    """An option for every selection keyword the installed benchmarks declare, in the order they
+    declare them; a keyword whose option name is in `taken` (another option of `medvqa run`)
+    is left out with a message, and stays a keyword of `load`."""
+    from medvqa.core import plugins
+
+    try:
+        found = plugins.benchmarks()
+    except plugins.PluginError:  # the run itself reports it
+        return []
+    keywords = dict.fromkeys(k for _, reg in sorted(found.items()) for k in reg.obj.selection_keywords)
+    for keyword in [k for k in keywords if keyword_option_name(k) in taken]:
+        if keyword not in _told:
+            _told.add(keyword)
+            click.echo(f"medvqa: the selection keyword {keyword!r} has no option: {keyword_option_name(keyword)} "
+                       "is taken (use --select)", err=True)
+        del keywords[keyword]
+    return [SelectionOption(k) for k in keywords]
 
 
-def selections(pairs: tuple[str, ...], shorthands: dict[str, str | None], params: list) -> dict[str, list[str]] | None:
-    """`--select FIELD=V1,V2` pairs and the plugins' shorthand options as {field: [values]}."""
+_told: set[str] = set()
+
+
+class SelectionCommand(click.Command):
+    """`medvqa run`: its own options and one per selection keyword of the installed benchmarks,
+    found when the command line is read (so `medvqa --help` loads no benchmark)."""
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)
+        help_option = self.get_help_option(ctx)
+        own = [p for p in params if p is not help_option]
+        extra = keyword_options({o for p in own for o in p.opts})
+        return [*own, *extra, *([help_option] if help_option is not None else [])]
+
+
+def selections(benchmark: str, pairs: tuple[str, ...], keywords: dict[str, str | None]) -> dict[str, list[str]] | None:
+    """`--select FIELD=V1,V2` pairs and the selection keyword options as {field: [values]}, each
+    keyword under the field `benchmark` declares for it (`Benchmark.keyword_selection`)."""
     out: dict[str, list[str]] = {}
     for pair in pairs:
         field, sep, values = pair.partition("=")
         if not sep or not field.strip() or not values.strip():
             raise click.BadParameter(f"expected FIELD=VALUE[,VALUE...], got {pair!r}", param_hint="--select")
         out.setdefault(field.strip(), []).extend(v.strip() for v in values.split(",") if v.strip())
-    for param in params:
-        if isinstance(param, SelectionOption) and shorthands.get(param.name):
-            out.setdefault(param.field, []).extend(v.strip() for v in shorthands[param.name].split(",") if v.strip())
+    given = {k: [v.strip() for v in text.split(",") if v.strip()] for k, text in keywords.items() if text}
+    if given:
+        from medvqa.core import plugins
+
+        out = plugins.get_benchmark(benchmark).keyword_selection(out, **given)
     return out or None
 
 

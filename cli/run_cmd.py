@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from ._common import BenchmarkOption, print_json, print_run_summary, reading_option, selections, user_errors
+from ._common import BenchmarkOption, SelectionCommand, print_json, print_run_summary, reading_option, selections, user_errors
 
 # Exit statuses besides 0 (success), 1 (bad input or data: one line naming it) and 2 (bad usage).
 EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the preflight request
@@ -82,7 +82,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
     return {k: v for k, v in given.items() if v is not None}
 
 
-@click.command("run")
+@click.command("run", cls=SelectionCommand)
 @click.argument("benchmark")
 @click.option("--model", "-m", required=True, help="random, constant:A, replay:FILE.jsonl, vllm/MODEL, or a litellm model (openai/gpt-5, hosted_vllm/NAME).")
 @click.option("--data", type=click.Path(path_type=str), help="Folder with the benchmark's data.")
@@ -159,7 +159,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
             extractor_api_base, conditions, limit, convention, language, run_dir, seed,
             no_cache, no_retry_errors, max_error_rate, as_json, reading, model_name, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
             max_image_side, price, temperature, max_tokens, params, max_response_bytes, response_format, workers,
-            tensor_parallel_size, batch_size, engine_options, model_options, model_config, **shorthands) -> None:
+            tensor_parallel_size, batch_size, engine_options, model_options, model_config, **keywords) -> None:
     """Run BENCHMARK on a model and write records to a run directory.
 
     \b
@@ -190,7 +190,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
                                            config, model_config)
         options = RunOptions(
             benchmark=benchmark, model=model, data=data, sample=sample, split=split,
-            select=selections(select, shorthands, click.get_current_context().command.params),
+            select=selections(benchmark, select, keywords),
             conditions=conditions, limit=limit, convention=convention, language=language, run_dir=run_dir, seed=seed, cache=not no_cache,
             context=context, judges=list(judges) or None,
             judge_options={"api_base": judge_api_base} if judge_api_base else {},

@@ -64,6 +64,11 @@ class Benchmark:
     default_strata: tuple[str, ...] = ()
     # Other names `--by` accepts for a record field: {"alias": "record field"}.
     stratum_aliases: Mapping[str, str] = MappingProxyType({})
+    # Keywords `load` takes as shorthands for `select`: {"keyword": "item field"}. Each one is also
+    # a `medvqa run` option: {"subjects": "subject"} makes `load(subjects=["anatomy"])` and
+    # `--subjects anatomy` mean `select={"subject": ["anatomy"]}` (`keyword_selection`). Core
+    # declares no keyword of its own: an adapter names its exam's.
+    selection_keywords: Mapping[str, str] = MappingProxyType({})
     # What `medvqa run` asks for when the user names no --conditions.
     default_conditions: tuple[Condition, ...] = (Condition.CQ, Condition.CQI)
     # The metric that sums up a run of this benchmark (accuracy, micro_f1, points, ...).
@@ -141,17 +146,24 @@ class Benchmark:
             raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
         return split
 
-    def keyword_selection(self, select: Mapping[str, Sequence[Any]] | None = None, years: Sequence[Any] | None = None,
-                          professions: Sequence[str] | None = None, *, profession: str = "profession") -> dict[str, list[str]]:
-        """`select` with `load`'s older keywords added, as `--years` and `--professions` add to
-        `--select`: `years` to the field `year`, `professions` to the field `profession` (Polish
-        PES: its `specialty`); every value as text (as `select_items` reads one value or a
-        comma-separated string), a field without values left out."""
-        wanted = {name: [str(v) for v in (values.split(",") if isinstance(values, str) else _values(values))]
-                  for name, values in (select or {}).items() if values}
-        for name, values in (("year", years), (profession, professions)):
-            if values:
-                wanted.setdefault(name, []).extend(str(v) for v in values)
+    def keyword_selection(self, select: Mapping[str, Sequence[Any]] | None = None,
+                          **keywords: Sequence[Any] | None) -> dict[str, list[str]]:
+        """`select` with the benchmark's `selection_keywords` added to their fields, as their
+        `medvqa run` options add to `--select`; every value as text (as `select_items` reads one
+        value or a comma-separated string), a field or keyword without values left out. A
+        keyword the benchmark does not declare is an error naming those it does."""
+        def text(values: Any) -> list[str]:
+            return [str(v) for v in (values.split(",") if isinstance(values, str) else _values(values))]
+
+        wanted = {name: text(values) for name, values in (select or {}).items() if values}
+        given = {name: values for name, values in keywords.items() if values}
+        if unknown := [name for name in given if name not in self.selection_keywords]:
+            takes = ", ".join(f"{k} (--{k.replace('_', '-')}, field {f})" for k, f in self.selection_keywords.items())
+            raise UsageError(f"{self.name} takes no option {', '.join(map(repr, unknown))}; its selection keywords: "
+                             f"{takes or 'none'}; select={{FIELD: [...]}} (--select FIELD=V1,V2) selects on any "
+                             "field of its items")
+        for name, values in given.items():
+            wanted.setdefault(self.selection_keywords[name], []).extend(text(values))
         return wanted
 
     def select_items(self, items: list[Item], select: Mapping[str, Sequence[str]] | None) -> list[Item]:

@@ -6,7 +6,8 @@ fingerprint); gold keys are among the options; images lie inside the data root a
 conditions are admitted per item; prompts render for every admitted condition (question only
 with Q, images only with I, the same instruction everywhere); a benchmark offering several
 languages loads each, with the same item ids in the same order, the same gold and each item in
-the language asked; `validate` finds no error; a
+the language asked; each selection keyword selects what `select` on its field does; `validate`
+finds no error; a
 random run and a replay of the gold answers both complete, and the gold replay scores 100 %
 (free-text answers, whose correctness is a judge's verdict, are replayed but left out of that
 check, with a note in the report); the audit runs on them; the plugin implements documented hooks only and the benchmark spells
@@ -139,6 +140,7 @@ def _check(bench: Benchmark, data: Path | None, split: str | None, work: Path, r
     _conditions(first, add, report)
     _prompts(bench, first, add, report)
     _languages(bench, first, data, split, add, report)
+    _selection_keywords(bench, first, data, split, add, report)
     checked = data if data is not None else (bench.sample_path() if split == "sample" else None)
     if checked is not None:  # the data that was loaded (a download is the benchmark's own)
         report.checks.append("validate")
@@ -194,6 +196,34 @@ def _languages(bench: Benchmark, first: list[Item], data: Path | None, split: st
         if len({it.language for it in items} | {it.language for it in first}) < 2:
             add(Problem("languages", f"the items of --language {code} hold the same Item.language as those of "
                                      f"{bench.offered_languages[0]}"))
+
+
+def _selection_keywords(bench: Benchmark, first: list[Item], data: Path | None, split: str | None, add,
+                        report: KitReport) -> None:
+    """Each selection keyword the benchmark declares selects what `select` on its field does:
+    `load(KEYWORD=[v])` gives the loaded items whose field holds v (the first item's value)."""
+    if not bench.selection_keywords:
+        return
+    report.checks.append("selection")
+    for keyword, field in bench.selection_keywords.items():
+        field = bench.stratum_aliases.get(field, field)
+        values = [v for it in first for v in ([it.meta.get(field)] if not isinstance(it.meta.get(field), list)
+                                              else it.meta[field]) if v is not None]
+        if not values:
+            known = sorted({k for it in first for k in it.meta})
+            add(Problem("selection", f"the selection keyword {keyword!r} selects on {field!r}, a field no item has "
+                                     f"(fields: {', '.join(known)})"))
+            continue
+        try:
+            chosen = [it.id for it in bench.load(data, split, **{keyword: [values[0]]})]
+        except Exception as exc:
+            add(Problem("selection", f"load({keyword}=[{values[0]!r}]) fails: {type(exc).__name__}: {exc}"))
+            continue
+        expected = [it.id for it in bench.select_items(first, {field: [str(values[0])]})]
+        if chosen != expected:
+            odd = next((a for a, b in zip(chosen, expected) if a != b), None) or (set(chosen) ^ set(expected)).pop()
+            add(Problem("selection", f"load({keyword}=[{values[0]!r}]) gives {len(chosen)} items, select={{{field!r}: "
+                                     f"[{str(values[0])!r}]}} on the loaded items {len(expected)}", odd))
 
 
 def _gold(items: list[Item], add, report: KitReport) -> None:

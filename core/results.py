@@ -87,7 +87,7 @@ class Assisted(BaseModel):
 
 class Record(BaseModel):
     """One line of `records.jsonl`: one request for one (item, condition), its raw response and
-    its score. The strata an adapter declares (profession, year, ...) and fields other tools add
+    its score. The strata an adapter declares (subject, year, ...) and fields other tools add
     (a judge's verdicts) are kept as extra fields."""
 
     model_config = ConfigDict(extra="allow")

@@ -197,26 +197,22 @@ class __CLASS__(medvqa.Benchmark):
     default_split = "full"
     strata = ("subject", "has_image")
     default_strata = ("subject",)
+    # Shorthands for `select`: `load(subjects=[...])` and `medvqa run --subjects ...`.
+    selection_keywords = {"subjects": "subject"}
     forced_guess_instruction = prompts.FORCED_GUESS
 
-    def load(self, path=None, split=None, *, select=None, **options):
+    def load(self, path=None, split=None, *, select=None, **keywords):
         """Items of `split` from the release folder `path` (the bundled fixture when None).
-        `select` keeps the items whose strata hold one of the accepted values:
-        {"subject": ["cardiology"]}; older callers pass plural keywords (`years=[2024]`)."""
+        `select` keeps the items whose strata hold one of the accepted values
+        ({"subject": ["cardiology"]}: `medvqa run --select subject=cardiology`); the
+        `selection_keywords` add to it (`subjects=["cardiology"]`: `--subjects cardiology`)."""
         split = self.checked_split(split)
-        select = dict(select or {})
-        for key, values in options.items():
-            if values and key.endswith("s"):
-                select.setdefault(key[:-1], values)
+        wanted = self.keyword_selection(select, **keywords)  # a keyword not declared: an error naming those that are
         root = Path(path) if path is not None and split != "sample" else FIXTURE
         first = self.active_language == self.offered_languages[0]
         file = root / (ITEMS if first else f"items.{self.active_language}.jsonl")
         items = [self._item(root, file, row, line) for line, row in enumerate(medvqa.read_jsonl(file), 1)]
-        for field, accepted in select.items():
-            if field not in self.strata:
-                raise ValueError(f"{self.name} cannot select by {field!r}; its strata: {', '.join(self.strata)}")
-            items = [it for it in items if str(it.meta.get(field)) in set(map(str, accepted))]
-        return items
+        return self.select_items(items, wanted)
 
     def _item(self, root: Path, file: Path, row: dict, line: int) -> medvqa.Item:
         record = str(row.get("id") or f"line {line}")

@@ -114,11 +114,14 @@ def test_run_help_opens_with_examples_and_names_the_benchmarks_of_each_own_optio
     assert "Examples:\n    medvqa run jmed48k --sample --model random\n    medvqa run igakuqa" in head
     flat = " ".join(text.split())  # help text wraps at the terminal's width
     found = plugins.benchmarks()
-    with_year = sorted(n for n, r in found.items() if "year" in r.obj.strata)
-    with_profession = sorted(n for n, r in found.items() if "profession" in r.obj.strata)
-    assert "jmed48k" in with_profession and "polish_pes" in with_year and "polish_pes" not in with_profession
-    assert f"(= --select profession=...). [benchmarks: {', '.join(with_profession)}]" in flat
-    assert f"(= --select year=...). [benchmarks: {', '.join(with_year)}]" in flat
+    # a selection keyword's option names the field of each benchmark that declares it
+    fields = {(kw, field): sorted(n for n, r in found.items() if r.obj.selection_keywords.get(kw) == field)
+              for kw, field in [("years", "year"), ("professions", "profession"), ("professions", "specialty")]}
+    assert "jmed48k" in fields["professions", "profession"] and fields["professions", "specialty"] == ["polish_pes"]
+    assert (f"--professions V1,V2 Comma-separated values, a shorthand for --select (the benchmark's own keyword): "
+            f"--select profession=... [benchmarks: {', '.join(fields['professions', 'profession'])}]; "
+            f"--select specialty=... [benchmarks: polish_pes]") in flat
+    assert f"--select year=... [benchmarks: {', '.join(fields['years', 'year'])}]" in flat
     with_conventions = sorted(n for n, r in found.items() if r.obj.conventions)
     assert "jmed48k" not in with_conventions and f"(its default when omitted). [benchmarks: {', '.join(with_conventions)}]" in flat
     judged = sorted(n for n, r in found.items() if r.obj.judge() is not None)

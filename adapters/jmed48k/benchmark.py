@@ -29,15 +29,17 @@ class JMed48k(Benchmark):
               "image_as_options", "answer_format")
     default_strata = ("profession", "dominant_type")
     stratum_aliases = {"image_type": "dominant_type"}  # `--by image_type`
+    selection_keywords = {"years": "year", "professions": "profession"}  # `--years`, `--professions`
     forced_guess_instruction = templates.FORCED_GUESS
 
     def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping[str, Sequence[str]] | None = None,
-             years: list[int] | None = None, professions: list[str] | None = None) -> list[Item]:
+             **keywords: Sequence[Any] | None) -> list[Item]:
         """`select` on `profession` (any alias) and `year` chooses release cells before they are
-        read; other fields filter the items. `years` and `professions` are the older spelling."""
-        select = dict(select or {})
-        years = [_year(y) for y in select.pop("year", None) or years or []]
-        professions = select.pop("profession", None) or professions
+        read; other fields filter the items. `years=` and `professions=` add to them
+        (`selection_keywords`)."""
+        select = self.keyword_selection(select, **keywords)
+        years = [_year(y) for y in select.pop("year", None) or []]
+        professions = select.pop("profession", None)
         split = self.checked_split(split)
         if split == "sample":
             path = SAMPLE

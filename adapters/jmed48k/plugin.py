@@ -19,11 +19,6 @@ def register_answer_patterns(register):
 
 @hookimpl
 def register_commands(cli):
-    from medvqa.commands import add_selection_option
-
     from .commands import extract
 
     cli.add_command(extract)
-    add_selection_option(cli, "--years", field="year", help="Comma-separated exam years, e.g. 2024,2025 (= --select year=...).")
-    add_selection_option(cli, "--professions", field="profession",
-                         help="Comma-separated professions, English or Japanese (= --select profession=...).")

@@ -20,6 +20,7 @@ class _MhlwExam(Benchmark):
     headline_metric = "accuracy"
     forced_guess_instruction = templates.FORCED_GUESS
     conventions = (conventions.MHLW,)
+    selection_keywords = {"years": "year", "professions": "profession"}  # `--years`, `--professions`
 
     def _load(self, path: Path) -> list[Item]:
         raise NotImplementedError
@@ -28,10 +29,10 @@ class _MhlwExam(Benchmark):
         raise ValueError(f"{self.name} has no download: pass --data PATH (a local copy of the data)")
 
     def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None,
-             years: list | None = None, professions: list | None = None, **_: Any) -> list[Item]:
+             **keywords: Any) -> list[Item]:
         split = self.checked_split(split)
+        wanted = self.keyword_selection(select, **keywords)
         items = self._load(Path(path) if path is not None else self._default_path())
-        wanted = self.keyword_selection(select, years, professions)
         if "profession" in wanted:  # under any alias (English, Japanese, the release's short name): the items' name
             wanted["profession"] = [profession_key(p) for p in wanted["profession"]]
         return self.select_items(items, wanted)

@@ -30,16 +30,17 @@ class MMBUHard(Benchmark):
     # -- data ------------------------------------------------------------------------
 
     def load(self, path: Path | None = None, split: str | None = None, *,
-             select: Mapping[str, list[str]] | None = None, years: list | None = None,
-             professions: list | None = None, context: str | None = None, **_: Any) -> list[Item]:
+             select: Mapping[str, list[str]] | None = None, context: str | None = None,
+             **keywords: Any) -> list[Item]:
         split = self.checked_split(split)
+        wanted = self.keyword_selection(select, **keywords)  # it declares none: any keyword is an error
         context = context or "none"
         if context not in templates.CONTEXTS:
             raise ValueError(f"unknown context {context!r} for mmbu_hard; choose from {', '.join(templates.CONTEXTS)}")
         items = loader.load_items(Path(path) if path is not None else hub.download(), context)
         if split != "all":
             items = [it for it in items if it.meta["split"] == split]
-        return self.select_items(items, self.keyword_selection(select, years, professions))  # no year: an error
+        return self.select_items(items, wanted)
 
     def validate(self, path: Path) -> list:
         from .validate import validate

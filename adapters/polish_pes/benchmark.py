@@ -34,6 +34,7 @@ class PolishPES(Benchmark):
               "human_n", "human_correct")
     default_strata = ("specialty", "image_importance", "visual_domain")
     stratum_aliases = {"visual_domains": "visual_domain", "domain": "visual_domain"}
+    selection_keywords = {"years": "year", "professions": "specialty"}  # `--professions Kardiologia`
     default_conditions = (Condition.C, Condition.CQ, Condition.CI, Condition.CQI)
     forced_guess_instruction = prompts.FORCED_GUESS
 
@@ -47,13 +48,13 @@ class PolishPES(Benchmark):
         self.other_below = other_below
 
     def load(self, path: Path | None = None, split: str | None = None, *,
-             select: Mapping[str, list[str]] | None = None, years: list[int] | None = None,
-             professions: list[str] | None = None, **_: Any) -> list[Item]:
+             select: Mapping[str, list[str]] | None = None, **keywords: Any) -> list[Item]:
         """Items of `split` (full: VQA then QA; vqa; qa; text-2018-2022: the Hub text set)
         from the folder `path`; `select` keeps items whose strata take one of the listed values
-        (`Benchmark.select_items`; `years` and `professions` are read as `select` on year and
+        (`Benchmark.select_items`; `years=` and `professions=` are read as `select` on year and
         specialty)."""
         split = self.checked_split(split)
+        wanted = self.keyword_selection(select, **keywords)
         if split == HUB_SPLIT:
             items = hub.text_items(Path(path) if path is not None else hub.download())
         elif path is None:
@@ -62,7 +63,7 @@ class PolishPES(Benchmark):
                              f"for the Hub text set {hub.REPO_ID})")
         else:
             items = loader.read_items(Path(path), SPLITS[split])
-        return self.select_items(items, self.keyword_selection(select, years, professions, profession="specialty"))
+        return self.select_items(items, wanted)
 
     def template(self, item: Item) -> Template:
         return TEMPLATE

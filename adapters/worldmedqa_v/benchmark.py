@@ -40,12 +40,13 @@ class WorldMedQAV(Benchmark):
     reading = "assisted"
 
     def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None,
-             **_: Any) -> list[Item]:
+             **keywords: Any) -> list[Item]:
         from . import hub, loader
 
         self.checked_split(split)
+        wanted = self.keyword_selection(select, **keywords)  # it declares none: any keyword is an error
         root = Path(path) if path is not None else hub.download()
-        return self.select_items(loader.load(root, self.active_language), select)
+        return self.select_items(loader.load(root, self.active_language), wanted)
 
     def template(self, item: Item) -> Template:
         return TEMPLATE

@@ -94,9 +94,15 @@ def test_the_english_adapter_passes_the_kit_in_process(tmp_path, labels, forget_
     fixture = root / "medvqa_tiny_board" / "fixture"
     bench = bench_mod.TinyBoard()
     assert [it.id for it in bench.load(fixture, select={"subject": ["cardiology", "haematology"]})] == ["q2", "q3"]
-    assert [it.id for it in bench.load(fixture, subjects=["endocrinology"], years=None)] == ["q1"]  # older keywords
-    with pytest.raises(ValueError, match="tiny_board cannot select by 'year'; its strata: subject, has_image"):
+    # its declared keyword adds to select; a keyword it does not declare is named with those it does
+    assert [it.id for it in bench.load(fixture, subjects=["endocrinology"], years=None)] == ["q1"]
+    assert [it.id for it in bench.load(fixture, select={"has_image": ["False"]}, subjects="haematology,cardiology")] \
+        == ["q2"]  # q3, the haematology item, has the image
+    with pytest.raises(ValueError, match=r"tiny_board takes no option 'years'; its selection keywords: "
+                                         r"subjects \(--subjects, field subject\)"):
         bench.load(fixture, years=[2024])
+    with pytest.raises(ValueError, match="--select year: tiny_board items have no field 'year'; fields: has_image, subject"):
+        bench.load(fixture, select={"year": ["2024"]})
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert "medvqa run tiny_board --model random" in readme
     pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")

@@ -194,3 +194,37 @@ def test_each_language_must_hold_the_same_items_with_the_same_gold(tmp_path):
     assert [str(p) for p in report.problems if p.check == "languages"] == [
         "[languages] item k2: --language en gives other item ids or another order than pl (runs in two languages "
         "pair by id)"]
+
+
+class SubjectsExam(FolderExam):
+    """FolderExam with the shorthand `subjects=` for `select={"subject": [...]}`."""
+
+    name = "subjects_exam"
+    selection_keywords = {"subjects": "subject"}
+
+    def load(self, path=None, split=None, *, select=None, **keywords):
+        return self.select_items(super().load(path, split), self.keyword_selection(select, **keywords))
+
+
+class IgnoringExam(SubjectsExam):
+    """Declares `subjects` but its loader drops it: every item, whatever the keyword says."""
+
+    name = "ignoring_exam"
+
+    def load(self, path=None, split=None, *, select=None, **keywords):
+        return self.select_items(FolderExam.load(self, path, split), select)
+
+
+def test_a_selection_keyword_must_select_what_select_on_its_field_does(tmp_path):
+    data = write(tmp_path / "text", [r for r in GOOD if "images" not in r])
+    report = check_benchmark(SubjectsExam(), data, work_dir=tmp_path / "kit")
+    assert report.ok and "selection" in report.checks
+    assert [it.id for it in SubjectsExam().load(data, subjects="cardiac")] == ["k2"]
+    report = check_benchmark(IgnoringExam(), data, work_dir=tmp_path / "kit2", raise_on_problems=False)
+    assert [str(p) for p in report.problems] == [
+        "[selection] item k2: load(subjects=['endocrine']) gives 2 items, select={'subject': ['endocrine']} on the "
+        "loaded items 1"]
+    misnamed = type("MisnamedExam", (SubjectsExam,), {"name": "misnamed_exam", "selection_keywords": {"topics": "topic"}})
+    report = check_benchmark(misnamed(), data, work_dir=tmp_path / "kit3", raise_on_problems=False)
+    assert [str(p) for p in report.problems] == [
+        "[selection] the selection keyword 'topics' selects on 'topic', a field no item has (fields: subject)"]
