@@ -9,11 +9,15 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, Mapping
 
 from medvqa.core.items import DataError
 
 Level = Literal["error", "warning"]
+
+# The rule `nothing_to_evaluate` checks for every benchmark, once its own rules found no error.
+NO_ANSWERS = "no-answers"
+NO_ANSWERS_RULE = {NO_ANSWERS: "the data loads but no item has a usable official answer"}
 
 
 @dataclass(frozen=True)
@@ -48,13 +52,24 @@ def nothing_to_evaluate(benchmark, path: str | Path) -> list[Finding]:
         return []
     if not items or not all(it.excluded and not it.held_out for it in items):
         return []
-    return [Finding(file=str(path), section=None, number=None, rule="no-answers", level="error",
+    return [Finding(file=str(path), section=None, number=None, rule=NO_ANSWERS, level="error",
                     message=f"none of the {len(items)} items has a usable official answer (missing or unusable "
                             f"answer key): nothing to evaluate")]
 
 
 def errors(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.level == "error"]
+
+
+def rule_counts(findings: Iterable[Finding], rules: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Per rule checked, {"rule", "errors", "warnings", "description"}: every rule of `rules`
+    (rule → what it checks) in its order, 0 findings included, so a clean rule shows it was
+    checked; then any rule the findings name that `rules` does not, with no description."""
+    rows = {rule: {"rule": rule, "errors": 0, "warnings": 0, "description": text} for rule, text in rules.items()}
+    for f in findings:
+        row = rows.setdefault(f.rule, {"rule": f.rule, "errors": 0, "warnings": 0, "description": ""})
+        row["errors" if f.level == "error" else "warnings"] += 1
+    return list(rows.values())
 
 
 def require_valid(benchmark, path: str | Path | None, allow_invalid: bool) -> list[Finding]:

@@ -8,6 +8,7 @@ from typing import Any, Mapping, Sequence
 from medvqa import Benchmark, Item, Template
 
 from . import hub, loader, templates
+from .validate import RULES
 from .professions import specialty_key
 
 SAMPLE = Path(__file__).parent / "sample"
@@ -30,6 +31,7 @@ class JMed48k(Benchmark):
     default_strata = ("profession", "dominant_type")
     stratum_aliases = {"image_type": "dominant_type"}  # `--by image_type`
     forced_guess_instruction = templates.FORCED_GUESS
+    validation_rules = RULES
 
     def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping[str, Sequence[str]] | None = None,
              years: list[int] | None = None, professions: list[str] | None = None) -> list[Item]:

@@ -36,6 +36,7 @@ class PolishPES(Benchmark):
     stratum_aliases = {"visual_domains": "visual_domain", "domain": "visual_domain"}
     default_conditions = (Condition.C, Condition.CQ, Condition.CI, Condition.CQI)
     forced_guess_instruction = prompts.FORCED_GUESS
+    validation_rules = loader.RULES
 
     def __init__(self, other_below: int | None = None):
         if other_below is None:
