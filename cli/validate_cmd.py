@@ -11,11 +11,12 @@ from ._common import print_json, printable, user_errors
 def command(benchmark, data, quiet, as_json) -> None:
     """Check the data of BENCHMARK at --data: first one line per rule checked with its count of
     errors and warnings (0 included), then every finding naming its file, record and rule, then
-    the total. Exit status 1 when any finding is an error."""
+    the total. Paths are printed as the --data folder was given, then the path inside it.
+    Exit status 1 when any finding is an error."""
     from pathlib import Path
 
     from medvqa.core import plugins
-    from medvqa.core.validation import NO_ANSWERS_RULE, errors, nothing_to_evaluate, rule_counts
+    from medvqa.core.validation import NO_ANSWERS_RULE, errors, nothing_to_evaluate, rule_counts, shown, shown_path
 
     with user_errors():
         bench = plugins.get_benchmark(benchmark)
@@ -24,11 +25,12 @@ def command(benchmark, data, quiet, as_json) -> None:
         if not errors(findings):  # data with errors is not loaded, so this rule is checked only without them
             findings += nothing_to_evaluate(bench, data)
             rules.update(NO_ANSWERS_RULE)
+    findings = shown(findings, data)
     counts = rule_counts(findings, rules)
     n_errors = len(errors(findings))
-    total = f"{bench.name}: {n_errors} error(s), {len(findings) - n_errors} warning(s) in {data}"
+    total = f"{bench.name}: {n_errors} error(s), {len(findings) - n_errors} warning(s) in {shown_path(data, data)}"
     if as_json:
-        print_json({"benchmark": bench.name, "data": data, "errors": n_errors,
+        print_json({"benchmark": bench.name, "data": shown_path(data, data), "errors": n_errors,
                     "warnings": len(findings) - n_errors, "rules": counts, "findings": [f.as_dict() for f in findings]})
     else:
         for line in _rule_lines(counts):

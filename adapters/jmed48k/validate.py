@@ -227,7 +227,7 @@ def _check_images(cell: Cell, q: dict, tax: dict, out: _Collector, index: int) -
             continue
         target = (root / ref).resolve()
         if Path(ref).is_absolute() or not target.is_relative_to(root):
-            out.add(q, "image-escape", f"image reference {brief(ref)} is absolute or leaves the cell folder {root}",
+            out.add(q, "image-escape", f"image reference {brief(ref)} is absolute or leaves the cell folder {cell.folder}",
                     index=index)
             continue
         try:
@@ -241,7 +241,7 @@ def _check_images(cell: Cell, q: dict, tax: dict, out: _Collector, index: int) -
             why = " (taxonomy Other/Unclear: the image is not redistributed)" if unclear else ""
             out.add(q, "image-missing", f"image {brief(ref)} not found{why}", level, index=index)
             continue
-        problem = _unreadable(target)
+        problem = _unreadable(cell.folder / ref)  # as the user reached it: Pillow names it in its message
         if problem:
             out.add(q, problem[0], f"image {brief(ref)} {problem[1]}", index=index)
 
