@@ -91,6 +91,10 @@ class Benchmark:
     languages: tuple[str, ...] = ()
     # The language this object loads and renders (`with_language`); None is the first one offered.
     selected_language: str | None = None
+    # The rules `validate` checks, each with what it checks in a few words: {"rule": "..."}.
+    # `medvqa validate` prints one line per rule with its count of findings, 0 included, so the
+    # user sees what was checked; a finding under a rule not listed here is counted all the same.
+    validation_rules: Mapping[str, str] = MappingProxyType({})
 
     @property
     def offered_languages(self) -> tuple[str, ...]:
@@ -243,7 +247,7 @@ class Benchmark:
 
     def validate(self, path: Path) -> list:
         """`Finding`s about the data at `path` (`medvqa validate`, and `medvqa run` refuses
-        error-level findings); none by default."""
+        error-level findings); none by default. Each names a rule of `validation_rules`."""
         return []
 
     def report_tables(self, records: list[dict], manifest: dict) -> Tables | None:

@@ -66,19 +66,20 @@ def brief(value: Any) -> str:
 def resolve_image(root: Path, ref: str, *, file: Path | str, record: str) -> Path | None:
     """Resolve `ref` relative to `root`; refuse references that escape `root`.
 
-    Returns the absolute path when the file exists, None when it is absent.
+    Returns the absolute path when the file exists, None when it is absent. Messages name the
+    folder as the caller gave it (the user's --data), as every other path in them.
     """
-    root = root.resolve()
+    given, root = root, Path(root).resolve()
     if not ref or "\x00" in ref:
         raise DataError(f"empty or invalid image reference {brief(ref)}", file=file, record=record)
     candidate = Path(ref)
     if candidate.is_absolute():
-        raise DataError(f"image reference {brief(ref)} is absolute; it must be relative to {root}",
+        raise DataError(f"image reference {brief(ref)} is absolute; it must be relative to {given}",
                         file=file, record=record)
     try:
         resolved = (root / candidate).resolve()
         if not resolved.is_relative_to(root):
-            raise DataError(f"image reference {brief(ref)} escapes the dataset folder {root}",
+            raise DataError(f"image reference {brief(ref)} escapes the dataset folder {given}",
                             file=file, record=record)
         return resolved if resolved.is_file() else None
     except OSError as exc:  # e.g. a name too long for the file system

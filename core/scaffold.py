@@ -200,6 +200,17 @@ class __CLASS__(medvqa.Benchmark):
     # Shorthands for `select`: `load(subjects=[...])` and `medvqa run --subjects ...`.
     selection_keywords = {"subjects": "subject"}
     forced_guess_instruction = prompts.FORCED_GUESS
+    # What `validate` checks, rule → what a finding under it is: `medvqa validate` prints one line
+    # per rule with its count, 0 included. Add a line here for each rule you add to `validate`.
+    validation_rules = {
+        "readable": "items.jsonl is missing, not UTF-8 or not one JSON object a line",
+        "unique-id": "an id used by an earlier item",
+        "answer": "an answer that cannot be read (a warning when there is none: the item is excluded)",
+        "gold-in-options": "an answer key that is not an option",
+        "option-labels": "an option labelled otherwise than the exam (LABELS)",
+        "image-inside": "an image path that is empty, absolute or leaves the release folder",
+        "image-present": "an image file that is not there (a warning)",
+    }
 
     def load(self, path=None, split=None, *, select=None, **keywords):
         """Items of `split` from the release folder `path` (the bundled fixture when None).

@@ -7,13 +7,18 @@ unless the user passes `--allow-invalid`.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+import os
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, Mapping
 
 from medvqa.core.items import DataError
 
 Level = Literal["error", "warning"]
+
+# The rule `nothing_to_evaluate` checks for every benchmark, once its own rules found no error.
+NO_ANSWERS = "no-answers"
+NO_ANSWERS_RULE = {NO_ANSWERS: "the data loads but no item has a usable official answer"}
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,7 @@ def nothing_to_evaluate(benchmark, path: str | Path) -> list[Finding]:
         return []
     if not items or not all(it.excluded and not it.held_out for it in items):
         return []
-    return [Finding(file=str(path), section=None, number=None, rule="no-answers", level="error",
+    return [Finding(file=str(path), section=None, number=None, rule=NO_ANSWERS, level="error",
                     message=f"none of the {len(items)} items has a usable official answer (missing or unusable "
                             f"answer key): nothing to evaluate")]
 
@@ -57,18 +62,54 @@ def errors(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.level == "error"]
 
 
+def rule_counts(findings: Iterable[Finding], rules: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Per rule checked, {"rule", "errors", "warnings", "description"}: every rule of `rules`
+    (rule → what it checks) in its order, 0 findings included, so a clean rule shows it was
+    checked; then any rule the findings name that `rules` does not, with no description."""
+    rows = {rule: {"rule": rule, "errors": 0, "warnings": 0, "description": text} for rule, text in rules.items()}
+    for f in findings:
+        row = rows.setdefault(f.rule, {"rule": f.rule, "errors": 0, "warnings": 0, "description": ""})
+        row["errors" if f.level == "error" else "warnings"] += 1
+    return list(rows.values())
+
+
+def shown_path(file: str | Path, data: str | Path) -> str:
+    """`file` in the one style of validate's output: the --data folder as the user gave it,
+    then the path inside it (`data/2024/items.jsonl`, however the benchmark reached the file:
+    relative, absolute or through `..`); a file outside the folder as it is. `./data/` and
+    `data` both print `data`."""
+    root, path = Path(data), Path(file)
+    for inside in (_inside(path, root, os.path.abspath), _inside(path, root, os.path.realpath)):
+        if inside is not None:
+            return str(root / inside)
+    return str(path)
+
+
+def _inside(path: Path, root: Path, absolute) -> Path | None:
+    try:
+        return Path(absolute(path)).relative_to(absolute(root))
+    except (ValueError, OSError):
+        return None
+
+
+def shown(findings: Iterable[Finding], data: str | Path) -> list[Finding]:
+    """`findings` with each `file` in the one style of `shown_path`."""
+    return [replace(f, file=shown_path(f.file, data)) if f.file else f for f in findings]
+
+
 def require_valid(benchmark, path: str | Path | None, allow_invalid: bool) -> list[Finding]:
     """Validate the data at `path` with `benchmark.validate`; raise DataError listing every
     error-level finding unless `allow_invalid`. Returns the findings. Nothing to check when
     `path` is None (the benchmark's bundled sample or its own download)."""
     if path is None:
         return []
-    findings = list(benchmark.validate(Path(path)))
+    findings = shown(benchmark.validate(Path(path)), path)
     bad = errors(findings)
     if bad and not allow_invalid:
         listing = "\n".join(f"  {f}" for f in bad)
-        raise DataError(f"{len(bad)} error(s) in the data (see `medvqa validate {benchmark.name} --data {path}`); "
-                        f"fix them or pass --allow-invalid:\n{listing}", file=path)
+        data = shown_path(path, path)
+        raise DataError(f"{len(bad)} error(s) in the data (see `medvqa validate {benchmark.name} --data {data}`); "
+                        f"fix them or pass --allow-invalid:\n{listing}", file=data)
     return findings
 
 

@@ -308,6 +308,7 @@ def test_bad_data_ends_in_a_finding_or_a_clean_error(variant, tmp_path):
     else:
         assert validate.returncode == 1 and validate.stderr == "", validate.stderr[-2000:]
         findings = json.loads(validate.stdout)["findings"]
+        assert all(r["description"] for r in json.loads(validate.stdout)["rules"])  # every rule found is one declared
         hits = [f for f in findings if f["rule"] == variant.rule and f["level"] == "error"]
         assert hits, findings
         assert all(Path(f["file"]).name == variant.file for f in hits)

@@ -8,6 +8,7 @@ from typing import Any, Mapping, Sequence
 from medvqa import Benchmark, Item, Template
 
 from . import hub, loader, templates
+from .validate import RULES
 from .professions import specialty_key
 
 SAMPLE = Path(__file__).parent / "sample"
@@ -31,6 +32,7 @@ class JMed48k(Benchmark):
     stratum_aliases = {"image_type": "dominant_type"}  # `--by image_type`
     selection_keywords = {"years": "year", "professions": "profession"}  # `--years`, `--professions`
     forced_guess_instruction = templates.FORCED_GUESS
+    validation_rules = RULES
 
     def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping[str, Sequence[str]] | None = None,
              **keywords: Sequence[Any] | None) -> list[Item]:

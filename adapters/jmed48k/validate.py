@@ -1,33 +1,8 @@
 """`medvqa validate jmed48k`: every problem in a JMed48k release folder (Appendix A.2).
 
 Unlike the loader, which stops at the first bad record, this reads the raw JSON itself and
-collects all findings. Rules:
-
-- `file`: a questions or taxonomy file is missing, not JSON, or not the expected shape
-- `record`: a question is not a JSON object
-- `required-field`: a required field is missing
-- `option-keys`: options are not an object of single-letter or number labels (one kind, no
-  duplicates) to text
-- `duplicate-record`: the same (section, number) twice in a cell
-- `gold-format`: `correct_answer` cannot be read
-- `gold-outside-options`: a gold key (of any official alternative) is not an option key
-- `no-options`: neither options nor a numeric-slot gold (a warning when the gold is null)
-- `image-reference`: an image reference that is not a string or list of strings
-- `image-escape`: an image reference that is absolute or leaves the cell folder
-- `image-missing`: a referenced file is absent — a warning when the taxonomy labels the item
-  `Other/Unclear` (the release omits images MHLW does not redistribute), else an error
-- `image-unreadable`: a file Pillow cannot verify as an image
-- `text-only-flag`: `text_only` disagrees with the image references
-- `taxonomy-type`: a taxonomy label outside the paper's types (a warning)
-- `taxonomy-format`: a taxonomy entry that is not an object of a list of labels
-  (`image_types`), a label or null (`dominant_type`) and a boolean (`image_as_options`)
-- `record-id`: a section that is not a short name, or a question number that is neither a
-  whole number from 1 to 99,999 nor a short name (an object, `10**400`, `null`, ...)
-- `text-field`: a question text, reference text or option that is not text
-- `text-size`: a text longer than 100,000 characters
-- `text-encoding`: a string holding a lone surrogate (`\\ud800`), which UTF-8 cannot encode
-- `flag-type`: a record's `image_as_options` that is not true or false
-- `image-size`: an image with more pixels than Pillow's decompression-bomb limit
+collects all findings, each under one of `RULES` (`medvqa validate` counts every rule, 0
+included).
 
 A file that is not UTF-8, not JSON, or nested deeper than Python reads is a `file` finding;
 no data, however malformed, ends in a traceback.
@@ -45,6 +20,32 @@ from .loader import (IMAGE_FIELDS, OTHER, PRIMARY_TYPES, REQUIRED, Cell, cells, 
                      read_questions, record_problems, taxonomy_problems)
 
 KNOWN_TYPES = frozenset((*PRIMARY_TYPES, OTHER))
+
+# rule → what a finding under it is (the summary `medvqa validate` prints, in this order)
+RULES = {
+    "file": "a questions or taxonomy file is missing, not JSON, or not the expected shape",
+    "record": "a question is not a JSON object",
+    "record-id": "a section that is not a short name, or a question number that is neither 1-99,999 nor a short name",
+    "required-field": "a required field is missing",
+    "duplicate-record": "the same (section, number) twice in a cell",
+    "text-field": "a question text, reference text or option that is not text",
+    "text-size": "a text longer than 100,000 characters",
+    "text-encoding": "a string holding a lone surrogate (\\ud800), which UTF-8 cannot encode",
+    "flag-type": "a record's image_as_options that is not true or false",
+    "option-keys": "options that are not single-letter or number labels (one kind, no duplicates) to text",
+    "gold-format": "a correct_answer that cannot be read",
+    "gold-outside-options": "a gold key (of any official alternative) that is not an option key",
+    "no-options": "neither options nor a numeric-slot gold (a warning when the gold is null)",
+    "image-reference": "an image reference that is not a string or list of strings",
+    "image-escape": "an image reference that is absolute or leaves the cell folder",
+    "image-missing": "a referenced image file is absent (a warning when the taxonomy says Other/Unclear: "
+                     "MHLW does not redistribute it)",
+    "image-unreadable": "a file Pillow cannot verify as an image",
+    "image-size": "an image with more pixels than Pillow's decompression-bomb limit",
+    "text-only-flag": "text_only disagrees with the image references",
+    "taxonomy-format": "a taxonomy entry that is not {image_types: [...], dominant_type, image_as_options: bool}",
+    "taxonomy-type": "a taxonomy label outside the paper's image types (a warning)",
+}
 
 
 class _Collector:
@@ -226,7 +227,7 @@ def _check_images(cell: Cell, q: dict, tax: dict, out: _Collector, index: int) -
             continue
         target = (root / ref).resolve()
         if Path(ref).is_absolute() or not target.is_relative_to(root):
-            out.add(q, "image-escape", f"image reference {brief(ref)} is absolute or leaves the cell folder {root}",
+            out.add(q, "image-escape", f"image reference {brief(ref)} is absolute or leaves the cell folder {cell.folder}",
                     index=index)
             continue
         try:
@@ -240,7 +241,7 @@ def _check_images(cell: Cell, q: dict, tax: dict, out: _Collector, index: int) -
             why = " (taxonomy Other/Unclear: the image is not redistributed)" if unclear else ""
             out.add(q, "image-missing", f"image {brief(ref)} not found{why}", level, index=index)
             continue
-        problem = _unreadable(target)
+        problem = _unreadable(cell.folder / ref)  # as the user reached it: Pillow names it in its message
         if problem:
             out.add(q, problem[0], f"image {brief(ref)} {problem[1]}", index=index)
 

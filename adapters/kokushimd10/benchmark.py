@@ -11,6 +11,7 @@ from medvqa import Benchmark, Item, Template
 from . import conventions, templates
 from .common import DEFAULT_STRATA, STRATA
 from .professions import profession_key
+from .validate import RULES
 
 
 class _MhlwExam(Benchmark):
@@ -21,6 +22,7 @@ class _MhlwExam(Benchmark):
     forced_guess_instruction = templates.FORCED_GUESS
     conventions = (conventions.MHLW,)
     selection_keywords = {"years": "year", "professions": "profession"}  # `--years`, `--professions`
+    validation_rules = RULES
 
     def _load(self, path: Path) -> list[Item]:
         raise NotImplementedError

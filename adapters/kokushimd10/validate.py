@@ -8,6 +8,16 @@ from pathlib import Path
 
 from medvqa import DataError, Finding
 
+# rule → what a finding under it is (the summary `medvqa validate` prints, in this order)
+RULES = {
+    "readable": "the release does not load: a file missing or unreadable, or a record the loader refuses "
+                "(reading stops there)",
+    "answer": "an item without a usable official answer: excluded from scoring (a warning)",
+    "withdrawn": "an item with points 0 or corrected: taken out of MHLW scoring (a warning)",
+    "images": "an item whose images the data does not hold: it runs as C+Q only (a warning)",
+    "kinki": "禁忌肢 (contraindicated choices) that are not among the item's options",
+}
+
 
 def validate(benchmark, path: Path) -> list[Finding]:
     try:

@@ -12,6 +12,7 @@ from . import hub, loader, templates
 from .detection import IOU_THRESHOLD, box_text, match, parse_boxes
 from .judge import MMBUJudge, answer_text
 from .metrics import counts, micro_f1
+from .validate import RULES
 
 
 class MMBUHard(Benchmark):
@@ -23,6 +24,7 @@ class MMBUHard(Benchmark):
     strata = ("task", "format", "kind", "modality", "submodality", "dataset", "split")
     default_strata = ("task", "format")
     headline_metric = "micro_f1"
+    validation_rules = RULES
 
     def __init__(self, iou_threshold: float = IOU_THRESHOLD):
         self.iou_threshold = iou_threshold

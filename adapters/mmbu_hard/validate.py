@@ -9,6 +9,17 @@ from medvqa import DataError, Finding
 
 from . import loader
 
+# rule → what a finding under it is (the summary `medvqa validate` prints, in this order)
+RULES = {
+    "data-folder": "the data folder is missing or not a folder",
+    "no-tsv": "no <task>.tsv file under the data folder",
+    "tsv": "a TSV file that is not UTF-8 text, lacks a column, or has a line longer than its header",
+    "options": "options that are not a JSON list of texts: the task's label sets cannot be built",
+    "row": "a row that makes no item: an empty question, an unknown split, an answer or box that cannot be read, ...",
+    "duplicate-id": "an item id that another row already has",
+    "image-missing": "an image not found beside its TSV: the item is asked without it (a warning)",
+}
+
 
 def _finding(file, record, rule: str, message: str, level: str = "error") -> Finding:
     return Finding(file=str(file), section=None, number=record, rule=rule, level=level, message=message)

@@ -35,6 +35,32 @@ DOMAINS = ("IMAGE", "WAVEFORM", "PLOT", "GRAPHIC", "TABLE", "COMPOSITE")
 COMMON = ("id", "year", "quarter", "specialty", "sheet", "question", "options", "answer", "invalid",
           "human_answers")
 VQA_ONLY = ("images", "image_importance", "visual_domains")
+# rule → what a finding under it is (the summary `medvqa validate` prints, in this order)
+RULES = {
+    "layout": "the data folder, or vqa.jsonl in it, is missing (a warning for qa.jsonl: VQA items only)",
+    "utf8": "a file that is not UTF-8 text",
+    "json": "a line that is not a JSON object",
+    "id": "an id that is not a non-empty string",
+    "duplicate-id": "an id used twice, in one file or across both",
+    "surrogate": "a string holding a lone surrogate (\\ud800), which UTF-8 cannot encode",
+    "missing-field": "a required field is missing",
+    "unknown-field": "a field the layout does not define: ignored (a warning)",
+    "qa-image-field": "a QA control item carrying images, importance or visual domains",
+    "year": "a year that is not a year such as 2024",
+    "quarter": "a quarter that is not Spring or Autumn",
+    "specialty": "a specialty that is not a non-empty string",
+    "sheet": "a sheet that is neither a non-empty string nor a whole number",
+    "question": "a question that is not a non-empty string",
+    "options": "options that do not map exactly A-E to non-empty texts",
+    "invalid": "an invalid that is neither null nor CEM's reason",
+    "answer": "an answer that is not one of A-E (null only for an annulled question)",
+    "human-answers": "human_answers that are not null or counts per option A-E, or add up to zero",
+    "images": "images that are not a non-empty list of paths",
+    "image-path": "an image path that is empty, absolute or leaves the data folder",
+    "image-missing": "an image file that is not there",
+    "image-importance": "an image_importance that is not 0, 1 or 2",
+    "visual-domains": "visual_domains that are not a non-empty list of distinct known domains",
+}
 
 
 @dataclass

@@ -38,6 +38,7 @@ class WorldMedQAV(Benchmark):
     # `*_gpt-4o-mini_result.xlsx` and `_acc.csv`) reads a reply by exact matching, then takes an
     # extractor model's option where matching fails: the assisted reading.
     reading = "assisted"
+    validation_rules = {"lost-number": "a stem with a unit but not its number, as published (a warning)"}
 
     def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None,
              **keywords: Any) -> list[Item]:

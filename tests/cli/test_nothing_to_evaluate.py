@@ -46,4 +46,7 @@ def test_validate_flags_a_release_whose_answers_are_all_missing(tmp_path):
     assert [f["rule"] for f in doc["findings"] if f["level"] == "error"] == ["no-answers"]
     # the sample as bundled, with its answers: no such finding
     ok = CliRunner().invoke(cli, ["validate", "jmed48k", "--data", str(SAMPLE), "--json"])
-    assert ok.exit_code == 0 and "no-answers" not in ok.stdout
+    assert ok.exit_code == 0
+    assert [f["rule"] for f in json.loads(ok.stdout)["findings"]] == ["image-missing"]  # B1, not redistributed
+    assert {r["rule"]: (r["errors"], r["warnings"]) for r in doc["rules"]}["no-answers"] == (1, 0)
+    assert {r["rule"]: (r["errors"], r["warnings"]) for r in json.loads(ok.stdout)["rules"]}["no-answers"] == (0, 0)

@@ -81,6 +81,9 @@ def test_validate_and_pass_lines(tmp_path, items):
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert doc["errors"] == 0 and sum(f["rule"] == "answer" for f in doc["findings"]) == 3
+    assert {r["rule"]: (r["errors"], r["warnings"]) for r in doc["rules"]} == {  # every rule checked, 0 included
+        "readable": (0, 0), "answer": (0, 3), "withdrawn": (0, 0), "images": (0, 370), "kinki": (0, 0),
+        "no-answers": (0, 0)}
     # an all-gold replay of 2022 (107th): its one 解なし item is out, so the data's maximum is 688
     lines = [json.dumps({"item_id": it.id, "condition": "C+Q", "response": json.dumps({"answer": list(it.gold.alternatives[0])})})
              for it in items if it.meta["year"] == 2022 and not it.excluded]

@@ -178,6 +178,9 @@ def test_each_rule_names_the_file_and_the_record_and_load_refuses(tmp_path, chan
         medvqa.load("polish_pes", root)
     result = CliRunner().invoke(cli, ["validate", "polish_pes", "--data", str(root), "--json"])
     assert result.exit_code == 1 and json.loads(result.output)["errors"] == 1
+    counted = {r["rule"]: (r["errors"], r["warnings"], r["description"]) for r in json.loads(result.output)["rules"]}
+    assert list(counted) == list(PolishPES.validation_rules)  # the rule is one the summary lists and describes
+    assert counted[rule][:2] == (1, 0) and counted[rule][2]
 
 
 def test_ids_are_unique_across_both_files_and_qa_items_carry_no_images(tmp_path):
