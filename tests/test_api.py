@@ -219,3 +219,66 @@ def test_read_jsonl_names_the_file_and_the_line(tmp_path):
         medvqa.read_jsonl(path)
     with pytest.raises(medvqa.DataError, match="missing.jsonl: file not found"):
         medvqa.read_jsonl(tmp_path / "missing.jsonl")
+
+
+class TTYStream(io.StringIO):
+    """A stderr that says it is a terminal (as a terminal does, and as some notebook kernels'
+    streams do)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def fake_ipython(shell_class: str, config: dict):
+    """The `IPython` module as a shell of `shell_class` finds it already imported (the public
+    `IPython.get_ipython()`); IPython itself is not installed here."""
+    import types
+
+    shell = type(shell_class, (), {"config": config})()
+    module = types.ModuleType("IPython")
+    module.get_ipython = lambda: shell
+    return module
+
+
+PLAIN_LINE = re.compile(r"^\d+/22 \(\d+%\)  \d+\.\d req/s  errors 0  ETA (\d+:\d\d:\d\d|unknown)$")
+
+
+def test_run_in_a_notebook_writes_rare_plain_lines_never_a_redrawn_display(tmp_path, monkeypatch, capsys):
+    # a Jupyter kernel whose stderr answers isatty() True: before, the terminal's display was drawn into the cell
+    monkeypatch.setitem(sys.modules, "IPython", fake_ipython("ZMQInteractiveShell", {"IPKernelApp": {}}))
+    monkeypatch.setattr(sys, "stderr", TTYStream())
+    medvqa.run("jmed48k", "random", sample=True, run_dir=str(tmp_path / "nb"), cache=False)
+    shown = sys.stderr.getvalue()
+    assert "\r" not in shown and "\x1b" not in shown and shown.endswith("\n")
+    lines = shown.splitlines()
+    # one line at each tenth of the 22 records (3, 5, 7, 9, 11, 14, 16, 18, 20, 22 done), not one per 5 %
+    assert [int(line.split("/")[0]) for line in lines] == [3, 5, 7, 9, 11, 14, 16, 18, 20, 22]
+    assert all(PLAIN_LINE.match(line) for line in lines), lines
+    assert capsys.readouterr().out == ""
+    monkeypatch.setattr(sys, "stderr", TTYStream())  # progress=False: nothing at all
+    medvqa.run("jmed48k", "random", sample=True, run_dir=str(tmp_path / "quiet"), cache=False, progress=False)
+    assert sys.stderr.getvalue() == ""
+
+
+@pytest.mark.parametrize("shell", [None, "TerminalInteractiveShell"])
+def test_run_on_a_terminal_keeps_the_rich_display_on_stderr(tmp_path, monkeypatch, capsys, shell):
+    if shell:  # IPython in a terminal is a terminal
+        monkeypatch.setitem(sys.modules, "IPython", fake_ipython(shell, {"TerminalIPythonApp": {}}))
+    else:
+        monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    monkeypatch.setattr(sys, "stderr", TTYStream())
+    medvqa.run("jmed48k", "random", sample=True, run_dir=str(tmp_path / "tty"), cache=False)
+    shown = sys.stderr.getvalue()
+    assert "\x1b[" in shown and "22/22" in shown and "17/17" in shown and "in flight 0" in shown
+    assert not any(PLAIN_LINE.match(line) for line in shown.splitlines())
+    # the display is on stderr: before, rich drew it on stdout, into the file of `medvqa run ... > out.txt`
+    assert capsys.readouterr().out == ""
+
+
+def test_a_script_piped_to_a_file_writes_plain_lines(tmp_path):
+    code = f"import medvqa; medvqa.run('jmed48k', 'random', sample=True, run_dir={str(tmp_path / 'r')!r}, cache=False)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == "" and "\r" not in out.stderr and "\x1b" not in out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) == 20 and lines[-1].startswith("22/22 (100%)")  # one at each new 5 % of 22 records
+    assert all(PLAIN_LINE.match(line) for line in lines), lines
