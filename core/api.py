@@ -108,18 +108,24 @@ def _names(by: str | Iterable[Any] | None) -> list[str]:
 
 
 def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table: str | None = None,
-           pass_lines: bool = False, judges: bool = False, fmt: str = "json", reading: str | None = None) -> Any:
-    """What `medvqa report` prints for a run: accuracy by condition (and `by` strata; without
+           pass_lines: bool = False, judges: bool = False, fmt: str | None = None, reading: str | None = None) -> Any:
+    """What `medvqa report` shows for a run: accuracy by condition (and `by` strata; without
     `by`, then by each of the benchmark's default strata, `by=""` for by condition only), or
     the benchmark's own `table` set, or its `pass_lines`, or the agreement of its `judges`.
-    With `fmt="json"` (the default) the parsed JSON document `--json` prints; `md`, `csv` or
-    `latex` give the text. The headline numbers use `reading` ("strict" or "assisted"; None: the
+
+    Without `fmt`, as DataFrames, like `records` and `compare`: the accuracy table as one
+    DataFrame (the rows `--json` prints, the other reading's columns flat beside the headline's),
+    a table set as {table name: DataFrame} (each with its `title`, `notes` and `reading` in
+    `.attrs`), pass lines as one DataFrame (one row per exam × criterion; `convention`, `notes`,
+    `reading` in `.attrs`); the judges' agreement stays the document `--json` prints. With
+    `fmt="json"` the parsed JSON document `--json` prints; `md`, `csv`, `latex`, `text` or `html`
+    give the text. The headline numbers use `reading` ("strict" or "assisted"; None: the
     benchmark's protocol's, `Benchmark.reading`), the other reading beside them; each row or
     table names it."""
     from medvqa.core import metrics, plugins
     from medvqa.core.metrics import held_fields, resolve_fields
-    from medvqa.core.passlines import PassLines
-    from medvqa.core.render import render
+    from medvqa.core.passlines import PassLines, PassVerdict
+    from medvqa.core.render import Tables, render
     from medvqa.core.run.saved import read_run, whole_exam_items
     from medvqa.core.run.store import read_manifest, read_records
 
@@ -131,7 +137,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         from medvqa.core.scoring.judge import agreement_tables, judge_agreement
 
         doc = judge_agreement(read_records(run_dir))
-        return doc if fmt == "json" else agreement_tables(doc).render(fmt)
+        return doc if fmt in (None, "json") else agreement_tables(doc).render(fmt)
     if pass_lines:
         saved = read_run(run_dir).read_as(reading)
         result = saved.benchmark.pass_report(whole_exam_items(saved), saved.records)
@@ -139,7 +145,14 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
             raise ValueError(f"benchmark {saved.benchmark.name} ships no pass criteria")
         if isinstance(result, PassLines):
             result.reading = saved.reading
-        if fmt == "json":
+            if fmt is None:  # the rows `--json` prints, field by field (`unit` says points or share)
+                import pandas as pd
+
+                doc = result.as_json()
+                frame = pd.DataFrame(doc.pop("rows"), columns=list(PassVerdict.model_fields))
+                frame.attrs.update(doc)
+                return frame
+        if fmt in (None, "json"):  # an untyped report has no rows to frame: its document
             return result.as_json()
         return result.render(fmt) if isinstance(result, PassLines) else result.text()  # text(): an untyped report
     manifest = read_manifest(run_dir)
@@ -155,21 +168,29 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
             raise ValueError(f"no table set {table!r} for this {bench.name} run"
                              + (f"; its table set is {bench.name!r}" if tables is not None else ""))
         tables.reading = reading
-        text = tables.render(fmt)
-    else:  # by condition and the strata named, else by condition, then each default stratum held
-        aliases = bench.stratum_aliases if bench else {}
-        if by is not None:
-            groupings = [list(resolve_fields(_names(by), recs, str(run_dir), aliases).values())]
-        else:
-            held, _ = held_fields(bench.default_strata if bench else (), recs, aliases)
-            groupings = [[]] + [[f] for f in held.values()]
-        frames = [metrics.table(recs, fields, bench, manifest.get("excluded") or [], reading) for fields in groupings]
-        if fmt not in ("csv", "json"):
-            text = "\n".join(render(t, fmt) for t in frames)
-        else:
-            import pandas as pd
+        if fmt is None and isinstance(tables, Tables):
+            for t in tables.tables:
+                t.frame.attrs.update(title=t.title, notes=list(t.notes), reading=reading)
+            return {t.name: t.frame for t in tables.tables}
+        text = tables.render(fmt or "json")  # a plugin's own table object: the document it renders
+        return json.loads(text) if fmt in (None, "json") else text
+    # by condition and the strata named, else by condition, then each default stratum held
+    aliases = bench.stratum_aliases if bench else {}
+    if by is not None:
+        groupings = [list(resolve_fields(_names(by), recs, str(run_dir), aliases).values())]
+    else:
+        held, _ = held_fields(bench.default_strata if bench else (), recs, aliases)
+        groupings = [[]] + [[f] for f in held.values()]
+    frames = [metrics.table(recs, fields, bench, manifest.get("excluded") or [], reading) for fields in groupings]
+    if fmt not in (None, "csv", "json"):  # one table per grouping, each with its own columns
+        return "\n".join(render(t, fmt) for t in frames)
+    import pandas as pd
 
-            text = render(pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0], fmt)
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if fmt is None:
+        frame.attrs["reading"] = reading
+        return frame
+    text = render(frame, fmt)
     return json.loads(text) if fmt == "json" else text
 
 

@@ -5,11 +5,13 @@ import ast
 import contextlib
 import io
 import json
+import math
 import re
 import subprocess
 import sys
 from importlib import import_module
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -17,7 +19,7 @@ import medvqa
 from medvqa.cli.main import cli
 from medvqa.core.run.store import read_records
 
-from tests.conftest import REPO
+from tests.conftest import REPO, shared_data
 
 SURFACE = {"Benchmark", "Item", "Gold", "Option", "ImageRef", "Template", "LanguagePatterns", "Finding", "hookimpl",
            "load", "score", "run", "records", "report", "audit", "compare", "AnswerConventions", "DataError", "resolve_image",
@@ -171,15 +173,71 @@ def test_records_are_the_newest_record_of_each_pair(sample_run):
         path.write_bytes(saved)
 
 
+def values(frame) -> list[dict]:
+    """A DataFrame's rows as plain values, a missing one (NaN, None) as None: how JSON says them."""
+    return [{k: None if v is None or (isinstance(v, float) and math.isnan(v)) else v for k, v in row.items()}
+            for row in frame.to_dict(orient="records")]
+
+
 @pytest.mark.parametrize("args,kwargs", [
     ((), {}),
     (("--by", "profession,year"), {"by": ["profession", "year"]}),
-    (("--table", "jmed48k"), {"table": "jmed48k"}),
-    (("--pass",), {"pass_lines": True}),
+    (("--by", ""), {"by": ""}),
 ])
-def test_report_returns_what_report_json_prints(sample_run, args, kwargs):
+def test_report_returns_a_dataframe_of_what_report_json_prints(sample_run, args, kwargs):
     run_dir, _ = sample_run
-    assert medvqa.report(run_dir, **kwargs) == invoke_json("report", run_dir, *args)
+    printed = invoke_json("report", run_dir, *args)
+    frame = medvqa.report(run_dir, **kwargs)
+    assert isinstance(frame, pd.DataFrame) and list(frame.columns) == list(printed[0])
+    assert values(frame) == printed  # value by value, in the order printed
+    assert frame.attrs["reading"] == "strict" and set(frame["reading"]) == {"strict"}
+    assert medvqa.report(run_dir, fmt="json", **kwargs) == printed  # the document itself, as before
+    strata = frame.columns.intersection(["profession", "year", "dominant_type"]).tolist()
+    by_condition = frame[frame[strata].isna().all(axis=1)].set_index("condition")["accuracy"].to_dict()
+    assert by_condition == ({} if kwargs.get("by") else pytest.approx(sample_run.summary["accuracy"]))
+
+
+def test_report_tables_and_pass_lines_are_dataframes_of_what_json_prints(sample_run):
+    run_dir, _ = sample_run
+    printed = invoke_json("report", run_dir, "--table", "jmed48k")
+    tables = medvqa.report(run_dir, table="jmed48k")
+    assert list(tables) == list(printed) == ["text_only", "with_images", "dominant_type", "any_type", "exclusions"]
+    for name, frame in tables.items():
+        assert values(frame) == printed[name]["rows"], name
+        assert frame.attrs == {"title": printed[name]["title"], "notes": printed[name]["notes"], "reading": "strict"}
+    assert medvqa.report(run_dir, table="jmed48k", fmt="json") == printed
+    printed = invoke_json("report", run_dir, "--pass")
+    verdicts = medvqa.report(run_dir, pass_lines=True)
+    assert values(verdicts) == printed["rows"]
+    assert verdicts.criterion.tolist() == ["overall", "hisshu", "general", "kinki", "overall", "hisshu",
+                                           "general+situational"]  # Physician 2024, then Nurse 2023
+    assert verdicts.attrs == {k: v for k, v in printed.items() if k != "rows"}
+    assert medvqa.report(run_dir, pass_lines=True, fmt="json") == printed
+
+
+def test_report_of_a_published_run_shows_the_other_reading_in_flat_columns(tmp_path):
+    """The published GPT-4o WorldMedQA-V Japan table (with image, Japanese): 148 of 168 right
+    under the protocol's assisted reading (published 0.8810), 23 under matching alone."""
+    data = shared_data("worldmedqa-v-japan")
+    table = data / "visuals" / "outputs_w_images" / "GPT4o" / "GPT4o_japan_local_gpt-4o-mini_result.xlsx"
+    run_dir = tmp_path / "gpt4o-ja"
+    invoke_json("import", "worldmedqa_v", table, "--data", data, "--run-dir", run_dir)
+    headline = medvqa.report(run_dir, by="")
+    assert values(headline) == invoke_json("report", run_dir, "--by", "")
+    row = headline.iloc[0]
+    assert (row.reading, row.n, row.correct, row.strict_correct, row.extracted) == ("assisted", 168, 148, 23, 141)
+    assert round(row.accuracy, 4) == 0.8810 and row.strict_accuracy == 23 / 168
+    strict = medvqa.report(run_dir, by="", reading="strict")
+    assert values(strict) == invoke_json("report", run_dir, "--by", "", "--reading", "strict")
+    row = strict.iloc[0]
+    assert (row.reading, row.correct, row.assisted_correct) == ("strict", 23, 148)
+    assert (row.assisted_accuracy, row.assisted_ci_low, row.assisted_ci_high) == \
+        (headline.accuracy[0], headline.ci_low[0], headline.ci_high[0])
+    # compare's cell of this run is report's row, column for column
+    cell = medvqa.compare(run_dir, reading="strict", resamples=50).query("stratum == 'overall'").iloc[0]
+    for column in ("n", "ci_low", "ci_high", "assisted_accuracy", "assisted_ci_low", "assisted_ci_high", "extracted"):
+        assert cell[column] == row[column], column
+    assert cell.value == row.accuracy
 
 
 def test_report_in_other_formats_and_its_errors(sample_run):
@@ -219,3 +277,66 @@ def test_read_jsonl_names_the_file_and_the_line(tmp_path):
         medvqa.read_jsonl(path)
     with pytest.raises(medvqa.DataError, match="missing.jsonl: file not found"):
         medvqa.read_jsonl(tmp_path / "missing.jsonl")
+
+
+class TTYStream(io.StringIO):
+    """A stderr that says it is a terminal (as a terminal does, and as some notebook kernels'
+    streams do)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def fake_ipython(shell_class: str, config: dict):
+    """The `IPython` module as a shell of `shell_class` finds it already imported (the public
+    `IPython.get_ipython()`); IPython itself is not installed here."""
+    import types
+
+    shell = type(shell_class, (), {"config": config})()
+    module = types.ModuleType("IPython")
+    module.get_ipython = lambda: shell
+    return module
+
+
+PLAIN_LINE = re.compile(r"^\d+/22 \(\d+%\)  \d+\.\d req/s  errors 0  ETA (\d+:\d\d:\d\d|unknown)$")
+
+
+def test_run_in_a_notebook_writes_rare_plain_lines_never_a_redrawn_display(tmp_path, monkeypatch, capsys):
+    # a Jupyter kernel whose stderr answers isatty() True: before, the terminal's display was drawn into the cell
+    monkeypatch.setitem(sys.modules, "IPython", fake_ipython("ZMQInteractiveShell", {"IPKernelApp": {}}))
+    monkeypatch.setattr(sys, "stderr", TTYStream())
+    medvqa.run("jmed48k", "random", sample=True, run_dir=str(tmp_path / "nb"), cache=False)
+    shown = sys.stderr.getvalue()
+    assert "\r" not in shown and "\x1b" not in shown and shown.endswith("\n")
+    lines = shown.splitlines()
+    # one line at each tenth of the 22 records (3, 5, 7, 9, 11, 14, 16, 18, 20, 22 done), not one per 5 %
+    assert [int(line.split("/")[0]) for line in lines] == [3, 5, 7, 9, 11, 14, 16, 18, 20, 22]
+    assert all(PLAIN_LINE.match(line) for line in lines), lines
+    assert capsys.readouterr().out == ""
+    monkeypatch.setattr(sys, "stderr", TTYStream())  # progress=False: nothing at all
+    medvqa.run("jmed48k", "random", sample=True, run_dir=str(tmp_path / "quiet"), cache=False, progress=False)
+    assert sys.stderr.getvalue() == ""
+
+
+@pytest.mark.parametrize("shell", [None, "TerminalInteractiveShell"])
+def test_run_on_a_terminal_keeps_the_rich_display_on_stderr(tmp_path, monkeypatch, capsys, shell):
+    if shell:  # IPython in a terminal is a terminal
+        monkeypatch.setitem(sys.modules, "IPython", fake_ipython(shell, {"TerminalIPythonApp": {}}))
+    else:
+        monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    monkeypatch.setattr(sys, "stderr", TTYStream())
+    medvqa.run("jmed48k", "random", sample=True, run_dir=str(tmp_path / "tty"), cache=False)
+    shown = sys.stderr.getvalue()
+    assert "\x1b[" in shown and "22/22" in shown and "17/17" in shown and "in flight 0" in shown
+    assert not any(PLAIN_LINE.match(line) for line in shown.splitlines())
+    # the display is on stderr: before, rich drew it on stdout, into the file of `medvqa run ... > out.txt`
+    assert capsys.readouterr().out == ""
+
+
+def test_a_script_piped_to_a_file_writes_plain_lines(tmp_path):
+    code = f"import medvqa; medvqa.run('jmed48k', 'random', sample=True, run_dir={str(tmp_path / 'r')!r}, cache=False)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == "" and "\r" not in out.stderr and "\x1b" not in out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) == 20 and lines[-1].startswith("22/22 (100%)")  # one at each new 5 % of 22 records
+    assert all(PLAIN_LINE.match(line) for line in lines), lines

@@ -61,7 +61,7 @@ def test_one_table_over_four_benchmarks_whose_cells_are_each_runs_own_numbers(ru
     for (bench, name), run_dir in runs.items():
         saved = medvqa.read_run(run_dir)
         model = saved.manifest["model"]
-        for row in medvqa.report(run_dir, by=""):
+        for row in medvqa.report(run_dir, by="").to_dict(orient="records"):
             cell = overall[(overall.benchmark == bench) & (overall.model == model) & (overall.condition == row["condition"])]
             assert len(cell) == 1, (bench, name, row["condition"])
             cell = cell.iloc[0]

@@ -100,7 +100,8 @@ def test_every_output_shows_one_headline_and_one_delta_under_each_reading(runs, 
         assert tables["by_country"]["reading"] == used
         assert tables["by_country"]["rows"][0]["accuracy"] == pytest.approx(acc[key], abs=1e-12)
         api = medvqa.report(run_dir, by="", reading=reading)
-        assert api[0]["accuracy"] == pytest.approx(acc[key], abs=1e-12)
+        assert api.accuracy[0] == pytest.approx(acc[key], abs=1e-12)
+        assert api[f"{other}_accuracy"][0] == pytest.approx(other_acc, abs=1e-12)
 
     # compare: JSON, the Python API, Markdown, the page
     doc = json.loads(invoke("compare", *dirs, "--json", "--resamples", "50", *flag))

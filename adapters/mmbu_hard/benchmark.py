@@ -125,4 +125,4 @@ class MMBUHard(Benchmark):
     def report_tables(self, records: list[dict], manifest: dict):
         from .tables import MMBUTables
 
-        return MMBUTables(records, self.iou_threshold)
+        return MMBUTables(records, self.iou_threshold).tables()

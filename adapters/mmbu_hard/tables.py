@@ -73,7 +73,10 @@ class MMBUTables:
                          "expected_micro_f1": sum(1 / r["n_options"] for r in recs) / len(recs)})
         return pd.DataFrame(rows, columns=["condition", "task", "format", "n", "expected_micro_f1"])
 
+    def tables(self) -> Tables:
+        """The three tables, titled, for the one renderer (and as DataFrames for `medvqa.report`)."""
+        return Tables([Table(name, TITLES[name], frame) for name, frame in self.frames().items()], reading=self.reading)
+
     def render(self, fmt: str) -> str:
         """Through the one renderer (`medvqa.tables.Tables`): JSON {name: {title, rows, notes, reading}}."""
-        return Tables([Table(name, TITLES[name], frame) for name, frame in self.frames().items()],
-                      reading=self.reading).render(fmt)
+        return self.tables().render(fmt)

@@ -3,7 +3,10 @@
 On a terminal, a rich display: done/total per condition and overall, each with its ETA, and a
 status line read live from the run's state. Elsewhere (batch jobs, CI logs), one plain line
 every `every_s` seconds or every `every_fraction` of the work, whichever comes first:
-done/total, the rate of this session, errors and the ETA.
+done/total, the rate of this session, errors and the ETA. In a notebook (a Jupyter kernel),
+the same plain lines, rarer: a cell's output keeps every line a display redraws in place, and a
+saved notebook keeps them all, so a redrawn display would fill the cell (however its stderr
+answers `isatty`).
 
 Both are callables that take the runner's progress state (see `runner.progress_state`) and are
 used as context managers.
@@ -100,6 +103,7 @@ class RichProgress:
     ETA, and the status line, refreshed live."""
 
     def __enter__(self) -> "RichProgress":
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
         from rich.text import Text
 
@@ -112,8 +116,10 @@ class RichProgress:
                     yield Text(status_line(live["state"]), style="dim")
 
         self._live = live
+        # on stderr: rich's default console is stdout, where `run > out.txt` would keep the display
         self._progress = RunProgress(TextColumn("[bold]{task.description:<8}"), BarColumn(bar_width=32),
-                                     MofNCompleteColumn(), TimeRemainingColumn(), transient=False)
+                                     MofNCompleteColumn(), TimeRemainingColumn(), transient=False,
+                                     console=Console(stderr=True))
         self._progress.start()
         self._tasks: dict[str, Any] = {}
         return self
@@ -133,6 +139,25 @@ class RichProgress:
         self._progress.stop()
 
 
+# In a notebook: a line at every tenth of the work, and after 5 minutes without one (a run of
+# an hour writes some 20 lines, not a line every 10 seconds).
+NOTEBOOK_EVERY_S, NOTEBOOK_EVERY_FRACTION = 300.0, 0.10
+
+
+def in_notebook() -> bool:
+    """True in a Jupyter kernel (notebook, JupyterLab, Colab, VS Code, qtconsole), False in a
+    terminal IPython and in plain Python. IPython is never imported here: a kernel has already
+    imported it, and it is not a dependency."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    if shell is None:
+        return False
+    return (any(k.__name__ == "ZMQInteractiveShell" for k in type(shell).__mro__)
+            or "IPKernelApp" in (getattr(shell, "config", None) or {}))
+
+
 def for_stderr() -> RichProgress | PlainProgress:
-    """The rich display on a terminal, plain lines elsewhere."""
+    """Rare plain lines in a notebook, the rich display on a terminal, plain lines elsewhere."""
+    if in_notebook():
+        return PlainProgress(every_s=NOTEBOOK_EVERY_S, every_fraction=NOTEBOOK_EVERY_FRACTION)
     return RichProgress() if sys.stderr.isatty() else PlainProgress()

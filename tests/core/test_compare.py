@@ -67,16 +67,15 @@ def test_every_cell_is_the_runs_own_report(runs):
     frame = medvqa.compare([runs["random"], runs["constant"], runs["replay"]], resamples=200)
     for name in ("random", "constant", "replay"):
         model = medvqa.records(runs[name]).attrs["manifest"]["model"]
-        for row in medvqa.report(runs[name], by=""):  # by condition
+        for row in medvqa.report(runs[name], by="").to_dict(orient="records"):  # by condition
             cell = frame[(frame.model == model) & (frame.condition == row["condition"]) & (frame.stratum == "overall")]
             assert len(cell) == 1
             cell = cell.iloc[0]
-            # report's JSON keeps 10 significant digits
             assert cell.n == row["n"] and (cell.value, cell.ci_low, cell.ci_high) == pytest.approx(
                 (row["accuracy"], row["ci_low"], row["ci_high"]), abs=1e-9)
             assert cell.n_excluded == row["n_excluded"] == 1
             assert cell.non_answer_rate == (row["n"] - row["answered"]) / row["n"]
-        for row in medvqa.report(runs[name], by="profession"):  # the default strata, as report --by gives them
+        for row in medvqa.report(runs[name], by="profession").to_dict(orient="records"):  # as report --by gives them
             cell = frame[(frame.model == model) & (frame.condition == row["condition"])
                          & (frame.stratum == "profession") & (frame.level == row["profession"])].iloc[0]
             assert (cell.n, cell.value) == (row["n"], pytest.approx(row["accuracy"], abs=1e-9))
@@ -274,17 +273,18 @@ def test_html_page_in_chromium_shows_the_json_numbers(runs, tmp_path):
 
 def test_report_without_by_adds_the_default_strata(runs, sample_items):
     rows = medvqa.report(runs["replay"])
-    overall = [r for r in rows if r["profession"] is None and r["dominant_type"] is None]
-    assert [(r["condition"], r["n"]) for r in overall] == [("C", 17), ("C+Q", 17), ("C+I", 5), ("C+Q+I", 5)]
-    professions = {(r["condition"], r["profession"]): r["n"] for r in rows if r["profession"] is not None}
+    overall = rows[rows.profession.isna() & rows.dominant_type.isna()]
+    assert list(zip(overall.condition, overall.n)) == [("C", 17), ("C+Q", 17), ("C+I", 5), ("C+Q+I", 5)]
+    professions = rows.dropna(subset=["profession"]).set_index(["condition", "profession"])["n"]
     for prof in ("Nurse", "Physician"):
         assert professions[("C+Q", prof)] == sum(it.meta["profession"] == prof for it in sample_items)
-    # text items have no image type: their records read "unknown" (a missing text value is NaN in pandas)
-    types = {r["dominant_type"]: r["n"] for r in rows if r["condition"] == "C+Q" and r["dominant_type"] is not None}
+    # text items have no image type: their records read "unknown"
+    types = rows[rows.condition == "C+Q"].dropna(subset=["dominant_type"]).set_index("dominant_type")["n"]
     assert types["unknown"] == sum(not it.meta.get("dominant_type") for it in sample_items)
-    assert sum(types.values()) == 17
+    assert types.sum() == 17
     only = medvqa.report(runs["replay"], by="")  # by condition only
-    assert only == [{k: v for k, v in r.items() if k not in ("profession", "dominant_type")} for r in overall]
+    assert list(only.columns) == [c for c in rows.columns if c not in ("profession", "dominant_type")]
+    assert only.equals(overall[only.columns].reset_index(drop=True))
     md = medvqa.report(runs["replay"], fmt="md")
     assert md.count("| condition |") == 3 and "| condition | profession |" in md and "| condition | dominant_type |" in md
 

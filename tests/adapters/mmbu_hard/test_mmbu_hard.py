@@ -329,13 +329,13 @@ def test_report_table_export_and_judges_cli(fixture, tmp_path):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["judges"]["hosted_vllm/test"]["judged"] == 2 * len(CASES)
     tables = medvqa.report(run_dir, table="mmbu_hard")
-    rows = {(r["condition"], r["task"]): r for r in tables["micro_f1"]["rows"]}
+    rows = tables["micro_f1"].set_index(["condition", "task"]).to_dict(orient="index")
     ones = sum(c[3] for c in CASES)
     cls_open = rows[("C+Q", "cls_open")]  # every answer is non-empty text or "" (answered): wrong = FP + FN
     assert (cls_open["tp"], cls_open["fp"], cls_open["fn"]) == (ones, len(CASES) - ones, len(CASES) - ones)
-    delta = {(d["condition"], d["task_family"]): d for d in tables["closed_minus_open"]["rows"]}
+    delta = tables["closed_minus_open"].set_index(["condition", "task_family"]).to_dict(orient="index")
     assert delta[("C+Q", "cls")]["delta"] == pytest.approx(1.0 - ones / len(CASES))
-    baseline = {(b["condition"], b["task"]): b for b in tables["random_baseline"]["rows"]}
+    baseline = tables["random_baseline"].set_index(["condition", "task"]).to_dict(orient="index")
     assert baseline[("C+Q", "cls_closed")]["expected_micro_f1"] == pytest.approx(1 / 4)
     exported = subprocess.run([sys.executable, "-m", "medvqa.cli", "export", str(run_dir), "--out",
                                str(tmp_path / "pred.jsonl"), "--json"], capture_output=True, text=True)
