@@ -300,7 +300,7 @@ def foreign_labels(records: Iterable[Mapping], benchmark: Benchmark | None = Non
             continue
         try:
             value = json.loads(r["response"])
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested beyond Python's reach: no answer here
             continue
         answer = value.get(key) if isinstance(value, dict) else None
         answer = [answer] if isinstance(answer, str) else answer
