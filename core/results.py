@@ -109,6 +109,10 @@ class Record(BaseModel):
     saved: bool = False
     # the assisted reading of a parse failure (strict fields untouched); see `Assisted`
     assisted: Assisted | None = None
+    # a reasoning model's reasoning, kept apart from `response` and never read as the answer
+    reasoning: str | None = None
+    finish_reason: str | None = None  # "length": the reply was cut off by max_tokens
+    reason: str | None = None  # why a parse failure is one, where medvqa knows ("reasoning cut off")
 
     @field_validator("condition")
     @classmethod

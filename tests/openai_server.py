@@ -21,6 +21,14 @@ In a test::
         ... server.url ...   # http://127.0.0.1:<port>/v1
         server.counts        # {content key: requests received}
 
+A reasoning model: `think` gives the reasoning of a prompt (a function of its text), sent as
+`reasoning_form` says: in `reasoning_content` (vLLM's reasoning parser), in `reasoning`
+(newer vLLM), or before the answer in the text as `<think>…</think>` (`"think"`) or
+`<thinking>…</thinking>` (`"thinking"`). The request's `max_tokens` is honoured at 4 characters
+a token, the reasoning spending it first: a reply past it stops there with finish reason
+`length` (a reasoning cut off has no answer, and an unclosed block in the text). Reasoning
+tokens are reported in `usage.completion_tokens_details.reasoning_tokens`.
+
 In its own process: `with ServerProcess("--latency", "0.2") as server: ... server.counts()`.
 By hand: `python -m tests.openai_server --port 8000 --latency 0.2 --rate-limit 0.05`.
 """
@@ -121,6 +129,11 @@ def canonical_messages(messages: list[dict]) -> list[list]:
     return out
 
 
+def prompt_text(messages: list[dict]) -> str:
+    """Every text part of the messages, one after another."""
+    return "\n".join(t for _, parts in canonical_messages(messages) for kind, t in parts if kind == "text")
+
+
 def content_key(messages: list[dict]) -> str:
     """The counter key of a request: a hash of its canonical messages."""
     data = json.dumps(canonical_messages(messages), ensure_ascii=False, separators=(",", ":"))
@@ -153,14 +166,45 @@ def shaped_answer(labels: list[str], response_format: dict | None) -> dict:
     return {required[0]: (labels[0] if labels else "") if kind == "string" else labels}
 
 
-def completion_body(model: str, key: str, text: str | None, prompt_chars: int, refusal: str | None = None) -> dict:
+def completion_body(model: str, key: str, text: str | None, prompt_chars: int, refusal: str | None = None,
+                    reasoning: dict | None = None) -> dict:
+    """The chat completion; `reasoning`: {"field": name or None, "text": the reasoning, "finish": reason}."""
     prompt_tokens, completion_tokens = 1 + prompt_chars // 4, 1 + len(text or refusal or "") // 4
     message = {"role": "assistant", "content": text, **({"refusal": refusal} if refusal is not None else {})}
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+             "total_tokens": prompt_tokens + completion_tokens}
+    finish = "stop"
+    if reasoning is not None:
+        thought = 1 + len(reasoning["text"]) // 4
+        if reasoning["field"]:
+            message[reasoning["field"]] = reasoning["text"]
+            usage["completion_tokens"] += thought
+            usage["total_tokens"] += thought
+        usage["completion_tokens_details"] = {"reasoning_tokens": thought}
+        finish = reasoning["finish"]
     return {"id": f"chatcmpl-{key[:24]}", "object": "chat.completion", "created": int(time.time()),
             "model": model, "system_fingerprint": "medvqa-test-server",
-            "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens}}
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+            "usage": usage}
+
+
+REASONING_FORMS = ("reasoning_content", "reasoning", "think", "thinking")
+
+
+def with_reasoning(text: str, reasoning: str, form: str, max_tokens: int | None) -> tuple[str | None, dict]:
+    """(the content, the reasoning part of `completion_body`) of a reasoning model's reply
+    within `max_tokens` (4 characters a token; the reasoning spends it first)."""
+    budget = None if max_tokens is None else 4 * max_tokens
+    finish = "stop"
+    if budget is not None and len(reasoning) > budget:
+        reasoning, text, finish = reasoning[:budget], None, "length"
+    elif budget is not None and len(text) > budget - len(reasoning):
+        text, finish = text[:budget - len(reasoning)], "length"
+    if form in ("think", "thinking"):
+        closed = f"</{form}>" if text is not None else ""
+        content = f"<{form}>{reasoning}{closed}{text or ''}"
+        return content, {"field": None, "text": reasoning, "finish": finish}
+    return text, {"field": form, "text": reasoning, "finish": finish}
 
 
 @dataclass
@@ -179,6 +223,9 @@ class OpenAIServer:
     # the default answer.
     reply: Callable[[str], str | None] | None = None
     replies: dict[str, str] | None = None
+    # a reasoning model (see the module's docstring): the reasoning of a prompt's text, and where it is sent
+    think: Callable[[str], str | None] | None = None
+    reasoning_form: str = "reasoning_content"
 
     def __post_init__(self) -> None:
         self.counts: Counter[str] = Counter()  # requests received per content key
@@ -256,7 +303,13 @@ class OpenAIServer:
             text += f" (authorised by {request.headers.get('Authorization', '').removeprefix('Bearer ')})"
         elif fault == "lone_surrogate":
             text = '{"answer": ["\ud800"]}'
-        payload = json.dumps(completion_body(body.get("model", self.model), key, text, len(raw), refusal)).encode()
+        reasoning = None
+        thought = self.think(prompt_text(messages)) if self.think is not None and fault is None else None
+        if thought is not None:
+            text, reasoning = with_reasoning(text, thought, self.reasoning_form,
+                                             body.get("max_tokens") or body.get("max_completion_tokens"))
+        payload = json.dumps(completion_body(body.get("model", self.model), key, text, len(raw), refusal,
+                                             reasoning)).encode()
         if fault == "trickle":  # every byte on time, the whole answer never within a deadline
             response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
             response.content_length = len(payload)
@@ -278,8 +331,7 @@ class OpenAIServer:
         if self.replies and key in self.replies:
             return self.replies[key]
         if self.reply is not None:
-            prompt = "\n".join(t for _, parts in canonical_messages(messages) for kind, t in parts if kind == "text")
-            got = self.reply(prompt)
+            got = self.reply(prompt_text(messages))
             if got is not None:
                 return got
         return json.dumps(shaped_answer(answer_for(messages, key), response_format), ensure_ascii=False)

@@ -72,6 +72,9 @@ class LiteLLMOptions(GenerationOptions):
     retry_wait: float | None = Field(None, ge=0)
     price: tuple[float, float] | None = None  # USD per million prompt and completion tokens
     workers: int | None = Field(None, ge=1)
+    # how much a reasoning model reasons ("low", "medium", "high", ...): sent as the parameter
+    # `reasoning_effort`, as `params.reasoning_effort` is (the same request, the same key)
+    reasoning_effort: str | None = None
 
     @field_validator("api_base", mode="before")
     @classmethod

@@ -82,6 +82,10 @@ class Response:
     latency_s: float = 0.0
     cached: bool = False
     refusal: bool = False  # `text` is the provider's own refusal (OpenAI's `message.refusal`)
+    # the reasoning the provider gave beside the text (`reasoning.message_reasoning`); reasoning
+    # inside the text (`<think>` blocks) stays in `text` until the record is made (`reasoning.split_reply`)
+    reasoning: str | None = None
+    finish_reason: str | None = None  # "length": cut off by max_tokens; None: not said or "stop"
 
 
 _NOTHING: Mapping[str, Any] = MappingProxyType({})

@@ -32,6 +32,10 @@ class ResponseCache:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, "
                          "text TEXT NOT NULL, usage TEXT, latency_s REAL)")
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
+        for column in ("reasoning", "finish_reason"):  # caches written before reasoning was kept
+            if column not in have:
+                self._db.execute(f"ALTER TABLE responses ADD COLUMN {column} TEXT")
         self._db.commit()
         self._lock = threading.Lock()
         self._uncommitted = 0
@@ -42,9 +46,11 @@ class ResponseCache:
         with self._lock:
             for i in range(0, len(keys), 500):
                 chunk = keys[i:i + 500]
-                q = f"SELECT key, text, usage, latency_s FROM responses WHERE key IN ({','.join('?' * len(chunk))})"
-                for key, text, usage, latency in self._db.execute(q, chunk):
-                    out[key] = Response(text=text, usage=json.loads(usage or "{}"), latency_s=latency or 0.0, cached=True)
+                q = (f"SELECT key, text, usage, latency_s, reasoning, finish_reason FROM responses "
+                     f"WHERE key IN ({','.join('?' * len(chunk))})")
+                for key, text, usage, latency, reasoning, finish in self._db.execute(q, chunk):
+                    out[key] = Response(text=text, usage=json.loads(usage or "{}"), latency_s=latency or 0.0, cached=True,
+                                        reasoning=reasoning, finish_reason=finish)
         return out
 
     def get(self, key: str) -> Response | None:
@@ -54,8 +60,10 @@ class ResponseCache:
         if response.error is not None or response.text is None:
             return
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)",
-                             (key, model, response.text, json.dumps(response.usage), response.latency_s))
+            self._db.execute("INSERT OR REPLACE INTO responses (key, model, text, usage, latency_s, reasoning, "
+                             "finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (key, model, response.text, json.dumps(response.usage), response.latency_s,
+                              response.reasoning, response.finish_reason))
             self._uncommitted += 1
             if self._uncommitted >= self.commit_every:
                 self._db.commit()

@@ -39,6 +39,7 @@ from medvqa.core.inference.model_names import (check_before_import, recall_answe
                                                remember_names)
 from medvqa.core.inference.openai_compatible import HOSTED_VLLM_PLACEHOLDER_KEY, DirectCall, direct_call
 from medvqa.core.inference.output import ANSWER_SCHEMA, error_text, writable_text
+from medvqa.core.inference.reasoning import message_reasoning, reasoning_tokens
 from medvqa.core.inference.preflight import check_provider, check_reachable, probe
 from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, TRANSIENT, RetryPolicy, failure_kind, with_retries
 from medvqa.core.inference.router import (RoundRobin, credential_values, deployments_for, load_model_list, resolve_env,
@@ -116,8 +117,13 @@ class LiteLLMBackend(Backend):
                  api_base: str | list[str] | tuple[str, ...] | None = None, model_list: str | None = None,
                  concurrency: int = DEFAULT_CONCURRENCY, rpm: float | None = None,
                  timeout: float = DEFAULT_TIMEOUT_S, max_retries: int = 6, retry_wait: float = 1.0,
-                 max_image_side: int | None = None, price: tuple[float, float] | None = None, workers: int = 1):
+                 max_image_side: int | None = None, price: tuple[float, float] | None = None, workers: int = 1,
+                 reasoning_effort: str | None = None):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "model", "__class__")}
+        if reasoning_effort is not None:  # a generation parameter like any in `params` (the same request key)
+            if (params or {}).get("reasoning_effort", reasoning_effort) != reasoning_effort:
+                raise ValueError("reasoning_effort is given twice (as an option and in params), with two values")
+            params = {**(params or {}), "reasoning_effort": reasoning_effort}
         if response_format not in RESPONSE_FORMATS:
             raise ValueError(f"response format {response_format!r}: choose from {', '.join(RESPONSE_FORMATS)}")
         if concurrency < 1 or workers < 1:
@@ -158,7 +164,7 @@ class LiteLLMBackend(Backend):
         self._direct: DirectCall | None = None
         self._direct_decided = False
         self.stats: dict[str, Any] = {"in_flight": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                                      "cost_usd": 0.0}
+                                      "reasoning_tokens": 0, "cost_usd": 0.0}
         self.settings = {
             "backend": "litellm", "concurrency": concurrency, "workers": workers, "rpm": rpm, "timeout_s": timeout,
             "max_retries": max_retries, "retry_wait_s": retry_wait, "price_per_million": list(self.price or ()) or None,
@@ -396,23 +402,31 @@ class LiteLLMBackend(Backend):
         return await self.litellm.acompletion(model=self.model, **kwargs)
 
     def _read(self, result, latency_s: float) -> Response:
-        """The completion's text (secrets scrubbed). A provider's refusal (`message.refusal`)
-        is the text of a `refusal` response; an answer without content raises
-        `UnreadableResponse`, so it is retried, then recorded as an error, never cached."""
+        """The completion's text (secrets scrubbed), with the reasoning the provider gave beside
+        it (`reasoning.message_reasoning`) and the finish reason when it is `length`. A provider's
+        refusal (`message.refusal`) is the text of a `refusal` response; an answer with neither
+        content nor reasoning raises `UnreadableResponse`, so it is retried, then recorded as an
+        error, never cached. Reasoning without content is an answer (the record says whether
+        the reasoning was cut off)."""
         try:
-            message = result.choices[0].message
+            choice = result.choices[0]
+            message = choice.message
             text = message.content
         except (AttributeError, IndexError, TypeError) as exc:
             raise UnreadableResponse(f"no completion in the answer ({exc})") from None
         refusal = getattr(message, "refusal", None)
+        reasoning = message_reasoning(message)
         answered = isinstance(text, str) and bool(text.strip())
-        if not answered and not (isinstance(refusal, str) and refusal.strip()):
+        if not answered and not (isinstance(refusal, str) and refusal.strip()) and reasoning is None:
             raise UnreadableResponse(f"the answer has no content (content: {text!r})")
+        finish = getattr(choice, "finish_reason", None)
         usage = getattr(result, "usage", None)
         tokens = {"prompt_tokens": getattr(usage, "prompt_tokens", None) or 0,
                   "completion_tokens": getattr(usage, "completion_tokens", None) or 0}
-        self.stats["prompt_tokens"] += tokens["prompt_tokens"]
-        self.stats["completion_tokens"] += tokens["completion_tokens"]
+        if (thought := reasoning_tokens(usage)):
+            tokens["reasoning_tokens"] = thought
+        for name, n in tokens.items():
+            self.stats[name] = self.stats.get(name, 0) + n
         if self.price:
             cost = (tokens["prompt_tokens"] * self.price[0] + tokens["completion_tokens"] * self.price[1]) / 1e6
         elif self._direct is not None:  # litellm's price of the model, per token
@@ -421,9 +435,13 @@ class LiteLLMBackend(Backend):
         else:
             cost = (getattr(result, "_hidden_params", None) or {}).get("response_cost") or 0.0
         self.stats["cost_usd"] += cost
-        if answered:
-            return Response(text=self._scrub(writable_text(text)), usage=tokens, latency_s=latency_s)
-        return Response(text=self._scrub(writable_text(refusal)), refusal=True, usage=tokens, latency_s=latency_s)
+        extra = {"reasoning": self._scrub(writable_text(reasoning)) if reasoning is not None else None,
+                 "finish_reason": "length" if finish == "length" else None}
+        if answered or reasoning is not None and not (isinstance(refusal, str) and refusal.strip()):
+            return Response(text=self._scrub(writable_text(text if isinstance(text, str) else "")), usage=tokens,
+                            latency_s=latency_s, **extra)
+        return Response(text=self._scrub(writable_text(refusal)), refusal=True, usage=tokens, latency_s=latency_s,
+                        **extra)
 
 
 def json_schema_format(schema: dict) -> dict:

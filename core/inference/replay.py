@@ -43,4 +43,5 @@ class ReplayBackend(Backend):
                 yield req, Response()  # missing
             else:
                 yield req, Response(text=row.get("response"), error=row.get("error"),
-                                    usage=row.get("usage") or {}, latency_s=float(row.get("latency_s") or 0.0))
+                                    usage=row.get("usage") or {}, latency_s=float(row.get("latency_s") or 0.0),
+                                    reasoning=row.get("reasoning"), finish_reason=row.get("finish_reason"))

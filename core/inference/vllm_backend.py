@@ -126,4 +126,5 @@ class VLLMBackend(Backend):
         usage = {"prompt_tokens": len(out.prompt_token_ids or ()), "completion_tokens": len(completion.token_ids or ())}
         self.stats["prompt_tokens"] += usage["prompt_tokens"]
         self.stats["completion_tokens"] += usage["completion_tokens"]
-        return Response(text=completion.text, usage=usage, latency_s=latency_s)
+        finish = "length" if getattr(completion, "finish_reason", None) == "length" else None
+        return Response(text=completion.text, usage=usage, latency_s=latency_s, finish_reason=finish)

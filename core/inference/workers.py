@@ -54,7 +54,7 @@ def spread(requests: Iterable[Request], build: Callable[[], Any], n: int, concur
                 return
             idx, response, pid, totals = _next_result(results, procs)
             worker_stats[pid] = totals
-            for name in ("retries", "prompt_tokens", "completion_tokens", "cost_usd"):
+            for name in ("retries", "prompt_tokens", "completion_tokens", "reasoning_tokens", "cost_usd"):
                 stats[name] = sum(s.get(name, 0) for s in worker_stats.values())
             stats["in_flight"] = len(sent) - 1
             yield sent.pop(idx), response

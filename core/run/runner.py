@@ -9,7 +9,7 @@ import gc
 import platform
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -22,6 +22,7 @@ from medvqa.core.run.forced import forced_guess_requests
 from medvqa.core.inference.base import Backend, Request, Response, backend_request_key
 from medvqa.core.inference.cache import ResponseCache
 from medvqa.core.inference.path import RequestPath
+from medvqa.core.inference.reasoning import REASONING_CUT_OFF, split_reply
 from medvqa.core.inference.secrets import redact_command_line, redact_params
 from medvqa.core.items import Item, fingerprint_items
 from medvqa.core.scoring.judge import apply_verdict
@@ -44,6 +45,9 @@ PROVIDER_REFUSAL = "provider-refusal"
 # says so in this field (true). A truncated answer is never cached.
 DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024
 TRUNCATED = "truncated"
+REASONING_TRUNCATED = "reasoning_truncated"
+# The rule of a record whose reply ended inside its reasoning (its `reason`: "reasoning cut off").
+REASONING_RULE = "reasoning-cut-off"
 
 
 def package_versions(*names: str) -> dict[str, str]:
@@ -57,15 +61,22 @@ def package_versions(*names: str) -> dict[str, str]:
 
 
 def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, response: Response,
-                patterns: tuple = ()) -> dict:
-    """One record: the raw response, its score, and the item's strata."""
+                patterns: tuple = (), max_response_bytes: int | None = None) -> dict:
+    """One record: the raw response, its score, and the item's strata. The reply's reasoning
+    (the provider's field, leading `<think>` blocks: `reasoning.split_reply`) is kept in
+    `reasoning`, never read as the answer; a reply cut off inside its reasoning is a
+    `parse_failure` with the reason "reasoning cut off". `max_response_bytes` caps the answer
+    (the record says `truncated`) and the reasoning (`reasoning_truncated`) each."""
+    reply = split_reply(response.text, response.reasoning, response.finish_reason)
+    text, cut = _cut(reply.answer, max_response_bytes)
+    reasoning, reasoning_cut = _cut(reply.reasoning, max_response_bytes)
     predicted, status, correct, rule, fields, reason = _scored_safely(
-        benchmark, item, response.text, response.error, patterns, refused=response.refusal)
+        benchmark, item, text, response.error, patterns, refused=response.refusal, cut_off=reply.cut_off)
     record = {
         "item_id": item.id,
         "condition": condition,
         "key": key,
-        "response": response.text,
+        "response": text,
         "error": response.error,
         "usage": response.usage,
         "latency_s": round(response.latency_s, 4),
@@ -73,35 +84,58 @@ def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, resp
         "predicted": predicted, "status": status, "correct": correct, "rule": rule,
         **fields,
     }
+    _reasoning_fields(record, reasoning, response.finish_reason, rule)
+    if cut:
+        record[TRUNCATED] = True
+    if reasoning_cut:
+        record[REASONING_TRUNCATED] = True
     if reason is not None:
         record[SCORING_ERROR] = reason
     return record
 
 
+def _reasoning_fields(record: dict, reasoning: str | None, finish_reason: str | None, rule: str | None) -> None:
+    """The fields a reasoning reply adds to its record (none for any other reply)."""
+    if reasoning is not None:
+        record["reasoning"] = reasoning
+    if finish_reason is not None:
+        record["finish_reason"] = finish_reason
+    if rule == REASONING_RULE:
+        record["reason"] = REASONING_CUT_OFF
+
+
 def rescore_record(benchmark: Benchmark, item: Item, record: dict, patterns: tuple = ()) -> dict:
     """`record` with its score and strata computed again from its saved response; every other
     field (including those added by other tools) kept. A record marked `"saved": true` holds a
-    prediction saved in the benchmark's own format (see `AnswerConventions`)."""
+    prediction saved in the benchmark's own format (see `AnswerConventions`). Reasoning still
+    inside the response (a record written before medvqa kept it apart) moves to `reasoning`."""
+    reply = split_reply(record.get("response"), None, record.get("finish_reason"))
+    cut_off = record.get("rule") == REASONING_RULE or reply.cut_off
     predicted, status, correct, rule, fields, reason = _scored_safely(
-        benchmark, item, record.get("response"), record.get("error"), patterns, bool(record.get("saved")),
-        refused=record.get("rule") == PROVIDER_REFUSAL)
+        benchmark, item, reply.answer, record.get("error"), patterns, bool(record.get("saved")),
+        refused=record.get("rule") == PROVIDER_REFUSAL, cut_off=cut_off)
     out = {**record, "predicted": predicted, "status": status, "correct": correct, "rule": rule, **fields}
+    if reply.reasoning is not None:  # the response held reasoning blocks
+        out["response"] = reply.answer
+        _reasoning_fields(out, "\n\n".join(filter(None, (record.get("reasoning"), reply.reasoning))),
+                          record.get("finish_reason"), rule)
+    elif rule == REASONING_RULE:
+        out["reason"] = REASONING_CUT_OFF
     out.pop(SCORING_ERROR, None)
     if reason is not None:
         out[SCORING_ERROR] = reason
     return apply_verdict(out)  # a judge's verdict on a free-text answer survives re-scoring
 
 
-def capped(response: Response, max_bytes: int | None) -> tuple[Response, bool]:
-    """(`response` with its text cut to at most `max_bytes` bytes of UTF-8, on a character
-    boundary; whether it was cut). None keeps every byte."""
-    text = response.text
+def _cut(text: str | None, max_bytes: int | None) -> tuple[str | None, bool]:
+    """(`text` cut to at most `max_bytes` bytes of UTF-8, on a character boundary; whether it was
+    cut). None keeps every byte."""
     if max_bytes is None or text is None or len(text) * 4 <= max_bytes:
-        return response, False
+        return text, False
     data = text.encode("utf-8", "surrogatepass")
     if len(data) <= max_bytes:
-        return response, False
-    return replace(response, text=data[:max_bytes].decode("utf-8", "ignore")), True
+        return text, False
+    return data[:max_bytes].decode("utf-8", "ignore"), True
 
 
 def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple,
@@ -114,7 +148,7 @@ def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | Non
 
 
 def _scored_safely(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple,
-                   saved: bool = False, *, refused: bool = False) -> tuple:
+                   saved: bool = False, *, refused: bool = False, cut_off: bool = False) -> tuple:
     """`_scored` and the reason the answer could not be read (None when it could). A provider's
     refusal is status `refusal`; any exception while reading or scoring one answer (a reader
     bug, an answer nested too deeply) makes that record a `parse_failure` and the run goes on."""
@@ -125,6 +159,8 @@ def _scored_safely(benchmark: Benchmark, item: Item, text: str | None, error: st
             return None, status, None, "held-out", {**benchmark.record_fields(item), HELD_OUT: True}, None
         if refused and error is None:
             return None, "refusal", False, PROVIDER_REFUSAL, benchmark.record_fields(item), None
+        if cut_off and error is None:
+            return None, "parse_failure", False, REASONING_RULE, benchmark.record_fields(item), None
         return (*_scored(benchmark, item, text, error, patterns, saved), None)
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"[:MAX_REASON_CHARS]
@@ -274,7 +310,7 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
     result.records = [r for r in newest_per_pair(records) if not r.get(HELD_OUT)]
     result.held_out = [r for r in newest_per_pair(records) if r.get(HELD_OUT)]
     backend = state["backend"]
-    result.usage = {k: backend.get(k, 0) for k in ("prompt_tokens", "completion_tokens")}
+    result.usage = {k: backend.get(k, 0) for k in ("prompt_tokens", "completion_tokens", "reasoning_tokens")}
     result.cost_usd = round(backend.get("cost_usd", 0.0), 6)
     result.elapsed_s = time.monotonic() - started
     return result
@@ -293,10 +329,7 @@ def progress_state(existing: list[dict], todo: list[Request], backend_stats: dic
 
 
 def _finish(store, records, bench, req, resp, patterns, state, progress, max_response_bytes=None) -> dict:
-    resp, cut = capped(resp, max_response_bytes)
-    record = make_record(bench, req.item, req.condition, req.key, resp, patterns)
-    if cut:
-        record[TRUNCATED] = True
+    record = make_record(bench, req.item, req.condition, req.key, resp, patterns, max_response_bytes)
     with interrupts_deferred():  # the line written and the count Ctrl-C prints stay together
         store.append(record)
         records.append(record)

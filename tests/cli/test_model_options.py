@@ -98,7 +98,7 @@ def test_the_file_then_dash_m_then_the_flags():
 @pytest.mark.parametrize("args, message", [
     (["-M", "temprature=0"], "-M temprature: not an option of litellm models (hosted_vllm/test); valid: api_base, "
                              "concurrency, max_image_side, max_retries, max_tokens, model_list, params, price, "
-                             "response_format, retry_wait, rpm, temperature, timeout, workers"),
+                             "reasoning_effort, response_format, retry_wait, rpm, temperature, timeout, workers"),
     (["-M", "temperature=hot"], '-M temperature: expected a number (float): Input should be a valid number, '
                                 'unable to parse string as a number (got "hot")'),
     (["-M", "max_tokens=0"], "-M max_tokens: expected a whole number (int): Input should be greater than or "
