@@ -68,10 +68,14 @@ def print_run_summary(summary: dict) -> None:
     usage = summary.get("usage") or {}
     if any(usage.values()):
         cost = f", cost ${summary['cost_usd']:.4f}" if summary.get("cost_usd") else ""
-        click.echo(f"tokens: {usage['prompt_tokens']:,} prompt + {usage['completion_tokens']:,} completion{cost}")
+        thought = (f" (of which {usage['reasoning_tokens']:,} reasoning)" if usage.get("reasoning_tokens") else "")
+        click.echo(f"tokens: {usage['prompt_tokens']:,} prompt + {usage['completion_tokens']:,} completion"
+                   f"{thought}{cost}")
     if summary.get("reading"):
         click.echo(f"reading: {summary['reading']} (--reading strict|assisted switches; docs/scoring.md)")
     click.echo(condition_table(summary["conditions"]))
+    if summary.get("repeats"):
+        click.echo(repeats_table(summary["repeats"]))
     if summary.get("n_held_out"):
         click.echo(f"held-out records (answers withheld, not scored): {summary['n_held_out']}; "
                    f"medvqa export {summary['run_dir']} writes them for evaluation")
@@ -104,6 +108,41 @@ def condition_table(conditions: dict[str, dict]) -> str:
         lines.append(f"  {cond:<11}{c['n']:>6}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES)
                      + (f"  {c.get('uncounted', 0):>9}" if uncounted else "") + extra)
     return "\n".join(lines)
+
+
+def repeats_table(repeats: dict) -> str:
+    """The numbers over a run's repeats (`core.repeats.repeat_numbers`): per condition the mean,
+    the between-repeat SD, the item-level interval and each repeat's value; Δimg likewise."""
+    def pct(x):
+        return "-" if x is None else f"{100 * x:.1f}%"
+
+    def pp(x):
+        return "-" if x is None else f"{100 * x:+.1f} pp"
+
+    def ci(c, fmt):
+        return f"{fmt(c[0])} to {fmt(c[1])}" if c else "-"
+
+    lines = [f"over {repeats['repeats']} repeats (interval: {repeats['method']}):",
+             f"  {'condition':<11}{'items':>6}  {'mean':>7}  {'SD':>7}  {'95% CI':<17}  per repeat"]
+    for cond, c in repeats["conditions"].items():
+        sd = "-" if c["between_repeat_sd"] is None else f"{100 * c['between_repeat_sd']:.1f}"
+        lines.append(f"  {cond:<11}{c['n_items']:>6}  {pct(c['mean']):>7}  {sd:>7}  {ci(c['ci'], pct):<17}  "
+                     + " ".join(pct(v) for v in c["per_repeat"]))
+    if repeats.get("delta_img"):
+        lines.append("  " + delta_line("Δimg (C+Q+I − C+Q)", repeats["delta_img"]))
+    return "\n".join(lines)
+
+
+def delta_line(name: str, d: dict) -> str:
+    """One paired factor over repeats (`core.repeats.paired_repeats`) on one line."""
+    def pp(x):
+        return "-" if x is None else f"{100 * x:+.1f} pp"
+
+    pooled = d["pooled"]
+    ci = f" [{pp(pooled['ci'][0])}, {pp(pooled['ci'][1])}]" if pooled["ci"] else ""
+    sd = "" if d["between_repeat_sd"] is None else f", SD {100 * d['between_repeat_sd']:.1f} pp"
+    return (f"{name}: pooled {pp(pooled['delta'])}{ci} on {pooled['n_items']} items{sd}; per repeat "
+            + " ".join(pp(r["delta"]) for r in d["per_repeat"]))
 
 
 def benchmarks_where(applies: Callable[[Any], bool]) -> list[str]:

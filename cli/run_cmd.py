@@ -15,7 +15,7 @@ EXIT_UNTRUSTED = 4  # the run finished, but errors exceed --max-error-rate or no
 # and 130 (EXIT_INTERRUPTED, core/run/interrupt.py): Ctrl-C; the run resumes where it stopped
 JSON_FIELDS = ("run_dir", "n_items", "n_records", "n_excluded", "accuracy", "conditions", "n_image_fallback",
                "errors", "error_rate", "max_error_rate", "failure", "judged", "n_held_out",
-               "extracted", "warnings")
+               "extracted", "warnings", "repeats", "usage", "cost_usd")
 
 
 def _finite(ctx, param, value):
@@ -112,6 +112,9 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
                    "when omitted), e.g. en.")
 @click.option("--run-dir", type=click.Path(path_type=str), help="Run directory (default: runs/<benchmark>-<split>-<model>-<hash>). Re-running resumes it.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Ask every (item, condition) K times, repeat r with seed + r (give a --temperature above 0 "
+                   "for sampled answers); the summary gives the mean over repeats, their SD and an item-level interval.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--no-retry-errors", is_flag=True,
               help="On a re-run, keep `error` and `missing` records instead of asking those pairs again.")
@@ -156,7 +159,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--model-config", metavar="FILE", type=click.Path(dir_okay=False, path_type=str),
               help="Backend options from a JSON, TOML or YAML file (the keys of -M); -M and the flags override it.")
 def command(benchmark, model, data, sample, split, select, context, judges, judge_api_base, extractor,
-            extractor_api_base, conditions, limit, convention, language, run_dir, seed,
+            extractor_api_base, conditions, limit, convention, language, run_dir, seed, repeats,
             no_cache, no_retry_errors, max_error_rate, as_json, reading, model_name, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
             max_image_side, price, temperature, max_tokens, params, max_response_bytes, response_format, workers,
             tensor_parallel_size, batch_size, engine_options, model_options, model_config, **keywords) -> None:
@@ -197,6 +200,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
             extractor=extractor, extractor_options={"api_base": extractor_api_base} if extractor_api_base else {},
             command_line=["medvqa", *sys.argv[1:]], allow_invalid=allow_invalid, forced_guess=forced_guess,
             retry_errors=not no_retry_errors, max_error_rate=max_error_rate, reading=reading, model_name=model_name,
+            repeats=repeats,
             **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}),
             backend_options=resolved,
         )

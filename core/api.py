@@ -126,6 +126,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     from medvqa.core.metrics import held_fields, resolve_fields
     from medvqa.core.passlines import PassLines, PassVerdict
     from medvqa.core.render import Tables, render
+    from medvqa.core.repeats import repeat_numbers, with_repeat_columns
     from medvqa.core.run.saved import read_run, whole_exam_items
     from medvqa.core.run.store import read_manifest, read_records
 
@@ -182,6 +183,8 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         held, _ = held_fields(bench.default_strata if bench else (), recs, aliases)
         groupings = [[]] + [[f] for f in held.values()]
     frames = [metrics.table(recs, fields, bench, manifest.get("excluded") or [], reading) for fields in groupings]
+    if (repeated := repeat_numbers(recs, bench, reading)) is not None:  # a run asked --repeats K times
+        frames = [with_repeat_columns(f, repeated) if not fields else f for f, fields in zip(frames, groupings)]
     if fmt not in (None, "csv", "json"):  # one table per grouping, each with its own columns
         return "\n".join(render(t, fmt) for t in frames)
     import pandas as pd

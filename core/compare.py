@@ -30,6 +30,7 @@ from medvqa.core.audit.pairing import language_delta_rows, manifest_language
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.render import json_rows
+from medvqa.core.repeats import n_repeats, study_repeats
 from medvqa.core import metrics
 from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived, model_name
 from medvqa.core.items import DataError, Item
@@ -92,11 +93,13 @@ class Comparison:
     by: dict[str, list[str]] = field(default_factory=dict)  # benchmark -> strata shown
     # {"reading": the reading of every run (or "mixed"), "readings": {benchmark: reading}}
     reading: dict = field(default_factory=lambda: {"reading": metrics.STRICT, "readings": {}})
+    repeats: list[dict] = field(default_factory=list)  # runs asked --repeats K times: `repeats.study_repeats`
 
     def as_json(self) -> dict:
         return {**self.reading, "by": self.by, "table": json_rows(self.table), "delta_img": json_rows(self.delta_img),
                 "delta_lang": json_rows(self.delta_lang),
-                "tests": json_rows(self.tests), "pass_lines": self.pass_lines, "runs": self.runs, "notes": self.notes}
+                "tests": json_rows(self.tests), "pass_lines": self.pass_lines, "runs": self.runs, "notes": self.notes,
+                **({"repeats": self.repeats} if self.repeats else {})}
 
 
 # ---------------------------------------------------------------- reading runs
@@ -276,6 +279,9 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
     notes += [f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for {e.model} on "
               f"{e.benchmark.name}" for e in entries if not {WITH, REMOVED} <= e.by_condition.keys()]
     tests = test_rows(entries, settings)
+    notes += [f"{e.source}: {k} repeats: Δimg, Δlang and the paired tests pair one record per item and condition "
+              "(the last repeat's); the section over repeats gives each repeat and the pooled Δ"
+              for e in entries if (k := n_repeats(e.records)) > 1]
     delta_lang = pd.DataFrame(language_delta_rows([e.runs for e in entries], settings), columns=DELTA_LANG_COLUMNS)
     passes = [row for e in entries for row in pass_rows(e, notes)]
     runs = [{"benchmark": e.benchmark.name, "model": e.model, "model_string": e.runs[0].manifest["model"],
@@ -289,4 +295,5 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
     return Comparison(table=pd.DataFrame(rows, columns=[c for c in other if c not in OTHER_CORRECT]),
                       delta_img=pd.DataFrame(deltas, columns=DELTA_COLUMNS),
                       tests=pd.DataFrame(tests, columns=TEST_COLUMNS), delta_lang=delta_lang, pass_lines=passes, notes=notes, runs=runs,
-                      by=shown, reading=metrics.reading_summary(run for e in entries for run in e.runs))
+                      by=shown, reading=metrics.reading_summary(run for e in entries for run in e.runs),
+                      repeats=study_repeats(entries))

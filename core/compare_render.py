@@ -129,6 +129,12 @@ def _markdown_table(doc: dict, section: str, spec: list, stratum: str | None = N
     return to_markdown(frame(doc, section, spec, stratum), formats(spec))
 
 
+def repeats_markdown(rows):
+    from medvqa.core.repeats import repeats_markdown as lines
+
+    return lines(rows)
+
+
 def markdown(doc: dict) -> str:
     lines = [reading_line(doc), "", "## Headline metric (% [95 % CI], n, non-answers)", "", to_markdown(headline_frame(doc)),
              "## Visual reliance: Δimg = C+Q+I − C+Q on the same items", "",
@@ -141,6 +147,7 @@ def markdown(doc: dict) -> str:
              _markdown_table(doc, "tests", TESTS) if doc["tests"] else "No two models on the same benchmark.\n"]
     if doc["pass_lines"]:
         lines += ["## Pass lines (one row per exam and criterion)", "", to_markdown(pass_frame(doc))]
+    lines += repeats_markdown(doc.get("repeats") or [])
     for stratum in dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL):
         lines += [f"## By {stratum}", "", _markdown_table(doc, "table", STRATUM, stratum)]
     methods = sorted({r["ci_method"] for rows in (doc["table"], doc["delta_img"], doc["tests"]) for r in rows

@@ -226,6 +226,9 @@ class OpenAIServer:
     # a reasoning model (see the module's docstring): the reasoning of a prompt's text, and where it is sent
     think: Callable[[str], str | None] | None = None
     reasoning_form: str = "reasoning_content"
+    # a sampling model: at a temperature above 0 the answer is drawn by the request's seed too, so
+    # requests differing only in their seed (a run's repeats) get answers drawn independently
+    sampling: bool = False
 
     def __post_init__(self) -> None:
         self.counts: Counter[str] = Counter()  # requests received per content key
@@ -293,7 +296,10 @@ class OpenAIServer:
         if fault == "non_json":
             return web.Response(text="<html><body>502 upstream went away</body></html>", status=200,
                                 content_type="application/json")
-        text = self._reply(messages, key, body.get("response_format"))
+        drawn = key
+        if self.sampling and (body.get("temperature") or 0) > 0:
+            drawn = f"{key}:{body.get('seed')}"
+        text = self._reply(messages, drawn, body.get("response_format"))
         refusal = None
         if fault in ("null_content", "refusal"):
             text, refusal = None, REFUSAL if fault == "refusal" else None

@@ -41,13 +41,17 @@ KEY_SCHEMA = 2
 
 
 def request_key(model: str, params: dict[str, Any], messages: list[Message],
-                endpoint: dict[str, Any] | None = None, response_schema: dict[str, Any] | None = None) -> str:
+                endpoint: dict[str, Any] | None = None, response_schema: dict[str, Any] | None = None,
+                repeat: int = 0) -> str:
     """Content address of a request: the key schema, the endpoint (provider, server), the
     model, every generation parameter sent (the response format included), the benchmark's
-    answer schema when it declares one, and the messages (images by the hash of their bytes)."""
+    answer schema when it declares one, the repeat index past the first (`--repeats`: each
+    repeat is its own answer), and the messages (images by the hash of their bytes)."""
     fields = {"schema": KEY_SCHEMA, "endpoint": endpoint or {}, "model": model, "params": params}
     if response_schema is not None:  # absent otherwise, so keys of other benchmarks stay as they were
         fields["response_schema"] = response_schema
+    if repeat:  # absent for the first, so a run's first repeat shares the answers of a run without repeats
+        fields["repeat"] = repeat
     payload = json.dumps(fields, sort_keys=True, separators=(",", ":"))
     h = hashlib.sha256(payload.encode())
     h.update(b"\x00")
@@ -58,9 +62,10 @@ def request_key(model: str, params: dict[str, Any], messages: list[Message],
 
 
 def backend_request_key(backend: "Backend", messages: list[Message],
-                        response_schema: dict[str, Any] | None = None) -> str:
-    """`request_key` of `messages` sent by `backend` (with the benchmark's answer schema)."""
-    return request_key(backend.model, backend.params, messages, backend.endpoint, response_schema)
+                        response_schema: dict[str, Any] | None = None, repeat: int = 0) -> str:
+    """`request_key` of `messages` sent by `backend` (with the benchmark's answer schema), as
+    repeat `repeat` of the run."""
+    return request_key(backend.model, backend.params, messages, backend.endpoint, response_schema, repeat)
 
 
 @dataclass
@@ -72,6 +77,7 @@ class Request:
     # the answer object's JSON schema the benchmark declares (`Benchmark.response_schema`);
     # backends with structured output send it instead of their default, baselines answer in it
     response_schema: dict[str, Any] | None = None
+    repeat: int = 0  # which of the run's repeats asks it (`--repeats`)
 
 
 @dataclass

@@ -37,10 +37,13 @@ def backend_for(model: str, options: dict[str, Any], defaults: dict[str, Any] | 
 class RequestPath:
     """Requests through `backend`, with `cache` when the backend's answers are worth caching."""
 
-    def __init__(self, backend: Backend, cache: ResponseCache | None = None):
+    def __init__(self, backend: Backend, cache: ResponseCache | None = None,
+                 preflight: Callable[[], None] | None = None):
+        """`preflight`: the check made before the first request (default: the backend's); a
+        run's repeats share the first repeat's path's (`RequestPath.preflight`)."""
         self.backend = backend
         self.cache = cache if backend.cacheable else None
-        self._preflight: Callable[[], None] | None = backend.preflight
+        self._preflight: Callable[[], None] | None = preflight or backend.preflight
         self.requested = 0
         self.cache_hits = 0
 

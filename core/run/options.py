@@ -58,6 +58,7 @@ class RunOptions:
     language: str | None = None  # one of the benchmark's languages (`--language`); None: its first
     model_name: str | None = None  # the name the model goes by in tables and pairing (`--model-name`)
     reading: str | None = None  # the summary's headline reading (`--reading`); None: the benchmark's protocol's
+    repeats: int = 1  # ask every pair this many times (`--repeats`), repeat r with seed + r
     backend_options: dict[str, Any] = field(default_factory=dict)
     command_line: list[str] = field(default_factory=list)
 
@@ -139,7 +140,11 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
                                    "convention": benchmark.active_convention,
                                    **({"model_name": options.model_name} if options.model_name else {})},
                    forced_guess=options.forced_guess, retry_errors=options.retry_errors,
-                   max_response_bytes=options.max_response_bytes)
+                   max_response_bytes=options.max_response_bytes, repeats=options.repeats,
+                   repeat_backend=lambda r: plugins.get_backend(options.model, seed=options.seed + r,
+                                                                **options.backend_options))
+    if options.repeats > 1:
+        spec.extra_manifest["repeats"] = {"n": options.repeats, "seeds": "the run's seed + the repeat index"}
     reporter = for_stderr() if progress else None
     latest: dict | None = None  # the runner's live state, once it has planned the run
 

@@ -28,9 +28,10 @@ from medvqa.core.items import Item, fingerprint_items
 from medvqa.core.scoring.judge import apply_verdict
 from medvqa.core.scoring.score import score
 from medvqa.core.run.interrupt import interrupts_deferred
-from medvqa.core.run.store import HELD_OUT, RunStore, newest_per_pair
+from medvqa.core.run.store import HELD_OUT, RunStore, newest_per_pair, pair_key
 from medvqa.core.results import FORMAT_VERSION
 from medvqa.core.metrics import headline_numbers
+from medvqa.core.repeats import repeat_numbers
 from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, health
 
 RETRIED_STATUSES = ("error", "missing")  # what a re-run asks again by default
@@ -199,7 +200,9 @@ class RunResult:
                 "requested": self.requested, "cache_hits": self.cache_hits, "usage": self.usage,
                 "cost_usd": self.cost_usd, "elapsed_s": round(self.elapsed_s, 3),
                 **({"judged": self.judged} if self.judged is not None else {}),
-                **({"extracted": self.extracted} if self.extracted is not None else {})}
+                **({"extracted": self.extracted} if self.extracted is not None else {}),
+                **({"repeats": repeated} if (repeated := repeat_numbers(self.records, self.benchmark, self.reading))
+                   else {})}
 
 
 @dataclass
@@ -220,6 +223,10 @@ class RunSpec:
     retry_errors: bool = True
     # What a record keeps of an answer (bytes of UTF-8); None keeps it whole.
     max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES
+    # Ask every pair this many times (`--repeats`); each record past the first keeps its index in `repeat`.
+    repeats: int = 1
+    # The backend of repeat r ≥ 1 (the run's with seed + r, say); None: `backend` for every repeat.
+    repeat_backend: Callable[[int], Backend] | None = None
 
 
 def build_manifest(spec: RunSpec) -> dict:
@@ -262,35 +269,52 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
     existing = store.open(build_manifest(spec))
     retried = RETRIED_STATUSES if spec.retry_errors else ()
     kept = [r for r in existing if r.get("status") not in retried]
-    done = {(r["item_id"], r["condition"]) for r in kept}
+    done = {pair_key(r) for r in kept}
     records = list(existing)  # every record of this run; superseded ones are dropped at the end
+    if spec.repeats < 1:
+        raise ValueError(f"repeats must be at least 1, not {spec.repeats}")
+    if spec.repeats > 1 and spec.forced_guess:
+        raise ValueError("--forced-guess and --repeats cannot be combined yet: give one")
+    backends = {0: spec.backend}
+    for r in range(1, spec.repeats):
+        backends[r] = spec.repeat_backend(r) if spec.repeat_backend is not None else spec.backend
     todo: list[Request] = []
     for item, cond in plan(spec.items, spec.conditions):
-        if (item.id, cond.value) in done:
-            continue
-        messages, schema = bench.render(item, cond), bench.response_schema(item)
-        todo.append(Request(item=item, condition=cond.value, messages=messages,
-                            key=backend_request_key(spec.backend, messages, schema), response_schema=schema))
+        messages = schema = None
+        for r in range(spec.repeats):
+            if pair_key({"item_id": item.id, "condition": cond.value, "repeat": r}) in done:
+                continue
+            if messages is None:
+                messages, schema = bench.render(item, cond), bench.response_schema(item)
+            todo.append(Request(item=item, condition=cond.value, messages=messages, response_schema=schema,
+                                key=backend_request_key(backends[r], messages, schema, r), repeat=r))
     result = RunResult(run_dir=spec.run_dir, n_items=len(spec.items),
                        n_excluded=sum(1 for it in spec.items if it.excluded), records=records, benchmark=bench)
     state = progress_state(kept, todo, spec.backend.stats)
     if progress:
         progress(state)
-    path = RequestPath(spec.backend, spec.cache)
+    paths = {0: RequestPath(spec.backend, spec.cache)}
+    for r in range(1, spec.repeats):  # the first repeat's preflight checks the server for every repeat
+        paths[r] = RequestPath(backends[r], spec.cache, preflight=paths[0].preflight)
+    numbered = spec.repeats > 1 or any(r.get("repeat") for r in existing)
 
     def answer(requests: list[Request]) -> None:
-        """Through the one request path: cache hits first, then the backend (checked by its
-        preflight before its first request); every request ends as one appended record."""
+        """Through the one request path of each repeat: cache hits first, then the backend
+        (checked by its preflight before its first request); every request ends as one
+        appended record."""
         if requests:  # a directory the records cannot reach fails now, before anything is asked
             store.check_writable()
 
         def done(req: Request, resp: Response, _value, attempts: int) -> bool:
-            record = _finish(store, records, bench, req, resp, patterns, state, progress, spec.max_response_bytes)
+            record = _finish(store, records, bench, req, resp, patterns, state, progress, spec.max_response_bytes,
+                             numbered)
             # the cache keeps whole, readable answers
             return SCORING_ERROR not in record and TRUNCATED not in record and not resp.refusal
 
-        path.send(requests, done)
-        result.cache_hits, result.requested = path.cache_hits, path.requested
+        for r in sorted({req.repeat for req in requests}):
+            paths[r].send([req for req in requests if req.repeat == r], done)
+        result.cache_hits = sum(p.cache_hits for p in paths.values())
+        result.requested = sum(p.requested for p in paths.values())
 
     gc.freeze()  # items and requests live as long as the run: keep the collector's full passes off them
     try:
@@ -328,8 +352,11 @@ def progress_state(existing: list[dict], todo: list[Request], backend_stats: dic
             "conditions": conditions, "backend": backend_stats if backend_stats is not None else {}}
 
 
-def _finish(store, records, bench, req, resp, patterns, state, progress, max_response_bytes=None) -> dict:
+def _finish(store, records, bench, req, resp, patterns, state, progress, max_response_bytes=None,
+            numbered: bool = False) -> dict:
     record = make_record(bench, req.item, req.condition, req.key, resp, patterns, max_response_bytes)
+    if numbered:  # a run with repeats: every record says which
+        record["repeat"] = req.repeat
     with interrupts_deferred():  # the line written and the count Ctrl-C prints stay together
         store.append(record)
         records.append(record)

@@ -150,12 +150,20 @@ def read_all_records(run_dir: Path) -> list[dict]:
     return _scan(path)[0]
 
 
+def pair_key(record: dict) -> tuple:
+    """What a record answers: (item_id, condition), with the repeat index past the first
+    (`--repeats`; a record without one is the first repeat's)."""
+    repeat = record.get("repeat") or 0
+    return (record.get("item_id"), record.get("condition"), repeat) if repeat else \
+        (record.get("item_id"), record.get("condition"))
+
+
 def newest_per_pair(records: Iterable[dict]) -> list[dict]:
-    """One record per (item_id, condition): the last one written. A record that was
+    """One record per (item_id, condition) and repeat: the last one written. A record that was
     superseded (an `error` retried on resume, a duplicate) never enters a denominator."""
     newest: dict[tuple, dict] = {}
     for record in records:
-        newest[(record.get("item_id"), record.get("condition"))] = record
+        newest[pair_key(record)] = record
     return list(newest.values())
 
 

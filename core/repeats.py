@@ -1,0 +1,228 @@
+"""Numbers over a run's repeats (`medvqa run --repeats K`): pure functions of records.
+
+A run asked K times holds K records per (item, condition), each with its `repeat` index (a
+record without one is repeat 0). Per condition, `repeat_numbers` gives:
+
+- `per_repeat`: the headline metric of each repeat, computed by the metrics layer
+  (`metrics.cell`) on that repeat's records: the number a run without repeats would show;
+- `mean` over repeats, and `between_repeat_sd`: the sample standard deviation (K − 1 in the
+  denominator) of the per-repeat values;
+- `ci`: the item-level 95 % interval of the mean (`ITEM_INTERVAL`): each item's mean
+  correctness over its repeats is one observation, and the interval is Student's t over the
+  items (so the repeats of one item are never counted as independent items). Where the items'
+  means do not vary at all (every item right in every repeat, or wrong in every one, where t
+  gives no width), the exact Clopper-Pearson interval on the items stands instead. For a
+  benchmark whose headline metric is not accuracy, the mean and SD are of its metric and the
+  item-level interval is left out (None, and the method says so).
+
+Paired factors per repeat and pooled (`paired_repeats`): the difference of correctness between
+two sides of the same item (Δimg: C+Q+I − C+Q of one run; Δlang: one language's run − the
+other's), per repeat on the items both sides hold in that repeat, and pooled: the mean over
+items of each item's mean difference across repeats, with the same item-level t interval.
+Refusals count as wrong (the audit's default, strict convention).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from statistics import fmean, stdev
+from typing import Any, Iterable, Mapping, Sequence
+
+from medvqa.core import metrics
+from medvqa.core.results import condition_order, is_derived
+
+ITEM_INTERVAL = ("Student's t over items (each item's mean over the repeats); exact Clopper-Pearson on the "
+                 "items where their means do not vary")
+NO_INTERVAL = "none: the headline metric is not a mean over items"
+IMAGE_PAIR = ("C+Q+I", "C+Q")
+
+
+def repeat_of(record: Mapping) -> int:
+    return int(record.get("repeat") or 0)
+
+
+def by_repeat(records: Iterable[Mapping]) -> dict[int, list[Mapping]]:
+    """{repeat index: its records}, in index order."""
+    out: dict[int, list[Mapping]] = defaultdict(list)
+    for r in records:
+        out[repeat_of(r)].append(r)
+    return dict(sorted(out.items()))
+
+
+def n_repeats(records: Iterable[Mapping]) -> int:
+    """How many repeats the records hold (1 for a run without repeats)."""
+    return len({repeat_of(r) for r in records}) or 1
+
+
+def _t_interval(values: Sequence[float], mean: float) -> tuple[float, float] | None:
+    n = len(values)
+    if n < 2:
+        return None
+    sd = stdev(values)
+    if sd == 0:
+        return None
+    from scipy.special import stdtrit
+
+    half = stdtrit(n - 1, 0.975) * sd / math.sqrt(n)
+    return (mean - half, mean + half)
+
+
+def item_interval(per_item: Sequence[float], lower: float = 0.0) -> tuple[float, float] | None:
+    """The item-level 95 % interval of the mean of `per_item` (each item's mean over its
+    repeats; see the module's docstring), clipped to [`lower`, 1] (−1 for a difference)."""
+    if not per_item:
+        return None
+    mean = fmean(per_item)
+    found = _t_interval(per_item, mean)
+    if found is None:  # no spread among the items: the exact interval of a proportion on them
+        if lower < 0:
+            return (mean, mean) if len(per_item) < 2 else None
+        exact = metrics.accuracy_ci(round(mean * len(per_item)), len(per_item))
+        return tuple(exact) if exact else None
+    return (max(lower, found[0]), min(1.0, found[1]))
+
+
+def repeat_numbers(records: Iterable[Mapping], benchmark: Any = None, reading: str | None = None) -> dict | None:
+    """Per condition, the numbers over the repeats (see the module's docstring), and Δimg per
+    repeat and pooled where the records hold both C+Q+I and C+Q; None for records of one repeat."""
+    records = metrics.read(list(records), metrics.reading_of(benchmark, reading))
+    repeats = by_repeat(records)
+    if len(repeats) < 2:
+        return None
+    kept = metrics.counted(records, benchmark)[0]
+    accuracy = benchmark is None or benchmark.headline_metric == metrics.ACCURACY
+    conditions = sorted({r["condition"] for r in records}, key=condition_order)
+    out: dict[str, Any] = {"repeats": len(repeats), "method": ITEM_INTERVAL if accuracy else NO_INTERVAL,
+                           "conditions": {}}
+    for cond in conditions:
+        values = [metrics.cell([r for r in rs if r["condition"] == cond], benchmark).value for rs in repeats.values()]
+        values = [v for v in values if v is not None]
+        per_item: dict[str, list[float]] = defaultdict(list)
+        for r in kept:
+            if r["condition"] == cond:
+                per_item[r["item_id"]].append(float(bool(r.get("correct"))))
+        means = [fmean(v) for v in per_item.values()]
+        out["conditions"][cond] = {
+            "n_items": len(per_item), "per_repeat": values,
+            "mean": fmean(values) if values else None,
+            "between_repeat_sd": stdev(values) if len(values) > 1 else None,
+            "ci": list(item_interval(means) or ()) or None if accuracy else None,
+        }
+    with_image, without = IMAGE_PAIR
+    if with_image in conditions and without in conditions:
+        side = {c: [r for r in kept if r["condition"] == c] for c in IMAGE_PAIR}
+        out["delta_img"] = paired_repeats(side[with_image], side[without])
+    return out
+
+
+def paired_repeats(a: Iterable[Mapping], b: Iterable[Mapping]) -> dict:
+    """The difference of correctness a − b on the items both sides hold, per repeat and pooled
+    (see the module's docstring): {per_repeat: [{repeat, n, delta}], mean, between_repeat_sd,
+    pooled: {n_items, delta, ci}, method}."""
+    index_b = {(r["item_id"], repeat_of(r)): bool(r.get("correct")) for r in b}
+    per_repeat: dict[int, list[float]] = defaultdict(list)
+    per_item: dict[str, list[float]] = defaultdict(list)
+    for r in a:
+        other = index_b.get((r["item_id"], repeat_of(r)))
+        if other is None:
+            continue
+        d = float(bool(r.get("correct"))) - float(other)
+        per_repeat[repeat_of(r)].append(d)
+        per_item[r["item_id"]].append(d)
+    deltas = [{"repeat": k, "n": len(v), "delta": fmean(v)} for k, v in sorted(per_repeat.items())]
+    values = [d["delta"] for d in deltas]
+    means = [fmean(v) for v in per_item.values()]
+    return {"per_repeat": deltas, "mean": fmean(values) if values else None,
+            "between_repeat_sd": stdev(values) if len(values) > 1 else None,
+            "pooled": {"n_items": len(means), "delta": fmean(means) if means else None,
+                       "ci": list(item_interval(means, lower=-1.0) or ()) or None},
+            "method": ITEM_INTERVAL.split(";")[0]}
+
+
+def language_repeats(local: Iterable[Mapping], other: Iterable[Mapping]) -> dict[str, dict]:
+    """Δlang per repeat and pooled, per condition both runs hold (their base conditions):
+    {condition: `paired_repeats(local, other)`}."""
+    local, other = list(local), list(other)
+    conditions = sorted({r["condition"] for r in local if not is_derived(r["condition"])}
+                        & {r["condition"] for r in other}, key=condition_order)
+    return {c: paired_repeats([r for r in local if r["condition"] == c], [r for r in other if r["condition"] == c])
+            for c in conditions}
+
+
+REPEAT_COLUMNS = ("repeats", "mean_over_repeats", "between_repeat_sd", "item_ci_low", "item_ci_high",
+                  "item_ci_method")
+
+
+def with_repeat_columns(frame, numbers: dict):
+    """A by-condition table (`metrics.table`) with the numbers over repeats beside each
+    condition's pooled row (`REPEAT_COLUMNS`): what `report` shows for a run with repeats."""
+    frame = frame.copy()
+    rows = [numbers["conditions"].get(c) or {} for c in frame["condition"]]
+    frame["repeats"] = numbers["repeats"]
+    frame["mean_over_repeats"] = [r.get("mean") for r in rows]
+    frame["between_repeat_sd"] = [r.get("between_repeat_sd") for r in rows]
+    frame["item_ci_low"] = [(r.get("ci") or (None, None))[0] for r in rows]
+    frame["item_ci_high"] = [(r.get("ci") or (None, None))[1] for r in rows]
+    frame["item_ci_method"] = numbers["method"]
+    return frame
+
+
+def study_repeats(entries: Sequence[Any]) -> list[dict]:
+    """`compare`'s numbers over repeats: one row per experiment with repeats (anything with
+    `benchmark`, `model`, `records` and `runs`, as `compare.Entry`) holding its
+    `repeat_numbers`, and, for two experiments that differ only in the language, Δlang per
+    repeat and pooled (`language_repeats`, the exam's own language first). Empty when no run
+    has repeats."""
+    from medvqa.core.audit.pairing import same_but_language, side
+
+    rows = []
+    for e in entries:
+        numbers = repeat_numbers(e.records, e.benchmark, e.runs[0].reading)
+        if numbers is not None:
+            rows.append({"benchmark": e.benchmark.name, "model": e.model, **numbers})
+    for i, a in enumerate(entries):
+        for b in entries[i + 1:]:
+            if not same_but_language(a.runs, b.runs) or n_repeats(a.records) < 2 or n_repeats(b.records) < 2:
+                continue
+            first, second = sorted((side(a.runs), side(b.runs)), key=lambda x: x.rank)
+            rows.append({"benchmark": a.benchmark.name, "model": a.model, "languages": [first.language, second.language],
+                         "delta_lang": language_repeats(first.records, second.records)})
+    return rows
+
+
+def repeats_markdown(rows: Sequence[Mapping]) -> list[str]:
+    """`compare`'s section on repeats, as Markdown lines (none without repeats)."""
+    if not rows:
+        return []
+    def pct(x):
+        return "-" if x is None else f"{100 * x:.1f}"
+
+    def pp(x):
+        return "-" if x is None else f"{100 * x:+.1f}"
+
+    lines = ["## Over repeats (mean, between-repeat SD, item-level 95 % CI; per repeat)", "",
+             "| benchmark | model | condition | repeats | mean % | SD (pp) | 95 % CI | per repeat % |",
+             "|---|---|---|---:|---:|---:|---|---|"]
+    deltas = []
+    for row in rows:
+        if "delta_lang" in row:
+            for cond, d in row["delta_lang"].items():
+                deltas.append((row["benchmark"], row["model"], f"Δlang {' − '.join(row['languages'])}, {cond}", d))
+            continue
+        for cond, c in row["conditions"].items():
+            ci = f"{pct(c['ci'][0])}–{pct(c['ci'][1])}" if c["ci"] else "-"
+            lines.append(f"| {row['benchmark']} | {row['model']} | {cond} | {row['repeats']} | {pct(c['mean'])} | "
+                         f"{pct(c['between_repeat_sd'])} | {ci} | {' '.join(pct(v) for v in c['per_repeat'])} |")
+        if row.get("delta_img"):
+            deltas.append((row["benchmark"], row["model"], "Δimg C+Q+I − C+Q", row["delta_img"]))
+    if deltas:
+        lines += ["", "| benchmark | model | factor | pooled (pp) | 95 % CI | SD (pp) | per repeat (pp) |",
+                  "|---|---|---|---:|---|---:|---|"]
+        for bench, model, name, d in deltas:
+            ci = d["pooled"]["ci"]
+            lines.append(f"| {bench} | {model} | {name} | {pp(d['pooled']['delta'])} | "
+                         f"{f'{pp(ci[0])} to {pp(ci[1])}' if ci else '-'} | {pct(d['between_repeat_sd'])} | "
+                         f"{' '.join(pp(x['delta']) for x in d['per_repeat'])} |")
+    methods = sorted({row["method"] for row in rows if "method" in row})
+    return [*lines, "", "Item-level intervals: " + "; ".join(methods) + " (docs/runs.md#repeats).", ""]

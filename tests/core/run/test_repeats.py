@@ -1,0 +1,169 @@
+"""`--repeats K`: every pair asked K times (repeat r with seed + r), each repeat its own request
+key and record, resumed repeat by repeat; the summary's mean over repeats, between-repeat SD,
+item-level interval and Δimg per repeat and pooled, checked against a hand computation on the
+records of a server that samples its answers at temperature > 0."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+
+import pytest
+from click.testing import CliRunner
+
+from medvqa.cli.main import cli
+from medvqa.core.repeats import item_interval, paired_repeats
+from medvqa.core.run.options import RunOptions, run
+from medvqa.core.run.store import read_all_records, read_records
+
+from tests.openai_server import OpenAIServer
+
+# jmed48k-sample: 17 items, 5 with an image: 22 pairs under C+Q,C+Q+I per repeat
+PAIRS = 22
+
+
+def options(tmp_path, server, repeats, **kw) -> RunOptions:
+    return RunOptions(benchmark="jmed48k", model="hosted_vllm/test", sample=True, conditions="C+Q,C+Q+I",
+                      run_dir=str(tmp_path / "run"), repeats=repeats,
+                      backend_options={"api_base": [server.url], "temperature": 0.7}, **kw)
+
+
+@pytest.fixture(scope="module")
+def three_repeats(tmp_path_factory):
+    """Two repeats, then the same run with three: only the third is asked."""
+    tmp_path = tmp_path_factory.mktemp("repeats")
+    with OpenAIServer(sampling=True, keep_bodies=True) as server:
+        first = run(options(tmp_path, server, 2), progress=False)
+        sent_first = sum(server.counts.values())
+        third = run(options(tmp_path, server, 3), progress=False)
+        sent_third = sum(server.counts.values()) - sent_first
+        again = run(options(tmp_path, server, 3), progress=False)
+        seeds = sorted({b.get("seed") for b in server.bodies})
+        total = sum(server.counts.values())
+    return {"dir": tmp_path / "run", "first": first, "third": third, "again": again, "sent_first": sent_first,
+            "sent_third": sent_third, "sent_again": total - sent_first - sent_third, "seeds": seeds}
+
+
+def test_each_repeat_is_asked_once_with_its_own_seed_and_key_and_resume_counts_repeats(three_repeats):
+    r = three_repeats
+    assert r["sent_first"] == 2 * PAIRS + 1  # two repeats and one preflight request
+    assert r["sent_third"] == PAIRS + 1 and r["third"].requested == PAIRS  # only repeat 2 is new
+    assert r["sent_again"] == 0 and r["again"].requested == 0
+    assert r["seeds"][-3:] == [0, 1, 2]
+    records = read_records(r["dir"])
+    assert len(records) == 3 * PAIRS == len(read_all_records(r["dir"]))
+    assert sorted({rec["repeat"] for rec in records}) == [0, 1, 2]
+    assert len({rec["key"] for rec in records}) == 3 * PAIRS  # repeats are never one cached answer
+    per_pair = defaultdict(set)
+    for rec in records:
+        per_pair[(rec["item_id"], rec["condition"])].add(rec["response"])
+    assert sum(len(v) > 1 for v in per_pair.values()) > PAIRS // 2  # sampled: the answers differ
+
+
+def test_the_between_repeat_sd_and_the_item_interval_match_a_hand_computation(three_repeats):
+    records = read_records(three_repeats["dir"])
+    summary = three_repeats["again"].summary()
+    numbers = summary["repeats"]
+    assert numbers["repeats"] == 3 and "Student's t over items" in numbers["method"]
+    for cond, n_items in (("C+Q", 17), ("C+Q+I", 5)):
+        got = numbers["conditions"][cond]
+        correct = [sum(bool(x["correct"]) for x in records if x["condition"] == cond and x["repeat"] == k)
+                   for k in range(3)]
+        acc = [c / n_items for c in correct]
+        mean = sum(acc) / 3
+        sd = math.sqrt(sum((a - mean) ** 2 for a in acc) / 2)
+        assert got["per_repeat"] == pytest.approx(acc) and got["mean"] == pytest.approx(mean)
+        assert got["between_repeat_sd"] == pytest.approx(sd)
+        assert got["n_items"] == n_items
+        # the pooled accuracy of the summary's table is the mean over repeats (every repeat has every pair)
+        assert summary["accuracy"][cond] == pytest.approx(mean)
+    assert numbers["conditions"]["C+Q"]["between_repeat_sd"] > 0
+
+
+def test_delta_img_per_repeat_and_pooled_match_a_hand_computation(three_repeats):
+    records = read_records(three_repeats["dir"])
+    got = three_repeats["again"].summary()["repeats"]["delta_img"]
+    with_image = {(x["item_id"], x["repeat"]): x["correct"] for x in records if x["condition"] == "C+Q+I"}
+    without = {(x["item_id"], x["repeat"]): x["correct"] for x in records if x["condition"] == "C+Q"}
+    per_repeat = [sum(with_image[p] - without[p] for p in with_image if p[1] == k) / 5 for k in range(3)]
+    assert [d["delta"] for d in got["per_repeat"]] == pytest.approx(per_repeat)
+    assert [d["n"] for d in got["per_repeat"]] == [5, 5, 5]
+    assert got["pooled"]["delta"] == pytest.approx(sum(per_repeat) / 3) == got["mean"]
+
+
+def test_item_interval_worked_by_hand():
+    """Eight items' means over 3 repeats: 1, 1, 2/3, 2/3, 2/3, 1/3, 1, 2/3. Mean 6/8 = 0.75; squared
+    deviations 3 × 1/16 + 4 × 1/144 + 25/144 = 7/18, over 7: SD sqrt(1/18); t(7, 0.975) = 2.364624."""
+    lo, hi = item_interval([1, 1, 2 / 3, 2 / 3, 2 / 3, 1 / 3, 1, 2 / 3])
+    half = 2.364624251592784 * math.sqrt(1 / 18) / math.sqrt(8)
+    assert (lo, hi) == (pytest.approx(0.75 - half), pytest.approx(0.75 + half))
+    assert (lo, hi) == (pytest.approx(0.55295, abs=1e-5), pytest.approx(0.94705, abs=1e-5))
+    # no spread among the items: the exact interval on the items, never zero width
+    lo, hi = item_interval([1.0] * 10)
+    assert hi == 1.0 and lo == pytest.approx(0.6915, abs=1e-4)  # Clopper-Pearson 10/10
+    d = paired_repeats([{"item_id": "a", "correct": True, "repeat": 0}, {"item_id": "a", "correct": False, "repeat": 1}],
+                       [{"item_id": "a", "correct": False, "repeat": 0}, {"item_id": "a", "correct": False, "repeat": 1}])
+    assert [x["delta"] for x in d["per_repeat"]] == [1.0, 0.0] and d["pooled"]["delta"] == 0.5
+
+
+def test_the_cli_takes_repeats_and_prints_them(tmp_path):
+    with OpenAIServer(sampling=True) as server:
+        result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base",
+                                          server.url, "--conditions", "C+Q", "--temperature", "0.5", "--repeats", "2",
+                                          "--run-dir", str(tmp_path / "run")])
+        assert result.exit_code == 0, result.output
+        assert "over 2 repeats (interval: Student's t over items" in result.output
+        as_json = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base",
+                                           server.url, "--conditions", "C+Q", "--temperature", "0.5", "--repeats", "2",
+                                           "--run-dir", str(tmp_path / "run"), "--json"])
+    doc = json.loads(as_json.stdout)
+    assert doc["repeats"]["repeats"] == 2 and doc["repeats"]["conditions"]["C+Q"]["n_items"] == 17
+
+
+def test_report_and_compare_show_the_summary_s_numbers_over_repeats(three_repeats):
+    """One number, one computation: report's columns and compare's section are the summary's."""
+    import medvqa
+    from medvqa.core.compare import compare_runs
+    from medvqa.core.compare_render import markdown
+
+    summary = three_repeats["again"].summary()["repeats"]
+    rows = medvqa.report(three_repeats["dir"], by="", fmt="json")
+    for row in rows:
+        want = summary["conditions"][row["condition"]]
+        assert (row["repeats"], row["mean_over_repeats"], row["between_repeat_sd"]) == \
+            (3, pytest.approx(want["mean"]), pytest.approx(want["between_repeat_sd"]))
+        assert [row["item_ci_low"], row["item_ci_high"]] == pytest.approx(want["ci"])
+    doc = compare_runs([three_repeats["dir"]]).as_json()
+    (got,) = doc["repeats"]
+    assert got["conditions"] == summary["conditions"] and got["delta_img"] == summary["delta_img"]
+    assert any("3 repeats" in n for n in doc["notes"])
+    assert "## Over repeats" in markdown(doc)
+
+
+def test_delta_lang_per_repeat_and_pooled_in_compare_match_a_hand_computation(tmp_path):
+    """IgakuQA 116-A (the first 12 items) in Japanese and in English, two sampled repeats each."""
+    from tests.conftest import shared_data
+    from medvqa.core.compare import compare_runs
+
+    dirs = {}
+    with OpenAIServer(sampling=True) as server:
+        for lang in ("ja", "en"):
+            dirs[lang] = tmp_path / lang
+            run(RunOptions(benchmark="igakuqa", model="hosted_vllm/test", data=str(shared_data("igakuqa")),
+                           select={"block": ["116A"]}, limit=12, language=lang, conditions="C+Q", repeats=2,
+                           run_dir=str(dirs[lang]), backend_options={"api_base": [server.url], "temperature": 1.0}),
+                progress=False)
+    doc = compare_runs([dirs["en"], dirs["ja"]]).as_json()
+    (lang_row,) = [r for r in doc["repeats"] if "delta_lang" in r]
+    assert lang_row["languages"] == ["ja", "en"]
+    got = lang_row["delta_lang"]["C+Q"]
+    right = {lang: {(r["item_id"], r["repeat"]): r["correct"] for r in read_records(dirs[lang])} for lang in dirs}
+    pairs = sorted(set(right["ja"]) & set(right["en"]))
+    per_repeat = []
+    for k in (0, 1):
+        mine = [p for p in pairs if p[1] == k]
+        per_repeat.append(sum(right["ja"][p] - right["en"][p] for p in mine) / len(mine))
+    assert [d["delta"] for d in got["per_repeat"]] == pytest.approx(per_repeat)
+    assert got["pooled"]["delta"] == pytest.approx(sum(per_repeat) / 2)
+    assert got["between_repeat_sd"] == pytest.approx(abs(per_repeat[0] - per_repeat[1]) / math.sqrt(2))
