@@ -77,6 +77,21 @@ def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) ->
     return RunOutcome(Path(result.run_dir), result.summary())
 
 
+def eval_set(source: str | Path | Mapping[str, Any], *, progress: bool = True) -> dict:
+    """Run (or resume) an eval set, as `medvqa eval` does: `source` is its file (TOML, YAML or
+    JSON) or the same mapping (a relative `study_dir` or `data` is then relative to the working
+    directory). Returns what `medvqa eval --json` prints: the study directory, every experiment
+    (its run directory, whether it finished, why not), the failed ones, and the compare of the
+    set. A bad set raises `DataError` naming the file, the entry and the key, before anything runs."""
+    import sys
+
+    from medvqa.core.run.evalset import read_set, run_set
+
+    study = read_set(source)
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if progress else None
+    return run_set(study, progress=say, command_line=["python", "-c", "import medvqa; medvqa.eval_set(...)"]).as_json()
+
+
 def records(run_dir: str | Path) -> pd.DataFrame:
     """The records of a run, one row per (item, condition) — the newest when a pair was
     written more than once — with the run's manifest in `.attrs["manifest"]`."""

@@ -251,10 +251,11 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
 
 # ---------------------------------------------------------------- pass lines
 
-def pass_rows(entry: Entry, notes: list[str]) -> list[dict]:
+def pass_rows(entry: Entry, notes: list[str], loaded: dict | None = None) -> list[dict]:
     """The benchmark's pass verdicts on this entry's records, one row per exam × criterion; a
-    verdict needs whole exams: the run's data without its selection (see whole_exam_items)."""
-    items = whole_exam_items(entry.runs[0]) if len(entry.runs) == 1 else list(entry.items.values())
+    verdict needs whole exams: the run's data without its selection (see whole_exam_items,
+    which `loaded` lets load each data once across entries)."""
+    items = whole_exam_items(entry.runs[0], loaded) if len(entry.runs) == 1 else list(entry.items.values())
     result = entry.benchmark.pass_report(items, entry.records)
     if result is None:
         return []
@@ -283,7 +284,8 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
               "(the last repeat's); the section over repeats gives each repeat and the pooled Δ"
               for e in entries if (k := n_repeats(e.records)) > 1]
     delta_lang = pd.DataFrame(language_delta_rows([e.runs for e in entries], settings), columns=DELTA_LANG_COLUMNS)
-    passes = [row for e in entries for row in pass_rows(e, notes)]
+    whole_exams: dict = {}  # each data's whole exams, loaded once for all its entries
+    passes = [row for e in entries for row in pass_rows(e, notes, whole_exams)]
     runs = [{"benchmark": e.benchmark.name, "model": e.model, "model_string": e.runs[0].manifest["model"],
              "runs": [str(r.path) for r in e.runs],
              "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": list(e.by_condition)}

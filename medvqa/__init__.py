@@ -64,6 +64,7 @@ _EXPORTS = {
     "score": "medvqa.core.api",
     "run": "medvqa.core.api",
     "RunOutcome": "medvqa.core.api",
+    "eval_set": "medvqa.core.api",
     "records": "medvqa.core.api",
     "report": "medvqa.core.api",
     "audit": "medvqa.core.api",

@@ -81,12 +81,21 @@ def read_runs(run_dirs: Iterable[str | Path]) -> list[SavedRun]:
     return [read_run(d, loaded) for d in run_dirs]
 
 
-def whole_exam_items(run: SavedRun) -> list[Item]:
+def whole_exam_items(run: SavedRun, loaded: dict | None = None) -> list[Item]:
     """The items of the run's data without its selection or limit. A pass verdict needs whole
     exams: a benchmark's `pass_report` given these items judges each exam the run's records
-    touch, and an exam with questions the run never asked is "not evaluable", saying so."""
+    touch, and an exam with questions the run never asked is "not evaluable", saying so.
+    `loaded`, a dict kept by the caller across the runs of one command, holds the whole exams
+    already loaded: runs of the same data (several models, a selection each) load it once."""
     load = dict(run.manifest.get("load") or {"data": run.manifest.get("data"), "split": run.manifest.get("split")})
     if not load.get("select") and load.get("limit") is None:
         return list(run.items.values())
-    items, _ = load_items(run.benchmark, {**load, "select": None, "limit": None})
+    whole = {**load, "select": None, "limit": None}
+    key = json.dumps([run.manifest["benchmark"], run.manifest.get("convention"), run.manifest.get("language"), whole],
+                     sort_keys=True, default=str)
+    if loaded is not None and key in loaded:
+        return loaded[key]
+    items, _ = load_items(run.benchmark, whole)
+    if loaded is not None:
+        loaded[key] = items
     return items

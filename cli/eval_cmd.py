@@ -1,0 +1,51 @@
+"""`medvqa eval SET`: every experiment of an eval set (models × benchmarks × languages), resumable,
+with one compare at the end (core/run/evalset.py)."""
+
+import sys
+
+import click
+
+from ._common import print_json, user_errors
+
+EXIT_FAILED = 4  # the set ran, but one experiment or more failed (the summary names them)
+
+
+@click.command("eval")
+@click.argument("set_file", metavar="SET", type=click.Path(exists=True, dir_okay=False, path_type=str))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
+def command(set_file, as_json) -> None:
+    """Run every experiment of the eval set SET (TOML, YAML or JSON): each model on each
+    benchmark in each language, one run directory each under the set's study_dir. Re-running
+    resumes the set. docs/studies.md walks through a study.
+
+    Exit status: 0 every experiment done; 1 a bad set (nothing ran); 4 one experiment or more
+    failed (named in the summary); 130 interrupted."""
+    from medvqa.core.run.evalset import read_set, run_set
+
+    with user_errors():
+        study = read_set(set_file)
+    say = None if as_json else (lambda line: click.echo(line, err=True))
+    if say:
+        say(f"eval set {set_file}: {len(study.experiments)} experiments under {study.study_dir}")
+    try:
+        result = run_set(study, progress=say, command_line=["medvqa", "eval", set_file])
+    except KeyboardInterrupt:
+        from . import EXIT_INTERRUPTED
+
+        click.echo(f"interrupted; every record written is kept: resume with: medvqa eval {set_file}", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    if as_json:
+        print_json(result.as_json())
+    else:
+        if result.compare_text:
+            click.echo(result.compare_text)
+            click.echo(f"compare of the set: {study.study_dir / 'compare.md'} (and compare.json)")
+        for note in result.notes:
+            click.echo(note)
+        done = len(result.outcomes) - len(result.failed)
+        click.echo(f"experiments: {done} of {len(result.outcomes)} done" +
+                   (f", {len(result.failed)} failed:" if result.failed else ""))
+        for o in result.failed:
+            click.echo(f"  {o.experiment.label} ({o.experiment.run_dir}): {o.failure}")
+    if result.failed:
+        sys.exit(EXIT_FAILED)

@@ -1,0 +1,343 @@
+"""Eval sets: a study of models × benchmarks × languages in one resumable command.
+
+An eval set (`medvqa eval SET.toml`, `medvqa.eval_set(...)`; TOML, YAML or JSON) declares
+
+```toml
+study_dir = "studies/2026-vlms"    # relative to the set's file
+repeats = 1                        # optional, as --repeats
+seed = 0                           # optional, as --seed
+
+[[models]]
+model = "hosted_vllm/qwen3-vl"     # as --model
+name = "qwen3-vl"                  # optional, as --model-name (default: the model string)
+options = { api_base = "http://gpu1:8000/v1", max_tokens = 2048 }   # as -M takes them
+
+[[benchmarks]]
+benchmark = "igakuqa"
+data = "../data/igakuqa"           # or sample = true
+select = { block = ["116A"] }      # optional, as --select
+languages = ["ja", "en"]           # optional: the benchmark's first when left out
+conditions = "C+Q,C+Q+I"           # optional: the benchmark's default
+limit = 50                         # optional
+```
+
+Every experiment (model × benchmark × language) is an ordinary run directory,
+`<study_dir>/<benchmark>[-<language>]/<model name>`, with the run's own cache and resume.
+The whole set is checked before anything runs: a bad set is one `DataError` naming the file,
+the entry (`models[1]`, `benchmarks[0]`) and the key.
+
+Concurrency is shared per server: experiments whose requests go to the same server (the same
+`api_base`, or the same provider without one) run one after another, each with its model's
+`concurrency`, so that a server never sees more than one budget; experiments on different
+servers run at the same time. A failing experiment (an error, a preflight refused, more errors
+than `max_error_rate`) does not stop the others: the result names it and why. Re-running the
+set resumes every experiment; one `compare` of the finished experiments ends the set (written
+to `<study_dir>/compare.md` and `compare.json`).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from medvqa.core.items import DataError
+
+SET_KEYS = ("study_dir", "models", "benchmarks", "repeats", "seed", "max_error_rate")
+
+
+class ModelEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    name: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class BenchmarkEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    benchmark: str
+    data: str | None = None
+    sample: bool = False
+    split: str | None = None
+    select: dict[str, list[str] | str | int] | None = None
+    languages: list[str] | None = None
+    conditions: str | list[str] | None = None
+    limit: int | None = Field(None, ge=1)
+    convention: str | None = None
+
+    @field_validator("languages", mode="before")
+    @classmethod
+    def _one_or_several(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
+class EvalSetFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    study_dir: str
+    models: list[ModelEntry] = Field(min_length=1)
+    benchmarks: list[BenchmarkEntry] = Field(min_length=1)
+    repeats: int = Field(1, ge=1)
+    seed: int = 0
+    max_error_rate: float = Field(0.05, ge=0, le=1)
+
+
+@dataclass
+class Experiment:
+    """One run of the set: a model on a benchmark in one language."""
+
+    model: ModelEntry
+    benchmark: BenchmarkEntry
+    language: str | None  # None: the benchmark's only language
+    run_dir: Path
+    backend_options: dict[str, Any]
+    lane: str  # the server (or provider) its requests go to: experiments of one lane run in turn
+
+    @property
+    def label(self) -> str:
+        lang = f" ({self.language})" if self.language else ""
+        return f"{self.benchmark.benchmark}{lang} × {self.model.name or self.model.model}"
+
+
+@dataclass
+class EvalSet:
+    file: Path | None
+    study_dir: Path
+    experiments: list[Experiment]
+    repeats: int = 1
+    seed: int = 0
+    max_error_rate: float = 0.05
+
+
+@dataclass
+class Outcome:
+    experiment: Experiment
+    summary: dict | None = None
+    failure: str | None = None  # why it failed (None: it succeeded)
+
+    def as_json(self) -> dict:
+        e = self.experiment
+        out = {"benchmark": e.benchmark.benchmark, "language": e.language, "model": e.model.name or e.model.model,
+               "model_string": e.model.model, "run_dir": str(e.run_dir), "ok": self.failure is None,
+               "failure": self.failure}
+        if self.summary is not None:
+            out.update({k: self.summary.get(k) for k in ("n_records", "requested", "cache_hits", "errors", "accuracy",
+                                                         "usage", "cost_usd")})
+        return out
+
+
+@dataclass
+class EvalResult:
+    study_dir: Path
+    outcomes: list[Outcome]
+    compare: dict | None = None  # `compare --json` of the experiments that finished
+    compare_text: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.failure is not None]
+
+    def as_json(self) -> dict:
+        return {"study_dir": str(self.study_dir), "experiments": [o.as_json() for o in self.outcomes],
+                "failed": [o.experiment.label for o in self.failed], "compare": self.compare, "notes": self.notes}
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "model"
+
+
+def _where(exc: ValidationError, data: Mapping[str, Any]) -> tuple[str | None, str]:
+    """(the entry, the message naming the key) of a set's first validation error."""
+    err = exc.errors(include_url=False)[0]
+    loc = list(err["loc"])
+    if loc and loc[0] in ("models", "benchmarks") and len(loc) > 1 and isinstance(loc[1], int):
+        entry = f"{loc[0]}[{loc[1]}]"
+        items = data.get(loc[0]) or []
+        name = items[loc[1]].get("name") or items[loc[1]].get("model") or items[loc[1]].get("benchmark") \
+            if loc[1] < len(items) and isinstance(items[loc[1]], dict) else None
+        if name:
+            entry += f" ({name})"
+        key = ".".join(str(p) for p in loc[2:]) or "entry"
+    else:
+        entry, key = None, ".".join(str(p) for p in loc) or "set"
+    message = err["msg"]
+    if err["type"] == "extra_forbidden":
+        message = "not a key of an eval set" if entry is None else "not a key of this entry"
+    return entry, f"{key}: {message}"
+
+
+def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None) -> EvalSet:
+    """The eval set of a file (TOML, YAML or JSON, by its suffix) or a mapping, checked whole:
+    every key, every benchmark, language, condition and data folder, every model's options.
+    A problem is a `DataError` naming the file, the entry and the key; nothing has run."""
+    from medvqa.core import plugins
+    from medvqa.core.conditions import parse_conditions
+    from medvqa.core.errors import UsageError
+    from medvqa.core.inference.backend_options import read_model_config, resolve
+
+    file = Path(source) if isinstance(source, (str, Path)) else None
+    data = read_model_config(file) if file is not None else dict(source)
+    base = base or (file.parent if file is not None else Path.cwd())
+
+    def fail(entry: str | None, message: str) -> DataError:
+        return DataError(message, file=file or "the eval set", record=entry)
+
+    try:
+        parsed = EvalSetFile.model_validate(data)
+    except ValidationError as exc:
+        raise fail(*_where(exc, data)) from None
+    study_dir = Path(parsed.study_dir)
+    study_dir = study_dir if study_dir.is_absolute() else base / study_dir
+    names: dict[str, int] = {}
+    options: list[dict[str, Any]] = []
+    for i, m in enumerate(parsed.models):
+        entry = f"models[{i}] ({m.name or m.model})"
+        name = m.name or m.model
+        if name in names:
+            raise fail(entry, f"name: {name!r} is models[{names[name]}]'s too; give each model its own name")
+        names[name] = i
+        try:
+            resolved = resolve(m.model, {}, m.options, given_as="options.{}")
+            plugins.backend_factory(m.model)
+        except (UsageError, DataError, ValueError, KeyError) as exc:
+            raise fail(entry, str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)) from None
+        options.append(resolved)
+    benches = []
+    for j, b in enumerate(parsed.benchmarks):
+        entry = f"benchmarks[{j}] ({b.benchmark})"
+        try:
+            bench = plugins.get_benchmark(b.benchmark)
+        except (UsageError, KeyError) as exc:
+            raise fail(entry, f"benchmark: {exc.args[0] if exc.args else exc}") from None
+        if b.sample and b.data:
+            raise fail(entry, "data: give either data or sample = true, not both")
+        if not b.sample and not b.data:
+            raise fail(entry, "data: give the benchmark's data folder, or sample = true")
+        if b.data:
+            folder = Path(b.data) if Path(b.data).is_absolute() else base / b.data
+            if not folder.exists():
+                raise fail(entry, f"data: {folder} does not exist")
+            b = b.model_copy(update={"data": str(folder)})
+        for lang in b.languages or ():
+            if lang not in bench.offered_languages:
+                raise fail(entry, f"languages: {lang!r} is not one of {bench.name}'s ({', '.join(bench.offered_languages)})")
+        if b.conditions is not None:
+            text = b.conditions if isinstance(b.conditions, str) else ",".join(b.conditions)
+            try:
+                parse_conditions(text)
+            except (UsageError, ValueError) as exc:
+                raise fail(entry, f"conditions: {exc}") from None
+            b = b.model_copy(update={"conditions": text})
+        if b.convention is not None and b.convention not in bench.conventions:
+            raise fail(entry, f"convention: {b.convention!r} is not one of {bench.name}'s")
+        benches.append((b, bench))
+    experiments = []
+    for b, bench in benches:
+        for lang in b.languages or [None]:
+            for m, resolved in zip(parsed.models, options):
+                first = lang is None or lang == bench.offered_languages[0]
+                folder = f"{b.benchmark}-{_slug(lang)}" if lang and not first else b.benchmark
+                experiments.append(Experiment(m, b, lang, study_dir / folder / _slug(m.name or m.model), resolved,
+                                              _lane(m.model, resolved)))
+    return EvalSet(file, study_dir, experiments, parsed.repeats, parsed.seed, parsed.max_error_rate)
+
+
+def _lane(model: str, options: Mapping[str, Any]) -> str:
+    """The server an experiment's requests go to (its `api_base`s, else its model list, else its
+    provider); a model without a server of its own (a baseline) has a lane to itself."""
+    servers = options.get("api_base")
+    if servers:
+        return "servers:" + ",".join(sorted(str(s).rstrip("/") for s in servers))
+    if options.get("model_list"):
+        return f"model list:{options['model_list']}"
+    prefix = model.split("/", 1)[0] if "/" in model else None
+    return f"provider:{prefix}" if prefix else f"local:{model}:{id(options)}"
+
+
+def run_options(s: EvalSet, e: Experiment, command_line: list[str]):
+    from medvqa.core.run.options import RunOptions
+
+    b = e.benchmark
+    return RunOptions(benchmark=b.benchmark, model=e.model.model, data=b.data, sample=b.sample, split=b.split,
+                      select={k: v if isinstance(v, list) else [str(v)] for k, v in b.select.items()} if b.select else None,
+                      conditions=b.conditions, limit=b.limit, convention=b.convention, language=e.language,
+                      run_dir=str(e.run_dir), seed=s.seed, repeats=s.repeats, max_error_rate=s.max_error_rate,
+                      model_name=e.model.name, backend_options=dict(e.backend_options), command_line=command_line)
+
+
+def run_set(s: EvalSet, *, progress: Callable[[str], None] | None = None,
+            command_line: list[str] | None = None) -> EvalResult:
+    """Run (or resume) every experiment of `s` (see the module's docstring)."""
+    from medvqa.core.run.options import run
+
+    command_line = command_line or ["medvqa", "eval", str(s.file) if s.file else "<set>"]
+    lanes: dict[str, list[Experiment]] = {}
+    for e in s.experiments:
+        lanes.setdefault(e.lane, []).append(e)
+    outcomes: dict[int, Outcome] = {}
+    lock = threading.Lock()
+    total = len(s.experiments)
+    started = time.monotonic()
+
+    def say(line: str) -> None:
+        if progress is not None:
+            with lock:
+                progress(line)
+
+    def lane(experiments: list[Experiment]) -> None:
+        for e in experiments:
+            try:
+                result = run(run_options(s, e, command_line), progress=False)
+                summary = result.summary()
+                outcome = Outcome(e, summary, summary.get("failure"))
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # one experiment's failure is its own: the others go on
+                outcome = Outcome(e, None, f"{type(exc).__name__}: {exc}" if not isinstance(exc, (ValueError, DataError))
+                                  else str(exc))
+            with lock:
+                outcomes[id(e)] = outcome
+                done = len(outcomes)
+                failed = sum(o.failure is not None for o in outcomes.values())
+                records = sum((o.summary or {}).get("n_records", 0) for o in outcomes.values())
+            state = "failed: " + outcome.failure if outcome.failure else \
+                f"{outcome.summary['n_records']} records ({outcome.summary['requested']} requested)"
+            say(f"[{done}/{total}] {e.label}: {state} | set: {done - failed} done, {failed} failed, "
+                f"{records} records, {time.monotonic() - started:.0f} s")
+
+    threads = [threading.Thread(target=lane, args=(exps,), name=f"medvqa-eval-{i}", daemon=True)
+               for i, exps in enumerate(lanes.values())]
+    for t in threads:
+        t.start()
+    for t in threads:
+        while t.is_alive():  # joined in steps, so that Ctrl-C reaches the main thread
+            t.join(0.2)
+    ordered = [outcomes[id(e)] for e in s.experiments]
+    result = EvalResult(s.study_dir, ordered)
+    finished = [o.experiment.run_dir for o in ordered if o.summary is not None]
+    if finished:
+        from medvqa.core.compare import compare_runs
+        from medvqa.core.compare_render import markdown
+
+        try:
+            comparison = compare_runs(finished)
+        except Exception as exc:  # the set's runs stand; only the comparison is missing
+            result.notes.append(f"no compare of the set: {exc}")
+        else:
+            result.compare = comparison.as_json()
+            result.compare_text = markdown(result.compare)
+            s.study_dir.mkdir(parents=True, exist_ok=True)
+            (s.study_dir / "compare.md").write_text(result.compare_text, encoding="utf-8")
+            import json
+
+            (s.study_dir / "compare.json").write_text(json.dumps(result.compare, ensure_ascii=False, indent=1,
+                                                                 default=str), encoding="utf-8")
+    return result

@@ -1,0 +1,171 @@
+"""`medvqa eval SET`: an eval set of models × benchmarks × languages in one resumable command,
+against local test servers: killed midway and resumed, it holds the records an uninterrupted
+set holds, and a second run sends nothing; a failing experiment does not stop the others; a bad
+set is one error naming the file, the entry and the key, before anything runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import medvqa
+from medvqa.cli.main import cli
+from medvqa.core.run.store import read_records
+
+from tests.conftest import REPO, shared_data
+from tests.openai_server import OpenAIServer
+
+COMPARED = ("response", "error", "predicted", "status", "correct")
+# IgakuQA 116-A, its first 4 items, in Japanese and English (C+Q); WorldMedQA-V Japan, 3 items,
+# local and English (its default condition, C+Q): 14 requests per model
+PER_MODEL = 4 + 4 + 3 + 3
+
+
+def write_set(path: Path, study: str, servers: list[OpenAIServer], *, extra_model: str = "") -> Path:
+    models = "".join(f'[[models]]\nmodel = "hosted_vllm/test"\nname = "m{i}"\n'
+                     f'options = {{ api_base = "{s.url}", concurrency = 2 }}\n' for i, s in enumerate(servers))
+    path.write_text(f'study_dir = "{study}"\n{models}{extra_model}'
+                    f'[[benchmarks]]\nbenchmark = "igakuqa"\ndata = "{shared_data("igakuqa")}"\n'
+                    'select = { block = ["116A"] }\nlimit = 4\nlanguages = ["ja", "en"]\nconditions = "C+Q"\n'
+                    f'[[benchmarks]]\nbenchmark = "worldmedqa_v"\ndata = "{shared_data("worldmedqa-v-japan")}"\n'
+                    'limit = 3\nlanguages = ["local", "en"]\n', encoding="utf-8")
+    return path
+
+
+def study_records(study: Path) -> dict:
+    out = {}
+    for manifest in sorted(study.glob("*/*/manifest.json")):
+        run_dir = manifest.parent
+        for r in read_records(run_dir):
+            out[(run_dir.parent.name, run_dir.name, r["item_id"], r["condition"])] = {k: r[k] for k in COMPARED}
+    return out
+
+
+def sent(servers) -> int:
+    return sum(sum(s.counts.values()) for s in servers)
+
+
+@pytest.mark.slow
+def test_a_set_killed_midway_resumes_to_the_records_of_an_uninterrupted_set_then_sends_nothing(tmp_path, monkeypatch):
+    servers = [OpenAIServer(latency=0.15).start() for _ in range(3)]
+    try:
+        killed = write_set(tmp_path / "killed.toml", "killed", servers)
+        env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache-killed")}
+        proc = subprocess.Popen([sys.executable, "-m", "medvqa.cli", "eval", str(killed)], cwd=REPO, env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and sent(servers) < 12:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        before = sent(servers)
+        assert 12 <= before < 3 * PER_MODEL  # killed midway
+        partial = study_records(tmp_path / "killed")
+        assert 0 < len(partial) < 3 * PER_MODEL
+
+        monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache-killed"))
+        resumed = CliRunner().invoke(cli, ["eval", str(killed), "--json"])
+        assert resumed.exit_code == 0, resumed.output
+        doc = json.loads(resumed.stdout)
+        assert len(doc["experiments"]) == 12 and doc["failed"] == []
+        asked = [e["requested"] for e in doc["experiments"]]
+        # what the kill left unanswered, and one preflight request per experiment that asks anything
+        assert sum(asked) + sum(n > 0 for n in asked) == sent(servers) - before
+        assert sum(asked) >= 3 * PER_MODEL - len(partial)
+        assert len(doc["compare"]["table"]) > 0 and (tmp_path / "killed" / "compare.md").is_file()
+
+        monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache-whole"))
+        whole = CliRunner().invoke(cli, ["eval", str(write_set(tmp_path / "whole.toml", "whole", servers)), "--json"])
+        assert whole.exit_code == 0, whole.output
+        assert study_records(tmp_path / "killed") == study_records(tmp_path / "whole")
+        assert len(study_records(tmp_path / "whole")) == 3 * PER_MODEL
+
+        monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache-killed"))
+        before = sent(servers)
+        again = CliRunner().invoke(cli, ["eval", str(killed), "--json"])
+        assert again.exit_code == 0, again.output
+        assert sent(servers) == before  # nothing asked: every experiment is complete
+        assert all(e["requested"] == 0 for e in json.loads(again.stdout)["experiments"])
+    finally:
+        for s in servers:
+            s.stop()
+
+
+def test_a_failing_experiment_does_not_stop_the_others_and_is_named(tmp_path):
+    with OpenAIServer() as server:
+        path = tmp_path / "set.toml"
+        path.write_text(f'study_dir = "study"\n'
+                        f'[[models]]\nmodel = "hosted_vllm/test"\nname = "up"\noptions = {{ api_base = "{server.url}" }}\n'
+                        '[[models]]\nmodel = "hosted_vllm/test"\nname = "down"\n'
+                        'options = { api_base = "http://127.0.0.1:9/v1", timeout = 2, max_retries = 0 }\n'
+                        f'[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\nconditions = "C+Q"\n', encoding="utf-8")
+        result = CliRunner().invoke(cli, ["eval", str(path)])
+    assert result.exit_code == 4, result.output
+    assert "experiments: 1 of 2 done, 1 failed:" in result.output
+    assert "jmed48k × down" in result.output and "cannot connect to the server" in result.output
+    assert len(read_records(tmp_path / "study" / "jmed48k" / "up")) == 17
+
+
+def test_eval_set_in_python_does_what_the_command_does(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    doc = medvqa.eval_set({"study_dir": "s", "models": [{"model": "constant:A"}, {"model": "random", "name": "r"}],
+                           "benchmarks": [{"benchmark": "jmed48k", "sample": True, "conditions": ["C+Q"]}]},
+                          progress=False)
+    assert [e["model"] for e in doc["experiments"]] == ["constant:A", "r"] and doc["failed"] == []
+    assert {r["model"] for r in doc["compare"]["table"]} == {"constant:A", "r"}
+    assert (tmp_path / "s" / "jmed48k" / "constant_A" / "records.jsonl").is_file()
+
+
+BAD = [
+    ("models = 3", "the set", None, "study_dir: Field required"),
+    ('study_dir = "s"\nmodel = "x"\n[[models]]\nmodel = "random"\n[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n',
+     "the set", None, "model: not a key of an eval set"),
+    ('study_dir = "s"\n[[models]]\nmodel = "random"\ntemperature = 1\n[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n',
+     "models", "models[0] (random)", "temperature: not a key of this entry"),
+    ('study_dir = "s"\n[[models]]\nmodel = "hosted_vllm/m"\noptions = { temprature = 1 }\n'
+     '[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n',
+     "models", "models[0] (hosted_vllm/m)", "options.temprature: not an option of litellm models"),
+    ('study_dir = "s"\n[[models]]\nmodel = "random"\n[[benchmarks]]\nbenchmark = "igakuqa"\nsample = true\n'
+     'languages = ["fr"]\n', "benchmarks", "benchmarks[0] (igakuqa)", "languages: 'fr' is not one of igakuqa's (ja, en)"),
+    ('study_dir = "s"\n[[models]]\nmodel = "random"\n[[benchmarks]]\nbenchmark = "nonesuch"\nsample = true\n',
+     "benchmarks", "benchmarks[0] (nonesuch)", "benchmark: "),
+    ('study_dir = "s"\n[[models]]\nmodel = "random"\n[[benchmarks]]\nbenchmark = "jmed48k"\ndata = "missing"\n',
+     "benchmarks", "benchmarks[0] (jmed48k)", "data: "),
+    ('study_dir = "s"\n[[models]]\nmodel = "random"\n[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n'
+     'conditions = "C+X"\n', "benchmarks", "benchmarks[0] (jmed48k)", "conditions: "),
+]
+
+
+@pytest.mark.parametrize("text, section, entry, message", BAD)
+def test_a_bad_set_is_one_error_naming_the_file_the_entry_and_the_key_and_nothing_runs(tmp_path, text, section,
+                                                                                         entry, message):
+    path = tmp_path / "set.toml"
+    path.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["eval", str(path)])
+    assert result.exit_code == 1, result.output
+    line = " ".join(result.output.split())
+    assert f"{path}: " in line and message in line
+    if entry:
+        assert f"record {entry}: " in line
+    assert not (tmp_path / "s").exists()
+
+
+def test_yaml_and_json_sets_read_as_toml_does(tmp_path):
+    from medvqa.core.run.evalset import read_set
+
+    doc = {"study_dir": "s", "models": [{"model": "random"}],
+           "benchmarks": [{"benchmark": "igakuqa", "sample": True, "languages": ["ja", "en"]}]}
+    (tmp_path / "set.json").write_text(json.dumps(doc), encoding="utf-8")
+    (tmp_path / "set.yaml").write_text("study_dir: s\nmodels:\n  - model: random\nbenchmarks:\n"
+                                       "  - {benchmark: igakuqa, sample: true, languages: [ja, en]}\n", encoding="utf-8")
+    dirs = [[e.run_dir.relative_to(tmp_path) for e in read_set(tmp_path / name).experiments]
+            for name in ("set.json", "set.yaml")]
+    assert dirs[0] == dirs[1] == [Path("s/igakuqa/random"), Path("s/igakuqa-en/random")]
