@@ -76,6 +76,10 @@ def print_run_summary(summary: dict) -> None:
     click.echo(condition_table(summary["conditions"]))
     if summary.get("repeats"):
         click.echo(repeats_table(summary["repeats"]))
+    for cond, u in (summary.get("usage_by_condition") or {}).items():
+        thought = f" ({u['reasoning_tokens']:,} reasoning)" if u.get("reasoning_tokens") else ""
+        cost = f", ${u['cost_usd']:.4f}" if u.get("cost_usd") else ""
+        click.echo(f"  {cond}: {u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} completion tokens{thought}{cost}")
     if summary.get("n_held_out"):
         click.echo(f"held-out records (answers withheld, not scored): {summary['n_held_out']}; "
                    f"medvqa export {summary['run_dir']} writes them for evaluation")

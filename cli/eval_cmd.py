@@ -13,7 +13,10 @@ EXIT_FAILED = 4  # the set ran, but one experiment or more failed (the summary n
 @click.command("eval")
 @click.argument("set_file", metavar="SET", type=click.Path(exists=True, dir_okay=False, path_type=str))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
-def command(set_file, as_json) -> None:
+@click.option("--dry-run", is_flag=True,
+              help="Print every experiment's plan and the totals and send nothing: requests (already recorded, "
+                   "cached), tokens and cost.")
+def command(set_file, as_json, dry_run) -> None:
     """Run every experiment of the eval set SET (TOML, YAML or JSON): each model on each
     benchmark in each language, one run directory each under the set's study_dir. Re-running
     resumes the set. docs/studies.md walks through a study.
@@ -24,6 +27,25 @@ def command(set_file, as_json) -> None:
 
     with user_errors():
         study = read_set(set_file)
+    if dry_run:
+        from medvqa.core.run.plan import dry_run_set, plan_lines
+
+        with user_errors():
+            doc = dry_run_set(study)
+        if as_json:
+            print_json(doc)
+        else:
+            for plan in doc["plans"]:
+                click.echo("\n".join(plan_lines(plan)))
+            t = doc["total"]
+            unknown = f" (and {t['cost_unknown']} experiments of unknown price)" if t["cost_unknown"] else ""
+            click.echo(f"set: {t['experiments']} experiments, {t['pairs']} pairs, {t['recorded']} recorded, "
+                       f"{t['cached']} cached: {t['requests']} requests to send (and {t['preflight']} preflight); "
+                       f"{t['input_tokens']:,} input and {t['output_tokens']:,} output tokens, "
+                       f"${t['cost_usd']:.4f}{unknown}")
+            for f in doc["failed"]:
+                click.echo(f"  cannot plan {f['experiment']}: {f['failure']}")
+        return
     say = None if as_json else (lambda line: click.echo(line, err=True))
     if say:
         say(f"eval set {set_file}: {len(study.experiments)} experiments under {study.study_dir}")

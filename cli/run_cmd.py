@@ -15,7 +15,7 @@ EXIT_UNTRUSTED = 4  # the run finished, but errors exceed --max-error-rate or no
 # and 130 (EXIT_INTERRUPTED, core/run/interrupt.py): Ctrl-C; the run resumes where it stopped
 JSON_FIELDS = ("run_dir", "n_items", "n_records", "n_excluded", "accuracy", "conditions", "n_image_fallback",
                "errors", "error_rate", "max_error_rate", "failure", "judged", "n_held_out",
-               "extracted", "warnings", "repeats", "usage", "cost_usd")
+               "extracted", "warnings", "repeats", "usage", "cost_usd", "usage_by_condition")
 
 
 def _finite(ctx, param, value):
@@ -121,6 +121,8 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--max-error-rate", type=click.FloatRange(0, 1), default=0.05, show_default=True, callback=_finite,
               help=f"Exit with status {EXIT_UNTRUSTED} when more records than this fraction are errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout, nothing else.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the plan and send nothing: requests (already recorded, cached), tokens and cost.")
 @reading_option
 @click.option("--model-name", metavar="NAME", help="The name the model goes by in tables, pairing (image, language) and compare (default: the model string, kept beside it in the manifest): runs of one model under two strings pair when they share it.")
 @click.option("--allow-invalid", is_flag=True, help="Run even when `medvqa validate` finds errors in the data.")
@@ -160,7 +162,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
               help="Backend options from a JSON, TOML or YAML file (the keys of -M); -M and the flags override it.")
 def command(benchmark, model, data, sample, split, select, context, judges, judge_api_base, extractor,
             extractor_api_base, conditions, limit, convention, language, run_dir, seed, repeats,
-            no_cache, no_retry_errors, max_error_rate, as_json, reading, model_name, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
+            no_cache, no_retry_errors, max_error_rate, as_json, dry_run, reading, model_name, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
             max_image_side, price, temperature, max_tokens, params, max_response_bytes, response_format, workers,
             tensor_parallel_size, batch_size, engine_options, model_options, model_config, **keywords) -> None:
     """Run BENCHMARK on a model and write records to a run directory.
@@ -204,6 +206,18 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
             **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}),
             backend_options=resolved,
         )
+        if dry_run:
+            from medvqa.core.run.plan import dry_run as plan_run, plan_lines
+
+            try:
+                plan = plan_run(options)
+            except PreflightError as exc:
+                raise _Exit(str(exc), EXIT_PREFLIGHT) from None
+            if as_json:
+                print_json(plan)
+            else:
+                click.echo("\n".join(plan_lines(plan)))
+            return
         try:
             result = run(options, progress=not as_json, second_interrupt_exits=True)
         except PreflightError as exc:

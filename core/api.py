@@ -142,6 +142,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     from medvqa.core.passlines import PassLines, PassVerdict
     from medvqa.core.render import Tables, render
     from medvqa.core.repeats import repeat_numbers, with_repeat_columns
+    from medvqa.core.usage import usage_by_condition, usage_columns
     from medvqa.core.run.saved import read_run, whole_exam_items
     from medvqa.core.run.store import read_manifest, read_records
 
@@ -200,6 +201,8 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     frames = [metrics.table(recs, fields, bench, manifest.get("excluded") or [], reading) for fields in groupings]
     if (repeated := repeat_numbers(recs, bench, reading)) is not None:  # a run asked --repeats K times
         frames = [with_repeat_columns(f, repeated) if not fields else f for f, fields in zip(frames, groupings)]
+    if used := usage_by_condition(recs):  # tokens and cost per condition, where the records hold them
+        frames = [usage_columns(f, used) if not fields else f for f, fields in zip(frames, groupings)]
     if fmt not in (None, "csv", "json"):  # one table per grouping, each with its own columns
         return "\n".join(render(t, fmt) for t in frames)
     import pandas as pd

@@ -31,6 +31,7 @@ from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.render import json_rows
 from medvqa.core.repeats import n_repeats, study_repeats
+from medvqa.core.usage import usage_by_condition
 from medvqa.core import metrics
 from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived, model_name
 from medvqa.core.items import DataError, Item
@@ -94,12 +95,14 @@ class Comparison:
     # {"reading": the reading of every run (or "mixed"), "readings": {benchmark: reading}}
     reading: dict = field(default_factory=lambda: {"reading": metrics.STRICT, "readings": {}})
     repeats: list[dict] = field(default_factory=list)  # runs asked --repeats K times: `repeats.study_repeats`
+    usage: list[dict] = field(default_factory=list)  # tokens and cost per model × benchmark × condition
 
     def as_json(self) -> dict:
         return {**self.reading, "by": self.by, "table": json_rows(self.table), "delta_img": json_rows(self.delta_img),
                 "delta_lang": json_rows(self.delta_lang),
                 "tests": json_rows(self.tests), "pass_lines": self.pass_lines, "runs": self.runs, "notes": self.notes,
-                **({"repeats": self.repeats} if self.repeats else {})}
+                **({"repeats": self.repeats} if self.repeats else {}),
+                **({"usage": self.usage} if self.usage else {})}
 
 
 # ---------------------------------------------------------------- reading runs
@@ -298,4 +301,6 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
                       delta_img=pd.DataFrame(deltas, columns=DELTA_COLUMNS),
                       tests=pd.DataFrame(tests, columns=TEST_COLUMNS), delta_lang=delta_lang, pass_lines=passes, notes=notes, runs=runs,
                       by=shown, reading=metrics.reading_summary(run for e in entries for run in e.runs),
-                      repeats=study_repeats(entries))
+                      repeats=study_repeats(entries),
+                      usage=[{"model": e.model, "benchmark": e.benchmark.name, "condition": c, **u}
+                             for e in entries for c, u in usage_by_condition(e.records).items()])

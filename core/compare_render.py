@@ -148,6 +148,13 @@ def markdown(doc: dict) -> str:
     if doc["pass_lines"]:
         lines += ["## Pass lines (one row per exam and criterion)", "", to_markdown(pass_frame(doc))]
     lines += repeats_markdown(doc.get("repeats") or [])
+    if doc.get("usage"):
+        lines += ["## Tokens and cost (per model, benchmark and condition)", "",
+                  "| model | benchmark | condition | prompt | completion | reasoning | cost (USD) |",
+                  "|---|---|---|---:|---:|---:|---:|",
+                  *(f"| {u['model']} | {u['benchmark']} | {u['condition']} | {u['prompt_tokens']:,} | "
+                    f"{u['completion_tokens']:,} | {u['reasoning_tokens']:,} | {u['cost_usd']:.4f} |" for u in doc["usage"]),
+                  ""]
     for stratum in dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL):
         lines += [f"## By {stratum}", "", _markdown_table(doc, "table", STRATUM, stratum)]
     methods = sorted({r["ci_method"] for rows in (doc["table"], doc["delta_img"], doc["tests"]) for r in rows

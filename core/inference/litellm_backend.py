@@ -435,6 +435,8 @@ class LiteLLMBackend(Backend):
         else:
             cost = (getattr(result, "_hidden_params", None) or {}).get("response_cost") or 0.0
         self.stats["cost_usd"] += cost
+        if cost:  # what this answer cost, so that any grouping of records sums it
+            tokens["cost_usd"] = round(cost, 10)
         extra = {"reasoning": self._scrub(writable_text(reasoning)) if reasoning is not None else None,
                  "finish_reason": "length" if finish == "length" else None}
         if answered or reasoning is not None and not (isinstance(refusal, str) and refusal.strip()):

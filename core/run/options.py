@@ -95,13 +95,10 @@ def default_run_dir(bench: str, split: str, model: str, identity: dict, language
     return Path("runs") / f"{bench}{lang}-{split}-{_slug(model)}-{digest}"
 
 
-def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: bool = False) -> RunResult:
-    """Run (or resume) what `options` describe; progress goes to stderr when `progress`.
-
-    Ctrl-C stops the run with `RunInterrupted` (a KeyboardInterrupt) once the files are closed;
-    its message says how many records are saved and the command that resumes. With
-    `second_interrupt_exits` (the CLI), a second Ctrl-C during that shutdown prints the same
-    line and ends the process at once with status 130."""
+def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
+    """The `RunSpec` of what `options` describe: the benchmark checked, its items loaded, the
+    backend built, the run directory chosen; nothing asked, nothing written. `cache=False`
+    leaves the response cache closed whatever the options say."""
     benchmark = plugins.get_benchmark(options.benchmark).with_convention(options.convention)
     benchmark = benchmark.with_language(options.language)
     other_language = benchmark.active_language if benchmark.active_language != benchmark.offered_languages[0] else None
@@ -130,7 +127,8 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
          **({"language": other_language} if other_language else {})}, other_language)
     if options.convention is None:  # a resume without --convention keeps the run's own (`score --convention`)
         benchmark = benchmark.with_convention(recorded_convention(run_dir))
-    cache = ResponseCache(Path(options.cache_path) if options.cache_path else None) if options.cache else None
+    use_cache = options.cache if cache is None else cache and options.cache
+    cache = ResponseCache(Path(options.cache_path) if options.cache_path else None) if use_cache else None
     command_line = options.command_line or list(sys.argv)
     spec = RunSpec(benchmark=benchmark, items=items, backend=backend, conditions=conditions, run_dir=run_dir,
                    split=split, data=options.load_options()["data"], cache=cache, command_line=command_line,
@@ -145,6 +143,19 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
                                                                 **options.backend_options))
     if options.repeats > 1:
         spec.extra_manifest["repeats"] = {"n": options.repeats, "seeds": "the run's seed + the repeat index"}
+    return spec
+
+
+def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: bool = False) -> RunResult:
+    """Run (or resume) what `options` describe; progress goes to stderr when `progress`.
+
+    Ctrl-C stops the run with `RunInterrupted` (a KeyboardInterrupt) once the files are closed;
+    its message says how many records are saved and the command that resumes. With
+    `second_interrupt_exits` (the CLI), a second Ctrl-C during that shutdown prints the same
+    line and ends the process at once with status 130."""
+    spec = prepare(options)
+    run_dir, cache, items, conditions = spec.run_dir, spec.cache, spec.items, spec.conditions
+    command_line = spec.command_line
     reporter = for_stderr() if progress else None
     latest: dict | None = None  # the runner's live state, once it has planned the run
 

@@ -32,6 +32,7 @@ from medvqa.core.run.store import HELD_OUT, RunStore, newest_per_pair, pair_key
 from medvqa.core.results import FORMAT_VERSION
 from medvqa.core.metrics import headline_numbers
 from medvqa.core.repeats import repeat_numbers
+from medvqa.core.usage import usage_by_condition
 from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, health
 
 RETRIED_STATUSES = ("error", "missing")  # what a re-run asks again by default
@@ -202,7 +203,8 @@ class RunResult:
                 **({"judged": self.judged} if self.judged is not None else {}),
                 **({"extracted": self.extracted} if self.extracted is not None else {}),
                 **({"repeats": repeated} if (repeated := repeat_numbers(self.records, self.benchmark, self.reading))
-                   else {})}
+                   else {}),
+                **({"usage_by_condition": used} if (used := usage_by_condition(self.records)) else {})}
 
 
 @dataclass
@@ -260,17 +262,12 @@ def build_manifest(spec: RunSpec) -> dict:
     }
 
 
-def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> RunResult:
-    """Run (or resume) `spec`. Every planned pair ends with exactly one record."""
-    started = time.monotonic()
-    bench = spec.benchmark
-    patterns = plugins.answer_patterns()
-    store = RunStore(spec.run_dir)
-    existing = store.open(build_manifest(spec))
+def plan_requests(spec: RunSpec, existing: list[dict]) -> tuple[list[dict], list[Request], dict[int, Backend]]:
+    """(the records kept of `existing`, the requests still to ask, the backend of each repeat):
+    what `execute` asks and what `--dry-run` counts, computed here once."""
     retried = RETRIED_STATUSES if spec.retry_errors else ()
     kept = [r for r in existing if r.get("status") not in retried]
     done = {pair_key(r) for r in kept}
-    records = list(existing)  # every record of this run; superseded ones are dropped at the end
     if spec.repeats < 1:
         raise ValueError(f"repeats must be at least 1, not {spec.repeats}")
     if spec.repeats > 1 and spec.forced_guess:
@@ -279,6 +276,7 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
     for r in range(1, spec.repeats):
         backends[r] = spec.repeat_backend(r) if spec.repeat_backend is not None else spec.backend
     todo: list[Request] = []
+    bench = spec.benchmark
     for item, cond in plan(spec.items, spec.conditions):
         messages = schema = None
         for r in range(spec.repeats):
@@ -288,6 +286,19 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
                 messages, schema = bench.render(item, cond), bench.response_schema(item)
             todo.append(Request(item=item, condition=cond.value, messages=messages, response_schema=schema,
                                 key=backend_request_key(backends[r], messages, schema, r), repeat=r))
+    return kept, todo, backends
+
+
+def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> RunResult:
+    """Run (or resume) `spec`. Every planned pair ends with exactly one record."""
+    started = time.monotonic()
+    bench = spec.benchmark
+    patterns = plugins.answer_patterns()
+    store = RunStore(spec.run_dir)
+    existing = store.open(build_manifest(spec))
+    kept, todo, backends = plan_requests(spec, existing)
+    records = list(existing)  # every record of this run; superseded ones are dropped at the end
+    retried = RETRIED_STATUSES if spec.retry_errors else ()
     result = RunResult(run_dir=spec.run_dir, n_items=len(spec.items),
                        n_excluded=sum(1 for it in spec.items if it.excluded), records=records, benchmark=bench)
     state = progress_state(kept, todo, spec.backend.stats)

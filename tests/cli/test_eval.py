@@ -72,6 +72,10 @@ def test_a_set_killed_midway_resumes_to_the_records_of_an_uninterrupted_set_then
         assert 0 < len(partial) < 3 * PER_MODEL
 
         monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache-killed"))
+        planned = CliRunner().invoke(cli, ["eval", str(killed), "--dry-run", "--json"])
+        assert planned.exit_code == 0, planned.output
+        plan = json.loads(planned.stdout)["total"]
+        assert sent(servers) == before and plan["recorded"] == len(partial) and plan["pairs"] == 3 * PER_MODEL
         resumed = CliRunner().invoke(cli, ["eval", str(killed), "--json"])
         assert resumed.exit_code == 0, resumed.output
         doc = json.loads(resumed.stdout)
@@ -80,6 +84,8 @@ def test_a_set_killed_midway_resumes_to_the_records_of_an_uninterrupted_set_then
         # what the kill left unanswered, and one preflight request per experiment that asks anything
         assert sum(asked) + sum(n > 0 for n in asked) == sent(servers) - before
         assert sum(asked) >= 3 * PER_MODEL - len(partial)
+        # the plan made before the resume counted exactly what the resume then sent
+        assert (plan["requests"], plan["preflight"]) == (sum(asked), sum(n > 0 for n in asked))
         assert len(doc["compare"]["table"]) > 0 and (tmp_path / "killed" / "compare.md").is_file()
 
         monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache-whole"))
