@@ -113,6 +113,7 @@ class Record(BaseModel):
     reasoning: str | None = None
     finish_reason: str | None = None  # "length": the reply was cut off by max_tokens
     reason: str | None = None  # why a parse failure is one, where medvqa knows ("reasoning cut off")
+    repeat: int | None = None  # which repeat of a run asked `--repeats K` times (None: a run without repeats)
 
     @field_validator("condition")
     @classmethod

@@ -221,6 +221,11 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
             raise fail(entry, "data: give either data or sample = true, not both")
         if not b.sample and not b.data:
             raise fail(entry, "data: give the benchmark's data folder, or sample = true")
+        for split in (["sample"] if b.sample else []) + ([b.split] if b.split else []):
+            if split not in bench.splits:
+                key = "sample" if b.sample and split == "sample" else "split"
+                raise fail(entry, f"{key}: {bench.name} has no split {split!r} (it has {', '.join(bench.splits)})"
+                                  + ("; give its data" if key == "sample" else ""))
         if b.data:
             folder = Path(b.data) if Path(b.data).is_absolute() else base / b.data
             if not folder.exists():

@@ -139,8 +139,10 @@ BAD = [
     ('study_dir = "s"\n[[models]]\nmodel = "hosted_vllm/m"\noptions = { temprature = 1 }\n'
      '[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n',
      "models", "models[0] (hosted_vllm/m)", "options.temprature: not an option of litellm models"),
-    ('study_dir = "s"\n[[models]]\nmodel = "random"\n[[benchmarks]]\nbenchmark = "igakuqa"\nsample = true\n'
+    ('study_dir = "s"\n[[models]]\nmodel = "random"\n[[benchmarks]]\nbenchmark = "igakuqa"\ndata = "."\n'
      'languages = ["fr"]\n', "benchmarks", "benchmarks[0] (igakuqa)", "languages: 'fr' is not one of igakuqa's (ja, en)"),
+    ('study_dir = "s"\n[[models]]\nmodel = "random"\n[[benchmarks]]\nbenchmark = "igakuqa"\nsample = true\n',
+     "benchmarks", "benchmarks[0] (igakuqa)", "sample: igakuqa has no split 'sample' (it has full); give its data"),
     ('study_dir = "s"\n[[models]]\nmodel = "random"\n[[benchmarks]]\nbenchmark = "nonesuch"\nsample = true\n',
      "benchmarks", "benchmarks[0] (nonesuch)", "benchmark: "),
     ('study_dir = "s"\n[[models]]\nmodel = "random"\n[[benchmarks]]\nbenchmark = "jmed48k"\ndata = "missing"\n',
@@ -168,10 +170,10 @@ def test_yaml_and_json_sets_read_as_toml_does(tmp_path):
     from medvqa.core.run.evalset import read_set
 
     doc = {"study_dir": "s", "models": [{"model": "random"}],
-           "benchmarks": [{"benchmark": "igakuqa", "sample": True, "languages": ["ja", "en"]}]}
+           "benchmarks": [{"benchmark": "igakuqa", "data": ".", "languages": ["ja", "en"]}]}
     (tmp_path / "set.json").write_text(json.dumps(doc), encoding="utf-8")
     (tmp_path / "set.yaml").write_text("study_dir: s\nmodels:\n  - model: random\nbenchmarks:\n"
-                                       "  - {benchmark: igakuqa, sample: true, languages: [ja, en]}\n", encoding="utf-8")
+                                       "  - {benchmark: igakuqa, data: ., languages: [ja, en]}\n", encoding="utf-8")
     dirs = [[e.run_dir.relative_to(tmp_path) for e in read_set(tmp_path / name).experiments]
             for name in ("set.json", "set.yaml")]
     assert dirs[0] == dirs[1] == [Path("s/igakuqa/random"), Path("s/igakuqa-en/random")]
