@@ -18,6 +18,7 @@ import pandas as pd
 from medvqa.core.compare import OVERALL, Comparison
 from medvqa.core.metrics import READINGS
 from medvqa.core.passlines import COLUMNS as PASS_COLUMNS, PassVerdict
+from medvqa.core.repeats import repeats_markdown
 from medvqa.core.results import condition_order
 from medvqa.core.render import (fmt, interval as _ci, percent as _pct, points as _pp, to_html, to_latex,
                                 to_markdown)
@@ -127,12 +128,6 @@ def frame(doc: dict, section: str, spec: list, stratum: str | None = None) -> pd
 
 def _markdown_table(doc: dict, section: str, spec: list, stratum: str | None = None) -> str:
     return to_markdown(frame(doc, section, spec, stratum), formats(spec))
-
-
-def repeats_markdown(rows):
-    from medvqa.core.repeats import repeats_markdown as lines
-
-    return lines(rows)
 
 
 def markdown(doc: dict) -> str:
