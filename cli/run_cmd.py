@@ -121,6 +121,14 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--max-error-rate", type=click.FloatRange(0, 1), default=0.05, show_default=True, callback=_finite,
               help=f"Exit with status {EXIT_UNTRUSTED} when more records than this fraction are errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout, nothing else.")
+@click.option("--batch", is_flag=True,
+              help="Send the requests through the provider's batch API (openai/ models; half the price at OpenAI); "
+                   "the run directory keeps the batch ids and a re-run polls them.")
+@click.option("--batch-poll", type=click.FloatRange(min=0), default=30.0, show_default=True, callback=_finite,
+              help="Seconds between two polls of the open batches.")
+@click.option("--batch-wait", type=click.FloatRange(min=0), callback=_finite,
+              help="Stop waiting for the batches after this many seconds: what they still hold is recorded missing "
+                   "and the same command polls it (default: wait until done).")
 @click.option("--dry-run", is_flag=True,
               help="Print the plan and send nothing: requests (already recorded, cached), tokens and cost.")
 @reading_option
@@ -162,7 +170,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
               help="Backend options from a JSON, TOML or YAML file (the keys of -M); -M and the flags override it.")
 def command(benchmark, model, data, sample, split, select, context, judges, judge_api_base, extractor,
             extractor_api_base, conditions, limit, convention, language, run_dir, seed, repeats,
-            no_cache, no_retry_errors, max_error_rate, as_json, dry_run, reading, model_name, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
+            no_cache, no_retry_errors, max_error_rate, as_json, batch, batch_poll, batch_wait, dry_run, reading, model_name, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
             max_image_side, price, temperature, max_tokens, params, max_response_bytes, response_format, workers,
             tensor_parallel_size, batch_size, engine_options, model_options, model_config, **keywords) -> None:
     """Run BENCHMARK on a model and write records to a run directory.
@@ -202,7 +210,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
             extractor=extractor, extractor_options={"api_base": extractor_api_base} if extractor_api_base else {},
             command_line=["medvqa", *sys.argv[1:]], allow_invalid=allow_invalid, forced_guess=forced_guess,
             retry_errors=not no_retry_errors, max_error_rate=max_error_rate, reading=reading, model_name=model_name,
-            repeats=repeats,
+            repeats=repeats, batch=batch, batch_poll_s=batch_poll, batch_wait_s=batch_wait,
             **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}),
             backend_options=resolved,
         )

@@ -102,6 +102,17 @@ class Faults:
         return None
 
 
+@dataclass
+class BatchFaults:
+    """Faults of the batch endpoints: the first batch expires with half its lines run, and every
+    `failed_line_every`-th line of it fails (500); a batch stays in progress for its first
+    `slow_polls` retrievals."""
+
+    expire_first: bool = False
+    failed_line_every: int = 0
+    slow_polls: int = 0
+
+
 def _image_digest(url: str) -> str:
     """SHA-256 of a data URL's decoded bytes (of the URL itself for anything else)."""
     head, _, data = url.partition(",")
@@ -127,6 +138,12 @@ def canonical_messages(messages: list[dict]) -> list[list]:
                 parts.append(["image", _image_digest(url)])
         out.append([m.get("role"), parts])
     return out
+
+
+def body_chars(body: dict) -> int:
+    """The size of a request body as the prompt tokens are counted (4 characters a token): its
+    compact JSON, so that a body sent live and the same body in a batch line count alike."""
+    return len(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
 
 
 def prompt_text(messages: list[dict]) -> str:
@@ -229,8 +246,14 @@ class OpenAIServer:
     # a sampling model: at a temperature above 0 the answer is drawn by the request's seed too, so
     # requests differing only in their seed (a run's repeats) get answers drawn independently
     sampling: bool = False
+    # the batch API: its faults, and `batch_hold` keeps every batch in progress until it is cleared
+    batch_faults: "BatchFaults" = field(default_factory=lambda: BatchFaults())
+    batch_hold: bool = False
 
     def __post_init__(self) -> None:
+        self.files: dict[str, bytes] = {}  # the batch API's files, by id
+        self.batches: dict[str, dict] = {}  # the batch API's batches, by id
+        self.batch_lines: Counter[str] = Counter()  # batch lines answered (or failed) per content key
         self.counts: Counter[str] = Counter()  # requests received per content key
         self.outcomes: Counter[str] = Counter()  # "answered" or the fault kind
         self.bodies: list[dict] = []  # request bodies, when keep_bodies is set
@@ -249,7 +272,84 @@ class OpenAIServer:
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/stats", self._stats)
         app.router.add_get("/counts", self._counts)
+        app.router.add_post("/v1/files", self._upload)
+        app.router.add_get("/v1/files/{file_id}/content", self._file_content)
+        app.router.add_post("/v1/batches", self._create_batch)
+        app.router.add_get("/v1/batches/{batch_id}", self._retrieve_batch)
         return app
+
+    # -- the files and batches endpoints (OpenAI's batch API) ----------------------------------
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        data, purpose = b"", None
+        async for part in await request.multipart():
+            if part.name == "file":
+                data = bytes(await part.read())
+            elif part.name == "purpose":
+                purpose = await part.text()
+        file_id = f"file-{len(self.files) + 1}"
+        self.files[file_id] = data
+        return web.json_response({"id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
+                                  "filename": "input.jsonl", "purpose": purpose, "status": "processed"})
+
+    async def _file_content(self, request: web.Request) -> web.Response:
+        return web.Response(body=self.files[request.match_info["file_id"]], content_type="application/octet-stream")
+
+    async def _create_batch(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        lines = [json.loads(line) for line in self.files[body["input_file_id"]].decode().splitlines() if line.strip()]
+        batch_id = f"batch_{len(self.batches) + 1}"
+        self.batches[batch_id] = {"lines": lines, "polls": 0, "body": body, "result": None}
+        return web.json_response(self._batch_object(batch_id, "validating"))
+
+    def _batch_object(self, batch_id: str, status: str, output: str | None = None, errors: str | None = None,
+                      counts: tuple[int, int] = (0, 0)) -> dict:
+        b = self.batches[batch_id]
+        return {"id": batch_id, "object": "batch", "endpoint": b["body"]["endpoint"],
+                "input_file_id": b["body"]["input_file_id"], "completion_window": b["body"]["completion_window"],
+                "status": status, "output_file_id": output, "error_file_id": errors, "created_at": int(time.time()),
+                "request_counts": {"total": len(b["lines"]), "completed": counts[0], "failed": counts[1]}}
+
+    async def _retrieve_batch(self, request: web.Request) -> web.Response:
+        batch_id = request.match_info["batch_id"]
+        b = self.batches[batch_id]
+        b["polls"] += 1
+        if b["result"] is None:
+            if self.batch_hold or b["polls"] <= self.batch_faults.slow_polls:
+                return web.json_response(self._batch_object(batch_id, "in_progress"))
+            b["result"] = self._finish_batch(batch_id)
+        return web.json_response(self._batch_object(batch_id, *b["result"]))
+
+    def _finish_batch(self, batch_id: str) -> tuple:
+        """Answer a batch's lines as the chat endpoint answers them, with its faults: the first
+        batch may expire half done, and every `failed_line_every`-th line of it fails (500)."""
+        b, f = self.batches[batch_id], self.batch_faults
+        expired = f.expire_first and batch_id == "batch_1"
+        outputs, errors = [], []
+        for i, line in enumerate(b["lines"]):
+            if expired and i >= len(b["lines"]) // 2:
+                break  # never run: an expired batch answers none of the rest
+            messages = line["body"]["messages"]
+            key = content_key(messages)
+            self.batch_lines[key] += 1
+            if f.failed_line_every and batch_id == "batch_1" and i % f.failed_line_every == 0:
+                errors.append({"id": f"req-{i}", "custom_id": line["custom_id"],
+                               "response": {"status_code": 500, "request_id": f"req-{i}",
+                                            "body": {"error": {"message": "internal error", "type": "server_error"}}},
+                               "error": None})
+                continue
+            text = self._reply(messages, key, line["body"].get("response_format"))
+            body = completion_body(line["body"].get("model", self.model), key, text, body_chars(line["body"]), None)
+            outputs.append({"id": f"req-{i}", "custom_id": line["custom_id"],
+                            "response": {"status_code": 200, "request_id": f"req-{i}", "body": body}, "error": None})
+        out_id = err_id = None
+        if outputs:
+            out_id = f"file-{len(self.files) + 1}"
+            self.files[out_id] = "\n".join(json.dumps(o) for o in outputs).encode()
+        if errors:
+            err_id = f"file-{len(self.files) + 1}"
+            self.files[err_id] = "\n".join(json.dumps(e) for e in errors).encode()
+        return ("expired" if expired else "completed", out_id, err_id, (len(outputs), len(errors)))
 
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": self.model, "object": "model",
@@ -314,7 +414,7 @@ class OpenAIServer:
         if thought is not None:
             text, reasoning = with_reasoning(text, thought, self.reasoning_form,
                                              body.get("max_tokens") or body.get("max_completion_tokens"))
-        payload = json.dumps(completion_body(body.get("model", self.model), key, text, len(raw), refusal,
+        payload = json.dumps(completion_body(body.get("model", self.model), key, text, body_chars(body), refusal,
                                              reasoning)).encode()
         if fault == "trickle":  # every byte on time, the whole answer never within a deadline
             response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})

@@ -6,6 +6,7 @@ An eval set (`medvqa eval SET.toml`, `medvqa.eval_set(...)`; TOML, YAML or JSON)
 study_dir = "studies/2026-vlms"    # relative to the set's file
 repeats = 1                        # optional, as --repeats
 seed = 0                           # optional, as --seed
+batch = false                      # optional, as --batch (batch_poll_s as --batch-poll)
 
 [[models]]
 model = "hosted_vllm/qwen3-vl"     # as --model
@@ -48,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from medvqa.core.items import DataError
 
-SET_KEYS = ("study_dir", "models", "benchmarks", "repeats", "seed", "max_error_rate")
+SET_KEYS = ("study_dir", "models", "benchmarks", "repeats", "seed", "max_error_rate", "batch", "batch_poll_s")
 
 
 class ModelEntry(BaseModel):
@@ -87,6 +88,8 @@ class EvalSetFile(BaseModel):
     repeats: int = Field(1, ge=1)
     seed: int = 0
     max_error_rate: float = Field(0.05, ge=0, le=1)
+    batch: bool = False  # every experiment through its provider's batch API (`--batch`)
+    batch_poll_s: float = Field(30.0, ge=0)
 
 
 @dataclass
@@ -114,6 +117,8 @@ class EvalSet:
     repeats: int = 1
     seed: int = 0
     max_error_rate: float = 0.05
+    batch: bool = False
+    batch_poll_s: float = 30.0
 
 
 @dataclass
@@ -252,7 +257,8 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
                 folder = f"{b.benchmark}-{_slug(lang)}" if lang and not first else b.benchmark
                 experiments.append(Experiment(m, b, lang, study_dir / folder / _slug(m.name or m.model), resolved,
                                               _lane(m.model, resolved)))
-    return EvalSet(file, study_dir, experiments, parsed.repeats, parsed.seed, parsed.max_error_rate)
+    return EvalSet(file, study_dir, experiments, parsed.repeats, parsed.seed, parsed.max_error_rate, parsed.batch,
+                   parsed.batch_poll_s)
 
 
 def _lane(model: str, options: Mapping[str, Any]) -> str:
@@ -275,7 +281,8 @@ def run_options(s: EvalSet, e: Experiment, command_line: list[str]):
                       select={k: v if isinstance(v, list) else [str(v)] for k, v in b.select.items()} if b.select else None,
                       conditions=b.conditions, limit=b.limit, convention=b.convention, language=e.language,
                       run_dir=str(e.run_dir), seed=s.seed, repeats=s.repeats, max_error_rate=s.max_error_rate,
-                      model_name=e.model.name, backend_options=dict(e.backend_options), command_line=command_line)
+                      model_name=e.model.name, backend_options=dict(e.backend_options), command_line=command_line,
+                      batch=s.batch, batch_poll_s=s.batch_poll_s)
 
 
 def run_set(s: EvalSet, *, progress: Callable[[str], None] | None = None,

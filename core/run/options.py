@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from medvqa.core import plugins
+from medvqa.core.errors import UsageError
 from medvqa.core.conditions import parse_conditions
 from medvqa.core.inference.cache import ResponseCache
 from medvqa.core.inference.secrets import redact_command_line, scrub
@@ -59,6 +60,9 @@ class RunOptions:
     model_name: str | None = None  # the name the model goes by in tables and pairing (`--model-name`)
     reading: str | None = None  # the summary's headline reading (`--reading`); None: the benchmark's protocol's
     repeats: int = 1  # ask every pair this many times (`--repeats`), repeat r with seed + r
+    batch: bool = False  # send the requests through the provider's batch API (`--batch`)
+    batch_poll_s: float = 30.0  # seconds between two polls of the open batches
+    batch_wait_s: float | None = None  # stop waiting after this many seconds (the rest: missing, polled next time)
     backend_options: dict[str, Any] = field(default_factory=dict)
     command_line: list[str] = field(default_factory=list)
 
@@ -127,6 +131,18 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
          **({"language": other_language} if other_language else {})}, other_language)
     if options.convention is None:  # a resume without --convention keeps the run's own (`score --convention`)
         benchmark = benchmark.with_convention(recorded_convention(run_dir))
+
+    def batched(live):
+        if not options.batch:
+            return live
+        from medvqa.core.inference.batch import BatchBackend, BatchError
+
+        try:
+            return BatchBackend(live, run_dir, poll_s=options.batch_poll_s, wait_s=options.batch_wait_s)
+        except BatchError as exc:
+            raise UsageError(str(exc)) from None
+
+    backend = batched(backend)
     use_cache = options.cache if cache is None else cache and options.cache
     cache = ResponseCache(Path(options.cache_path) if options.cache_path else None) if use_cache else None
     command_line = options.command_line or list(sys.argv)
@@ -139,8 +155,8 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
                                    **({"model_name": options.model_name} if options.model_name else {})},
                    forced_guess=options.forced_guess, retry_errors=options.retry_errors,
                    max_response_bytes=options.max_response_bytes, repeats=options.repeats,
-                   repeat_backend=lambda r: plugins.get_backend(options.model, seed=options.seed + r,
-                                                                **options.backend_options))
+                   repeat_backend=lambda r: batched(plugins.get_backend(options.model, seed=options.seed + r,
+                                                                        **options.backend_options)))
     if options.repeats > 1:
         spec.extra_manifest["repeats"] = {"n": options.repeats, "seeds": "the run's seed + the repeat index"}
     return spec

@@ -75,7 +75,9 @@ def _estimate(backend, payloads: list[list[dict]]) -> dict:
     """Input and output tokens and cost of sending `payloads` through `backend`."""
     from medvqa.core.inference.litellm_backend import import_litellm
 
-    litellm = getattr(backend, "litellm", None) or import_litellm()  # the backend's registers its prices
+    live = getattr(backend, "live", backend)  # a batch backend's live one holds its settings
+    batch = live is not backend
+    litellm = getattr(live, "litellm", None) or import_litellm()  # the backend's registers its prices
     target = backend.model
     try:
         info = litellm.get_model_info(target)
@@ -89,7 +91,7 @@ def _estimate(backend, payloads: list[list[dict]]) -> dict:
     typical = min(TYPICAL_REPLY_TOKENS, max_tokens) if max_tokens else TYPICAL_REPLY_TOKENS
     n_out = typical * len(payloads)
     out_max = max_tokens * len(payloads) if max_tokens else None
-    price = getattr(backend, "price", None)
+    price = getattr(live, "price", None)
     cost, cost_max, source = None, None, None
     if price:
         cost = (n_in * price[0] + n_out * price[1]) / 1e6
@@ -97,7 +99,12 @@ def _estimate(backend, payloads: list[list[dict]]) -> dict:
         source = "--price"
     elif known and info.get("input_cost_per_token") is not None:  # litellm's own price, not our zero
         p_in, p_out = float(info.get("input_cost_per_token") or 0), float(info.get("output_cost_per_token") or 0)
-        cost, source = n_in * p_in + n_out * p_out, "litellm"
+        source = "litellm"
+        if batch and info.get("input_cost_per_token_batches") is not None:  # the batch API's own prices
+            p_in = float(info["input_cost_per_token_batches"])
+            p_out = float(info.get("output_cost_per_token_batches") or p_out)
+            source = "litellm, batch prices"
+        cost = n_in * p_in + n_out * p_out
         cost_max = n_in * p_in + out_max * p_out if out_max is not None else None
     tokenizer = (f"litellm's for {target}" if known else
                  f"litellm does not know {target}: its default tokenizer's count (images as it counts them)")

@@ -1,0 +1,231 @@
+"""A run's requests through the provider's batch API (`medvqa run --batch`), via litellm's files
+and batches calls (`create_file`, `create_batch`, `retrieve_batch`, `file_content`).
+
+Covered: OpenAI (`openai/` models, at OpenAI or at an `--api-base` that speaks OpenAI's files and
+batches endpoints). Azure's batch API is reached by the same litellm calls, but medvqa has not
+been tested against it; other providers are refused with a one-line error.
+
+`BatchBackend` wraps the run's litellm backend and keeps its model, parameters and endpoint, so
+its requests have the live requests' keys: a batch answer enters the same cache and records as
+a live one would, and a run can be asked partly live and partly in batches. Each request is one
+line of an input file, `custom_id` its request key, its body what the live path sends (the
+model name, the messages, the parameters litellm would send: `direct_call`).
+
+The run directory keeps every batch in `batches.jsonl` (its id, its input file, the keys it
+holds), written as soon as the batch is created. A run that stops (Ctrl-C, a kill, or
+`--batch-wait` seconds passed) resumes by polling the batches it finds there and reading their
+output, never by submitting again what a batch still holds. A line that failed and the lines an
+expired (or failed) batch never answered are asked again in a new batch, up to `max_rounds`
+batches per request; past that, the request is recorded as an error. Requests still in a batch
+when the run stops waiting are recorded as `missing`, so the next run asks them again, by
+polling.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from medvqa.core.inference.base import Backend, Request, Response
+
+FINISHED = ("completed", "expired", "failed", "cancelled")
+LEDGER = "batches.jsonl"
+BATCH_PROVIDERS = ("openai", "azure")
+
+
+class BatchError(ValueError):
+    """A model or setting the batch path cannot take (one line, before anything is sent)."""
+
+
+class BatchBackend(Backend):
+    cacheable = True
+
+    def __init__(self, live, run_dir: str | Path, *, poll_s: float = 30.0, wait_s: float | None = None,
+                 max_rounds: int = 3, max_lines: int = 50_000):
+        self.live = live
+        self.model, self.params, self.endpoint = live.model, live.params, live.endpoint
+        self.stats = live.stats
+        self.ledger = Path(run_dir) / LEDGER
+        self.poll_s, self.wait_s, self.max_rounds, self.max_lines = poll_s, wait_s, max_rounds, max_lines
+        provider = self.model.split("/", 1)[0] if "/" in self.model else None
+        if provider not in BATCH_PROVIDERS:
+            raise BatchError(f"--batch: {self.model}: medvqa sends batches through litellm for "
+                             f"{', '.join(p + '/' for p in BATCH_PROVIDERS)} models only")
+        if getattr(live, "_deployments", None):
+            raise BatchError("--batch takes one server (--api-base), not a model list or several servers")
+        self.provider = provider
+        self.settings = {**dict(live.settings), "backend": "litellm-batch", "batch_poll_s": poll_s,
+                         "batch_wait_s": wait_s, "batch_max_rounds": max_rounds}
+        self._body = None
+
+    # -- what each line sends ------------------------------------------------------------
+
+    def _line_body(self) -> tuple[str, dict[str, Any]]:
+        """(the model name the server is sent, the parameters of every body): those of the live
+        path's direct call (`openai_compatible.direct_call`), where litellm sends a plain body."""
+        if self._body is None:
+            from medvqa.core.inference.openai_compatible import direct_call
+
+            base = self.live._api_base or "https://api.openai.com/v1"
+            found = direct_call(self.live.litellm, self.model, self.live._send, [base], timeout=self.live.timeout)
+            if found is None:
+                raise BatchError(f"--batch: litellm rewrites {self.model}'s requests (or has no key for it): "
+                                 "its batch lines cannot be the plain OpenAI body; run it live")
+            self._body = (found.model, found.params, found.api_key)
+        return self._body
+
+    def _line(self, req: Request) -> dict:
+        from medvqa.core.inference.images import to_openai
+        from medvqa.core.inference.litellm_backend import json_schema_format
+
+        model, params, _ = self._line_body()
+        body = {"model": model, "messages": to_openai(req.messages, self.live.max_image_side), **params}
+        if req.response_schema is not None and (params.get("response_format") or {}).get("type") == "json_schema":
+            body["response_format"] = json_schema_format(req.response_schema)
+        return {"custom_id": req.key, "method": "POST", "url": "/v1/chat/completions", "body": body}
+
+    def _call(self, name: str, **kwargs):
+        _, _, api_key = self._line_body()
+        extra = {"api_base": self.live._api_base} if self.live._api_base else {}
+        return getattr(self.live.litellm, name)(custom_llm_provider=self.provider, api_key=api_key, **extra, **kwargs)
+
+    # -- the ledger ------------------------------------------------------------------------
+
+    def _batches(self) -> list[dict]:
+        if not self.ledger.is_file():
+            return []
+        return [json.loads(line) for line in self.ledger.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def _submit(self, requests: list[Request]) -> list[dict]:
+        out = []
+        for i in range(0, len(requests), self.max_lines):
+            chunk = requests[i:i + self.max_lines]
+            data = "\n".join(json.dumps(self._line(r), ensure_ascii=False) for r in chunk).encode("utf-8")
+            file = self._call("create_file", file=("medvqa-batch.jsonl", data), purpose="batch")
+            batch = self._call("create_batch", completion_window="24h", endpoint="/v1/chat/completions",
+                               input_file_id=file.id)
+            entry = {"batch_id": batch.id, "input_file_id": file.id, "keys": [r.key for r in chunk],
+                     "created": time.time()}
+            self.ledger.parent.mkdir(parents=True, exist_ok=True)
+            with self.ledger.open("a", encoding="utf-8") as f:  # kept before anything is awaited
+                f.write(json.dumps(entry) + "\n")
+                f.flush()
+            out.append(entry)
+        return out
+
+    # -- answers ---------------------------------------------------------------------------
+
+    def _results(self, batch) -> tuple[dict[str, Response], dict[str, str]]:
+        """({key: answer}, {key: why it failed}) of a finished batch's output and error files."""
+        answers: dict[str, Response] = {}
+        failed: dict[str, str] = {}
+        for file_id, is_error in ((getattr(batch, "output_file_id", None), False),
+                                  (getattr(batch, "error_file_id", None), True)):
+            if not file_id:
+                continue
+            content = self._call("file_content", file_id=file_id)
+            for line in content.content.decode("utf-8").splitlines():
+                if not line.strip():
+                    continue
+                row = json.loads(line)
+                key, response = row.get("custom_id"), row.get("response") or {}
+                if is_error or row.get("error") or response.get("status_code") != 200:
+                    failed[key] = _why(row)
+                    continue
+                try:
+                    answers[key] = self._read(response.get("body") or {})
+                except Exception as exc:  # an answer without content, say: retried as a batch line
+                    failed[key] = f"{type(exc).__name__}: {exc}"
+        return answers, failed
+
+    def _read(self, body: dict) -> Response:
+        """A line's answer, read as the live path reads an answer; its cost at the batch API's
+        prices where litellm knows them (else its ordinary ones), unless `--price` is given."""
+        from openai.types.chat import ChatCompletion
+
+        response = self.live._read(ChatCompletion.model_validate(body), 0.0)
+        if "cost_usd" not in response.usage:
+            p_in, p_out = self._prices()
+            cost = response.usage.get("prompt_tokens", 0) * p_in + response.usage.get("completion_tokens", 0) * p_out
+            if cost:
+                response.usage["cost_usd"] = round(cost, 10)
+                self.stats["cost_usd"] += cost
+        return response
+
+    def _prices(self) -> tuple[float, float]:
+        if not hasattr(self, "_price_per_token"):
+            try:
+                info = self.live.litellm.get_model_info(self.model)
+            except Exception:
+                info = {}
+            regular = (float(info.get("input_cost_per_token") or 0), float(info.get("output_cost_per_token") or 0))
+            self._price_per_token = (float(info.get("input_cost_per_token_batches") or regular[0]),
+                                     float(info.get("output_cost_per_token_batches") or regular[1]))
+        return self._price_per_token
+
+    def generate(self, requests: Iterable[Request]) -> Iterator[tuple[Request, Response]]:
+        wanted: dict[str, list[Request]] = {}
+        for req in requests:
+            wanted.setdefault(req.key, []).append(req)
+        if not wanted:
+            return
+        ledger = [b for b in self._batches() if set(b["keys"]) & set(wanted)]
+        known = {k for b in ledger for k in b["keys"]}  # in a batch already: polled, never submitted again
+        rounds = {k: 0 for k in wanted}  # batches submitted for each request by this run
+        fresh = [reqs[0] for k, reqs in wanted.items() if k not in known]
+        if fresh:
+            ledger += self._submit(fresh)
+            for r in fresh:
+                rounds[r.key] = 1
+        started = time.monotonic()
+        open_batches = {b["batch_id"]: b for b in ledger}
+        pending = set(wanted)
+        last_failure: dict[str, str] = {}
+        while pending:
+            finished_now = []
+            for batch_id, entry in list(open_batches.items()):
+                batch = self._call("retrieve_batch", batch_id=batch_id)
+                if batch.status not in FINISHED:
+                    continue
+                finished_now.append(batch_id)
+                answers, failed = self._results(batch)
+                for key in entry["keys"]:
+                    if key not in pending:
+                        continue
+                    if key in answers:
+                        pending.discard(key)
+                        for req in wanted[key]:
+                            yield req, answers[key]
+                    else:
+                        last_failure[key] = failed.get(key) or f"batch {batch_id} {batch.status} before answering it"
+            for batch_id in finished_now:
+                del open_batches[batch_id]
+            held = {k for b in open_batches.values() for k in b["keys"]}
+            again = [wanted[k][0] for k in sorted(pending - held) if rounds[k] < self.max_rounds]
+            for key in sorted(k for k in pending - held if rounds[k] >= self.max_rounds):
+                pending.discard(key)
+                error = f"BatchError: {last_failure.get(key, 'not answered')} (after {rounds[key]} batches)"
+                for req in wanted[key]:
+                    yield req, Response(error=error)
+            if again:
+                for entry in self._submit(again):
+                    open_batches[entry["batch_id"]] = entry
+                for r in again:
+                    rounds[r.key] += 1
+            if not pending:
+                break
+            if self.wait_s is not None and time.monotonic() - started >= self.wait_s:
+                for key in pending:  # still in a batch: recorded missing, polled by the next run
+                    for req in wanted[key]:
+                        yield req, Response()
+                return
+            time.sleep(self.poll_s)
+
+
+def _why(row: dict) -> str:
+    error = row.get("error") or ((row.get("response") or {}).get("body") or {}).get("error") or {}
+    status = (row.get("response") or {}).get("status_code")
+    message = error.get("message") if isinstance(error, dict) else str(error)
+    return f"batch line failed ({status}: {message})" if status else f"batch line failed ({message})"
