@@ -34,7 +34,7 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
               run_dir: str | Path, *, model: str, load: dict[str, Any] | None = None, split: str | None = None,
               saved: bool = True, command_line: list[str] | None = None,
               source: dict[str, Any] | None = None, images_attested: bool = False, reading: str | None = None,
-              model_name: str | None = None) -> dict:
+              model_name: str | None = None, asked: Callable[[Item], Iterable[str]] | None = None) -> dict:
     """Write the run directory `run_dir` from (item, condition, response text) triples (or
     quadruples whose fourth element, a dict, adds fields to that record: what the source said
     beside the answer) and return its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
@@ -52,7 +52,10 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     items' images (predictions published with them): image conditions are accepted for image
     items whose files are not here. The summary's headline numbers use `reading` (None: the
     benchmark's protocol's), the other reading beside them. `model_name` is the name the model goes
-    by in tables and pairing (the manifest's `model_name`; `model` when None)."""
+    by in tables and pairing (the manifest's `model_name`; `model` when None). `asked(item)` names
+    the conditions the source asked `item` under, where it asked each item under one (an exam
+    sat as printed: image questions with the image, the others without): only those of its
+    pairs left out are recorded as missing (None: every condition the answers use)."""
     from medvqa.core.metrics import headline_numbers
     from medvqa.core.run.summary import health
 
@@ -90,7 +93,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     spec.conditions = tuple(Condition(c) for c in conditions)
     for item in items:  # a pair without an answer is missing, never left out of the denominator
         for cond in spec.conditions:
-            if not item.excluded and cond in admitted(item) and (item.id, cond.value) not in seen:
+            expected = admitted(item) if asked is None else {Condition(c) for c in asked(item)}
+            if not item.excluded and cond in admitted(item) and cond in expected and (item.id, cond.value) not in seen:
                 records.append(record_of(item, cond, None))
     manifest = build_manifest(spec)
     with RunStore(run_dir) as store:
