@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from medvqa import metrics
+from medvqa.metrics import Cell, cell, is_derived
 
 from . import rules
 
@@ -46,9 +46,9 @@ class ExamSheet:
         return rules.sheet(self.official)
 
     @property
-    def accuracy(self) -> metrics.Cell:
+    def accuracy(self) -> Cell:
         """Accuracy on every valid question (the repository's figure: 203 in 2026)."""
-        return metrics.cell(self.records)
+        return cell(self.records)
 
 
 def _pick(records: list[dict], name: str) -> dict[str, dict]:
@@ -64,21 +64,24 @@ def _pick(records: list[dict], name: str) -> dict[str, dict]:
 
 def sheets(records: Iterable[dict], excluded: Iterable[dict] = ()) -> tuple[list[ExamSheet], list[str]]:
     """The run's complete sheets per year, and a note for each sheet left out (incomplete)."""
-    records = [r for r in records if not metrics.is_derived(r["condition"])]
+    records = [r for r in records if not is_derived(r["condition"])]
     excluded = list(excluded)
     out, notes = [], []
     for year in sorted({r.get("year") for r in records} - {None}):
         annulled = tuple(x["item_id"] for x in excluded if x.get("year") == year)
         valid = QUESTIONS - len(annulled)
         of_year = [r for r in records if r.get("year") == year]
+        partial, complete = [], False
         for name in (WITH_IMAGES, WITHOUT_IMAGES):
             picked = _pick(of_year, name)
             if not picked:
                 continue
             if len(picked) != valid:
-                notes.append(f"MIR {year} {name}: answers to {len(picked)} of the {valid} valid questions; "
-                             "not an exam sheet, not shown")
+                partial.append(f"MIR {year} {name}: answers to {len(picked)} of the {valid} valid questions; "
+                               "not an exam sheet, not shown")
                 continue
+            complete = True
             ordered = sorted(picked.values(), key=lambda r: int(r.get("number") or 0))
             out.append(ExamSheet(year, name, ordered, annulled))
+        notes += [] if complete else partial  # a year with a sheet needs no word on its partial one
     return out, notes

@@ -57,7 +57,7 @@ def _rows(file: Path, year: int, sheet: str | None) -> list[dict]:
 def asked(item: medvqa.Item, condition: str) -> str:
     """The condition `item` was asked under in an import under `condition`: C+Q+I is the exam as
     printed, so a question without an image is C+Q there."""
-    return condition if condition == "C+Q" or item.has_images else "C+Q"
+    return condition if condition == "C+Q" else medvqa.as_printed(item).value
 
 
 def answers_of(file: Path, rows: list[dict], items: dict[str, medvqa.Item], year: int, column: str,

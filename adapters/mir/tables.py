@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from medvqa import metrics
+from medvqa.metrics import is_derived, table
 from medvqa.tables import Table, Tables
 
 from . import exam, rules
@@ -51,7 +51,7 @@ def exam_rows(sheets: list[exam.ExamSheet]) -> list[dict]:
 
 def tables(records: list[dict], manifest: dict, benchmark) -> Tables:
     excluded = manifest.get("excluded") or []
-    base = [r for r in records if not metrics.is_derived(r["condition"])]  # forced guesses are the audit's
+    base = [r for r in records if not is_derived(r["condition"])]  # forced guesses are the audit's
     sheets, notes = exam.sheets(base, excluded)
     annulled = "; ".join(f"{year}: {', '.join(x['item_id'].rsplit('-', 1)[1] for x in excluded if x.get('year') == year)}"
                          for year in sorted({x.get("year") for x in excluded}))
@@ -68,7 +68,7 @@ def tables(records: list[dict], manifest: dict, benchmark) -> Tables:
     for name, field, what in STRATA:
         held = [r for r in base if r.get(field) not in (None, [], "")]
         if held:
-            out.append(Table(name, f"Accuracy by {field}", metrics.table(held, [field], benchmark, excluded),
+            out.append(Table(name, f"Accuracy by {field}", table(held, [field], benchmark, excluded),
                              [f"{field}: {what}."]))
     return Tables(out)
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable
 
 from medvqa.core import plugins
 from medvqa.core.benchmark import Benchmark
-from medvqa.core.conditions import Condition, applicable
+from medvqa.core.conditions import ALL, Condition, applicable, as_printed
 from medvqa.core.errors import UsageError
 from medvqa.core.inference.base import Response
 from medvqa.core.items import DataError, Item
@@ -141,13 +141,16 @@ def row_id(row: dict, position: int, id_column: str, id_from: str = "column") ->
 def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "item_id",
                      response_column: str = "response", condition: str | None = None, sheet: str | None = None,
                      id_from: str = "column", notice: Callable[[str], None] | None = None,
-                     ) -> list[tuple[Item, str, str | None]]:
+                     printed: bool = False) -> list[tuple[Item, str, str | None]]:
     """(item, condition, response) triples for `write_run` from a file of answers made elsewhere:
     JSON Lines of `{item_id, condition, response}` (the names `id_column` and `response_column`;
     `condition` for lines without one), or CSV / XLSX with an id and a response column (every row
     under `condition`, C+Q when not given, unless the table has a `condition` column). A workbook
     is read at `sheet` (`read_table`: its first sheet, with a `notice` when it has others). With
     `id_from="row"` each answer's item is its position (`row_id`), not its id column's value.
+    With `printed` an answer that names no condition is the item's as its exam prints it
+    (`conditions.as_printed`: C+Q+I for an image item, whose images the source showed, C+Q for
+    the others).
 
     An unknown item or condition, an excluded item, a condition the item does not take, a second
     answer for an (item, condition) (naming both rows), a line or table without the id or the
@@ -186,9 +189,11 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
         if item_id not in by_id:
             how = " (--id-from row: an answer's position is matched to the items' ids)" if by_position else ""
             raise DataError(f"item {item_id!r} is not in the data{how}", file=file, record=where)
-        item, label = by_id[item_id], str(row.get("condition") or condition or "C+Q")
+        item = by_id[item_id]
+        label = str(row.get("condition") or (as_printed(item).value if printed else condition or "C+Q"))
+        admitted = ALL if printed and item.has_images else applicable(item)
         try:
-            admit(item, label, seen, applicable(item), where, file=file, hint=hint)
+            admit(item, label, seen, admitted, where, file=file, hint=hint)
         except DataError as exc:
             raise DataError(exc.reason, file=file, record=exc.record or where) from None
         if response is not None and not isinstance(response, str):
