@@ -236,3 +236,14 @@ def test_gpt52_on_mir_2026_and_on_the_120th_japanese_exam_in_one_compare(data, t
     # the 120th exam's points are its file's (required 198/200, general 290/300); no official line known
     assert lines[("jmed48k", "hisshu")] == ("not evaluable", 198, None)
     assert lines[("jmed48k", "general")] == ("not evaluable", 290, None)
+
+
+def test_a_stem_whose_options_cannot_be_read_names_the_file_and_the_item(tmp_path):
+    from medvqa.adapters.mir import loader
+
+    with pytest.raises(medvqa.DataError) as caught:
+        loader.split_options("¿Cuál es el diagnóstico?: 1. Uno. 2. Dos.", file=tmp_path / "MIR26.xlsx",
+                             record="mir-2026-9")
+    assert str(caught.value) == f"{tmp_path / 'MIR26.xlsx'}: record mir-2026-9: the options 1-4 cannot be read from the stem"
+    stem, options, quirks = loader.split_options("Tipo 2. ¿Cuál?: 1. A. 2. B. 3. C. 4. D.", file=tmp_path, record="x")
+    assert (stem, list(options.values()), quirks) == ("Tipo 2. ¿Cuál?:", ["A.", "B.", "C.", "D."], [])
