@@ -43,8 +43,7 @@ RULES = {
     "spaced-option-label": "an option label printed with a space before its dot (\"3 .\")",
     "annulled": "a question without a key: annulled, left out of every denominator",
     "academy-key": "the academy's key differs from the official one",
-    "options": "a stem whose options 1-4 cannot be read",
-}
+}  # a stem whose options 1-4 cannot be read is no item: an error naming the file and the item
 
 
 @dataclass
