@@ -58,11 +58,13 @@ PREFETCH_FAILED = "Failed in Prefetch"  # VLMEvalKit's log where matching failed
 CAUSES = {
     "empty-answer-column": "published `hit` 0 on {n} rows whose reply names the gold option: the published verdicts "
                            "compare with the empty `answer` column, not with `correct_option`",
-    "quantifier-check": "published `extracted` differs on {n} rows where VLMEvalKit's matching reads a lone \"A\": "
-                        "run with VERBOSE set, VLMEvalKit takes it for an article among more than three words and "
-                        "asks its extractor model instead (medvqa's matching reads it, `quantifier_check` off)",
-    "matching-version": "published `extracted` differs on {n} rows where medvqa's matching (VLMEvalKit 134b4ea) reads "
-                        "another option: the published run's matching read the reply otherwise",
+    "quantifier-check": "published `extracted` differs on {n} rows where medvqa's matching reads a lone \"A\": "
+                        "VLMEvalKit as the authors ran it asked its extractor model there (run with VERBOSE set, it "
+                        "takes a lone \"A\" among more than three words for an article), which named another option",
+    "matching-version": "published `extracted` differs on {n} rows where medvqa's matching (VLMEvalKit 134b4ea: a lone "
+                        "letter with five words or more after it) reads another option: VLMEvalKit as the authors "
+                        "ran it did not read the reply so (its other versions want the letter among the last five "
+                        "words) and took another option",
     "unread": "published `hit` 1 on {n} rows whose reply neither medvqa's matching nor a published extractor "
               "option reads",
     "unexplained": "medvqa's verdict differs from the published `hit` on {n} rows for no cause named here",
