@@ -120,6 +120,18 @@ def print_folder_summary(doc: dict) -> None:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for r in [header, *rows]:
         click.echo("  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
+    causes: dict[str, list] = {}
+    for s in doc["runs"]:
+        for d in s["differences"]:
+            causes.setdefault(d["cause"], []).append(d)
+    for cause, ds in causes.items():  # each cause once: its message names the rows of one table
+        click.echo(f"[{cause}] in {len(ds)} tables, {sum(d['n'] for d in ds)} rows; e.g. {ds[0]['message']}")
+    findings: dict[tuple, list] = {}
+    for s in doc["runs"]:
+        for f in s["findings"]:
+            findings.setdefault((f["rule"], f["record"], tuple(f.get("items", ()))), []).append(f)
+    for (rule, record, _), fs in findings.items():
+        click.echo(f"{fs[0]['level']}: [{rule}] {record} in {len(fs)} tables: {fs[0]['message'].split('; listed')[0]}")
     click.echo(f"{len(doc['runs'])} imported, {len(doc['skipped'])} already imported (skipped), "
                f"{len(doc['passed_over'])} passed over, in {doc['wall_s']:.1f} s")
     for p in doc["passed_over"]:

@@ -56,25 +56,25 @@ PREFETCH_FAILED = "Failed in Prefetch"  # VLMEvalKit's log where matching failed
 
 # the causes a difference between medvqa's verdict and the published `hit` is named by
 CAUSES = {
-    "empty-answer-column": "published `hit` 0 on {n} rows whose reply names the gold option: the published verdicts "
+    "empty-answer-column": "published `hit` 0 on {rows} whose reply names the gold option: the published verdicts "
                            "compare with the empty `answer` column, not with `correct_option`",
-    "quantifier-check": "published `extracted` differs on {n} rows where medvqa's matching reads a lone \"A\": "
+    "quantifier-check": "published `extracted` differs on {rows} where medvqa's matching reads a lone \"A\": "
                         "VLMEvalKit as the authors ran it asked its extractor model there (run with VERBOSE set, it "
                         "takes a lone \"A\" among more than three words for an article), which named another option",
-    "matching-version": "published `extracted` differs on {n} rows where medvqa's matching (VLMEvalKit 134b4ea: a lone "
+    "matching-version": "published `extracted` differs on {rows} where medvqa's matching (VLMEvalKit 134b4ea: a lone "
                         "letter with five words or more after it) reads another option: VLMEvalKit as the authors "
                         "ran it did not read the reply so (its other versions want the letter among the last five "
                         "words) and took another option",
-    "unread": "published `hit` 1 on {n} rows whose reply neither medvqa's matching nor a published extractor "
+    "unread": "published `hit` 1 on {rows} whose reply neither medvqa's matching nor a published extractor "
               "option reads",
-    "unexplained": "medvqa's verdict differs from the published `hit` on {n} rows for no cause named here",
+    "unexplained": "medvqa's verdict differs from the published `hit` on {rows} for no cause named here",
 }
 # what is named beside the differences of verdicts (they change no verdict)
 NOTES = {
-    "vlmevalkit-matched": "VLMEvalKit's matching read {n} replies (its `log` repeats the reply) that medvqa's "
+    "vlmevalkit-matched": "VLMEvalKit's matching read {replies} (its `log` repeats the reply) that medvqa's "
                           "matching (134b4ea: a lone letter needs five words after it) leaves unread, {gold} of them "
                           "naming the gold option; the table has no extractor column to read them",
-    "prefetch-failed": "VLMEvalKit's matching failed on {n} rows and no extractor ran (`log`: \"Failed in "
+    "prefetch-failed": "VLMEvalKit's matching failed on {rows} and no extractor ran (`log`: \"Failed in "
                        "Prefetch\"): published `hit` 0",
 }
 
@@ -309,10 +309,10 @@ def reconcile(source: Source, answers: list[tuple], records: list[dict]) -> dict
         else:
             cause = "unexplained"
         causes.setdefault(cause, []).append(item.id)
-    differences = [{"cause": c, "n": len(ids), "items": ids, "message": CAUSES[c].format(n=len(ids))}
+    differences = [{"cause": c, "n": len(ids), "items": ids, "message": CAUSES[c].format(**_counted(len(ids)))}
                    for c, ids in causes.items()]
     differences += [{"cause": c, "n": len(ids), "items": ids, "verdicts_differ": False,
-                     "message": NOTES[c].format(n=len(ids), gold=gold_named)} for c, ids in notes.items()]
+                     "message": NOTES[c].format(**_counted(len(ids)), gold=gold_named)} for c, ids in notes.items()]
     published = published_accuracy(source)
     n = len(answers)
     counts = {"strict_correct": sum(bool(strict[it.id]["correct"]) for it, *_ in answers),
@@ -329,6 +329,10 @@ def reconcile(source: Source, answers: list[tuple], records: list[dict]) -> dict
     return {"extractor_items": extractor_items, "differs_from_published": differs,
             "published": {source.condition: published} if published is not None else {},
             "differences": differences}
+
+
+def _counted(n: int) -> dict[str, str]:
+    return {"n": str(n), "rows": f"{n} row" + ("s" * (n != 1)), "replies": f"{n} repl" + ("ies" if n != 1 else "y")}
 
 
 def can_infer_lenient(text: str, choices: dict) -> str | None:
