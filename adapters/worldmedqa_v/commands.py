@@ -125,13 +125,16 @@ def print_folder_summary(doc: dict) -> None:
         for d in s["differences"]:
             causes.setdefault(d["cause"], []).append(d)
     for cause, ds in causes.items():  # each cause once: its message names the rows of one table
-        click.echo(f"[{cause}] in {len(ds)} tables, {sum(d['n'] for d in ds)} rows; e.g. {ds[0]['message']}")
+        n = sum(d["n"] for d in ds)
+        click.echo(f"[{cause}] in {len(ds)} table{'s' * (len(ds) != 1)}, {n} row{'s' * (n != 1)}; e.g. "
+                   f"{ds[0]['message']}")
     findings: dict[tuple, list] = {}
     for s in doc["runs"]:
         for f in s["findings"]:
             findings.setdefault((f["rule"], f["record"], tuple(f.get("items", ()))), []).append(f)
     for (rule, record, _), fs in findings.items():
-        click.echo(f"{fs[0]['level']}: [{rule}] {record} in {len(fs)} tables: {fs[0]['message'].split('; listed')[0]}")
+        click.echo(f"{fs[0]['level']}: [{rule}] {record} in {len(fs)} table{'s' * (len(fs) != 1)}: "
+                   f"{fs[0]['message'].split('; listed')[0]}")
     click.echo(f"{len(doc['runs'])} imported, {len(doc['skipped'])} already imported (skipped), "
                f"{len(doc['passed_over'])} passed over, in {doc['wall_s']:.1f} s")
     for p in doc["passed_over"]:

@@ -185,7 +185,7 @@ def published_accuracy(source: Source) -> dict | None:
     """The published accuracy: from `<table>_acc.csv` beside the result table where it exists
     (its `Overall`), else the mean of the table's `hit` column; None without either."""
     n = len(source.rows)
-    hits = [_hit(r) for r in source.rows] if source.rows and "hit" in source.rows[0] else None
+    hits = [_hit(r, source.file) for r in source.rows] if source.rows and "hit" in source.rows[0] else None
     out = None
     if hits is not None and n:
         out = {"accuracy": sum(hits) / n, "correct": sum(hits), "n": n, "source": "hit"}
@@ -209,12 +209,12 @@ def acc_csv(file: Path) -> Path | None:
     return candidate if candidate is not None and candidate.is_file() else None
 
 
-def _hit(row: dict) -> int:
+def _hit(row: dict, file: Path | None = None) -> int:
     value = str(row.get("hit", "")).strip()
     try:
         return int(float(value)) if value else 0
     except ValueError:
-        raise DataError(f"hit must be 0 or 1, got {value!r}", record=f"index {row.get('index')}") from None
+        raise DataError(f"hit must be 0 or 1, got {value!r}", file=file, record=f"index {row.get('index')}") from None
 
 
 def _log_body(row: dict) -> str | None:
@@ -296,7 +296,7 @@ def reconcile(source: Source, answers: list[tuple], records: list[dict]) -> dict
                 gold_named += (can_infer_lenient(text, choices),) in item.gold.alternatives
         if not has_hit:
             continue
-        hit = bool(_hit(row))
+        hit = bool(_hit(row, source.file))
         if hit == bool(mine["correct"]):
             continue
         if not hit and not str(row.get("answer", "")).strip() and not has_extracted:
