@@ -203,3 +203,19 @@ def test_items_from_a_published_table_are_the_hub_loaders_items():
     data = shared_data("worldmedqa-v-japan")
     table = data / "visuals" / "outputs_w_images" / "GPT4o" / "GPT4o_japan_local_gpt-4o-mini_result.xlsx"
     assert load_table(table, "local") == medvqa.load("worldmedqa_v", data)
+
+
+def test_the_hubs_tables_number_a_repeated_index_as_the_published_outputs_do(tmp_path):
+    """WorldMedQA-V's own tables (`<country>_<local|english>.tsv`) with Israel's index 84 twice,
+    listed in one order in Hebrew and the other in English: the same ids and golds in both
+    languages, as the output tables give them, so runs of either source pair."""
+    for language, order in (("local", (1, 2, 84, "84b", 85)), ("english", (1, 2, "84b", 84, 85))):
+        table = pd.DataFrame(rows(language, {}, order=order))[["index", "question", "A", "B", "C", "D", "answer",
+                                                                "correct_option"]]
+        table.to_csv(tmp_path / f"israel_{language}.tsv", sep="\t", index=False)
+    local, english = (medvqa.load("worldmedqa_v", tmp_path, language=lang) for lang in ("local", "en"))
+    assert [it.id for it in local] == [it.id for it in english] == [
+        "israel-1", "israel-2", "israel-84", "israel-84#2", "israel-85"]
+    assert [it.gold.raw for it in local] == [it.gold.raw for it in english] == ["B", "D", "A", "C", "A"]
+    doc = json.loads(invoke("validate", "worldmedqa_v", "--data", tmp_path, "--json").stdout)
+    assert [f["number"] for f in doc["findings"] if f["rule"] == "repeated-index"] == ["israel-84"]
