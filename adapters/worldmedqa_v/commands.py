@@ -98,7 +98,8 @@ def reconciliation_lines(summary: dict) -> list[str]:
                      f"({pub['difference']:+d} items)")
     for d in summary.get("differences", []):
         shown = ", ".join(d["items"][:5]) + (", ..." if len(d["items"]) > 5 else "")
-        lines.append(f"difference [{d['cause']}]: {d['message']}" + (f" ({shown})" if shown else ""))
+        kind = "difference" if d.get("verdicts_differ", True) else "note"  # a note changes no verdict
+        lines.append(f"{kind} [{d['cause']}]: {d['message']}" + (f" ({shown})" if shown else ""))
     for f in summary.get("findings", []):
         lines.append(f"{f['level']}: {summary['file']}: record {f['record']}: [{f['rule']}] {f['message']}")
     return lines

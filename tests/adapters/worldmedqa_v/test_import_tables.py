@@ -205,7 +205,7 @@ def test_items_from_a_published_table_are_the_hub_loaders_items():
     assert load_table(table, "local") == medvqa.load("worldmedqa_v", data)
 
 
-def test_the_hubs_tables_number_a_repeated_index_as_the_published_outputs_do(tmp_path):
+def test_the_hubs_tables_number_a_repeated_index_as_the_published_outputs_do(tmp_path, folder):
     """WorldMedQA-V's own tables (`<country>_<local|english>.tsv`) with Israel's index 84 twice,
     listed in one order in Hebrew and the other in English: the same ids and golds in both
     languages, as the output tables give them, so runs of either source pair."""
@@ -219,3 +219,9 @@ def test_the_hubs_tables_number_a_repeated_index_as_the_published_outputs_do(tmp
     assert [it.gold.raw for it in local] == [it.gold.raw for it in english] == ["B", "D", "A", "C", "A"]
     doc = json.loads(invoke("validate", "worldmedqa_v", "--data", tmp_path, "--json").stdout)
     assert [f["number"] for f in doc["findings"] if f["rule"] == "repeated-index"] == ["israel-84"]
+    # a published table checked against them (--data): each row meets the item of the same id
+    blind = folder / "outputs_blind" / "M" / "M_israel_local_openai_result.xlsx"
+    imported = json.loads(invoke("import", "worldmedqa_v", blind, "--data", tmp_path, "--run-dir", tmp_path / "r",
+                                 "--json").stdout)
+    assert imported["items_from"] == {"data": str(tmp_path.resolve())} and imported["conditions"]["C+Q"]["n"] == 5
+    assert medvqa.read_run(tmp_path / "r").items["israel-84#2"].gold.raw == "C"
