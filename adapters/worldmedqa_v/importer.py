@@ -285,7 +285,7 @@ def reconcile(source: Source, answers: list[tuple], records: list[dict]) -> dict
         choices = {o.key: o.text for o in item.options}
         matched = can_infer(text or "", choices) if text else None
         published = str(row.get("extracted", "")).strip().upper()
-        if has_extracted and published and matched not in (None, "Z") and matched != published:
+        if has_extracted and published and matched is not None and matched != published:
             differs.append({"item_id": item.id, "matching": matched, "published": published})
         log = _log_body(row)
         if log is not None and not has_extracted:
@@ -301,7 +301,7 @@ def reconcile(source: Source, answers: list[tuple], records: list[dict]) -> dict
             continue
         if not hit and not str(row.get("answer", "")).strip() and not has_extracted:
             cause = "empty-answer-column"
-        elif has_extracted and matched not in (None, "Z") and matched != published:
+        elif has_extracted and matched is not None and matched != published:
             cause = ("quantifier-check" if match_option(text, choices, quantifier_check=True) is None
                      and matched == "A" else "matching-version")
         elif hit and mine["status"] == "parse_failure":
