@@ -151,11 +151,13 @@ def describe(file: Path, *, model: str | None = None, country: str | None = None
                   extractor=m["extractor"] if m else None)
 
 
-def read_source(source: Source, sheet: str | None = None) -> Source:
-    """`source` with its rows and the items they carry (in row order) read."""
+def read_source(source: Source, sheet: str | None = None, *, items: bool = True) -> Source:
+    """`source` with its rows read, and with `items` the items they carry (in row order; none
+    where the table holds no question and options)."""
     source.rows = medvqa.read_table(source.file, ("index", "prediction"), sheet=sheet)
+    carried = bool(source.rows) and all(c in source.rows[0] for c in ("question", "A", "B", "C", "D"))
     source.items = items_of_rows(source.rows, source.country, source.language, source.file) if (
-        source.rows and all(c in source.rows[0] for c in ("question", "A", "B", "C", "D"))) else []
+        items and carried) else []
     return source
 
 
@@ -358,7 +360,7 @@ def import_table(file: Path, data: Path | None, run_dir: Path, *, language: str 
     first sheet, with a note on stderr when it has others). `source`: the table already read
     (`read_source`), as a folder import passes it."""
     source = source or read_source(describe(Path(file), model=model, country=country, language=language,
-                                            condition=condition), sheet)
+                                            condition=condition), sheet, items=data is None)
     file = source.file
     bench = WorldMedQAV().with_language(source.language).with_convention(convention or VLMEVALKIT_EXACT)
     if data is not None:
