@@ -42,13 +42,17 @@ class WorldMedQAV(Benchmark):
                         "repeated-index": "an index that holds several questions, each kept as an item (a warning)"}
 
     def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None,
-             **keywords: Any) -> list[Item]:
+             sheet: str | None = None, **keywords: Any) -> list[Item]:
+        """The items of WorldMedQA-V's tables at `path` (the Hub's when None), or of one VLMEvalKit
+        table that carries them (`path` a file, read at `sheet` for a workbook; its country from
+        its name, else from `select`'s one country), in the benchmark's language."""
         from . import hub, loader
 
         self.checked_split(split)
         wanted = self.keyword_selection(select, **keywords)  # it declares none: any keyword is an error
         root = Path(path) if path is not None else hub.download()
-        return self.select_items(loader.load(root, self.active_language), wanted)
+        countries = [str(c) for c in (select or {}).get("country") or []] or None
+        return self.select_items(loader.load(root, self.active_language, countries, sheet=sheet), wanted)
 
     def template(self, item: Item) -> Template:
         return TEMPLATE

@@ -142,7 +142,7 @@ def country_of(file: Path) -> str | None:
     return m["country"].lower() if m else None
 
 
-def load_table(file: Path, language: str = "local", country: str | None = None) -> list[Item]:
+def load_table(file: Path, language: str = "local", country: str | None = None, sheet: str | None = None) -> list[Item]:
     """The items of one table that carries them (a VLMEvalKit output or result table: `index`,
     `question`, `A`-`D`, `answer` or `correct_option`), in `language`; the country from the file
     name unless given."""
@@ -150,15 +150,17 @@ def load_table(file: Path, language: str = "local", country: str | None = None) 
     if country not in COUNTRIES:
         raise DataError("the file name does not say the country (<model>_<country>_<local|english>...): "
                         "give --country", file=file)
-    return by_index(items_of_rows(read_table(file, ("index", "question", *LABELS)), country, language, file))
+    rows = read_table(file, ("index", "question", *LABELS), sheet=sheet, notice=lambda line: None)
+    return by_index(items_of_rows(rows, country, language, file))
 
 
-def load(root: Path, language: str = "local", countries: list[str] | None = None) -> list[Item]:
+def load(root: Path, language: str = "local", countries: list[str] | None = None, *,
+         sheet: str | None = None) -> list[Item]:
     """The items of every country in `root` (or of `countries`) in `language` ("local" or
     "en"), in country and index order. `root` may be one table that carries its items (a
     VLMEvalKit output or result table), read as `load_table` reads it."""
     if root.is_file():
-        return load_table(root, language, countries[0] if countries and len(countries) == 1 else None)
+        return load_table(root, language, countries[0] if countries and len(countries) == 1 else None, sheet)
     found = tables(root)
     version = VERSION[language]
     items: list[Item] = []

@@ -225,3 +225,20 @@ def test_the_hubs_tables_number_a_repeated_index_as_the_published_outputs_do(tmp
                                  "--json").stdout)
     assert imported["items_from"] == {"data": str(tmp_path.resolve())} and imported["conditions"]["C+Q"]["n"] == 5
     assert medvqa.read_run(tmp_path / "r").items["israel-84#2"].gold.raw == "C"
+
+
+def test_a_run_of_a_chosen_sheet_or_an_unnamed_country_reads_back_its_items(tmp_path):
+    """The run's items are reloaded from the table as they were read: at the sheet chosen, with
+    the country given where the file name does not say it."""
+    book = tmp_path / "M_israel_english_gpt-4o-mini_result.xlsx"
+    with pd.ExcelWriter(book) as writer:
+        pd.DataFrame({"note": ["not the answers"]}).to_excel(writer, sheet_name="readme", index=False)
+        pd.DataFrame(rows("english", {})).to_excel(writer, sheet_name="results", index=False)
+    invoke("import", "worldmedqa_v", book, "--sheet", "results", "--run-dir", tmp_path / "s")
+    assert len(medvqa.read_run(tmp_path / "s").items) == 5
+    unnamed = write(tmp_path / "predictions.xlsx", rows("local", {}))
+    invoke("import", "worldmedqa_v", unnamed, "--country", "israel", "--run-dir", tmp_path / "c")
+    run = medvqa.read_run(tmp_path / "c")
+    assert "israel-84#2" in run.items and {r["language"] for r in run.records} == {"he"}
+    row = json.loads(invoke("report", tmp_path / "c", "--by", "", "--json").stdout)[0]
+    assert row["n"] == 5 and row["published_correct"] == 5
