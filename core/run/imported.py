@@ -34,7 +34,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
               run_dir: str | Path, *, model: str, load: dict[str, Any] | None = None, split: str | None = None,
               saved: bool = True, command_line: list[str] | None = None,
               source: dict[str, Any] | None = None, images_attested: bool = False, reading: str | None = None,
-              model_name: str | None = None, asked: Callable[[Item], Iterable[str]] | None = None) -> dict:
+              model_name: str | None = None, asked: Callable[[Item], Iterable[str]] | None = None,
+              reconcile: Callable[[list[dict]], dict[str, Any]] | None = None) -> dict:
     """Write the run directory `run_dir` from (item, condition, response text) triples (or
     quadruples whose fourth element, a dict, adds fields to that record: what the source said
     beside the answer) and return its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
@@ -55,7 +56,9 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     by in tables and pairing (the manifest's `model_name`; `model` when None). `asked(item)` names
     the conditions the source asked `item` under, where it asked each item under one (an exam
     sat as printed: image questions with the image, the others without): only those of its
-    pairs left out are recorded as missing (None: every condition the answers use)."""
+    pairs left out are recorded as missing (None: every condition the answers use). `reconcile`,
+    given the scored records before anything is written, returns what the manifest's `imported`
+    adds beside `source` (an importer's comparison of medvqa's reading with the published verdicts)."""
     from medvqa.core.metrics import headline_numbers
     from medvqa.core.run.summary import health
 
@@ -96,6 +99,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
             expected = admitted(item) if asked is None else {Condition(c) for c in asked(item)}
             if not item.excluded and cond in admitted(item) and cond in expected and (item.id, cond.value) not in seen:
                 records.append(record_of(item, cond, None))
+    if reconcile is not None:
+        spec.extra_manifest["imported"] = {**spec.extra_manifest["imported"], **reconcile(records)}
     manifest = build_manifest(spec)
     with RunStore(run_dir) as store:
         store.open(manifest)
