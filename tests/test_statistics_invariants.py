@@ -14,13 +14,17 @@ import math
 import pytest
 from click.testing import CliRunner
 
+import numpy as np
+
 import medvqa
 from medvqa.cli.main import cli
+from medvqa.core.audit import stats
 from medvqa.core.run.options import RunOptions, run
 
 ESTIMATES = {"ci": ("delta_img", "difference", "accuracy", "value"), "ci_a_with": ("a_with",),
              "ci_a_removed": ("a_removed",)}
-P_KEYS = ("p", "mcnemar_p", "mcnemar_p_holm", "binomial_p", "binomial_p_with")
+P_KEYS = ("p", "mcnemar_p", "mcnemar_p_holm", "mcnemar_exact_p", "exact_p", "p_cluster", "binomial_p",
+          "binomial_p_with")
 
 
 def answer(item, right: bool) -> list[str]:
@@ -122,24 +126,162 @@ def test_every_interval_contains_its_estimate_has_width_and_a_method_and_no_p_is
     z2 = 1.959963984540054 ** 2
     assert one["n"] == 1 and one["delta_img"] == 1.0
     assert one["ci"] == pytest.approx([(1 - z2) / (1 + z2), 1.0]) and one["ci_method"] == "tango-score"
-    # Holm beside the raw p in the stratified table: four levels, each p = 1 (one discordant
-    # pair: McNemar 2·½ = 1) except Chart/Graph/Table (two: 2·¼ = 0.5); Holm: 4·0.5 → 1
+    # strata of 1-2 pairs are descriptive: no test (and no Holm), a note; the overall row is the
+    # primary Δimg and is tested at any n (5 pairs all one way: mid-p 1/32 = 0.03125)
     levels = docs["audit image"]["paired"]["by"]["dominant_type"]
-    assert {k: v["mcnemar_p"] for k, v in levels.items()}["Chart/Graph/Table"] == 0.5
-    assert all(v["mcnemar_p_holm"] == 1.0 for v in levels.values())
+    assert all(v["mcnemar_p"] is None and v["mcnemar_p_holm"] is None and v["role"] == "secondary"
+               and v["note"].startswith("descriptive") for v in levels.values())
+    overall = docs["audit image"]["paired"]["overall"]
+    assert (overall["role"], overall["test"]) == ("primary", "mcnemar-mid-p")
+    assert (overall["mcnemar_p"], overall["mcnemar_exact_p"]) == pytest.approx((0.03125, 0.0625), rel=1e-12)
 
 
 def test_audit_and_compare_give_the_same_exact_mcnemar_for_the_same_runs(tmp_path):
     # Four items, one model right on each, the other wrong on each: four discordant pairs all
-    # one way, McNemar's exact two-sided p = 2 · (1/2)⁴ = 0.125 in both commands (never 0).
+    # one way: McNemar's exact conditional p = 2 · (1/2)⁴ = 0.125, the mid-p 0.125 − 1/16 = 0.0625
+    # (Fagerland, Lydersen & Laake 2013), in both commands (never 0).
     right = replay_run(tmp_path, "right", True, True, limit=4)
     wrong = replay_run(tmp_path, "wrong", False, False, limit=4)
     compared = invoke("compare", right, wrong, "--json")
     [test] = [t for t in compared["tests"] if t["condition"] == "C+Q"]
-    assert (test["n"], test["test"], test["p"]) == (4, "mcnemar-exact", 0.125)
+    assert (test["n"], test["test"]) == (4, "mcnemar-mid-p")
+    assert (test["p"], test["exact_p"]) == pytest.approx((0.0625, 0.125), rel=1e-12)
     audited = invoke("audit", right, wrong, "--json")
     [row] = [c for c in audited["comparisons"] if c["measure"] == "accuracy C+Q"]
-    assert (row["n"], row["test"], row["p"], row["difference"]) == (4, "mcnemar-exact", 0.125, 1.0)
+    assert (row["n"], row["test"], row["difference"]) == (4, "mcnemar-mid-p", 1.0)
+    assert (row["p"], row["exact_p"]) == (test["p"], test["exact_p"])
+    # (4, 0) is one of the few tables where Tango's interval (the asymptotic test, z = 2.0 > 1.96)
+    # excludes 0 and the mid-p (0.0625) does not reject: both rows say so (docs/audit.md)
+    assert "asymptotic McNemar" in row["note"] and row["note"] == test["note"]
     # Tango's interval for n10 = 4 of 4: [(4 − z²)/(4 + z²), 1] = [0.0202, 1], in both
     assert row["ci"][0] == pytest.approx(test["ci_low"]) == pytest.approx(0.020218, abs=1e-6)
     assert not math.isclose(row["ci"][0], row["ci"][1])
+
+
+# ---------------------------------------------------------------- every built-in benchmark, both readings
+
+def contradictions(doc):
+    """(path, ci, p) of every row whose interval excludes 0 while its test says p ≥ 0.05, or the
+    reverse, without a note that explains it."""
+    if isinstance(doc, list):
+        for i, x in enumerate(doc):
+            yield from contradictions(x)
+        return
+    if not isinstance(doc, dict):
+        return
+    p = doc.get("mcnemar_p", doc.get("p"))
+    ci = doc.get("ci") if isinstance(doc.get("ci"), list) else (
+        [doc["ci_low"], doc["ci_high"]] if doc.get("ci_low") is not None else None)
+    if isinstance(p, (int, float)) and ci and None not in ci and any(k in doc for k in ("difference", "delta_img",
+                                                                                        "delta_lang")):
+        if (ci[0] > 0 or ci[1] < 0) != (p < 0.05) and not doc.get("note"):
+            yield doc, ci, p
+    for value in doc.values():
+        yield from contradictions(value)
+
+
+def untested_p(doc, path="$"):
+    """Paths of p-values whose row names no test (`test`), and intervals without `ci_method`."""
+    if isinstance(doc, list):
+        for i, x in enumerate(doc):
+            yield from untested_p(x, f"{path}[{i}]")
+        return
+    if not isinstance(doc, dict):
+        return
+    if any(isinstance(doc.get(k), (int, float)) for k in ("p", "mcnemar_p")) and not doc.get("test"):
+        yield path
+    if isinstance(doc.get("binomial_p"), (int, float)) and not doc.get("test"):
+        yield path
+    for key, value in doc.items():
+        yield from untested_p(value, f"{path}.{key}")
+
+
+def igakuqa_run(tmp_path, name: str, right_with: bool, right_without: bool):
+    """A replay run of IgakuQA (real data, ../shared/data/igakuqa, 2018) on 60 items, withdrawn
+    items among them under the MHLW convention (SOURCE.txt)."""
+    from tests.conftest import shared_data
+
+    data = shared_data("igakuqa")
+    items = [it for it in medvqa.load("igakuqa", path=data, select={"year": ["2018"]}) if not it.excluded][:60]
+    lines = [{"item_id": it.id, "condition": cond, "response": json.dumps({"answer": answer(it, right)})}
+             for it in items for cond, right in (("C+Q+I", right_with), ("C+Q", right_without))]
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    run_dir = tmp_path / name
+    run(RunOptions(benchmark="igakuqa", model=f"replay:{path}", data=str(data), conditions="C+Q,C+Q+I",
+                   select={"year": ["2018"]}, limit=60, run_dir=str(run_dir)), progress=False)
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def igakuqa_runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("igakuqa")
+    return {"right": igakuqa_run(tmp, "right", True, True), "image": igakuqa_run(tmp, "image", True, False)}
+
+
+@pytest.mark.parametrize("reading", ["strict", "assisted"])
+def test_no_zero_p_no_contradiction_one_n_and_named_methods_on_every_benchmark(runs, igakuqa_runs, reading):
+    docs = {}
+    for bench, group in (("jmed48k", runs), ("igakuqa", igakuqa_runs)):
+        dirs = list(group.values())
+        docs[f"audit {bench}"] = invoke("audit", *dirs, "--reading", reading, "--resamples", "100", "--json")
+        docs[f"compare {bench}"] = invoke("compare", *dirs, "--reading", reading, "--resamples", "100", "--json")
+        docs[f"audit {bench} --cluster case"] = invoke("audit", *dirs, "--reading", reading, "--resamples", "100",
+                                                       "--cluster", "case", "--json")
+        docs[f"compare {bench} --cluster block"] = invoke("compare", *dirs, "--reading", reading, "--resamples",
+                                                          "100", "--cluster", "block", "--json")
+        # the same comparison counts the same items in audit and compare (Benchmark.counts)
+        audited = {(c["a"], c["b"], c["measure"]): c for c in docs[f"audit {bench}"]["comparisons"]}
+        for t in docs[f"compare {bench}"]["tests"]:
+            same = audited[(t["a"], t["b"], f"accuracy {t['condition']}")]
+            assert (t["n"], t["p"], t["ci_low"]) == (same["n"], same["p"], same["ci"][0]), (bench, t["condition"])
+    for name, doc in docs.items():
+        assert doc["intervals"]["item"].startswith("item-level"), name
+        for where, estimate, (low, high), n, method in intervals(doc):
+            assert method, (name, where)
+            assert low - 1e-12 <= estimate <= high + 1e-12, (name, where)
+        for where, p in p_values(doc):
+            assert 0 < p <= 1, (name, where, p)
+        assert list(contradictions(doc)) == [], name
+        assert list(untested_p(doc)) == [], name
+        for row in doc.get("delta_lang", []) + doc.get("delta_img", []):
+            assert row["ci_method"], name
+    cluster = docs["compare igakuqa --cluster block"]
+    assert cluster["intervals"]["cluster"] == "block"
+    assert all(r["cluster_level"] == "block" for r in cluster["table"])
+
+
+def test_mid_p_and_the_bound_below_the_smallest_float_by_hand():
+    # Fagerland, Lydersen & Laake (2013), BMC Med Res Methodol 13:91: mid-p = 2·P(X ≤ k) − P(X = k),
+    # X ~ Bin(b + c, ½), k = min(b, c). (5, 0): exact 2/32 = 0.0625, mid-p 1/32 = 0.03125.
+    t = stats.mcnemar(5, 0)
+    assert t["test"] == "mcnemar-mid-p" and (t["p"], t["exact_p"]) == pytest.approx((0.03125, 0.0625), rel=1e-12)
+    # (7, 1): exact 2·9/256 = 0.0703, mid-p (18 − 8)/256 = 0.0391
+    assert stats.mcnemar(7, 1)["p"] == pytest.approx(10 / 256, rel=1e-12)
+    # (0, 1579), the IgakuQA random-vs-gold case: mid-p = ½^1579, log10 = −1579·log10 2 = −475.326;
+    # below the smallest float, so reported as the bound 1e-300 ("<"), never 0
+    big = stats.mcnemar(0, 1579)
+    assert (big["p"], big["p_bound"]) == (1e-300, "<")
+    assert big["log10_p"] == pytest.approx(-1579 * math.log10(2), abs=1e-9)
+    assert big["exact_log10_p"] == pytest.approx(-1578 * math.log10(2), abs=1e-9)
+    assert stats.mcnemar_exact(0, 1076) == 1e-300
+    from medvqa.core.render import p_value
+    assert p_value(big["p"]) == "< 1e-300"
+
+
+def test_cluster_bootstrap_on_a_small_fixture_by_hand():
+    # Two clusters: {1, 1} and {0}. Resampling 2 clusters gives totals (correct, items) of
+    # (4, 4), (2, 3) twice, or (0, 2), each with probability ¼, ½, ¼: accuracies 1, 2/3, 0.
+    # The 2.5 % and 97.5 % quantiles of that distribution are 0 and 1 (Davison & Hinkley 1997,
+    # §3.8: resample whole clusters).
+    out = stats.cluster_bootstrap([1, 1, 0], [1, 1, 1], ["a", "a", "b"], resamples=4000, seed=0, min_clusters=1)
+    assert out["ci"] == [0.0, 1.0] and out["ci_method"] == "cluster-bootstrap-percentile" and out["n_clusters"] == 2
+    sums = stats.resampled_sums(np.array([[1, 1], [1, 1], [0, 1]]), ["a", "a", "b"], resamples=4000, seed=0)
+    shares = {v: float(np.mean(np.isclose(sums[:, 0] / sums[:, 1], v))) for v in (1.0, 2 / 3, 0.0)}
+    assert shares == pytest.approx({1.0: 0.25, 2 / 3: 0.5, 0.0: 0.25}, abs=0.03)
+    # item-level resampling of the same three items never gives 2/3 from 3 items alone... it is
+    # a different distribution: P(accuracy 1) = (2/3)³ = 0.296
+    items = stats.resampled_sums(np.array([[1, 1], [1, 1], [0, 1]]), None, resamples=4000, seed=0)
+    assert float(np.mean(items[:, 0] == 3)) == pytest.approx(8 / 27, abs=0.03)
+    # below the minimum number of clusters (20) no interval, and a note
+    assert stats.cluster_bootstrap([1, 1, 0], [1, 1, 1], ["a", "a", "b"])["ci"] is None
