@@ -229,8 +229,7 @@ def transition_row(values: Sequence[tuple[float, float]], s: Settings, *, tested
     if binary and tested:
         row.update(mcnemar_fields(int(counts["p10"]), int(counts["p01"]), ci))
     elif binary:
-        row["note"] = (f"{DESCRIPTIVE}: {n} paired items, fewer than {stats.MIN_TESTED}: no test "
-                       "(no result here could reach significance)")
+        row["note"] = f"{DESCRIPTIVE}: {n} of the {stats.MIN_TESTED} pairs a test needs here: no test"
     if binary:
         row["counts"] = {k.replace("p", "n", 1): int(counts[k]) for k in STATES}
     if clusters is not None:
