@@ -21,7 +21,7 @@ from medvqa.cli.main import cli
 from medvqa.core.audit import stats
 from medvqa.core.run.options import RunOptions, run
 
-ESTIMATES = {"ci": ("delta_img", "difference", "accuracy", "value"), "ci_a_with": ("a_with",),
+ESTIMATES = {"ci": ("delta_img", "delta_lang", "difference", "accuracy", "value"), "ci_a_with": ("a_with",),
              "ci_a_removed": ("a_removed",)}
 P_KEYS = ("p", "mcnemar_p", "mcnemar_p_holm", "mcnemar_exact_p", "exact_p", "p_cluster", "binomial_p",
           "binomial_p_with")
@@ -71,7 +71,7 @@ def intervals(doc, path="$"):
             yield f"{path}.{key}", estimate, tuple(ci), doc.get("n"), (doc.get("ci_a_method") or method) if key != "ci" else method
     for low, high in (("ci_low", "ci_high"), ("f1_ci_low", "f1_ci_high")):
         if doc.get(low) is not None:
-            estimate = next(doc[k] for k in ("accuracy", "value", "delta_img", "difference", "micro_f1")
+            estimate = next(doc[k] for k in ("accuracy", "value", "delta_img", "delta_lang", "difference", "micro_f1")
                             if doc.get(k) is not None)
             yield f"{path}.{low}", estimate, (doc[low], doc[high]), doc.get("n"), method
     for key, value in doc.items():
@@ -235,6 +235,11 @@ def test_no_zero_p_no_contradiction_one_n_and_named_methods_on_every_benchmark(r
         for t in docs[f"compare {bench}"]["tests"]:
             same = audited[(t["a"], t["b"], f"accuracy {t['condition']}")]
             assert (t["n"], t["p"], t["ci_low"]) == (same["n"], same["p"], same["ci"][0]), (bench, t["condition"])
+    # IgakuQA 2018's first 60 items hold 112A43, withdrawn (採点除外, SOURCE.txt; MHLW convention):
+    # every output counts 59, the audit's comparisons as compare's tests and every table cell
+    assert {t["n"] for t in docs["compare igakuqa"]["tests"]} == {59}
+    assert {c["n"] for c in docs["audit igakuqa"]["comparisons"] if c["measure"] == "accuracy C+Q"} == {59}
+    assert {r["n"] for r in docs["compare igakuqa"]["table"] if r["stratum"] == "overall"} == {59}
     for name, doc in docs.items():
         assert doc["intervals"]["item"].startswith("item-level"), name
         for where, estimate, (low, high), n, method in intervals(doc):
@@ -285,3 +290,63 @@ def test_cluster_bootstrap_on_a_small_fixture_by_hand():
     assert float(np.mean(items[:, 0] == 3)) == pytest.approx(8 / 27, abs=0.03)
     # below the minimum number of clusters (20) no interval, and a note
     assert stats.cluster_bootstrap([1, 1, 0], [1, 1, 1], ["a", "a", "b"])["ci"] is None
+
+
+@pytest.fixture(scope="module")
+def other_benchmark_runs(tmp_path_factory):
+    """Runs of the other built-in benchmarks on real or bundled data: MMBU-hard (the real proxy
+    items, ../shared/data/mmbu-proxy: `random` and a replay right on 7 of 10), WorldMedQA-V (the
+    authors' published GPT-4o-mini outputs in both languages, with and without images: Δlang and
+    Δimg, an assisted reading) and Polish PES (its test fixture, two seeds of `random`)."""
+    from tests.conftest import shared_data
+
+    tmp = tmp_path_factory.mktemp("others")
+    out: dict[str, list] = {}
+    proxy = shared_data("mmbu-proxy")
+    medvqa.run("mmbu_hard", "random", data=str(proxy), run_dir=str(tmp / "mmbu_random"), progress=False)
+    golds = {r["item_id"]: r["predicted"] for r in medvqa.read_run(tmp / "mmbu_random").records}
+    replay = tmp / "mmbu.jsonl"
+    replay.write_text("".join(json.dumps({"item_id": i, "condition": c, "response": json.dumps({"answer": ["A"]})}) + "\n"
+                              for i in golds for c in ("C+Q", "C+Q+I")), encoding="utf-8")
+    medvqa.run("mmbu_hard", f"replay:{replay}", data=str(proxy), run_dir=str(tmp / "mmbu_replay"), progress=False)
+    out["mmbu_hard"] = [tmp / "mmbu_random", tmp / "mmbu_replay"]
+    data = shared_data("worldmedqa-v-japan")
+    out["worldmedqa_v"] = []
+    for folder in ("outputs_w_images", "outputs_blind"):
+        for version in ("local", "english"):
+            table = data / "visuals" / folder / "GPT4o" / f"GPT4o_japan_{version}_gpt-4o-mini_result.xlsx"
+            run_dir = tmp / f"wmq-{folder}-{version}"
+            result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(table), "--data", str(data),
+                                              "--run-dir", str(run_dir), "--json"])
+            assert result.exit_code == 0, result.output
+            out["worldmedqa_v"].append(run_dir)
+    fixture = __import__("pathlib").Path(__file__).parent / "adapters" / "polish_pes" / "data"
+    for seed in (0, 1):
+        run(RunOptions(benchmark="polish_pes", model="random", data=str(fixture), seed=seed, model_name=f"random{seed}",
+                       conditions="C+Q,C+Q+I", run_dir=str(tmp / f"pes{seed}")), progress=False)
+    out["polish_pes"] = [tmp / "pes0", tmp / "pes1"]
+    return out
+
+
+@pytest.mark.parametrize("reading", ["strict", "assisted"])
+def test_the_invariants_hold_on_the_other_built_in_benchmarks(other_benchmark_runs, reading):
+    for bench, dirs in other_benchmark_runs.items():
+        docs = {"audit": invoke("audit", *dirs, "--reading", reading, "--resamples", "100", "--json"),
+                "compare": invoke("compare", *dirs, "--reading", reading, "--resamples", "100", "--json")}
+        for name, doc in docs.items():
+            for where, estimate, (low, high), n, method in intervals(doc):
+                assert method, (bench, name, where)
+                assert low - 1e-12 <= estimate <= high + 1e-12, (bench, name, where)
+            for where, p in p_values(doc):
+                assert 0 < p <= 1, (bench, name, where, p)
+            assert list(contradictions(doc)) == [], (bench, name)
+            assert list(untested_p(doc)) == [], (bench, name)
+            for row in doc.get("delta_lang", []) + doc.get("delta_img", []):
+                assert row["ci_method"] and (row["mcnemar_p"] is None or row["test"] == "mcnemar-mid-p"), (bench, row)
+        audited = {(c["a"], c["b"], c["measure"]): c for c in docs["audit"]["comparisons"]}
+        for t in docs["compare"]["tests"]:
+            same = audited.get((t["a"], t["b"], f"accuracy {t['condition']}"))
+            if same is not None and t["metric"] == "accuracy":
+                assert (t["n"], t["p"]) == (same["n"], same["p"]), (bench, t)
+    wmq = invoke("compare", *other_benchmark_runs["worldmedqa_v"], "--reading", reading, "--json")
+    assert wmq["delta_lang"] and all(r["ci_method"] == "tango-score" for r in wmq["delta_lang"])
