@@ -208,7 +208,7 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
     (`Benchmark.reading`). `reading` (and `readings`, per benchmark) in the document say which.
     `cluster` names a cluster level the benchmarks declare (`Benchmark.cluster_levels`): each
     interval then gets a cluster-bootstrap interval beside it; `intervals` says which are shown."""
-    from medvqa.core.audit.analysis import Settings, audit as audit_runs, parse_cohorts
+    from medvqa.core.audit.analysis import Settings, audit as audit_runs, cluster_notes, parse_cohorts
     from medvqa.core.audit.pairing import language_pairs
     from medvqa.core.audit.runs import default_by, join_runs, read_cohorts, read_runs, run_input
     from medvqa.core.metrics import reading_of, reading_summary
@@ -227,7 +227,9 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
         cohorts = parse_cohorts(dict(cohorts))
     elif cohorts is not None:
         cohorts = read_cohorts(cohorts)
-    doc = audit_runs([run_input(g) for g in groups], settings, cohorts)
+    inputs = [run_input(g) for g in groups]
+    notes += cluster_notes([r.benchmark for r in inputs], cluster)
+    doc = audit_runs(inputs, settings, cohorts)
     if languages := language_pairs(groups, settings):
         doc["paired_language"] = languages
         notes += [f"paired by language ({key}): {' with '.join(sec['runs'])}, under {', '.join(sec['conditions'])}"

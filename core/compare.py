@@ -21,13 +21,12 @@ from itertools import combinations
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import numpy as np
 import pandas as pd
 
 from medvqa.core.audit import stats
-from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, cluster_map, experiment_labels, flat_row,
-                                        intervals_statement, items_language, pair_image_removal, paired_accuracy_test,
-                                        paired_section)
+from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, cluster_map, cluster_notes, experiment_labels,
+                                        flat_row, intervals_statement, items_language, pair_image_removal,
+                                        paired_accuracy_test, paired_section)
 from medvqa.core.audit.pairing import language_delta_rows, manifest_language
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
@@ -37,7 +36,7 @@ from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived, model_name
 from medvqa.core.items import DataError, Item
 from medvqa.core.passlines import PassLines
 from medvqa.core.run.saved import SavedRun, read_runs, whole_exam_items
-from medvqa.core.audit.stats import BOOTSTRAP, RESAMPLES, bootstrap_p
+from medvqa.core.audit.stats import RESAMPLES
 from medvqa.core.run.store import read_manifest
 
 TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
@@ -224,32 +223,21 @@ def delta_row(entry: Entry, s: Settings) -> dict:
 
 def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: Settings) -> dict:
     """Paired bootstrap of headline(a) − headline(b) over shared items (a[i], b[i] the same
-    item), resampling items jointly; two-sided p for a zero difference. For metrics that are
-    not a mean over items (micro-F1): each resample calls the benchmark's `headline_value`."""
+    item), resampling items jointly (`stats.bootstrap_statistic`): interval and two-sided p from
+    the same resamples. For metrics that are not a mean over items (micro-F1): each resample
+    calls the benchmark's `headline_value`."""
     va, vb = bench.headline_value(a), bench.headline_value(b)
     difference = None if va is None or vb is None else va - vb
-    rng = np.random.default_rng(s.seed)
-    n = len(a)
-    if n < stats.MIN_BOOTSTRAP_N:  # no nominal coverage below (bench/coverage.py): no interval, no test
-        return {"difference": difference, "ci_low": None, "ci_high": None, "ci_method": None, "p": None,
-                "p_bound": None, "note": f"{n} shared items: below {stats.MIN_BOOTSTRAP_N}, a bootstrap gives no "
-                                         "interval and no test"}
-    dist = []
-    for _ in range(s.resamples):
-        idx = rng.integers(0, n, n)
+
+    def on(idx) -> float | None:
         xa, xb = bench.headline_value([a[i] for i in idx]), bench.headline_value([b[i] for i in idx])
-        if xa is not None and xb is not None:
-            dist.append(xa - xb)
-    if not dist or difference is None:
-        return {"difference": difference, "ci_low": None, "ci_high": None, "ci_method": None, "p": None,
-                "p_bound": None}
-    d = np.asarray(dist)
-    low, high = (float(x) for x in np.quantile(d, [(1 - stats.LEVEL) / 2, (1 + stats.LEVEL) / 2]))
-    p, bound = bootstrap_p(d, s.resamples)
-    if not low <= difference <= high or low == high:  # every resample agrees: a bootstrap gives no interval
-        low = high = None
-    return {"difference": difference, "ci_low": low, "ci_high": high, "ci_method": BOOTSTRAP if low is not None
-            else None, "p": p, "p_bound": bound}
+        return None if xa is None or xb is None else xa - xb
+
+    boot = stats.bootstrap_statistic(len(a), on, difference, resamples=s.resamples, seed=s.seed,
+                                     min_n=stats.MIN_BOOTSTRAP_N)
+    ci = boot["ci"] or (None, None)
+    return {"difference": difference, "ci_low": ci[0], "ci_high": ci[1], "ci_method": boot["ci_method"],
+            "p": boot["p"], "p_bound": boot["p_bound"], "note": boot["note"]}
 
 
 def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
@@ -304,6 +292,7 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
                  seed: int = 0, reading: str | None = None, cluster: str | None = None) -> Comparison:
     entries, notes = read_entries(run_dirs, reading)
     settings = Settings(resamples=resamples, seed=seed, cluster=cluster)
+    notes += cluster_notes([e.benchmark for e in entries], cluster)
     fields = _strata(entries, list(by) if by is not None else None, notes)
     rows = [row for i, e in enumerate(entries) for row in table_rows(e, fields[i], settings)]
     deltas = [delta_row(e, settings) for e in entries if {WITH, REMOVED} <= e.by_condition.keys()]

@@ -350,3 +350,13 @@ def test_the_invariants_hold_on_the_other_built_in_benchmarks(other_benchmark_ru
                 assert (t["n"], t["p"]) == (same["n"], same["p"]), (bench, t)
     wmq = invoke("compare", *other_benchmark_runs["worldmedqa_v"], "--reading", reading, "--json")
     assert wmq["delta_lang"] and all(r["ci_method"] == "tango-score" for r in wmq["delta_lang"])
+
+
+def test_cluster_on_benchmarks_that_do_not_declare_it(runs, other_benchmark_runs):
+    # JMed48k declares `case`; MMBU-hard declares no clusters: its cells keep item-level intervals
+    # and a note says so. Where no benchmark declares the level, the command refuses, naming them.
+    doc = invoke("compare", runs["right"], *other_benchmark_runs["mmbu_hard"], "--cluster", "case", "--json")
+    assert "mmbu_hard declares no cluster level 'case': item-level intervals only" in doc["notes"]
+    assert {r["benchmark"]: r["cluster_level"] for r in doc["table"]} == {"jmed48k": "case", "mmbu_hard": None}
+    result = CliRunner().invoke(cli, ["compare", *map(str, other_benchmark_runs["mmbu_hard"]), "--cluster", "case"])
+    assert result.exit_code != 0 and "no benchmark of these runs declares the cluster level 'case'" in result.output

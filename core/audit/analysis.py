@@ -272,17 +272,31 @@ def paired_section(pairs: list[Pair], unpaired: Mapping[str, list[str]], fields:
 PRIMARY, SECONDARY = "primary", "secondary"
 
 
+def _levels(benchmark: Any) -> tuple[str, ...]:
+    return tuple(getattr(benchmark, "cluster_levels", ()) or ())
+
+
+def cluster_notes(benchmarks: Iterable[Any], level: str | None) -> list[str]:
+    """Notes for the benchmarks that do not declare cluster `level` (their outputs keep
+    item-level intervals only); a ValueError naming the levels there are when none declares it."""
+    if level is None:
+        return []
+    benchmarks = list({getattr(b, "name", str(i)): b for i, b in enumerate(benchmarks)}.values())
+    missing = [b for b in benchmarks if level not in _levels(b)]
+    if len(missing) == len(benchmarks):
+        declared = sorted({lv for b in benchmarks for lv in _levels(b)})
+        raise ValueError(f"no benchmark of these runs declares the cluster level {level!r}; "
+                         + (f"levels: {', '.join(declared)}" if declared else "they declare no clusters"))
+    return [f"{getattr(b, 'name', 'a benchmark')} declares no cluster level {level!r}: item-level intervals only"
+            for b in missing]
+
+
 def cluster_map(benchmark: Any, items: Iterable[Item], level: str | None) -> dict[str, str] | None:
     """{item id: its cluster at `level`} under the benchmark's declared clusters
     (`Benchmark.clusters`); an item outside every cluster of that level is a cluster of its own.
-    None without a level; a ValueError naming the levels there are for an undeclared one."""
-    if level is None:
+    None without a level, or for a benchmark that does not declare it (`cluster_notes` says so)."""
+    if level is None or level not in _levels(benchmark):
         return None
-    levels = tuple(getattr(benchmark, "cluster_levels", ()) or ())
-    if level not in levels:
-        name = getattr(benchmark, "name", "this benchmark")
-        raise ValueError(f"{name} declares no cluster level {level!r}; "
-                         f"{'levels: ' + ', '.join(levels) if levels else 'it declares no clusters'}")
     items = list(items)
     declared = benchmark.clusters(items)
     return {it.id: str(declared.get(it.id, {}).get(level) or it.id) for it in items}

@@ -31,7 +31,7 @@ tests and intervals that need them, so a run's summary does without."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -339,6 +339,30 @@ def paired_t_difference(a: Sequence[float], b: Sequence[float], *, level: float 
     statistic = float(d.mean()) / se
     p = bounded(float(np.log(2.0) + st.t.logsf(abs(statistic), n - 1)))
     return {**out, "ci": [float(d.mean() - t * se), float(d.mean() + t * se)], **p}
+
+
+def bootstrap_statistic(n: int, statistic: Callable[[np.ndarray], float | None], estimate: float | None, *,
+                        resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL,
+                        min_n: int = MIN_BOOTSTRAP_N) -> dict:
+    """The seeded percentile bootstrap of a difference no closed form covers (a non-accuracy
+    headline, such as micro-F1, of one model minus another's on the same items): `statistic(idx)`
+    is the difference on the items at indices `idx` (None where it is undefined), `estimate` its
+    value on all n. Interval and two-sided p for a zero difference (`bootstrap_p`) read the same
+    resamples: {"ci", "ci_method", "test", "p", "p_bound", "note"}. Below `min_n` items neither is
+    given; an interval that would not contain the estimate or has zero width is not given."""
+    out = {"ci": None, "ci_method": None, "test": PAIRED_BOOTSTRAP, "p": None, "p_bound": None, "note": None}
+    if n < min_n:
+        return {**out, "note": f"{n} shared items: below {min_n}, a bootstrap gives no interval and no test"}
+    rng = np.random.default_rng(seed)
+    dist = [d for d in (statistic(rng.integers(0, n, n)) for _ in range(resamples)) if d is not None]
+    if not dist or estimate is None:
+        return out
+    d = np.asarray(dist)
+    low, high = _percentile(d, level)
+    p, bound = bootstrap_p(d, resamples)
+    if not low <= estimate <= high or low == high:  # every resample agrees: a bootstrap gives no interval
+        return {**out, "p": p, "p_bound": bound}
+    return {**out, "ci": [low, high], "ci_method": BOOTSTRAP, "p": p, "p_bound": bound}
 
 
 def cluster_bootstrap(numerator: Sequence[float], denominator: Sequence[float], clusters: Sequence[Any], *,
