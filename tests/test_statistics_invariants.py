@@ -360,3 +360,17 @@ def test_cluster_on_benchmarks_that_do_not_declare_it(runs, other_benchmark_runs
     assert {r["benchmark"]: r["cluster_level"] for r in doc["table"]} == {"jmed48k": "case", "mmbu_hard": None}
     result = CliRunner().invoke(cli, ["compare", *map(str, other_benchmark_runs["mmbu_hard"]), "--cluster", "case"])
     assert result.exit_code != 0 and "no benchmark of these runs declares the cluster level 'case'" in result.output
+
+
+def test_tango_and_the_mid_p_disagree_only_where_a_note_says_so():
+    # Every table of n = 17 pairs (171 of them): Tango's interval inverts the asymptotic McNemar
+    # test, and the mid-p test agrees with it except at (4, 0) and (0, 4) (z = 2.0, mid-p 0.0625);
+    # the exact conditional test disagreed in 12 (docs/audit.md, "Statistics").
+    from medvqa.core.audit.analysis import agreement_note
+
+    noted = [(b, c) for b in range(18) for c in range(18 - b)
+             if agreement_note(stats.paired_difference_ci(b, c, 17), stats.mcnemar(b, c)["p"])]
+    assert noted == [(0, 4), (4, 0)]
+    exact = [(b, c) for b in range(18) for c in range(18 - b)
+             if agreement_note(stats.paired_difference_ci(b, c, 17), stats.mcnemar(b, c)["exact_p"])]
+    assert len(exact) == 12 and (5, 0) in exact and (7, 1) in exact
