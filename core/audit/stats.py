@@ -19,10 +19,11 @@ coverage is near nominal at small n (docs/audit.md, "Statistics", gives the refe
   both, so they never contradict (a percentile bootstrap covers 84 % at n = 20 and 91 % at
   n = 50 there: bench/coverage.py);
 - a non-accuracy headline between models (micro-F1): one seeded paired bootstrap gives the
-  percentile interval and the p-value (`bootstrap_difference`), from `MIN_BOOTSTRAP_N` items;
+  percentile interval and the p-value (`bootstrap_statistic`), from `MIN_BOOTSTRAP_N` items;
   its p is never 0 but bounded by 1/B (`bootstrap_p`);
-- clustered items (`--cluster`): the same bootstrap resampling whole clusters
-  (`cluster_bootstrap`), beside the item-level interval.
+- clustered items (`--cluster`): a bootstrap resampling whole clusters (`cluster_bootstrap`; a
+  difference: `bootstrap_difference` with clusters, interval and p from the same resamples),
+  beside the item-level interval; every resampling goes through `resampled_sums`.
 
 Thin wrappers over scipy, seeded so every number is reproducible. The intervals of proportions
 need only `scipy.special` (its beta quantile and normal quantile, the functions `scipy.stats`
@@ -47,7 +48,6 @@ DELTA_RATIO = "delta-method-ratio"
 PAIRED_T = "paired-t"
 # the `test` names outputs give their p-values
 MIDP = "mcnemar-mid-p"
-EXACT_CONDITIONAL = "mcnemar-exact-conditional"
 PAIRED_BOOTSTRAP = "paired-bootstrap"
 PAIRED_T_TEST = "paired-t-test"
 BINOMIAL = "binomial-exact"
