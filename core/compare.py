@@ -234,7 +234,7 @@ def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: 
         return None if xa is None or xb is None else xa - xb
 
     boot = stats.bootstrap_statistic(len(a), on, difference, resamples=s.resamples, seed=s.seed,
-                                     min_n=stats.MIN_BOOTSTRAP_N)
+                                     min_n=stats.MIN_HEADLINE_BOOTSTRAP_N)
     ci = boot["ci"] or (None, None)
     return {"difference": difference, "ci_low": ci[0], "ci_high": ci[1], "ci_method": boot["ci_method"],
             "p": boot["p"], "p_bound": boot["p_bound"], "note": boot["note"]}

@@ -4,8 +4,9 @@ the MOVER-Wilson interval of a macro average (`macro_method`: Clopper-Pearson fo
 McNemar's mid-p test with the exact conditional p beside it (`mcnemar`), Holm's adjustment,
 the delta-method interval of a ratio of sums (`ratio_ci`, micro-F1), a bootstrap interval and
 a bootstrap p-value that is never 0. Outputs name each interval's method in `ci_method`:
-`clopper-pearson`, `tango-score`, `mover-wilson`, `delta-method-ratio`, `bootstrap-percentile`,
-`cluster-bootstrap-percentile`.
+`clopper-pearson`, `tango-score`, `mover-wilson`, `delta-method-ratio`, `paired-t`,
+`bootstrap-percentile` (`bootstrap_ci`), `bootstrap-expanded-percentile`,
+`cluster-bootstrap-expanded-percentile`.
 
     >>> from medvqa.stats import binomial_ci
     >>> [round(x, 3) for x in binomial_ci(7, 10)]

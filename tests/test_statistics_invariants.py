@@ -280,7 +280,7 @@ def test_cluster_bootstrap_on_a_small_fixture_by_hand():
     # The 2.5 % and 97.5 % quantiles of that distribution are 0 and 1 (Davison & Hinkley 1997,
     # §3.8: resample whole clusters).
     out = stats.cluster_bootstrap([1, 1, 0], [1, 1, 1], ["a", "a", "b"], resamples=4000, seed=0, min_clusters=1)
-    assert out["ci"] == [0.0, 1.0] and out["ci_method"] == "cluster-bootstrap-percentile" and out["n_clusters"] == 2
+    assert out["ci"] == [0.0, 1.0] and out["ci_method"] == "cluster-bootstrap-expanded-percentile" and out["n_clusters"] == 2
     sums = stats.resampled_sums(np.array([[1, 1], [1, 1], [0, 1]]), ["a", "a", "b"], resamples=4000, seed=0)
     shares = {v: float(np.mean(np.isclose(sums[:, 0] / sums[:, 1], v))) for v in (1.0, 2 / 3, 0.0)}
     assert shares == pytest.approx({1.0: 0.25, 2 / 3: 0.5, 0.0: 0.25}, abs=0.03)

@@ -22,7 +22,7 @@ from medvqa.stats import binomial_ci, ratio_ci
 from .detection import box_from_text, match
 
 RESAMPLES = 1000
-CLOPPER_PEARSON, BOOTSTRAP = "clopper-pearson", "bootstrap-percentile"  # ci_method values
+CLOPPER_PEARSON = "clopper-pearson"  # ci_method of a classification micro-F1
 MIN_RATIO_N = 20  # below, micro-F1 with boxes has no interval (`medvqa.stats.ratio_ci`)
 LEVEL = 0.95
 

@@ -344,8 +344,9 @@ def test_two_benchmarks_side_by_side_each_with_its_own_headline(runs, tmp_path, 
     assert frame.attrs["by"] == {"jmed48k": ["profession", "dominant_type"], "points_exam": []}
     test = next(t for t in frame.attrs["tests"] if t["benchmark"] == "points_exam")
     assert (test["test"], test["status"], test["n"], test["difference"]) == ("paired-bootstrap", "paired", 6, 0.0)
-    # 6 shared items: below 20 a bootstrap has no nominal coverage, so no interval and no test
-    assert test["ci_low"] is None and test["p"] is None and "below 20" in test["note"]
+    # 6 shared items: below 50 this bootstrap has no nominal coverage (bench/coverage.py), so no
+    # interval and no test
+    assert test["ci_low"] is None and test["p"] is None and "below 50" in test["note"]
     assert not any({t["a"], t["b"]} == {"constant:1", "constant:A"} for t in frame.attrs["tests"])  # never across
     # benchmarks
     md = invoke(runs["constant"], a.run_dir, "--resamples", 50).output
@@ -370,7 +371,7 @@ def test_the_paired_bootstrap_asks_for_the_value_only_once_per_resample(tmp_path
 
     monkeypatch.setattr(PointsExam, "headline", counted_headline)
     monkeypatch.setattr(PointsExam, "headline_value", counted_value)
-    monkeypatch.setattr(stats, "MIN_BOOTSTRAP_N", 1)  # bootstrap the six items (the output needs 20)
+    monkeypatch.setattr(stats, "MIN_HEADLINE_BOOTSTRAP_N", 1)  # bootstrap the six items (the output needs 50)
     a = medvqa.run("points_exam", "constant:A", conditions="C+Q", run_dir=str(tmp_path / "a"), cache=False, progress=False)
     b = medvqa.run("points_exam", "constant:B", conditions="C+Q", run_dir=str(tmp_path / "b"), cache=False, progress=False)
     medvqa.compare([a.run_dir, b.run_dir], resamples=40)
