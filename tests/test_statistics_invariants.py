@@ -388,3 +388,23 @@ def test_every_built_in_benchmark_is_covered_by_the_invariants():
     built_in = {name for name, e in plugins.benchmarks().items() if e.plugin in plugins.DEFAULT_PLUGINS}
     missing = built_in - COVERED - SAME_CLASS_AS_IGAKUQA
     assert not missing, f"add runs of {sorted(missing)} to the invariants (other_benchmark_runs)"
+
+
+def test_the_expanded_percentile_bootstrap_by_hand_and_its_p_agrees_with_its_interval():
+    # Hesterberg (2015), §4.1: for n = 20 units, α′ = 2Φ(−√(20/19)·t(19, 0.975)) = 2Φ(−2.1474)
+    # = 0.03176, so the percentile interval is read at level 0.96824; a plain bootstrap p of
+    # α′ maps back to 0.05
+    assert stats.expanded_level(20) == pytest.approx(0.968238, abs=1e-6)
+    assert stats.expanded_p(1 - stats.expanded_level(20), 20) == pytest.approx(0.05, abs=1e-9)
+    rng = np.random.default_rng(3)
+    for seed in range(40):  # the interval excludes 0 exactly when p < 0.05
+        a, b = rng.integers(0, 2, 30), rng.integers(0, 2, 30) * rng.integers(0, 2, 30)
+        out = stats.bootstrap_difference(a, b, resamples=400, seed=seed)
+        if out["ci"] is not None:
+            assert (out["ci"][0] > 0 or out["ci"][1] < 0) == (out["p"] < 0.05), (seed, out)
+    # near the edge: 5 and 6 right of 20 against 2 (on two items of their own): p 0.098 with the
+    # interval reaching 0, p 0.048 with the interval [0.05, 0.40] just clear of it
+    a5, a6, b = [1] * 5 + [0] * 15, [1] * 6 + [0] * 14, [0] * 2 + [1] * 2 + [0] * 16
+    five, six = (stats.bootstrap_difference(a, b, resamples=1000, seed=1) for a in (a5, a6))
+    assert five["ci"][0] == 0.0 and five["p"] > 0.05
+    assert six["ci"][0] > 0 and six["p"] < 0.05

@@ -295,8 +295,13 @@ def resampled_sums(columns: np.ndarray, clusters: Sequence[Any] | None = None, *
 
 
 def _percentile(values: np.ndarray, level: float) -> tuple[float, float]:
+    """The (1 − level)/2 and (1 + level)/2 quantiles of the resamples as the inverse of their
+    empirical distribution (no interpolation between resamples): the lower limit is above 0
+    exactly when the share of resamples ≤ 0 is below (1 − level)/2, the condition `bootstrap_p`
+    tests, so an interval and its p cannot disagree."""
     alpha = (1 - level) / 2
-    return float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))
+    low, high = np.quantile(values, [alpha, 1 - alpha], method="inverted_cdf")
+    return float(low), float(high)
 
 
 def expanded_level(units: int, level: float = LEVEL) -> float:
