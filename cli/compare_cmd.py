@@ -17,9 +17,11 @@ from ._common import analysis, print_json, reading_option
                    "run's audit page it links to.")
 @click.option("--resamples", type=click.IntRange(1), default=1000, show_default=True, help="Bootstrap resamples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--cluster", help="A cluster level the benchmark declares (JMed48k, IgakuQA: case, block): "
+                                "cluster-bootstrap intervals beside the item-level ones (docs/audit.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
 @reading_option
-def command(run_dirs, by, fmt, out_path, html_out, resamples, seed, as_json, reading) -> None:
+def command(run_dirs, by, fmt, out_path, html_out, resamples, seed, cluster, as_json, reading) -> None:
     """Compare saved runs across models and benchmarks: each benchmark's headline metric per
     condition with n, non-answer rates and 95 % CIs, Δimg (C+Q+I vs C+Q) per benchmark, and
     paired tests between models on the same items (no model calls). Runs of one benchmark on
@@ -35,7 +37,7 @@ def command(run_dirs, by, fmt, out_path, html_out, resamples, seed, as_json, rea
         if fmt == "parquet" and not out_path:
             raise ValueError("--format parquet writes a file: give --out FILE.parquet")
         result = compare_runs(run_dirs, by=_names(by) if by is not None else None, resamples=resamples, seed=seed,
-                              reading=reading)
+                              reading=reading, cluster=cluster)
         written = []
         if fmt == "parquet":
             written.append(write_parquet(result, Path(out_path)))

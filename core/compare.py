@@ -21,11 +21,12 @@ from itertools import combinations
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import numpy as np
 import pandas as pd
 
-from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, experiment_labels, flat_row, items_language,
-                                        pair_image_removal, paired_accuracy_test, paired_section)
+from medvqa.core.audit import stats
+from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, cluster_map, cluster_notes, experiment_labels,
+                                        flat_row, intervals_statement, items_language, pair_image_removal,
+                                        paired_accuracy_test, paired_section)
 from medvqa.core.audit.pairing import language_delta_rows, manifest_language
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
@@ -35,7 +36,7 @@ from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived, model_name
 from medvqa.core.items import DataError, Item
 from medvqa.core.passlines import PassLines
 from medvqa.core.run.saved import SavedRun, read_runs, whole_exam_items
-from medvqa.core.audit.stats import BOOTSTRAP, RESAMPLES, bootstrap_p
+from medvqa.core.audit.stats import RESAMPLES
 from medvqa.core.run.store import read_manifest
 
 TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
@@ -43,13 +44,17 @@ TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric"
                  *(f"{s}_rate" for s in NON_ANSWERS), "runs"]
 # the table shows the other reading's accuracy, interval and extractions, not its count correct
 OTHER_CORRECT = ("assisted_correct", "strict_correct")
+# a paired row's test: McNemar's mid-p (`mcnemar_p`, its bound) with the exact conditional p beside it
+PAIRED_TEST = ["test", "mcnemar_p", "mcnemar_p_bound", "mcnemar_exact_p"]
+# with --cluster: the cluster-bootstrap interval beside the item-level one
+CLUSTER_COLUMNS = ["cluster_ci_low", "cluster_ci_high", "cluster_ci_method", "cluster_level", "n_clusters"]
 DELTA_COLUMNS = ["model", "benchmark", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "ci_method",
-                 "mcnemar_p", "n_unpaired", "unreadable_pairs", "warning"]
+                 *PAIRED_TEST, "n_unpaired", "unreadable_pairs", "warning", "note"]
 DELTA_LANG_COLUMNS = ["model", "benchmark", "condition", "languages", "n", "a_local", "a_other", "delta_lang", "ci_low",
-                      "ci_high", "ci_method", "mcnemar_p", "n_unpaired", "unreadable_pairs", "warning"]
+                      "ci_high", "ci_method", *PAIRED_TEST, "n_unpaired", "unreadable_pairs", "warning", "note"]
 TEST_COLUMNS = ["benchmark", "condition", "a", "b", "metric", "status", "n", "a_value", "b_value", "difference",
-                "ci_low", "ci_high", "ci_method", "test", "p", "p_bound", "only_a", "only_b", "unreadable_pairs",
-                "warning"]
+                "ci_low", "ci_high", "ci_method", "test", "p", "p_bound", "exact_p", "only_a", "only_b",
+                "unreadable_pairs", "warning", "note"]
 OVERALL = "overall"
 
 
@@ -92,9 +97,11 @@ class Comparison:
     by: dict[str, list[str]] = field(default_factory=dict)  # benchmark -> strata shown
     # {"reading": the reading of every run (or "mixed"), "readings": {benchmark: reading}}
     reading: dict = field(default_factory=lambda: {"reading": metrics.STRICT, "readings": {}})
+    # what the intervals are (item-level; with --cluster, the cluster level beside): `intervals_statement`
+    intervals: dict = field(default_factory=lambda: intervals_statement(None))
 
     def as_json(self) -> dict:
-        return {**self.reading, "by": self.by, "table": json_rows(self.table), "delta_img": json_rows(self.delta_img),
+        return {**self.reading, "intervals": self.intervals, "by": self.by, "table": json_rows(self.table), "delta_img": json_rows(self.delta_img),
                 "delta_lang": json_rows(self.delta_lang),
                 "tests": json_rows(self.tests), "pass_lines": self.pass_lines, "runs": self.runs, "notes": self.notes}
 
@@ -171,15 +178,35 @@ def _row(entry: Entry, condition: str, stratum: str, level: str, records: list[d
             "runs": entry.source}
 
 
-def table_rows(entry: Entry, fields: dict[str, str]) -> list[dict]:
+def _cluster_columns(entry: Entry, records: list[dict], clusters: dict[str, str] | None, s: Settings) -> dict:
+    """A table row's cluster-bootstrap interval of its accuracy (`CLUSTER_COLUMNS`); {} without
+    --cluster. A headline other than accuracy gets none (its `cluster_ci_method` says so)."""
+    if clusters is None:
+        return {}
+    kept = metrics.counted(records, entry.benchmark)[0]
+    if entry.benchmark.headline_metric != metrics.ACCURACY or not kept:
+        return {"cluster_ci_low": None, "cluster_ci_high": None, "cluster_ci_method": None, "cluster_level": s.cluster,
+                "n_clusters": None}
+    boot = stats.cluster_bootstrap([float(bool(r.get("correct"))) for r in kept], [1.0] * len(kept),
+                                   [clusters.get(r["item_id"], r["item_id"]) for r in kept],
+                                   resamples=s.resamples, seed=s.seed)
+    ci = boot["ci"] or (None, None)
+    return {"cluster_ci_low": ci[0], "cluster_ci_high": ci[1], "cluster_ci_method": boot["ci_method"] if boot["ci"] else None,
+            "cluster_level": s.cluster, "n_clusters": boot["n_clusters"]}
+
+
+def table_rows(entry: Entry, fields: dict[str, str], s: Settings = Settings()) -> list[dict]:
     excluded = entry.runs[0].manifest.get("excluded") or []
+    clusters = cluster_map(entry.benchmark, entry.items.values(), s.cluster)
     rows = []
     for condition, records in entry.by_condition.items():
-        rows.append(_row(entry, condition, OVERALL, "", records, len(excluded)))
+        rows.append({**_row(entry, condition, OVERALL, "", records, len(excluded)),
+                     **_cluster_columns(entry, records, clusters, s)})
         for name, rec_field in fields.items():
             n_ex = Counter(level for x in excluded for level in dict.fromkeys(metrics.level_keys(x.get(rec_field))))
             for (_, level), group in metrics.group(records, [rec_field]).items():
-                rows.append(_row(entry, condition, name, level, group, n_ex[level]))
+                rows.append({**_row(entry, condition, name, level, group, n_ex[level]),
+                             **_cluster_columns(entry, group, clusters, s)})
     return rows
 
 
@@ -187,7 +214,8 @@ def delta_row(entry: Entry, s: Settings) -> dict:
     """An entry's Δimg, as the audit's image-removal section computes it (strict: a refusal is wrong)."""
     run = RunInput(model=entry.model, records=metrics.counted(entry.records, entry.benchmark)[0], items=entry.items,
                    source=entry.source)
-    section = paired_section(*pair_image_removal(run), {}, s)
+    section = paired_section(*pair_image_removal(run), {}, s, clusters=cluster_map(entry.benchmark, entry.items.values(),
+                                                                                   s.cluster))
     return {"model": entry.model, "benchmark": entry.benchmark.name, **flat_row(section, ("a_with", "a_removed", "delta_img"))}
 
 
@@ -195,28 +223,21 @@ def delta_row(entry: Entry, s: Settings) -> dict:
 
 def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: Settings) -> dict:
     """Paired bootstrap of headline(a) − headline(b) over shared items (a[i], b[i] the same
-    item), resampling items jointly; two-sided p for a zero difference. For metrics that are
-    not a mean over items (micro-F1): each resample calls the benchmark's `headline_value`."""
+    item), resampling items jointly (`stats.bootstrap_statistic`): interval and two-sided p from
+    the same resamples. For metrics that are not a mean over items (micro-F1): each resample
+    calls the benchmark's `headline_value`."""
     va, vb = bench.headline_value(a), bench.headline_value(b)
     difference = None if va is None or vb is None else va - vb
-    rng = np.random.default_rng(s.seed)
-    n = len(a)
-    dist = []
-    for _ in range(s.resamples):
-        idx = rng.integers(0, n, n)
+
+    def on(idx) -> float | None:
         xa, xb = bench.headline_value([a[i] for i in idx]), bench.headline_value([b[i] for i in idx])
-        if xa is not None and xb is not None:
-            dist.append(xa - xb)
-    if not dist or difference is None:
-        return {"difference": difference, "ci_low": None, "ci_high": None, "ci_method": None, "p": None,
-                "p_bound": None}
-    d = np.asarray(dist)
-    low, high = (float(x) for x in np.percentile(d, [2.5, 97.5]))
-    p, bound = bootstrap_p(d, s.resamples)
-    if not low <= difference <= high or low == high:  # every resample agrees: a bootstrap gives no interval
-        low = high = None
-    return {"difference": difference, "ci_low": low, "ci_high": high, "ci_method": BOOTSTRAP if low is not None
-            else None, "p": p, "p_bound": bound}
+        return None if xa is None or xb is None else xa - xb
+
+    boot = stats.bootstrap_statistic(len(a), on, difference, resamples=s.resamples, seed=s.seed,
+                                     min_n=stats.MIN_HEADLINE_BOOTSTRAP_N)
+    ci = boot["ci"] or (None, None)
+    return {"difference": difference, "ci_low": ci[0], "ci_high": ci[1], "ci_method": boot["ci_method"],
+            "p": boot["p"], "p_bound": boot["p_bound"], "note": boot["note"]}
 
 
 def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
@@ -236,10 +257,11 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
                    "b_value": bench.headline_value(b) if shared else None,
                    **dict.fromkeys(("difference", "ci_low", "ci_high", "ci_method", "test", "p", "p_bound")),
                    **metrics.delta_warning([metrics.unreadable(x, y) for x, y in zip(a, b)])}
-            if shared and bench.headline_metric == "accuracy":  # exact McNemar and Tango's interval, as the audit's
+            if shared and bench.headline_metric == "accuracy":  # McNemar mid-p and Tango's interval, as the audit's
                 test = paired_accuracy_test([x.get("correct") for x in a], [y.get("correct") for y in b])
                 row.update(difference=test["difference"], ci_low=test["ci"][0], ci_high=test["ci"][1],
-                           ci_method=test["ci_method"], test=test["test"], p=test["p"], p_bound="=")
+                           ci_method=test["ci_method"], test=test["test"], p=test["p"], p_bound=test["p_bound"],
+                           exact_p=test["exact_p"], note=test["note"])
             elif shared:  # any other headline: a paired bootstrap (without shared items, no test)
                 row.update(test="paired-bootstrap", **_paired_bootstrap_metric(bench, a, b, s))
             out.append(row)
@@ -267,16 +289,18 @@ def pass_rows(entry: Entry, notes: list[str]) -> list[dict]:
 # ---------------------------------------------------------------- the whole comparison
 
 def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = None, resamples: int = RESAMPLES,
-                 seed: int = 0, reading: str | None = None) -> Comparison:
+                 seed: int = 0, reading: str | None = None, cluster: str | None = None) -> Comparison:
     entries, notes = read_entries(run_dirs, reading)
-    settings = Settings(resamples=resamples, seed=seed)
+    settings = Settings(resamples=resamples, seed=seed, cluster=cluster)
+    notes += cluster_notes([e.benchmark for e in entries], cluster)
     fields = _strata(entries, list(by) if by is not None else None, notes)
-    rows = [row for i, e in enumerate(entries) for row in table_rows(e, fields[i])]
+    rows = [row for i, e in enumerate(entries) for row in table_rows(e, fields[i], settings)]
     deltas = [delta_row(e, settings) for e in entries if {WITH, REMOVED} <= e.by_condition.keys()]
     notes += [f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for {e.model} on "
               f"{e.benchmark.name}" for e in entries if not {WITH, REMOVED} <= e.by_condition.keys()]
     tests = test_rows(entries, settings)
-    delta_lang = pd.DataFrame(language_delta_rows([e.runs for e in entries], settings), columns=DELTA_LANG_COLUMNS)
+    delta_lang = pd.DataFrame(language_delta_rows([e.runs for e in entries], settings),
+                              columns=[*DELTA_LANG_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])])
     passes = [row for e in entries for row in pass_rows(e, notes)]
     runs = [{"benchmark": e.benchmark.name, "model": e.model, "model_string": e.runs[0].manifest["model"],
              "runs": [str(r.path) for r in e.runs],
@@ -285,8 +309,9 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
     shown: dict[str, list[str]] = {}
     for i, e in enumerate(entries):  # each benchmark's strata, as its entries show them
         shown[e.benchmark.name] = list(dict.fromkeys([*shown.get(e.benchmark.name, []), *fields[i]]))
-    other = metrics.with_assisted(TABLE_COLUMNS, rows)  # the other reading's columns, where an extraction exists
+    other = metrics.with_assisted([*TABLE_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])], rows)  # the other reading's columns, where an extraction exists
     return Comparison(table=pd.DataFrame(rows, columns=[c for c in other if c not in OTHER_CORRECT]),
-                      delta_img=pd.DataFrame(deltas, columns=DELTA_COLUMNS),
+                      delta_img=pd.DataFrame(deltas, columns=[*DELTA_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])]),
                       tests=pd.DataFrame(tests, columns=TEST_COLUMNS), delta_lang=delta_lang, pass_lines=passes, notes=notes, runs=runs,
-                      by=shown, reading=metrics.reading_summary(run for e in entries for run in e.runs))
+                      by=shown, reading=metrics.reading_summary(run for e in entries for run in e.runs),
+                      intervals=intervals_statement(cluster))

@@ -15,6 +15,7 @@ from urllib.parse import quote, urlencode
 
 import pandas as pd
 
+from medvqa.core.audit.analysis import intervals_text
 from medvqa.core.compare import OVERALL, Comparison
 from medvqa.core.metrics import READINGS
 from medvqa.core.passlines import COLUMNS as PASS_COLUMNS, PassVerdict
@@ -92,7 +93,7 @@ def headline_frame(doc: dict) -> pd.DataFrame:
 CI = ("ci_low", "ci_high")
 DELTA = [("model", "model", "text"), ("benchmark", "benchmark", "text"), ("n", "n", "int"),
          ("C+Q+I %", "a_with", "pct"), ("C+Q %", "a_removed", "pct"), ("Δimg (points)", "delta_img", "pp"),
-         ("95 % CI", CI, "ci_pp"), ("McNemar p", "mcnemar_p", "p"), ("warning", "warning", "text")]
+         ("95 % CI", CI, "ci_pp"), ("McNemar mid-p", "mcnemar_p", "p"), ("warning", "warning", "text")]
 TESTS = [*((h, h, "text") for h in ("benchmark", "condition", "a", "b")),
          ("pairing", lambda t: t["status"] + (f" (only a {t['only_a']}, only b {t['only_b']})"
                                               if t["status"] != "paired" else ""), "text"),
@@ -103,7 +104,13 @@ STRATUM = [*((h, h, "text") for h in ("model", "benchmark", "condition", "level"
            ("95 % CI", CI, "ci"), ("n", "n", "int"), ("non-answers %", "non_answer_rate", "pct")]
 LANGUAGE = [*((h, h, "text") for h in ("model", "benchmark", "condition", "languages")), ("n", "n", "int"),
             ("first %", "a_local", "pct"), ("second %", "a_other", "pct"), ("Δlang (points)", "delta_lang", "pp"),
-            ("95 % CI", CI, "ci_pp"), ("McNemar p", "mcnemar_p", "p"), ("warning", "warning", "text")]
+            ("95 % CI", CI, "ci_pp"), ("McNemar mid-p", "mcnemar_p", "p"), ("warning", "warning", "text")]
+
+
+CLUSTER_CI = ("cluster_ci_low", "cluster_ci_high")
+# with --cluster: each overall cell's item-level and cluster-bootstrap intervals side by side
+CLUSTERED = [*((h, h, "text") for h in ("model", "benchmark", "condition")), ("%", "value", "pct"),
+             ("item-level 95 % CI", CI, "ci"), ("cluster 95 % CI", CLUSTER_CI, "ci"), ("clusters", "n_clusters", "int")]
 
 
 def formats(spec: list) -> dict[str, str]:
@@ -143,11 +150,17 @@ def markdown(doc: dict) -> str:
         lines += ["## Pass lines (one row per exam and criterion)", "", to_markdown(pass_frame(doc))]
     for stratum in dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL):
         lines += [f"## By {stratum}", "", _markdown_table(doc, "table", STRATUM, stratum)]
+    cluster = (doc.get("intervals") or {}).get("cluster")
+    if cluster:
+        lines += [f"## Cluster-bootstrap intervals ({cluster}), beside the item-level ones", "",
+                  _markdown_table(doc, "table", CLUSTERED, OVERALL)]
     methods = sorted({r["ci_method"] for rows in (doc["table"], doc["delta_img"], doc["tests"]) for r in rows
                       if r.get("ci_method")})
     if methods:
         lines += ["Intervals: " + ", ".join(methods) + " (each row's `ci_method` in --json; docs/audit.md). A "
-                  "bootstrap p shown as 1/B is an upper bound (`p_bound: \"<\"` in --json).", ""]
+                  "bootstrap p shown as 1/B is an upper bound (`p_bound: \"<\"` in --json); McNemar's p is the mid-p "
+                  "(the exact conditional p is `mcnemar_exact_p` / `exact_p` in --json)."
+                  + (f" {intervals_text(doc)}" if doc.get("intervals") else ""), ""]
     if doc["notes"]:
         lines += ["Notes:", "", *(f"- {n}" for n in doc["notes"])]
     return "\n".join(lines) + "\n"

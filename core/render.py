@@ -41,7 +41,9 @@ def points(value: Any) -> str:
 
 
 def p_value(value: Any) -> str:
-    return MISSING if is_missing(value) else f"{value:.3g}"
+    if is_missing(value):
+        return MISSING
+    return "< 1e-300" if value <= 1e-300 else f"{value:.3g}"  # a p below the smallest float is a bound (never 0)
 
 
 def interval(low: Any, high: Any, show: Callable[[Any], str] = percent) -> str:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlencode
 
-from medvqa.core.audit.analysis import (CONVENTIONS, PAIRED_COLUMNS, STATES, model_docs, reading_text, refusal_scope,
-                                        strata_rows)
+from medvqa.core.audit.analysis import (CONVENTIONS, PAIRED_COLUMNS, STATES, intervals_text, model_docs, reading_text,
+                                        refusal_scope, strata_rows)
 from medvqa.core.audit.pairing import language_columns
 from medvqa.core.audit.figures import figures, svg_texts
 from medvqa.core.render import fmt, to_html
@@ -110,8 +110,9 @@ def _strata_rows(base: list, section: dict) -> list[tuple[list[str], list, dict]
 
 
 def _warned(columns: list[tuple[str, Any, str]], rows: Any) -> list[tuple[str, Any, str]]:
-    """`columns` without the warning column when no row of a Δ table has a warning."""
-    return columns if any(r.get("warning") for r in rows) else [c for c in columns if c[1] != "warning"]
+    """`columns` without the warning (note, cluster interval) column when no row of a Δ table has one."""
+    rows = list(rows)
+    return [c for c in columns if c[1] not in ("warning", "note", "ci_cluster") or any(r.get(c[1]) for r in rows)]
 
 
 def _paired_table(page: _Page, base: list, paired: dict, model: str) -> None:
@@ -125,8 +126,11 @@ def _paired_table(page: _Page, base: list, paired: dict, model: str) -> None:
         "model": model, "transition": key if key in STATES else "paired",
         **{"stratum": f"{name}={value}" for name, [value] in rows[i][2].items()}})
     if paired["by"]:
-        page.add("<p>Holm p: McNemar's exact p-value adjusted by Holm's method over the levels of each "
-                 "stratum.</p>")
+        page.add("<p>McNemar mid-p (Fagerland, Lydersen &amp; Laake 2013; the exact conditional p is in the JSON). "
+                 "The overall row is the primary Δimg; strata are secondary. Holm p: the mid-p adjusted by Holm's "
+                 "method over the tested levels of each stratum; a stratum of fewer than 10 pairs is descriptive "
+                 "(no test).</p>")
+    page.add(f"<p>Intervals: {_e(intervals_text(page.doc))}</p>")
     _unpaired(page, "Image items not paired", paired["unpaired"])
 
 
@@ -247,11 +251,12 @@ def _cohorts(page: _Page, cohorts: dict) -> None:
 
 
 def _comparisons(page: _Page, comparisons: list) -> None:
-    page.add("<h2>Model differences (accuracy: exact McNemar, Tango interval; Δimg: paired bootstrap p, "
-             "MOVER interval)</h2>")
+    page.add("<h2>Model differences (accuracy: McNemar mid-p, Tango interval; Δimg: paired t interval and "
+             "test)</h2>")
     page.table(["a", "b", "measure"], _warned([("n", "n", "int"), ("a − b", "difference", "pp"),
-                                               ("95 % CI", "ci", "ci_pp"), ("p", "p", "p"),
-                                               ("warning", "warning", "text")], comparisons),
+                                               ("95 % CI", "ci", "ci_pp"), ("cluster 95 % CI", "ci_cluster", "ci_pp"),
+                                               ("test", "test", "text"), ("p", "p", "p"),
+                                               ("warning", "warning", "text"), ("note", "note", "text")], comparisons),
                [([c["a"], c["b"], c["measure"]], ["comparisons", i], {}) for i, c in enumerate(comparisons)])
 
 

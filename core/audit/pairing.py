@@ -19,7 +19,7 @@ from itertools import combinations
 from typing import Any, Mapping, Sequence
 
 from medvqa.core import metrics, plugins
-from medvqa.core.audit.analysis import (STATES, Pair, Settings, flat_row, forced_guess, paired_markdown,
+from medvqa.core.audit.analysis import (STATES, Pair, Settings, cluster_map, flat_row, forced_guess, paired_markdown,
                                         paired_section)
 from medvqa.core.metrics import held_fields
 from medvqa.core.results import condition_order, is_derived, model_name
@@ -127,8 +127,9 @@ def language_section(a: Sequence[Any], b: Sequence[Any], s: Settings) -> dict:
     # --refusals imputed credits a refusal with the forced-guess accuracy of both runs together
     forced = forced_guess(first.records + second.records)["accuracy"]
     out = {"languages": [first.language, second.language], "runs": [first.source, second.source], "conditions": {}}
+    clusters = cluster_map(benchmark, items.values(), s.cluster)
     for cond in conditions:
-        section = paired_section(*pair_records(items, ka, kb, cond), fields, s, forced, first.source or model)
+        section = paired_section(*pair_records(items, ka, kb, cond), fields, s, forced, first.source or model, clusters)
         out["conditions"][cond] = _factor_section(section, LANGUAGE)
     return out
 
@@ -163,7 +164,8 @@ def language_columns(first: str, second: str) -> list[tuple[str, str, str]]:
     return [("n", "n", "int"), *((h, s, "pct") for h, s in zip(("both right", f"only {first}", f"only {second}",
                                                                 "neither"), STATES)),
             (first, "a_local", "pct"), (second, "a_other", "pct"), ("Δlang", "delta_lang", "pp"),
-            ("95 % CI", "ci", "ci_pp"), ("McNemar p", "mcnemar_p", "p"), ("warning", "warning", "text")]
+            ("95 % CI", "ci", "ci_pp"), ("cluster 95 % CI", "ci_cluster", "ci_pp"), ("McNemar mid-p", "mcnemar_p", "p"),
+            ("role", "role", "text"), ("warning", "warning", "text"), ("note", "note", "text")]
 
 
 def language_markdown(doc: dict) -> str:
