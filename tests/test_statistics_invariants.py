@@ -297,7 +297,8 @@ def other_benchmark_runs(tmp_path_factory):
     """Runs of the other built-in benchmarks on real or bundled data: MMBU-hard (the real proxy
     items, ../shared/data/mmbu-proxy: `random` and a replay right on 7 of 10), WorldMedQA-V (the
     authors' published GPT-4o-mini outputs in both languages, with and without images: Δlang and
-    Δimg, an assisted reading) and Polish PES (its test fixture, two seeds of `random`)."""
+    Δimg, an assisted reading), Polish PES (its test fixture, two seeds of `random`) and MIR (2024's
+    published GPT-4 and GPT-4 Vision answers, one model name: Δimg on the 25 image items)."""
     from tests.conftest import shared_data
 
     tmp = tmp_path_factory.mktemp("others")
@@ -325,6 +326,15 @@ def other_benchmark_runs(tmp_path_factory):
         run(RunOptions(benchmark="polish_pes", model="random", data=str(fixture), seed=seed, model_name=f"random{seed}",
                        conditions="C+Q,C+Q+I", run_dir=str(tmp / f"pes{seed}")), progress=False)
     out["polish_pes"] = [tmp / "pes0", tmp / "pes1"]
+    mir = shared_data("mir")  # GPT-4 (C+Q, all 210) and GPT-4 Vision (C+Q+I, 1-25) under one name: Δimg
+    for name, book, column, model in (("gpt4", "MIR24GPT_final.xlsx", " GPT-4", "gpt-4"),
+                                      ("vision", "MIR24GPT_vision_answered_v2.xlsx", " GPT-4 Vision", "gpt-4-vision")):
+        result = CliRunner().invoke(cli, ["import", "mir", str(mir / "2024" / book), "--data", str(mir), "--run-dir",
+                                          str(tmp / f"mir-{name}"), "--response-column", column, "--model", model,
+                                          "--model-name", "gpt-4", "--json",
+                                          *(["--condition", "C+Q"] if name == "gpt4" else [])])
+        assert result.exit_code == 0, result.output
+    out["mir"] = [tmp / "mir-gpt4", tmp / "mir-vision"]
     return out
 
 
@@ -343,7 +353,7 @@ def test_the_invariants_hold_on_the_other_built_in_benchmarks(other_benchmark_ru
             assert list(untested_p(doc)) == [], (bench, name)
             for row in doc.get("delta_lang", []) + doc.get("delta_img", []):
                 assert row["ci_method"] and (row["mcnemar_p"] is None or row["test"] == "mcnemar-mid-p"), (bench, row)
-        audited = {(c["a"], c["b"], c["measure"]): c for c in docs["audit"]["comparisons"]}
+        audited = {(c["a"], c["b"], c["measure"]): c for c in docs["audit"].get("comparisons", [])}  # one model: none
         for t in docs["compare"]["tests"]:
             same = audited.get((t["a"], t["b"], f"accuracy {t['condition']}"))
             if same is not None and t["metric"] == "accuracy":
@@ -378,7 +388,7 @@ def test_tango_and_the_mid_p_disagree_only_where_a_note_says_so():
 
 # the benchmarks the invariants above run on; kokushimd10 and yakugakuqa share IgakuQA's class
 # (`_MhlwExam`: its counting, clusters and headline), so IgakuQA's runs stand for them
-COVERED = {"jmed48k", "igakuqa", "mmbu_hard", "worldmedqa_v", "polish_pes"}
+COVERED = {"jmed48k", "igakuqa", "mmbu_hard", "worldmedqa_v", "polish_pes", "mir"}
 SAME_CLASS_AS_IGAKUQA = {"kokushimd10", "yakugakuqa"}
 
 
