@@ -61,6 +61,13 @@ class WorldMedQAV(Benchmark):
 
         return tables(records, manifest, self)
 
+    def pass_report(self, items: list[Item], records: list[dict]):
+        """Each country's passing threshold as the paper's Figure 2 draws it, per country,
+        language and condition (`passing.py`)."""
+        from .passing import pass_lines
+
+        return pass_lines(records, self)
+
     def validate(self, path: Path) -> list:
         """Stems that lost a number (a warning each): the published tables' own quirk."""
         items = self.load(path)
