@@ -6,7 +6,7 @@ CSV / XLSX table with an id and a response column."""
 
 import click
 
-from ._common import print_json, print_run_summary, reading_option, user_errors
+from ._common import model_name_option, print_json, print_run_summary, reading_option, user_errors
 
 
 def generic_import(benchmark: str) -> click.Command:
@@ -33,7 +33,7 @@ def generic_import(benchmark: str) -> click.Command:
     @click.option("--convention", help="Score under this convention of the benchmark (its default when omitted).")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
     @reading_option
-    @click.option("--model-name", metavar="NAME", help="The name the model goes by in tables, pairing (image, language) and compare (default: the model string, kept beside it in the manifest): runs of one model under two strings pair when they share it.")
+    @model_name_option
     def command(file, data, split, run_dir, model, id_column, id_from, sheet, response_column, condition, convention,
                 as_json, reading, model_name) -> None:
         """Import FILE, answers made elsewhere (JSON Lines {item_id, condition, response}, or CSV / XLSX

@@ -7,7 +7,8 @@ from urllib.parse import urlsplit
 
 import click
 
-from ._common import BenchmarkOption, SelectionCommand, print_json, print_run_summary, reading_option, selections, user_errors
+from ._common import (BenchmarkOption, SelectionCommand, model_name_option, print_json, print_run_summary,
+                      reading_option, selections, user_errors)
 
 # Exit statuses besides 0 (success), 1 (bad input or data: one line naming it) and 2 (bad usage).
 EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the preflight request
@@ -119,7 +120,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
               help=f"Exit with status {EXIT_UNTRUSTED} when more records than this fraction are errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout, nothing else.")
 @reading_option
-@click.option("--model-name", metavar="NAME", help="The name the model goes by in tables, pairing (image, language) and compare (default: the model string, kept beside it in the manifest): runs of one model under two strings pair when they share it.")
+@model_name_option
 @click.option("--allow-invalid", is_flag=True, help="Run even when `medvqa validate` finds errors in the data.")
 @click.option("--forced-guess", is_flag=True,
               help="Re-ask refused image-removed (C+Q) items with permission to guess, as condition C+Q/forced.")

@@ -121,7 +121,9 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     `fmt="json"` the parsed JSON document `--json` prints; `md`, `csv`, `latex`, `text` or `html`
     give the text. The headline numbers use `reading` ("strict" or "assisted"; None: the
     benchmark's protocol's, `Benchmark.reading`), the other reading beside them; each row or
-    table names it."""
+    table names it. A run imported from published results that carries their accuracy (the
+    manifest's `imported.published`, per condition) shows it beside them on the rows by condition
+    (`published_accuracy`, `published_correct`)."""
     from medvqa.core import metrics, plugins
     from medvqa.core.metrics import held_fields, resolve_fields
     from medvqa.core.passlines import PassLines, PassVerdict
@@ -182,10 +184,16 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         held, _ = held_fields(bench.default_strata if bench else (), recs, aliases)
         groupings = [[]] + [[f] for f in held.values()]
     frames = [metrics.table(recs, fields, bench, manifest.get("excluded") or [], reading) for fields in groupings]
-    if fmt not in (None, "csv", "json"):  # one table per grouping, each with its own columns
-        return "\n".join(render(t, fmt) for t in frames)
     import pandas as pd
 
+    published = (manifest.get("imported") or {}).get("published") or {}
+    for fields, frame in zip(groupings, frames):
+        if published and not fields:  # an import of published results: the published accuracy beside medvqa's
+            frame["published_accuracy"] = [(published.get(c) or {}).get("accuracy") for c in frame["condition"]]
+            frame["published_correct"] = pd.array([(published.get(c) or {}).get("correct") for c in frame["condition"]],
+                                                  dtype="Int64")
+    if fmt not in (None, "csv", "json"):  # one table per grouping, each with its own columns
+        return "\n".join(render(t, fmt) for t in frames)
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if fmt is None:
         frame.attrs["reading"] = reading

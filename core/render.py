@@ -23,7 +23,8 @@ FORMATS = ("text", "md", "csv", "latex", "json", "html")
 PERCENT_COLUMNS = {"accuracy": "accuracy %", "ci_low": "CI low %", "ci_high": "CI high %",
                    "assisted_accuracy": "assisted accuracy %", "assisted_ci_low": "assisted CI low %",
                    "assisted_ci_high": "assisted CI high %", "strict_accuracy": "strict accuracy %",
-                   "strict_ci_low": "strict CI low %", "strict_ci_high": "strict CI high %"}
+                   "strict_ci_low": "strict CI low %", "strict_ci_high": "strict CI high %",
+                   "published_accuracy": "published accuracy %"}
 
 
 def is_missing(value: Any) -> bool:

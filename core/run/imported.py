@@ -34,7 +34,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
               run_dir: str | Path, *, model: str, load: dict[str, Any] | None = None, split: str | None = None,
               saved: bool = True, command_line: list[str] | None = None,
               source: dict[str, Any] | None = None, images_attested: bool = False, reading: str | None = None,
-              model_name: str | None = None) -> dict:
+              model_name: str | None = None,
+              reconcile: Callable[[list[dict]], dict[str, Any]] | None = None) -> dict:
     """Write the run directory `run_dir` from (item, condition, response text) triples (or
     quadruples whose fourth element, a dict, adds fields to that record: what the source said
     beside the answer) and return its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
@@ -52,7 +53,9 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     items' images (predictions published with them): image conditions are accepted for image
     items whose files are not here. The summary's headline numbers use `reading` (None: the
     benchmark's protocol's), the other reading beside them. `model_name` is the name the model goes
-    by in tables and pairing (the manifest's `model_name`; `model` when None)."""
+    by in tables and pairing (the manifest's `model_name`; `model` when None). `reconcile`, given
+    the scored records before anything is written, returns what the manifest's `imported` adds
+    beside `source` (an importer's comparison of medvqa's reading with the published verdicts)."""
     from medvqa.core.metrics import headline_numbers
     from medvqa.core.run.summary import health
 
@@ -92,6 +95,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
         for cond in spec.conditions:
             if not item.excluded and cond in admitted(item) and (item.id, cond.value) not in seen:
                 records.append(record_of(item, cond, None))
+    if reconcile is not None:
+        spec.extra_manifest["imported"] = {**spec.extra_manifest["imported"], **reconcile(records)}
     manifest = build_manifest(spec)
     with RunStore(run_dir) as store:
         store.open(manifest)
