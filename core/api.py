@@ -142,7 +142,8 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         return doc if fmt in (None, "json") else agreement_tables(doc).render(fmt)
     if pass_lines:
         saved = read_run(run_dir).read_as(reading)
-        result = saved.benchmark.pass_report(whole_exam_items(saved), saved.records)
+        items = whole_exam_items(saved) if saved.benchmark.pass_on_whole_exams else list(saved.items.values())
+        result = saved.benchmark.pass_report(items, saved.records)
         if result is None:
             raise ValueError(f"benchmark {saved.benchmark.name} ships no pass criteria")
         if isinstance(result, PassLines):

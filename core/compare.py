@@ -41,6 +41,8 @@ from medvqa.core.run.store import read_manifest
 TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
                  "ci_method", "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate",
                  *(f"{s}_rate" for s in NON_ANSWERS), "runs"]
+# an import of published results that carries their accuracy: it beside medvqa's (overall rows)
+PUBLISHED_COLUMNS = ("published_accuracy", "published_correct")
 # the table shows the other reading's accuracy, interval and extractions, not its count correct
 OTHER_CORRECT = ("assisted_correct", "strict_correct")
 DELTA_COLUMNS = ["model", "benchmark", "scope", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "ci_method",
@@ -184,11 +186,24 @@ def _row(entry: Entry, condition: str, stratum: str, level: str, records: list[d
             "runs": entry.source}
 
 
+def published(entry: Entry) -> dict[str, dict]:
+    """{condition: what the published results say} of an entry's runs imported from published
+    results that carry their accuracy (the manifest's `imported.published`, as `report` shows it)."""
+    out: dict[str, dict] = {}
+    for run in entry.runs:
+        out.update((run.manifest.get("imported") or {}).get("published") or {})
+    return out
+
+
 def table_rows(entry: Entry, fields: dict[str, str]) -> list[dict]:
     excluded = entry.runs[0].manifest.get("excluded") or []
     rows = []
+    said = published(entry)
     for condition, records in entry.by_condition.items():
         rows.append(_row(entry, condition, OVERALL, "", records, len(excluded)))
+        if condition in said:  # an import of published results: their accuracy beside medvqa's
+            rows[-1].update(published_accuracy=said[condition].get("accuracy"),
+                            published_correct=said[condition].get("correct"))
         for name, rec_field in fields.items():
             n_ex = Counter(level for x in excluded for level in dict.fromkeys(metrics.level_keys(x.get(rec_field))))
             for (_, level), group in metrics.group(records, [rec_field]).items():
@@ -267,7 +282,8 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
 def pass_rows(entry: Entry, notes: list[str]) -> list[dict]:
     """The benchmark's pass verdicts on this entry's records, one row per exam × criterion; a
     verdict needs whole exams: the run's data without its selection (see whole_exam_items)."""
-    items = whole_exam_items(entry.runs[0]) if len(entry.runs) == 1 else list(entry.items.values())
+    whole = len(entry.runs) == 1 and entry.benchmark.pass_on_whole_exams
+    items = whole_exam_items(entry.runs[0]) if whole else list(entry.items.values())
     result = entry.benchmark.pass_report(items, entry.records)
     if result is None:
         return []
@@ -287,7 +303,9 @@ def panel_rows(table: list[dict], runs: list[dict], pass_lines: list[dict], by: 
     """Per benchmark with a stratum shown, its headline cells laid out as a figure of panels: one
     panel per level of its first stratum (a country), one group per model, one bar per language,
     and each panel's pass line where the benchmark's pass verdicts name that level (`scope`). A
-    cell points at its row of the table (`row`): the values are the table's, never recomputed.
+    cell points at its row of the table (`row`), and, where the experiment holds that level alone, at
+    its overall row (`overall_row`: the published accuracy beside medvqa's, where the run was
+    imported from published results): the values are the table's, never recomputed.
     The condition is C+Q+I where held (the model saw the image), else the first."""
     out = []
     ranks = {e.model: (e.benchmark.offered_languages.index(lang) if (lang := manifest_language(e.runs[0].manifest))
@@ -302,8 +320,13 @@ def panel_rows(table: list[dict], runs: list[dict], pass_lines: list[dict], by: 
         if not rows:
             continue
         condition = WITH if WITH in conditions else conditions[0]
+        overall = {(r["model"], r["condition"]): i for i, r in enumerate(table)
+                   if r["benchmark"] == bench and r["stratum"] == OVERALL}
         cells = [{"level": r["level"], "model": info[r["model"]]["model_name"], "language": info[r["model"]]["language"],
                   "experiment": r["model"], "row": i} for i, r in rows if r["condition"] == condition]
+        for c in cells:  # an experiment of this level alone: its overall row (the published accuracy, where imported)
+            if info[c["experiment"]]["scope"].get(stratum) == c["level"]:
+                c["overall_row"] = overall[(c["experiment"], condition)]
         languages = sorted(dict.fromkeys(c["language"] for c in cells),
                            key=lambda lang: min(ranks[c["experiment"]] for c in cells if c["language"] == lang))
         lines: dict[str, float] = {}
@@ -343,7 +366,8 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
     for i, e in enumerate(entries):  # each benchmark's strata, as its entries show them
         shown[e.benchmark.name] = list(dict.fromkeys([*shown.get(e.benchmark.name, []), *fields[i]]))
     other = metrics.with_assisted(TABLE_COLUMNS, rows)  # the other reading's columns, where an extraction exists
-    frame = pd.DataFrame(rows, columns=[c for c in other if c not in OTHER_CORRECT])
+    said = [c for c in PUBLISHED_COLUMNS if any(c in r for r in rows)]
+    frame = pd.DataFrame(rows, columns=[c for c in other if c not in OTHER_CORRECT] + said)
     panels = panel_rows(json_rows(frame), runs, passes, shown, entries)
     return Comparison(table=frame, panels=panels,
                       delta_img=pd.DataFrame(deltas, columns=DELTA_COLUMNS),

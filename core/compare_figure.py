@@ -1,5 +1,6 @@
 """A comparison's panels (`Comparison.panels`) as a figure: one panel per stratum level (a
-country), one group of bars per model, one bar per language with its 95 % CI, and the level's
+country), one group of bars per model, one bar per language with its 95 % CI (and, for runs
+imported from published results, a black tick at the published accuracy), and the level's
 pass line where the benchmark declares one: the layout of WorldMedQA-V's Figure 2, for any
 benchmark whose runs differ by a stratum and a language.
 
@@ -51,6 +52,11 @@ def panel_figure(doc: dict, panel: dict) -> Figure:
             pos = x - 0.4 + bar * (k + 0.5)
             ax.bar(pos, values, bar * 0.95, yerr=[low, high], capsize=2, error_kw={"linewidth": 0.7},
                    color=LANGUAGE_COLOURS[k % len(LANGUAGE_COLOURS)], label=lang)
+            said = [100 * doc["table"][c["overall_row"]]["published_accuracy"]
+                    if c and "overall_row" in c and doc["table"][c["overall_row"]].get("published_accuracy") is not None
+                    else np.nan for c in here]
+            if not np.isnan(said).all():
+                ax.scatter(pos, said, marker="_", s=90, linewidths=2, color="black", zorder=3, label="published")
             for p, v in zip(pos, values):
                 if not np.isnan(v):
                     ax.text(p, 1.5, percent(v / 100), ha="center", va="bottom", rotation=90, fontsize=6, color="white")

@@ -141,7 +141,9 @@ def panel_frame(doc: dict, panel: dict) -> tuple[pd.DataFrame, dict[tuple[int, s
         for head, (level, lang) in zip(heads, columns):
             c = cells.get((model, level, lang))
             r = doc["table"][c["row"]] if c else None
-            row[head] = f"{_pct(r['value'])} (n={r['n']})" if r else "no run"
+            said = doc["table"][c["overall_row"]].get("published_accuracy") if c and "overall_row" in c else None
+            row[head] = (f"{_pct(r['value'])} (n={r['n']})" + (f" · published {_pct(said)}" if said is not None else "")
+                         if r else "no run")
             if r:
                 paths[(i, head)] = ["table", c["row"], "value"]
         rows.append(row)
@@ -272,7 +274,13 @@ def _panel_html(doc: dict, panel: dict, k: int) -> str:
         if path is None:
             return None
         r = doc["table"][path[1]]
-        return f"<td>{_num(path, r['value'], 'pct')} <span class=\"sub\">n={_e(r['n'])}</span></td>"
+        c = next(c for c in panel["cells"] if c["row"] == path[1])
+        said = ""
+        if "overall_row" in c and doc["table"][c["overall_row"]].get("published_accuracy") is not None:
+            j = c["overall_row"]
+            said = (f'<br><span class="sub">published '
+                    f"{_num(['table', j, 'published_accuracy'], doc['table'][j]['published_accuracy'], 'pct')}</span>")
+        return f"<td>{_num(path, r['value'], 'pct')} <span class=\"sub\">n={_e(r['n'])}</span>{said}</td>"
 
     return (f'<h2>{_e(panel_title(panel))}</h2><figure id="panels-{k}" class="panels">{panel_svg(doc, panel)}'
             f"<figcaption>{_e(panel_title(panel))}; bars with 95 % CIs.</figcaption></figure>"
