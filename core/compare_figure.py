@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,18 @@ from matplotlib.figure import Figure
 
 from medvqa.core.audit.figures import _style
 from medvqa.core.render import percent
+
+# a run of right-to-left letters (Hebrew, Arabic), with the spaces and marks between them
+_RTL_RUN = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]+(?:[ \u05be\u05f3\u05f4'\"-]+"
+                      r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]+)*")
+
+
+def visual(text: str) -> str:
+    """A label as matplotlib should draw it: matplotlib lays text out left to right in stored
+    order, so each run of Hebrew (or Arabic) letters is reversed to read right to left; the rest
+    (Latin, digits, Japanese) stays as it is."""
+    return _RTL_RUN.sub(lambda m: m.group(0)[::-1], str(text))
+
 
 LANGUAGE_COLOURS = ("#2b6cb0", "#dd6b20", "#4c9a2a", "#805ad5")
 FIGURE_SUFFIXES = (".png", ".svg")
@@ -63,8 +76,8 @@ def panel_figure(doc: dict, panel: dict) -> Figure:
         line = panel["pass_lines"].get(level)
         if line is not None:
             ax.axhline(100 * line, color="#c53030", linestyle="--", linewidth=1.2, label="pass line")
-        ax.set_title(level if line is None else f"{level} (pass line {percent(line)} %)", fontsize=10)
-        ax.set_xticks(x, models, rotation=35, ha="right", fontsize=7)
+        ax.set_title(visual(level) if line is None else f"{visual(level)} (pass line {percent(line)} %)", fontsize=10)
+        ax.set_xticks(x, [visual(m) for m in models], rotation=35, ha="right", fontsize=7)
         ax.set_ylim(0, 100)
         ax.set_ylabel(f"{panel['condition']} accuracy %", fontsize=8)
     handles = {}

@@ -142,3 +142,54 @@ def test_compare_audit_and_view_pages_mark_every_text_and_share_the_font_stack(h
     assert "מה האבחנה" in pages["view"].read_text(encoding="utf-8")  # the items, in Hebrew, in the browser's data
     script = (Path(view.__file__).with_name("view_assets") / "view.js").read_text(encoding="utf-8")
     assert 'node.setAttribute("dir", "auto")' in script  # the browser's elements, built in the page, too
+
+
+def test_figures_draw_hebrew_japanese_portuguese_and_spanish_labels_with_real_glyphs():
+    """matplotlib warns "Glyph ... missing from font(s)" where it would draw a box: as an error
+    here, for a figure whose panels and models are named in every script."""
+    import io
+    import warnings
+
+    from medvqa.core.audit.figures import _style
+    from medvqa.core.compare_figure import panel_figure
+
+    levels = ["ישראל", "日本", "España", "Brasil"]
+    table = [{"value": 0.5 + 0.03 * i, "ci_low": 0.4, "ci_high": 0.8, "n": 10} for i in range(8)]
+    cells = [{"level": level, "model": model, "language": "local", "row": 2 * i + j}
+             for i, level in enumerate(levels) for j, model in enumerate(["Modelo ñandú", "モデル"])]
+    panel = {"benchmark": "demo", "stratum": "país", "condition": "C+Q+I", "levels": levels,
+             "models": ["Modelo ñandú", "モデル"], "languages": ["local"], "cells": cells,
+             "pass_lines": {"日本": 0.7, "ישראל": 0.6}}
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*[Gg]lyph.*missing.*")
+        with _style():
+            panel_figure({"table": table}, panel).savefig(io.BytesIO(), format="png", dpi=50)
+
+
+def test_hebrew_labels_are_laid_out_right_to_left_in_figures():
+    from medvqa.core.compare_figure import visual
+
+    assert visual("ישראל") == "לארשי" and visual("שלום עולם") == "םלוע םולש"
+    assert visual("ישראל (pass line 60.0 %)") == "לארשי (pass line 60.0 %)"
+    assert visual("日本 España") == "日本 España"
+
+
+@pytest.mark.slow  # headless Chromium: a few seconds
+def test_the_item_browser_of_hebrew_runs_marks_what_its_script_builds(hebrew_runs, tmp_path):
+    """The item browser builds its items in the page (view.js): in Chromium, after its script ran,
+    every text element it built has `dir="auto"`, and the Hebrew question is there."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("headless Chromium is not installed (apt-get install -y chromium); CI installs it")
+    import medvqa
+
+    runs = [d for (model, country, _, cond), d in hebrew_runs.items() if country == "israel" and cond == "C+Q+I"]
+    page = medvqa.view(*runs, html=tmp_path / "view.html")
+    out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+                          Path(page).as_uri()], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    dom = out.stdout
+    items = dom[dom.index('id="items"'):]
+    assert "מה האבחנה הסבירה ביותר" in items  # the Hebrew stem, built by the script
+    assert items.count('class="item"') >= 10
+    assert not unmarked(dom), unmarked(dom)[:5]

@@ -90,7 +90,7 @@ def test_delta_lang_per_model_and_country_and_delta_img_per_model_country_and_la
     assert all(t["status"] == "paired" for t in d["tests"])
 
 
-def test_the_figure_is_in_the_page_and_written_as_png_and_svg(doc, runs, tmp_path):
+def test_the_figure_is_in_the_page_and_written_as_png_and_svg(doc, tmp_path):
     d, out = doc
     png = (out / "fig2.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
@@ -106,12 +106,14 @@ def test_the_figure_is_in_the_page_and_written_as_png_and_svg(doc, runs, tmp_pat
         _, i, key = json.loads(html_lib.unescape(path))
         assert text == f"{100 * d['table'][i][key]:.1f}"
     assert "pass line" in table and "65.0" in table and "60.0" in table
-    svg = tmp_path / "fig2.svg"
-    result = CliRunner().invoke(cli, ["compare", *map(str, runs.values()), "--resamples", "20", "--figure", str(svg)])
-    assert result.exit_code == 0 and svg.read_text(encoding="utf-8").lstrip().startswith("<?xml")
-    bad = CliRunner().invoke(cli, ["compare", *map(str, runs.values()), "--figure", str(tmp_path / "fig.pdf")])
-    assert bad.exit_code != 0 and "ending in .png or .svg" in bad.output
-    md = CliRunner().invoke(cli, ["compare", *map(str, runs.values()), "--resamples", "20"]).output
+    from medvqa.core.compare_figure import write_panel_figure
+    from medvqa.core.compare_render import markdown
+
+    (svg,) = write_panel_figure(d, tmp_path / "fig2.svg")  # what --figure FILE.svg writes
+    assert svg.read_text(encoding="utf-8").lstrip().startswith("<?xml")
+    with pytest.raises(ValueError, match="ending in .png or .svg"):
+        write_panel_figure(d, tmp_path / "fig.pdf")
+    md = markdown(d)  # what compare prints
     assert "## worldmedqa_v: C+Q+I accuracy % by country and language, with each level's pass line" in md
     assert re.search(r"\| Alpha \| 70\.0 \(n=10\) \| 60\.0 \(n=10\) \| 50\.0 \(n=10\) \| 80\.0 \(n=10\) \|", md)
     assert "| pass line | 65.0 | 65.0 | 60.0 | 60.0 |" in md
