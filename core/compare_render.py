@@ -123,7 +123,7 @@ def frame(doc: dict, section: str, spec: list, stratum: str | None = None) -> pd
                          columns=[heading for heading, _, _ in spec], index=list(rows))
     if "warning" in table and table["warning"].isna().all():  # a warning column only where a Δ has one
         table = table.drop(columns="warning")
-    if "items" in table and not table["items"].fillna("").astype(bool).any():  # runs on parts of a benchmark only
+    if "items" in table and table["items"].fillna("").nunique() <= 1:  # only where it tells rows apart (parts)
         table = table.drop(columns="items")
     return table
 
