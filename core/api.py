@@ -248,8 +248,8 @@ def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[s
     one row per model × benchmark × condition × stratum level (`stratum` "overall" for the
     whole condition) with the benchmark's headline metric, its 95 % CI, n and the non-answer
     rates. `by` names strata (default: each benchmark's default strata). `.attrs` holds the
-    rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `runs`, `notes`, `by`,
-    `reading` and `readings`. Records are read as `reading` reads them (None: each benchmark's
+    rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `panels`, `runs`, `notes`,
+    `by`, `reading` and `readings`. Records are read as `reading` reads them (None: each benchmark's
     protocol's reading)."""
     from medvqa.core.compare import compare_runs
 
@@ -259,8 +259,8 @@ def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[s
                           reading=reading)
     frame = result.table
     doc = result.as_json()
-    frame.attrs.update({key: doc[key] for key in ("delta_img", "delta_lang", "tests", "pass_lines", "runs", "notes", "by",
-                                                  "reading", "readings")})
+    frame.attrs.update({key: doc[key] for key in ("delta_img", "delta_lang", "tests", "pass_lines", "panels", "runs",
+                                                  "notes", "by", "reading", "readings")})
     return frame
 
 
