@@ -142,7 +142,8 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         return doc if fmt in (None, "json") else agreement_tables(doc).render(fmt)
     if pass_lines:
         saved = read_run(run_dir).read_as(reading)
-        result = saved.benchmark.pass_report(whole_exam_items(saved), saved.records)
+        items = whole_exam_items(saved) if saved.benchmark.pass_on_whole_exams else list(saved.items.values())
+        result = saved.benchmark.pass_report(items, saved.records)
         if result is None:
             raise ValueError(f"benchmark {saved.benchmark.name} ships no pass criteria")
         if isinstance(result, PassLines):
@@ -252,8 +253,8 @@ def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[s
     one row per model × benchmark × condition × stratum level (`stratum` "overall" for the
     whole condition) with the benchmark's headline metric, its 95 % CI, n and the non-answer
     rates. `by` names strata (default: each benchmark's default strata). `.attrs` holds the
-    rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `runs`, `notes`, `by`,
-    `reading` and `readings`. Records are read as `reading` reads them (None: each benchmark's
+    rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `panels`, `runs`, `notes`,
+    `by`, `reading`, `readings` and `intervals`. Records are read as `reading` reads them (None: each benchmark's
     protocol's reading); `cluster` adds cluster-bootstrap intervals (see `audit`)."""
     from medvqa.core.compare import compare_runs
 
@@ -263,8 +264,8 @@ def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[s
                           reading=reading, cluster=cluster)
     frame = result.table
     doc = result.as_json()
-    frame.attrs.update({key: doc[key] for key in ("delta_img", "delta_lang", "tests", "pass_lines", "runs", "notes", "by",
-                                                  "reading", "readings", "intervals")})
+    frame.attrs.update({key: doc[key] for key in ("delta_img", "delta_lang", "tests", "pass_lines", "panels", "runs",
+                                                  "notes", "by", "reading", "readings", "intervals")})
     return frame
 
 

@@ -99,6 +99,10 @@ class Benchmark:
     # `medvqa validate` prints one line per rule with its count of findings, 0 included, so the
     # user sees what was checked; a finding under a rule not listed here is counted all the same.
     validation_rules: Mapping[str, str] = MappingProxyType({})
+    # Whether `pass_report` judges whole exams (True: it is given the run's data without its
+    # selection, reloaded, so an exam the run asked only part of is "not evaluable"); False: its
+    # verdicts judge the records given (a line per stratum level), and it is given the run's items.
+    pass_on_whole_exams: bool = True
 
     @property
     def offered_languages(self) -> tuple[str, ...]:

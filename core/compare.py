@@ -27,7 +27,7 @@ from medvqa.core.audit import stats
 from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, cluster_map, cluster_notes, experiment_labels,
                                         flat_row, intervals_statement, items_language, pair_image_removal,
                                         paired_accuracy_test, paired_section)
-from medvqa.core.audit.pairing import language_delta_rows, manifest_language
+from medvqa.core.audit.pairing import language_delta_rows, manifest_language, scope, scope_text
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.render import json_rows
@@ -42,16 +42,18 @@ from medvqa.core.run.store import read_manifest
 TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
                  "ci_method", "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate",
                  *(f"{s}_rate" for s in NON_ANSWERS), "runs"]
+# an import of published results that carries their accuracy: it beside medvqa's (overall rows)
+PUBLISHED_COLUMNS = ("published_accuracy", "published_correct")
 # the table shows the other reading's accuracy, interval and extractions, not its count correct
 OTHER_CORRECT = ("assisted_correct", "strict_correct")
 # a paired row's test: McNemar's mid-p (`mcnemar_p`, its bound) with the exact conditional p beside it
 PAIRED_TEST = ["test", "mcnemar_p", "mcnemar_p_bound", "mcnemar_exact_p"]
 # with --cluster: the cluster-bootstrap interval beside the item-level one
 CLUSTER_COLUMNS = ["cluster_ci_low", "cluster_ci_high", "cluster_ci_method", "cluster_level", "n_clusters"]
-DELTA_COLUMNS = ["model", "benchmark", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "ci_method",
+DELTA_COLUMNS = ["model", "benchmark", "scope", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "ci_method",
                  *PAIRED_TEST, "n_unpaired", "unreadable_pairs", "warning", "note"]
-DELTA_LANG_COLUMNS = ["model", "benchmark", "condition", "languages", "n", "a_local", "a_other", "delta_lang", "ci_low",
-                      "ci_high", "ci_method", *PAIRED_TEST, "n_unpaired", "unreadable_pairs", "warning", "note"]
+DELTA_LANG_COLUMNS = ["model", "benchmark", "condition", "languages", "scope", "n", "a_local", "a_other", "delta_lang",
+                      "ci_low", "ci_high", "ci_method", *PAIRED_TEST, "n_unpaired", "unreadable_pairs", "warning", "note"]
 TEST_COLUMNS = ["benchmark", "condition", "a", "b", "metric", "status", "n", "a_value", "b_value", "difference",
                 "ci_low", "ci_high", "ci_method", "test", "p", "p_bound", "exact_p", "only_a", "only_b",
                 "unreadable_pairs", "warning", "note"]
@@ -99,27 +101,39 @@ class Comparison:
     reading: dict = field(default_factory=lambda: {"reading": metrics.STRICT, "readings": {}})
     # what the intervals are (item-level; with --cluster, the cluster level beside): `intervals_statement`
     intervals: dict = field(default_factory=lambda: intervals_statement(None))
+    panels: list[dict] = field(default_factory=list)  # per benchmark: its table by stratum × model × language
 
     def as_json(self) -> dict:
         return {**self.reading, "intervals": self.intervals, "by": self.by, "table": json_rows(self.table), "delta_img": json_rows(self.delta_img),
                 "delta_lang": json_rows(self.delta_lang),
-                "tests": json_rows(self.tests), "pass_lines": self.pass_lines, "runs": self.runs, "notes": self.notes}
+                "tests": json_rows(self.tests), "pass_lines": self.pass_lines, "panels": self.panels, "runs": self.runs,
+                "notes": self.notes}
 
 
 # ---------------------------------------------------------------- reading runs
 
-def _check_fingerprints(run_dirs: Sequence[str | Path]) -> None:
-    """Refuse runs of one benchmark on different data, naming both runs and both fingerprints."""
-    seen: dict[str, tuple[Path, str]] = {}
-    for run_dir in run_dirs:
-        manifest = read_manifest(Path(run_dir))
+def _parts(a: dict[str, str], b: dict[str, str]) -> bool:
+    """Whether two runs' scopes (`scope`) say they hold different parts of a benchmark: a
+    stratum on which each run's items have one level, and the levels differ (country=japan,
+    country=brazil)."""
+    return any(k in b and a[k] != b[k] for k in a)
+
+
+def _check_fingerprints(runs: Sequence[SavedRun]) -> None:
+    """Refuse runs of one benchmark on different data, naming both runs and both fingerprints;
+    unless they hold different parts of it (`_parts`: one country's questions and another's,
+    each run a single level of a default stratum), which are shown side by side, never paired."""
+    seen: dict[tuple, list[tuple[Path, str, dict]]] = {}
+    for run in runs:
+        manifest = run.manifest
         # runs in two languages hold different texts of the same items: they pair (Δlang), never refused
         name, fp = (manifest.get("benchmark"), manifest_language(manifest)), manifest.get("data_fingerprint")
-        if name in seen and seen[name][1] != fp:
-            first, first_fp = seen[name]
-            raise DataError(f"runs of {name[0]} on different data cannot be compared: {first} has data fingerprint "
-                            f"{first_fp}, {run_dir} has {fp}", file=Path(run_dir) / "manifest.json")
-        seen.setdefault(name, (Path(run_dir), fp))
+        part = scope([run])
+        for first, first_fp, first_part in seen.get(name, []):
+            if first_fp != fp and not _parts(first_part, part):
+                raise DataError(f"runs of {name[0]} on different data cannot be compared: {first} has data fingerprint "
+                                f"{first_fp}, {run.path} has {fp}", file=run.path / "manifest.json")
+        seen.setdefault(name, []).append((run.path, fp, part))
 
 
 def read_entries(run_dirs: Sequence[str | Path], reading: str | None = None) -> tuple[list[Entry], list[str]]:
@@ -129,8 +143,9 @@ def read_entries(run_dirs: Sequence[str | Path], reading: str | None = None) -> 
         raise ValueError("no runs to compare")
     metrics.reading_of(None, reading)  # an unknown reading is refused before any run is read
     unique, notes = distinct(run_dirs, "read")
-    _check_fingerprints(unique)
-    runs = [run.read_as(reading) for run in read_runs(unique)]
+    saved = read_runs(unique)
+    _check_fingerprints(saved)
+    runs = [run.read_as(reading) for run in saved]
     groups, join_notes = join_runs(runs)
     notes += [n for n in join_notes if n.startswith("joined ")]
     # the audit's and the item browser's label of each experiment (`experiment_labels`)
@@ -195,13 +210,26 @@ def _cluster_columns(entry: Entry, records: list[dict], clusters: dict[str, str]
             "cluster_level": s.cluster, "n_clusters": boot["n_clusters"]}
 
 
+def published(entry: Entry) -> dict[str, dict]:
+    """{condition: what the published results say} of an entry's runs imported from published
+    results that carry their accuracy (the manifest's `imported.published`, as `report` shows it)."""
+    out: dict[str, dict] = {}
+    for run in entry.runs:
+        out.update((run.manifest.get("imported") or {}).get("published") or {})
+    return out
+
+
 def table_rows(entry: Entry, fields: dict[str, str], s: Settings = Settings()) -> list[dict]:
     excluded = entry.runs[0].manifest.get("excluded") or []
     clusters = cluster_map(entry.benchmark, entry.items.values(), s.cluster)
     rows = []
+    said = published(entry)
     for condition, records in entry.by_condition.items():
         rows.append({**_row(entry, condition, OVERALL, "", records, len(excluded)),
                      **_cluster_columns(entry, records, clusters, s)})
+        if condition in said:  # an import of published results: their accuracy beside medvqa's
+            rows[-1].update(published_accuracy=said[condition].get("accuracy"),
+                            published_correct=said[condition].get("correct"))
         for name, rec_field in fields.items():
             n_ex = Counter(level for x in excluded for level in dict.fromkeys(metrics.level_keys(x.get(rec_field))))
             for (_, level), group in metrics.group(records, [rec_field]).items():
@@ -216,7 +244,8 @@ def delta_row(entry: Entry, s: Settings) -> dict:
                    source=entry.source)
     section = paired_section(*pair_image_removal(run), {}, s, clusters=cluster_map(entry.benchmark, entry.items.values(),
                                                                                    s.cluster))
-    return {"model": entry.model, "benchmark": entry.benchmark.name, **flat_row(section, ("a_with", "a_removed", "delta_img"))}
+    return {"model": entry.model, "benchmark": entry.benchmark.name, "scope": scope_text(entry.runs),
+            **flat_row(section, ("a_with", "a_removed", "delta_img"))}
 
 
 # ---------------------------------------------------------------- tests between models
@@ -245,6 +274,8 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
     out = []
     for ea, eb in combinations(entries, 2):
         bench = ea.benchmark
+        if _parts(scope(ea.runs), scope(eb.runs)):
+            continue  # different parts of a benchmark (one country's questions, another's): nothing to pair
         for condition in [c for c in ea.by_condition if bench.name == eb.benchmark.name and c in eb.by_condition]:
             ra, rb = ({r["item_id"]: r for r in metrics.counted(e.by_condition[condition], bench)[0]} for e in (ea, eb))
             shared = sorted(set(ra) & set(rb))
@@ -273,7 +304,8 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
 def pass_rows(entry: Entry, notes: list[str]) -> list[dict]:
     """The benchmark's pass verdicts on this entry's records, one row per exam × criterion; a
     verdict needs whole exams: the run's data without its selection (see whole_exam_items)."""
-    items = whole_exam_items(entry.runs[0]) if len(entry.runs) == 1 else list(entry.items.values())
+    whole = len(entry.runs) == 1 and entry.benchmark.pass_on_whole_exams
+    items = whole_exam_items(entry.runs[0]) if whole else list(entry.items.values())
     result = entry.benchmark.pass_report(items, entry.records)
     if result is None:
         return []
@@ -284,6 +316,52 @@ def pass_rows(entry: Entry, notes: list[str]) -> list[dict]:
     notes += [f"pass lines of {entry.model} on {entry.benchmark.name}: {n}" for n in result.notes]
     return [{"model": entry.model, "benchmark": entry.benchmark.name, **row.model_dump(mode="json")}
             for row in result.rows]
+
+
+# ---------------------------------------------------------------- panels: stratum × model × language
+
+def panel_rows(table: list[dict], runs: list[dict], pass_lines: list[dict], by: dict[str, list[str]],
+               entries: list[Entry]) -> list[dict]:
+    """Per benchmark with a stratum shown, its headline cells laid out as a figure of panels: one
+    panel per level of its first stratum (a country), one group per model, one bar per language,
+    and each panel's pass line where the benchmark's pass verdicts name that level (`scope`). A
+    cell points at its row of the table (`row`), and, where the experiment holds that level alone, at
+    its overall row (`overall_row`: the published accuracy beside medvqa's, where the run was
+    imported from published results): the values are the table's, never recomputed.
+    The condition is C+Q+I where held (the model saw the image), else the first."""
+    out = []
+    ranks = {e.model: (e.benchmark.offered_languages.index(lang) if (lang := manifest_language(e.runs[0].manifest))
+                       in e.benchmark.offered_languages else len(e.benchmark.offered_languages)) for e in entries}
+    info = {r["model"]: r for r in runs}
+    for bench, strata in by.items():
+        if not strata:
+            continue
+        stratum = strata[0]
+        rows = [(i, r) for i, r in enumerate(table) if r["benchmark"] == bench and r["stratum"] == stratum]
+        conditions = list(dict.fromkeys(r["condition"] for _, r in rows))
+        if not rows:
+            continue
+        condition = WITH if WITH in conditions else conditions[0]
+        overall = {(r["model"], r["condition"]): i for i, r in enumerate(table)
+                   if r["benchmark"] == bench and r["stratum"] == OVERALL}
+        cells = [{"level": r["level"], "model": info[r["model"]]["model_name"], "language": info[r["model"]]["language"],
+                  "experiment": r["model"], "row": i} for i, r in rows if r["condition"] == condition]
+        for c in cells:  # an experiment of this level alone: its overall row (the published accuracy, where imported)
+            if info[c["experiment"]]["scope"].get(stratum) == c["level"]:
+                c["overall_row"] = overall[(c["experiment"], condition)]
+        languages = sorted(dict.fromkeys(c["language"] for c in cells),
+                           key=lambda lang: min(ranks[c["experiment"]] for c in cells if c["language"] == lang))
+        lines: dict[str, float] = {}
+        for p in pass_lines:
+            level, scope_ = p.get("scope", {}).get(stratum), p.get("scope", {})
+            if p["benchmark"] == bench and level is not None and scope_.get("condition", condition) == condition \
+                    and p.get("unit") == "share" and isinstance(p.get("required"), (int, float)):
+                lines.setdefault(level, p["required"])
+        out.append({"benchmark": bench, "stratum": stratum, "condition": condition,
+                    "levels": sorted(dict.fromkeys(c["level"] for c in cells)),
+                    "models": list(dict.fromkeys(c["model"] for c in cells)), "languages": languages,
+                    "cells": cells, "pass_lines": lines})
+    return out
 
 
 # ---------------------------------------------------------------- the whole comparison
@@ -303,6 +381,8 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
                               columns=[*DELTA_LANG_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])])
     passes = [row for e in entries for row in pass_rows(e, notes)]
     runs = [{"benchmark": e.benchmark.name, "model": e.model, "model_string": e.runs[0].manifest["model"],
+             "model_name": model_name(e.runs[0].manifest), "language": manifest_language(e.runs[0].manifest),
+             "scope": scope(e.runs),
              "runs": [str(r.path) for r in e.runs],
              "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": list(e.by_condition)}
             for e in entries]
@@ -310,7 +390,10 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
     for i, e in enumerate(entries):  # each benchmark's strata, as its entries show them
         shown[e.benchmark.name] = list(dict.fromkeys([*shown.get(e.benchmark.name, []), *fields[i]]))
     other = metrics.with_assisted([*TABLE_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])], rows)  # the other reading's columns, where an extraction exists
-    return Comparison(table=pd.DataFrame(rows, columns=[c for c in other if c not in OTHER_CORRECT]),
+    said = [c for c in PUBLISHED_COLUMNS if any(c in r for r in rows)]
+    frame = pd.DataFrame(rows, columns=[c for c in other if c not in OTHER_CORRECT] + said)
+    panels = panel_rows(json_rows(frame), runs, passes, shown, entries)
+    return Comparison(table=frame, panels=panels,
                       delta_img=pd.DataFrame(deltas, columns=[*DELTA_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])]),
                       tests=pd.DataFrame(tests, columns=TEST_COLUMNS), delta_lang=delta_lang, pass_lines=passes, notes=notes, runs=runs,
                       by=shown, reading=metrics.reading_summary(run for e in entries for run in e.runs),

@@ -21,7 +21,7 @@ from medvqa.core.audit.analysis import (CONVENTIONS, PAIRED_COLUMNS, STATES, int
                                         refusal_scope, strata_rows)
 from medvqa.core.audit.pairing import language_columns
 from medvqa.core.audit.figures import figures, svg_texts
-from medvqa.core.render import fmt, to_html
+from medvqa.core.render import FONT_STACK, bidi_auto, fmt, to_html
 
 
 _ABSENT = object()
@@ -261,13 +261,13 @@ def _comparisons(page: _Page, comparisons: list) -> None:
 
 
 _STYLE = """
-body{font-family:system-ui,sans-serif;margin:1.5em;max-width:1200px}
+body{font-family:%s;margin:1.5em;max-width:1200px}
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:2px 6px}
 td.num{text-align:right;font-variant-numeric:tabular-nums}.note{color:#a00}
 .examples{display:flex;flex-wrap:wrap;gap:1em}.example{border:1px solid #ddd;padding:.5em;width:360px}
 .example img{max-width:160px;margin:2px}pre{white-space:pre-wrap;background:#f6f6f6;padding:4px}
-figure svg{max-width:100%;height:auto}
-"""
+figure svg{max-width:100%%;height:auto}
+""" % FONT_STACK
 
 _SCRIPT = """
 (function(){
@@ -332,7 +332,7 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
             + "".join(f'<p class="note">{_e(note)}</p>' for note in doc.get("notes", []))
             + f'<p><label>Stratum: <select id="stratum-filter">{"".join(options)}</select></label> '
             f'showing <span id="filter-state">all</span></p>')
-    return head + "\n".join(page.parts) + f"<script>{_SCRIPT}</script></body></html>\n"
+    return bidi_auto(head + "\n".join(page.parts) + f"<script>{_SCRIPT}</script></body></html>\n")
 
 
 def write_html(doc: dict, path: Path, svgs: dict[str, str] | None = None, view_href: str | None = None) -> Path:

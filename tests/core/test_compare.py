@@ -254,7 +254,7 @@ def test_html_page_in_chromium_shows_the_json_numbers(runs, tmp_path):
     out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
                           f"{page.as_uri()}#model=random"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert '<span id="filter-state">random</span>' in out.stdout  # the page's script ran
+    assert '<span dir="auto" id="filter-state">random</span>' in out.stdout  # the page's script ran
     parser = _Numbers()
     parser.feed(out.stdout)
     assert len(parser.cells) > 100
