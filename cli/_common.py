@@ -303,3 +303,18 @@ reading_option = click.option(
     help="The reading of the headline numbers: strict (the rules alone) or assisted (an extractor's answer "
          "where the rules could not read a reply: medvqa score --extractor, or a published extractor's). "
          "Default: the benchmark's protocol's (docs/scoring.md); the other reading is shown beside it.")
+
+# `--model-name` of every command that writes a run (run, the imports): the name runs pair and compare by
+model_name_option = click.option(
+    "--model-name", metavar="NAME",
+    help="The name the model goes by in tables, pairing (image, language) and compare (default: the model string, "
+         "kept beside it in the manifest): runs of one model under two strings pair when they share it.")
+
+
+def progress_display():
+    """The progress display `medvqa run` shows on stderr (rich on a terminal, plain lines
+    elsewhere, rarer ones in a notebook): a context manager, called with the progress state
+    {done, total, errors, cached, backend: {}, conditions: {name: {done, total}}}."""
+    from medvqa.core.run.progress import for_stderr
+
+    return for_stderr()

@@ -6,7 +6,7 @@ CSV / XLSX table with an id and a response column."""
 
 import click
 
-from ._common import print_json, print_run_summary, reading_option, user_errors
+from ._common import model_name_option, print_json, print_run_summary, reading_option, selections, user_errors
 
 
 def generic_import(benchmark: str) -> click.Command:
@@ -18,6 +18,9 @@ def generic_import(benchmark: str) -> click.Command:
     @click.option("--data", required=True, type=click.Path(exists=True, path_type=str),
                   help="The benchmark's data, as for medvqa run.")
     @click.option("--split", help="The split the answers are for (the benchmark's default when omitted).")
+    @click.option("--select", "select", multiple=True, metavar="FIELD=V1,V2",
+                  help="The items the answers are for, as medvqa run selects them (repeat for more fields), e.g. "
+                       "--select year=2026: items outside are not in the run, so none is recorded missing.")
     @click.option("--run-dir", required=True, type=click.Path(path_type=str), help="The run directory to write.")
     @click.option("--model", default="imported", show_default=True, help="The model's name, recorded in the manifest.")
     @click.option("--id-column", default="item_id", show_default=True, help="The field holding the item id.")
@@ -30,18 +33,23 @@ def generic_import(benchmark: str) -> click.Command:
                                                   "several, stderr says which was read and names the others).")
     @click.option("--response-column", default="response", show_default=True, help="The field holding the raw answer.")
     @click.option("--condition", help="The condition of lines that name none (default C+Q).")
+    @click.option("--as-printed", "printed", is_flag=True,
+                  help="Answers given one per question, as the exam prints it: a line that names no condition is "
+                       "C+Q+I for an image item (the source showed its images, whether or not their files are here) "
+                       "and C+Q for the others, and no other pair is expected of it (none is recorded missing).")
     @click.option("--convention", help="Score under this convention of the benchmark (its default when omitted).")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
     @reading_option
-    @click.option("--model-name", metavar="NAME", help="The name the model goes by in tables, pairing (image, language) and compare (default: the model string, kept beside it in the manifest): runs of one model under two strings pair when they share it.")
-    def command(file, data, split, run_dir, model, id_column, id_from, sheet, response_column, condition, convention,
-                as_json, reading, model_name) -> None:
+    @model_name_option
+    def command(file, data, split, select, run_dir, model, id_column, id_from, sheet, response_column, condition, printed,
+                convention, as_json, reading, model_name) -> None:
         """Import FILE, answers made elsewhere (JSON Lines {item_id, condition, response}, or CSV / XLSX
         with an id and a response column), as a run directory scored like any run."""
         import sys
 
         import medvqa
         from medvqa.core import plugins
+        from medvqa.core.conditions import as_printed
         from medvqa.core.run.imported import read_answer_file
         from medvqa.core.run.options import load_items
 
@@ -49,14 +57,17 @@ def generic_import(benchmark: str) -> click.Command:
             bench = plugins.get_benchmark(benchmark)
             if convention:
                 bench = bench.with_convention(convention)
-            load = {"data": data, "split": split}
+            load = {"data": data, "split": split, **({"select": chosen} if (chosen := selections(benchmark, select, {}))
+                                                     else {})}
             items, split_used = load_items(bench, load)
             answers = read_answer_file(file, items, id_column=id_column, response_column=response_column,
-                                       condition=condition, sheet=sheet, id_from=id_from)
+                                       condition=condition, sheet=sheet, id_from=id_from, printed=printed)
             summary = medvqa.write_run(bench, items, answers, run_dir, model=model, load=load, split=split_used,
                                        saved=False, command_line=["medvqa", *sys.argv[1:]],
-                                       source={"file": file, "format": "generic"}, reading=reading,
-                                       model_name=model_name)
+                                       source={"file": file, "format": "generic", **({"as_printed": True} if printed
+                                                                                      else {})},
+                                       reading=reading, model_name=model_name, images_attested=printed,
+                                       asked=(lambda it: (as_printed(it).value,)) if printed else None)
         if as_json:
             print_json(summary)
         else:

@@ -7,7 +7,8 @@ from urllib.parse import urlsplit
 
 import click
 
-from ._common import BenchmarkOption, SelectionCommand, print_json, print_run_summary, reading_option, selections, user_errors
+from ._common import (BenchmarkOption, SelectionCommand, model_name_option, print_json, print_run_summary,
+                      reading_option, selections, user_errors)
 
 # Exit statuses besides 0 (success), 1 (bad input or data: one line naming it) and 2 (bad usage).
 EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the preflight request
@@ -132,7 +133,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--dry-run", is_flag=True,
               help="Print the plan and send nothing: requests (already recorded, cached), tokens and cost.")
 @reading_option
-@click.option("--model-name", metavar="NAME", help="The name the model goes by in tables, pairing (image, language) and compare (default: the model string, kept beside it in the manifest): runs of one model under two strings pair when they share it.")
+@model_name_option
 @click.option("--allow-invalid", is_flag=True, help="Run even when `medvqa validate` finds errors in the data.")
 @click.option("--forced-guess", is_flag=True,
               help="Re-ask refused image-removed (C+Q) items with permission to guess, as condition C+Q/forced.")

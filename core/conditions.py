@@ -65,6 +65,13 @@ def applicable(item: Item) -> tuple[Condition, ...]:
     return (Condition.C, Condition.CQ)
 
 
+def as_printed(item: Item) -> Condition:
+    """The condition an item was asked under when asked as its exam prints it: C+Q+I for an item
+    with images (whether or not their files are here), C+Q for the others. For answers published
+    one per question (`medvqa import BENCH FILE --as-printed`)."""
+    return Condition.CQI if item.has_images else Condition.CQ
+
+
 def plan(items: list[Item], conditions: tuple[Condition, ...]) -> list[tuple[Item, Condition]]:
     """Every (item, condition) pair to request, in a stable order: excluded items never enter,
     except held-out ones (asked, never scored)."""

@@ -30,6 +30,7 @@ DEFAULT_PLUGINS = (
     "medvqa.adapters.kokushimd10.plugin",
     "medvqa.adapters.mmbu_hard.plugin",
     "medvqa.adapters.worldmedqa_v.plugin",
+    "medvqa.adapters.mir.plugin",
     "medvqa.core.inference.baselines",
     "medvqa.core.inference.engines",
 )

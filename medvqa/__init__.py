@@ -39,6 +39,7 @@ _EXPORTS = {
     "resolve_image": "medvqa.core.items",
     "brief": "medvqa.core.items",
     "Condition": "medvqa.core.conditions",
+    "as_printed": "medvqa.core.conditions",
     "Template": "medvqa.core.messages",
     "LanguagePatterns": "medvqa.core.scoring.patterns",
     "ANSWER_TOKEN": "medvqa.core.scoring.patterns",
@@ -98,7 +99,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from medvqa.core.api import RunOutcome, audit, cache_dir, compare, load, records, report, run, score
     from medvqa.core.benchmark import AnswerConventions, Benchmark
-    from medvqa.core.conditions import Condition
+    from medvqa.core.conditions import Condition, as_printed
     from medvqa.core.errors import UnknownBenchmarkError, UsageError
     from medvqa.core.inference.preflight import PreflightError
     from medvqa.core.plugins import PluginError

@@ -1,6 +1,8 @@
 """Helpers for the commands a plugin adds through `register_commands`, so that they behave like
 the built-in ones: user errors as one-line messages, `--json` as one JSON document, a run's
-summary printed as `medvqa run` prints it (`print_run_summary`).
+summary printed as `medvqa run` prints it (`print_run_summary`), `--model-name` as every
+command that writes a run takes it (`model_name_option`), and `medvqa run`'s progress display
+(`progress_display`).
 
     >>> import click
     >>> from medvqa.commands import print_json, print_run_summary, user_errors
@@ -10,6 +12,7 @@ importer of saved predictions shares. (A shorthand for `--select` on `medvqa run
 `--years`, needs no command: the benchmark declares it in `Benchmark.selection_keywords`.)
 """
 
-from medvqa.cli._common import import_group, print_json, print_run_summary, user_errors
+from medvqa.cli._common import (import_group, model_name_option, print_json, print_run_summary, progress_display,
+                                user_errors)
 
-__all__ = ["import_group", "print_json", "print_run_summary", "user_errors"]
+__all__ = ["import_group", "model_name_option", "print_json", "print_run_summary", "progress_display", "user_errors"]

@@ -1,40 +1,82 @@
-"""VLMEvalKit prediction tables → a run directory (`medvqa import worldmedqa_v`).
+"""VLMEvalKit prediction tables → run directories (`medvqa import worldmedqa_v`).
 
 WorldMedQA-V's authors evaluated models with VLMEvalKit, whose output table per model and
 dataset (`<Model>_<country>_<local|english>.xlsx`) holds each item's `index`, its question and
-options as asked, and the model's reply in `prediction`; with the image in
-`visuals/outputs_w_images/` (condition C+Q+I) and without it in `visuals/outputs_blind/` (C+Q).
-The replies are scored under the convention `vlmevalkit-exact` (VLMEvalKit's exact matching
-alone, `matching.py`; `--convention vlmevalkit` adds medvqa's answer chain where matching fails).
+options as asked, the gold letter (`correct_option`; `answer` is empty in the published tables)
+and the model's reply in `prediction`; with the image in `visuals/outputs_w_images/` (condition
+C+Q+I) and without it in `visuals/outputs_blind/` (C+Q). The table carries its items, so no
+other data is needed: the run's items are the table's (`loader.load_table`; the manifest's
+`imported.items_from` names the file and its rows), and `--data` checks the table against
+WorldMedQA-V's own tables instead. The replies are scored under the convention
+`vlmevalkit-exact` (VLMEvalKit's exact matching alone, `matching.py`; `--convention vlmevalkit`
+adds medvqa's answer chain where matching fails).
 
-VLMEvalKit's result table (`<Model>_<country>_<version>_gpt-4o-mini_result.xlsx`) adds, per
-item, the option its extractor model named (`extracted`) and whether it hit the gold (`hit`): the
-published accuracy is the mean of `hit`. Given such a table, each reply the strict reader cannot
-read (where VLMEvalKit asked its extractor) keeps its strict `parse_failure` and gains the
-published extractor's option as its assisted reading (`Record.assisted`, source
-`vlmevalkit-result`, the extractor named from the file name; an output that names no option,
-such as "I", is a reading that could not tell, incorrect, as it was a miss there); the manifest
-lists those items under `imported.extractor_items`. The strict accuracy is then VLMEvalKit's exact
-matching, the assisted one its published accuracy. Items where matching reads another option than
-the published one are listed too (`differs_from_published`).
+VLMEvalKit's result table (`<Model>_<country>_<version>_<extractor>_result.xlsx`) adds, per
+item, whether the reply hit the gold (`hit`), and the option VLMEvalKit's extractor model named
+(`extracted`) where the extractor ran; the published accuracy is the mean of `hit`, and
+`<Model>_<country>_<version>_acc.csv` beside it holds it where it was published. Each reply the
+strict reader cannot read (where VLMEvalKit asked its extractor) keeps its strict
+`parse_failure` and gains the published extractor's option as its assisted reading
+(`Record.assisted`, source `vlmevalkit-result`, the extractor named from the file name; an
+output that names no option, such as "I", is a reading that could not tell, incorrect, as it was
+a miss there); the manifest lists those items under `imported.extractor_items`. The strict
+accuracy is then VLMEvalKit's exact matching, the assisted one its published accuracy.
+
+`reconcile` compares medvqa's assisted verdict with the published `hit` item by item and names
+the cause of every difference (`imported.differences`), and the published accuracy beside
+medvqa's (`imported.published`): `report --json` shows it beside the strict and assisted ones.
+`import_folder` imports every table under a folder, one run directory each.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import medvqa
 from medvqa import DataError
 
 from .benchmark import WorldMedQAV
-from .matching import VLMEVALKIT_EXACT, can_infer
+from .loader import COUNTRIES, by_index, gold_letter, item_id_of, items_of_rows, occurrences
+from .matching import VLMEVALKIT_EXACT, can_infer, match_option
 
 NAME = re.compile(r"(?:(?P<model>.+?)_)?(?P<country>brazil|israel|japan|spain)_(?P<version>local|english)"
                   r"(?:_(?P<extractor>.+?)_result|_.*)?\.(?:xlsx|csv|tsv)", re.IGNORECASE)
+SUFFIXES = (".xlsx", ".csv", ".tsv")
 # the `source` of an assisted reading taken from VLMEvalKit's published result table
 PUBLISHED_SOURCE = "vlmevalkit-result"
+CONDITIONS = {"outputs_w_images": "C+Q+I", "outputs_blind": "C+Q"}
+FOLDER_PART = {"C+Q+I": "image", "C+Q": "blind"}  # a run directory's name: <country>_<version>_<this>
+VERSIONS = {"local": "local", "en": "english"}
+LOG_PREFIX = "Match Log: "
+PREFETCH_FAILED = "Failed in Prefetch"  # VLMEvalKit's log where matching failed and no extractor ran
+
+# the causes a difference between medvqa's verdict and the published `hit` is named by
+CAUSES = {
+    "empty-answer-column": "published `hit` 0 on {rows} whose reply names the gold option: the published verdicts "
+                           "compare with the empty `answer` column, not with `correct_option`",
+    "quantifier-check": "published `extracted` differs on {rows} where medvqa's matching reads a lone \"A\": "
+                        "VLMEvalKit as the authors ran it asked its extractor model there (run with VERBOSE set, it "
+                        "takes a lone \"A\" among more than three words for an article), which named another option",
+    "matching-version": "published `extracted` differs on {rows} where medvqa's matching (VLMEvalKit 134b4ea: a lone "
+                        "letter with five words or more after it) reads another option: VLMEvalKit as the authors "
+                        "ran it did not read the reply so (its other versions want the letter among the last five "
+                        "words) and took another option",
+    "unread": "published `hit` 1 on {rows} whose reply neither medvqa's matching nor a published extractor "
+              "option reads",
+    "unexplained": "medvqa's verdict differs from the published `hit` on {rows} for no cause named here",
+}
+# what is named beside the differences of verdicts (they change no verdict)
+NOTES = {
+    "vlmevalkit-matched": "VLMEvalKit's matching read {replies} (its `log` repeats the reply) that medvqa's "
+                          "matching (134b4ea: a lone letter needs five words after it) leaves unread, {gold} of them "
+                          "naming the gold option; the table has no extractor column to read them",
+    "prefetch-failed": "VLMEvalKit's matching failed on {rows} and no extractor ran (`log`: \"Failed in "
+                       "Prefetch\"): published `hit` 0",
+}
 
 
 def published_reading(item, published: str, extractor: str | None) -> dict:
@@ -52,44 +94,164 @@ def condition_of(path: Path) -> str:
     return "C+Q" if any(part.lower() == "outputs_blind" for part in path.resolve().parts) else "C+Q+I"
 
 
-def import_table(file: Path, data: Path, run_dir: Path, *, language: str | None = None,
-                 condition: str | None = None, country: str | None = None, model: str | None = None,
-                 convention: str | None = None, reading: str | None = None, sheet: str | None = None) -> dict:
-    """Write the run directory `run_dir` from one VLMEvalKit table of WorldMedQA-V. The country,
-    the language and the model come from the file name (`GPT4o_japan_english.xlsx`) unless
-    given; the condition from its folder (`condition_of`) unless given. The replies are read
-    under `convention` (default `vlmevalkit-exact`: VLMEvalKit's exact matching alone). Each
-    row's question must be the data's, in that language: a table of another country or language
-    is refused, and so is a second row for an index (naming both rows). A workbook is read at
-    `sheet` (`medvqa.read_table`: its first sheet, with a note on stderr when it has others)."""
-    if file.suffix.lower() not in (".xlsx", ".csv", ".tsv"):
+@dataclass
+class Source:
+    """One VLMEvalKit table and what its path says: model, country, language ("local" or "en"),
+    condition and, for a result table, the extractor model; each can be given instead."""
+
+    file: Path
+    model: str
+    country: str
+    language: str
+    condition: str
+    extractor: str | None = None
+    rows: list[dict] = field(default_factory=list, repr=False)
+    items: list = field(default_factory=list, repr=False)  # in row order
+
+    @property
+    def group(self) -> tuple[str, str]:
+        """Tables of one group must hold the same items."""
+        return self.country, self.language
+
+    @property
+    def run_name(self) -> str:
+        """`<model>/<country>_<local|english>_<image|blind>`: its run directory under a folder import's OUT."""
+        return f"{self.model}/{self.country}_{VERSIONS[self.language]}_{FOLDER_PART[self.condition]}"
+
+
+def language_of(value: str | None, country: str) -> str | None:
+    """`local` or `en` from an option: `local`, `en`, `english`, or the country's language code."""
+    if value is None:
+        return None
+    v = value.lower()
+    if v in ("local", COUNTRIES.get(country)):
+        return "local"
+    if v in ("en", "english"):
+        return "en"
+    raise medvqa.UsageError(f"--language {value!r}: {country}'s tables are local ({COUNTRIES.get(country)}) or en")
+
+
+def describe(file: Path, *, model: str | None = None, country: str | None = None, language: str | None = None,
+             condition: str | None = None) -> Source:
+    """The `Source` of `file` from its name and folder (`GPT4o_japan_english_gpt-4o-mini_result.xlsx`
+    under `outputs_blind/`), each part overridden where given."""
+    if file.suffix.lower() not in SUFFIXES:
         raise DataError("a prediction table is .xlsx, .csv or .tsv", file=file)
     m = NAME.fullmatch(file.name)
     country = (country or (m["country"] if m else "")).lower()
     if not country:
         raise DataError("the file name does not say the country (<model>_<country>_<local|english>.xlsx): "
                         "give --country", file=file)
-    if language is None:
-        language = ("en" if m["version"].lower() == "english" else "local") if m else "local"
-    model = model or (m["model"] if m and m["model"] else file.stem)
-    extractor = m["extractor"] if m else None  # VLMEvalKit's extractor model: `..._gpt-4o-mini_result.xlsx`
-    condition = condition or condition_of(file)
-    bench = WorldMedQAV().with_language(language).with_convention(convention or VLMEVALKIT_EXACT)
-    items = bench.load(data, select={"country": [country]})
-    by_index = {it.meta["index"]: it for it in items}
-    answers, seen, extracted, differs = [], {}, [], []
-    rows = medvqa.read_table(file, ("index", "prediction"), sheet=sheet)
-    for number, row in enumerate(rows, 2):  # row 1 is the header
+    if country not in COUNTRIES:
+        raise medvqa.UsageError(f"--country {country!r}: one of {', '.join(COUNTRIES)}")
+    language = language_of(language, country) or (
+        ("en" if m["version"].lower() == "english" else "local") if m else "local")
+    return Source(file=file, model=model or (m["model"] if m and m["model"] else file.stem), country=country,
+                  language=language, condition=condition or condition_of(file),
+                  extractor=m["extractor"] if m else None)
+
+
+def read_source(source: Source, sheet: str | None = None, *, items: bool = True) -> Source:
+    """`source` with its rows read, and with `items` the items they carry (in row order; none
+    where the table holds no question and options)."""
+    source.rows = medvqa.read_table(source.file, ("index", "prediction"), sheet=sheet)
+    carried = bool(source.rows) and all(c in source.rows[0] for c in ("question", "A", "B", "C", "D"))
+    source.items = items_of_rows(source.rows, source.country, source.language, source.file) if (
+        items and carried) else []
+    return source
+
+
+def repeats(source: Source) -> list[dict]:
+    """The repeated indices of a table, as findings (warnings): each further question of an index
+    is kept as its own item (`israel-84#2`), counted as the published accuracy counts it."""
+    out = []
+    rows_of: dict[str, list[tuple[int, int]]] = {}
+    for number, (row, n) in enumerate(zip(source.rows, occurrences(source.rows)), 2):
+        rows_of.setdefault(str(row["index"]).strip(), []).append((n, number))
+    for index, rows in rows_of.items():
+        if len(rows) < 2 or not index.isdigit():
+            continue
+        ids = {n: item_id_of(source.country, int(index), n) for n, _ in rows}
+        named = ", ".join(f"row {number} {ids[n]} (gold {gold_letter(source.rows[number - 2])})"
+                          for n, number in sorted(rows))
+        order = "" if [n for n, _ in rows] == sorted(n for n, _ in rows) else (
+            "; listed here in the other order, numbered by gold letter so that every table names them alike")
+        out.append({"rule": "repeated-index", "level": "warning", "record": f"index {index}",
+                    "items": [ids[n] for n, _ in sorted(rows)],
+                    "message": f"index {index} holds {len(rows)} different questions: {named}; each is an item and "
+                               f"counts, as in the published accuracy{order}"})
+    return out
+
+
+def published_accuracy(source: Source) -> dict | None:
+    """The published accuracy: from `<table>_acc.csv` beside the result table where it exists
+    (its `Overall`), else the mean of the table's `hit` column; None without either."""
+    n = len(source.rows)
+    hits = [_hit(r, source.file) for r in source.rows] if source.rows and "hit" in source.rows[0] else None
+    out = None
+    if hits is not None and n:
+        out = {"accuracy": sum(hits) / n, "correct": sum(hits), "n": n, "source": "hit"}
+    acc = acc_csv(source.file)
+    if acc is not None:
+        rows = medvqa.read_table(acc, ("Overall",))
+        try:
+            value = float(rows[0]["Overall"])
+        except (IndexError, ValueError):
+            raise DataError("no accuracy in its column Overall", file=acc, record="row 2") from None
+        out = {**(out or {}), "accuracy": value, "correct": round(value * n), "n": n, "source": acc.name,
+               **({"hit_correct": sum(hits)} if hits is not None else {})}
+    return out
+
+
+def acc_csv(file: Path) -> Path | None:
+    """`<model>_<country>_<version>_acc.csv` beside a result table, if there."""
+    m = re.fullmatch(r"(?P<stem>.+?_(?:brazil|israel|japan|spain)_(?:local|english))(?:_.+?_result)?\.\w+",
+                     file.name, re.IGNORECASE)
+    candidate = file.with_name(f"{m['stem']}_acc.csv") if m else None
+    return candidate if candidate is not None and candidate.is_file() else None
+
+
+def _hit(row: dict, file: Path | None = None) -> int:
+    value = str(row.get("hit", "")).strip()
+    try:
+        return int(float(value)) if value else 0
+    except ValueError:
+        raise DataError(f"hit must be 0 or 1, got {value!r}", file=file, record=f"index {row.get('index')}") from None
+
+
+def _log_body(row: dict) -> str | None:
+    log = str(row.get("log", ""))
+    if not log.startswith(LOG_PREFIX):
+        return None
+    body = log[len(LOG_PREFIX):]
+    return body[:-2] if body.endswith(". ") else body
+
+
+def plan(source: Source, items: list, bench, data: Path | None) -> list[tuple]:
+    """(item, condition, reply, extra fields) per row, and the rows' items: from the table itself,
+    or, given `data`, WorldMedQA-V's items of its country and language, each row's question checked."""
+    file, country = source.file, source.country
+    if data is not None:
+        by_key = {(it.meta["index"], it.meta.get("occurrence", 1)): it for it in items}
+    seen: dict = {}
+    out = []
+    for number, (row, n) in enumerate(zip(source.rows, occurrences(source.rows)), 2):  # row 1 is the header
         index = str(row["index"]).strip()
         record = f"index {index}"
-        if not index.isdigit() or int(index) not in by_index:
-            raise DataError(f"the data has no {country} item with this index", file=file, record=record)
-        item = by_index[int(index)]
-        medvqa.refuse_repeat(seen, int(index), f"row {number}", file=file, what=f"two rows for index {index}")
-        question = str(row.get("question", "")).strip()
-        if question and question != item.question:
-            raise DataError(f"the question differs from the data's {country} item in language {language!r} "
-                            "(a table of another language or country?)", file=file, record=record)
+        if data is None:
+            item = source.items[number - 2]
+        else:
+            if not index.isdigit() or (int(index), 1) not in by_key:
+                raise DataError(f"the data has no {country} item with this index", file=file, record=record)
+            if (int(index), n) not in by_key:  # the data holds this index once: a second row is refused
+                medvqa.refuse_repeat(seen, int(index), f"row {number}", file=file, what=f"two rows for index {index}")
+            item = by_key[(int(index), n)]
+            seen.setdefault(int(index), (str(file), f"row {number}"))
+            question = str(row.get("question", "")).strip()
+            if question and question != item.question:
+                raise DataError(f"the question differs from the data's {country} item in language "
+                                f"{source.language!r} (a table of another language or country?)", file=file,
+                                record=record)
         text = str(row["prediction"])
         published = str(row.get("extracted", "")).strip()
         extra = None
@@ -99,18 +261,235 @@ def import_table(file: Path, data: Path, run_dir: Path, *, language: str | None 
                                                            or medvqa.score(item, text).status == "parse_failure")
             if unread:
                 # VLMEvalKit asked its extractor model here: its answer is the record's assisted reading
-                extra = {"assisted": published_reading(item, published, extractor)}
-                extracted.append(item.id)
-            elif matched is not None and matched != published:
-                differs.append({"item_id": item.id, "matching": matched, "published": published})
-        answers.append((item, condition, text if text.strip() else None, extra))
-    load = {"data": str(data.resolve()), "split": None, "sample": False, "limit": None,
-            "select": {"country": [country]}}
-    summary = medvqa.write_run(bench, items, answers, run_dir, model=model, load=load, saved=False,
+                extra = {"assisted": published_reading(item, published, source.extractor)}
+        out.append((item, source.condition, text if text.strip() else None, extra))
+    return out
+
+
+def reconcile(source: Source, answers: list[tuple], records: list[dict]) -> dict:
+    """medvqa's reading beside the published one: the published accuracy, medvqa's strict and
+    assisted correct counts, every item whose verdict differs from the published `hit` grouped
+    by its cause (`CAUSES`), and what else the published log says (`NOTES`)."""
+    from medvqa.metrics import read
+
+    assisted = {r["item_id"]: r for r in read(records, "assisted") if r["condition"] == source.condition}
+    strict = {r["item_id"]: r for r in records if r["condition"] == source.condition}
+    has_hit = bool(source.rows) and "hit" in source.rows[0]
+    has_extracted = bool(source.rows) and "extracted" in source.rows[0]
+    causes: dict[str, list[str]] = {}
+    notes: dict[str, list[str]] = {}
+    extractor_items, differs = [], []
+    gold_named = 0
+    for row, (item, _, text, extra) in zip(source.rows, answers):
+        mine, plain = assisted[item.id], strict[item.id]
+        if extra:
+            extractor_items.append(item.id)
+        choices = {o.key: o.text for o in item.options}
+        matched = can_infer(text or "", choices) if text else None
+        published = str(row.get("extracted", "")).strip().upper()
+        if has_extracted and published and matched is not None and matched != published:
+            differs.append({"item_id": item.id, "matching": matched, "published": published})
+        log = _log_body(row)
+        if log is not None and not has_extracted:
+            if log.startswith(PREFETCH_FAILED):
+                notes.setdefault("prefetch-failed", []).append(item.id)
+            elif log == text and plain["status"] == "parse_failure":
+                notes.setdefault("vlmevalkit-matched", []).append(item.id)
+                gold_named += (can_infer_lenient(text, choices),) in item.gold.alternatives
+        if not has_hit:
+            continue
+        hit = bool(_hit(row, source.file))
+        if hit == bool(mine["correct"]):
+            continue
+        if not hit and not str(row.get("answer", "")).strip() and not has_extracted:
+            cause = "empty-answer-column"
+        elif has_extracted and matched is not None and matched != published:
+            cause = ("quantifier-check" if match_option(text, choices, quantifier_check=True) is None
+                     and matched == "A" else "matching-version")
+        elif hit and mine["status"] == "parse_failure":
+            cause = "unread"
+        else:
+            cause = "unexplained"
+        causes.setdefault(cause, []).append(item.id)
+    differences = [{"cause": c, "n": len(ids), "items": ids, "message": CAUSES[c].format(**_counted(len(ids)))}
+                   for c, ids in causes.items()]
+    differences += [{"cause": c, "n": len(ids), "items": ids, "verdicts_differ": False,
+                     "message": NOTES[c].format(**_counted(len(ids)), gold=gold_named)} for c, ids in notes.items()]
+    published = published_accuracy(source)
+    n = len(answers)
+    counts = {"strict_correct": sum(bool(strict[it.id]["correct"]) for it, *_ in answers),
+              "assisted_correct": sum(bool(assisted[it.id]["correct"]) for it, *_ in answers), "n": n}
+    if published is not None:
+        published = {**published, "medvqa_assisted_correct": counts["assisted_correct"],
+                     "medvqa_strict_correct": counts["strict_correct"],
+                     "difference": counts["assisted_correct"] - published["correct"]}
+        if "hit_correct" in published and published["hit_correct"] != published["correct"]:
+            differences.append({"cause": "acc-csv", "n": abs(published["hit_correct"] - published["correct"]),
+                                "items": [], "verdicts_differ": False,
+                                "message": f"the published {published['source']} counts {published['correct']} "
+                                           f"correct, the table's `hit` column {published['hit_correct']}"})
+    return {"extractor_items": extractor_items, "differs_from_published": differs,
+            "published": {source.condition: published} if published is not None else {},
+            "differences": differences}
+
+
+def _counted(n: int) -> dict[str, str]:
+    return {"n": str(n), "rows": f"{n} row" + ("s" * (n != 1)), "replies": f"{n} repl" + ("ies" if n != 1 else "y")}
+
+
+def can_infer_lenient(text: str, choices: dict) -> str | None:
+    """The one option letter of a reply, wherever it stands (VLMEvalKit's matching at 18fc37a):
+    only to say how many of the replies medvqa leaves unread name the gold."""
+    words = text.translate(str.maketrans({c: " " for c in ".()[],:;!*#{}"})).split()
+    found = [k for k in choices if k in words]
+    return found[0] if len(found) == 1 else None
+
+
+def import_table(file: Path, data: Path | None, run_dir: Path, *, language: str | None = None,
+                 condition: str | None = None, country: str | None = None, model: str | None = None,
+                 model_name: str | None = None, convention: str | None = None, reading: str | None = None,
+                 sheet: str | None = None, source: Source | None = None) -> dict:
+    """Write the run directory `run_dir` from one VLMEvalKit table of WorldMedQA-V. The country,
+    the language and the model come from the file name (`GPT4o_japan_english.xlsx`) unless
+    given; the condition from its folder (`condition_of`) unless given. The items are the
+    table's own (question, options and gold beside each reply); given `data`, WorldMedQA-V's
+    items of that country and language instead, each row's question checked against them (a table
+    of another country or language is refused, and so is a second row for an index the data holds
+    once, naming both rows). The replies are read under `convention` (default `vlmevalkit-exact`:
+    VLMEvalKit's exact matching alone). A workbook is read at `sheet` (`medvqa.read_table`: its
+    first sheet, with a note on stderr when it has others). `source`: the table already read
+    (`read_source`), as a folder import passes it."""
+    source = source or read_source(describe(Path(file), model=model, country=country, language=language,
+                                            condition=condition), sheet, items=data is None)
+    file = source.file
+    bench = WorldMedQAV().with_language(source.language).with_convention(convention or VLMEVALKIT_EXACT)
+    if data is not None:
+        items = bench.load(data, select={"country": [source.country]})
+        load = {"data": str(Path(data).resolve()), "split": None, "sample": False, "limit": None,
+                "select": {"country": [source.country]}}
+        items_from = {"data": str(Path(data).resolve())}
+    else:
+        if not source.items:
+            raise DataError("the table does not carry its items (no question and options A-D): give --data",
+                            file=file, record="row 1 (the header)")
+        items = by_index(source.items)
+        load = {"data": str(file.resolve()), "split": None, "sample": False, "limit": None,
+                "select": {"country": [source.country]}, **({"sheet": sheet} if sheet else {})}
+        items_from = {"file": str(file.resolve()), "rows": len(source.rows)}
+    answers = plan(source, items, bench, data)
+    findings = repeats(source)
+    result: dict = {}
+
+    def reconciled(records: list[dict]) -> dict:
+        result.update(reconcile(source, answers, records))
+        return result
+
+    summary = medvqa.write_run(bench, items, answers, run_dir, model=source.model, load=load, saved=False,
                                command_line=["medvqa", *sys.argv[1:]], images_attested=True, reading=reading,
-                               source={"files": [str(file.resolve())], "condition": condition,
-                                       "extractor_items": extracted, "differs_from_published": differs})
-    return {**summary, "benchmark": bench.name, "model": model, "language": language, "country": country,
-            "condition": condition, "convention": bench.active_convention,
-            "n_extractor": len(extracted), "differs_from_published": differs,
+                               model_name=model_name,
+                               source={"files": [str(file.resolve())], "condition": source.condition,
+                                       "country": source.country, "items_from": items_from, "findings": findings},
+                               reconcile=reconciled)
+    return {**summary, "benchmark": bench.name, "model": source.model, "language": source.language,
+            "country": source.country, "condition": source.condition, "convention": bench.active_convention,
+            "file": str(file), "n_extractor": len(result["extractor_items"]),
+            "differs_from_published": result["differs_from_published"],
+            "published": result["published"].get(source.condition), "differences": result["differences"],
+            "findings": findings, "items_from": items_from,
             "n_missing": sum(1 for _, _, t, _ in answers if t is None) + len(items) - len(answers)}
+
+
+def tables_under(root: Path) -> tuple[list[Source], list[dict]]:
+    """Every WorldMedQA-V table under `root` (`<model>_<country>_<local|english>[...].xlsx|csv|tsv`,
+    `_acc.csv` aside), one per (model, country, language, condition): where a result table and
+    an output table of the same run lie together, the result table (it holds the published
+    verdicts); the others are returned as passed over, naming the table imported instead."""
+    chosen: dict[str, Source] = {}
+    passed: list[dict] = []
+    for f in sorted(root.rglob("*")):
+        if f.suffix.lower() not in SUFFIXES or not f.is_file() or f.name.lower().endswith("_acc.csv"):
+            continue
+        if not NAME.fullmatch(f.name):
+            continue
+        s = describe(f)
+        other = chosen.get(s.run_name)
+        if other is None:
+            chosen[s.run_name] = s
+            continue
+        keep, drop = (s, other) if (s.extractor and not other.extractor) else (other, s)
+        chosen[s.run_name] = keep
+        passed.append({"file": str(drop.file), "reason": f"another table of the same run is imported: {keep.file}"})
+    if not chosen:
+        raise DataError("no WorldMedQA-V table under this folder (<model>_<country>_<local|english>[_<extractor>"
+                        "_result].xlsx)", file=root)
+    return sorted(chosen.values(), key=lambda s: s.run_name), passed
+
+
+def canonical(source: Source) -> list[tuple[int, object]]:
+    """(row number, item) of a table in item order (`by_index`): what two tables must agree on."""
+    return sorted(enumerate(source.items, 2), key=lambda p: (p[1].meta["index"], p[1].meta.get("occurrence", 1)))
+
+
+def first_difference(a: Source, b: Source) -> str | None:
+    """Where the items of two tables of one country and language first differ (`row N of A and
+    row M of B: the question`), None where they agree."""
+    x, y = canonical(a), canonical(b)
+    for (ra, ia), (rb, ib) in zip(x, y):
+        if ia != ib:
+            what = next((name for name, u, v in (("id", ia.id, ib.id), ("question", ia.question, ib.question),
+                                                 ("options", ia.options, ib.options), ("gold", ia.gold, ib.gold))
+                         if u != v), "item")
+            return f"row {ra} ({ia.id}) and row {rb} ({ib.id}): the {what} differs"
+    if len(x) != len(y):
+        return f"row {min(len(x), len(y)) + 2}: one table has {len(x)} items, the other {len(y)}"
+    return None
+
+
+def import_folder(root: Path, out: Path, *, convention: str | None = None, reading: str | None = None,
+                  progress: Callable[[dict], None] | None = None) -> dict:
+    """Import every table under `root` (`tables_under`) into `out/<model>/<country>_<version>_<image|blind>`,
+    in one process: each table read once, its items taken from it. A run directory that already
+    holds a run is skipped (a re-run imports what is new). Tables of one country and language must
+    hold the same items: a disagreement is an error naming both files and the first row that
+    differs, before anything is written. `progress` gets the progress state after each table read
+    and each run written. Returns {runs: [summary], skipped: [...], passed_over: [...]}."""
+    sources, passed = tables_under(root)
+    todo = [s for s in sources if not (out / s.run_name / "manifest.json").exists()]
+    skipped = [{"run_dir": str(out / s.run_name), "file": str(s.file), "model": s.model, "country": s.country,
+                "language": s.language, "condition": s.condition} for s in sources if s not in todo]
+    total = 2 * len(todo)
+    state = {"done": 0, "total": total, "errors": 0, "cached": 0, "backend": {},
+             "conditions": {"read": {"done": 0, "total": len(todo)}, "import": {"done": 0, "total": len(todo)}}}
+
+    def step(phase: str) -> None:
+        state["done"] += 1
+        state["conditions"][phase]["done"] += 1
+        if progress is not None:
+            progress(state)
+
+    if progress is not None:
+        progress(state)
+    reference: dict[tuple[str, str], Source] = {}
+    for s in todo:
+        read_source(s)
+        step("read")
+        first = reference.setdefault(s.group, s)
+        if first is not s and (where := first_difference(first, s)):
+            raise DataError(f"its {s.country} items ({s.language}) differ from those of {first.file}: {where}; "
+                            "tables of one country and language must hold the same items", file=s.file)
+    checked = set()  # a group with new tables: one table imported before is read and compared too
+    for s in (t for t in sources if t not in todo):
+        if s.group in reference and s.group not in checked:
+            checked.add(s.group)
+            read_source(s)
+            first = reference[s.group]
+            if where := first_difference(s, first):
+                raise DataError(f"its {s.country} items ({s.language}) differ from those of {s.file} (imported "
+                                f"before): {where}; tables of one country and language must hold the same items",
+                                file=first.file)
+    runs = []
+    for s in todo:
+        runs.append(import_table(s.file, None, out / s.run_name, convention=convention, reading=reading, source=s))
+        s.rows, s.items = [], []  # what is written need not stay in memory
+        step("import")
+    return {"runs": runs, "skipped": skipped, "passed_over": passed}

@@ -62,6 +62,19 @@ def differences(a: SavedRun, b: SavedRun) -> list[str]:
             for key, what in SAME_EXPERIMENT.items() if value(a, key) != value(b, key)]
 
 
+def deployments(group: Sequence[SavedRun]) -> str:
+    """For runs joined under one model name whose model strings differ (two deployments, such as
+    a text model and its vision sibling), the words saying so: each side's model string, so a
+    Δimg between them is read as what it is. Empty when every run has the same model string."""
+    models = {run.manifest.get("model") for run in group}
+    if len(models) < 2:
+        return ""
+    sides = "; ".join(f"{','.join(sorted(run.conditions))} from {run.manifest.get('model')!r} ({run.path})"
+                      for run in group)
+    return (f"; different deployments under one model name: {sides}: a Δimg between them compares two "
+            "deployments, not the image alone")
+
+
 def _conditions(group: list[SavedRun]) -> set[str]:
     return set().union(*(run.conditions for run in group))
 
@@ -78,7 +91,7 @@ def join_runs(runs: Sequence[SavedRun]) -> tuple[list[list[SavedRun]], list[str]
             group.append(run)
     notes = [f"joined {' + '.join(str(r.path) for r in g)}: one experiment of {model_name(g[0].manifest)} "
              f"on the same data, conditions {' | '.join(','.join(sorted(r.conditions)) for r in g)}"
-             for g in groups if len(g) > 1]
+             + deployments(g) for g in groups if len(g) > 1]
     explained: set[frozenset] = set()  # (run, run) pairs already named, in either order
     for group in groups:
         conditions = _conditions(group)

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable
 
 from medvqa.core import plugins
 from medvqa.core.benchmark import Benchmark
-from medvqa.core.conditions import Condition, applicable
+from medvqa.core.conditions import ALL, Condition, applicable, as_printed
 from medvqa.core.errors import UsageError
 from medvqa.core.inference.base import Response
 from medvqa.core.items import DataError, Item
@@ -34,7 +34,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
               run_dir: str | Path, *, model: str, load: dict[str, Any] | None = None, split: str | None = None,
               saved: bool = True, command_line: list[str] | None = None,
               source: dict[str, Any] | None = None, images_attested: bool = False, reading: str | None = None,
-              model_name: str | None = None) -> dict:
+              model_name: str | None = None, asked: Callable[[Item], Iterable[str]] | None = None,
+              reconcile: Callable[[list[dict]], dict[str, Any]] | None = None) -> dict:
     """Write the run directory `run_dir` from (item, condition, response text) triples (or
     quadruples whose fourth element, a dict, adds fields to that record: what the source said
     beside the answer) and return its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
@@ -52,7 +53,12 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     items' images (predictions published with them): image conditions are accepted for image
     items whose files are not here. The summary's headline numbers use `reading` (None: the
     benchmark's protocol's), the other reading beside them. `model_name` is the name the model goes
-    by in tables and pairing (the manifest's `model_name`; `model` when None)."""
+    by in tables and pairing (the manifest's `model_name`; `model` when None). `asked(item)` names
+    the conditions the source asked `item` under, where it asked each item under one (an exam
+    sat as printed: image questions with the image, the others without): only those of its
+    pairs left out are recorded as missing (None: every condition the answers use). `reconcile`,
+    given the scored records before anything is written, returns what the manifest's `imported`
+    adds beside `source` (an importer's comparison of medvqa's reading with the published verdicts)."""
     from medvqa.core.metrics import headline_numbers
     from medvqa.core.run.summary import health
 
@@ -90,8 +96,11 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     spec.conditions = tuple(Condition(c) for c in conditions)
     for item in items:  # a pair without an answer is missing, never left out of the denominator
         for cond in spec.conditions:
-            if not item.excluded and cond in admitted(item) and (item.id, cond.value) not in seen:
+            expected = admitted(item) if asked is None else {Condition(c) for c in asked(item)}
+            if not item.excluded and cond in admitted(item) and cond in expected and (item.id, cond.value) not in seen:
                 records.append(record_of(item, cond, None))
+    if reconcile is not None:
+        spec.extra_manifest["imported"] = {**spec.extra_manifest["imported"], **reconcile(records)}
     manifest = build_manifest(spec)
     with RunStore(run_dir) as store:
         store.open(manifest)
@@ -137,13 +146,16 @@ def row_id(row: dict, position: int, id_column: str, id_from: str = "column") ->
 def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "item_id",
                      response_column: str = "response", condition: str | None = None, sheet: str | None = None,
                      id_from: str = "column", notice: Callable[[str], None] | None = None,
-                     ) -> list[tuple[Item, str, str | None]]:
+                     printed: bool = False) -> list[tuple[Item, str, str | None]]:
     """(item, condition, response) triples for `write_run` from a file of answers made elsewhere:
     JSON Lines of `{item_id, condition, response}` (the names `id_column` and `response_column`;
     `condition` for lines without one), or CSV / XLSX with an id and a response column (every row
     under `condition`, C+Q when not given, unless the table has a `condition` column). A workbook
     is read at `sheet` (`read_table`: its first sheet, with a `notice` when it has others). With
     `id_from="row"` each answer's item is its position (`row_id`), not its id column's value.
+    With `printed` an answer that names no condition is the item's as its exam prints it
+    (`conditions.as_printed`: C+Q+I for an image item, whose images the source showed, C+Q for
+    the others).
 
     An unknown item or condition, an excluded item, a condition the item does not take, a second
     answer for an (item, condition) (naming both rows), a line or table without the id or the
@@ -182,9 +194,11 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
         if item_id not in by_id:
             how = " (--id-from row: an answer's position is matched to the items' ids)" if by_position else ""
             raise DataError(f"item {item_id!r} is not in the data{how}", file=file, record=where)
-        item, label = by_id[item_id], str(row.get("condition") or condition or "C+Q")
+        item = by_id[item_id]
+        label = str(row.get("condition") or (as_printed(item).value if printed else condition or "C+Q"))
+        admitted = ALL if printed and item.has_images else applicable(item)
         try:
-            admit(item, label, seen, applicable(item), where, file=file, hint=hint)
+            admit(item, label, seen, admitted, where, file=file, hint=hint)
         except DataError as exc:
             raise DataError(exc.reason, file=file, record=exc.record or where) from None
         if response is not None and not isinstance(response, str):

@@ -65,3 +65,9 @@ def test_worldmedqa_v_japan_tables(tmp_path):
     for language in ("local", "en"):
         items = load("worldmedqa_v", shared_data("worldmedqa-v-japan"), language=language)
         assert len(items) == 168 and all(it.has_images and not it.image_available for it in items)
+
+
+def test_mir_both_years(tmp_path):
+    report = check_benchmark("mir", shared_data("mir"), work_dir=tmp_path)
+    # 420 questions, 7 annulled (2026): 413 in C and C+Q, the 49 valid image questions in C+I and C+Q+I too
+    assert report.ok and report.n_items == 420 and report.n_records == {"random": 924, "gold": 924}

@@ -270,3 +270,21 @@ def test_a_repeated_jsonl_answer_names_both_lines(tmp_path):
     # the same item under another condition is no repeat; line 4 repeats line 1 (line 2 is blank)
     assert f"{answers}: record line 1 and line 4: a second answer for item 'pes-v-kar-01' under C+Q" in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_as_printed_answers_take_their_printed_condition_and_leave_no_other_pair_missing(tmp_path):
+    """One answer per question, as an exam prints it (the MIR and the 120th Japanese exam are
+    published so): an image item's answer is C+Q+I, a text item's C+Q, and an image item is not
+    expected to have a C+Q answer too. `--select` keeps the run to the items the answers are for."""
+    answers = tmp_path / "answers.jsonl"
+    rows = [("pes-v-kar-01", "C"), ("pes-v-kar-02", "A"), ("pes-q-kar-01", "A")]
+    answers.write_text("".join(json.dumps({"item_id": i, "response": r}) + "\n" for i, r in rows), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["import", "polish_pes", str(answers), "--data", str(PES), "--as-printed",
+                                      "--select", "specialty=Kardiologia", "--run-dir", str(tmp_path / "run"), "--json"])
+    assert result.exit_code == 0, result.output
+    records = {(r["item_id"], r["condition"]): (r["status"], r["correct"]) for r in read_records(tmp_path / "run")}
+    # Kardiologia: v-kar-01, v-kar-02 (v-kar-03 annulled), q-kar-01, q-kar-02 (unanswered: missing, in C+Q only)
+    assert records == {("pes-v-kar-01", "C+Q+I"): ("answered", True), ("pes-v-kar-02", "C+Q+I"): ("answered", False),
+                       ("pes-q-kar-01", "C+Q"): ("answered", True), ("pes-q-kar-02", "C+Q"): ("missing", False)}
+    summary = json.loads(result.stdout)
+    assert summary["n_items"] == 5 and summary["n_excluded"] == 1

@@ -55,7 +55,7 @@ def test_allow_list_limits_third_party_plugins_only(monkeypatch, allow, capsys):
     try:
         assert "jmed48k" in plugins.benchmarks()
         assert {"random", "constant", "replay", "litellm"} <= set(plugins.backends())
-        with pytest.raises(KeyError, match=r"unknown benchmark 'nope'; installed: igakuqa, jmed48k, kokushimd10, mmbu_hard, polish_pes, worldmedqa_v, yakugakuqa"):
+        with pytest.raises(KeyError, match=r"unknown benchmark 'nope'; installed: igakuqa, jmed48k, kokushimd10, mir, mmbu_hard, polish_pes, worldmedqa_v, yakugakuqa"):
             plugins.get_benchmark("nope")
         warning = capsys.readouterr().err
         assert (f"MEDVQA_LOAD_PLUGINS names {allow}, not installed" in warning) == bool(allow)
@@ -69,7 +69,8 @@ def test_trace_prints_every_hook_call_through_pluggy_monitoring():
     assert out.returncode == 0, out.stderr
     lines = out.stderr.splitlines()
     built_in = "medvqa.adapters.jmed48k.plugin, medvqa.adapters.kokushimd10.plugin"
-    assert f"medvqa hook: register_commands(cli) -> {built_in}, medvqa.adapters.worldmedqa_v.plugin" in lines
+    assert (f"medvqa hook: register_commands(cli) -> {built_in}, medvqa.adapters.worldmedqa_v.plugin, "
+            "medvqa.adapters.mir.plugin") in lines
     for plugin in built_in.split(", "):
         assert f"medvqa hook: register_benchmarks(register) -> {plugin}" in lines
     assert "medvqa hook: register_backends(register) -> medvqa.core.inference.baselines" in lines
