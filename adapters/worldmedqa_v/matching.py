@@ -37,7 +37,7 @@ within 2 items (docs/benchmarks/worldmedqa_v.md). medvqa does not follow the rul
 writes it: whatever VLMEvalKit's history, it is not what the study's run applied, and it would
 leave unread the very replies ("D") the study's logs read. History: medvqa followed 134b4ea at
 first, chosen on the four GPT-4o Japan tables alone, where 134b4ea's rule contradicted the
-published extraction once (japan-84, below), 18fc37a's five times and the last-words rule
+published extraction once (japan-84), 18fc37a's five times and the last-words rule
 twice (japan-254 English and japan-144 Japanese, with the image); the 168 tables, logs included,
 overturned that choice. Under the last-words rule japan-84 agrees with the published
 extraction (its "A" stands first in a long reply: no match, the extractor's option), japan-254
