@@ -15,13 +15,15 @@ from ._common import analysis, print_json, reading_option
 @click.option("--examples", type=click.IntRange(0), default=3, show_default=True, help="Examples per transition state.")
 @click.option("--resamples", type=click.IntRange(1), default=1000, show_default=True, help="Bootstrap resamples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and example picks.")
+@click.option("--cluster", help="A cluster level the benchmark declares (JMed48k, IgakuQA: case, block): "
+                                "cluster-bootstrap intervals beside the item-level ones (docs/audit.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=str),
               help="Write a self-contained HTML report, and beside it (<name>-items.html) the item "
                    "browser of the runs, which its cells link to.")
 @click.option("--figures", "figures_dir", type=click.Path(file_okay=False, path_type=str),
               help="Write the figures (PNG and SVG) into this folder.")
-def command(run_dirs, by, cohort_file, refusals, reading, examples, resamples, seed, as_json, html_out,
+def command(run_dirs, by, cohort_file, refusals, reading, examples, resamples, seed, cluster, as_json, html_out,
             figures_dir) -> None:
     """Visual-reliance audit of saved runs: image-removal transitions, input ablation, refusal
     conventions, image-as-options control and selection bias (no model calls). Runs of one
@@ -34,7 +36,7 @@ def command(run_dirs, by, cohort_file, refusals, reading, examples, resamples, s
 
     with analysis():
         doc = audit(*run_dirs, by=by, cohorts=cohort_file, refusals=refusals, examples=examples,
-                    resamples=resamples, seed=seed, reading=reading)
+                    resamples=resamples, seed=seed, reading=reading, cluster=cluster)
         written = []
         if figures_dir or html_out:
             from medvqa.core.audit.figures import figures, save_figures, svg_texts

@@ -142,7 +142,8 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         return doc if fmt in (None, "json") else agreement_tables(doc).render(fmt)
     if pass_lines:
         saved = read_run(run_dir).read_as(reading)
-        result = saved.benchmark.pass_report(whole_exam_items(saved), saved.records)
+        items = whole_exam_items(saved) if saved.benchmark.pass_on_whole_exams else list(saved.items.values())
+        result = saved.benchmark.pass_report(items, saved.records)
         if result is None:
             raise ValueError(f"benchmark {saved.benchmark.name} ships no pass criteria")
         if isinstance(result, PassLines):
@@ -204,7 +205,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
 
 def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
           cohorts: str | Path | Mapping[str, Any] | None = None, refusals: str = "strict", examples: int = 3,
-          resamples: int = 1000, seed: int = 0, reading: str | None = None) -> dict:
+          resamples: int = 1000, seed: int = 0, reading: str | None = None, cluster: str | None = None) -> dict:
     """The visual-reliance audit of saved runs, as `medvqa audit --json` prints it. `by` names
     the strata (the benchmark's default strata when None); `cohorts` is a file or a mapping
     (`{cohort: [model, ...]}` or `{model: cohort}`). Runs of one model on the same data that
@@ -213,8 +214,10 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
     share (`paired_language`, keyed "<language> vs <language>"). Records are read as `reading`
     reads them: "assisted" (`metrics.assisted_record`: a parse failure an extractor read counts
     with the extractor's answer) or "strict"; None takes each benchmark's protocol's reading
-    (`Benchmark.reading`). `reading` (and `readings`, per benchmark) in the document say which."""
-    from medvqa.core.audit.analysis import Settings, audit as audit_runs, parse_cohorts
+    (`Benchmark.reading`). `reading` (and `readings`, per benchmark) in the document say which.
+    `cluster` names a cluster level the benchmarks declare (`Benchmark.cluster_levels`): each
+    interval then gets a cluster-bootstrap interval beside it; `intervals` says which are shown."""
+    from medvqa.core.audit.analysis import Settings, audit as audit_runs, cluster_notes, parse_cohorts
     from medvqa.core.audit.pairing import language_pairs
     from medvqa.core.audit.runs import default_by, join_runs, read_cohorts, read_runs, run_input
     from medvqa.core.metrics import reading_of, reading_summary
@@ -228,12 +231,14 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
     groups, notes = join_runs(runs)
     notes = repeated + notes
     settings = Settings(by=tuple(_names(by)) if by is not None else default_by(groups), refusals=refusals,
-                        resamples=resamples, seed=seed, examples=examples)
+                        resamples=resamples, seed=seed, examples=examples, cluster=cluster)
     if isinstance(cohorts, Mapping):
         cohorts = parse_cohorts(dict(cohorts))
     elif cohorts is not None:
         cohorts = read_cohorts(cohorts)
-    doc = audit_runs([run_input(g) for g in groups], settings, cohorts)
+    inputs = [run_input(g) for g in groups]
+    notes += cluster_notes([r.benchmark for r in inputs], cluster)
+    doc = audit_runs(inputs, settings, cohorts)
     if languages := language_pairs(groups, settings):
         doc["paired_language"] = languages
         notes += [f"paired by language ({key}): {' with '.join(sec['runs'])}, under {', '.join(sec['conditions'])}"
@@ -242,24 +247,25 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
 
 
 def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[str] | None = None,
-            resamples: int = 1000, seed: int = 0, reading: str | None = None) -> pd.DataFrame:
+            resamples: int = 1000, seed: int = 0, reading: str | None = None,
+            cluster: str | None = None) -> pd.DataFrame:
     """Runs of several models and benchmarks side by side, as `medvqa compare` computes them:
     one row per model × benchmark × condition × stratum level (`stratum` "overall" for the
     whole condition) with the benchmark's headline metric, its 95 % CI, n and the non-answer
     rates. `by` names strata (default: each benchmark's default strata). `.attrs` holds the
-    rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `runs`, `notes`, `by`,
-    `reading` and `readings`. Records are read as `reading` reads them (None: each benchmark's
-    protocol's reading)."""
+    rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `panels`, `runs`, `notes`,
+    `by`, `reading`, `readings` and `intervals`. Records are read as `reading` reads them (None: each benchmark's
+    protocol's reading); `cluster` adds cluster-bootstrap intervals (see `audit`)."""
     from medvqa.core.compare import compare_runs
 
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]
     result = compare_runs(list(run_dirs), by=_names(by) if by is not None else None, resamples=resamples, seed=seed,
-                          reading=reading)
+                          reading=reading, cluster=cluster)
     frame = result.table
     doc = result.as_json()
-    frame.attrs.update({key: doc[key] for key in ("delta_img", "delta_lang", "tests", "pass_lines", "runs", "notes", "by",
-                                                  "reading", "readings")})
+    frame.attrs.update({key: doc[key] for key in ("delta_img", "delta_lang", "tests", "pass_lines", "panels", "runs",
+                                                  "notes", "by", "reading", "readings", "intervals")})
     return frame
 
 

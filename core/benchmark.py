@@ -62,6 +62,10 @@ class Benchmark:
     strata: tuple[str, ...] = ()
     # The strata tables and audits show when the user names none (`medvqa audit` without --by).
     default_strata: tuple[str, ...] = ()
+    # Levels of clustered items, finest first (`clusters` names each item's): items that share a
+    # case text, or sit in one exam block, are not independent draws. `--cluster LEVEL` (audit,
+    # compare) gives cluster-bootstrap intervals beside the item-level ones. None by default.
+    cluster_levels: tuple[str, ...] = ()
     # Other names `--by` accepts for a record field: {"alias": "record field"}.
     stratum_aliases: Mapping[str, str] = MappingProxyType({})
     # Keywords `load` takes as shorthands for `select`: {"keyword": "item field"}. Each one is also
@@ -95,6 +99,10 @@ class Benchmark:
     # `medvqa validate` prints one line per rule with its count of findings, 0 included, so the
     # user sees what was checked; a finding under a rule not listed here is counted all the same.
     validation_rules: Mapping[str, str] = MappingProxyType({})
+    # Whether `pass_report` judges whole exams (True: it is given the run's data without its
+    # selection, reloaded, so an exam the run asked only part of is "not evaluable"); False: its
+    # verdicts judge the records given (a line per stratum level), and it is given the run's items.
+    pass_on_whole_exams: bool = True
 
     @property
     def offered_languages(self) -> tuple[str, ...]:
@@ -204,6 +212,12 @@ class Benchmark:
         if len(self.offered_languages) > 1:
             fields["language"] = item.language
         return fields
+
+    def clusters(self, items: Sequence[Item]) -> dict[str, dict[str, str]]:
+        """{item id: {level of `cluster_levels`: the id of the cluster the item belongs to}} over
+        `items` (all of them at once: a linked set's opening question names its members); an item
+        missing from a level is a cluster of its own there. None declared by default."""
+        return {}
 
     def answer_conventions(self) -> AnswerConventions:
         """How this benchmark's answers are read and scored; JMed48k's chain by default."""

@@ -15,12 +15,13 @@ from urllib.parse import quote, urlencode
 
 import pandas as pd
 
+from medvqa.core.audit.analysis import intervals_text
 from medvqa.core.compare import OVERALL, Comparison
 from medvqa.core.metrics import READINGS
 from medvqa.core.passlines import COLUMNS as PASS_COLUMNS, PassVerdict
 from medvqa.core.results import condition_order
-from medvqa.core.render import (fmt, interval as _ci, percent as _pct, points as _pp, to_html, to_latex,
-                                to_markdown)
+from medvqa.core.render import (FONT_STACK, bidi_auto, fmt, interval as _ci, percent as _pct, points as _pp,
+                                to_html, to_latex, to_markdown)
 
 FORMATS = ("md", "csv", "latex", "json", "html", "parquet")
 
@@ -90,9 +91,9 @@ def headline_frame(doc: dict) -> pd.DataFrame:
 # interval, a function of the row for a text composed from several), number format). A number column
 # of the HTML page carries the JSON path of its value.
 CI = ("ci_low", "ci_high")
-DELTA = [("model", "model", "text"), ("benchmark", "benchmark", "text"), ("n", "n", "int"),
+DELTA = [("model", "model", "text"), ("benchmark", "benchmark", "text"), ("items", "scope", "text"), ("n", "n", "int"),
          ("C+Q+I %", "a_with", "pct"), ("C+Q %", "a_removed", "pct"), ("Δimg (points)", "delta_img", "pp"),
-         ("95 % CI", CI, "ci_pp"), ("McNemar p", "mcnemar_p", "p"), ("warning", "warning", "text")]
+         ("95 % CI", CI, "ci_pp"), ("McNemar mid-p", "mcnemar_p", "p"), ("warning", "warning", "text")]
 TESTS = [*((h, h, "text") for h in ("benchmark", "condition", "a", "b")),
          ("pairing", lambda t: t["status"] + (f" (only a {t['only_a']}, only b {t['only_b']})"
                                               if t["status"] != "paired" else ""), "text"),
@@ -101,9 +102,16 @@ TESTS = [*((h, h, "text") for h in ("benchmark", "condition", "a", "b")),
          ("test", lambda t: t["test"] or "not compared", "text"), ("p", "p", "p"), ("warning", "warning", "text")]
 STRATUM = [*((h, h, "text") for h in ("model", "benchmark", "condition", "level")), ("%", "value", "pct"),
            ("95 % CI", CI, "ci"), ("n", "n", "int"), ("non-answers %", "non_answer_rate", "pct")]
-LANGUAGE = [*((h, h, "text") for h in ("model", "benchmark", "condition", "languages")), ("n", "n", "int"),
+LANGUAGE = [*((h, h, "text") for h in ("model", "benchmark", "condition", "languages")), ("items", "scope", "text"),
+            ("n", "n", "int"),
             ("first %", "a_local", "pct"), ("second %", "a_other", "pct"), ("Δlang (points)", "delta_lang", "pp"),
-            ("95 % CI", CI, "ci_pp"), ("McNemar p", "mcnemar_p", "p"), ("warning", "warning", "text")]
+            ("95 % CI", CI, "ci_pp"), ("McNemar mid-p", "mcnemar_p", "p"), ("warning", "warning", "text")]
+
+
+CLUSTER_CI = ("cluster_ci_low", "cluster_ci_high")
+# with --cluster: each overall cell's item-level and cluster-bootstrap intervals side by side
+CLUSTERED = [*((h, h, "text") for h in ("model", "benchmark", "condition")), ("%", "value", "pct"),
+             ("item-level 95 % CI", CI, "ci"), ("cluster 95 % CI", CLUSTER_CI, "ci"), ("clusters", "n_clusters", "int")]
 
 
 def formats(spec: list) -> dict[str, str]:
@@ -122,7 +130,40 @@ def frame(doc: dict, section: str, spec: list, stratum: str | None = None) -> pd
                          columns=[heading for heading, _, _ in spec], index=list(rows))
     if "warning" in table and table["warning"].isna().all():  # a warning column only where a Δ has one
         table = table.drop(columns="warning")
+    if "items" in table and table["items"].fillna("").nunique() <= 1:  # only where it tells rows apart (parts)
+        table = table.drop(columns="items")
     return table
+
+
+def panel_frame(doc: dict, panel: dict) -> tuple[pd.DataFrame, dict[tuple[int, str], list]]:
+    """A panel view (`doc["panels"]`) as a table: one row per model, one column per level and
+    language, each cell the headline value and n of the table row it points at, and a last row
+    with each level's pass line; with the JSON path of each shown value."""
+    cells = {(c["model"], c["level"], c["language"]): c for c in panel["cells"]}
+    columns = [(level, lang) for level in panel["levels"] for lang in panel["languages"]]
+    heads = [f"{level} {lang}" for level, lang in columns]
+    rows, paths = [], {}
+    for i, model in enumerate(panel["models"]):
+        row = {"model": model}
+        for head, (level, lang) in zip(heads, columns):
+            c = cells.get((model, level, lang))
+            r = doc["table"][c["row"]] if c else None
+            said = doc["table"][c["overall_row"]].get("published_accuracy") if c and "overall_row" in c else None
+            row[head] = (f"{_pct(r['value'])} (n={r['n']})" + (f" · published {_pct(said)}" if said is not None else "")
+                         if r else "no run")
+            if r:
+                paths[(i, head)] = ["table", c["row"], "value"]
+        rows.append(row)
+    lines = panel["pass_lines"]
+    if lines:
+        rows.append({"model": "pass line", **{head: f"{_pct(lines[level])}" if level in lines else "–"
+                                              for head, (level, _) in zip(heads, columns)}})
+    return pd.DataFrame(rows, columns=["model", *heads]), paths
+
+
+def panel_title(panel: dict) -> str:
+    return (f"{panel['benchmark']}: {panel['condition']} accuracy % by {panel['stratum']} and language"
+            + (", with each level's pass line" if panel["pass_lines"] else ""))
 
 
 def _markdown_table(doc: dict, section: str, spec: list, stratum: str | None = None) -> str:
@@ -137,17 +178,25 @@ def markdown(doc: dict) -> str:
     if doc.get("delta_lang"):
         lines += ["## Language: Δlang = the exam's language − the other, same items and condition", "",
                   _markdown_table(doc, "delta_lang", LANGUAGE)]
+    for panel in doc.get("panels") or []:
+        lines += [f"## {panel_title(panel)}", "", to_markdown(panel_frame(doc, panel)[0])]
     lines += ["## Models compared on the same items", "",
              _markdown_table(doc, "tests", TESTS) if doc["tests"] else "No two models on the same benchmark.\n"]
     if doc["pass_lines"]:
         lines += ["## Pass lines (one row per exam and criterion)", "", to_markdown(pass_frame(doc))]
     for stratum in dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL):
         lines += [f"## By {stratum}", "", _markdown_table(doc, "table", STRATUM, stratum)]
+    cluster = (doc.get("intervals") or {}).get("cluster")
+    if cluster:
+        lines += [f"## Cluster-bootstrap intervals ({cluster}), beside the item-level ones", "",
+                  _markdown_table(doc, "table", CLUSTERED, OVERALL)]
     methods = sorted({r["ci_method"] for rows in (doc["table"], doc["delta_img"], doc["tests"]) for r in rows
                       if r.get("ci_method")})
     if methods:
         lines += ["Intervals: " + ", ".join(methods) + " (each row's `ci_method` in --json; docs/audit.md). A "
-                  "bootstrap p shown as 1/B is an upper bound (`p_bound: \"<\"` in --json).", ""]
+                  "bootstrap p shown as 1/B is an upper bound (`p_bound: \"<\"` in --json); McNemar's p is the mid-p "
+                  "(the exact conditional p is `mcnemar_exact_p` / `exact_p` in --json)."
+                  + (f" {intervals_text(doc)}" if doc.get("intervals") else ""), ""]
     if doc["notes"]:
         lines += ["Notes:", "", *(f"- {n}" for n in doc["notes"])]
     return "\n".join(lines) + "\n"
@@ -227,6 +276,30 @@ def _other_html(row: dict, i: int) -> str:
             f"{_num(['table', i, f'{other[0]}_accuracy'], other[1], 'pct')} %</span>")
 
 
+def _panel_html(doc: dict, panel: dict, k: int) -> str:
+    """A panel view: its figure (SVG inline) and its table, each value tagged with its JSON path."""
+    from medvqa.core.compare_figure import panel_svg
+
+    table, paths = panel_frame(doc, panel)
+
+    def cell(i: int, column: str, text: str) -> str | None:
+        path = paths.get((i, column))
+        if path is None:
+            return None
+        r = doc["table"][path[1]]
+        c = next(c for c in panel["cells"] if c["row"] == path[1])
+        said = ""
+        if "overall_row" in c and doc["table"][c["overall_row"]].get("published_accuracy") is not None:
+            j = c["overall_row"]
+            said = (f'<br><span class="sub">published '
+                    f"{_num(['table', j, 'published_accuracy'], doc['table'][j]['published_accuracy'], 'pct')}</span>")
+        return f"<td>{_num(path, r['value'], 'pct')} <span class=\"sub\">n={_e(r['n'])}</span>{said}</td>"
+
+    return (f'<h2>{_e(panel_title(panel))}</h2><figure id="panels-{k}" class="panels">{panel_svg(doc, panel)}'
+            f"<figcaption>{_e(panel_title(panel))}; bars with 95 % CIs.</figcaption></figure>"
+            + to_html(table, table_id=f"panel-table-{k}", cell=cell))
+
+
 def forest_svg(doc: dict) -> str:
     """Δimg with its 95 % CI per benchmark × model, one row each, on a shared axis in points."""
     rows = [d for d in doc["delta_img"] if d["delta_img"] is not None]
@@ -267,10 +340,10 @@ def forest_svg(doc: dict) -> str:
     return "".join(parts)
 
 
-STYLE = """body{font-family:system-ui,sans-serif;margin:1.5rem;color:#222}table{border-collapse:collapse;margin:.6rem 0 1.4rem}
+STYLE = ("body{font-family:%s;margin:1.5rem;color:#222}" % FONT_STACK) + """table{border-collapse:collapse;margin:.6rem 0 1.4rem}
 td,th{border:1px solid #ccc;padding:.25rem .5rem;font-size:.9rem;text-align:right;vertical-align:top}
 th:first-child,td:first-child{text-align:left}.ci,.sub{color:#666;font-size:.8rem}.hidden{display:none}
-td.warning{text-align:left;color:#a00;max-width:28rem}"""
+td.warning{text-align:left;color:#a00;max-width:28rem}figure.panels svg{max-width:100%;height:auto}"""
 
 SCRIPT = """(function(){var f=(location.hash.match(/model=([^&]+)/)||[])[1];f=f?decodeURIComponent(f):"";
 document.getElementById("filter-state").textContent=f||"all models";
@@ -316,6 +389,8 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
     if doc.get("delta_lang"):
         out.append("<h2>Language: Δlang = the exam's language − the other, same items and condition</h2>")
         out.append(_html_table(doc, "delta_lang", LANGUAGE, "delta-lang"))
+    for k, panel in enumerate(doc.get("panels") or []):
+        out.append(_panel_html(doc, panel, k))
     out.append("<h2>Models compared on the same items</h2>")
     out.append(_html_table(doc, "tests", TESTS, "tests") if doc["tests"] else
                "<p>No two models on the same benchmark.</p>")
@@ -335,7 +410,7 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
     if doc["notes"]:
         out.append("<h2>Notes</h2><ul>" + "".join(f"<li>{_e(n)}</li>" for n in doc["notes"]) + "</ul>")
     out.append(f"<script>{SCRIPT}</script></body></html>\n")
-    return "".join(out)
+    return bidi_auto("".join(out))
 
 
 def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int) -> list[Path]:

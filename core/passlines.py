@@ -8,6 +8,10 @@ points (or, for a limit such as `<=3` 禁忌肢 answers, a count), or a `share` 
 has one more row, criterion `overall`, holding the exam's verdict, its smallest margin, and the
 items the exam's owner scored differently (`treatments`).
 
+A row may say which records it judged (`scope`: record fields and their values, e.g.
+`{"country": "japan", "condition": "C+Q+I"}`), so that a figure drawn by stratum can put each
+line in its panel (`medvqa compare --figure`).
+
 An exam's verdict is `pass` only when every criterion was decided and met. When every criterion
 that could be decided is met but some could not be (their own rows say `not evaluable` and
 why), it is `pass on the evaluable criteria`, and `not_evaluated` names those criteria: a
@@ -48,6 +52,7 @@ class PassVerdict(BaseModel):
     treatments: tuple[str, ...] = ()  # "item id: how it was scored"
     note: str = ""
     not_evaluated: tuple[str, ...] = ()  # an exam's row: the criteria its verdict could not weigh
+    scope: dict[str, str] = {}  # the records judged, by field: {"country": "japan", "condition": "C+Q+I"}
 
     def shown(self) -> dict[str, str]:
         """The row as a person reads it: shares as percentages, margins signed."""
@@ -77,7 +82,7 @@ class PassLines(BaseModel):
 
     def frame(self, shown: bool = False) -> pd.DataFrame:
         """One row per verdict: raw values (lists of treatments joined), or `shown` as text."""
-        rows = [r.shown() if shown else {**r.model_dump(exclude={"unit"}), "treatments": "; ".join(r.treatments)}
+        rows = [r.shown() if shown else {**r.model_dump(exclude={"unit", "scope"}), "treatments": "; ".join(r.treatments)}
                 for r in self.rows]
         return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any, Callable, Iterable, Mapping
@@ -41,7 +42,9 @@ def points(value: Any) -> str:
 
 
 def p_value(value: Any) -> str:
-    return MISSING if is_missing(value) else f"{value:.3g}"
+    if is_missing(value):
+        return MISSING
+    return "< 1e-300" if value <= 1e-300 else f"{value:.3g}"  # a p below the smallest float is a bound (never 0)
 
 
 def interval(low: Any, high: Any, show: Callable[[Any], str] = percent) -> str:
@@ -208,3 +211,33 @@ class Tables:
         blocks = [title.format(esc(t.title)) + render(t.frame, fmt, t.formats) + "".join(note.format(esc(n)) for n in t.notes)
                   for t in self.tables]
         return "\n".join(blocks)
+
+
+# ---------------------------------------------------------------- every script readable
+
+# The pages' fonts, tried in order for each character: Latin with Portuguese and Spanish accents,
+# Hebrew, Japanese; the system's fonts after them. Debian: fonts-noto-core (Noto Sans, Noto Sans
+# Hebrew), fonts-ipaexfont-gothic or fonts-noto-cjk (Japanese), fonts-dejavu-core.
+FONT_STACK = ('"Noto Sans", "DejaVu Sans", "Noto Sans Hebrew", "IPAexGothic", "Noto Sans CJK JP", '
+              '"Hiragino Sans", "Yu Gothic", "Meiryo", "Arial Hebrew", "Segoe UI", Arial, system-ui, sans-serif')
+# Elements that hold text: each gets dir="auto", so Hebrew reads right to left in its own element
+# and Latin stays left to right beside it.
+TEXT_ELEMENTS = ("p", "li", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "span", "code", "pre", "caption",
+                 "figcaption", "label", "a", "option", "summary", "dt", "dd", "title", "button", "legend", "div",
+                 "section", "nav", "select", "textarea", "blockquote", "q", "em", "strong", "b", "i", "small")
+_OPEN_TAG = re.compile(r"<(%s)(?=[\s>/])([^>]*)>" % "|".join(TEXT_ELEMENTS), re.IGNORECASE)
+# content the page must not touch: scripts, styles, inline SVG (its <title> elements are tooltips)
+_VERBATIM = re.compile(r"(<script\b.*?</script>|<style\b.*?</style>|<svg\b.*?</svg>)", re.IGNORECASE | re.DOTALL)
+
+
+def bidi_auto(page: str) -> str:
+    """`page` with `dir="auto"` on every text element that has no `dir` yet, outside scripts,
+    styles and inline SVG: each element's direction follows its first strong character (Hebrew
+    right to left, Latin and Japanese left to right)."""
+    def tag(m: re.Match) -> str:
+        if re.search(r"\sdir\s*=", m.group(2), re.IGNORECASE):
+            return m.group(0)
+        return f'<{m.group(1)} dir="auto"{m.group(2)}>'  # first, so the element's other attributes keep their order
+
+    parts = _VERBATIM.split(page)
+    return "".join(part if i % 2 else _OPEN_TAG.sub(tag, part) for i, part in enumerate(parts))

@@ -29,6 +29,7 @@ from medvqa.core.audit.pairing import pair_records, same_but_language, side
 from medvqa.core.audit.runs import join_runs, read_runs, run_input
 from medvqa.core.items import Item
 from medvqa.core.metrics import level_keys, reading_summary
+from medvqa.core.render import FONT_STACK, bidi_auto
 from medvqa.core.results import condition_order, is_derived, model_name
 from medvqa.core.run.saved import SavedRun
 
@@ -238,10 +239,10 @@ _ASSETS = Path(__file__).with_name("view_assets")
 
 def render_view(doc: dict) -> str:
     """The whole page as a string."""
-    style = (_ASSETS / "view.css").read_text(encoding="utf-8")
+    style = (_ASSETS / "view.css").read_text(encoding="utf-8").replace("FONT_STACK", FONT_STACK)
     script = (_ASSETS / "view.js").read_text(encoding="utf-8")
     n_runs = len(doc["runs"])
-    return (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>medvqa view</title>'
+    return bidi_auto(f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>medvqa view</title>'
             f"<style>{style}</style></head><body>"
             f"<h1>Items of {n_runs} run{'s' if n_runs != 1 else ''}</h1>"
             f'<p id="reading">Reading: {html.escape(str(doc.get("reading", "strict")))} (statuses and verdicts; '

@@ -25,6 +25,15 @@ def jmed_sample() -> Path:
     return shared_data("jmed48k-sample")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache_from_the_start(tmp_path_factory):
+    """Module- and session-scoped fixtures run before any function-scoped one: without this, theirs
+    runs (imports, say) wrote to the user's ~/.cache/medvqa."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MEDVQA_CACHE_DIR", str(tmp_path_factory.mktemp("session-cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Never touch the user's response cache from a test."""

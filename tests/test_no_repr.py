@@ -141,4 +141,4 @@ def test_compare_of_two_igakuqa_runs_shows_the_pass_lines_as_a_table(runs, tmp_p
     html = page.read_text(encoding="utf-8")
     table = html[html.index('<table id="pass">'):]
     table = table[:table.index("</table>")]
-    assert table.count("<tr data-model=") == 6 and "<td>Physician 2018</td><td>hisshu</td>" in table
+    assert table.count("<tr data-model=") == 6 and ('<td dir="auto">Physician 2018</td><td dir="auto">hisshu</td>') in table

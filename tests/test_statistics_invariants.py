@@ -14,13 +14,17 @@ import math
 import pytest
 from click.testing import CliRunner
 
+import numpy as np
+
 import medvqa
 from medvqa.cli.main import cli
+from medvqa.core.audit import stats
 from medvqa.core.run.options import RunOptions, run
 
-ESTIMATES = {"ci": ("delta_img", "difference", "accuracy", "value"), "ci_a_with": ("a_with",),
+ESTIMATES = {"ci": ("delta_img", "delta_lang", "difference", "accuracy", "value"), "ci_a_with": ("a_with",),
              "ci_a_removed": ("a_removed",)}
-P_KEYS = ("p", "mcnemar_p", "mcnemar_p_holm", "binomial_p", "binomial_p_with")
+P_KEYS = ("p", "mcnemar_p", "mcnemar_p_holm", "mcnemar_exact_p", "exact_p", "p_cluster", "binomial_p",
+          "binomial_p_with")
 
 
 def answer(item, right: bool) -> list[str]:
@@ -67,7 +71,7 @@ def intervals(doc, path="$"):
             yield f"{path}.{key}", estimate, tuple(ci), doc.get("n"), (doc.get("ci_a_method") or method) if key != "ci" else method
     for low, high in (("ci_low", "ci_high"), ("f1_ci_low", "f1_ci_high")):
         if doc.get(low) is not None:
-            estimate = next(doc[k] for k in ("accuracy", "value", "delta_img", "difference", "micro_f1")
+            estimate = next(doc[k] for k in ("accuracy", "value", "delta_img", "delta_lang", "difference", "micro_f1")
                             if doc.get(k) is not None)
             yield f"{path}.{low}", estimate, (doc[low], doc[high]), doc.get("n"), method
     for key, value in doc.items():
@@ -122,24 +126,295 @@ def test_every_interval_contains_its_estimate_has_width_and_a_method_and_no_p_is
     z2 = 1.959963984540054 ** 2
     assert one["n"] == 1 and one["delta_img"] == 1.0
     assert one["ci"] == pytest.approx([(1 - z2) / (1 + z2), 1.0]) and one["ci_method"] == "tango-score"
-    # Holm beside the raw p in the stratified table: four levels, each p = 1 (one discordant
-    # pair: McNemar 2·½ = 1) except Chart/Graph/Table (two: 2·¼ = 0.5); Holm: 4·0.5 → 1
+    # strata of 1-2 pairs are descriptive: no test (and no Holm), a note; the overall row is the
+    # primary Δimg and is tested at any n (5 pairs all one way: mid-p 1/32 = 0.03125)
     levels = docs["audit image"]["paired"]["by"]["dominant_type"]
-    assert {k: v["mcnemar_p"] for k, v in levels.items()}["Chart/Graph/Table"] == 0.5
-    assert all(v["mcnemar_p_holm"] == 1.0 for v in levels.values())
+    assert all(v["mcnemar_p"] is None and v["mcnemar_p_holm"] is None and v["role"] == "secondary"
+               and v["note"].startswith("descriptive") for v in levels.values())
+    overall = docs["audit image"]["paired"]["overall"]
+    assert (overall["role"], overall["test"]) == ("primary", "mcnemar-mid-p")
+    assert (overall["mcnemar_p"], overall["mcnemar_exact_p"]) == pytest.approx((0.03125, 0.0625), rel=1e-12)
 
 
 def test_audit_and_compare_give_the_same_exact_mcnemar_for_the_same_runs(tmp_path):
     # Four items, one model right on each, the other wrong on each: four discordant pairs all
-    # one way, McNemar's exact two-sided p = 2 · (1/2)⁴ = 0.125 in both commands (never 0).
+    # one way: McNemar's exact conditional p = 2 · (1/2)⁴ = 0.125, the mid-p 0.125 − 1/16 = 0.0625
+    # (Fagerland, Lydersen & Laake 2013), in both commands (never 0).
     right = replay_run(tmp_path, "right", True, True, limit=4)
     wrong = replay_run(tmp_path, "wrong", False, False, limit=4)
     compared = invoke("compare", right, wrong, "--json")
     [test] = [t for t in compared["tests"] if t["condition"] == "C+Q"]
-    assert (test["n"], test["test"], test["p"]) == (4, "mcnemar-exact", 0.125)
+    assert (test["n"], test["test"]) == (4, "mcnemar-mid-p")
+    assert (test["p"], test["exact_p"]) == pytest.approx((0.0625, 0.125), rel=1e-12)
     audited = invoke("audit", right, wrong, "--json")
     [row] = [c for c in audited["comparisons"] if c["measure"] == "accuracy C+Q"]
-    assert (row["n"], row["test"], row["p"], row["difference"]) == (4, "mcnemar-exact", 0.125, 1.0)
+    assert (row["n"], row["test"], row["difference"]) == (4, "mcnemar-mid-p", 1.0)
+    assert (row["p"], row["exact_p"]) == (test["p"], test["exact_p"])
+    # (4, 0) is one of the few tables where Tango's interval (the asymptotic test, z = 2.0 > 1.96)
+    # excludes 0 and the mid-p (0.0625) does not reject: both rows say so (docs/audit.md)
+    assert "asymptotic McNemar" in row["note"] and row["note"] == test["note"]
     # Tango's interval for n10 = 4 of 4: [(4 − z²)/(4 + z²), 1] = [0.0202, 1], in both
     assert row["ci"][0] == pytest.approx(test["ci_low"]) == pytest.approx(0.020218, abs=1e-6)
     assert not math.isclose(row["ci"][0], row["ci"][1])
+
+
+# ---------------------------------------------------------------- every built-in benchmark, both readings
+
+def contradictions(doc):
+    """(path, ci, p) of every row whose interval excludes 0 while its test says p ≥ 0.05, or the
+    reverse, without a note that explains it."""
+    if isinstance(doc, list):
+        for i, x in enumerate(doc):
+            yield from contradictions(x)
+        return
+    if not isinstance(doc, dict):
+        return
+    p = doc.get("mcnemar_p", doc.get("p"))
+    ci = doc.get("ci") if isinstance(doc.get("ci"), list) else (
+        [doc["ci_low"], doc["ci_high"]] if doc.get("ci_low") is not None else None)
+    if isinstance(p, (int, float)) and ci and None not in ci and any(k in doc for k in ("difference", "delta_img",
+                                                                                        "delta_lang")):
+        if (ci[0] > 0 or ci[1] < 0) != (p < 0.05) and not doc.get("note"):
+            yield doc, ci, p
+    for value in doc.values():
+        yield from contradictions(value)
+
+
+def untested_p(doc, path="$"):
+    """Paths of p-values whose row names no test (`test`), and intervals without `ci_method`."""
+    if isinstance(doc, list):
+        for i, x in enumerate(doc):
+            yield from untested_p(x, f"{path}[{i}]")
+        return
+    if not isinstance(doc, dict):
+        return
+    if any(isinstance(doc.get(k), (int, float)) for k in ("p", "mcnemar_p")) and not doc.get("test"):
+        yield path
+    if isinstance(doc.get("binomial_p"), (int, float)) and not doc.get("test"):
+        yield path
+    for key, value in doc.items():
+        yield from untested_p(value, f"{path}.{key}")
+
+
+def igakuqa_run(tmp_path, name: str, right_with: bool, right_without: bool):
+    """A replay run of IgakuQA (real data, ../shared/data/igakuqa, 2018) on 60 items, withdrawn
+    items among them under the MHLW convention (SOURCE.txt)."""
+    from tests.conftest import shared_data
+
+    data = shared_data("igakuqa")
+    items = [it for it in medvqa.load("igakuqa", path=data, select={"year": ["2018"]}) if not it.excluded][:60]
+    lines = [{"item_id": it.id, "condition": cond, "response": json.dumps({"answer": answer(it, right)})}
+             for it in items for cond, right in (("C+Q+I", right_with), ("C+Q", right_without))]
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    run_dir = tmp_path / name
+    run(RunOptions(benchmark="igakuqa", model=f"replay:{path}", data=str(data), conditions="C+Q,C+Q+I",
+                   select={"year": ["2018"]}, limit=60, run_dir=str(run_dir)), progress=False)
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def igakuqa_runs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("igakuqa")
+    return {"right": igakuqa_run(tmp, "right", True, True), "image": igakuqa_run(tmp, "image", True, False)}
+
+
+@pytest.mark.parametrize("reading", ["strict", "assisted"])
+def test_no_zero_p_no_contradiction_one_n_and_named_methods_on_every_benchmark(runs, igakuqa_runs, reading):
+    docs = {}
+    for bench, group in (("jmed48k", runs), ("igakuqa", igakuqa_runs)):
+        dirs = list(group.values())
+        docs[f"audit {bench}"] = invoke("audit", *dirs, "--reading", reading, "--resamples", "100", "--json")
+        docs[f"compare {bench}"] = invoke("compare", *dirs, "--reading", reading, "--resamples", "100", "--json")
+        docs[f"audit {bench} --cluster case"] = invoke("audit", *dirs, "--reading", reading, "--resamples", "100",
+                                                       "--cluster", "case", "--json")
+        docs[f"compare {bench} --cluster block"] = invoke("compare", *dirs, "--reading", reading, "--resamples",
+                                                          "100", "--cluster", "block", "--json")
+        # the same comparison counts the same items in audit and compare (Benchmark.counts)
+        audited = {(c["a"], c["b"], c["measure"]): c for c in docs[f"audit {bench}"]["comparisons"]}
+        for t in docs[f"compare {bench}"]["tests"]:
+            same = audited[(t["a"], t["b"], f"accuracy {t['condition']}")]
+            assert (t["n"], t["p"], t["ci_low"]) == (same["n"], same["p"], same["ci"][0]), (bench, t["condition"])
+    # IgakuQA 2018's first 60 items hold 112A43, withdrawn (採点除外, SOURCE.txt; MHLW convention):
+    # every output counts 59, the audit's comparisons as compare's tests and every table cell
+    assert {t["n"] for t in docs["compare igakuqa"]["tests"]} == {59}
+    assert {c["n"] for c in docs["audit igakuqa"]["comparisons"] if c["measure"] == "accuracy C+Q"} == {59}
+    assert {r["n"] for r in docs["compare igakuqa"]["table"] if r["stratum"] == "overall"} == {59}
+    for name, doc in docs.items():
+        assert doc["intervals"]["item"].startswith("item-level"), name
+        for where, estimate, (low, high), n, method in intervals(doc):
+            assert method, (name, where)
+            assert low - 1e-12 <= estimate <= high + 1e-12, (name, where)
+        for where, p in p_values(doc):
+            assert 0 < p <= 1, (name, where, p)
+        assert list(contradictions(doc)) == [], name
+        assert list(untested_p(doc)) == [], name
+        for row in doc.get("delta_lang", []) + doc.get("delta_img", []):
+            assert row["ci_method"], name
+    cluster = docs["compare igakuqa --cluster block"]
+    assert cluster["intervals"]["cluster"] == "block"
+    assert all(r["cluster_level"] == "block" for r in cluster["table"])
+
+
+def test_mid_p_and_the_bound_below_the_smallest_float_by_hand():
+    # Fagerland, Lydersen & Laake (2013), BMC Med Res Methodol 13:91: mid-p = 2·P(X ≤ k) − P(X = k),
+    # X ~ Bin(b + c, ½), k = min(b, c). (5, 0): exact 2/32 = 0.0625, mid-p 1/32 = 0.03125.
+    t = stats.mcnemar(5, 0)
+    assert t["test"] == "mcnemar-mid-p" and (t["p"], t["exact_p"]) == pytest.approx((0.03125, 0.0625), rel=1e-12)
+    # (7, 1): exact 2·9/256 = 0.0703, mid-p (18 − 8)/256 = 0.0391
+    assert stats.mcnemar(7, 1)["p"] == pytest.approx(10 / 256, rel=1e-12)
+    # (0, 1579), the IgakuQA random-vs-gold case: mid-p = ½^1579, log10 = −1579·log10 2 = −475.326;
+    # below the smallest float, so reported as the bound 1e-300 ("<"), never 0
+    big = stats.mcnemar(0, 1579)
+    assert (big["p"], big["p_bound"]) == (1e-300, "<")
+    assert big["log10_p"] == pytest.approx(-1579 * math.log10(2), abs=1e-9)
+    assert big["exact_log10_p"] == pytest.approx(-1578 * math.log10(2), abs=1e-9)
+    assert stats.mcnemar_exact(0, 1076) == 1e-300
+    from medvqa.core.render import p_value
+    assert p_value(big["p"]) == "< 1e-300"
+
+
+def test_cluster_bootstrap_on_a_small_fixture_by_hand():
+    # Two clusters: {1, 1} and {0}. Resampling 2 clusters gives totals (correct, items) of
+    # (4, 4), (2, 3) twice, or (0, 2), each with probability ¼, ½, ¼: accuracies 1, 2/3, 0.
+    # The 2.5 % and 97.5 % quantiles of that distribution are 0 and 1 (Davison & Hinkley 1997,
+    # §3.8: resample whole clusters).
+    out = stats.cluster_bootstrap([1, 1, 0], [1, 1, 1], ["a", "a", "b"], resamples=4000, seed=0, min_clusters=1)
+    assert out["ci"] == [0.0, 1.0] and out["ci_method"] == "cluster-bootstrap-expanded-percentile" and out["n_clusters"] == 2
+    sums = stats.resampled_sums(np.array([[1, 1], [1, 1], [0, 1]]), ["a", "a", "b"], resamples=4000, seed=0)
+    shares = {v: float(np.mean(np.isclose(sums[:, 0] / sums[:, 1], v))) for v in (1.0, 2 / 3, 0.0)}
+    assert shares == pytest.approx({1.0: 0.25, 2 / 3: 0.5, 0.0: 0.25}, abs=0.03)
+    # item-level resampling of the same three items never gives 2/3 from 3 items alone... it is
+    # a different distribution: P(accuracy 1) = (2/3)³ = 0.296
+    items = stats.resampled_sums(np.array([[1, 1], [1, 1], [0, 1]]), None, resamples=4000, seed=0)
+    assert float(np.mean(items[:, 0] == 3)) == pytest.approx(8 / 27, abs=0.03)
+    # below the minimum number of clusters (20) no interval, and a note
+    assert stats.cluster_bootstrap([1, 1, 0], [1, 1, 1], ["a", "a", "b"])["ci"] is None
+
+
+@pytest.fixture(scope="module")
+def other_benchmark_runs(tmp_path_factory):
+    """Runs of the other built-in benchmarks on real or bundled data: MMBU-hard (the real proxy
+    items, ../shared/data/mmbu-proxy: `random` and a replay right on 7 of 10), WorldMedQA-V (the
+    authors' published GPT-4o-mini outputs in both languages, with and without images: Δlang and
+    Δimg, an assisted reading), Polish PES (its test fixture, two seeds of `random`) and MIR (2024's
+    published GPT-4 and GPT-4 Vision answers, one model name: Δimg on the 25 image items)."""
+    from tests.conftest import shared_data
+
+    tmp = tmp_path_factory.mktemp("others")
+    out: dict[str, list] = {}
+    proxy = shared_data("mmbu-proxy")
+    medvqa.run("mmbu_hard", "random", data=str(proxy), run_dir=str(tmp / "mmbu_random"), progress=False)
+    golds = {r["item_id"]: r["predicted"] for r in medvqa.read_run(tmp / "mmbu_random").records}
+    replay = tmp / "mmbu.jsonl"
+    replay.write_text("".join(json.dumps({"item_id": i, "condition": c, "response": json.dumps({"answer": ["A"]})}) + "\n"
+                              for i in golds for c in ("C+Q", "C+Q+I")), encoding="utf-8")
+    medvqa.run("mmbu_hard", f"replay:{replay}", data=str(proxy), run_dir=str(tmp / "mmbu_replay"), progress=False)
+    out["mmbu_hard"] = [tmp / "mmbu_random", tmp / "mmbu_replay"]
+    data = shared_data("worldmedqa-v-japan")
+    out["worldmedqa_v"] = []
+    for folder in ("outputs_w_images", "outputs_blind"):
+        for version in ("local", "english"):
+            table = data / "visuals" / folder / "GPT4o" / f"GPT4o_japan_{version}_gpt-4o-mini_result.xlsx"
+            run_dir = tmp / f"wmq-{folder}-{version}"
+            result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(table), "--data", str(data),
+                                              "--run-dir", str(run_dir), "--json"])
+            assert result.exit_code == 0, result.output
+            out["worldmedqa_v"].append(run_dir)
+    fixture = __import__("pathlib").Path(__file__).parent / "adapters" / "polish_pes" / "data"
+    for seed in (0, 1):
+        run(RunOptions(benchmark="polish_pes", model="random", data=str(fixture), seed=seed, model_name=f"random{seed}",
+                       conditions="C+Q,C+Q+I", run_dir=str(tmp / f"pes{seed}")), progress=False)
+    out["polish_pes"] = [tmp / "pes0", tmp / "pes1"]
+    mir = shared_data("mir")  # GPT-4 (C+Q, all 210) and GPT-4 Vision (C+Q+I, 1-25) under one name: Δimg
+    for name, book, column, model in (("gpt4", "MIR24GPT_final.xlsx", " GPT-4", "gpt-4"),
+                                      ("vision", "MIR24GPT_vision_answered_v2.xlsx", " GPT-4 Vision", "gpt-4-vision")):
+        result = CliRunner().invoke(cli, ["import", "mir", str(mir / "2024" / book), "--data", str(mir), "--run-dir",
+                                          str(tmp / f"mir-{name}"), "--response-column", column, "--model", model,
+                                          "--model-name", "gpt-4", "--json",
+                                          *(["--condition", "C+Q"] if name == "gpt4" else [])])
+        assert result.exit_code == 0, result.output
+    out["mir"] = [tmp / "mir-gpt4", tmp / "mir-vision"]
+    return out
+
+
+@pytest.mark.parametrize("reading", ["strict", "assisted"])
+def test_the_invariants_hold_on_the_other_built_in_benchmarks(other_benchmark_runs, reading):
+    for bench, dirs in other_benchmark_runs.items():
+        docs = {"audit": invoke("audit", *dirs, "--reading", reading, "--resamples", "100", "--json"),
+                "compare": invoke("compare", *dirs, "--reading", reading, "--resamples", "100", "--json")}
+        for name, doc in docs.items():
+            for where, estimate, (low, high), n, method in intervals(doc):
+                assert method, (bench, name, where)
+                assert low - 1e-12 <= estimate <= high + 1e-12, (bench, name, where)
+            for where, p in p_values(doc):
+                assert 0 < p <= 1, (bench, name, where, p)
+            assert list(contradictions(doc)) == [], (bench, name)
+            assert list(untested_p(doc)) == [], (bench, name)
+            for row in doc.get("delta_lang", []) + doc.get("delta_img", []):
+                assert row["ci_method"] and (row["mcnemar_p"] is None or row["test"] == "mcnemar-mid-p"), (bench, row)
+        audited = {(c["a"], c["b"], c["measure"]): c for c in docs["audit"].get("comparisons", [])}  # one model: none
+        for t in docs["compare"]["tests"]:
+            same = audited.get((t["a"], t["b"], f"accuracy {t['condition']}"))
+            if same is not None and t["metric"] == "accuracy":
+                assert (t["n"], t["p"]) == (same["n"], same["p"]), (bench, t)
+    wmq = invoke("compare", *other_benchmark_runs["worldmedqa_v"], "--reading", reading, "--json")
+    assert wmq["delta_lang"] and all(r["ci_method"] == "tango-score" for r in wmq["delta_lang"])
+
+
+def test_cluster_on_benchmarks_that_do_not_declare_it(runs, other_benchmark_runs):
+    # JMed48k declares `case`; MMBU-hard declares no clusters: its cells keep item-level intervals
+    # and a note says so. Where no benchmark declares the level, the command refuses, naming them.
+    doc = invoke("compare", runs["right"], *other_benchmark_runs["mmbu_hard"], "--cluster", "case", "--json")
+    assert "mmbu_hard declares no cluster level 'case': item-level intervals only" in doc["notes"]
+    assert {r["benchmark"]: r["cluster_level"] for r in doc["table"]} == {"jmed48k": "case", "mmbu_hard": None}
+    result = CliRunner().invoke(cli, ["compare", *map(str, other_benchmark_runs["mmbu_hard"]), "--cluster", "case"])
+    assert result.exit_code != 0 and "no benchmark of these runs declares the cluster level 'case'" in result.output
+
+
+def test_tango_and_the_mid_p_disagree_only_where_a_note_says_so():
+    # Every table of n = 17 pairs (171 of them): Tango's interval inverts the asymptotic McNemar
+    # test, and the mid-p test agrees with it except at (4, 0) and (0, 4) (z = 2.0, mid-p 0.0625);
+    # the exact conditional test disagreed in 12 (docs/audit.md, "Statistics").
+    from medvqa.core.audit.analysis import agreement_note
+
+    noted = [(b, c) for b in range(18) for c in range(18 - b)
+             if agreement_note(stats.paired_difference_ci(b, c, 17), stats.mcnemar(b, c)["p"])]
+    assert noted == [(0, 4), (4, 0)]
+    exact = [(b, c) for b in range(18) for c in range(18 - b)
+             if agreement_note(stats.paired_difference_ci(b, c, 17), stats.mcnemar(b, c)["exact_p"])]
+    assert len(exact) == 12 and (5, 0) in exact and (7, 1) in exact
+
+
+# the benchmarks the invariants above run on; kokushimd10 and yakugakuqa share IgakuQA's class
+# (`_MhlwExam`: its counting, clusters and headline), so IgakuQA's runs stand for them
+COVERED = {"jmed48k", "igakuqa", "mmbu_hard", "worldmedqa_v", "polish_pes", "mir"}
+SAME_CLASS_AS_IGAKUQA = {"kokushimd10", "yakugakuqa"}
+
+
+def test_every_built_in_benchmark_is_covered_by_the_invariants():
+    from medvqa.core import plugins
+
+    built_in = {name for name, e in plugins.benchmarks().items() if e.plugin in plugins.DEFAULT_PLUGINS}
+    missing = built_in - COVERED - SAME_CLASS_AS_IGAKUQA
+    assert not missing, f"add runs of {sorted(missing)} to the invariants (other_benchmark_runs)"
+
+
+def test_the_expanded_percentile_bootstrap_by_hand_and_its_p_agrees_with_its_interval():
+    # Hesterberg (2015), §4.1: for n = 20 units, α′ = 2Φ(−√(20/19)·t(19, 0.975)) = 2Φ(−2.1474)
+    # = 0.03176, so the percentile interval is read at level 0.96824; a plain bootstrap p of
+    # α′ maps back to 0.05
+    assert stats.expanded_level(20) == pytest.approx(0.968238, abs=1e-6)
+    assert stats.expanded_p(1 - stats.expanded_level(20), 20) == pytest.approx(0.05, abs=1e-9)
+    rng = np.random.default_rng(3)
+    for seed in range(40):  # the interval excludes 0 exactly when p < 0.05
+        a, b = rng.integers(0, 2, 30), rng.integers(0, 2, 30) * rng.integers(0, 2, 30)
+        out = stats.bootstrap_difference(a, b, resamples=400, seed=seed)
+        if out["ci"] is not None:
+            assert (out["ci"][0] > 0 or out["ci"][1] < 0) == (out["p"] < 0.05), (seed, out)
+    # near the edge: 5 and 6 right of 20 against 2 (on two items of their own): p 0.098 with the
+    # interval reaching 0, p 0.048 with the interval [0.05, 0.40] just clear of it
+    a5, a6, b = [1] * 5 + [0] * 15, [1] * 6 + [0] * 14, [0] * 2 + [1] * 2 + [0] * 16
+    five, six = (stats.bootstrap_difference(a, b, resamples=1000, seed=1) for a in (a5, a6))
+    assert five["ci"][0] == 0.0 and five["p"] > 0.05
+    assert six["ci"][0] > 0 and six["p"] < 0.05

@@ -27,13 +27,12 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from medvqa.metrics import CI_COLUMNS, NON_ANSWERS, READINGS, cell, with_assisted
-from medvqa.stats import mean_of_proportions_ci
+from medvqa.stats import macro_method, mean_of_proportions_ci
 from medvqa.tables import Table, Tables
 
 from .loader import OTHER, PRIMARY_TYPES, UNKNOWN
 from .professions import PROFESSIONS
 
-MOVER_WILSON = "mover-wilson"  # the macro average's ci_method
 MACRO = "Macro average"
 ACCURACY_COLUMNS = ("n", "correct", "accuracy", *CI_COLUMNS, "ci_method", *NON_ANSWERS)
 
@@ -106,7 +105,7 @@ def accuracy_frame(records: list[dict], label: str, keys: Callable[[dict], Itera
         macro = {c: sum(row[c] for row in rows) for c in columns[1:] if c in ("n", "correct", *NON_ANSWERS, "without_image")}
         macro.update({label: MACRO, "accuracy": sum(row["accuracy"] for row in rows) / len(rows)})
         macro["ci_low"], macro["ci_high"] = mean_of_proportions_ci([r["correct"] for r in rows], [r["n"] for r in rows])
-        macro["ci_method"] = MOVER_WILSON
+        macro["ci_method"] = macro_method(len(rows))  # a macro of one row is that row, with its own interval
         other = next((r for r in READINGS if f"{r}_accuracy" in columns), None)  # the reading beside the headline
         if other:  # a row without an extraction: its other reading is the headline's
             assisted = [row.get(f"{other}_correct", row["correct"]) for row in rows]

@@ -38,6 +38,7 @@ class WorldMedQAV(Benchmark):
     # `*_gpt-4o-mini_result.xlsx` and `_acc.csv`) reads a reply by exact matching, then takes an
     # extractor model's option where matching fails: the assisted reading.
     reading = "assisted"
+    pass_on_whole_exams = False  # a passing threshold per country of the records (passing.py), no whole exam
     validation_rules = {"lost-number": "a stem with a unit but not its number, as published (a warning)",
                         "repeated-index": "an index that holds several questions, each kept as an item (a warning)"}
 
@@ -65,6 +66,13 @@ class WorldMedQAV(Benchmark):
         from .tables import tables
 
         return tables(records, manifest, self)
+
+    def pass_report(self, items: list[Item], records: list[dict]):
+        """Each country's passing threshold as the paper's Figure 2 draws it, per country,
+        language and condition (`passing.py`)."""
+        from .passing import pass_lines
+
+        return pass_lines(records, self)
 
     def validate(self, path: Path) -> list:
         """Stems that lost a number, and indices that hold several questions (a warning each): the

@@ -59,6 +59,7 @@ class Settings:
     resamples: int = stats.RESAMPLES
     seed: int = 0
     examples: int = 3
+    cluster: str | None = None  # a cluster level the benchmark declares: cluster-bootstrap intervals beside
 
     def __post_init__(self) -> None:
         if self.refusals not in CONVENTIONS:
@@ -173,52 +174,132 @@ def pair_values(pairs: list[Pair], convention: str = "strict",
     return [(p, cw, cr) for p, cw, cr in credits if cw is not None and cr is not None]
 
 
-def transition_row(values: Sequence[tuple[float, float]], s: Settings) -> dict:
+def agreement_note(ci: Sequence[float] | None, p: float | None, level: float = stats.LEVEL) -> str | None:
+    """A note where an interval and its row's test fall on either side of 1 − level: Tango's
+    interval inverts the asymptotic score test (McNemar's z at Δ = 0), the row's test is the
+    mid-p one, and the two differ in a few tables near p = 0.05 (docs/audit.md, "Statistics")."""
+    if ci is None or p is None:
+        return None
+    excludes, rejects = ci[0] > 0 or ci[1] < 0, p < 1 - level
+    if excludes == rejects:
+        return None
+    return (f"the interval {'excludes' if excludes else 'includes'} 0 while the mid-p test gives p = {p:.3g}: "
+            "Tango's interval inverts the asymptotic McNemar test, which differs from the mid-p one near 0.05 "
+            "(docs/audit.md)")
+
+
+def mcnemar_fields(n10: int, n01: int, ci: Sequence[float] | None) -> dict:
+    """A paired row's test: McNemar's mid-p (`mcnemar_p`, the test, with its bound and log10),
+    the exact conditional p beside it (`mcnemar_exact_p`) and a note where the interval and the
+    test disagree (`agreement_note`)."""
+    t = stats.mcnemar(n10, n01)
+    return {"test": t["test"], "mcnemar_p": t["p"], "mcnemar_p_bound": t["p_bound"], "mcnemar_log10_p": t["log10_p"],
+            "mcnemar_exact_p": t["exact_p"], "mcnemar_exact_p_bound": t["exact_p_bound"],
+            "note": agreement_note(ci, t["p"])}
+
+
+DESCRIPTIVE = "descriptive"
+
+
+def transition_row(values: Sequence[tuple[float, float]], s: Settings, *, tested: bool = True,
+                   clusters: Sequence[str] | None = None) -> dict:
     """The four states as fractions of the pool, accuracies, Δimg, CIs and McNemar's p.
     Δimg's interval is Tango's score interval for paired proportions; the accuracies' are
-    Clopper-Pearson. Credits may be fractional (imputed refusals): states are then expected
-    fractions, the intervals use expected counts and McNemar's test, which needs whole pairs,
-    is omitted."""
+    Clopper-Pearson; the test is McNemar's mid-p, with the exact conditional p beside it.
+    Credits may be fractional (imputed refusals): states are then expected fractions, the
+    intervals use expected counts and McNemar's test, which needs whole pairs, is omitted. A row
+    not `tested` (a stratum of fewer than `stats.MIN_TESTED` pairs) is descriptive: no test, and
+    a note says so. Given `clusters` (one id per pair), Δimg also gets a cluster-bootstrap
+    interval (`ci_cluster`) beside the item-level one."""
     n = len(values)
     if n == 0:
         return {"n": 0, **{k: None for k in (*STATES, "a_with", "a_removed", "delta_img", "ci",
-                                              "ci_a_with", "ci_a_removed", "mcnemar_p")},
+                                              "ci_a_with", "ci_a_removed", "mcnemar_p", "mcnemar_exact_p", "test",
+                                              "note")},
                 "ci_method": stats.TANGO, "ci_a_method": stats.CLOPPER_PEARSON}
     cw, cr = np.array(values, dtype=float).T
     states = {"p11": cw * cr, "p10": cw * (1 - cr), "p01": (1 - cw) * cr, "p00": (1 - cw) * (1 - cr)}
     binary = bool(np.all(np.isin(cw, (0.0, 1.0))) and np.all(np.isin(cr, (0.0, 1.0))))
     counts = {k: float(v.sum()) for k, v in states.items()}
+    ci = list(stats.paired_difference_ci(counts["p10"], counts["p01"], n))
     row = {"n": n, **{k: counts[k] / n for k in STATES}, "a_with": float(cw.mean()), "a_removed": float(cr.mean()),
-           "delta_img": counts["p10"] / n - counts["p01"] / n,
-           "ci": list(stats.paired_difference_ci(counts["p10"], counts["p01"], n)), "ci_method": stats.TANGO,
+           "delta_img": counts["p10"] / n - counts["p01"] / n, "ci": ci, "ci_method": stats.TANGO,
            "ci_a_method": stats.CLOPPER_PEARSON, "ci_a_with": _ci(cw, s), "ci_a_removed": _ci(cr, s),
-           "mcnemar_p": stats.mcnemar_exact(int(counts["p10"]), int(counts["p01"])) if binary else None}
+           "mcnemar_p": None, "mcnemar_exact_p": None, "test": None, "note": None}
+    if binary and tested:
+        row.update(mcnemar_fields(int(counts["p10"]), int(counts["p01"]), ci))
+    elif binary:
+        row["note"] = f"{DESCRIPTIVE}: {n} of the {stats.MIN_TESTED} pairs a test needs here: no test"
     if binary:
         row["counts"] = {k.replace("p", "n", 1): int(counts[k]) for k in STATES}
+    if clusters is not None:
+        boot = stats.cluster_bootstrap(cw - cr, np.ones(n), clusters, resamples=s.resamples, seed=s.seed)
+        row.update(ci_cluster=boot["ci"], ci_cluster_method=boot["ci_method"], n_clusters=boot["n_clusters"],
+                   cluster_level=s.cluster, cluster_note=boot["note"])
     return row
 
 
 def paired_section(pairs: list[Pair], unpaired: Mapping[str, list[str]], fields: Mapping[str, str], s: Settings,
-                   forced_accuracy: float | None = None, source: str = "") -> dict:
+                   forced_accuracy: float | None = None, source: str = "",
+                   clusters: Mapping[str, str] | None = None) -> dict:
     """The transition table of `pairs` under `s.refusals`, overall and by each stratum of `fields`
     (the first record's level), with the items left `unpaired` by reason: the image-removal
-    section of the audit, the language pairing's and `compare`'s Δimg."""
+    section of the audit, the language pairing's and `compare`'s Δimg. The overall row is the
+    pre-specified primary Δ (`role` primary, tested at any n); the strata are secondary, and a
+    stratum of fewer than `stats.MIN_TESTED` pairs is descriptive (no test). Given `clusters`
+    ({item id: cluster id}, `cluster_map`), each row gains its cluster-bootstrap interval."""
     if s.refusals == "imputed" and forced_accuracy is None and _has_paired_refusal(pairs):
         raise ValueError(f"{source}: --refusals imputed needs forced-guess records ({FORCED_CONDITION}); "
                          "run with --forced-guess first")
     values = pair_values(pairs, s.refusals, forced_accuracy)
 
-    def row(entries: Sequence[tuple[tuple[float, float], bool]]) -> dict:  # ((credits), unreadable) per pair
-        return {**transition_row([v for v, _ in entries], s), **metrics.delta_warning([f for _, f in entries])}
+    def row(entries: Sequence[tuple[tuple[float, float], bool, str]], role: str) -> dict:  # (credits, unreadable, id)
+        tested = role == PRIMARY or len(entries) >= stats.MIN_TESTED
+        ids = [clusters.get(i, i) for _, _, i in entries] if clusters is not None else None
+        return {"role": role, **transition_row([v for v, _, _ in entries], s, tested=tested, clusters=ids),
+                **metrics.delta_warning([f for _, f, _ in entries])}
 
-    entries = [(p.with_image, ((cw, cr), metrics.unreadable(p.with_image, p.removed))) for p, cw, cr in values]
+    entries = [(p.with_image, ((cw, cr), metrics.unreadable(p.with_image, p.removed), p.item.id)) for p, cw, cr in values]
     return {
         "convention": s.refusals,
-        "overall": row([e for _, e in entries]),
-        "by": {name: with_holm({key: row(rows) for key, rows in _group(entries, rec_field).items()})
+        "overall": row([e for _, e in entries], PRIMARY),
+        "by": {name: with_holm({key: row(rows, SECONDARY) for key, rows in _group(entries, rec_field).items()})
                for name, rec_field in fields.items()},
         "unpaired": {reason: {"n": len(ids), "items": ids} for reason, ids in unpaired.items()},
     }
+
+
+PRIMARY, SECONDARY = "primary", "secondary"
+
+
+def _levels(benchmark: Any) -> tuple[str, ...]:
+    return tuple(getattr(benchmark, "cluster_levels", ()) or ())
+
+
+def cluster_notes(benchmarks: Iterable[Any], level: str | None) -> list[str]:
+    """Notes for the benchmarks that do not declare cluster `level` (their outputs keep
+    item-level intervals only); a ValueError naming the levels there are when none declares it."""
+    if level is None:
+        return []
+    benchmarks = list({getattr(b, "name", str(i)): b for i, b in enumerate(benchmarks)}.values())
+    missing = [b for b in benchmarks if level not in _levels(b)]
+    if len(missing) == len(benchmarks):
+        declared = sorted({lv for b in benchmarks for lv in _levels(b)})
+        raise ValueError(f"no benchmark of these runs declares the cluster level {level!r}; "
+                         + (f"levels: {', '.join(declared)}" if declared else "they declare no clusters"))
+    return [f"{getattr(b, 'name', 'a benchmark')} declares no cluster level {level!r}: item-level intervals only"
+            for b in missing]
+
+
+def cluster_map(benchmark: Any, items: Iterable[Item], level: str | None) -> dict[str, str] | None:
+    """{item id: its cluster at `level`} under the benchmark's declared clusters
+    (`Benchmark.clusters`); an item outside every cluster of that level is a cluster of its own.
+    None without a level, or for a benchmark that does not declare it (`cluster_notes` says so)."""
+    if level is None or level not in _levels(benchmark):
+        return None
+    items = list(items)
+    declared = benchmark.clusters(items)
+    return {it.id: str(declared.get(it.id, {}).get(level) or it.id) for it in items}
 
 
 def flat_row(section: dict, keys: Sequence[str]) -> dict:
@@ -226,10 +307,15 @@ def flat_row(section: dict, keys: Sequence[str]) -> dict:
     the interval's bounds and method, McNemar's p and the count of items left unpaired."""
     row = section["overall"]
     ci = row.get("ci") or (None, None)
+    cluster = row.get("ci_cluster") or (None, None)
     return {"n": row["n"], **{k: row[k] for k in keys}, "ci_low": ci[0], "ci_high": ci[1],
-            "ci_method": row["ci_method"], "mcnemar_p": row["mcnemar_p"],
+            "ci_method": row["ci_method"], "test": row.get("test"), "mcnemar_p": row["mcnemar_p"],
+            "mcnemar_p_bound": row.get("mcnemar_p_bound"), "mcnemar_exact_p": row.get("mcnemar_exact_p"),
+            **({"cluster_ci_low": cluster[0], "cluster_ci_high": cluster[1],
+                "cluster_ci_method": row["ci_cluster_method"], "cluster_level": row["cluster_level"],
+                "n_clusters": row["n_clusters"]} if "ci_cluster" in row else {}),
             "n_unpaired": sum(u["n"] for u in section["unpaired"].values()),
-            "unreadable_pairs": row["unreadable_pairs"], "warning": row["warning"]}
+            "unreadable_pairs": row["unreadable_pairs"], "warning": row["warning"], "note": row.get("note")}
 
 
 def with_holm(rows: dict[str, dict]) -> dict[str, dict]:
@@ -401,6 +487,7 @@ def io_control(run: _Run, s: Settings) -> dict:
         "ci_a_with": _ci(with_correct, s),
         "ci_a_removed": _ci(removed_correct, s),
         "ci_method": stats.CLOPPER_PEARSON,
+        "test": stats.BINOMIAL,
         "binomial_p": binomial(removed_correct, baseline),
         "binomial_p_with": binomial(with_correct, baseline),
         "image_unavailable": {
@@ -408,6 +495,7 @@ def io_control(run: _Run, s: Settings) -> dict:
             "a_removed": _mean(unavailable_correct),
             "ci_a_removed": _ci(unavailable_correct, s),
             "ci_method": stats.CLOPPER_PEARSON,
+            "test": stats.BINOMIAL,
             "binomial_p": binomial(unavailable_correct, unavailable_baseline),
         },
         "numeric": {"n": len(numeric), **{cond: {"n": len(got), "accuracy": _mean(got)}
@@ -533,13 +621,14 @@ def audit_run(run: RunInput, settings: Settings = Settings()) -> dict:
     run = replace(run, records=counted)
     by_key = _index(run)
     prepared = _Run(run, by_key, fields, *pair_image_removal(run, by_key), forced_guess(run.records)["accuracy"])
+    clusters = cluster_map(run.benchmark, run.items.values(), settings.cluster)
     return {
         "model": run.model,
         "source": run.source,
         "n_records": len(run.records),
         "marginals": margins,
         "paired": paired_section(prepared.pairs, prepared.unpaired, fields, settings, prepared.forced_accuracy,
-                                 run.source or run.model),
+                                 run.source or run.model, clusters),
         "ablation": ablation(prepared, settings),
         "refusals": refusal_section(prepared, settings),
         "io_control": io_control(prepared, settings),
@@ -628,56 +717,69 @@ def items_language(items) -> str:
 
 def paired_accuracy_test(a: Sequence[bool], b: Sequence[bool]) -> dict:
     """Two models' accuracies on the same items: the difference, Tango's score interval and
-    McNemar's exact p-value on the discordant items."""
+    McNemar's mid-p test on the discordant items (the exact conditional p beside it, `exact_p`)."""
     n10 = sum(bool(x) and not bool(y) for x, y in zip(a, b))
     n01 = sum(not bool(x) and bool(y) for x, y in zip(a, b))
     n = len(a)
     if n == 0:
-        return {"n": 0, "difference": None, "ci": None, "ci_method": stats.TANGO, "test": "mcnemar-exact", "p": None}
-    return {"n": n, "difference": (n10 - n01) / n, "ci": list(stats.paired_difference_ci(n10, n01, n)),
-            "ci_method": stats.TANGO, "test": "mcnemar-exact", "p": stats.mcnemar_exact(n10, n01),
-            "discordant": {"a_only": n10, "b_only": n01}}
+        return {"n": 0, "difference": None, "ci": None, "ci_method": stats.TANGO, "test": stats.MIDP, "p": None,
+                "exact_p": None, "note": None}
+    ci = list(stats.paired_difference_ci(n10, n01, n))
+    t = stats.mcnemar(n10, n01)
+    return {"n": n, "difference": (n10 - n01) / n, "ci": ci, "ci_method": stats.TANGO, "test": t["test"],
+            "p": t["p"], "p_bound": t["p_bound"], "log10_p": t["log10_p"], "exact_p": t["exact_p"],
+            "exact_p_bound": t["exact_p_bound"], "discordant": {"a_only": n10, "b_only": n01},
+            "note": agreement_note(ci, t["p"])}
 
 
-def delta_difference_test(a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool, bool]], s: Settings) -> dict:
-    """Δimg of model a − Δimg of model b on the items both paired ((with, removed) per item).
-    Interval: MOVER (Zou & Donner 2008) from the two models' Tango intervals, which treats the
-    two Δimg as independent (conservative when the models err on the same items); p-value: a
-    paired bootstrap over items, bounded by 1/B where no resample reaches zero."""
-    n = len(a)
-    if n == 0:
-        return {"n": 0, "difference": None, "ci": None, "ci_method": "mover-tango", "test": "paired-bootstrap",
-                "p": None}
-    # each model's Δimg and Tango interval: the paired test of its answers with against without the image
-    ta, tb = (paired_accuracy_test([w for w, _ in x], [r for _, r in x]) for x in (a, b))
-    (da, (la, ua)), (db, (lb, ub)) = (ta["difference"], ta["ci"]), (tb["difference"], tb["ci"])
-    d = da - db
-    ci = [d - float(np.hypot(da - la, ub - db)), d + float(np.hypot(ua - da, db - lb))]
-    boot = stats.paired_bootstrap([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b],
-                                  resamples=s.resamples, seed=s.seed)
-    return {"n": n, "difference": d, "ci": ci, "ci_method": "mover-tango", "test": "paired-bootstrap",
-            "p": boot["p"], "p_bound": boot["p_bound"]}
+def delta_difference_test(a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool, bool]], s: Settings,
+                          clusters: Sequence[str] | None = None) -> dict:
+    """Δimg of model a − Δimg of model b on the items both paired ((with, removed) per item):
+    interval and p-value from one method, the paired t on the per-item contrasts
+    (`stats.paired_t_difference`), so the two never contradict. Given `clusters` (one id per
+    item), a cluster bootstrap (whole clusters resampled; its interval and p from the same
+    resamples) stands beside it (`ci_cluster`, `p_cluster`)."""
+    t = stats.paired_t_difference([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b])
+    out = {k: t[k] for k in ("n", "difference", "ci", "ci_method", "test", "p", "p_bound", "log10_p", "note")}
+    if clusters is not None:
+        c = stats.bootstrap_difference([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b],
+                                       clusters=clusters, resamples=s.resamples, seed=s.seed)
+        out.update(ci_cluster=c["ci"], ci_cluster_method=c["ci_method"], p_cluster=c["p"],
+                   p_cluster_bound=c["p_bound"], n_clusters=c["n_units"], cluster_level=s.cluster,
+                   cluster_note=c["note"])
+    return out
 
 
 def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[dict]:
-    """Every two models on their shared items: accuracy with the image and without it (exact
-    McNemar, Tango's interval), and Δimg (see `delta_difference_test`)."""
+    """Every two models on their shared items, on the records that count under each benchmark's
+    rules (`Benchmark.counts`, as `compare` and every table count them): accuracy with the image
+    and without it (McNemar mid-p, Tango's interval), and Δimg (see `delta_difference_test`)."""
+    runs = [replace(r, records=metrics.counted(r.records, r.benchmark)[0]) for r in runs]
     # per run: whether each (item, condition) is correct, and each image-removal pair's (with, removed)
     prepared = [(_index(r), {p.item.id: p for p in pair_image_removal(r)[0]}) for r in runs]
     out = []
     for (i, (ka, da)), (j, (kb, db)) in combinations(enumerate(prepared), 2):
         if not {it.benchmark for it in runs[i].items.values()} & {it.benchmark for it in runs[j].items.values()}:
             continue
+        clusters = cluster_map(runs[i].benchmark, runs[i].items.values(), s.cluster)
         for cond in (WITH, REMOVED):
             shared = sorted({item for (item, c) in ka if c == cond} & {item for (item, c) in kb if c == cond})
             a, b = [ka[(x, cond)] for x in shared], [kb[(x, cond)] for x in shared]
-            out.append({"a": names[i], "b": names[j], "measure": f"accuracy {cond}",
-                        **paired_accuracy_test([bool(r.get("correct")) for r in a], [bool(r.get("correct")) for r in b]),
-                        **metrics.delta_warning([metrics.unreadable(x, y) for x, y in zip(a, b)])})
+            row = {"a": names[i], "b": names[j], "measure": f"accuracy {cond}",
+                   **paired_accuracy_test([bool(r.get("correct")) for r in a], [bool(r.get("correct")) for r in b]),
+                   **metrics.delta_warning([metrics.unreadable(x, y) for x, y in zip(a, b)])}
+            if clusters is not None:
+                ca, cb = [float(bool(r.get("correct"))) for r in a], [float(bool(r.get("correct"))) for r in b]
+                c = stats.bootstrap_difference(ca, cb, clusters=[clusters.get(x, x) for x in shared],
+                                               resamples=s.resamples, seed=s.seed)
+                row.update(ci_cluster=c["ci"], ci_cluster_method=c["ci_method"], n_clusters=c["n_units"],
+                           cluster_level=s.cluster, cluster_note=c["note"])
+            out.append(row)
         shared = sorted(set(da) & set(db))
         pa, pb = [da[x] for x in shared], [db[x] for x in shared]
+        ids = [clusters.get(x, x) for x in shared] if clusters is not None else None
         out.append({"a": names[i], "b": names[j], "measure": "delta_img",
-                    **delta_difference_test([_credits(p) for p in pa], [_credits(p) for p in pb], s),
+                    **delta_difference_test([_credits(p) for p in pa], [_credits(p) for p in pb], s, ids),
                     **metrics.delta_warning([metrics.unreadable(x.with_image, x.removed, y.with_image, y.removed)
                                              for x, y in zip(pa, pb)])})
     return out
@@ -692,7 +794,7 @@ def audit(runs: list[RunInput], settings: Settings = Settings(), cohorts: dict[s
     `models` (keyed by model name), with `comparisons` and, given cohorts, `cohorts`."""
     if not runs:
         raise ValueError("no runs to audit")
-    meta = {"settings": {**asdict(settings), "by": list(settings.by)}}
+    meta = {"settings": {**asdict(settings), "by": list(settings.by)}, "intervals": intervals_statement(settings.cluster)}
     names = model_names(runs)
     models = {name: audit_run(run, settings) for name, run in zip(names, runs)}
     if len(runs) == 1:
@@ -712,8 +814,11 @@ def model_docs(doc: dict) -> dict[str, dict]:
 
 # the paired table's number columns, in Markdown and on the page: (heading, key, number format)
 PAIRED_COLUMNS = [("n", "n", "int"), *((s, s, "pct") for s in (*STATES, "a_with", "a_removed")),
-                  ("Δimg", "delta_img", "pp"), ("95 % CI", "ci", "ci_pp"), ("McNemar p", "mcnemar_p", "p"),
-                  ("Holm p", "mcnemar_p_holm", "p"), ("warning", "warning", "text")]
+                  ("Δimg", "delta_img", "pp"), ("95 % CI", "ci", "ci_pp"), ("cluster 95 % CI", "ci_cluster", "ci_pp"),
+                  ("McNemar mid-p", "mcnemar_p", "p"), ("Holm p", "mcnemar_p_holm", "p"), ("role", "role", "text"),
+                  ("warning", "warning", "text"), ("note", "note", "text")]
+# columns a table shows only where some row has a value
+OPTIONAL_COLUMNS = ("warning", "note", "cluster 95 % CI")
 
 
 def strata_rows(section: dict) -> list[tuple[str, list, dict]]:
@@ -733,11 +838,30 @@ def paired_markdown(section: dict, columns: list[tuple[str, str, str]], unpaired
 
     frame = pd.DataFrame([[label, *(row.get(key) for _, key, _ in columns)] for label, _, row in strata_rows(section)],
                          columns=["stratum", *(heading for heading, _, _ in columns)])
-    if "warning" in frame and frame["warning"].isna().all():  # a warning column only where a Δ has one
-        frame = frame.drop(columns="warning")
+    for name in OPTIONAL_COLUMNS:  # a warning (note, cluster interval) column only where a row has one
+        if name in frame and frame[name].isna().all():
+            frame = frame.drop(columns=name)
     reasons = ", ".join(f"{v['n']} {reason}" for reason, v in section["unpaired"].items())
     return [to_markdown(frame, {heading: kind for heading, _, kind in columns}).rstrip("\n"),
             *(["", f"{unpaired}: {reasons}."] if reasons else [])]
+
+
+ITEM_LEVEL = ("item-level: items treated as independent draws, so the intervals generalise to a population "
+              "of items like these (for the fixed exam itself, its accuracy is a count, not an estimate)")
+
+
+def intervals_statement(cluster: str | None) -> dict:
+    """What a document's intervals are: {"item": the item-level statement, "cluster": the cluster
+    level of the cluster-bootstrap intervals beside them (None without --cluster)}. Every
+    document that prints intervals carries it."""
+    return {"item": ITEM_LEVEL, "cluster": cluster,
+            **({"cluster_statement": f"cluster bootstrap over {cluster} (whole {cluster}s resampled): the intervals "
+                                     f"generalise to a population of {cluster}s like these"} if cluster else {})}
+
+
+def intervals_text(doc: dict) -> str:
+    said = doc.get("intervals") or intervals_statement(None)
+    return said["item"] + (f"; beside them, {said['cluster_statement']}" if said.get("cluster") else "") + "."
 
 
 def reading_text(doc: dict) -> str:
@@ -772,8 +896,11 @@ def summary_markdown(doc: dict) -> str:
         if p["overall"]["n"] or p["unpaired"]:
             table, *unpaired = paired_markdown(p, PAIRED_COLUMNS, "Unpaired image items")
             lines += [f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "", table, "",
-                      "95 % CI of Δimg: Tango's score interval for paired proportions; McNemar p: exact; "
-                      "Holm p: adjusted by Holm's method over the levels of each stratum.", *unpaired]
+                      "95 % CI of Δimg: Tango's score interval for paired proportions; McNemar mid-p "
+                      "(Fagerland, Lydersen & Laake 2013; the exact conditional p is in --json); Holm p: adjusted by "
+                      "Holm's method over the tested levels of each stratum. The overall row is the pre-specified "
+                      f"primary Δimg; strata are secondary, and one of fewer than {stats.MIN_TESTED} pairs is "
+                      "descriptive (no test).", f"Intervals: {intervals_text(doc)}", *unpaired]
         else:  # a text-only run: no table of nothing
             lines.append("Image removal: no image items in these records, so no pairs.")
         rates = ", ".join(f"{c} {pct(v['rate'])} %" for c, v in m["refusals"]["rates"].items())

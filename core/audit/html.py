@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlencode
 
-from medvqa.core.audit.analysis import (CONVENTIONS, PAIRED_COLUMNS, STATES, model_docs, reading_text, refusal_scope,
-                                        strata_rows)
+from medvqa.core.audit.analysis import (CONVENTIONS, PAIRED_COLUMNS, STATES, intervals_text, model_docs, reading_text,
+                                        refusal_scope, strata_rows)
 from medvqa.core.audit.pairing import language_columns
 from medvqa.core.audit.figures import figures, svg_texts
-from medvqa.core.render import fmt, to_html
+from medvqa.core.render import FONT_STACK, bidi_auto, fmt, to_html
 
 
 _ABSENT = object()
@@ -110,8 +110,9 @@ def _strata_rows(base: list, section: dict) -> list[tuple[list[str], list, dict]
 
 
 def _warned(columns: list[tuple[str, Any, str]], rows: Any) -> list[tuple[str, Any, str]]:
-    """`columns` without the warning column when no row of a Δ table has a warning."""
-    return columns if any(r.get("warning") for r in rows) else [c for c in columns if c[1] != "warning"]
+    """`columns` without the warning (note, cluster interval) column when no row of a Δ table has one."""
+    rows = list(rows)
+    return [c for c in columns if c[1] not in ("warning", "note", "ci_cluster") or any(r.get(c[1]) for r in rows)]
 
 
 def _paired_table(page: _Page, base: list, paired: dict, model: str) -> None:
@@ -125,8 +126,11 @@ def _paired_table(page: _Page, base: list, paired: dict, model: str) -> None:
         "model": model, "transition": key if key in STATES else "paired",
         **{"stratum": f"{name}={value}" for name, [value] in rows[i][2].items()}})
     if paired["by"]:
-        page.add("<p>Holm p: McNemar's exact p-value adjusted by Holm's method over the levels of each "
-                 "stratum.</p>")
+        page.add("<p>McNemar mid-p (Fagerland, Lydersen &amp; Laake 2013; the exact conditional p is in the JSON). "
+                 "The overall row is the primary Δimg; strata are secondary. Holm p: the mid-p adjusted by Holm's "
+                 "method over the tested levels of each stratum; a stratum of fewer than 10 pairs is descriptive "
+                 "(no test).</p>")
+    page.add(f"<p>Intervals: {_e(intervals_text(page.doc))}</p>")
     _unpaired(page, "Image items not paired", paired["unpaired"])
 
 
@@ -247,22 +251,23 @@ def _cohorts(page: _Page, cohorts: dict) -> None:
 
 
 def _comparisons(page: _Page, comparisons: list) -> None:
-    page.add("<h2>Model differences (accuracy: exact McNemar, Tango interval; Δimg: paired bootstrap p, "
-             "MOVER interval)</h2>")
+    page.add("<h2>Model differences (accuracy: McNemar mid-p, Tango interval; Δimg: paired t interval and "
+             "test)</h2>")
     page.table(["a", "b", "measure"], _warned([("n", "n", "int"), ("a − b", "difference", "pp"),
-                                               ("95 % CI", "ci", "ci_pp"), ("p", "p", "p"),
-                                               ("warning", "warning", "text")], comparisons),
+                                               ("95 % CI", "ci", "ci_pp"), ("cluster 95 % CI", "ci_cluster", "ci_pp"),
+                                               ("test", "test", "text"), ("p", "p", "p"),
+                                               ("warning", "warning", "text"), ("note", "note", "text")], comparisons),
                [([c["a"], c["b"], c["measure"]], ["comparisons", i], {}) for i, c in enumerate(comparisons)])
 
 
 _STYLE = """
-body{font-family:system-ui,sans-serif;margin:1.5em;max-width:1200px}
+body{font-family:%s;margin:1.5em;max-width:1200px}
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:2px 6px}
 td.num{text-align:right;font-variant-numeric:tabular-nums}.note{color:#a00}
 .examples{display:flex;flex-wrap:wrap;gap:1em}.example{border:1px solid #ddd;padding:.5em;width:360px}
 .example img{max-width:160px;margin:2px}pre{white-space:pre-wrap;background:#f6f6f6;padding:4px}
-figure svg{max-width:100%;height:auto}
-"""
+figure svg{max-width:100%%;height:auto}
+""" % FONT_STACK
 
 _SCRIPT = """
 (function(){
@@ -327,7 +332,7 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
             + "".join(f'<p class="note">{_e(note)}</p>' for note in doc.get("notes", []))
             + f'<p><label>Stratum: <select id="stratum-filter">{"".join(options)}</select></label> '
             f'showing <span id="filter-state">all</span></p>')
-    return head + "\n".join(page.parts) + f"<script>{_SCRIPT}</script></body></html>\n"
+    return bidi_auto(head + "\n".join(page.parts) + f"<script>{_SCRIPT}</script></body></html>\n")
 
 
 def write_html(doc: dict, path: Path, svgs: dict[str, str] | None = None, view_href: str | None = None) -> Path:

@@ -19,7 +19,7 @@ from itertools import combinations
 from typing import Any, Mapping, Sequence
 
 from medvqa.core import metrics, plugins
-from medvqa.core.audit.analysis import (STATES, Pair, Settings, flat_row, forced_guess, paired_markdown,
+from medvqa.core.audit.analysis import (STATES, Pair, Settings, cluster_map, flat_row, forced_guess, paired_markdown,
                                         paired_section)
 from medvqa.core.metrics import held_fields
 from medvqa.core.results import condition_order, is_derived, model_name
@@ -127,8 +127,9 @@ def language_section(a: Sequence[Any], b: Sequence[Any], s: Settings) -> dict:
     # --refusals imputed credits a refusal with the forced-guess accuracy of both runs together
     forced = forced_guess(first.records + second.records)["accuracy"]
     out = {"languages": [first.language, second.language], "runs": [first.source, second.source], "conditions": {}}
+    clusters = cluster_map(benchmark, items.values(), s.cluster)
     for cond in conditions:
-        section = paired_section(*pair_records(items, ka, kb, cond), fields, s, forced, first.source or model)
+        section = paired_section(*pair_records(items, ka, kb, cond), fields, s, forced, first.source or model, clusters)
         out["conditions"][cond] = _factor_section(section, LANGUAGE)
     return out
 
@@ -136,7 +137,15 @@ def language_section(a: Sequence[Any], b: Sequence[Any], s: Settings) -> dict:
 def _language_sections(groups: Sequence[Sequence[Any]], s: Settings) -> list[tuple[Sequence[Any], dict]]:
     """(the first experiment, the `language_section`) of every two experiments (saved runs) that
     differ only in the language."""
-    return [(a, language_section(a, b, s)) for a, b in combinations(groups, 2) if same_but_language(a, b)]
+    return [(a, language_section(a, b, s)) for a, b in combinations(groups, 2)
+            if same_but_language(a, b) and _share_items(a, b)]
+
+
+def _share_items(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """Whether two experiments hold some item in common (runs of one country's questions and
+    another's, in two languages, have nothing to pair)."""
+    ids = {k for run in a for k in run.items}
+    return any(k in ids for run in b for k in run.items)
 
 
 def language_pairs(groups: Sequence[Sequence[Any]], s: Settings) -> dict[str, dict]:
@@ -154,8 +163,29 @@ def language_delta_rows(groups: Sequence[Sequence[Any]], s: Settings) -> list[di
     """`compare`'s Δlang rows: per model × benchmark × condition, for every two experiments that
     differ only in the language, on the items both hold (the audit's language pairing)."""
     return [{"model": model_name(a[0].manifest), "benchmark": a[0].benchmark.name, "condition": cond,
-             "languages": " vs ".join(section["languages"]), **flat_row(sec, ("a_local", "a_other", "delta_lang"))}
+             "languages": " vs ".join(section["languages"]), "scope": scope_text(a),
+             **flat_row(sec, ("a_local", "a_other", "delta_lang"))}
             for a, section in _language_sections(groups, s) for cond, sec in section["conditions"].items()]
+
+
+def scope(runs: Sequence[Any]) -> dict[str, str]:
+    """The benchmark's default strata on which every record of the experiment (saved runs) has
+    one and the same level ({"country": "japan"} for a run of Japan's questions): what tells two
+    experiments of one model and language on different parts of a benchmark apart."""
+    bench = runs[0].benchmark
+    records = [r for run in runs for r in run.records]
+    fields, _ = held_fields(bench.default_strata, records, bench.stratum_aliases)
+    out = {}
+    for name, field in fields.items():
+        levels = {str(r.get(field)) for r in records}
+        if len(levels) == 1:
+            out[name] = next(iter(levels))
+    return out
+
+
+def scope_text(runs: Sequence[Any]) -> str:
+    """`scope` as text: `country=japan`, several joined by `, `; empty where nothing is common."""
+    return ", ".join(f"{k}={v}" for k, v in scope(runs).items())
 
 
 def language_columns(first: str, second: str) -> list[tuple[str, str, str]]:
@@ -163,7 +193,8 @@ def language_columns(first: str, second: str) -> list[tuple[str, str, str]]:
     return [("n", "n", "int"), *((h, s, "pct") for h, s in zip(("both right", f"only {first}", f"only {second}",
                                                                 "neither"), STATES)),
             (first, "a_local", "pct"), (second, "a_other", "pct"), ("Δlang", "delta_lang", "pp"),
-            ("95 % CI", "ci", "ci_pp"), ("McNemar p", "mcnemar_p", "p"), ("warning", "warning", "text")]
+            ("95 % CI", "ci", "ci_pp"), ("cluster 95 % CI", "ci_cluster", "ci_pp"), ("McNemar mid-p", "mcnemar_p", "p"),
+            ("role", "role", "text"), ("warning", "warning", "text"), ("note", "note", "text")]
 
 
 def language_markdown(doc: dict) -> str:

@@ -16,6 +16,8 @@
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
     if (attrs) Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    // every text in its own direction: Hebrew right to left, Latin and Japanese left to right
+    if (!node.hasAttribute("dir")) node.setAttribute("dir", "auto");
     if (text !== undefined && text !== null) node.textContent = String(text);
     return node;
   }

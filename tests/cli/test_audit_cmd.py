@@ -145,7 +145,7 @@ def shown(value, kind: str) -> str:
         return "–"
     return {"pct": lambda v: f"{100 * v:.1f}", "pp": lambda v: f"{100 * v:+.1f}", "p": lambda v: f"{v:.3g}",
             "int": lambda v: str(v), "ci": lambda v: f"[{100 * v[0]:.1f}, {100 * v[1]:.1f}]",
-            "ci_pp": lambda v: f"[{100 * v[0]:+.1f}, {100 * v[1]:+.1f}]"}[kind](value)
+            "ci_pp": lambda v: f"[{100 * v[0]:+.1f}, {100 * v[1]:+.1f}]", "text": str}[kind](value)
 
 
 def lookup(doc, path):

@@ -341,7 +341,7 @@ def test_language_transitions_filter_the_items_the_audit_counts(tmp_path):
     from html import escape
     for item_id in ids[40:45]:
         assert escape(ja[item_id].question, quote=False) in dom and escape(en[item_id].question, quote=False) in dom
-    assert dom.count('<div class="asked">') == 5
+    assert dom.count('<div class="asked" dir="auto">') == 5
 
 
 def test_a_damaged_record_is_one_line_naming_file_and_line_and_no_page_is_written(tmp_path):

@@ -84,7 +84,7 @@ def test_qwen_on_the_119th_exam_gets_the_files_points_and_passes_on_the_evaluabl
     assert rows[2].model_dump(exclude={"note"}) == {
         "exam": "Physician 2025", "criterion": "kinki", "status": "not evaluable", "points": None,
         "required": "<=3", "maximum": None, "margin": None, "unit": "points", "treatments": (),
-        "not_evaluated": ()}
+        "not_evaluated": (), "scope": {}}
     assert rows[2].note == "which options are 禁忌肢 is not published, so selections cannot be counted"
 
 

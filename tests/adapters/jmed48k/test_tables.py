@@ -166,3 +166,16 @@ def test_cli_tables_and_pass_on_a_run_of_the_bundled_sample(tmp_path):
     hisshu = next(r for r in passed["rows"] if r["criterion"] == "hisshu")
     assert (hisshu["exam"], hisshu["maximum"], hisshu["required"], hisshu["status"]) == (
         "Physician 2024", 6, 160, "not evaluable")
+
+
+def test_a_macro_average_of_one_row_is_that_row_with_its_own_interval():
+    # 124 right of 599 in the one row: the macro row is the row, Clopper-Pearson [0.17524, 0.24170]
+    # (a Wilson-MOVER "macro" of one row would give [0.17648, 0.24128])
+    from medvqa.adapters.jmed48k.tables import accuracy_frame
+
+    records = [{"item_id": f"q{i}", "condition": "C+Q", "correct": i < 124, "status": "answered",
+                "profession": "Physician"} for i in range(599)]
+    frame = accuracy_frame(records, "profession", lambda r: [r["profession"]])
+    row, macro = frame.iloc[0], frame.iloc[-1]
+    assert (macro["ci_low"], macro["ci_high"], macro["ci_method"]) == (row["ci_low"], row["ci_high"], "clopper-pearson")
+    assert (round(macro["ci_low"], 5), round(macro["ci_high"], 5)) == (0.17524, 0.2417)

@@ -303,19 +303,22 @@ def test_detection_records_and_micro_f1(fixture, tmp_path):
     assert head["value"] == pytest.approx(2 * tp / (2 * tp + fp + fn)) == pytest.approx(6 / 11)
 
 
-def test_micro_f1_and_its_bootstrap_ci_by_hand():
-    # one TP and one FN: F1 = 2 / 3. Resampling 2 datapoints gives both-TP (F1 1) or both-FN
-    # (F1 0) with probability 1/4 each, so the 2.5 % and 97.5 % quantiles are 0 and 1.
-    result = micro_f1([(1, 0, 0), (0, 0, 1)])
-    assert result["value"] == pytest.approx(2 / 3) and result["ci"] == [0.0, 1.0]
-    assert result["ci_method"] == "bootstrap-percentile"
-    # identical datapoints: every resample has the same F1, a zero-width percentile interval; the
-    # interval is then Clopper-Pearson of 2TP = 10 successes in 2TP + FP + FN = 15 trials:
-    # [Beta⁻¹(0.025; 10, 6), Beta⁻¹(0.975; 11, 5)] = [0.3838, 0.8818]
-    same = micro_f1([(1, 1, 0)] * 5)
-    assert same["value"] == pytest.approx(2 / 3) and same["ci"] == pytest.approx([0.38380, 0.88176], abs=1e-5)
-    assert same["ci_method"] == "clopper-pearson-2tp"
-    assert micro_f1([(1, 0, 0), (0, 0, 1)], seed=3) == micro_f1([(1, 0, 0), (0, 0, 1)], seed=3)
+def test_micro_f1_and_its_ratio_ci_by_hand():
+    # Boxes: the delta-method interval of the ratio R = Σ2TP / Σ(2TP + FP + FN) (Cochran 1977,
+    # Sampling Techniques, §6.4: var R = Σ(xᵢ − R·yᵢ)² / (n(n − 1)ȳ²), t on n − 1 df). Ten TPs
+    # (x = 2, y = 2) and ten FNs (x = 0, y = 1): R = 20/30 = 2/3, residuals ±2/3, Σe² = 80/9,
+    # se = √(80/9 / 380) / 1.5 = 0.10196, t(19, 0.975) = 2.09302: [0.45326, 0.88008].
+    result = micro_f1([(1, 0, 0)] * 10 + [(0, 0, 1)] * 10)
+    assert result["value"] == pytest.approx(2 / 3)
+    assert result["ci"] == pytest.approx([0.45326, 0.88008], abs=1e-5)
+    assert result["ci_method"] == "delta-method-ratio"
+    # below 20 datapoints no interval has nominal coverage (bench/coverage.py): none, and a note
+    small = micro_f1([(1, 0, 0), (0, 0, 1)])
+    assert small["value"] == pytest.approx(2 / 3) and small["ci"] is None and "below 20" in small["ci_note"]
+    # identical datapoints: every residual is 0, no interval (never a zero-width one, nor the
+    # old Clopper-Pearson of 2TP "trials", which are not independent)
+    same = micro_f1([(1, 1, 0)] * 25)
+    assert same["value"] == pytest.approx(2 / 3) and same["ci"] is None and same["ci_method"] is None
     assert micro_f1([])["value"] is None and micro_f1([])["ci"] is None
 
 

@@ -122,7 +122,9 @@ def test_known_counts_give_exact_transitions_under_every_convention(designed_run
     assert [strict[k] for k in ("p11", "p10", "p01", "p00")] == pytest.approx([5 / n, 6 / n, 2 / n, 4 / n])
     assert strict["a_with"] == pytest.approx(11 / n) and strict["a_removed"] == pytest.approx(7 / n)
     assert strict["delta_img"] == pytest.approx(4 / n)
-    assert strict["mcnemar_p"] == pytest.approx(mcnemar(6, 2), rel=1e-12)
+    # McNemar mid-p (Fagerland, Lydersen & Laake 2013): 2·P(X ≤ 2 | 8, ½) − P(X = 2) = (74 − 28)/256
+    assert strict["test"] == "mcnemar-mid-p" and strict["mcnemar_p"] == pytest.approx(46 / 256, rel=1e-12)
+    assert strict["mcnemar_exact_p"] == pytest.approx(mcnemar(6, 2), rel=1e-12)  # the exact conditional p beside
     lo, hi = strict["ci"]
     assert lo <= strict["delta_img"] <= hi
 
@@ -131,7 +133,8 @@ def test_known_counts_give_exact_transitions_under_every_convention(designed_run
     cond = conv["conditional"]  # items 9, 10, 13, 14 and 16 leave both denominators
     assert cond["n"] == 12 and cond["counts"] == {"n11": 5, "n10": 4, "n01": 2, "n00": 1}
     assert cond["delta_img"] == pytest.approx(2 / 12)
-    assert cond["mcnemar_p"] == pytest.approx(mcnemar(4, 2), rel=1e-12)
+    assert cond["mcnemar_exact_p"] == pytest.approx(mcnemar(4, 2), rel=1e-12)
+    assert cond["mcnemar_p"] == pytest.approx((2 * 22 - 15) / 64, rel=1e-12)  # mid-p: 2·P(X ≤ 2 | 6) − P(X = 2)
     imp = conv["imputed"]  # forced-guess accuracy 2/4 credited to each of the five refusals
     assert doc["refusals"]["forced_guess"] == {"n": 4, "n_predicted": 4, "n_no_prediction": 0, "correct": 2,
                                                "accuracy": 0.5}
@@ -173,7 +176,11 @@ def test_strata_rows_partition_the_pairs(designed_run, sample_items):
         n10 = sum(w == "correct" and r != "correct" for w, r in members)
         n01 = sum(w != "correct" and r == "correct" for w, r in members)
         assert row["p10"] == pytest.approx(n10 / len(members)) and row["p01"] == pytest.approx(n01 / len(members))
-        assert row["mcnemar_p"] == pytest.approx(mcnemar(n10, n01))
+        if len(members) >= 10:
+            assert row["mcnemar_exact_p"] == pytest.approx(mcnemar(n10, n01))
+        else:  # a stratum of fewer than 10 pairs is descriptive: no test, and a note says so
+            assert row["mcnemar_p"] is None and row["test"] is None and row["note"].startswith("descriptive")
+            assert row["role"] == "secondary"
         assert sum(row[k] for k in ("p11", "p10", "p01", "p00")) == pytest.approx(1.0, abs=1e-12)
     # a list field counts an item under each of its values
     per_type = Counter(t for it in image_items for t in it.meta["image_types"])

@@ -85,7 +85,7 @@ def test_the_text_summary_and_the_page_say_how_runs_were_paired(runs, tmp_path):
     result = CliRunner().invoke(command, [str(runs["random"]["C+Q+I"]), "--resamples", "50", "--html", str(page)])
     assert result.exit_code == 0, result.output
     html = page.read_text(encoding="utf-8")
-    assert f'<p class="note">{runs["random"]["C+Q+I"]}: C+Q+I records without C+Q' in html
+    assert f'<p dir="auto" class="note">{runs["random"]["C+Q+I"]}: C+Q+I records without C+Q' in html
     assert 'id="fig-states_overall"' in html and 'id="fig-heatmap_' not in html
     first, _, rest = result.stdout.partition("\n\n")  # the reading, then the notes
     assert first.startswith("Reading: strict:")

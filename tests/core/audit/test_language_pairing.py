@@ -60,8 +60,10 @@ def test_audit_pairs_the_two_languages_and_counts_every_transition(runs):
     assert row["n"] == n and row["a_local"] == pytest.approx((N11 + N10) / n)
     assert row["a_other"] == pytest.approx((N11 + N01) / n)
     assert row["delta_lang"] == pytest.approx((N10 - N01) / n)
-    # exact McNemar on the 15 discordant pairs: 2 · P(X ≤ 5 | 15, 1/2) = 2 · 4944 / 32768
-    assert row["mcnemar_p"] == pytest.approx(2 * (1 + 15 + 105 + 455 + 1365 + 3003) / 2 ** 15)
+    # McNemar on the 15 discordant pairs: exact 2 · P(X ≤ 5 | 15, 1/2) = 2 · 4944 / 32768, mid-p
+    # that minus P(X = 5) = 3003 / 32768 (Fagerland, Lydersen & Laake 2013)
+    assert row["mcnemar_exact_p"] == pytest.approx(2 * (1 + 15 + 105 + 455 + 1365 + 3003) / 2 ** 15)
+    assert row["mcnemar_p"] == pytest.approx((2 * 4944 - 3003) / 2 ** 15) and row["test"] == "mcnemar-mid-p"
     assert section["conditions"]["C+Q"]["unpaired"] == {}
     assert f"paired by language (ja vs en): {runs['ja']} with {runs['en']}, under C+Q" in doc["notes"]
     # by the benchmark's strata: every item of block 116A is in year 2022
