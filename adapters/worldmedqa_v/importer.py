@@ -58,13 +58,14 @@ PREFETCH_FAILED = "Failed in Prefetch"  # VLMEvalKit's log where matching failed
 CAUSES = {
     "empty-answer-column": "published `hit` 0 on {rows} whose reply names the gold option: the published verdicts "
                            "compare with the empty `answer` column, not with `correct_option`",
-    "quantifier-check": "published `extracted` differs on {rows} where medvqa's matching reads a lone \"A\": "
-                        "VLMEvalKit as the authors ran it asked its extractor model there (run with VERBOSE set, it "
-                        "takes a lone \"A\" among more than three words for an article), which named another option",
-    "matching-version": "published `extracted` differs on {rows} where medvqa's matching (VLMEvalKit 134b4ea: a lone "
-                        "letter with five words or more after it) reads another option: VLMEvalKit as the authors "
-                        "ran it did not read the reply so (its other versions want the letter among the last five "
-                        "words) and took another option",
+    "quantifier-check": "published `extracted` differs on {rows} where medvqa's matching reads \"A\" in a reply "
+                        "holding a lone \"A\": VLMEvalKit as the authors ran it asked its extractor model there (run "
+                        "with VERBOSE set, it takes a lone \"A\" among more than three words for an article), which "
+                        "named another option",
+    "matching-version": "published `extracted` differs on {rows} where medvqa's matching (the one option letter "
+                        "with at most three words after it, else the one option text) reads another option: "
+                        "VLMEvalKit as the authors ran it did not read the reply so, and its extractor model named "
+                        "another option",
     "unread": "published `hit` 1 on {rows} whose reply neither medvqa's matching nor a published extractor "
               "option reads",
     "unexplained": "medvqa's verdict differs from the published `hit` on {rows} for no cause named here",
@@ -72,8 +73,10 @@ CAUSES = {
 # what is named beside the differences of verdicts (they change no verdict)
 NOTES = {
     "vlmevalkit-matched": "VLMEvalKit's matching read {replies} (its `log` repeats the reply) that medvqa's "
-                          "matching (134b4ea: a lone letter needs five words after it) leaves unread, {gold} of them "
-                          "naming the gold option; the table has no extractor column to read them",
+                          "matching (a lone letter with at most three words after it) leaves unread, {gold} of them "
+                          "naming the gold option: a lone letter with more words after it, or an option's text in a "
+                          "reply longer than twice the options, both of which these runs' matching read; the table "
+                          "has no extractor column to read them",
     "prefetch-failed": "VLMEvalKit's matching failed on {rows} and no extractor ran (`log`: \"Failed in "
                        "Prefetch\"): published `hit` 0",
 }

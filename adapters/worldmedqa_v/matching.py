@@ -1,25 +1,53 @@
-"""VLMEvalKit's multiple-choice matching, the convention WorldMedQA-V's published accuracies
-were scored under (open-compass/VLMEvalKit, `vlmeval/utils/matching_util.py` at commit
-134b4ea, `can_infer`):
+"""VLMEvalKit's multiple-choice matching (`can_infer`, `vlmeval/utils/matching_util.py`), as the
+WorldMedQA-V authors' own VLMEvalKit run applied it to their published accuracies:
 
 1. A reply holding one of VLMEvalKit's refusal phrases ("Cannot determine the answer", ...) is
    a refusal (VLMEvalKit's option "Z").
 2. Option letter: the reply with `.()[],:;!*#{}` turned into spaces and split at whitespace;
-   when exactly one option letter is among the words and at least five words follow it
-   (`splits.index(ch) < len(splits) - 5`), that option.
+   when exactly one option letter is among the words and it is among the last words
+   (`splits.index(ch) > len(splits) - 5`: at most three words after it, so among the last four;
+   the rule is often called "the last five words"), that option. A bare "D" is read, and so are
+   "The correct answer is: D" and "D. Tremor of polyneuropathy" (three words after it); "D is
+   the right option" is not (four words after it, the letter the fifth word from the end).
 3. Option text: when the reply is at most twice as long as the options' texts together and
    exactly one option's text (case ignored) occurs in it, that option.
 
-The rule has changed over VLMEvalKit's history: at commit 18fc37a any lone letter counts (no
-position test, no length cap on rule 3), and copies elsewhere require the letter among the last
-five words. On the authors' published Japan tables the rule as written at 134b4ea agrees with the
-published extraction on every item it matches but one; 18fc37a's contradicts it on five
-(japan-84 and japan-254 English with the image, japan-144 and japan-197 local with the image,
-japan-204 local without), the last-five-words variant on two (japan-254, japan-144): medvqa
-follows 134b4ea. The one item, japan-84 (English, with the image), reads "A" here, the published
-extraction says B: VLMEvalKit, run with `VERBOSE` set, takes a lone "A" among more than three
-words for an article and sends the reply to its extractor model; that check is off by default
-there and here (`quantifier_check`).
+Which rule: the study's own logs. The authors published every result table of their run
+(shared data `worldmedqa-v-outputs/visuals/`, SOURCE.txt), and they record VLMEvalKit's
+decision per row, so the rule is measured, not assumed:
+
+- The 48 tables without an extractor column (the open models' blind tables) carry VLMEvalKit's
+  `log`: "Match Log: <the reply>" where its matching read the reply, "Failed in Prefetch" where
+  it did not. On their 6,816 rows the last-words rule agrees with the log on 6,770; the rule
+  as `matching_util.py` reads at commit 134b4ea (`splits.index(ch) < len(splits) - 5`: the letter
+  with at least five words after it) on 1,080: it leaves the 5,621 bare-letter replies unread
+  that the logs show read. The 46 others the log shows read and this rule does not: a lone
+  letter before the last four words, or an option's text in a longer reply; the matching of
+  those runs read both (as commit 18fc37a's does: any lone letter, no length cap on rule 3,
+  which agrees with all 6,816 logs).
+- The 120 tables with an extractor column carry the option VLMEvalKit took (`extracted`): its
+  matching's where matching read the reply, so a rule that reads another option there is not the
+  run's. The last-words rule reads 9,258 replies and contradicts `extracted` on 22; 134b4ea's
+  reads 3,491 and contradicts 108; 18fc37a's reads 12,950 and contradicts 145.
+
+The last-words rule is the one both kinds of table bear out (68 rows against it in all,
+against 145 for 18fc37a's and 5,844 for 134b4ea's), and with the published extractor's option
+where it cannot read, 119 of the 120 tables with a published accuracy above 0 are reproduced
+within 2 items (docs/benchmarks/worldmedqa_v.md). medvqa does not follow the rule as 134b4ea
+writes it: whatever VLMEvalKit's history, it is not what the study's run applied, and it would
+leave unread the very replies ("D") the study's logs read. History: medvqa followed 134b4ea at
+first, chosen on the four GPT-4o Japan tables alone, where 134b4ea's rule contradicted the
+published extraction once (japan-84), 18fc37a's five times and the last-words rule
+twice (japan-254 English and japan-144 Japanese, with the image); the 168 tables, logs included,
+overturned that choice. Under the last-words rule japan-84 agrees with the published
+extraction (its "A" stands first in a long reply: no match, the extractor's option), japan-254
+reads "A" as the published extraction does not (both are wrong: gold C) and japan-144 reads the
+gold D where the published extractor named A (`matching-version` in the import).
+
+The quantifier check: VLMEvalKit, run with `VERBOSE` set, takes a lone "A" among more than three
+words for an article and sends the reply to its extractor model; it is off by default there and
+here (`quantifier_check`). Where medvqa reads "A" and the published run took another option, the
+import names the difference `quantifier-check`.
 
 Two conventions:
 
@@ -56,8 +84,8 @@ REFUSED = "Z"
 
 
 def match_option(reply: str, choices: Mapping[str, str], quantifier_check: bool = False) -> str | None:
-    """Rules 1 and 2: the one option letter among the reply's words (at least five words before
-    the end), "Z" for a refusal, else None. `quantifier_check` is VLMEvalKit's `VERBOSE` check:
+    """Rules 1 and 2: the one option letter among the reply's last four words (at most three
+    words after it), "Z" for a refusal, else None. `quantifier_check` is VLMEvalKit's `VERBOSE` check:
     no match when "A" is among more than three words."""
     if "Failed to obtain answer via API" in reply:
         return None
@@ -68,7 +96,7 @@ def match_option(reply: str, choices: Mapping[str, str], quantifier_check: bool 
     if len(found) == 1:
         if quantifier_check and "A" in words and len(words) > 3:
             return None
-        return found[0] if words.index(found[0]) < len(words) - 5 else None
+        return found[0] if words.index(found[0]) > len(words) - 5 else None
     if not found and sum(w in words for w in ("Z", "")) == 1:
         return REFUSED
     return None

@@ -40,7 +40,7 @@ def test_after_an_extraction_the_warning_points_at_the_reading_not_at_an_extract
     invoke("import", "worldmedqa_v", table, "--data", data, "--run-dir", tmp_path / "r", "--json")
     result = CliRunner().invoke(cli, ["report", str(tmp_path / "r"), "--reading", "strict"])
     warning = [line for line in result.stderr.splitlines() if line.startswith("warning: C+Q+I")]
-    assert len(warning) == 1 and "141 read by the extractor" in warning[0]
+    assert len(warning) == 1 and "101 read by the extractor" in warning[0]
     assert "--reading assisted" in warning[0] and "--extractor MODEL" not in warning[0]
 
 

@@ -4,7 +4,7 @@ each in its language and in English, two models, with the image and blind, impor
 
 Model `Alpha` answers the first `RIGHT[(model, country, language, condition)]` items right and
 the rest wrong; every reply names its option the way VLMEvalKit's matching reads it (a letter
-with at least five words after it), so each run's accuracy is known exactly.
+among the last four words), so each run's accuracy is known exactly.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def write_tables(root: Path) -> tuple[Path, list[Path]]:
         for i in range(1, N + 1):
             gold = GOLD[i - 1]
             letter = gold if i <= right else "ABCD"[("ABCD".index(gold) + 1) % 4]
-            rows.append([i, f"{letter}. because the image shows this finding most clearly here"])
+            rows.append([i, f"The image shows this finding most clearly: the answer is {letter}."])
         path = root / FOLDER[condition] / model / f"{model}_{country}_{version}.csv"
         tables.append(_write(path, ["index", "prediction"], rows))
     return data, tables

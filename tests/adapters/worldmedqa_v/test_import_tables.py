@@ -15,8 +15,11 @@ import medvqa
 from medvqa.cli.main import cli
 from tests.conftest import shared_data
 
-# a reply VLMEvalKit's matching (134b4ea) reads: the letter with five words or more after it
-READ = "{letter} is the answer because the findings point there"
+# a reply VLMEvalKit's matching reads as the authors ran it: the one letter, at most three words after it
+READ = "The findings point to {letter}"
+# a reply the study's blind runs read (their log repeats it) and medvqa's matching does not: the letter,
+# then five words and more (as "The correct answer is D.\n\nThe partogram shows ...", Yi_VL_34B, brazil-6)
+EARLY = "The answer is A. The rash and the fever point there"
 QUESTIONS = {  # index -> (English question, local question, gold)
     1: ("A man with chest pain.", "גבר עם כאב בחזה.", "B"),
     2: ("A woman with fever.", "אישה עם חום.", "D"),
@@ -64,7 +67,7 @@ def folder(tmp_path_factory) -> Path:
         write(root / "outputs_w_images" / "M" / f"M_israel_{language}_gpt-4o-mini_result.xlsx",
               rows(language, {2: "I would not choose", "84b": "Cannot tell"}))
         write(root / "outputs_blind" / "M" / f"M_israel_{language}_openai_result.xlsx",
-              rows(language, {85: "A"}, extractor=False, order=(1, 2, "84b", 84, 85)))
+              rows(language, {85: EARLY}, extractor=False, order=(1, 2, "84b", 84, 85)))
     acc = root / "outputs_w_images" / "M" / "M_israel_local_acc.csv"
     acc.write_text('"split","Overall"\n"test","0.4"\n', encoding="utf-8")
     return root
@@ -138,8 +141,9 @@ def test_the_published_accuracy_is_reproduced_and_report_shows_it_beside_both_re
 
 def test_an_empty_answer_column_is_named_as_the_cause_of_published_zeros(imported):
     """The blind tables: hit 0 on every row (VLMEvalKit compared with the empty `answer`);
-    medvqa reads 4 of 5 replies as the gold option. The bare "A" (gold A) is a reply VLMEvalKit's
-    matching read (its log repeats it) that medvqa's rule leaves unread: named beside."""
+    medvqa reads 4 of 5 replies as the gold option. The "A" with eight words after it (gold A) is a
+    reply VLMEvalKit's matching read (its log repeats it) that medvqa's rule leaves unread: named
+    beside."""
     out, doc = imported
     s = summary_of(doc, "en", "C+Q")
     assert s["published"]["accuracy"] == 0.0 and s["published"]["medvqa_assisted_correct"] == 4

@@ -130,8 +130,6 @@ def test_a_real_refusal_is_recognised(language, where, get):
 REAL_NEAR_MISSES = [  # (where, the reply and its item, the option it names = the published extractor's)
     ("WorldMedQA-V japan-85, Gemini 1.5 Pro blind: 正解は C, an option 創部には使用できません",
      lambda: worldmedqa("outputs_blind", "GeminiPro1-5", "japan", "85"), "C"),
-    ("WorldMedQA-V spain-64, GPT-4o-mini with the image: aunque no puedo interpretarla… C",
-     lambda: worldmedqa("outputs_w_images", "GPT4o_MINI", "spain", "64"), "C"),
     ("WorldMedQA-V israel-118, GPT-4o blind: A. …שלא ניתן להסיק",
      lambda: worldmedqa("outputs_blind", "GPT4o", "israel", "118"), "A"),
     ("WorldMedQA-V israel-24 English, GPT-4o-mini blind: the answer is A. It cannot be inferred",
@@ -146,6 +144,17 @@ def test_a_real_answer_that_says_cannot_is_an_answer(where, get, option):
     assert not declines(reply)
     score = medvqa.score(item, reply)
     assert (score.status, score.predicted) == ("answered", (option,))
+
+
+def test_a_real_answer_that_says_cannot_and_names_its_option_early_is_no_refusal():
+    """WorldMedQA-V spain-64, GPT-4o-mini with the image: "aunque no puedo interpretarla ..., el
+    diagnóstico clínico más probable es: **C. Carcinoma de supraglotis ...** Esto se debe a ...".
+    Not a refusal; its "C" has more than three words after it, so VLMEvalKit's matching as the
+    authors ran it leaves it to the extractor (which named C), and so does medvqa's: a parse
+    failure, for `score --extractor` to read."""
+    item, reply, extracted = worldmedqa("outputs_w_images", "GPT4o_MINI", "spain", "64")
+    assert extracted == "C" and "no puedo interpretarla" in reply and not declines(reply)
+    assert medvqa.score(item, reply).status == "parse_failure"
 
 
 def test_the_two_hedged_igakuqa_replies_stay_parse_failures():
