@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -404,3 +405,44 @@ def pass_lines(cells: Iterable[CellResult]) -> PassLines:
     """What `medvqa report RUN --pass` shows: per profession-year its verdict and margin, then
     each criterion's points, line and status."""
     return PassLines(rows=[row for cell in cells for row in cell.verdicts()])
+
+
+# ---------------------------------------------------------------- linked question sets
+
+# the opening of a linked question set: "次の文を読み、40、41の問いに答えよ。"
+LINKED_SET = re.compile(r"\s*次の文を読み[、,，]\s*(?P<numbers>[0-9０-９、,，～〜~\s]+)の問い")
+
+
+def _as_number(value: object) -> int | None:
+    try:
+        return int(str(value).translate(str.maketrans("０１２３４５６７８９", "0123456789")))
+    except (TypeError, ValueError):
+        return None
+
+
+def linked_numbers(text: str) -> list[int]:
+    """The question numbers a linked set's opening names: "40、41" → [40, 41], "40～42" → [40, 41, 42]."""
+    out: list[int] = []
+    for part in re.split(r"[、,，\s]+", text.strip()):
+        ends = [n for n in (_as_number(x) for x in re.split(r"[～〜~]", part)) if n is not None]
+        out += list(range(ends[0], ends[-1] + 1)) if ends else []
+    return out
+
+
+def case_clusters(items: Iterable[Item], blocks: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """`Benchmark.clusters` of an MHLW exam: `block`, each item's exam block (`blocks`, by item
+    id); `case`, the linked question set sharing a case text, as its opening question names its
+    members ("次の文を読み、40、41の問いに答えよ。"), keyed by the block and the set's first number;
+    an item outside every set has no `case`."""
+    items = list(items)
+    members: dict[tuple[str, int], str] = {}
+    for it in items:
+        if (opening := LINKED_SET.match(it.question)) is not None:
+            numbers = linked_numbers(opening["numbers"])
+            for number in numbers:
+                members[(blocks[it.id], number)] = f"{blocks[it.id]}-{numbers[0]}"
+    out = {}
+    for it in items:
+        case = members.get((blocks[it.id], _as_number(it.meta.get("number"))))
+        out[it.id] = {"block": blocks[it.id], **({"case": case} if case else {})}
+    return out

@@ -3,7 +3,6 @@ YakugakuQA, which share its item shape and MHLW's conventions."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -13,26 +12,6 @@ from . import conventions, templates
 from .common import DEFAULT_STRATA, STRATA
 from .professions import profession_key
 from .validate import RULES
-
-
-# the opening of a linked question set: "次の文を読み、40、41の問いに答えよ。"
-LINKED_SET = re.compile(r"\s*次の文を読み[、,，]\s*(?P<numbers>[0-9０-９、,，～〜~\s]+)の問い")
-
-
-def _as_number(value: Any) -> int | None:
-    try:
-        return int(str(value).translate(str.maketrans("０１２３４５６７８９", "0123456789")))
-    except (TypeError, ValueError):
-        return None
-
-
-def linked_numbers(text: str) -> list[int]:
-    """The question numbers a linked set's opening names: "40、41" → [40, 41], "40～42" → [40, 41, 42]."""
-    out: list[int] = []
-    for part in re.split(r"[、,，\s]+", text.strip()):
-        ends = [n for n in (_as_number(x) for x in re.split(r"[～〜~]", part)) if n is not None]
-        out += list(range(ends[0], ends[-1] + 1)) if ends else []
-    return out
 
 
 class _MhlwExam(Benchmark):
@@ -49,21 +28,12 @@ class _MhlwExam(Benchmark):
     cluster_levels = ("case", "block")
 
     def clusters(self, items: Sequence[Item]) -> dict[str, dict[str, str]]:
-        """`block`: the exam block; `case`: the linked question set sharing a case text, as its
-        opening question names its members ("次の文を読み、40、41の問いに答えよ。"), keyed by the
-        block and the set's first number; an item outside every set has no `case`."""
+        """`block`: the exam block; `case`: the linked question set sharing a case text
+        (`medvqa.mhlw.case_clusters`)."""
+        from medvqa import mhlw
+
         blocks = {it.id: f"{it.meta.get('profession') or ''} {it.meta.get('block') or it.meta.get('section')}".strip() for it in items}
-        members: dict[tuple[str, int], str] = {}
-        for it in items:
-            if (opening := LINKED_SET.match(it.question)) is not None:
-                numbers = linked_numbers(opening["numbers"])
-                for number in numbers:
-                    members[(blocks[it.id], number)] = f"{blocks[it.id]}-{numbers[0]}"
-        out = {}
-        for it in items:
-            case = members.get((blocks[it.id], _as_number(it.meta.get("number"))))
-            out[it.id] = {"block": blocks[it.id], **({"case": case} if case else {})}
-        return out
+        return mhlw.case_clusters(items, blocks)
 
     def _load(self, path: Path) -> list[Item]:
         raise NotImplementedError
