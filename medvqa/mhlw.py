@@ -63,7 +63,7 @@ from medvqa.core.items import DataError, Item
 from medvqa.core.passlines import FAIL, NOT_EVALUABLE, OVERALL, PASS, PASS_ON_EVALUABLE, PassLines, PassVerdict
 
 __all__ = ["CRITERIA_FILE", "JAPANESE_NAMES", "PROFESSIONS", "Rule", "evaluate", "load_rules", "pass_lines",
-           "scoring_record"]
+           "scoring_record", "case_clusters", "linked_numbers"]
 
 # Release directory name → English name, in MHLW's order of the eleven professions.
 PROFESSIONS = {

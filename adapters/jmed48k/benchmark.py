@@ -40,10 +40,10 @@ class JMed48k(Benchmark):
     def clusters(self, items: Sequence[Item]) -> dict[str, dict[str, str]]:
         """`block`: the exam block; `case`: the linked question set sharing a case text
         (`medvqa.mhlw.case_clusters`)."""
-        from medvqa import mhlw
+        from medvqa.mhlw import case_clusters
 
         blocks = {it.id: f"{it.meta.get('profession')} {it.meta.get('year')} {it.meta.get('section')}" for it in items}
-        return mhlw.case_clusters(items, blocks)
+        return case_clusters(items, blocks)
 
     def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping[str, Sequence[str]] | None = None,
              **keywords: Sequence[Any] | None) -> list[Item]:

@@ -30,10 +30,10 @@ class _MhlwExam(Benchmark):
     def clusters(self, items: Sequence[Item]) -> dict[str, dict[str, str]]:
         """`block`: the exam block; `case`: the linked question set sharing a case text
         (`medvqa.mhlw.case_clusters`)."""
-        from medvqa import mhlw
+        from medvqa.mhlw import case_clusters
 
         blocks = {it.id: f"{it.meta.get('profession') or ''} {it.meta.get('block') or it.meta.get('section')}".strip() for it in items}
-        return mhlw.case_clusters(items, blocks)
+        return case_clusters(items, blocks)
 
     def _load(self, path: Path) -> list[Item]:
         raise NotImplementedError

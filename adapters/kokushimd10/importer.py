@@ -18,7 +18,7 @@ from .professions import SHORT_NAMES
 
 
 def _run(benchmark_name: str, data: Path, run_dir: Path, predictions: dict[str, str], blocks: list[str], *,
-         model: str, condition: str, convention: str | None, files: list[Path]) -> dict:
+         model: str, condition: str, convention: str | None, files: list[Path], model_name: str | None = None) -> dict:
     bench = {b.name: b for b in _benchmarks()}[benchmark_name].with_convention(convention)
     select = {"block": sorted(set(blocks))}
     load = {"data": str(data.resolve()), "split": None, "sample": False, "years": None, "professions": None,
@@ -30,7 +30,7 @@ def _run(benchmark_name: str, data: Path, run_dir: Path, predictions: dict[str, 
             raise DataError("the prediction names an item that is not in the data", file=file, record=item_id)
     answers = [(it, condition, predictions[it.id][1] if it.id in predictions else None)
                for it in items if not it.excluded]
-    summary = medvqa.write_run(bench, items, answers, run_dir, model=model, load=load,
+    summary = medvqa.write_run(bench, items, answers, run_dir, model=model, load=load, model_name=model_name,
                                command_line=["medvqa", *sys.argv[1:]],
                                source={"files": [str(f.resolve()) for f in files]})
     missing = sum(1 for _, _, text in answers if text is None)
@@ -45,7 +45,7 @@ def _benchmarks():
 
 
 def import_igakuqa(files: list[Path], data: Path, run_dir: Path, *, model: str | None = None, condition: str = "C+Q",
-                   convention: str | None = None) -> dict:
+                   convention: str | None = None, model_name: str | None = None) -> dict:
     """IgakuQA prediction files: JSON Lines with `problem_id` and `prediction` (the block files'
     names, `116-A_gpt4.jsonl`, name the block and the model)."""
     predictions: dict[str, tuple[Path, str]] = {}
@@ -66,11 +66,11 @@ def import_igakuqa(files: list[Path], data: Path, run_dir: Path, *, model: str |
             refuse_repeat(seen, pid, f"line {line}", file=f, what=f"two predictions for {pid}")
             predictions[pid] = (f, pred)
     return _run("igakuqa", data, run_dir, predictions, blocks, model=model or _one_model(names, files),
-                condition=condition, convention=convention, files=files)
+                condition=condition, convention=convention, files=files, model_name=model_name)
 
 
 def import_kokushimd10(files: list[Path], data: Path, run_dir: Path, *, model: str | None = None,
-                       condition: str = "C+Q", convention: str | None = None) -> dict:
+                       condition: str = "C+Q", convention: str | None = None, model_name: str | None = None) -> dict:
     """KokushiMD-10 prediction files `<profession>_<year>_<section>_pred.json`: a list of
     `{"pred": ...}` aligned with the block file of the same name in the data (as the authors'
     script reads them); an entry with an `index` must match its question's."""
@@ -110,7 +110,7 @@ def import_kokushimd10(files: list[Path], data: Path, run_dir: Path, *, model: s
             refuse_repeat(seen, item_id, f"position {position}", file=f, what=f"two predictions for {item_id}")
             predictions[item_id] = (f, pred)
     return _run("kokushimd10", data, run_dir, predictions, blocks, model=model or _one_model(names, files),
-                condition=condition, convention=convention, files=files)
+                condition=condition, convention=convention, files=files, model_name=model_name)
 
 
 def _each_once(files: list[Path]) -> list[Path]:

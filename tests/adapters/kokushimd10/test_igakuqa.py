@@ -235,3 +235,22 @@ def test_a_repeated_prediction_names_both_lines_and_writes_nothing(tmp_path):
     out = invoke("import", "igakuqa", pred_file, "--data", data, "--run-dir", tmp_path / "run", code=1)
     assert out.count("\n") == 1 and f"{pred_file}: record line 1 and line 77: two predictions for 116A1" in out
     assert not (tmp_path / "run").exists()
+
+
+def test_model_name_lets_two_imports_of_one_model_pair_as_one(tmp_path):
+    # two deployments of one model (GPT-4's file and the student-majority one standing in for a
+    # second deployment) go by the name given, with each model string kept beside it; compare keeps
+    # two runs of one model on the same items apart by their folder
+    data = shared_data("igakuqa")
+    runs = []
+    for name in ("gpt4", "student-majority"):
+        pred_file = data / "baseline_results" / "2022" / f"116-A_{name}.jsonl"
+        run_dir = tmp_path / name
+        invoke("import", "igakuqa", pred_file, "--data", data, "--run-dir", run_dir, "--model-name", "one",
+               "--convention", "igakuqa", "--json")
+        manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+        assert (manifest["model"], manifest["model_name"]) == (name, "one")
+        runs.append(run_dir)
+    table = medvqa.compare(runs, resamples=20)
+    assert {(r["model_name"], r["model_string"]) for r in table.attrs["runs"]} == {("one", "gpt4"), ("one", "student-majority")}
+    assert set(table["model"]) == {"one@gpt4", "one@student-majority"}
