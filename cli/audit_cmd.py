@@ -41,9 +41,9 @@ def command(run_dirs, by, cohort_file, refusals, reading, examples, resamples, s
 
             reading_of(None, reading)  # an unknown reading is refused before any run is read
             saved, repeated = read_runs(run_dirs)
-            doc = audit_saved(saved, repeated, by=tuple(n.strip() for n in by.split(",") if n.strip()) if by is not None else None,
-                              cohorts=cohort_file, refusals=refusals, examples=examples, resamples=resamples,
-                              seed=seed, reading=reading, cluster=cluster)
+            names = tuple(n.strip() for n in by.split(",") if n.strip()) if by is not None else None
+            doc = audit_saved(saved, repeated, by=names, cohorts=cohort_file, refusals=refusals, examples=examples,
+                              resamples=resamples, seed=seed, reading=reading, cluster=cluster)
         else:
             doc = audit(*run_dirs, by=by, cohorts=cohort_file, refusals=refusals, examples=examples,
                         resamples=resamples, seed=seed, reading=reading, cluster=cluster)
