@@ -35,8 +35,18 @@ def command(run_dirs, by, cohort_file, refusals, reading, examples, resamples, s
     from medvqa.core.audit.analysis import summary_markdown
 
     with analysis():
-        doc = audit(*run_dirs, by=by, cohorts=cohort_file, refusals=refusals, examples=examples,
-                    resamples=resamples, seed=seed, reading=reading, cluster=cluster)
+        if html_out:  # the item browser beside the page shows the same runs: read once for both
+            from medvqa.core.audit.runs import audit_saved, read_runs
+            from medvqa.core.metrics import reading_of
+
+            reading_of(None, reading)  # an unknown reading is refused before any run is read
+            saved, repeated = read_runs(run_dirs)
+            names = tuple(n.strip() for n in by.split(",") if n.strip()) if by is not None else None
+            doc = audit_saved(saved, repeated, by=names, cohorts=cohort_file, refusals=refusals, examples=examples,
+                              resamples=resamples, seed=seed, reading=reading, cluster=cluster)
+        else:
+            doc = audit(*run_dirs, by=by, cohorts=cohort_file, refusals=refusals, examples=examples,
+                        resamples=resamples, seed=seed, reading=reading, cluster=cluster)
         written = []
         if figures_dir or html_out:
             from medvqa.core.audit.figures import figures, save_figures, svg_texts
@@ -49,10 +59,9 @@ def command(run_dirs, by, cohort_file, refusals, reading, examples, resamples, s
             if html_out:
                 from urllib.parse import quote
 
-                from medvqa.core.audit.runs import read_runs
                 from medvqa.core.view import items_page_beside, write_view
 
-                runs = [run.read_as(doc["readings"].get(run.benchmark.name)) for run in read_runs(run_dirs)[0]]
+                runs = [run.read_as(doc["readings"].get(run.benchmark.name)) for run in saved]
                 items_page = write_view(runs, items_page_beside(Path(html_out)))
                 written.append(write_html(doc, Path(html_out), svgs, view_href=f"./{quote(items_page.name)}"))
                 written.append(items_page)

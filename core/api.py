@@ -238,33 +238,16 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
     (`Benchmark.reading`). `reading` (and `readings`, per benchmark) in the document say which.
     `cluster` names a cluster level the benchmarks declare (`Benchmark.cluster_levels`): each
     interval then gets a cluster-bootstrap interval beside it; `intervals` says which are shown."""
-    from medvqa.core.audit.analysis import Settings, audit as audit_runs, cluster_notes, parse_cohorts
-    from medvqa.core.audit.pairing import language_pairs
-    from medvqa.core.audit.runs import default_by, join_runs, read_cohorts, read_runs, run_input
-    from medvqa.core.metrics import reading_of, reading_summary
+    from medvqa.core.audit.runs import audit_saved, read_runs
+    from medvqa.core.metrics import reading_of
 
     if not run_dirs:
         raise ValueError("no runs to audit")
     reading_of(None, reading)  # an unknown reading is refused before any run is read
     runs, repeated = read_runs(run_dirs)
-    runs = [run.read_as(reading) for run in runs]
-    said = reading_summary(runs)
-    groups, notes = join_runs(runs)
-    notes = repeated + notes
-    settings = Settings(by=tuple(_names(by)) if by is not None else default_by(groups), refusals=refusals,
-                        resamples=resamples, seed=seed, examples=examples, cluster=cluster)
-    if isinstance(cohorts, Mapping):
-        cohorts = parse_cohorts(dict(cohorts))
-    elif cohorts is not None:
-        cohorts = read_cohorts(cohorts)
-    inputs = [run_input(g) for g in groups]
-    notes += cluster_notes([r.benchmark for r in inputs], cluster)
-    doc = audit_runs(inputs, settings, cohorts)
-    if languages := language_pairs(groups, settings):
-        doc["paired_language"] = languages
-        notes += [f"paired by language ({key}): {' with '.join(sec['runs'])}, under {', '.join(sec['conditions'])}"
-                  for key, sec in languages.items()]
-    return {**doc, **said, "notes": notes}
+    return audit_saved(runs, repeated, by=tuple(_names(by)) if by is not None else None, cohorts=cohorts,
+                       refusals=refusals, examples=examples, resamples=resamples, seed=seed, reading=reading,
+                       cluster=cluster)
 
 
 def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[str] | None = None,

@@ -428,7 +428,7 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
     from medvqa.core.api import audit
     from medvqa.core.audit.figures import figures, svg_texts
     from medvqa.core.audit.html import write_html
-    from medvqa.core.audit.runs import read_runs
+    from medvqa.core.audit.runs import audit_saved, distinct, read_runs
     from medvqa.core.view import items_page_beside, write_view
 
     path = Path(path)
@@ -438,8 +438,14 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
     runs = read_runs([d for r in comparison.runs for d in r["runs"]])[0]
     items_page = write_view([run.read_as(readings.get(run.benchmark.name)) for run in runs], items_page_beside(path))
     written, links = [items_page], {}
+    by_dir = {str(run.path): run for run in runs}
     for i, r in enumerate(comparison.runs, 1):
-        doc = audit(*r["runs"], resamples=resamples, seed=seed, reading=readings.get(r["benchmark"]))
+        dirs, repeated = distinct(r["runs"])
+        if all(str(Path(d)) in by_dir for d in dirs):  # the runs read above, not read again
+            doc = audit_saved([by_dir[str(Path(d))] for d in dirs], repeated, resamples=resamples, seed=seed,
+                              reading=readings.get(r["benchmark"]))
+        else:
+            doc = audit(*r["runs"], resamples=resamples, seed=seed, reading=readings.get(r["benchmark"]))
         slug = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{r['benchmark']}-{r['model']}")[:80]
         target = folder / f"{i:02d}-{slug}.html"
         written.append(write_html(doc, target, svg_texts(figures(doc)), view_href=f"../{quote(items_page.name)}"))

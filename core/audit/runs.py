@@ -9,7 +9,7 @@ the pair and no run given can complete it, a note says why.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from medvqa.core import plugins
 from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, parse_cohorts
@@ -133,3 +133,33 @@ def read_cohorts(path: str | Path) -> dict[str, str]:
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise DataError(f"not valid YAML or JSON ({exc})", file=path) from None
     return parse_cohorts(data, path)
+
+
+def audit_saved(runs: Sequence[SavedRun], notes: Sequence[str] = (), *, by: Sequence[str] | None = None,
+                cohorts: str | Path | Mapping[str, Any] | None = None, refusals: str = "strict", examples: int = 3,
+                resamples: int = 1000, seed: int = 0, reading: str | None = None, cluster: str | None = None) -> dict:
+    """`medvqa.audit` of runs already read (`read_runs`; `notes`: its notes), so that a command
+    that has read them for another output audits them without reading them again; the
+    arguments are `medvqa.audit`'s (`by`: a sequence of names, None for the default strata)."""
+    from medvqa.core.audit.analysis import Settings, audit as audit_runs, cluster_notes
+    from medvqa.core.audit.pairing import language_pairs
+    from medvqa.core.metrics import reading_summary
+
+    runs = [run.read_as(reading) for run in runs]
+    said = reading_summary(runs)
+    groups, joined = join_runs(runs)
+    notes = [*notes, *joined]
+    settings = Settings(by=tuple(by) if by is not None else default_by(groups), refusals=refusals,
+                        resamples=resamples, seed=seed, examples=examples, cluster=cluster)
+    if isinstance(cohorts, Mapping):
+        cohorts = parse_cohorts(dict(cohorts))
+    elif cohorts is not None:
+        cohorts = read_cohorts(cohorts)
+    inputs = [run_input(g) for g in groups]
+    notes += cluster_notes([r.benchmark for r in inputs], cluster)
+    doc = audit_runs(inputs, settings, cohorts)
+    if languages := language_pairs(groups, settings):
+        doc["paired_language"] = languages
+        notes += [f"paired by language ({key}): {' with '.join(sec['runs'])}, under {', '.join(sec['conditions'])}"
+                  for key, sec in languages.items()]
+    return {**doc, **said, "notes": notes}
