@@ -31,22 +31,17 @@ def command(run_dirs, by, cohort_file, refusals, reading, examples, resamples, s
     paired as one."""
     from pathlib import Path
 
-    from medvqa.core.api import audit
+    from medvqa.core.api import _names
     from medvqa.core.audit.analysis import summary_markdown
+    from medvqa.core.audit.runs import audit_saved, read_runs
+    from medvqa.core.metrics import reading_of
 
     with analysis():
-        if html_out:  # the item browser beside the page shows the same runs: read once for both
-            from medvqa.core.audit.runs import audit_saved, read_runs
-            from medvqa.core.metrics import reading_of
-
-            reading_of(None, reading)  # an unknown reading is refused before any run is read
-            saved, repeated = read_runs(run_dirs)
-            names = tuple(n.strip() for n in by.split(",") if n.strip()) if by is not None else None
-            doc = audit_saved(saved, repeated, by=names, cohorts=cohort_file, refusals=refusals, examples=examples,
-                              resamples=resamples, seed=seed, reading=reading, cluster=cluster)
-        else:
-            doc = audit(*run_dirs, by=by, cohorts=cohort_file, refusals=refusals, examples=examples,
-                        resamples=resamples, seed=seed, reading=reading, cluster=cluster)
+        reading_of(None, reading)  # an unknown reading is refused before any run is read
+        saved, repeated = read_runs(run_dirs)  # read once: the audit and, with --html, the item browser beside it
+        doc = audit_saved(saved, repeated, by=tuple(_names(by)) if by is not None else None, cohorts=cohort_file,
+                          refusals=refusals, examples=examples, resamples=resamples, seed=seed, reading=reading,
+                          cluster=cluster)
         written = []
         if figures_dir or html_out:
             from medvqa.core.audit.figures import figures, save_figures, svg_texts

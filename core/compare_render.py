@@ -425,7 +425,6 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
 def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int) -> list[Path]:
     """The comparison page at `path` and, beside it in `<stem>-audits/`, one audit page per
     run (or joined runs) it links to. Returns the files written."""
-    from medvqa.core.api import audit
     from medvqa.core.audit.figures import figures, svg_texts
     from medvqa.core.audit.html import write_html
     from medvqa.core.audit.runs import audit_saved, distinct, read_runs
@@ -441,11 +440,8 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
     by_dir = {str(run.path): run for run in runs}
     for i, r in enumerate(comparison.runs, 1):
         dirs, repeated = distinct(r["runs"])
-        if all(str(Path(d)) in by_dir for d in dirs):  # the runs read above, not read again
-            doc = audit_saved([by_dir[str(Path(d))] for d in dirs], repeated, resamples=resamples, seed=seed,
-                              reading=readings.get(r["benchmark"]))
-        else:
-            doc = audit(*r["runs"], resamples=resamples, seed=seed, reading=readings.get(r["benchmark"]))
+        doc = audit_saved([by_dir[str(Path(d))] for d in dirs], repeated, resamples=resamples, seed=seed,
+                          reading=readings.get(r["benchmark"]))  # the runs read above, not read again
         slug = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{r['benchmark']}-{r['model']}")[:80]
         target = folder / f"{i:02d}-{slug}.html"
         written.append(write_html(doc, target, svg_texts(figures(doc)), view_href=f"../{quote(items_page.name)}"))
