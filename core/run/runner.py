@@ -275,6 +275,8 @@ def plan_requests(spec: RunSpec, existing: list[dict]) -> tuple[list[dict], list
     backends = {0: spec.backend}
     for r in range(1, spec.repeats):
         backends[r] = spec.repeat_backend(r) if spec.repeat_backend is not None else spec.backend
+        if backends[r].stats is not None:  # one run, one set of live counters (tokens, cost, in flight)
+            backends[r].stats = spec.backend.stats
     todo: list[Request] = []
     bench = spec.benchmark
     for item, cond in plan(spec.items, spec.conditions):

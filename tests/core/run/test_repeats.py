@@ -61,6 +61,16 @@ def test_each_repeat_is_asked_once_with_its_own_seed_and_key_and_resume_counts_r
     assert sum(len(v) > 1 for v in per_pair.values()) > PAIRS // 2  # sampled: the answers differ
 
 
+def test_the_summary_counts_the_tokens_of_every_repeat(three_repeats):
+    # the first run asked repeats 0 and 1 of every pair: its summary's tokens are all its records'
+    # (each repeat's backend counts into the run's one set of counters), as report sums them
+    first = three_repeats["first"]
+    asked = [r for r in read_all_records(three_repeats["dir"]) if r.get("repeat") in (0, 1)]
+    assert len(asked) == 2 * PAIRS
+    for k in ("prompt_tokens", "completion_tokens"):
+        assert first.usage[k] == sum((r.get("usage") or {}).get(k, 0) for r in asked) > 0
+
+
 def test_the_between_repeat_sd_and_the_item_interval_match_a_hand_computation(three_repeats):
     records = read_records(three_repeats["dir"])
     summary = three_repeats["again"].summary()
