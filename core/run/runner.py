@@ -230,6 +230,12 @@ class RunSpec:
     # The backend of repeat r ≥ 1 (the run's with seed + r, say); None: `backend` for every repeat.
     repeat_backend: Callable[[int], Backend] | None = None
 
+    def __post_init__(self) -> None:  # refused here, before the run directory is touched
+        if self.repeats < 1:
+            raise ValueError(f"repeats must be at least 1, not {self.repeats}")
+        if self.repeats > 1 and self.forced_guess:
+            raise ValueError("--forced-guess and --repeats cannot be combined yet: give one")
+
 
 def build_manifest(spec: RunSpec) -> dict:
     bench = spec.benchmark
@@ -268,10 +274,6 @@ def plan_requests(spec: RunSpec, existing: list[dict]) -> tuple[list[dict], list
     retried = RETRIED_STATUSES if spec.retry_errors else ()
     kept = [r for r in existing if r.get("status") not in retried]
     done = {pair_key(r) for r in kept}
-    if spec.repeats < 1:
-        raise ValueError(f"repeats must be at least 1, not {spec.repeats}")
-    if spec.repeats > 1 and spec.forced_guess:
-        raise ValueError("--forced-guess and --repeats cannot be combined yet: give one")
     backends = {0: spec.backend}
     for r in range(1, spec.repeats):
         backends[r] = spec.repeat_backend(r) if spec.repeat_backend is not None else spec.backend

@@ -177,3 +177,11 @@ def test_delta_lang_per_repeat_and_pooled_in_compare_match_a_hand_computation(tm
     assert [d["delta"] for d in got["per_repeat"]] == pytest.approx(per_repeat)
     assert got["pooled"]["delta"] == pytest.approx(sum(per_repeat) / 2)
     assert got["between_repeat_sd"] == pytest.approx(abs(per_repeat[0] - per_repeat[1]) / math.sqrt(2))
+
+
+def test_repeats_with_forced_guess_are_refused_before_the_run_directory_is_touched(tmp_path):
+    result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "random", "--repeats", "2",
+                                      "--forced-guess", "--run-dir", str(tmp_path / "run")])
+    assert result.exit_code == 1
+    assert "--forced-guess and --repeats cannot be combined yet" in result.output
+    assert not (tmp_path / "run").exists()  # no lock file, no folder left behind
