@@ -11,7 +11,7 @@ from medvqa import AnswerConventions, Benchmark, Item, Score, Template
 from . import hub, loader, templates
 from .detection import IOU_THRESHOLD, box_text, match, parse_boxes
 from .judge import MMBUJudge, answer_text
-from .metrics import counts, micro_f1
+from .metrics import counts, f1, micro_f1
 from .validate import RULES
 
 
@@ -112,15 +112,16 @@ class MMBUHard(Benchmark):
 
     def headline(self, records: list[dict]) -> dict:
         """Micro-F1 over the records given, with its 95 % CI (`metrics.micro_f1`: exact where
-        micro-F1 is an accuracy, else 1,000 bootstrap resamples of datapoints, seed 0); answers
-        not judged yet are left out, and with none judged the value is None ("not judged")."""
+        micro-F1 is an accuracy, else the delta-method interval of the ratio from 20 datapoints);
+        answers not judged yet are left out, and with none judged the value is None ("not judged")."""
         result = micro_f1([counts(r, self.iou_threshold) for r in records])
         return {"metric": "micro_f1", "value": result["value"], "n": result["n"], "ci": result["ci"],
                 "ci_method": result["ci_method"], "status": result["status"]}
 
     def headline_value(self, records: list[dict]) -> float | None:
-        """Micro-F1 alone (no bootstrap): what a comparison's own bootstrap computes per resample."""
-        return micro_f1([counts(r, self.iou_threshold) for r in records], resamples=0)["value"]
+        """Micro-F1 alone, with no interval: what a comparison's own bootstrap computes per resample."""
+        rows = [c for c in (counts(r, self.iou_threshold) for r in records) if c is not None]
+        return f1(*(sum(c[i] for c in rows) for i in range(3)))
 
     def report_tables(self, records: list[dict], manifest: dict):
         from .tables import MMBUTables

@@ -21,9 +21,7 @@ from medvqa.stats import binomial_ci, ratio_ci
 
 from .detection import box_from_text, match
 
-RESAMPLES = 1000
 CLOPPER_PEARSON = "clopper-pearson"  # ci_method of a classification micro-F1
-MIN_RATIO_N = 20  # below, micro-F1 with boxes has no interval (`medvqa.stats.ratio_ci`)
 LEVEL = 0.95
 
 
@@ -49,17 +47,16 @@ def f1(tp, fp, fn):
     return 2 * tp / denom if denom else None
 
 
-def micro_f1(rows: list[tuple[int, int, int] | None], *, resamples: int = RESAMPLES, seed: int = 0,
-             level: float = LEVEL) -> dict:
+def micro_f1(rows: list[tuple[int, int, int] | None], *, level: float = LEVEL) -> dict:
     """{value, n, n_unjudged, tp, fp, fn, ci, ci_method, status}: the micro-F1 of the rows'
     summed counts (None rows, answers not judged yet, are counted apart) and its interval:
     Clopper-Pearson where every row is one classification datapoint ((1, 0, 0) or (0, 1, 1):
     micro-F1 is then TP / n), else (boxes) the delta-method interval of the ratio of sums
     2ΣTP / Σ(2TP + FP + FN) over datapoints (`medvqa.stats.ratio_ci`, Cochran 1977 §6.4), from
-    `MIN_RATIO_N` datapoints: below, and where every datapoint has the same F1, no interval and a
+    `ratio_ci`'s minimum of 20 datapoints: below, and where every datapoint has the same F1, no interval and a
     `ci_note` saying why. The paper's Table 2 uses a 1,000-resample bootstrap over datapoints; it
     covers 75-91 % at n = 3-10 (bench/coverage.py), so medvqa departs from it (docs/benchmarks/
-    mmbu_hard.md). (`resamples` and `seed` are kept for callers; the interval needs neither.)
+    mmbu_hard.md).
     `status` is "scored", or "not judged" when no row has a score yet."""
     n_unjudged = sum(r is None for r in rows)
     rows = [r for r in rows if r is not None]
@@ -72,7 +69,7 @@ def micro_f1(rows: list[tuple[int, int, int] | None], *, resamples: int = RESAMP
         return {**out, "ci": list(binomial_ci(tp, n, level=level)), "ci_method": CLOPPER_PEARSON}
     if n and value is not None:  # boxes: the ratio 2TP / (2TP + FP + FN) of sums over datapoints
         data = np.asarray(rows, dtype=float)
-        ratio = ratio_ci(2 * data[:, 0], 2 * data[:, 0] + data[:, 1] + data[:, 2], level=level, min_n=MIN_RATIO_N)
+        ratio = ratio_ci(2 * data[:, 0], 2 * data[:, 0] + data[:, 1] + data[:, 2], level=level)
         return {**out, "ci": ratio["ci"], "ci_method": ratio["ci_method"] if ratio["ci"] else None,
                 "ci_note": ratio["note"]}
     return out

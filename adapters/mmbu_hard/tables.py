@@ -53,8 +53,8 @@ class MMBUTables:
         families = group([{**r, "family": task_family(str(r.get("task")))} for r in self.records], ["family", "format"])
         for (cond, family, fmt), closed_recs in families.items():
             if fmt == "closed" and (open_recs := families.get((cond, family, "open"))):
-                closed = micro_f1([counts(r, self.iou_threshold) for r in closed_recs], resamples=1)["value"]
-                opened = micro_f1([counts(r, self.iou_threshold) for r in open_recs], resamples=1)["value"]
+                closed = micro_f1([counts(r, self.iou_threshold) for r in closed_recs])["value"]
+                opened = micro_f1([counts(r, self.iou_threshold) for r in open_recs])["value"]
                 deltas.append({"condition": cond, "task_family": family, "closed_f1": closed,
                                "open_f1": opened,
                                "delta": None if closed is None or opened is None else closed - opened})
