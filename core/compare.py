@@ -39,7 +39,6 @@ from medvqa.core.items import DataError, Item
 from medvqa.core.passlines import PassLines
 from medvqa.core.run.saved import SavedRun, read_runs, whole_exam_items
 from medvqa.core.audit.stats import RESAMPLES
-from medvqa.core.run.store import read_manifest
 
 TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
                  "ci_method", "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate",

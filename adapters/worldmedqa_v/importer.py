@@ -40,7 +40,7 @@ import medvqa
 from medvqa import DataError
 
 from .benchmark import WorldMedQAV
-from .loader import COUNTRIES, by_index, gold_letter, item_id_of, items_of_rows, occurrences
+from .loader import COUNTRIES, VERSION, by_index, gold_letter, item_id_of, items_of_rows, occurrences
 from .matching import VLMEVALKIT_EXACT, can_infer, match_option
 
 NAME = re.compile(r"(?:(?P<model>.+?)_)?(?P<country>brazil|israel|japan|spain)_(?P<version>local|english)"
@@ -48,9 +48,7 @@ NAME = re.compile(r"(?:(?P<model>.+?)_)?(?P<country>brazil|israel|japan|spain)_(
 SUFFIXES = (".xlsx", ".csv", ".tsv")
 # the `source` of an assisted reading taken from VLMEvalKit's published result table
 PUBLISHED_SOURCE = "vlmevalkit-result"
-CONDITIONS = {"outputs_w_images": "C+Q+I", "outputs_blind": "C+Q"}
 FOLDER_PART = {"C+Q+I": "image", "C+Q": "blind"}  # a run directory's name: <country>_<version>_<this>
-VERSIONS = {"local": "local", "en": "english"}
 LOG_PREFIX = "Match Log: "
 PREFETCH_FAILED = "Failed in Prefetch"  # VLMEvalKit's log where matching failed and no extractor ran
 
@@ -119,7 +117,7 @@ class Source:
     @property
     def run_name(self) -> str:
         """`<model>/<country>_<local|english>_<image|blind>`: its run directory under a folder import's OUT."""
-        return f"{self.model}/{self.country}_{VERSIONS[self.language]}_{FOLDER_PART[self.condition]}"
+        return f"{self.model}/{self.country}_{VERSION[self.language]}_{FOLDER_PART[self.condition]}"
 
 
 def language_of(value: str | None, country: str) -> str | None:

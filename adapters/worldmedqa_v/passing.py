@@ -13,7 +13,7 @@ accuracy the headline cell's (`medvqa.metrics.cell`), under the reading the reco
 from __future__ import annotations
 
 from medvqa import PassLines, PassVerdict
-from medvqa.metrics import cell
+from medvqa.metrics import cell, is_derived
 
 from .loader import COUNTRIES
 
@@ -27,7 +27,7 @@ def pass_lines(records: list[dict], benchmark=None) -> PassLines:
     conditions such as `C+Q/forced`, are the audit's and left out)."""
     groups: dict[tuple[str, str, str], list[dict]] = {}
     for r in records:
-        if "/" in str(r.get("condition")) or r.get("country") not in PASS_LINES:
+        if is_derived(str(r.get("condition"))) or r.get("country") not in PASS_LINES:
             continue
         groups.setdefault((r["country"], str(r.get("language") or ""), r["condition"]), []).append(r)
     order = list(COUNTRIES)

@@ -20,6 +20,7 @@ from urllib.parse import urlencode
 from medvqa.core.audit.analysis import (CONVENTIONS, PAIRED_COLUMNS, STATES, intervals_text, model_docs, reading_text,
                                         refusal_scope, strata_rows)
 from medvqa.core.audit.pairing import language_columns
+from medvqa.core.audit.stats import MIN_TESTED
 from medvqa.core.audit.figures import figures, svg_texts
 from medvqa.core.render import FONT_STACK, bidi_auto, fmt, to_html
 
@@ -128,8 +129,8 @@ def _paired_table(page: _Page, base: list, paired: dict, model: str) -> None:
     if paired["by"]:
         page.add("<p>McNemar mid-p (Fagerland, Lydersen &amp; Laake 2013; the exact conditional p is in the JSON). "
                  "The overall row is the primary Δimg; strata are secondary. Holm p: the mid-p adjusted by Holm's "
-                 "method over the tested levels of each stratum; a stratum of fewer than 10 pairs is descriptive "
-                 "(no test).</p>")
+                 f"method over the tested levels of each stratum; a stratum of fewer than {MIN_TESTED} pairs is "
+                 "descriptive (no test).</p>")
     page.add(f"<p>Intervals: {_e(intervals_text(page.doc))}</p>")
     _unpaired(page, "Image items not paired", paired["unpaired"])
 

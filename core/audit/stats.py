@@ -144,11 +144,6 @@ def mcnemar_exact(n10: int, n01: int) -> float:
     return mcnemar(n10, n01)["exact_p"]
 
 
-def mcnemar_midp(n10: int, n01: int) -> float:
-    """McNemar's mid-p value (`mcnemar`): never 0 (at least `P_FLOOR`); 1 without discordant pairs."""
-    return mcnemar(n10, n01)["p"]
-
-
 def binomial_test(successes: int, n: int, p: float) -> float | None:
     """Two-sided exact binomial p-value of `successes` out of `n` against probability `p` (the
     sum of the probabilities of every count no likelier than the one seen, as
