@@ -35,7 +35,9 @@ class MIR(Benchmark):
         if path is None:
             raise ValueError("mir needs --data PATH: a folder holding 2024/MIR24GPT_final.xlsx and/or "
                              "2026/MIR26.xlsx (see docs/benchmarks/mir.md)")
-        return self.select_items(loader.load(Path(path)).items, wanted)
+        asked = {str(y) for y in wanted.get("year") or ()}  # read only the workbooks of the years asked
+        years = tuple(y for y in loader.YEARS if str(y) in asked) or loader.YEARS
+        return self.select_items(loader.load(Path(path), years).items, wanted)
 
     def template(self, item: Item) -> Template:
         return templates.TEMPLATE
