@@ -23,20 +23,26 @@ def default_cache_path() -> Path:
     return Path(root) / "responses.sqlite3"
 
 
+# SQLite does not wait (its busy timeout) for a connection switching a new file to WAL while another
+# sets it up: "database is locked" at once. Within one process, setting up is serialised.
+_SETUP = threading.Lock()
+
+
 class ResponseCache:
     def __init__(self, path: Path | None = None, *, commit_every: int = 256):
         self.path = Path(path) if path else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = _Guarded(self.path, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, "
-                         "text TEXT NOT NULL, usage TEXT, latency_s REAL)")
-        have = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
-        for column in ("reasoning", "finish_reason"):  # caches written before reasoning was kept
-            if column not in have:
-                self._db.execute(f"ALTER TABLE responses ADD COLUMN {column} TEXT")
-        self._db.commit()
+        with _SETUP:  # caches opened at once by threads (an eval set's experiments) set the file up one by one
+            self._db = _Guarded(self.path, check_same_thread=False, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, "
+                             "text TEXT NOT NULL, usage TEXT, latency_s REAL)")
+            have = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
+            for column in ("reasoning", "finish_reason"):  # caches written before reasoning was kept
+                if column not in have:
+                    self._db.execute(f"ALTER TABLE responses ADD COLUMN {column} TEXT")
+            self._db.commit()
         self._lock = threading.Lock()
         self._uncommitted = 0
         self.commit_every = commit_every

@@ -125,7 +125,7 @@ def test_eval_set_in_python_does_what_the_command_does(tmp_path, monkeypatch):
     doc = medvqa.eval_set({"study_dir": "s", "models": [{"model": "constant:A"}, {"model": "random", "name": "r"}],
                            "benchmarks": [{"benchmark": "jmed48k", "sample": True, "conditions": ["C+Q"]}]},
                           progress=False)
-    assert [e["model"] for e in doc["experiments"]] == ["constant:A", "r"] and doc["failed"] == []
+    assert [e["model"] for e in doc["experiments"]] == ["constant:A", "r"] and doc["failed"] == [], [e["failure"] for e in doc["experiments"]]
     assert {r["model"] for r in doc["compare"]["table"]} == {"constant:A", "r"}
     assert (tmp_path / "s" / "jmed48k" / "constant_A" / "records.jsonl").is_file()
 
