@@ -9,12 +9,12 @@ data have no spread, e.g. every item contributes the same). An interval an outpu
 below its minimum n (the cluster bootstrap, the ratio interval of micro-F1) prints that minimum
 instead of a coverage. The truths:
 
-- accuracy (Clopper-Pearson): exact coverage averaged over p = 0.05, 0.10, ..., 0.95 (no
+- accuracy (Wilson): exact coverage averaged over p = 0.05, 0.10, ..., 0.95 (no
   simulation: the binomial probabilities of every count);
 - a paired difference (Δimg, two models' accuracies; Tango): pairs with p11 = 0.45, p10 = 0.20,
   p01 = 0.10, p00 = 0.25 (Δ = 0.10);
 - a macro average (MOVER-Wilson): three rows of n items each, at 0.3, 0.6 and 0.85;
-- a difference of two models' Δimg (paired t): model a's pairs drawn as above, model b copying
+- a difference of two models' Δimg (paired z): model a's pairs drawn as above, model b copying
   a's answers on 60 % of the items (they err together) and else drawn with p10 = 0.15;
 - micro-F1 with boxes (delta-method ratio interval): per datapoint 1-3 gold boxes, as many
   predictions ± 1, each gold box found with a probability drawn per datapoint from Beta(3, 2);
@@ -87,7 +87,7 @@ def delta_difference(n: int, reps: int, rng, resamples: int) -> float | str:
         wb, rb = _pairs(n, rng, 0.15)
         copy = rng.random(n) < 0.6
         wb, rb = np.where(copy, wa, wb), np.where(copy, ra, rb)
-        got = stats.paired_t_difference(wa - ra, wb - rb)
+        got = stats.paired_z_difference(wa - ra, wb - rb)
         if got["ci"] is not None:
             given += 1
             hits += got["ci"][0] <= truth <= got["ci"][1]
@@ -183,10 +183,10 @@ def cluster(n: int, reps: int, rng, resamples: int) -> float | str:
 
 
 INTERVALS = [
-    ("accuracy", stats.CLOPPER_PEARSON, accuracy),
+    ("accuracy", stats.WILSON, accuracy),
     ("paired difference (Δimg, two models)", stats.TANGO, tango),
     ("macro average of 3 rows", stats.MOVER_WILSON, macro),
-    ("Δimg of a − Δimg of b", stats.PAIRED_T, delta_difference),
+    ("Δimg of a − Δimg of b", stats.PAIRED_Z, delta_difference),
     ("micro-F1 with boxes", stats.DELTA_RATIO, micro_f1_boxes),
     ("micro-F1 of a − micro-F1 of b", stats.EXPANDED_BOOTSTRAP, micro_f1_difference),
     ("accuracy, clustered items (n clusters)", stats.CLUSTER_BOOTSTRAP, cluster),

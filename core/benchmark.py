@@ -232,7 +232,7 @@ class Benchmark:
     def headline(self, records: list[dict]) -> dict:
         """The headline metric over `records` (one group's counted records: `medvqa.metrics`
         has already left out what `counts` refuses): {"metric", "value", "n", "ci": [low, high]
-        | None, "ci_method"}. The default is accuracy with its exact (Clopper-Pearson) 95 %
+        | None, "ci_method"}. The default is accuracy with its Wilson 95 %
         interval; a benchmark scored otherwise (micro-F1, points) overrides it, and
         `medvqa.metrics` then shows its value in every table."""
         from medvqa.core import metrics

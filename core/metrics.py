@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from medvqa.core.benchmark import Benchmark
 
 ACCURACY = "accuracy"
-EXACT = "clopper-pearson"  # the interval of an accuracy: exact binomial, 95 %
+WILSON = "wilson-score"  # the interval of an accuracy: Wilson's score interval, 95 % (core/audit/stats)
 UNKNOWN = "unknown"  # the level of a record without a value for the stratum
 NONE = "none"  # the level of an empty list-valued stratum
 CI_COLUMNS = ("ci_low", "ci_high")
@@ -39,7 +39,7 @@ READINGS = (STRICT, ASSISTED)
 def other_columns(reading: str = STRICT) -> tuple[str, ...]:
     """The columns a table row gains where an extraction exists, under headline `reading`: correct
     and accuracy under the other reading (`assisted_*` beside a strict headline, `strict_*` beside
-    an assisted one), its exact 95 % interval, and how many parse failures the extractor read."""
+    an assisted one), its 95 % (Wilson) interval, and how many parse failures the extractor read."""
     other = other_reading(reading)
     return (f"{other}_correct", f"{other}_accuracy", f"{other}_ci_low", f"{other}_ci_high", "extracted")
 
@@ -96,12 +96,12 @@ class Cell:
         return self.correct / self.n if self.n else None
 
     def accuracy_columns(self, statuses: Sequence[str] = NON_ANSWERS) -> dict[str, Any]:
-        """A table row's accuracy columns: n, correct, accuracy, its exact 95 % interval (ci_low,
+        """A table row's accuracy columns: n, correct, accuracy, its 95 % (Wilson) interval (ci_low,
         ci_high, ci_method, whatever the headline metric), the count of each of `statuses` and,
         where an extraction exists, the assisted columns (`assisted_columns`)."""
         ci = self.ci if self.metric == ACCURACY else accuracy_ci(self.correct, self.n)
         return {"n": self.n, "correct": self.correct, "accuracy": self.accuracy, "ci_low": ci[0] if ci else None,
-                "ci_high": ci[1] if ci else None, "ci_method": EXACT if ci else None,
+                "ci_high": ci[1] if ci else None, "ci_method": WILSON if ci else None,
                 **{s: self.statuses.get(s, 0) for s in statuses}, **assisted_columns(self)}
 
     def as_dict(self) -> dict[str, Any]:
@@ -145,14 +145,14 @@ def with_assisted(columns: Sequence[str], rows: Iterable[Mapping]) -> list[str]:
 
 
 def accuracy_ci(correct: int, n: int) -> tuple[float, float] | None:
-    """The exact (Clopper-Pearson) 95 % interval of correct / n; None when n = 0."""
+    """The 95 % interval of correct / n (Wilson's score interval); None when n = 0."""
     from medvqa.core.audit.stats import binomial_ci  # scipy.special, imported on first use
 
     return binomial_ci(correct, n)
 
 
 def add_ci(frame: pd.DataFrame) -> None:
-    """Add the `CI_COLUMNS` (exact 95 % intervals, fractions) to a DataFrame with integer columns
+    """Add the `CI_COLUMNS` (Wilson 95 % intervals, fractions) to a DataFrame with integer columns
     `correct` and `n`, in place."""
     cis = [accuracy_ci(int(c), int(n)) or (None, None) for c, n in zip(frame["correct"], frame["n"])]
     frame["ci_low"] = [ci[0] for ci in cis]
@@ -256,7 +256,7 @@ def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell
         ci = head.get("ci")
         return Cell(n, correct, head.get("value"), tuple(ci) if ci else None, head.get("ci_method", "bootstrap"),
                     head.get("metric", benchmark.headline_metric), dict(statuses), left_out, **assisted)
-    return Cell(n, correct, correct / n if n else None, accuracy_ci(correct, n), EXACT if n else None,
+    return Cell(n, correct, correct / n if n else None, accuracy_ci(correct, n), WILSON if n else None,
                 ACCURACY, dict(statuses), left_out, **assisted)
 
 

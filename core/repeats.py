@@ -11,7 +11,7 @@ record without one is repeat 0). Per condition, `repeat_numbers` gives:
   correctness over its repeats is one observation, and the interval is Student's t over the
   items (so the repeats of one item are never counted as independent items). Where the items'
   means do not vary at all (every item right in every repeat, or wrong in every one, where t
-  gives no width), the exact Clopper-Pearson interval on the items stands instead. For a
+  gives no width), the Wilson interval on the items stands instead. For a
   benchmark whose headline metric is not accuracy, the mean and SD are of its metric and the
   item-level interval is left out (None, and the method says so).
 
@@ -32,8 +32,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from medvqa.core import metrics
 from medvqa.core.results import condition_order, is_derived
 
-ITEM_INTERVAL = ("Student's t over items (each item's mean over the repeats); exact Clopper-Pearson on the "
-                 "items where their means do not vary")
+ITEM_INTERVAL = ("Student's t over items (each item's mean over the repeats); Wilson on the items where "
+                 "their means do not vary")
 NO_INTERVAL = "none: the headline metric is not a mean over items"
 IMAGE_PAIR = ("C+Q+I", "C+Q")
 
@@ -75,7 +75,7 @@ def item_interval(per_item: Sequence[float], lower: float = 0.0) -> tuple[float,
         return None
     mean = fmean(per_item)
     found = _t_interval(per_item, mean)
-    if found is None:  # no spread among the items: the exact interval of a proportion on them
+    if found is None:  # no spread among the items: the Wilson interval of a proportion on them
         if lower < 0:
             return (mean, mean) if len(per_item) < 2 else None
         exact = metrics.accuracy_ci(round(mean * len(per_item)), len(per_item))

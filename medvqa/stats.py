@@ -1,20 +1,20 @@
-"""The statistics medvqa's own tables and audit use, for a benchmark's own tables: exact
-(Clopper-Pearson) intervals of proportions, Tango's score interval of a paired difference,
-the MOVER-Wilson interval of a macro average (`macro_method`: Clopper-Pearson for one row),
+"""The statistics medvqa's own tables and audit use, for a benchmark's own tables: Wilson's
+score intervals of proportions, Tango's score interval of a paired difference,
+the MOVER-Wilson interval of a macro average (`macro_method`: Wilson for one row),
 McNemar's mid-p test with the exact conditional p beside it (`mcnemar`), Holm's adjustment,
 the delta-method interval of a ratio of sums (`ratio_ci`, micro-F1), a bootstrap interval and
 a bootstrap p-value that is never 0. Outputs name each interval's method in `ci_method`:
-`clopper-pearson`, `tango-score`, `mover-wilson`, `delta-method-ratio`, `paired-t`,
+`wilson-score` (`WILSON`), `tango-score`, `mover-wilson`, `delta-method-ratio`, `paired-z`,
 `bootstrap-percentile` (`bootstrap_ci`), `bootstrap-expanded-percentile`,
 `cluster-bootstrap-expanded-percentile`.
 
     >>> from medvqa.stats import binomial_ci
     >>> [round(x, 3) for x in binomial_ci(7, 10)]
-    [0.348, 0.933]
+    [0.397, 0.892]
 """
 
-from medvqa.core.audit.stats import (binomial_ci, bootstrap_ci, bootstrap_p, holm, macro_method, mcnemar,
+from medvqa.core.audit.stats import (WILSON, binomial_ci, bootstrap_ci, bootstrap_p, holm, macro_method, mcnemar,
                                      mcnemar_exact, mean_of_proportions_ci, paired_difference_ci, ratio_ci)
 
-__all__ = ["binomial_ci", "bootstrap_ci", "bootstrap_p", "holm", "macro_method", "mcnemar", "mcnemar_exact",
+__all__ = ["WILSON", "binomial_ci", "bootstrap_ci", "bootstrap_p", "holm", "macro_method", "mcnemar", "mcnemar_exact",
            "mean_of_proportions_ci", "paired_difference_ci", "ratio_ci"]

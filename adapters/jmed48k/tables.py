@@ -11,8 +11,8 @@
 - Exclusions per profession-year: items, items excluded for a null `correct_answer`, and the
   scored items split into text-only and with-images.
 
-Every accuracy carries its 95 % CI and names its method (`ci_method`): exact
-(Clopper-Pearson) for a row; for the unweighted macro average that ends each accuracy table,
+Every accuracy carries its 95 % CI and names its method (`ci_method`): Wilson's
+score interval for a row; for the unweighted macro average that ends each accuracy table,
 MOVER from the rows' Wilson limits, centred on the macro average itself. n counts items;
 non-answers (refusal, parse failure, error, missing) stay in n as incorrect. Where an extractor
 read parse failures (`medvqa score --extractor`), each accuracy row adds the assisted accuracy
@@ -42,7 +42,7 @@ def jmed48k_tables(records: list[dict], excluded: list[dict] = ()) -> Tables:
     text_only = [r for r in records if r["condition"] == "C+Q" and not r.get("has_image")]
     with_images, fallback = image_records(records)
     macro_note = (f"{MACRO}: the unweighted mean of the accuracies above (its CI: MOVER from the rows' Wilson "
-                  "limits; rows: Clopper-Pearson); its n and correct are sums.")
+                  "limits; rows: Wilson); its n and correct are sums.")
     if fallback:
         fallback_note = (f"{len(fallback)} of {len(with_images)} image items have no usable image in the data "
                          "and are counted under C+Q (without their images).")

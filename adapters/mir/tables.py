@@ -1,7 +1,7 @@
 """`medvqa report RUN --table mir`: the MIR scored as the exam scores it, and by stratum.
 
 - `exam`: per year and answer sheet (`exam.sheets`: with images, without images): on every valid
-  question (annulled ones in no denominator) right, wrong, blank and accuracy with its exact 95 %
+  question (annulled ones in no denominator) right, wrong, blank and accuracy with its 95 % Wilson
   interval, and the repository's 200-question equivalent (right × 200/valid); on the official
   200 (`rules.official_numbers`: each annulled question replaced by the next reserve) right,
   wrong, blank and the net score (right − wrong/3); the year's best official candidate (188 of

@@ -9,7 +9,7 @@ of the counts and reported as not judged. A detection record counts the TP / FP 
 greedy box matching; a detection reply without a readable box is a FN per gold box.
 
 Where every counted record is a classification, micro-F1 = 2TP / (2TP + 2(n − TP)) = TP / n,
-the accuracy, and its interval is the exact Clopper-Pearson one; with boxes it is the
+the accuracy, and its interval is Wilson's score interval; with boxes it is the
 delta-method interval of a ratio of sums over datapoints (`medvqa.stats.ratio_ci`), from 20
 datapoints (the paper's Table 2 bootstraps datapoints instead; see `micro_f1`)."""
 
@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from medvqa.stats import binomial_ci, ratio_ci
+from medvqa.stats import WILSON, binomial_ci, ratio_ci
 
 from .detection import box_from_text, match
 
-CLOPPER_PEARSON = "clopper-pearson"  # ci_method of a classification micro-F1
 LEVEL = 0.95
 
 
@@ -50,7 +49,7 @@ def f1(tp, fp, fn):
 def micro_f1(rows: list[tuple[int, int, int] | None], *, level: float = LEVEL) -> dict:
     """{value, n, n_unjudged, tp, fp, fn, ci, ci_method, status}: the micro-F1 of the rows'
     summed counts (None rows, answers not judged yet, are counted apart) and its interval:
-    Clopper-Pearson where every row is one classification datapoint ((1, 0, 0) or (0, 1, 1):
+    Wilson where every row is one classification datapoint ((1, 0, 0) or (0, 1, 1):
     micro-F1 is then TP / n), else (boxes) the delta-method interval of the ratio of sums
     2ΣTP / Σ(2TP + FP + FN) over datapoints (`medvqa.stats.ratio_ci`, Cochran 1977 §6.4), from
     `ratio_ci`'s minimum of 20 datapoints: below, and where every datapoint has the same F1, no interval and a
@@ -66,7 +65,7 @@ def micro_f1(rows: list[tuple[int, int, int] | None], *, level: float = LEVEL) -
     out = {"value": value, "n": n, "n_unjudged": n_unjudged, "tp": tp, "fp": fp, "fn": fn, "ci": None,
            "ci_method": None, "status": "not judged" if not n and n_unjudged else "scored"}
     if n and value is not None and all(tuple(r) in ((1, 0, 0), (0, 1, 1)) for r in rows):
-        return {**out, "ci": list(binomial_ci(tp, n, level=level)), "ci_method": CLOPPER_PEARSON}
+        return {**out, "ci": list(binomial_ci(tp, n, level=level)), "ci_method": WILSON}
     if n and value is not None:  # boxes: the ratio 2TP / (2TP + FP + FN) of sums over datapoints
         data = np.asarray(rows, dtype=float)
         ratio = ratio_ci(2 * data[:, 0], 2 * data[:, 0] + data[:, 1] + data[:, 2], level=level)

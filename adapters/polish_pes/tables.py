@@ -13,7 +13,7 @@
 - `exclusions`: per exam sheet, items, items annulled by CEM (excluded, never scored), scored.
 
 n counts items; non-answers (refusal, parse failure, error, missing) stay in n as incorrect.
-Every accuracy carries its exact (Clopper-Pearson) 95 % CI. Where an extractor read parse
+Every accuracy carries its 95 % CI (Wilson's score interval). Where an extractor read parse
 failures (`medvqa score --extractor`), each model row adds the assisted accuracy beside the
 strict one (the metrics layer's `ASSISTED_COLUMNS`). Pure functions of the records.
 """
@@ -25,11 +25,11 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from medvqa.metrics import NON_ANSWERS, accuracy_ci, cell, group, is_derived, with_assisted
+from medvqa.stats import WILSON
 from medvqa.tables import Table, Tables
 
 from .loader import DOMAINS
 
-CLOPPER_PEARSON = "clopper-pearson"  # the ci_method of an exact interval
 
 CONDITIONS = ("C", "C+Q", "C+I", "C+Q+I")
 SETS = {"vqa": "VQA", "qa": "QA"}
@@ -145,7 +145,7 @@ def human_frame(records: list[dict]) -> pd.DataFrame:
         ci = accuracy_ci(correct, answers) or (None, None)
         rows.append({"set": label, "who": "examinees", "condition": "", "n": len(per_item), "answers": answers,
                      "correct": correct, "accuracy": correct / answers, "ci_low": ci[0], "ci_high": ci[1],
-                     "ci_method": CLOPPER_PEARSON})
+                     "ci_method": WILSON})
         for cond in CONDITIONS:
             if cs := [r for r in rs if r["condition"] == cond]:  # (the frame keeps only its columns)
                 rows.append({"set": label, "who": "model", "condition": cond, "answers": None,

@@ -124,7 +124,7 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def _ci(values: Sequence[float], s: Settings):
-    """The exact (Clopper-Pearson) interval of a proportion of per-item credits (expected
+    """The Wilson interval of a proportion of per-item credits (expected
     counts where refusals are imputed)."""
     ci = stats.proportion_ci(float(np.sum(values)), len(values))
     return list(ci) if ci is not None else None
@@ -205,7 +205,7 @@ def transition_row(values: Sequence[tuple[float, float]], s: Settings, *, tested
                    clusters: Sequence[str] | None = None) -> dict:
     """The four states as fractions of the pool, accuracies, Δimg, CIs and McNemar's p.
     Δimg's interval is Tango's score interval for paired proportions; the accuracies' are
-    Clopper-Pearson; the test is McNemar's mid-p, with the exact conditional p beside it.
+    Wilson's; the test is McNemar's mid-p, with the exact conditional p beside it.
     Credits may be fractional (imputed refusals): states are then expected fractions, the
     intervals use expected counts and McNemar's test, which needs whole pairs, is omitted. A row
     not `tested` (a stratum of fewer than `stats.MIN_TESTED` pairs) is descriptive: no test, and
@@ -216,7 +216,7 @@ def transition_row(values: Sequence[tuple[float, float]], s: Settings, *, tested
         return {"n": 0, **{k: None for k in (*STATES, "a_with", "a_removed", "delta_img", "ci",
                                               "ci_a_with", "ci_a_removed", "mcnemar_p", "mcnemar_exact_p", "test",
                                               "note")},
-                "ci_method": stats.TANGO, "ci_a_method": stats.CLOPPER_PEARSON}
+                "ci_method": stats.TANGO, "ci_a_method": stats.WILSON}
     cw, cr = np.array(values, dtype=float).T
     states = {"p11": cw * cr, "p10": cw * (1 - cr), "p01": (1 - cw) * cr, "p00": (1 - cw) * (1 - cr)}
     binary = bool(np.all(np.isin(cw, (0.0, 1.0))) and np.all(np.isin(cr, (0.0, 1.0))))
@@ -224,7 +224,7 @@ def transition_row(values: Sequence[tuple[float, float]], s: Settings, *, tested
     ci = list(stats.paired_difference_ci(counts["p10"], counts["p01"], n))
     row = {"n": n, **{k: counts[k] / n for k in STATES}, "a_with": float(cw.mean()), "a_removed": float(cr.mean()),
            "delta_img": counts["p10"] / n - counts["p01"] / n, "ci": ci, "ci_method": stats.TANGO,
-           "ci_a_method": stats.CLOPPER_PEARSON, "ci_a_with": _ci(cw, s), "ci_a_removed": _ci(cr, s),
+           "ci_a_method": stats.WILSON, "ci_a_with": _ci(cw, s), "ci_a_removed": _ci(cr, s),
            "mcnemar_p": None, "mcnemar_exact_p": None, "test": None, "note": None}
     if binary and tested:
         row.update(mcnemar_fields(int(counts["p10"]), int(counts["p01"]), ci))
@@ -459,8 +459,8 @@ def stem_leaks(item: Item, patterns: Sequence = ()) -> bool:
 
 
 def io_control(run: _Run, s: Settings) -> dict:
-    """Image-as-options items: accuracy with and without the image against mean(1/k), with an
-    exact binomial test; numeric items apart; the stem-leakage check."""
+    """Image-as-options items: accuracy with and without the image against mean(1/k), with the
+    score test their Wilson intervals invert; numeric items apart; the stem-leakage check."""
     by_key, patterns = run.by_key, run.input.patterns
     io_items = [it for it in run.input.items.values() if it.image_as_options and not it.excluded]
     fixed = [it for it in io_items if run.chance(it) is not None]
@@ -473,7 +473,7 @@ def io_control(run: _Run, s: Settings) -> dict:
         return [bool(by_key[(it.id, cond)].get("correct")) for it in items if (it.id, cond) in by_key]
 
     def binomial(got: list[bool], chance: float | None) -> float | None:
-        return None if chance is None else stats.binomial_test(sum(got), len(got), chance)
+        return None if chance is None else stats.score_test(sum(got), len(got), chance)
 
     with_correct, removed_correct = correct(paired, WITH), correct(paired, REMOVED)
     unavailable_correct = correct(unavailable, REMOVED)
@@ -486,16 +486,16 @@ def io_control(run: _Run, s: Settings) -> dict:
         "a_removed": _mean(removed_correct),
         "ci_a_with": _ci(with_correct, s),
         "ci_a_removed": _ci(removed_correct, s),
-        "ci_method": stats.CLOPPER_PEARSON,
-        "test": stats.BINOMIAL,
+        "ci_method": stats.WILSON,
+        "test": stats.SCORE_TEST,
         "binomial_p": binomial(removed_correct, baseline),
         "binomial_p_with": binomial(with_correct, baseline),
         "image_unavailable": {
             "n": len(unavailable), "baseline": unavailable_baseline,
             "a_removed": _mean(unavailable_correct),
             "ci_a_removed": _ci(unavailable_correct, s),
-            "ci_method": stats.CLOPPER_PEARSON,
-            "test": stats.BINOMIAL,
+            "ci_method": stats.WILSON,
+            "test": stats.SCORE_TEST,
             "binomial_p": binomial(unavailable_correct, unavailable_baseline),
         },
         "numeric": {"n": len(numeric), **{cond: {"n": len(got), "accuracy": _mean(got)}
@@ -735,11 +735,11 @@ def paired_accuracy_test(a: Sequence[bool], b: Sequence[bool]) -> dict:
 def delta_difference_test(a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool, bool]], s: Settings,
                           clusters: Sequence[str] | None = None) -> dict:
     """Δimg of model a − Δimg of model b on the items both paired ((with, removed) per item):
-    interval and p-value from one method, the paired t on the per-item contrasts
-    (`stats.paired_t_difference`), so the two never contradict. Given `clusters` (one id per
+    interval and p-value from one method, the z on the per-item contrasts
+    (`stats.paired_z_difference`), so the two never contradict. Given `clusters` (one id per
     item), a cluster bootstrap (whole clusters resampled; its interval and p from the same
     resamples) stands beside it (`ci_cluster`, `p_cluster`)."""
-    t = stats.paired_t_difference([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b])
+    t = stats.paired_z_difference([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b])
     out = {k: t[k] for k in ("n", "difference", "ci", "ci_method", "test", "p", "p_bound", "log10_p", "note")}
     if clusters is not None:
         c = stats.bootstrap_difference([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b],

@@ -252,7 +252,7 @@ def _cohorts(page: _Page, cohorts: dict) -> None:
 
 
 def _comparisons(page: _Page, comparisons: list) -> None:
-    page.add("<h2>Model differences (accuracy: McNemar mid-p, Tango interval; Δimg: paired t interval and "
+    page.add("<h2>Model differences (accuracy: McNemar mid-p, Tango interval; Δimg: paired z interval and "
              "test)</h2>")
     page.table(["a", "b", "measure"], _warned([("n", "n", "int"), ("a − b", "difference", "pp"),
                                                ("95 % CI", "ci", "ci_pp"), ("cluster 95 % CI", "ci_cluster", "ci_pp"),

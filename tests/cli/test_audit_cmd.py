@@ -51,9 +51,9 @@ def invoke(*args: str) -> dict:
     return json.loads(result.stdout)
 
 
-def binomial_two_sided(k: int, n: int, p: float) -> float:
-    pmf = [math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(n + 1)]
-    return min(1.0, sum(q for q in pmf if q <= pmf[k] * (1 + 1e-7)))
+def score_two_sided(k: int, n: int, p: float) -> float:
+    """The score test against p that Wilson's interval inverts: 2·Φ(−|k − np| / √(np(1 − p)))."""
+    return math.erfc(abs(k - n * p) / math.sqrt(n * p * (1 - p)) / math.sqrt(2))
 
 
 def test_io_control_and_selection_bias_from_saved_runs(runs, sample_items, tmp_path, no_backend):
@@ -70,7 +70,8 @@ def test_io_control_and_selection_bias_from_saved_runs(runs, sample_items, tmp_p
         assert io["n"] == len(io_items) == 5
         assert io["baseline"] == pytest.approx(baseline)
         k = round(io["a_removed"] * io["n"])
-        assert io["binomial_p"] == pytest.approx(binomial_two_sided(k, io["n"], baseline), rel=1e-9)
+        assert io["test"] == "binomial-score"
+        assert io["binomial_p"] == pytest.approx(score_two_sided(k, io["n"], baseline), rel=1e-9)
         # stems that describe options one by one ("①腹部膨隆を認める。②…") are flagged
         assert {"Physician_2026_D_Q28", "Physician_2026_D_Q67"} <= set(io["leakage_items"])
         assert "Physician_2026_B_Q18" not in io["leakage_items"]

@@ -1,12 +1,13 @@
 """`medvqa import BENCH FILE` for a benchmark without its own import command (JMed48k, Polish
 PES): JSON Lines, CSV and XLSX answers become a run scored like any run, with every other pair
-`missing`, its summary giving n and the exact interval; a bad file (a missing column, an unknown
+`missing`, its summary giving n and the Wilson interval; a bad file (a missing column, an unknown
 item, a second answer, a condition the item does not take, no spreadsheet at all) is one error
 naming the file and the line or row, and nothing is written."""
 
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from click.testing import CliRunner
@@ -38,8 +39,10 @@ def test_jsonl_and_csv_answers_become_a_run_of_every_pair(jmed_sample, tmp_path)
     cq = summary["conditions"]["C+Q"]
     n = sum(1 for it in items)  # every runnable item under C+Q: 3 answered here, the others missing
     assert (cq["n"], cq["correct"], cq["missing"]) == (n, 1, n - 3)
-    # Clopper-Pearson with one success: the lower bound solves 1 - (1 - p)^n = 0.025
-    assert abs(cq["ci"][0] - (1 - 0.975 ** (1 / n))) < 1e-9
+    # Wilson with one success in n: (1/n + z²/2n − z√((1/n)(1 − 1/n)/n + z²/4n²)) / (1 + z²/n)
+    z, p = 1.959963984540054, 1 / n
+    low = (p + z * z / (2 * n) - z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n)
+    assert cq["ci"][0] == pytest.approx(low, abs=1e-12)
     records = {r["item_id"]: r for r in read_records(tmp_path / "run")}
     assert records[first.id]["correct"] and not records[third.id]["correct"]
     assert records[second.id]["status"] in ("parse_failure", "refusal")
@@ -83,8 +86,6 @@ def write_xlsx(path, rows):
 def test_xlsx_answers_of_polish_pes_become_a_run_with_its_counts_and_intervals(tmp_path):
     """Polish PES has no import of its own: the generic one reads an XLSX sheet with named id and
     response columns, a `condition` column where a row names one and `--condition` elsewhere."""
-    from scipy.stats import beta
-
     table = write_xlsx(tmp_path / "answers.xlsx", [
         ["question_id", "model_answer", "condition"],
         ["pes-v-kar-01", "C", ""],  # right (gold C)
@@ -102,9 +103,9 @@ def test_xlsx_answers_of_polish_pes_become_a_run_with_its_counts_and_intervals(t
     # 7 VQA items take C+Q+I (one of the 8 is annulled), 12 items take C+Q (two annulled)
     assert (image["n"], image["correct"], image["answered"], image["missing"]) == (7, 3, 4, 3)
     assert (text["n"], text["correct"], text["answered"], text["missing"]) == (12, 1, 1, 11)
-    # exact (Clopper-Pearson) 95 % intervals: the beta quantiles of k successes in n
-    assert image["ci"] == pytest.approx([beta.ppf(0.025, 3, 5), beta.ppf(0.975, 4, 4)], abs=1e-9)
-    assert text["ci"] == pytest.approx([beta.ppf(0.025, 1, 12), beta.ppf(0.975, 2, 11)], abs=1e-9)
+    # Wilson 95 % intervals, as scipy's binomtest gives them, of 3 in 7 and 1 in 12
+    assert image["ci"] == pytest.approx([0.158220, 0.749542], abs=1e-6)
+    assert text["ci"] == pytest.approx([0.014865, 0.353880], abs=1e-6)
     records = {(r["item_id"], r["condition"]): r for r in read_records(tmp_path / "run")}
     assert records[("pes-v-int-01", "C+Q+I")]["predicted"] == ["A"] and not records[("pes-v-int-01", "C+Q+I")]["correct"]
 
@@ -112,8 +113,7 @@ def test_xlsx_answers_of_polish_pes_become_a_run_with_its_counts_and_intervals(t
     shown = CliRunner().invoke(cli, [*args[:6], str(tmp_path / "run-text"), *args[7:]])
     assert shown.exit_code == 0, shown.output
     line = next(x for x in shown.stdout.splitlines() if x.strip().startswith("C+Q+I"))
-    low, high = beta.ppf(0.025, 3, 5), beta.ppf(0.975, 4, 4)
-    assert line.split()[1] == "7" and "42.9%" in line and f"{100 * low:.1f}–{100 * high:.1f}%" in line
+    assert line.split()[1] == "7" and "42.9%" in line and "15.8–75.0%" in line
 
 
 @pytest.mark.parametrize("rows, where, says", [

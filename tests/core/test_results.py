@@ -14,6 +14,7 @@ from medvqa.cli.main import cli
 from medvqa.core.items import DataError
 from medvqa.core.results import FORMAT_VERSION, upgrade_manifest
 from medvqa.core.run.store import RunStore, read_manifest, read_records
+from medvqa.stats import binomial_ci
 
 LEGACY = Path(__file__).parents[1] / "fixtures" / "legacy_run_v1"
 
@@ -46,9 +47,11 @@ def test_a_run_written_before_the_format_version_reports_the_same_numbers(legacy
            if not (r.get("profession") and r.get("dominant_type"))}
     assert set(old) == set(new)
     for k, row in old.items():
-        for field in ("n", "correct", "accuracy", "ci_low", "ci_high", "answered", "refusal", "parse_failure",
-                      "error", "missing"):
+        for field in ("n", "correct", "accuracy", "answered", "refusal", "parse_failure", "error", "missing"):
             assert new[k][field] == pytest.approx(row[field], abs=1e-9), (k, field)
+        # the intervals printed then were Clopper-Pearson; an accuracy's interval is Wilson's now
+        assert (new[k]["ci_low"], new[k]["ci_high"]) == binomial_ci(row["correct"], row["n"]), k
+        assert row["ci_low"] <= new[k]["ci_low"] and new[k]["ci_high"] <= row["ci_high"], k
     tables = medvqa.report(legacy, table="jmed48k")
     for name, rows in before()["table"].items():
         assert len(tables[name]) == len(rows)

@@ -35,7 +35,7 @@ RECORDS = [
 ]
 EXCLUDED = [{"item_id": "x1", "reason": "correct_answer is null", "profession": "Physician", "year": 2024}]
 MACRO = ("Macro average: the unweighted mean of the accuracies above (its CI: MOVER from the rows' Wilson limits; "
-         "rows: Clopper-Pearson); its n and correct are sums.")
+         "rows: Wilson); its n and correct are sums.")
 # The macro rows' intervals, by hand (MOVER-Wilson, docs/audit.md "Statistics"; z² = 3.8415):
 # text-only rows 3/4 and 1/2: Wilson [0.3006, 0.9544] and [0.0945, 0.9055]; mean 0.625;
 #   low 0.625 − √((0.75 − 0.3006)² + (0.5 − 0.0945)²)/2 = 0.625 − 0.6053/2 = 0.322,
@@ -57,8 +57,8 @@ def test_text_only_and_with_images_tables_in_markdown():
 
 | profession | n | correct | accuracy % | CI low % | CI high % | ci_method | refusal | parse_failure | error | missing |
 |---|---|---|---|---|---|---|---|---|---|---|
-| Physician | 4 | 3 | 75.0 | 19.4 | 99.4 | clopper-pearson | 1 | 0 | 0 | 0 |
-| Nurse | 2 | 1 | 50.0 | 1.3 | 98.7 | clopper-pearson | 0 | 1 | 0 | 0 |
+| Physician | 4 | 3 | 75.0 | 30.1 | 95.4 | wilson-score | 1 | 0 | 0 | 0 |
+| Nurse | 2 | 1 | 50.0 | 9.5 | 90.5 | wilson-score | 0 | 1 | 0 | 0 |
 | Macro average | 6 | 4 | 62.5 | 32.2 | 85.2 | mover-wilson | 1 | 1 | 0 | 0 |
 
 {MACRO}
@@ -67,8 +67,8 @@ def test_text_only_and_with_images_tables_in_markdown():
 
 | profession | n | correct | accuracy % | CI low % | CI high % | ci_method | refusal | parse_failure | error | missing | without_image |
 |---|---|---|---|---|---|---|---|---|---|---|---|
-| Physician | 2 | 2 | 100.0 | 15.8 | 100.0 | clopper-pearson | 0 | 0 | 0 | 0 | 1 |
-| Nurse | 2 | 0 | 0.0 | 0.0 | 84.2 | clopper-pearson | 0 | 0 | 1 | 0 | 1 |
+| Physician | 2 | 2 | 100.0 | 34.2 | 100.0 | wilson-score | 0 | 0 | 0 | 0 | 1 |
+| Nurse | 2 | 0 | 0.0 | 0.0 | 65.8 | wilson-score | 0 | 0 | 1 | 0 | 1 |
 | Macro average | 4 | 2 | 50.0 | 17.1 | 82.9 | mover-wilson | 0 | 0 | 1 | 0 | 2 |
 
 {FALLBACK}
@@ -80,12 +80,12 @@ def test_text_only_and_with_images_tables_in_markdown():
 def test_image_type_tables_leave_out_other_unclear_and_keep_unknown():
     t = tables()
     dominant = t["dominant_type"].tables[0].frame.round({"ci_low": 3, "ci_high": 3})
-    # Clopper-Pearson for 1/1 and 0/1: [0.025, 1] and [0, 0.975]; MOVER-Wilson for the macro row
-    cp, mw = "clopper-pearson", "mover-wilson"
+    # Wilson for 1/1 and 0/1: [1/(1 + z²), 1] = [0.207, 1] and [0, z²/(1 + z²)] = [0, 0.793]; MOVER-Wilson for the macro row
+    w, mw = "wilson-score", "mover-wilson"
     assert dominant.values.tolist() == [
-        ["Radiology", 1, 1, 1.0, 0.025, 1.0, cp, 0, 0, 0, 0, 0],
-        ["Chart/Graph/Table", 1, 0, 0.0, 0.0, 0.975, cp, 0, 0, 1, 0, 0],
-        ["unknown", 1, 0, 0.0, 0.0, 0.975, cp, 0, 0, 0, 0, 1],
+        ["Radiology", 1, 1, 1.0, 0.207, 1.0, w, 0, 0, 0, 0, 0],
+        ["Chart/Graph/Table", 1, 0, 0.0, 0.0, 0.793, w, 0, 0, 1, 0, 0],
+        ["unknown", 1, 0, 0.0, 0.0, 0.793, w, 0, 0, 0, 0, 1],
         ["Macro average", 3, 1, 1 / 3, 0.069, 0.707, mw, 0, 0, 1, 0, 1],
     ]
     any_type = t["any_type"].tables[0].frame
@@ -102,8 +102,8 @@ def test_with_images_and_exclusions_tables_in_latex():
 \toprule
 profession & n & correct & accuracy \% & CI low \% & CI high \% & ci\_method & refusal & parse\_failure & error & missing & without\_image \\
 \midrule
-Physician & 2 & 2 & 100.0 & 15.8 & 100.0 & clopper-pearson & 0 & 0 & 0 & 0 & 1 \\
-Nurse & 2 & 0 & 0.0 & 0.0 & 84.2 & clopper-pearson & 0 & 0 & 1 & 0 & 1 \\
+Physician & 2 & 2 & 100.0 & 34.2 & 100.0 & wilson-score & 0 & 0 & 0 & 0 & 1 \\
+Nurse & 2 & 0 & 0.0 & 0.0 & 65.8 & wilson-score & 0 & 0 & 1 & 0 & 1 \\
 Macro average & 4 & 2 & 50.0 & 17.1 & 82.9 & mover-wilson & 0 & 0 & 1 & 0 & 2 \\
 \bottomrule
 \end{{tabular}}
@@ -133,10 +133,10 @@ def test_csv_and_json_carry_the_same_rows_and_notes():
     assert lines[:2] == ["# Text-only items, C+Q: accuracy by profession",
                          "profession,n,correct,accuracy,ci_low,ci_high,ci_method,refusal,parse_failure,error,missing"]
     rows = [line.split(",") for line in lines[2:5]]
-    assert [r[:4] + r[6:] for r in rows] == [["Physician", "4", "3", "0.75", "clopper-pearson", "1", "0", "0", "0"],
-                                             ["Nurse", "2", "1", "0.5", "clopper-pearson", "0", "1", "0", "0"],
+    assert [r[:4] + r[6:] for r in rows] == [["Physician", "4", "3", "0.75", "wilson-score", "1", "0", "0", "0"],
+                                             ["Nurse", "2", "1", "0.5", "wilson-score", "0", "1", "0", "0"],
                                              ["Macro average", "6", "4", "0.625", "mover-wilson", "1", "1", "0", "0"]]
-    assert [[round(float(x), 3) for x in r[4:6]] for r in rows] == [[0.194, 0.994], [0.013, 0.987], [0.322, 0.852]]
+    assert [[round(float(x), 3) for x in r[4:6]] for r in rows] == [[0.301, 0.954], [0.095, 0.905], [0.322, 0.852]]
     assert lines[5:] == [f"# {MACRO}"]
     doc = json.loads(jmed48k_tables(RECORDS, EXCLUDED).render("json"))
     assert list(doc) == ["text_only", "with_images", "dominant_type", "any_type", "exclusions"]
@@ -169,13 +169,14 @@ def test_cli_tables_and_pass_on_a_run_of_the_bundled_sample(tmp_path):
 
 
 def test_a_macro_average_of_one_row_is_that_row_with_its_own_interval():
-    # 124 right of 599 in the one row: the macro row is the row, Clopper-Pearson [0.17524, 0.24170]
-    # (a Wilson-MOVER "macro" of one row would give [0.17648, 0.24128])
+    # 124 right of 599 in the one row: the macro row is the row, with the row's Wilson interval
+    # [0.17648, 0.24128] (under Clopper-Pearson rows the macro once gave MOVER-Wilson's beside the
+    # row's [0.17524, 0.24170])
     from medvqa.adapters.jmed48k.tables import accuracy_frame
 
     records = [{"item_id": f"q{i}", "condition": "C+Q", "correct": i < 124, "status": "answered",
                 "profession": "Physician"} for i in range(599)]
     frame = accuracy_frame(records, "profession", lambda r: [r["profession"]])
     row, macro = frame.iloc[0], frame.iloc[-1]
-    assert (macro["ci_low"], macro["ci_high"], macro["ci_method"]) == (row["ci_low"], row["ci_high"], "clopper-pearson")
-    assert (round(macro["ci_low"], 5), round(macro["ci_high"], 5)) == (0.17524, 0.2417)
+    assert (macro["ci_low"], macro["ci_high"], macro["ci_method"]) == (row["ci_low"], row["ci_high"], "wilson-score")
+    assert (round(macro["ci_low"], 5), round(macro["ci_high"], 5)) == (0.17648, 0.24128)

@@ -1,6 +1,7 @@
 import math
 import random
 
+import numpy as np
 import pytest
 
 from medvqa.core.audit import stats
@@ -19,13 +20,18 @@ def test_mcnemar_exact_matches_the_binomial_tail(b, c):
     assert stats.mcnemar_exact(b, c) == pytest.approx(exact_mcnemar(b, c), rel=1e-12)
 
 
-def test_binomial_test_two_sided_against_a_hand_sum():
-    # 7 of 10 against p = 0.2: two-sided exact p sums every outcome no more likely than 7.
-    n, k, p = 10, 7, 0.2
-    pmf = [math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(n + 1)]
-    expected = sum(q for q in pmf if q <= pmf[k] * (1 + 1e-7))
-    assert stats.binomial_test(k, n, p) == pytest.approx(expected, rel=1e-9)
-    assert stats.binomial_test(0, 0, 0.2) is None
+def test_score_test_by_hand_and_it_agrees_with_the_wilson_interval():
+    # 7 of 10 against p = 0.2: z = (7 − 2) / √(10·0.2·0.8) = 3.9528, two-sided p = 2Φ(−3.9528) = 7.72e-05
+    # (Wilson 1927, JASA 22:209–212: the interval is the p whose score test is not rejected)
+    z = 5 / math.sqrt(1.6)
+    assert stats.score_test(7, 10, 0.2) == pytest.approx(math.erfc(z / math.sqrt(2)), rel=1e-9)
+    assert stats.score_test(7, 10, 0.2) == pytest.approx(7.7229e-05, rel=1e-4)
+    assert stats.score_test(0, 0, 0.2) is None
+    assert stats.score_test(0, 10_000, 0.5) == stats.P_FLOOR  # 2Φ(−100) is below 1e-300: bounded, never 0
+    for k, n in ((0, 5), (3, 10), (7, 10), (17, 20), (40, 200)):
+        low, high = stats.binomial_ci(k, n)
+        for p in np.linspace(0.01, 0.99, 99):
+            assert (low <= p <= high) == (stats.score_test(k, n, p) >= 0.05 - 1e-12), (k, n, p)
 
 
 def test_bootstrap_ci_is_seeded_and_brackets_the_mean():
@@ -45,10 +51,11 @@ def test_bootstrap_ci_degenerate_inputs():
     assert stats.bootstrap_ci([1.0, 1.0, 1.0]) is None
 
 
-def test_binomial_ci_exact_bounds():
+def test_binomial_ci_bounds_of_zero_of_n():
     lo, hi = stats.binomial_ci(0, 5)
+    z = 1.959963984540054
     assert lo == 0.0
-    assert hi == pytest.approx(1 - 0.025 ** (1 / 5), rel=1e-9)  # Clopper-Pearson upper bound for 0/n
+    assert hi == pytest.approx(z * z / (5 + z * z), rel=1e-12)  # Wilson's upper bound for 0/n: z²/(n + z²)
 
 
 def test_paired_bootstrap_difference_and_significance():
@@ -125,7 +132,7 @@ def test_holm_step_down_by_hand():
     assert stats.holm([]) == []
 
 
-def test_clopper_pearson_with_expected_counts_agrees_with_whole_counts():
+def test_wilson_with_expected_counts_agrees_with_whole_counts():
     for k, n in ((0, 5), (3, 10), (17, 17), (1, 1)):
         assert stats.proportion_ci(k, n) == pytest.approx(stats.binomial_ci(k, n), abs=1e-12)
     lo, hi = stats.proportion_ci(2.5, 10)  # between 2/10 and 3/10
@@ -147,22 +154,14 @@ def _parity_cases():
 
 
 def test_intervals_of_proportions_equal_scipy_stats():
-    """Numbers unchanged by computing the intervals without `scipy.stats`: Clopper-Pearson as
-    `scipy.stats.binomtest(...).proportion_ci(method="exact")` gives it (root-finding, hence
-    1e-12) and as `scipy.stats.beta.ppf` gives it (the same function: bit for bit), over every
-    count of n <= 40 and both ends of large n; Wilson's z as `scipy.stats.norm.ppf`."""
+    """Wilson's interval as `scipy.stats.binomtest(...).proportion_ci(method="wilson")` gives it,
+    over every count of n <= 40 and both ends of large n; Wilson's z as `scipy.stats.norm.ppf`."""
     from scipy import stats as scipy_stats
 
-    alpha = 1 - 0.95
     for k, n in _parity_cases():
-        exact = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
-        assert stats.binomial_ci(k, n) == pytest.approx((exact.low, exact.high), abs=1e-12, rel=0)
-        low = 0.0 if k == 0 else float(scipy_stats.beta.ppf(alpha / 2, k, n - k + 1))
-        high = 1.0 if k == n else float(scipy_stats.beta.ppf(1 - alpha / 2, k + 1, n - k))
-        assert stats.proportion_ci(k, n) == (low, high)
-    for x, n in ((0.5, 3), (2.5, 10), (99.25, 100), (1e-3, 7)):
-        assert stats.proportion_ci(x, n) == (float(scipy_stats.beta.ppf(alpha / 2, x, n - x + 1)),
-                                             float(scipy_stats.beta.ppf(1 - alpha / 2, x + 1, n - x)))
+        wilson = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+        assert stats.binomial_ci(k, n) == pytest.approx((wilson.low, wilson.high), abs=1e-12, rel=0)
+        assert stats.proportion_ci(k, n) == stats.binomial_ci(k, n)
     for level in (0.5, 0.9, 0.95, 0.99):
         z = float(scipy_stats.norm.ppf(0.5 + level / 2))
         p, n = 7 / 20, 20
@@ -172,7 +171,7 @@ def test_intervals_of_proportions_equal_scipy_stats():
 
 
 def test_intervals_of_proportions_do_not_import_scipy_stats():
-    """A run's summary computes exact intervals; `scipy.stats` (a second to import) is left to
+    """A run's summary computes Wilson intervals; `scipy.stats` (a second to import) is left to
     the tests and bootstraps that need it. In a fresh interpreter, as a run has it."""
     import subprocess
     import sys
@@ -181,5 +180,27 @@ def test_intervals_of_proportions_do_not_import_scipy_stats():
             "print(accuracy_ci(7, 10), stats.wilson_ci(3, 9), stats.proportion_ci(2.5, 10)); "
             "print(sorted(m for m in ('scipy.stats', 'scipy.optimize') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
-    assert out[0].startswith("(0.3475471499")  # 7/10: 0.348 to 0.933, as in medvqa.stats' docstring
+    assert out[0].startswith("(0.396778147")  # 7/10: 0.397 to 0.892, as in medvqa.stats' docstring
     assert out[1] == "[]"
+
+
+def test_paired_z_difference_by_hand_and_its_interval_agrees_with_its_test():
+    """Ten per-item contrasts 1, 0, 0, 1, −1, 0, 1, 0, 0, 1: mean 0.3, Σ(d − d̄)² = 5 − 10·0.09 = 4.1,
+    s² = 4.1/9, se = √(s²/10) = 0.21344; z = 0.3/se = 1.40556, p = 2Φ(−z) = 0.15985; the interval
+    0.3 ± 1.95996·se = [−0.11833, 0.71833] (docs/audit.md, "Statistics": z, not Student's t)."""
+    d = [1, 0, 0, 1, -1, 0, 1, 0, 0, 1]
+    got = stats.paired_z_difference(d, [0] * 10)
+    se = math.sqrt(4.1 / 9 / 10)
+    assert got["difference"] == pytest.approx(0.3)
+    assert got["ci"] == pytest.approx([0.3 - 1.959963984540054 * se, 0.3 + 1.959963984540054 * se], rel=1e-12)
+    assert got["ci"] == pytest.approx([-0.11833, 0.71833], abs=1e-5)
+    assert got["p"] == pytest.approx(math.erfc(0.3 / se / math.sqrt(2)), rel=1e-9)
+    assert got["p"] == pytest.approx(0.15985, abs=1e-5)
+    assert (got["ci_method"], got["test"]) == ("paired-z", "paired-z-test")
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        a, b = rng.integers(-1, 2, size=25), rng.integers(-1, 2, size=25)
+        out = stats.paired_z_difference(a, b)
+        if out["ci"] is not None:
+            assert (out["ci"][0] > 0 or out["ci"][1] < 0) == (out["p"] < 0.05)
+    assert stats.paired_z_difference([1, 1, 1], [0, 0, 0])["ci"] is None  # no spread: no interval, no test

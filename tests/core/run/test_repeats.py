@@ -109,9 +109,9 @@ def test_item_interval_worked_by_hand():
     half = 2.364624251592784 * math.sqrt(1 / 18) / math.sqrt(8)
     assert (lo, hi) == (pytest.approx(0.75 - half), pytest.approx(0.75 + half))
     assert (lo, hi) == (pytest.approx(0.55295, abs=1e-5), pytest.approx(0.94705, abs=1e-5))
-    # no spread among the items: the exact interval on the items, never zero width
+    # no spread among the items: the Wilson interval on the items, never zero width
     lo, hi = item_interval([1.0] * 10)
-    assert hi == 1.0 and lo == pytest.approx(0.6915, abs=1e-4)  # Clopper-Pearson 10/10
+    assert hi == 1.0 and lo == pytest.approx(0.7225, abs=1e-4)  # Wilson 10/10: n / (n + z²)
     d = paired_repeats([{"item_id": "a", "correct": True, "repeat": 0}, {"item_id": "a", "correct": False, "repeat": 1}],
                        [{"item_id": "a", "correct": False, "repeat": 0}, {"item_id": "a", "correct": False, "repeat": 1}])
     assert [x["delta"] for x in d["per_repeat"]] == [1.0, 0.0] and d["pooled"]["delta"] == 0.5
