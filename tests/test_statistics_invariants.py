@@ -176,6 +176,14 @@ def contradictions(doc):
                                                                                         "delta_lang")):
         if (ci[0] > 0 or ci[1] < 0) != (p < 0.05) and not doc.get("note"):
             yield doc, ci, p
+    # the image-as-options control: an accuracy's Wilson interval excludes the chance baseline
+    # exactly when its score test against it rejects
+    for ci_key, p_key in (("ci_a_removed", "binomial_p"), ("ci_a_with", "binomial_p_with")):
+        ci, p, chance = doc.get(ci_key), doc.get(p_key), doc.get("baseline")
+        if isinstance(p, (int, float)) and ci and chance is not None:
+            outside = not ci[0] <= chance <= ci[1]
+            if outside != (p < 0.05):
+                yield doc, ci, p
     for value in doc.values():
         yield from contradictions(value)
 
@@ -240,6 +248,9 @@ def test_no_zero_p_no_contradiction_one_n_and_named_methods_on_every_benchmark(r
     assert {t["n"] for t in docs["compare igakuqa"]["tests"]} == {59}
     assert {c["n"] for c in docs["audit igakuqa"]["comparisons"] if c["measure"] == "accuracy C+Q"} == {59}
     assert {r["n"] for r in docs["compare igakuqa"]["table"] if r["stratum"] == "overall"} == {59}
+    # the image-as-options control is among what `contradictions` checks
+    assert any(isinstance(m["io_control"].get("binomial_p"), float)
+               for m in docs["audit jmed48k"]["models"].values())
     for name, doc in docs.items():
         assert doc["intervals"]["item"].startswith("item-level"), name
         for where, estimate, (low, high), n, method in intervals(doc):
