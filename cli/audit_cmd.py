@@ -44,13 +44,10 @@ def command(run_dirs, by, cohort_file, refusals, reading, examples, resamples, s
                           cluster=cluster)
         written = []
         if figures_dir or html_out:
-            from medvqa.core.audit.figures import figures, save_figures, svg_texts
-            from medvqa.core.audit.html import write_html
+            if figures_dir:  # matplotlib figures, PNG and SVG, for print
+                from medvqa.core.audit.figures import save_figures
 
-            figs = figures(doc)
-            svgs = svg_texts(figs)
-            if figures_dir:
-                written += save_figures(doc, Path(figures_dir), svgs, figs)
+                written += save_figures(doc, Path(figures_dir))
             if html_out:
                 from urllib.parse import quote
 
@@ -58,7 +55,9 @@ def command(run_dirs, by, cohort_file, refusals, reading, examples, resamples, s
 
                 runs = [run.read_as(doc["readings"].get(run.benchmark.name)) for run in saved]
                 items_page = write_view(runs, items_page_beside(Path(html_out)))
-                written.append(write_html(doc, Path(html_out), svgs, view_href=f"./{quote(items_page.name)}"))
+                from medvqa.core.audit.html import write_html
+
+                written.append(write_html(doc, Path(html_out), view_href=f"./{quote(items_page.name)}"))
                 written.append(items_page)
     if as_json:
         print_json(doc)

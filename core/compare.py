@@ -105,6 +105,8 @@ class Comparison:
     # what the intervals are (item-level; with --cluster, the cluster level beside): `intervals_statement`
     intervals: dict = field(default_factory=lambda: intervals_statement(None))
     panels: list[dict] = field(default_factory=list)  # per benchmark: its table by stratum × model × language
+    # the runs read, by path (not in the JSON): the page's audits and item browser use them, not a second read
+    saved_runs: dict = field(default_factory=dict, repr=False)
 
     def as_json(self) -> dict:
         return {**self.reading, "intervals": self.intervals, "by": self.by, "table": json_rows(self.table), "delta_img": json_rows(self.delta_img),
@@ -407,5 +409,6 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
                       tests=pd.DataFrame(tests, columns=TEST_COLUMNS), delta_lang=delta_lang, pass_lines=passes, notes=notes, runs=runs,
                       by=shown, reading=metrics.reading_summary(run for e in entries for run in e.runs),
                       intervals=intervals_statement(cluster), repeats=study_repeats(entries),
+                      saved_runs={str(run.path): run for e in entries for run in e.runs},
                       usage=[{"model": e.model, "benchmark": e.benchmark.name, "condition": c, **u}
                              for e in entries for c, u in usage_by_condition(e.records).items()])

@@ -7,12 +7,13 @@ benchmark whose runs differ by a stratum and a language.
 Every value is read from the comparison document's table row the cell points at: the figure
 draws the numbers the table shows. Built on `matplotlib.figure.Figure` (no pyplot), with the
 audit figures' fonts (`core/audit/figures.py`): Japanese, Hebrew and Latin labels in real glyphs;
-SVG text is drawn as paths, so a page shows it without any font installed.
+SVG text is drawn as paths, so the file shows it without any font installed. This is what
+`medvqa compare --figure FILE` writes; the page draws the same panels as SVG markup
+(`core/charts.py`).
 """
 
 from __future__ import annotations
 
-import io
 import math
 import re
 from pathlib import Path
@@ -21,6 +22,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from medvqa.core.audit.figures import _style
+from medvqa.core.charts import LANGUAGE_COLOURS, PASS_COLOUR
 from medvqa.core.render import percent
 
 # a run of right-to-left letters (Hebrew, Arabic), with the spaces and marks between them
@@ -35,7 +37,6 @@ def visual(text: str) -> str:
     return _RTL_RUN.sub(lambda m: m.group(0)[::-1], str(text))
 
 
-LANGUAGE_COLOURS = ("#2b6cb0", "#dd6b20", "#4c9a2a", "#805ad5")
 FIGURE_SUFFIXES = (".png", ".svg")
 
 
@@ -75,7 +76,7 @@ def panel_figure(doc: dict, panel: dict) -> Figure:
                     ax.text(p, 1.5, percent(v / 100), ha="center", va="bottom", rotation=90, fontsize=6, color="white")
         line = panel["pass_lines"].get(level)
         if line is not None:
-            ax.axhline(100 * line, color="#c53030", linestyle="--", linewidth=1.2, label="pass line")
+            ax.axhline(100 * line, color=PASS_COLOUR, linestyle="--", linewidth=1.2, label="pass line")
         ax.set_title(visual(level) if line is None else f"{visual(level)} (pass line {percent(line)} %)", fontsize=10)
         ax.set_xticks(x, [visual(m) for m in models], rotation=35, ha="right", fontsize=7)
         ax.set_ylim(0, 100)
@@ -91,14 +92,6 @@ def panel_figure(doc: dict, panel: dict) -> Figure:
     fig.suptitle(f"{panel['benchmark']}: accuracy by {panel['stratum']} and language ({panel['condition']}), "
                  "95 % CI, pass line", fontsize=10)
     return fig
-
-
-def panel_svg(doc: dict, panel: dict) -> str:
-    with _style():
-        buf = io.StringIO()
-        panel_figure(doc, panel).savefig(buf, format="svg")
-    text = buf.getvalue()
-    return text[text.index("<svg"):]
 
 
 def write_panel_figure(doc: dict, path: Path) -> list[Path]:

@@ -287,7 +287,7 @@ def _other_html(row: dict, i: int) -> str:
 
 def _panel_html(doc: dict, panel: dict, k: int) -> str:
     """A panel view: its figure (SVG inline) and its table, each value tagged with its JSON path."""
-    from medvqa.core.compare_figure import panel_svg
+    from medvqa.core.charts import panel_chart
 
     table, paths = panel_frame(doc, panel)
 
@@ -304,7 +304,7 @@ def _panel_html(doc: dict, panel: dict, k: int) -> str:
                     f"{_num(['table', j, 'published_accuracy'], doc['table'][j]['published_accuracy'], 'pct')}</span>")
         return f"<td>{_num(path, r['value'], 'pct')} <span class=\"sub\">n={_e(r['n'])}</span>{said}</td>"
 
-    return (f'<h2>{_e(panel_title(panel))}</h2><figure id="panels-{k}" class="panels">{panel_svg(doc, panel)}'
+    return (f'<h2>{_e(panel_title(panel))}</h2><figure id="panels-{k}" class="panels">{panel_chart(doc, panel)}'
             f"<figcaption>{_e(panel_title(panel))}; bars with 95 % CIs.</figcaption></figure>"
             + to_html(table, table_id=f"panel-table-{k}", cell=cell))
 
@@ -425,8 +425,8 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
 def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int) -> list[Path]:
     """The comparison page at `path` and, beside it in `<stem>-audits/`, one audit page per
     run (or joined runs) it links to. Returns the files written."""
-    from medvqa.core.audit.figures import figures, svg_texts
     from medvqa.core.audit.html import write_html
+    from medvqa.core.charts import audit_charts
     from medvqa.core.audit.runs import audit_saved, distinct, read_runs
     from medvqa.core.view import items_page_beside, write_view
 
@@ -434,7 +434,9 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
     folder = path.parent / f"{path.stem}-audits"
     folder.mkdir(parents=True, exist_ok=True)
     readings = comparison.reading["readings"]  # each benchmark's records read as the comparison read them
-    runs = read_runs([d for r in comparison.runs for d in r["runs"]])[0]
+    dirs = [d for r in comparison.runs for d in r["runs"]]
+    runs = ([comparison.saved_runs[d] for d in dict.fromkeys(dirs)] if set(dirs) <= comparison.saved_runs.keys()
+            else read_runs(dirs)[0])
     items_page = write_view([run.read_as(readings.get(run.benchmark.name)) for run in runs], items_page_beside(path))
     written, links = [items_page], {}
     by_dir = {str(run.path): run for run in runs}
@@ -444,7 +446,7 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
                           reading=readings.get(r["benchmark"]))  # the runs read above, not read again
         slug = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{r['benchmark']}-{r['model']}")[:80]
         target = folder / f"{i:02d}-{slug}.html"
-        written.append(write_html(doc, target, svg_texts(figures(doc)), view_href=f"../{quote(items_page.name)}"))
+        written.append(write_html(doc, target, audit_charts(doc), view_href=f"../{quote(items_page.name)}"))
         links[" + ".join(r["runs"])] = f"./{quote(folder.name)}/{quote(target.name)}"  # relative, never a scheme
     path.write_text(page(comparison.as_json(), links, view_href=f"./{quote(items_page.name)}"), encoding="utf-8")
     return [path, *written]

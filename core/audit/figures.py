@@ -7,7 +7,6 @@ SVG through matplotlib's SVG writer, so they render headless.
 
 from __future__ import annotations
 
-import io
 import math
 import re
 from functools import lru_cache
@@ -18,11 +17,9 @@ import numpy as np
 from matplotlib import font_manager, rc_context
 from matplotlib.figure import Figure
 
-from medvqa.core.audit.analysis import STATES, model_docs
-
-STATE_COLOURS = {"p11": "#4c9a2a", "p10": "#2b6cb0", "p01": "#dd6b20", "p00": "#a0aec0"}
-STATE_NAMES = {"p11": "correct in both", "p10": "correct only with image",
-               "p01": "correct only without image", "p00": "wrong in both"}
+from medvqa.core.audit.analysis import STATES
+from medvqa.core.charts import STATE_COLOURS, STATE_NAMES
+from medvqa.core.charts import paired_rows as _rows
 # Sans-serif families tried after DejaVu Sans for glyphs it lacks (Japanese, Korean).
 _FALLBACK_FONTS = ("IPAexGothic", "IPAGothic", "Noto Sans CJK JP", "Noto Sans CJK KR", "NanumGothic")
 
@@ -53,16 +50,6 @@ def _style():
     # concrete families, not the generic "sans-serif": matplotlib falls back glyph by glyph only
     # across the families listed in font.family
     return rc_context({"font.family": families, "svg.hashsalt": "medvqa"})
-
-
-def _rows(doc: dict, field: str | None, cohorts: bool = False) -> dict[str, dict[str, dict]]:
-    """{model (cohort with `cohorts`): {stratum: paired row}}, rows over no pair (no member model)
-    left out; the single stratum "overall" when `field` is None."""
-    out, count = {}, "n_models" if cohorts else "n"
-    for name, m in ((doc.get("cohorts") or {}) if cohorts else model_docs(doc)).items():
-        rows = {"overall": m["paired"]["overall"]} if field is None else m["paired"]["by"].get(field, {})
-        out[name] = {k: r for k, r in rows.items() if r.get(count)}
-    return out
 
 
 def states_figure(doc: dict, field: str | None = None) -> Figure:
@@ -151,31 +138,15 @@ def figures(doc: dict) -> dict[str, Figure]:
     return out
 
 
-def svg_texts(figs: dict[str, Figure]) -> dict[str, str]:
-    """Each figure as SVG markup."""
-    out = {}
-    with _style():
-        for stem, fig in figs.items():
-            buf = io.StringIO()
-            fig.savefig(buf, format="svg")
-            out[stem] = buf.getvalue()
-    return out
-
-
-def save_figures(doc: dict, out_dir: Path, svgs: dict[str, str] | None = None,
-                 figs: dict[str, Figure] | None = None) -> list[Path]:
-    """Write every figure as PNG and SVG into `out_dir` (reusing already rendered figures and
-    SVG text when given); returns the files written."""
+def save_figures(doc: dict, out_dir: Path) -> list[Path]:
+    """Write every figure as PNG and SVG into `out_dir`; returns the files written."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    figs = figures(doc) if figs is None else figs
-    svgs = svg_texts(figs) if svgs is None else svgs
     written = []
     with _style():
-        for stem, fig in figs.items():
-            png = out_dir / f"{stem}.png"
-            fig.savefig(png, format="png", dpi=150)
-            svg = out_dir / f"{stem}.svg"
-            svg.write_text(svgs[stem], encoding="utf-8")
-            written += [png, svg]
+        for stem, fig in figures(doc).items():
+            for suffix, extra in ((".png", {"dpi": 150}), (".svg", {})):
+                target = out_dir / f"{stem}{suffix}"
+                fig.savefig(target, format=suffix[1:], **extra)
+                written.append(target)
     return written

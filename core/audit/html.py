@@ -21,7 +21,7 @@ from medvqa.core.audit.analysis import (CONVENTIONS, PAIRED_COLUMNS, STATES, int
                                         refusal_scope, strata_rows)
 from medvqa.core.audit.pairing import language_columns
 from medvqa.core.audit.stats import MIN_TESTED
-from medvqa.core.audit.figures import figures, svg_texts
+from medvqa.core.charts import audit_charts
 from medvqa.core.render import FONT_STACK, bidi_auto, fmt, to_html
 
 
@@ -318,7 +318,7 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
     if doc.get("comparisons"):
         _comparisons(page, doc["comparisons"])
     page.add("<h2>Figures</h2>")
-    for stem, svg in (svg_texts(figures(doc)) if svgs is None else svgs).items():
+    for stem, svg in (audit_charts(doc) if svgs is None else svgs).items():
         page.add(f'<figure id="fig-{_e(stem)}">{svg[svg.index("<svg"):]}<figcaption>{_e(stem)}</figcaption></figure>')
     options = ['<option value="">all</option>'] + [
         f'<option value="{_e(f"{name}={v}")}">{_e(name)} = {_e(v)}</option>'

@@ -8,6 +8,7 @@ the pair and no run given can complete it, a note says why.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -22,10 +23,13 @@ from medvqa.core.run.saved import SavedRun, read_run, read_runs as read_saved_ru
 def distinct(run_dirs: Sequence[str | Path], done: str = "audited") -> tuple[list[str | Path], list[str]]:
     """Each run directory once, and a note on each named twice (`... given more than once: <done> once`)."""
     unique: dict[Path, str | Path] = {}
+    times: Counter = Counter()
     for run_dir in run_dirs:
-        unique.setdefault(Path(run_dir).resolve(), run_dir)
-    notes = [f"{run_dir} is given more than once: {done} once" for run_dir in unique.values()
-             if sum(Path(d).resolve() == Path(run_dir).resolve() for d in run_dirs) > 1]
+        resolved = Path(run_dir).resolve()
+        unique.setdefault(resolved, run_dir)
+        times[resolved] += 1
+    notes = [f"{run_dir} is given more than once: {done} once" for resolved, run_dir in unique.items()
+             if times[resolved] > 1]
     return list(unique.values()), notes
 
 
