@@ -443,7 +443,8 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
     for i, r in enumerate(comparison.runs, 1):
         dirs, repeated = distinct(r["runs"])
         doc = audit_saved([by_dir[str(Path(d))] for d in dirs], repeated, resamples=resamples, seed=seed,
-                          reading=readings.get(r["benchmark"]))  # the runs read above, not read again
+                          reading=readings.get(r["benchmark"]),  # the runs read above, not read again
+                          cluster=comparison.intervals.get("cluster"))  # the comparison's intervals, --cluster too
         slug = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{r['benchmark']}-{r['model']}")[:80]
         target = folder / f"{i:02d}-{slug}.html"
         written.append(write_html(doc, target, audit_charts(doc), view_href=f"../{quote(items_page.name)}"))

@@ -429,3 +429,20 @@ def test_the_expanded_percentile_bootstrap_by_hand_and_its_p_agrees_with_its_int
     five, six = (stats.bootstrap_difference(a, b, resamples=1000, seed=1) for a in (a5, a6))
     assert five["ci"][0] == 0.0 and five["p"] > 0.05
     assert six["ci"][0] > 0 and six["p"] < 0.05
+
+
+def test_the_audit_pages_a_clustered_comparison_links_to_show_the_cluster_intervals_too(runs, tmp_path):
+    """`compare --html --cluster case`: each run's audit page beside the comparison shows the
+    cluster-bootstrap intervals the comparison shows, as `audit --cluster case` of that run does
+    (they were item-level only)."""
+    page = tmp_path / "cmp.html"
+    result = CliRunner().invoke(cli, ["compare", str(runs["right"]), str(runs["image"]), "--cluster", "case",
+                                      "--resamples", "100", "--html", str(page)])
+    assert result.exit_code == 0, result.output
+    audits = sorted((tmp_path / "cmp-audits").glob("*.html"))
+    assert len(audits) == 2
+    for audit_page, name in zip(audits, ("right", "image")):
+        text = audit_page.read_text(encoding="utf-8")
+        assert "cluster bootstrap over case" in text, audit_page.name
+        doc = invoke("audit", runs[name], "--cluster", "case", "--resamples", "100", "--json")
+        assert doc["intervals"]["cluster"] == "case" and doc["paired"]["overall"]["n_clusters"] > 0
