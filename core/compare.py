@@ -309,10 +309,13 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
 
 def pass_rows(entry: Entry, notes: list[str], loaded: dict | None = None) -> list[dict]:
     """The benchmark's pass verdicts on this entry's records, one row per exam × criterion; a
-    verdict needs whole exams: the run's data without its selection (see whole_exam_items,
-    which `loaded` lets load each data once across entries)."""
-    whole = len(entry.runs) == 1 and entry.benchmark.pass_on_whole_exams
-    items = whole_exam_items(entry.runs[0], loaded) if whole else list(entry.items.values())
+    verdict needs whole exams: each run's data without its selection (see whole_exam_items,
+    which `loaded` lets load each data once across entries), so a run's verdicts are those of
+    `report --pass`, and runs joined into one entry are judged on their exams together."""
+    if entry.benchmark.pass_on_whole_exams:  # as `report --pass` judges each run: joined runs, their exams together
+        items = list({it.id: it for run in entry.runs for it in whole_exam_items(run, loaded)}.values())
+    else:
+        items = list(entry.items.values())
     result = entry.benchmark.pass_report(items, entry.records)
     if result is None:
         return []

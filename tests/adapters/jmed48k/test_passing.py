@@ -267,3 +267,22 @@ def test_an_undecided_criterion_qualifies_a_pass_and_never_a_fail():
     [partial] = evaluate(items, correct_records(items)[:2], rules)
     assert [c.status for c in partial.criteria] == ["pass", "not evaluable", "not evaluable"]
     assert partial.result == "not evaluable" and partial.not_evaluated == ()
+
+
+def test_compare_of_runs_joined_into_one_experiment_gives_report_passs_verdicts(tmp_path):
+    # block A of the 119th exam asked in two runs, one per condition, joined by `compare` into one
+    # experiment: its verdict is asked of the whole exam, as `report --pass` asks it of each run
+    # (compare judged a joined entry on the items it selected: block A alone, as if it were the exam)
+    items = medvqa.load("jmed48k", path=shared_data("jmed48k-sample"), split="full", years=[2025])
+    block = [it for it in items if it.meta["section"] == "A"]
+    path = tmp_path / "replay.jsonl"
+    path.write_text("".join(json.dumps({"item_id": it.id, "condition": c, "response": json.dumps(
+        {"answer": gold_answer(it)})}) + "\n" for it in block for c in ("C+Q", "C+Q+I")), encoding="utf-8")
+    for condition in ("C+Q", "C+Q+I"):
+        run(RunOptions(benchmark="jmed48k", model=f"replay:{path}", data=str(shared_data("jmed48k-sample")),
+                       select={"year": ["2025"], "section": ["A"]}, conditions=condition,
+                       run_dir=str(tmp_path / condition)), progress=False)
+    compared = medvqa.compare([tmp_path / "C+Q", tmp_path / "C+Q+I"]).attrs["pass_lines"]
+    reported = medvqa.report(tmp_path / "C+Q", pass_lines=True, fmt="json")["rows"]
+    assert [{k: v for k, v in r.items() if k not in ("model", "benchmark")} for r in compared] == reported
+    assert {r["status"] for r in compared} == {"not evaluable"}
