@@ -139,7 +139,12 @@ def read_records(run_dir: Path, *, held_out: bool = False) -> list[dict]:
     appearance. A trailing partial line (a killed writer) is ignored; a broken line anywhere
     else is an error naming the line. Records of held-out items (never scored) are left out
     unless `held_out`."""
-    return [r for r in newest_per_pair(read_all_records(run_dir)) if held_out or not r.get(HELD_OUT)]
+    return newest_records(read_all_records(run_dir), held_out=held_out)
+
+
+def newest_records(records: Iterable[dict], *, held_out: bool = False) -> list[dict]:
+    """`read_records` of a run's every record line (`read_all_records`) already read."""
+    return [r for r in newest_per_pair(records) if held_out or not r.get(HELD_OUT)]
 
 
 def read_all_records(run_dir: Path) -> list[dict]:
