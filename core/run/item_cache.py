@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import io
 import json
 import os
 import pickle
@@ -33,7 +34,7 @@ from typing import Any, Callable
 
 from medvqa.core.items import Item, fingerprint_items
 
-FORMAT = 1
+FORMAT = 2
 MAGIC = b"medvqa-items\n"
 MAX_FILES = 200_000  # a data folder with more files than this is not signed (nor cached)
 
@@ -99,8 +100,21 @@ def _entry_path(slot: str) -> Path:
     return folder() / f"{hashlib.sha256(slot.encode()).hexdigest()[:32]}.pickle"
 
 
+class _Unpickler(pickle.Unpickler):
+    """Plain data, paths and image roles only: an entry names no other class, and one that does
+    is not read (a pickle can otherwise run code)."""
+
+    ALLOWED = {("pathlib", "PosixPath"), ("pathlib", "WindowsPath"), ("medvqa.core.items", "ImageRole")}
+
+    def find_class(self, module: str, name: str):
+        if (module, name) not in self.ALLOWED:
+            raise pickle.UnpicklingError(f"{module}.{name} is not item data")
+        return super().find_class(module, name)
+
+
 def _read(path: Path, key: list) -> tuple[list[Item], str] | None:
-    """(items, fingerprint) of the entry at `path` when it is whole and made under `key`, else None."""
+    """(items, fingerprint) of the entry at `path` when it is whole and made under `key`, else None.
+    The items are built through the item model again (its own checks, not the loader's)."""
     try:
         blob = path.read_bytes()
     except OSError:
@@ -112,22 +126,23 @@ def _read(path: Path, key: list) -> tuple[list[Item], str] | None:
     if hashlib.sha256(payload).hexdigest().encode() != blob[len(MAGIC):head]:
         return None  # cut short or damaged
     try:
-        stored = pickle.loads(payload)
-    except Exception:  # noqa: BLE001 - an entry of another medvqa: loaded afresh
-        return None
-    if not (isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("items"), list)
-            and isinstance(stored.get("fingerprint"), str) and all(isinstance(it, Item) for it in stored["items"])):
+        stored = _Unpickler(io.BytesIO(payload)).load()
+        if not (isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("fingerprint"), str)):
+            return None
+        items = [Item.model_validate(data) for data in stored["items"]]
+    except Exception:  # noqa: BLE001 - an entry of another medvqa, or not ours: loaded afresh
         return None
     # an image file kept outside the data folder (an adapter's own cache of decoded images) must still be there
-    if not all(im.path is None or im.path.is_file() for it in stored["items"] for im in it.images):
+    if not all(im.path is None or im.path.is_file() for it in items for im in it.images):
         return None
-    return stored["items"], stored["fingerprint"]
+    return items, stored["fingerprint"]
 
 
 def _write(path: Path, key: list, items: list[Item], fingerprint: str) -> None:
     """The entry written to a temporary file and renamed over `path`; a cache folder that cannot
     be written (read-only, full) leaves the items uncached, nothing else."""
-    payload = pickle.dumps({"key": key, "fingerprint": fingerprint, "items": items}, protocol=pickle.HIGHEST_PROTOCOL)
+    data = [it.model_dump(exclude_unset=True) for it in items]  # what the item model is given: it builds them again
+    payload = pickle.dumps({"key": key, "fingerprint": fingerprint, "items": data}, protocol=pickle.HIGHEST_PROTOCOL)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")

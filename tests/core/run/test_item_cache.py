@@ -86,7 +86,7 @@ def test_a_saved_run_rescored_and_reaudited_gives_the_same_json_from_kept_items(
     assert warm["audit"]["n_records"] == warm["score"]["n_records"] == 817 and warm["compare"]["table"]
 
 
-@pytest.mark.parametrize("damage", ["cut short", "a byte changed", "another format", "empty"])
+@pytest.mark.parametrize("damage", ["cut short", "a byte changed", "another format", "a function named", "empty"])
 def test_a_damaged_entry_is_loaded_afresh_and_replaced(made, tmp_path, monkeypatch, loads, damage):
     data, runs = made
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path))
@@ -98,11 +98,12 @@ def test_a_damaged_entry_is_loaded_afresh_and_replaced(made, tmp_path, monkeypat
     elif damage == "a byte changed":
         at = len(whole) - 100
         entry.write_bytes(whole[:at] + bytes([whole[at] ^ 1]) + whole[at + 1:])
-    elif damage == "another format":  # whole, with its digest, but not a list of items under this key
+    elif damage in ("another format", "a function named"):  # whole, with its digest, but not items of this key
         import hashlib
         import pickle
 
-        payload = pickle.dumps({"key": ["another"], "fingerprint": "f", "items": []})
+        payload = pickle.dumps({"key": ["another"], "fingerprint": "f", "items": []} if damage == "another format"
+                               else {"items": [shutil.rmtree]})  # never called: the entry is not read
         entry.write_bytes(item_cache.MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload)
     else:
         entry.write_bytes(b"")
