@@ -162,15 +162,11 @@ def add_ci(frame: pd.DataFrame) -> None:
 def counted(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> tuple[list[Mapping], int]:
     """(the records that enter denominators, how many others the benchmark's rules leave out).
     Held-out records (answers withheld) are neither."""
-    kept, left_out = [], 0
-    for r in records:
-        if r.get("held_out"):
-            continue
-        if benchmark is None or benchmark.counts(r):
-            kept.append(r)
-        else:
-            left_out += 1
-    return kept, left_out
+    live = [r for r in records if not r.get("held_out")]
+    if benchmark is None:
+        return live, 0
+    kept = [r for r in live if benchmark.counts(r)]
+    return kept, len(live) - len(kept)
 
 
 def assisted_reading(record: Mapping) -> Mapping | None:
@@ -240,10 +236,10 @@ def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell
     """The `Cell` of `records` under `benchmark`'s rules and headline metric."""
     kept, left_out = counted(records, benchmark)
     n = len(kept)
-    correct = sum(bool(r.get("correct")) for r in kept)
-    statuses = Counter(str(r.get("status")) for r in kept)
-    as_assisted = sum(strict_reading(r) is not None for r in kept)
-    extracted = as_assisted or sum(assisted_reading(r) is not None for r in kept)
+    correct = len([r for r in kept if r.get("correct")])
+    statuses = Counter([str(r.get("status")) for r in kept])
+    as_assisted = len([r for r in kept if r.get(STRICT_READING) is not None])  # (strict_reading)
+    extracted = as_assisted or len([r for r in kept if r.get("assisted") and assisted_reading(r) is not None])
     if as_assisted:  # records read assisted: the strict reading beside
         assisted = {"other_correct": sum(bool((strict_reading(r) or r).get("correct")) for r in kept),
                     "extracted": extracted, "reading": ASSISTED}
