@@ -190,7 +190,14 @@ def gc_paused() -> Iterator[None]:
 def _scan(path: Path) -> tuple[list[dict], int]:
     """(records, byte offset just after the last complete line), read with the collector paused."""
     data = path.read_bytes()
-    records: list[dict] = []
+    *whole, partial = data.split(b"\n")  # `partial`: what follows the last newline (a cut line, or nothing)
+    try:  # every line whole: read in one pass (a third faster); anything else is read line by line below
+        records = [json.loads(line) for line in whole]
+        if all(type(r) is dict for r in records):
+            return [check_record(r, file=path) for r in records], len(data) - len(partial)
+    except (ValueError, RecursionError, DataError):  # a blank, corrupt, cut or damaged line: named below
+        pass
+    records = []
     good_end = 0
     start = 0
     lineno = 0
