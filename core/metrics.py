@@ -364,9 +364,17 @@ def group(records: Iterable[Mapping], by: Sequence[str] = ()) -> dict[tuple[str,
     """{(condition, level of each field of `by`): records}, conditions in their order (C, C+Q,
     C+I, C+Q+I, derived labels after their base), levels sorted."""
     out: dict[tuple[str, ...], list[Mapping]] = {}
-    for r in records:
-        for levels in _levels(r, by):
-            out.setdefault((r["condition"], *levels), []).append(r)
+    if len(by) == 1:  # (the common case, without building each record's combinations)
+        name = by[0]
+        for r in records:
+            value = r.get(name)
+            levels = (value,) if type(value) is str else dict.fromkeys(level_keys(value))
+            for level in levels:
+                out.setdefault((r["condition"], level), []).append(r)
+    else:
+        for r in records:
+            for levels in _levels(r, by):
+                out.setdefault((r["condition"], *levels), []).append(r)
     return dict(sorted(out.items(), key=lambda kv: (condition_order(kv[0][0]), kv[0][1:])))
 
 
