@@ -116,17 +116,15 @@ def _read(path: Path, key: list) -> tuple[list[Item], str] | None:
     """(items, fingerprint) of the entry at `path` when it is whole and made under `key`, else None.
     The items are built through the item model again (its own checks, not the loader's)."""
     try:
-        blob = path.read_bytes()
+        with path.open("rb") as fh:
+            header, payload = fh.read(len(MAGIC) + 64), fh.read()
     except OSError:
         return None
-    head = len(MAGIC) + 64
-    if not blob.startswith(MAGIC) or len(blob) < head:
-        return None
-    payload = memoryview(blob)[head:]
-    if hashlib.sha256(payload).hexdigest().encode() != blob[len(MAGIC):head]:
+    if header[:len(MAGIC)] != MAGIC or hashlib.sha256(payload).hexdigest().encode() != header[len(MAGIC):]:
         return None  # cut short or damaged
     try:
         stored = _Unpickler(io.BytesIO(payload)).load()
+        del payload  # (the file's bytes, no longer needed while the items are built)
         if not (isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("fingerprint"), str)):
             return None
         items = [Item.model_validate(data) for data in stored["items"]]
