@@ -78,22 +78,23 @@ def data_signature(data: str | Path) -> str | None:
     return h.hexdigest()
 
 
+def _sources(folder: Path, pattern: str) -> list:
+    return [(str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.glob(pattern))]
+
+
 def code_signature(benchmark) -> list:
     """What the loading code is: the medvqa version, the item model's fields, and the size and
-    modification time of each source file beside the benchmark's class (its adapter)."""
-    files = []
+    modification time of each source file beside the benchmark's class (its adapter) and of
+    medvqa's core."""
     try:
-        source = Path(inspect.getfile(type(benchmark))).parent
-        files = [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(source.glob("*.py"))]
-    except (TypeError, OSError):
-        pass
-    items_py = Path(inspect.getfile(Item))
+        adapter = _sources(Path(inspect.getfile(type(benchmark))).parent, "*.py")
+    except (TypeError, OSError):  # a class without a source file
+        adapter = []
     try:
         medvqa = version("medvqa")
     except PackageNotFoundError:
         medvqa = None
-    return [medvqa, sorted(Item.model_fields), files,
-            [items_py.stat().st_size, items_py.stat().st_mtime_ns]]
+    return [medvqa, sorted(Item.model_fields), adapter, _sources(Path(inspect.getfile(Item)).parent, "**/*.py")]
 
 
 def _entry_path(slot: str) -> Path:
