@@ -128,7 +128,9 @@ def _read(path: Path, key: list) -> tuple[list[Item], str] | None:
         del payload  # (the file's bytes, no longer needed while the items are built)
         if not (isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("fingerprint"), str)):
             return None
-        items = [Item.model_validate(data) for data in stored["items"]]
+        data, items = stored.pop("items")[::-1], []
+        while data:  # each item's data let go once it is built
+            items.append(Item.model_validate(data.pop()))
     except Exception:  # noqa: BLE001 - an entry of another medvqa, or not ours: loaded afresh
         return None
     # an image file kept outside the data folder (an adapter's own cache of decoded images) must still be there
