@@ -7,10 +7,14 @@ replicated into synthetic exam years: `--copies 30` gives 60 years, and runs und
 give 817 records per copy (every item under C+Q, the 17 with images under C+Q+I too), so 30
 copies are 24,510 records a run. Two runs are made (`random` and `constant:A`), then each
 command runs in a fresh process, as a user runs it: `audit A --json`, `compare A B --json`,
-`score A`. The floor is a plain-numpy script, also a fresh process, that reads both runs'
-records, pairs them by (item, condition), and computes exact McNemar and a 1,000-resample
-bootstrap of the paired difference. Seconds are the best and the median of `--repeat` runs;
-memory is the peak RSS. The machine is shared: read the ratio, measured in the same run.
+`score A`. The first analysis of a data folder loads and checks its items and keeps them in the
+cache folder (core/run/item_cache.py); it is measured on its own, with an empty cache folder
+each time, and the other commands after it, as every analysis but the first runs. The floor is
+a plain-numpy script, also a fresh process, that reads both runs' records, pairs them by (item,
+condition), and computes exact McNemar and a 1,000-resample bootstrap of the paired
+difference. Seconds are the best and the median of `--repeat` runs; memory is the peak RSS.
+The machine is shared: read the ratio, measured in the same run, and the load average printed
+beside it.
 """
 
 from __future__ import annotations
@@ -107,17 +111,22 @@ def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, f
     floor_script = tmp / "floor.py"
     floor_script.write_text(FLOOR, encoding="utf-8")
     a, b = (str(r) for r in runs)
+    first = "audit RUN --json, first analysis (items loaded, checked, kept)"
     commands = {
         "floor (read, pair, McNemar, bootstrap)": [sys.executable, str(floor_script),
                                                    f"{a}/records.jsonl", f"{b}/records.jsonl"],
+        first: medvqa("audit", a, "--json"),
         "audit RUN --json": medvqa("audit", a, "--json"),
         "compare RUN_A RUN_B --json": medvqa("compare", a, b, "--json"),
         "score RUN": medvqa("score", a),
     }
+    timed(medvqa("audit", a, "--json"), env)  # the data's items kept in the cache folder, as after any analysis
     samples: dict[str, list[tuple[float, float]]] = {k: [] for k in commands}
-    for _ in range(repeat):  # interleaved: each round sees the same load
+    for round_ in range(repeat):  # interleaved: each round sees the same load
         for label, args in commands.items():
-            samples[label].append(timed(args, env))
+            # the first analysis of the data: an empty cache folder (the runs need no response cache)
+            run_env = {**env, "MEDVQA_CACHE_DIR": str(tmp / f"cold-{copies}-{round_}")} if label == first else env
+            samples[label].append(timed(args, run_env))
     rows = []
     for label, got in samples.items():
         seconds = [s for s, _ in got]
@@ -138,7 +147,9 @@ def main() -> None:
         for copies in (int(c) for c in args.copies.split(",")):
             n_records, rows = measure(copies, args.repeat, tmp, env)
             floor_best = rows[0][1]
-            print(f"\n{n_records:,} records a run ({2 * copies} exam years; best and median of {args.repeat})")
+            load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
+            print(f"\n{n_records:,} records a run ({2 * copies} exam years; best and median of {args.repeat}; "
+                  f"load average {load} at the end)")
             print(f"| command | best s | median s | peak MiB | best vs the floor |")
             print(f"|---|---|---|---|---|")
             for label, best, median, rss in rows:

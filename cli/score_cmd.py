@@ -20,13 +20,15 @@ def command(run_dir, convention, extractor, extractor_api_base, no_cache, as_jso
 
     from medvqa.core.inference.preflight import PreflightError
     from medvqa.core.run.summary import run_warnings
-    from medvqa.core.scoring.rescore import rescore
+    from medvqa.core.run.store import newest_records
+    from medvqa.core.scoring.rescore import rescore_lines
 
     if extractor_api_base and not extractor:
         raise click.UsageError("--extractor-api-base needs --extractor MODEL")
     extracted = None
     with analysis():
-        n, changed = rescore(Path(run_dir), convention)
+        lines, changed = rescore_lines(Path(run_dir), convention)
+        n = len(lines)
         if extractor:
             from medvqa.core.scoring.extract import extract_run
 
@@ -36,7 +38,8 @@ def command(run_dir, convention, extractor, extractor_api_base, no_cache, as_jso
                                         progress=None if as_json else (lambda line: click.echo(line, err=True)))
             except PreflightError as exc:
                 raise click.ClickException(str(exc)) from None
-        warnings = run_warnings(run_dir)
+        # the records just re-scored, unless an extractor has rewritten them since
+        warnings = run_warnings(run_dir, records=None if extractor else newest_records(lines))
     if as_json:
         print_json({"run_dir": run_dir, "n_records": n, "changed": changed,
                     **({"extracted": extracted} if extracted is not None else {}), "warnings": warnings})

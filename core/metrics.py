@@ -162,15 +162,11 @@ def add_ci(frame: pd.DataFrame) -> None:
 def counted(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> tuple[list[Mapping], int]:
     """(the records that enter denominators, how many others the benchmark's rules leave out).
     Held-out records (answers withheld) are neither."""
-    kept, left_out = [], 0
-    for r in records:
-        if r.get("held_out"):
-            continue
-        if benchmark is None or benchmark.counts(r):
-            kept.append(r)
-        else:
-            left_out += 1
-    return kept, left_out
+    live = [r for r in records if not r.get("held_out")]
+    if benchmark is None:
+        return live, 0
+    kept = [r for r in live if benchmark.counts(r)]
+    return kept, len(live) - len(kept)
 
 
 def assisted_reading(record: Mapping) -> Mapping | None:
@@ -240,10 +236,10 @@ def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell
     """The `Cell` of `records` under `benchmark`'s rules and headline metric."""
     kept, left_out = counted(records, benchmark)
     n = len(kept)
-    correct = sum(bool(r.get("correct")) for r in kept)
-    statuses = Counter(str(r.get("status")) for r in kept)
-    as_assisted = sum(strict_reading(r) is not None for r in kept)
-    extracted = as_assisted or sum(assisted_reading(r) is not None for r in kept)
+    correct = len([r for r in kept if r.get("correct")])
+    statuses = Counter([str(r.get("status")) for r in kept])
+    as_assisted = len([r for r in kept if r.get(STRICT_READING) is not None])  # (strict_reading)
+    extracted = as_assisted or len([r for r in kept if r.get("assisted") and assisted_reading(r) is not None])
     if as_assisted:  # records read assisted: the strict reading beside
         assisted = {"other_correct": sum(bool((strict_reading(r) or r).get("correct")) for r in kept),
                     "extracted": extracted, "reading": ASSISTED}
@@ -368,9 +364,17 @@ def group(records: Iterable[Mapping], by: Sequence[str] = ()) -> dict[tuple[str,
     """{(condition, level of each field of `by`): records}, conditions in their order (C, C+Q,
     C+I, C+Q+I, derived labels after their base), levels sorted."""
     out: dict[tuple[str, ...], list[Mapping]] = {}
-    for r in records:
-        for levels in _levels(r, by):
-            out.setdefault((r["condition"], *levels), []).append(r)
+    if len(by) == 1:  # (the common case, without building each record's combinations)
+        name = by[0]
+        for r in records:
+            value = r.get(name)
+            levels = (value,) if type(value) is str else dict.fromkeys(level_keys(value))
+            for level in levels:
+                out.setdefault((r["condition"], level), []).append(r)
+    else:
+        for r in records:
+            for levels in _levels(r, by):
+                out.setdefault((r["condition"], *levels), []).append(r)
     return dict(sorted(out.items(), key=lambda kv: (condition_order(kv[0][0]), kv[0][1:])))
 
 

@@ -177,9 +177,9 @@ def scope(runs: Sequence[Any]) -> dict[str, str]:
     fields, _ = held_fields(bench.default_strata, records, bench.stratum_aliases)
     out = {}
     for name, field in fields.items():
-        levels = {str(r.get(field)) for r in records}
-        if len(levels) == 1:
-            out[name] = next(iter(levels))
+        level = str(records[0].get(field)) if records else None
+        if records and all(str(r.get(field)) == level for r in records):  # (stops at the first other level)
+            out[name] = level
     return out
 
 

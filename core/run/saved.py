@@ -9,7 +9,8 @@ from typing import Iterable
 
 from medvqa.core import plugins
 from medvqa.core.benchmark import Benchmark
-from medvqa.core.items import DataError, Item, fingerprint_items
+from medvqa.core.items import DataError, Item
+from medvqa.core.run.item_cache import load_checked
 from medvqa.core.run.options import load_items
 from medvqa.core.run.store import gc_paused, read_manifest, read_records
 
@@ -23,14 +24,14 @@ def load_run(run_dir: Path, loaded: dict | None = None, *, records: bool = True)
     benchmark = plugins.get_benchmark(manifest["benchmark"]).with_convention(manifest.get("convention"))
     benchmark = benchmark.with_language(manifest.get("language"))
     load = manifest.get("load") or {"data": manifest.get("data"), "split": manifest.get("split")}
-    key = json.dumps([manifest["benchmark"], manifest.get("convention"), manifest.get("language"), load],
-                     sort_keys=True, default=str)
+    slot = [manifest["benchmark"], manifest.get("convention"), manifest.get("language"), load]
+    key = json.dumps(slot, sort_keys=True, default=str)
     if loaded is not None and key in loaded:
         by_id, fingerprint = loaded[key]
     else:
         with gc_paused():
-            items, _ = load_items(benchmark, load)
-            by_id, fingerprint = {it.id: it for it in items}, fingerprint_items(items)
+            items, fingerprint = load_checked(benchmark, load, slot, lambda: load_items(benchmark, load)[0])
+            by_id = {it.id: it for it in items}
         if loaded is not None:
             loaded[key] = (by_id, fingerprint)
     if fingerprint != manifest.get("data_fingerprint"):
@@ -91,11 +92,12 @@ def whole_exam_items(run: SavedRun, loaded: dict | None = None) -> list[Item]:
     if not load.get("select") and load.get("limit") is None:
         return list(run.items.values())
     whole = {**load, "select": None, "limit": None}
-    key = json.dumps([run.manifest["benchmark"], run.manifest.get("convention"), run.manifest.get("language"), whole],
-                     sort_keys=True, default=str)
+    slot = [run.manifest["benchmark"], run.manifest.get("convention"), run.manifest.get("language"), whole]
+    key = json.dumps(slot, sort_keys=True, default=str)
     if loaded is not None and key in loaded:
         return loaded[key]
-    items, _ = load_items(run.benchmark, whole)
+    with gc_paused():
+        items, _ = load_checked(run.benchmark, whole, slot, lambda: load_items(run.benchmark, whole)[0])
     if loaded is not None:
         loaded[key] = items
     return items

@@ -139,7 +139,12 @@ def read_records(run_dir: Path, *, held_out: bool = False) -> list[dict]:
     appearance. A trailing partial line (a killed writer) is ignored; a broken line anywhere
     else is an error naming the line. Records of held-out items (never scored) are left out
     unless `held_out`."""
-    return [r for r in newest_per_pair(read_all_records(run_dir)) if held_out or not r.get(HELD_OUT)]
+    return newest_records(read_all_records(run_dir), held_out=held_out)
+
+
+def newest_records(records: Iterable[dict], *, held_out: bool = False) -> list[dict]:
+    """`read_records` of a run's every record line (`read_all_records`) already read."""
+    return [r for r in newest_per_pair(records) if held_out or not r.get(HELD_OUT)]
 
 
 def read_all_records(run_dir: Path) -> list[dict]:
@@ -185,7 +190,14 @@ def gc_paused() -> Iterator[None]:
 def _scan(path: Path) -> tuple[list[dict], int]:
     """(records, byte offset just after the last complete line), read with the collector paused."""
     data = path.read_bytes()
-    records: list[dict] = []
+    *whole, partial = data.split(b"\n")  # `partial`: what follows the last newline (a cut line, or nothing)
+    try:  # every line whole: read in one pass (a third faster); anything else is read line by line below
+        records = [json.loads(line) for line in whole]
+        if all(type(r) is dict for r in records):
+            return [check_record(r, file=path) for r in records], len(data) - len(partial)
+    except (ValueError, RecursionError, DataError):  # a blank, corrupt, cut or damaged line: named below
+        pass
+    records = []
     good_end = 0
     start = 0
     lineno = 0

@@ -33,10 +33,11 @@ def image_fallbacks(items, conditions) -> int:
     return sum(1 for it in items if not it.excluded and it.has_images and not it.image_available)
 
 
-def run_warnings(run_dir, reading: str | None = None) -> list[str]:
+def run_warnings(run_dir, reading: str | None = None, records: list[dict] | None = None) -> list[str]:
     """The parse-failure warnings (`metrics.parse_failure_warnings`) of a saved run's newest
     records read as `reading` reads them (None: the benchmark's protocol's), under its
-    benchmark's rules when that benchmark is installed."""
+    benchmark's rules when that benchmark is installed; `records`, the newest records when the
+    caller has them (`store.read_records`), else they are read."""
     from pathlib import Path
 
     from medvqa.core import plugins
@@ -46,4 +47,5 @@ def run_warnings(run_dir, reading: str | None = None) -> list[str]:
     manifest = read_manifest(Path(run_dir))
     entry = plugins.benchmarks().get(manifest["benchmark"])
     bench = entry.obj.with_convention(manifest.get("convention")) if entry else None
-    return headline_numbers(read_records(Path(run_dir)), bench, reading)["warnings"]
+    records = read_records(Path(run_dir)) if records is None else records
+    return headline_numbers(records, bench, reading)["warnings"]

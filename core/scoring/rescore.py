@@ -17,6 +17,12 @@ def rescore(run_dir: Path, convention: str | None = None) -> tuple[int, int]:
     `convention` (one the benchmark offers) when given, which the manifest then records.
     Holds the run's lock from the first read to the last write: a run in progress is an error
     saying so, never a rewrite under it. Returns (record lines, lines changed)."""
+    out, changed = rescore_lines(run_dir, convention)
+    return len(out), changed
+
+
+def rescore_lines(run_dir: Path, convention: str | None = None) -> tuple[list[dict], int]:
+    """`rescore`, returning the record lines as re-scored (what the file now holds) and how many changed."""
     with locked(run_dir):
         manifest, _, benchmark, items = load_run(run_dir, records=False)
         switch = convention is not None and convention != manifest.get("convention")
@@ -35,4 +41,4 @@ def rescore(run_dir: Path, convention: str | None = None) -> tuple[int, int]:
             rewrite_records(run_dir, out, lock=False)
         if switch:  # after the records: an interrupted switch leaves the old name, and repeating it completes it
             write_json_atomic(Path(run_dir) / MANIFEST, {**manifest, "convention": convention})
-    return len(out), changed
+    return out, changed
