@@ -204,11 +204,53 @@ def _selection_table(page: _Page, base: list, bias: dict) -> None:
                                ("outside the listed labels %", "outside_share", "pct")], rows, cell=over_selected)
 
 
+THUMBNAILS = "thumbnails"  # the folder of kept thumbnails in medvqa's cache folder
+
+
 @lru_cache(maxsize=512)
 def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
     """A small image (at most `px` on its longer side) of the file at `path` as a data URL, PNG
     or JPEG; None for a file Pillow cannot read or would not decode (a decompression bomb: more
-    pixels than Pillow's limit)."""
+    pixels than Pillow's limit). A thumbnail made once is kept in `<cache>/thumbnails/`, keyed by
+    the file's path, size and modification time and the thumbnail's size and format: decoding a
+    large PNG took most of a page's extra time over its JSON, every time a page was written."""
+    import hashlib
+    import os
+    import tempfile
+
+    from medvqa.core.api import cache_dir
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    key = hashlib.sha256(f"1|{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}|{px}|{image_format}"
+                         .encode("utf-8", "surrogateescape")).hexdigest()
+    kept = cache_dir() / THUMBNAILS / key[:2] / key
+    try:
+        text = kept.read_text(encoding="ascii")
+        if text.startswith("data:image/"):
+            return text
+    except (OSError, UnicodeDecodeError):
+        pass
+    made = _make_thumbnail(path, px, image_format)
+    if made is not None:
+        try:  # written whole (a temporary file renamed); a cache folder that cannot be written keeps nothing
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=kept.parent, prefix=".", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="ascii") as fh:
+                    fh.write(made)
+                os.replace(tmp, kept)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        except OSError:
+            pass
+    return made
+
+
+def _make_thumbnail(path: str, px: int, image_format: str) -> str | None:
     import warnings
 
     from PIL import Image
