@@ -9,7 +9,9 @@ the sample replicated into `--copies` × 2 synthetic exam years (bench/analysis.
 copies: 1,634 records a run, 8,170 in all) give the five-run comparison. Each command runs in a
 fresh process, as a user runs it, the page and its JSON interleaved so that both see the same
 load; the goal is a page at most 1.5 × its JSON. Seconds are the best and the median of
-`--repeat` runs; memory is the peak RSS.
+`--repeat` runs; memory is the peak RSS. The cache folder is one for the whole bench, as a
+user's is: the first round makes and keeps the runs' items and the pages' thumbnails, the next
+rounds read them back (the best of 3 is a warm one; the median shows the first round's weight).
 """
 
 from __future__ import annotations
