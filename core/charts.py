@@ -235,17 +235,23 @@ def heatmap_chart(doc: dict, field: str) -> str:
     return svg.render()
 
 
-def audit_charts(doc: dict) -> dict[str, str]:
-    """Every audit chart by name, as `core/audit/figures.py` names its figures: overall states and
-    Δimg, then per `--by` field that has paired strata."""
-    fields = [f for f in doc["settings"]["by"] if any(paired_rows(doc, f).values())]
-    out = {"states_overall": states_chart(doc), "delta_overall": delta_chart(doc)}
-    for field in fields:
-        slug = re.sub(r"[^A-Za-z0-9_-]+", "_", field)
-        out[f"states_by_{slug}"] = states_chart(doc, field)
-        out[f"delta_by_{slug}"] = delta_chart(doc, field)
-        out[f"heatmap_{slug}"] = heatmap_chart(doc, field)
+def chart_names(doc: dict) -> list[tuple[str, str, str | None]]:
+    """(name, kind, field) of every audit chart, the page's and the figure files' alike: the
+    overall states and Δimg, then per `--by` field that has paired strata its states, Δimg and
+    heatmap (kind "states", "delta" or "heatmap")."""
+    out = [("states_overall", "states", None), ("delta_overall", "delta", None)]
+    for field in doc["settings"]["by"]:
+        if any(paired_rows(doc, field).values()):
+            slug = re.sub(r"[^A-Za-z0-9_-]+", "_", field)
+            out += [(f"states_by_{slug}", "states", field), (f"delta_by_{slug}", "delta", field),
+                    (f"heatmap_{slug}", "heatmap", field)]
     return out
+
+
+def audit_charts(doc: dict) -> dict[str, str]:
+    """Every audit chart by name (`chart_names`), as SVG markup."""
+    draw = {"states": states_chart, "delta": delta_chart, "heatmap": heatmap_chart}
+    return {name: draw[kind](doc, field) for name, kind, field in chart_names(doc)}
 
 
 def panel_chart(doc: dict, panel: dict) -> str:

@@ -8,7 +8,6 @@ SVG through matplotlib's SVG writer, so they render headless.
 from __future__ import annotations
 
 import math
-import re
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
@@ -18,7 +17,7 @@ from matplotlib import font_manager, rc_context
 from matplotlib.figure import Figure
 
 from medvqa.core.audit.analysis import STATES
-from medvqa.core.charts import STATE_COLOURS, STATE_NAMES
+from medvqa.core.charts import STATE_COLOURS, STATE_NAMES, chart_names
 from medvqa.core.charts import paired_rows as _rows
 # Sans-serif families tried after DejaVu Sans for glyphs it lacks (Japanese, Korean).
 _FALLBACK_FONTS = ("IPAexGothic", "IPAGothic", "Noto Sans CJK JP", "Noto Sans CJK KR", "NanumGothic")
@@ -127,15 +126,9 @@ def heatmap_figure(doc: dict, field: str) -> Figure:
 def figures(doc: dict) -> dict[str, Figure]:
     """Every audit figure by file stem: overall states and Δimg, then per `--by` field that has
     paired strata."""
-    fields = [f for f in doc["settings"]["by"] if any(_rows(doc, f).values())]
+    draw = {"states": states_figure, "delta": delta_figure, "heatmap": heatmap_figure}
     with _style():
-        out = {"states_overall": states_figure(doc), "delta_overall": delta_figure(doc)}
-        for field in fields:
-            slug = re.sub(r"[^A-Za-z0-9_-]+", "_", field)
-            out[f"states_by_{slug}"] = states_figure(doc, field)
-            out[f"delta_by_{slug}"] = delta_figure(doc, field)
-            out[f"heatmap_{slug}"] = heatmap_figure(doc, field)
-    return out
+        return {name: draw[kind](doc, field) for name, kind, field in chart_names(doc)}
 
 
 def save_figures(doc: dict, out_dir: Path) -> list[Path]:

@@ -206,14 +206,20 @@ def test_a_partial_exam_gets_no_verdict_and_says_why():
     assert [(c.profession, c.year) for c in evaluate(items + other, correct_records(items), rules)] == [("Nurse", 2030)]
 
 
-def test_pass_on_one_block_of_the_119th_exam_is_not_evaluable(tmp_path):
-    # a run of block A alone (--select section=A): the verdict is asked of the whole 119th exam
-    # (the run's data without its selection), whose other blocks have no record
+def block_a_replay(tmp_path):
+    """The 119th exam's items, and a replay of the gold answers to its block A under C+Q and C+Q+I."""
     items = medvqa.load("jmed48k", path=shared_data("jmed48k-sample"), split="full", years=[2025])
     block = [it for it in items if it.meta["section"] == "A"]
     path = tmp_path / "replay.jsonl"
     path.write_text("".join(json.dumps({"item_id": it.id, "condition": c, "response": json.dumps(
         {"answer": gold_answer(it)})}) + "\n" for it in block for c in ("C+Q", "C+Q+I")), encoding="utf-8")
+    return items, path
+
+
+def test_pass_on_one_block_of_the_119th_exam_is_not_evaluable(tmp_path):
+    # a run of block A alone (--select section=A): the verdict is asked of the whole 119th exam
+    # (the run's data without its selection), whose other blocks have no record
+    items, path = block_a_replay(tmp_path)
     run(RunOptions(benchmark="jmed48k", model=f"replay:{path}", data=str(shared_data("jmed48k-sample")),
                    select={"year": ["2025"], "section": ["A"]}, conditions="C+Q,C+Q+I",
                    run_dir=str(tmp_path / "run")), progress=False)
@@ -273,11 +279,7 @@ def test_compare_of_runs_joined_into_one_experiment_gives_report_passs_verdicts(
     # block A of the 119th exam asked in two runs, one per condition, joined by `compare` into one
     # experiment: its verdict is asked of the whole exam, as `report --pass` asks it of each run
     # (compare judged a joined entry on the items it selected: block A alone, as if it were the exam)
-    items = medvqa.load("jmed48k", path=shared_data("jmed48k-sample"), split="full", years=[2025])
-    block = [it for it in items if it.meta["section"] == "A"]
-    path = tmp_path / "replay.jsonl"
-    path.write_text("".join(json.dumps({"item_id": it.id, "condition": c, "response": json.dumps(
-        {"answer": gold_answer(it)})}) + "\n" for it in block for c in ("C+Q", "C+Q+I")), encoding="utf-8")
+    items, path = block_a_replay(tmp_path)
     for condition in ("C+Q", "C+Q+I"):
         run(RunOptions(benchmark="jmed48k", model=f"replay:{path}", data=str(shared_data("jmed48k-sample")),
                        select={"year": ["2025"], "section": ["A"]}, conditions=condition,
