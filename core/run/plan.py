@@ -35,7 +35,11 @@ def dry_run(options) -> dict:
     from medvqa.core.run.store import newest_per_pair, read_all_records
     from medvqa.core.results import condition_order
 
-    spec = prepare(options)
+    from medvqa.core.inference.cache import default_cache_path
+
+    # a response cache not made yet has nothing in it: it stays unmade (a plan writes nothing)
+    cache_file = Path(options.cache_path) if options.cache_path else default_cache_path()
+    spec = prepare(options, cache=None if cache_file.is_file() else False)
     try:
         run_dir = Path(spec.run_dir)
         existing = newest_per_pair(read_all_records(run_dir)) if (run_dir / "records.jsonl").is_file() else []

@@ -70,6 +70,16 @@ def test_the_plan_counts_what_the_run_then_sends_and_writes_nothing(tmp_path):
     assert {u["condition"]: u["prompt_tokens"] for u in usage} == {c: u["prompt_tokens"] for c, u in by_cond.items()}
 
 
+def test_a_plan_on_a_new_cache_folder_makes_no_response_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    with OpenAIServer() as server:
+        plan = medvqa_json("run", "jmed48k", "--sample", "--model", MODEL, "--api-base", server.url, "--price", "1,2",
+                           "--run-dir", tmp_path / "run", "--dry-run", "--json")
+        assert sum(server.counts.values()) == 0
+    assert (plan["to_ask"], plan["cached"], plan["requests"]) == (22, 0, 22)
+    assert not (tmp_path / "cache" / "responses.sqlite3").exists() and not (tmp_path / "run").exists()
+
+
 def test_a_baseline_plan_says_nothing_is_spent_and_the_text_names_the_counts(tmp_path):
     result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "random", "--conditions", "C+Q",
                                       "--run-dir", str(tmp_path / "run"), "--dry-run"])
