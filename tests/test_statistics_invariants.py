@@ -55,38 +55,39 @@ def invoke(*args) -> dict:
     return json.loads(result.output)
 
 
-def intervals(doc, path="$"):
-    """(path, estimate, (low, high), n, method) of every interval in a JSON document."""
+def rows(doc, path="$"):
+    """(path, object) of every JSON object in a document, the document's own first."""
     if isinstance(doc, list):
         for i, x in enumerate(doc):
-            yield from intervals(x, f"{path}[{i}]")
-        return
-    if not isinstance(doc, dict):
-        return
-    method = doc.get("ci_method")
-    for key, names in ESTIMATES.items():
-        ci = doc.get(key)
-        if isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, (int, float)) for x in ci):
-            estimate = next(doc[k] for k in names if doc.get(k) is not None)
-            yield f"{path}.{key}", estimate, tuple(ci), doc.get("n"), (doc.get("ci_a_method") or method) if key != "ci" else method
-    for low, high in (("ci_low", "ci_high"), ("f1_ci_low", "f1_ci_high")):
-        if doc.get(low) is not None:
-            estimate = next(doc[k] for k in ("accuracy", "value", "delta_img", "delta_lang", "difference", "micro_f1")
-                            if doc.get(k) is not None)
-            yield f"{path}.{low}", estimate, (doc[low], doc[high]), doc.get("n"), method
-    for key, value in doc.items():
-        yield from intervals(value, f"{path}.{key}")
-
-
-def p_values(doc, path="$"):
-    if isinstance(doc, list):
-        for i, x in enumerate(doc):
-            yield from p_values(x, f"{path}[{i}]")
+            yield from rows(x, f"{path}[{i}]")
     elif isinstance(doc, dict):
+        yield path, doc
         for key, value in doc.items():
+            yield from rows(value, f"{path}.{key}")
+
+
+def intervals(doc):
+    """(path, estimate, (low, high), n, method) of every interval in a JSON document."""
+    for path, row in rows(doc):
+        method = row.get("ci_method")
+        for key, names in ESTIMATES.items():
+            ci = row.get(key)
+            if isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, (int, float)) for x in ci):
+                estimate = next(row[k] for k in names if row.get(k) is not None)
+                yield (f"{path}.{key}", estimate, tuple(ci), row.get("n"),
+                       (row.get("ci_a_method") or method) if key != "ci" else method)
+        for low, high in (("ci_low", "ci_high"), ("f1_ci_low", "f1_ci_high")):
+            if row.get(low) is not None:
+                estimate = next(row[k] for k in ("accuracy", "value", "delta_img", "delta_lang", "difference",
+                                                 "micro_f1") if row.get(k) is not None)
+                yield f"{path}.{low}", estimate, (row[low], row[high]), row.get("n"), method
+
+
+def p_values(doc):
+    for path, row in rows(doc):
+        for key, value in row.items():
             if key in P_KEYS and isinstance(value, (int, float)):
                 yield f"{path}.{key}", value
-            yield from p_values(value, f"{path}.{key}")
 
 
 @pytest.fixture(scope="module")
@@ -163,45 +164,29 @@ def test_audit_and_compare_give_the_same_exact_mcnemar_for_the_same_runs(tmp_pat
 def contradictions(doc):
     """(path, ci, p) of every row whose interval excludes 0 while its test says p ≥ 0.05, or the
     reverse, without a note that explains it."""
-    if isinstance(doc, list):
-        for i, x in enumerate(doc):
-            yield from contradictions(x)
-        return
-    if not isinstance(doc, dict):
-        return
-    p = doc.get("mcnemar_p", doc.get("p"))
-    ci = doc.get("ci") if isinstance(doc.get("ci"), list) else (
-        [doc["ci_low"], doc["ci_high"]] if doc.get("ci_low") is not None else None)
-    if isinstance(p, (int, float)) and ci and None not in ci and any(k in doc for k in ("difference", "delta_img",
-                                                                                        "delta_lang")):
-        if (ci[0] > 0 or ci[1] < 0) != (p < 0.05) and not doc.get("note"):
-            yield doc, ci, p
-    # the image-as-options control: an accuracy's Wilson interval excludes the chance baseline
-    # exactly when its score test against it rejects
-    for ci_key, p_key in (("ci_a_removed", "binomial_p"), ("ci_a_with", "binomial_p_with")):
-        ci, p, chance = doc.get(ci_key), doc.get(p_key), doc.get("baseline")
-        if isinstance(p, (int, float)) and ci and chance is not None:
-            outside = not ci[0] <= chance <= ci[1]
-            if outside != (p < 0.05):
-                yield doc, ci, p
-    for value in doc.values():
-        yield from contradictions(value)
+    for _, row in rows(doc):
+        p = row.get("mcnemar_p", row.get("p"))
+        ci = row.get("ci") if isinstance(row.get("ci"), list) else (
+            [row["ci_low"], row["ci_high"]] if row.get("ci_low") is not None else None)
+        if isinstance(p, (int, float)) and ci and None not in ci and any(k in row for k in ("difference", "delta_img",
+                                                                                            "delta_lang")):
+            if (ci[0] > 0 or ci[1] < 0) != (p < 0.05) and not row.get("note"):
+                yield row, ci, p
+        # the image-as-options control: an accuracy's Wilson interval excludes the chance baseline
+        # exactly when its score test against it rejects
+        for ci_key, p_key in (("ci_a_removed", "binomial_p"), ("ci_a_with", "binomial_p_with")):
+            ci, p, chance = row.get(ci_key), row.get(p_key), row.get("baseline")
+            if isinstance(p, (int, float)) and ci and chance is not None:
+                outside = not ci[0] <= chance <= ci[1]
+                if outside != (p < 0.05):
+                    yield row, ci, p
 
 
-def untested_p(doc, path="$"):
-    """Paths of p-values whose row names no test (`test`), and intervals without `ci_method`."""
-    if isinstance(doc, list):
-        for i, x in enumerate(doc):
-            yield from untested_p(x, f"{path}[{i}]")
-        return
-    if not isinstance(doc, dict):
-        return
-    if any(isinstance(doc.get(k), (int, float)) for k in ("p", "mcnemar_p")) and not doc.get("test"):
-        yield path
-    if isinstance(doc.get("binomial_p"), (int, float)) and not doc.get("test"):
-        yield path
-    for key, value in doc.items():
-        yield from untested_p(value, f"{path}.{key}")
+def untested_p(doc):
+    """Paths of the rows with a p-value (`p`, `mcnemar_p`, `binomial_p`) that name no test (`test`)."""
+    for path, row in rows(doc):
+        if any(isinstance(row.get(k), (int, float)) for k in ("p", "mcnemar_p", "binomial_p")) and not row.get("test"):
+            yield path
 
 
 def igakuqa_run(tmp_path, name: str, right_with: bool, right_without: bool):
