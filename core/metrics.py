@@ -238,8 +238,8 @@ def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell
     n = len(kept)
     correct = len([r for r in kept if r.get("correct")])
     statuses = Counter([str(r.get("status")) for r in kept])
-    as_assisted = len([r for r in kept if r.get(STRICT_READING) is not None])  # (strict_reading)
-    extracted = as_assisted or len([r for r in kept if r.get("assisted") and assisted_reading(r) is not None])
+    as_assisted = len([r for r in kept if strict_reading(r) is not None])
+    extracted = as_assisted or len([r for r in kept if assisted_reading(r) is not None])
     if as_assisted:  # records read assisted: the strict reading beside
         assisted = {"other_correct": sum(bool((strict_reading(r) or r).get("correct")) for r in kept),
                     "extracted": extracted, "reading": ASSISTED}
@@ -367,9 +367,7 @@ def group(records: Iterable[Mapping], by: Sequence[str] = ()) -> dict[tuple[str,
     if len(by) == 1:  # (the common case, without building each record's combinations)
         name = by[0]
         for r in records:
-            value = r.get(name)
-            levels = (value,) if type(value) is str else dict.fromkeys(level_keys(value))
-            for level in levels:
+            for level in _value_levels(r.get(name)):
                 out.setdefault((r["condition"], level), []).append(r)
     else:
         for r in records:
@@ -378,11 +376,16 @@ def group(records: Iterable[Mapping], by: Sequence[str] = ()) -> dict[tuple[str,
     return dict(sorted(out.items(), key=lambda kv: (condition_order(kv[0][0]), kv[0][1:])))
 
 
+def _value_levels(value: Any) -> Iterable[str]:
+    """`level_keys` of one stratum value, each level once (text, the usual value, as it is)."""
+    return (value,) if type(value) is str else dict.fromkeys(level_keys(value))
+
+
 def _levels(record: Mapping, by: Sequence[str]) -> list[tuple[str, ...]]:
     """Every combination of levels `record` falls under for the fields `by` (each level once)."""
     keys: list[tuple[str, ...]] = [()]
     for name in by:
-        keys = [k + (level,) for k in keys for level in dict.fromkeys(level_keys(record.get(name)))]
+        keys = [k + (level,) for k in keys for level in _value_levels(record.get(name))]
     return keys
 
 
