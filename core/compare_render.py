@@ -426,28 +426,25 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
     """The comparison page at `path` and, beside it in `<stem>-audits/`, one audit page per
     run (or joined runs) it links to. Returns the files written."""
     from medvqa.core.audit.html import write_html
-    from medvqa.core.charts import audit_charts
-    from medvqa.core.audit.runs import audit_saved, distinct, read_runs
+    from medvqa.core.audit.runs import audit_saved, distinct
     from medvqa.core.view import items_page_beside, write_view
 
     path = Path(path)
     folder = path.parent / f"{path.stem}-audits"
     folder.mkdir(parents=True, exist_ok=True)
     readings = comparison.reading["readings"]  # each benchmark's records read as the comparison read them
-    dirs = [d for r in comparison.runs for d in r["runs"]]
-    runs = ([comparison.saved_runs[d] for d in dict.fromkeys(dirs)] if set(dirs) <= comparison.saved_runs.keys()
-            else read_runs(dirs)[0])
-    items_page = write_view([run.read_as(readings.get(run.benchmark.name)) for run in runs], items_page_beside(path))
+    by_dir = comparison.saved_runs  # the runs compare read, not read again
+    items_page = write_view([run.read_as(readings.get(run.benchmark.name)) for run in by_dir.values()],
+                            items_page_beside(path))
     written, links = [items_page], {}
-    by_dir = {str(run.path): run for run in runs}
     for i, r in enumerate(comparison.runs, 1):
         dirs, repeated = distinct(r["runs"])
         doc = audit_saved([by_dir[str(Path(d))] for d in dirs], repeated, resamples=resamples, seed=seed,
-                          reading=readings.get(r["benchmark"]),  # the runs read above, not read again
+                          reading=readings.get(r["benchmark"]),
                           cluster=comparison.intervals.get("cluster"))  # the comparison's intervals, --cluster too
         slug = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{r['benchmark']}-{r['model']}")[:80]
         target = folder / f"{i:02d}-{slug}.html"
-        written.append(write_html(doc, target, audit_charts(doc), view_href=f"../{quote(items_page.name)}"))
+        written.append(write_html(doc, target, view_href=f"../{quote(items_page.name)}"))
         links[" + ".join(r["runs"])] = f"./{quote(folder.name)}/{quote(target.name)}"  # relative, never a scheme
     path.write_text(page(comparison.as_json(), links, view_href=f"./{quote(items_page.name)}"), encoding="utf-8")
     return [path, *written]

@@ -126,7 +126,7 @@ def _mean(values: Sequence[float]) -> float | None:
 def _ci(values: Sequence[float], s: Settings):
     """The Wilson interval of a proportion of per-item credits (expected
     counts where refusals are imputed)."""
-    ci = stats.proportion_ci(float(np.sum(values)), len(values))
+    ci = stats.binomial_ci(float(np.sum(values)), len(values))
     return list(ci) if ci is not None else None
 
 

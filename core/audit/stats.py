@@ -2,7 +2,7 @@
 that every estimate lies inside its interval, no interval has zero width where n >= 1, and
 coverage is near nominal at small n (docs/audit.md, "Statistics", gives the references):
 
-- a proportion: Wilson's score interval (`binomial_ci`, `proportion_ci`; the exact
+- a proportion: Wilson's score interval (`binomial_ci`, of whole or expected counts; the exact
   Clopper-Pearson one covers 0.972 at n = 20, Wilson's 0.957: bench/coverage.py), and against a
   chance rate the score test it inverts (`score_test`), so the two never contradict;
 - a difference of paired proportions (Δimg, two models on the same items): Tango's score
@@ -17,7 +17,7 @@ coverage is near nominal at small n (docs/audit.md, "Statistics", gives the refe
 - a ratio of sums over datapoints (micro-F1 with boxes): the delta-method (linearisation)
   interval of a ratio estimator with a t quantile (`ratio_ci`), from `MIN_RATIO_N` datapoints;
 - a difference of two models' Δimg (or of two languages' Δ) on the items both share: the
-  large-sample z interval and z-test on the per-item contrasts (`paired_difference_of_means`),
+  large-sample z interval and z-test on the per-item contrasts (`paired_z_difference`),
   one statistic for both, so they never contradict (a plain percentile bootstrap covers 85 % at
   n = 20 there, the paired t 0.979, the z 0.952: bench/coverage.py);
 - a non-accuracy headline between models (micro-F1): one seeded paired bootstrap gives the
@@ -154,15 +154,10 @@ def score_test(successes: float, n: int, p: float) -> float | None:
     return bounded(float(np.log(2.0) + log_ndtr(-abs(z))))["p"]
 
 
-def binomial_ci(successes: int, n: int, *, level: float = LEVEL) -> tuple[float, float] | None:
+def binomial_ci(successes: float, n: int, *, level: float = LEVEL) -> tuple[float, float] | None:
     """The CI of a proportion: Wilson's score interval (`wilson_ci`), what
-    `scipy.stats.binomtest(...).proportion_ci(method="wilson")` gives (to 1e-12)."""
-    return wilson_ci(successes, n, level=level)
-
-
-def proportion_ci(successes: float, n: int, *, level: float = LEVEL) -> tuple[float, float] | None:
-    """`binomial_ci` of an expected (fractional) count of successes, as imputed refusals give;
-    equal to `binomial_ci` for whole counts."""
+    `scipy.stats.binomtest(...).proportion_ci(method="wilson")` gives (to 1e-12). `successes`
+    may be an expected (fractional) count, as imputed refusals give."""
     return wilson_ci(successes, n, level=level)
 
 
@@ -193,7 +188,7 @@ def mean_of_proportions_ci(successes: Sequence[int], ns: Sequence[int], *,
         return None
     k = len(ns)
     if k == 1:
-        return proportion_ci(successes[0], ns[0], level=level)
+        return binomial_ci(successes[0], ns[0], level=level)
     p = np.asarray(successes, dtype=float) / np.asarray(ns, dtype=float)
     limits = np.asarray([wilson_ci(x, n, level=level) for x, n in zip(successes, ns)])
     m = float(p.mean())

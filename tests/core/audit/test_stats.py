@@ -134,8 +134,8 @@ def test_holm_step_down_by_hand():
 
 def test_wilson_with_expected_counts_agrees_with_whole_counts():
     for k, n in ((0, 5), (3, 10), (17, 17), (1, 1)):
-        assert stats.proportion_ci(k, n) == pytest.approx(stats.binomial_ci(k, n), abs=1e-12)
-    lo, hi = stats.proportion_ci(2.5, 10)  # between 2/10 and 3/10
+        assert stats.binomial_ci(float(k), n) == pytest.approx(stats.binomial_ci(k, n), abs=1e-12)
+    lo, hi = stats.binomial_ci(2.5, 10)  # between 2/10 and 3/10
     assert stats.binomial_ci(2, 10)[0] < lo < stats.binomial_ci(3, 10)[0]
 
 
@@ -161,7 +161,7 @@ def test_intervals_of_proportions_equal_scipy_stats():
     for k, n in _parity_cases():
         wilson = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
         assert stats.binomial_ci(k, n) == pytest.approx((wilson.low, wilson.high), abs=1e-12, rel=0)
-        assert stats.proportion_ci(k, n) == stats.binomial_ci(k, n)
+        assert stats.binomial_ci(float(k), n) == stats.binomial_ci(k, n)
     for level in (0.5, 0.9, 0.95, 0.99):
         z = float(scipy_stats.norm.ppf(0.5 + level / 2))
         p, n = 7 / 20, 20
@@ -177,7 +177,7 @@ def test_intervals_of_proportions_do_not_import_scipy_stats():
     import sys
 
     code = ("import sys; from medvqa.core.audit import stats; from medvqa.core.metrics import accuracy_ci; "
-            "print(accuracy_ci(7, 10), stats.wilson_ci(3, 9), stats.proportion_ci(2.5, 10)); "
+            "print(accuracy_ci(7, 10), stats.wilson_ci(3, 9), stats.binomial_ci(2.5, 10)); "
             "print(sorted(m for m in ('scipy.stats', 'scipy.optimize') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[0].startswith("(0.396778147")  # 7/10: 0.397 to 0.892, as in medvqa.stats' docstring
