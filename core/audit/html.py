@@ -216,9 +216,10 @@ def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
     large PNG took most of a page's extra time over its JSON, every time a page was written."""
     import hashlib
     import os
-    import tempfile
 
     from medvqa.core.api import cache_dir
+    from medvqa.core.items import DataError
+    from medvqa.core.run.store import _write_atomic
 
     try:
         st = os.stat(path)
@@ -237,15 +238,8 @@ def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
     if made is not None:
         try:  # written whole (a temporary file renamed); a cache folder that cannot be written keeps nothing
             kept.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=kept.parent, prefix=".", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="ascii") as fh:
-                    fh.write(made)
-                os.replace(tmp, kept)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-        except OSError:
+            _write_atomic(kept, lambda fh: fh.write(made.encode("ascii")), sync=False)
+        except (OSError, DataError):
             pass
     return made
 

@@ -27,12 +27,12 @@ import io
 import json
 import os
 import pickle
-import tempfile
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Callable
 
-from medvqa.core.items import Item, fingerprint_items
+from medvqa.core.items import DataError, Item, fingerprint_items
+from medvqa.core.run.store import _write_atomic
 
 FORMAT = 2
 MAGIC = b"medvqa-items\n"
@@ -146,15 +146,9 @@ def _write(path: Path, key: list, items: list[Item], fingerprint: str) -> None:
     payload = pickle.dumps({"key": key, "fingerprint": fingerprint, "items": data}, protocol=pickle.HIGHEST_PROTOCOL)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:
+        _write_atomic(path, lambda fh: fh.write(MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload),
+                      sync=False)
+    except (OSError, DataError):
         pass
 
 

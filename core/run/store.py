@@ -95,11 +95,12 @@ def write_json_atomic(path: Path, data: Any) -> None:
     _write_atomic(path, lambda fh: fh.write(text.encode("utf-8", "backslashreplace")))
 
 
-def _write_atomic(path: Path, write: Callable[[BinaryIO], Any]) -> None:
+def _write_atomic(path: Path, write: Callable[[BinaryIO], Any], *, sync: bool = True) -> None:
     """Write a temporary file beside `path` with `write`, then rename it over `path`: a reader
     sees the old file or the new one, never half of one. The temporary file is a new one of our
     own (created exclusively, under a fresh name), so no file planted beside `path` is ever
-    written or renamed. A failed write leaves no temporary file and is a `DataError` naming `path`."""
+    written or renamed. A failed write leaves no temporary file and is a `DataError` naming `path`.
+    Without `sync` (a cache's file, made again if lost) the data is not flushed to the disk first."""
     tmp: Path | None = None
     try:
         fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -107,8 +108,9 @@ def _write_atomic(path: Path, write: Callable[[BinaryIO], Any]) -> None:
         os.fchmod(fd, 0o644)
         with os.fdopen(fd, "wb") as fh:
             write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
         if tmp is not None:
