@@ -87,7 +87,10 @@ def read_table(path: str | Path, columns: Sequence[str] = (), *, sheet: str | No
                          "(--sheet chooses a sheet of an .xlsx workbook)")
     try:
         if suffix in (".xlsx", ".xls"):
-            with pd.ExcelFile(path) as book:
+            # the engine named, not inferred: pandas infers it from a module another thread may
+            # still be importing (two runs of an eval set reading workbooks at once), and fails
+            # on the half-made module; named, it is imported, which waits for that import to end
+            with pd.ExcelFile(path, engine="openpyxl" if suffix == ".xlsx" else "xlrd") as book:
                 names = [str(name) for name in book.sheet_names]
                 if sheet is not None and sheet not in names:
                     raise DataError(f"no sheet {sheet!r} (--sheet); the sheets are {', '.join(map(repr, names))}",

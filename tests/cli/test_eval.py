@@ -177,3 +177,22 @@ def test_yaml_and_json_sets_read_as_toml_does(tmp_path):
     dirs = [[e.run_dir.relative_to(tmp_path) for e in read_set(tmp_path / name).experiments]
             for name in ("set.json", "set.yaml")]
     assert dirs[0] == dirs[1] == [Path("s/igakuqa/random"), Path("s/igakuqa-en/random")]
+
+
+@pytest.mark.slow
+def test_a_set_of_two_baselines_on_jmed48k_and_mir_finishes_with_progress_on_ten_times_in_ten(tmp_path):
+    # the two baselines run at the same time (a lane each), and both read the MIR workbooks first
+    # when they reach mir: each process imports the Excel engine while two threads wait on it
+    path = tmp_path / "set.toml"
+    path.write_text('study_dir = "study"\n[[models]]\nmodel = "random"\n[[models]]\nmodel = "constant:A"\n'
+                    f'[[benchmarks]]\nbenchmark = "jmed48k"\ndata = "{shared_data("jmed48k-sample")}"\n'
+                    f'[[benchmarks]]\nbenchmark = "mir"\ndata = "{shared_data("mir")}"\n', encoding="utf-8")
+    env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache")}
+    for attempt in range(10):
+        done = subprocess.run([sys.executable, "-m", "medvqa.cli", "eval", str(path)], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (attempt, done.stdout[-2000:], done.stderr[-2000:])
+        assert "experiments: 4 of 4 done" in done.stdout and "[4/4]" in done.stderr  # the progress lines
+    # MIR: 210 questions a year, 25 of them with an image (C+Q and C+Q+I), less 2026's 7 annulled
+    # (one an image question): 2 * (210 + 25) - (7 + 1)
+    assert len(read_records(tmp_path / "study" / "mir" / "constant_A")) == 462

@@ -64,3 +64,25 @@ def test_the_repeated_70_is_refused_naming_both_rows_and_positions_number_all_21
     # the position is the exam's own number on every row but the second 70, which is question 71
     differ = [(n, row["Numero"], by_position[n - 1]) for n, row in enumerate(rows, 1) if row["Numero"] != by_position[n - 1]]
     assert differ == [(71, "70", "71")]
+
+
+def test_workbooks_read_by_several_threads_at_once_in_a_fresh_interpreter(workbook):
+    # the first workbook read imports the Excel engine: threads reading at that moment (the runs
+    # of an eval set) each get the 210 rows, never a half-imported module; 8 threads in each of
+    # 3 fresh interpreters (the import happens once per process)
+    import subprocess
+    import sys
+
+    script = ("import threading, medvqa\n"
+              "out = []\n"
+              "def read():\n"
+              "    try:\n"
+              f"        out.append(len(medvqa.read_table({str(workbook)!r}, ['Numero'], notice=lambda _: None)))\n"
+              "    except Exception as exc:\n"
+              "        out.append(repr(exc))\n"
+              "threads = [threading.Thread(target=read) for _ in range(8)]\n"
+              "[t.start() for t in threads]\n"
+              "[t.join() for t in threads]\n"
+              "print(out)\n")
+    runs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    assert [run.communicate(timeout=60)[0].strip() for run in runs] == [str([210] * 8)] * 3
