@@ -340,9 +340,13 @@ def panel_rows(table: list[dict], runs: list[dict], pass_lines: list[dict], by: 
     imported from published results): the values are the table's, never recomputed.
     The condition is C+Q+I where held (the model saw the image), else the first."""
     out = []
-    ranks = {e.model: (e.benchmark.offered_languages.index(lang) if (lang := manifest_language(e.runs[0].manifest))
-                       in e.benchmark.offered_languages else len(e.benchmark.offered_languages)) for e in entries}
-    info = {r["model"]: r for r in runs}
+    # an experiment is its model on its benchmark: one model name may head runs of several exams,
+    # each in its own language
+    ranks = {(e.benchmark.name, e.model): (e.benchmark.offered_languages.index(lang)
+                                           if (lang := manifest_language(e.runs[0].manifest))
+                                           in e.benchmark.offered_languages else len(e.benchmark.offered_languages))
+             for e in entries}
+    info = {(r["benchmark"], r["model"]): r for r in runs}
     for bench, strata in by.items():
         if not strata:
             continue
@@ -354,13 +358,14 @@ def panel_rows(table: list[dict], runs: list[dict], pass_lines: list[dict], by: 
         condition = WITH if WITH in conditions else conditions[0]
         overall = {(r["model"], r["condition"]): i for i, r in enumerate(table)
                    if r["benchmark"] == bench and r["stratum"] == OVERALL}
-        cells = [{"level": r["level"], "model": info[r["model"]]["model_name"], "language": info[r["model"]]["language"],
-                  "experiment": r["model"], "row": i} for i, r in rows if r["condition"] == condition]
+        cells = [{"level": r["level"], "model": info[bench, r["model"]]["model_name"],
+                  "language": info[bench, r["model"]]["language"], "experiment": r["model"], "row": i}
+                 for i, r in rows if r["condition"] == condition]
         for c in cells:  # an experiment of this level alone: its overall row (the published accuracy, where imported)
-            if info[c["experiment"]]["scope"].get(stratum) == c["level"]:
+            if info[bench, c["experiment"]]["scope"].get(stratum) == c["level"]:
                 c["overall_row"] = overall[(c["experiment"], condition)]
         languages = sorted(dict.fromkeys(c["language"] for c in cells),
-                           key=lambda lang: min(ranks[c["experiment"]] for c in cells if c["language"] == lang))
+                           key=lambda lang: min(ranks[bench, c["experiment"]] for c in cells if c["language"] == lang))
         lines: dict[str, float] = {}
         for p in pass_lines:
             level, scope_ = p.get("scope", {}).get(stratum), p.get("scope", {})

@@ -196,3 +196,7 @@ def test_a_set_of_two_baselines_on_jmed48k_and_mir_finishes_with_progress_on_ten
     # MIR: 210 questions a year, 25 of them with an image (C+Q and C+Q+I), less 2026's 7 annulled
     # (one an image question): 2 * (210 + 25) - (7 + 1)
     assert len(read_records(tmp_path / "study" / "mir" / "constant_A")) == 462
+    # the set's compare: each model's jmed48k cells in Japanese, its mir cells in Spanish
+    panels = json.loads((tmp_path / "study" / "compare.json").read_text(encoding="utf-8"))["panels"]
+    assert {(p["benchmark"], c["model"], c["language"]) for p in panels for c in p["cells"]} == \
+        {(b, m, lang) for b, lang in (("jmed48k", "ja"), ("mir", "es")) for m in ("random", "constant:A")}

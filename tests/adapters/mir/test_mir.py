@@ -236,6 +236,12 @@ def test_gpt52_on_mir_2026_and_on_the_120th_japanese_exam_in_one_compare(data, t
     # the 120th exam's points are its file's (required 198/200, general 290/300); no official line known
     assert lines[("jmed48k", "hisshu")] == ("not evaluable", 198, None)
     assert lines[("jmed48k", "general")] == ("not evaluable", 290, None)
+    # one model name on two exams: each run's cells carry its own exam's language
+    assert {r["benchmark"]: r["language"] for r in doc["runs"]} == {"mir": "es", "jmed48k": "ja"}
+    assert {p["benchmark"]: sorted({(c["level"], c["language"]) for c in p["cells"]}) for p in doc["panels"]} == \
+        {"mir": [("2026", "es")], "jmed48k": [("Physician", "ja")]}
+    text = invoke("compare", tmp_path / "mir", tmp_path / "jmle", "--resamples", "20").output
+    assert "| model | 2026 es |" in text and "| model | Physician ja |" in text
 
 
 def test_a_stem_whose_options_cannot_be_read_names_the_file_and_the_item(tmp_path):
