@@ -8,8 +8,8 @@
   200 in 2026) as a reference line and the margin to it (right on the official 200 − 188).
 - `by_block`, `by_difficulty`, `by_impugnable`, `by_subject` (2026, the academy's table),
   `by_specialty` (2024), `by_image`: accuracy per condition and level (the metrics layer's
-  `table`: every question once per condition; a question under several subjects once under
-  each).
+  `table`: every question once per condition, under `unknown` where its source gives no value;
+  a question under several subjects once under each).
 
 Pure functions of the records and the manifest's excluded (annulled) items.
 """
@@ -32,6 +32,9 @@ STRATA = (("by_block", "block", "the academy's block (IMAGENES, RESERVA, a subje
           ("by_subject", "subjects", "the academy's subjects (a question counts once under each)"),
           ("by_specialty", "specialty", "the 2024 workbook's specialty"),
           ("by_image", "image", "questions 1-25 go with an image"))
+UNKNOWN, NONE = "unknown", "none"  # the metrics layer's levels of a record without a value, with an empty list
+WITHOUT = ("the academy's table (2026) leaves some cells empty and has no other year; "
+           "the specialty is the 2024 workbook's alone")
 
 
 def exam_rows(sheets: list[exam.ExamSheet]) -> list[dict]:
@@ -66,10 +69,14 @@ def tables(records: list[dict], manifest: dict, benchmark) -> Tables:
     out = [Table("exam", "MIR per year and answer sheet: valid questions, official 200, net score",
                  pd.DataFrame(exam_rows(sheets), columns=EXAM_COLUMNS), exam_notes)]
     for name, field, what in STRATA:
-        held = [r for r in base if r.get(field) not in (None, [], "")]
-        if held:
-            out.append(Table(name, f"Accuracy by {field}", table(held, [field], benchmark, excluded),
-                             [f"{field}: {what}."]))
+        # every question counts in every table: one its source gives no value is under `unknown`
+        if any(r.get(field) not in (None, [], "") for r in base):
+            frame = table(base, [field], benchmark, excluded)
+            notes = [f"{field}: {what}."]
+            if frame[field].isin((UNKNOWN, NONE)).any():
+                notes.append(f"`{UNKNOWN}` (`{NONE}` for subjects): questions whose source gives no {field} "
+                             f"({WITHOUT}).")
+            out.append(Table(name, f"Accuracy by {field}", frame, notes))
     return Tables(out)
 
 

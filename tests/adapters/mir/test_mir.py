@@ -183,6 +183,22 @@ def test_reference_line_per_model(runs_2026):
         ("MIR 2026 (with images)", "fail", 185, 188, -3)]
 
 
+def test_every_stratum_table_counts_every_question_and_names_those_without_a_value(runs_2026):
+    tables = medvqa.report(runs_2026 / "gpt52", table="mir")
+    for name in ("by_block", "by_difficulty", "by_impugnable", "by_image"):  # one level per question
+        frame = tables[name]
+        assert frame.groupby("condition")["n"].sum().to_dict() == {"C+Q": 179, "C+Q+I": 24}, name
+    # the academy's table leaves 77 impugnable cells empty (74 text, 3 image questions) beside dudosa 3,
+    # no 101 and sí 1 of the text ones (105), and 23 difficulties (all text questions): 179 - 156
+    unknown = {(name, r["condition"]): r["n"] for name in ("by_difficulty", "by_impugnable")
+               for r in tables[name].to_dict("records") if r[name.removeprefix("by_")] == "unknown"}
+    assert unknown == {("by_impugnable", "C+Q"): 74, ("by_impugnable", "C+Q+I"): 3, ("by_difficulty", "C+Q"): 23}
+    assert any(n.startswith("`unknown` (`none` for subjects): questions whose source gives no impugnable")
+               for n in tables["by_impugnable"].attrs["notes"])
+    assert not any("`unknown`" in n for n in tables["by_block"].attrs["notes"])  # every question has its block
+    assert "| C+Q | unknown | 74 |" in invoke("report", runs_2026 / "gpt52", "--table", "mir").output
+
+
 # ---------------------------------------------------------------- the commands, the neighbours
 
 def test_medvqa_list_shows_mir():
