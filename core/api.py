@@ -92,19 +92,34 @@ def eval_set(source: str | Path | Mapping[str, Any], *, progress: bool = True) -
     return run_set(study, progress=say, command_line=["python", "-c", "import medvqa; medvqa.eval_set(...)"]).as_json()
 
 
-def records(run_dir: str | Path) -> pd.DataFrame:
+def records(run_dir: str | Path, *, reading: str | None = None) -> pd.DataFrame:
     """The records of a run, one row per (item, condition) — the newest when a pair was
-    written more than once — with the run's manifest in `.attrs["manifest"]`."""
+    written more than once — read as `reading` reads them, so that counting `correct` gives what
+    `report` gives: "strict" (the rules alone) or "assisted" (a parse failure an extractor read
+    takes the extractor's answer, its strict reading kept in `strict_reading`); None takes the
+    benchmark's protocol's (`Benchmark.reading`). `.attrs` holds the run's `manifest` and the
+    `reading` used."""
     import pandas as pd
 
+    from medvqa.core import metrics
     from medvqa.core.run.runner import RECORD_FIELDS
     from medvqa.core.run.store import read_manifest, read_records
 
     manifest = read_manifest(Path(run_dir))
-    rows = read_records(Path(run_dir))
+    reading = metrics.reading_of(_installed_benchmark(manifest), reading)
+    rows = metrics.read(read_records(Path(run_dir)), reading)
     frame = pd.DataFrame.from_records(rows) if rows else pd.DataFrame(columns=list(RECORD_FIELDS))
-    frame.attrs["manifest"] = manifest
+    frame.attrs.update(manifest=manifest, reading=reading)
     return frame
+
+
+def _installed_benchmark(manifest: Mapping[str, Any]) -> Any:
+    """The benchmark of a run's manifest under the run's convention, or None when its plugin
+    is not installed (a saved run still reads, strictly)."""
+    from medvqa.core import plugins
+
+    entry = plugins.benchmarks().get(manifest["benchmark"])
+    return entry.obj.with_convention(manifest.get("convention")) if entry else None
 
 
 def _selection(select: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -139,7 +154,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     table names it. A run imported from published results that carries their accuracy (the
     manifest's `imported.published`, per condition) shows it beside them on the rows by condition
     (`published_accuracy`, `published_correct`)."""
-    from medvqa.core import metrics, plugins
+    from medvqa.core import metrics
     from medvqa.core.metrics import held_fields, resolve_fields
     from medvqa.core.passlines import PassLines, PassVerdict
     from medvqa.core.render import Tables, render
@@ -176,8 +191,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
             return result.as_json()
         return result.render(fmt) if isinstance(result, PassLines) else result.text()  # text(): an untyped report
     manifest = read_manifest(run_dir)
-    entry = plugins.benchmarks().get(manifest["benchmark"])
-    bench = entry.obj.with_convention(manifest.get("convention")) if entry else None
+    bench = _installed_benchmark(manifest)
     reading = metrics.reading_of(bench, reading)
     recs = metrics.read(read_records(run_dir), reading)
     if table:

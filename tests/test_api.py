@@ -239,6 +239,15 @@ def test_report_of_a_published_run_shows_the_other_reading_in_flat_columns(tmp_p
     for column in ("n", "ci_low", "ci_high", "assisted_accuracy", "assisted_ci_low", "assisted_ci_high", "extracted"):
         assert cell[column] == row[column], column
     assert cell.value == row.accuracy
+    # the records read as report reads them: the protocol's reading, or the one asked for
+    frame = medvqa.records(run_dir)
+    assert frame.attrs["reading"] == "assisted" and frame.groupby("condition")["correct"].mean().to_dict() == \
+        {"C+Q+I": 149 / 168}
+    assert frame["strict_reading"].notna().sum() == 101  # the replies the extractor read, their strict reading kept
+    strict_frame = medvqa.records(run_dir, reading="strict")
+    assert strict_frame.attrs["reading"] == "strict" and strict_frame["correct"].sum() == 57
+    with pytest.raises(ValueError, match="unknown reading 'loose'"):
+        medvqa.records(run_dir, reading="loose")
 
 
 def test_report_in_other_formats_and_its_errors(sample_run):
