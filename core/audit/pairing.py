@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 from medvqa.core import metrics, plugins
 from medvqa.core.audit.analysis import (STATES, Pair, Settings, cluster_map, flat_row, forced_guess, paired_markdown,
                                         paired_section)
+from medvqa.core.inference.base import generation_params
 from medvqa.core.metrics import held_fields
 from medvqa.core.results import condition_order, is_derived, model_name
 
@@ -103,9 +104,12 @@ def side(runs: Sequence[Any]) -> LanguageSide:
 
 
 def same_but_language(a: Sequence[Any], b: Sequence[Any]) -> bool:
-    """Runs of the same benchmark and model with the same parameters, in two languages."""
+    """Runs of the same benchmark and model with the same generation parameters, in two languages
+    (two files of saved answers replayed under one model name pair: where answers came from is
+    not how they were generated)."""
     ma, mb = a[0].manifest, b[0].manifest
-    return (ma["benchmark"] == mb["benchmark"] and model_name(ma) == model_name(mb) and ma.get("params") == mb.get("params")
+    return (ma["benchmark"] == mb["benchmark"] and model_name(ma) == model_name(mb)
+            and generation_params(ma.get("params")) == generation_params(mb.get("params"))
             and manifest_language(ma, a[0].benchmark) != manifest_language(mb, b[0].benchmark))
 
 

@@ -38,6 +38,18 @@ if TYPE_CHECKING:  # the plugins that subclass `Backend` load at start-up: no py
 
 # Bumped whenever the fields hashed into a key change: keys of an older schema never match.
 KEY_SCHEMA = 2
+# The parameter naming the file a replay run's answers came from (its hash); one of
+# `SOURCE_PARAMS`.
+REPLAY_PARAM = "replay_sha256"
+# Parameters that name where a run's saved answers came from, not how a model generated them:
+# kept in the manifest (a resumed run replays the same file), left out where runs are matched by
+# how they were generated (two languages of one model pair when their generation parameters agree).
+SOURCE_PARAMS = frozenset({REPLAY_PARAM})
+
+
+def generation_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A manifest's `params` without the `SOURCE_PARAMS`: what the model was asked with."""
+    return {k: v for k, v in (params or {}).items() if k not in SOURCE_PARAMS}
 
 
 def request_key(model: str, params: dict[str, Any], messages: list[Message],

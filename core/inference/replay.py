@@ -9,7 +9,7 @@ from typing import Any, Iterable, Iterator
 
 from medvqa.core.items import DataError
 from medvqa.core.jsonl import numbered_jsonl
-from medvqa.core.inference.base import Backend, Request, Response
+from medvqa.core.inference.base import REPLAY_PARAM, Backend, Request, Response
 
 
 @dataclass
@@ -34,7 +34,7 @@ class ReplayBackend(Backend):
                 raise DataError(f"duplicate replay line for {key[0]} {key[1]}", file=path, record=f"line {lineno}")
             responses[key] = row
         digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-        return cls(responses=responses, model=f"replay:{path.name}", params={"replay_sha256": digest})
+        return cls(responses=responses, model=f"replay:{path.name}", params={REPLAY_PARAM: digest})
 
     def generate(self, requests: Iterable[Request]) -> Iterator[tuple[Request, Response]]:
         for req in requests:

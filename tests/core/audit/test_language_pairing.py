@@ -2,6 +2,8 @@
 and in English, audited and compared; every count of the pairing is worked out by hand from the
 outcomes written."""
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -121,3 +123,30 @@ def test_a_block_without_its_translation_is_an_error_naming_the_file(tmp_path):
     with pytest.raises(medvqa.DataError, match=r"116-B_translate.jsonl: the English translation of this block is missing"):
         get_benchmark("igakuqa").with_language("en").load(tmp_path)
     assert len(get_benchmark("igakuqa").load(tmp_path)) == 50  # Japanese needs no translation
+
+
+def test_two_answer_files_replayed_under_one_model_name_pair_by_language(tmp_path):
+    """Saved answers of one model in Japanese and in English, replayed from two files under one
+    `--model-name`: the files differ (so do their hashes in the manifests' parameters), the
+    generation does not, and the two runs pair as the written runs above do."""
+    data = shared_data("igakuqa")
+    outcomes = {"ja": [1] * N11 + [1] * N10 + [0] * N01 + [0] * N00, "en": [1] * N11 + [0] * N10 + [1] * N01 + [0] * N00}
+    runs = {}
+    for lang, outcome in outcomes.items():
+        items = get_benchmark("igakuqa").with_language(lang).load(data, select={"block": ["116A"]})
+        usable = [it for it in items if it.options and not it.excluded and it.gold.format == "single"
+                  and not it.meta["withdrawn"] and not it.meta["credited_to_all"]][: len(outcome)]
+        answers = tmp_path / f"gpt-4-{lang}.jsonl"
+        answers.write_text("".join(json.dumps({"item_id": it.id, "condition": "C+Q", "response": _answer(it, bool(right))})
+                                   + "\n" for it, right in zip(usable, outcome)), encoding="utf-8")
+        runs[lang] = tmp_path / lang
+        medvqa.run("igakuqa", f"replay:{answers}", data=str(data), language=lang, conditions="C+Q",
+                   select={"block": ["116A"], "number": [str(it.meta["number"]) for it in usable]},
+                   model_name="gpt-4-saved", run_dir=str(runs[lang]), progress=False)
+    assert medvqa.read_run(runs["ja"]).manifest["params"] != medvqa.read_run(runs["en"]).manifest["params"]
+    row = medvqa.audit(runs["ja"], runs["en"])["paired_language"]["ja vs en"]["conditions"]["C+Q"]["overall"]
+    assert row["counts"] == {"n11": N11, "n10": N10, "n01": N01, "n00": N00}
+    assert row["delta_lang"] == pytest.approx((N10 - N01) / 60)
+    [delta] = medvqa.compare([runs["ja"], runs["en"]], resamples=20).attrs["delta_lang"]
+    assert (delta["model"], delta["languages"], delta["n"]) == ("gpt-4-saved", "ja vs en", 60)
+    assert delta["delta_lang"] == pytest.approx(5 / 60)
