@@ -38,11 +38,15 @@ def generic_import(benchmark: str) -> click.Command:
                        "C+Q+I for an image item (the source showed its images, whether or not their files are here) "
                        "and C+Q for the others, and no other pair is expected of it (none is recorded missing).")
     @click.option("--convention", help="Score under this convention of the benchmark (its default when omitted).")
+    @click.option("--saved", is_flag=True,
+                  help="The responses are predictions saved in the benchmark's own format, not raw replies: read "
+                       "by its saved-answer convention (AnswerConventions.saved_label_sets: \"1,6\" or \"AC\" "
+                       "names a set of labels), as medvqa.score(item, text, saved=True) reads them.")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
     @reading_option
     @model_name_option
     def command(file, data, split, select, run_dir, model, id_column, id_from, sheet, response_column, condition, printed,
-                convention, as_json, reading, model_name) -> None:
+                convention, saved, as_json, reading, model_name) -> None:
         """Import FILE, answers made elsewhere (JSON Lines {item_id, condition, response}, or CSV / XLSX
         with an id and a response column), as a run directory scored like any run."""
         import sys
@@ -63,14 +67,20 @@ def generic_import(benchmark: str) -> click.Command:
             answers = read_answer_file(file, items, id_column=id_column, response_column=response_column,
                                        condition=condition, sheet=sheet, id_from=id_from, printed=printed)
             summary = medvqa.write_run(bench, items, answers, run_dir, model=model, load=load, split=split_used,
-                                       saved=False, command_line=["medvqa", *sys.argv[1:]],
-                                       source={"file": file, "format": "generic", **({"as_printed": True} if printed
-                                                                                      else {})},
+                                       saved=saved, command_line=["medvqa", *sys.argv[1:]],
+                                       source={"file": file, "format": "generic",
+                                               **({"as_printed": True} if printed else {}),
+                                               **({"saved": True} if saved else {})},
                                        reading=reading, model_name=model_name, images_attested=printed,
                                        asked=(lambda it: (as_printed(it).value,)) if printed else None)
         if as_json:
             print_json(summary)
-        else:
-            print_run_summary(summary)
+            return
+        print_run_summary(summary)
+        failures = sum(c.get("parse_failure", 0) for c in summary["conditions"].values())
+        if failures and not saved and bench.answer_conventions().saved_label_sets:
+            click.echo(f"{failures} parse failures: if {file} holds predictions in {benchmark}'s own format (labels "
+                       "joined, such as \"1,6\") rather than raw replies, --saved reads them as its saved answers are "
+                       "read", err=True)
 
     return command

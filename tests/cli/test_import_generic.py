@@ -9,10 +9,15 @@ from __future__ import annotations
 import json
 import math
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
+import medvqa
+from medvqa import AnswerConventions, Benchmark, Gold, Item, Option, hookimpl
 from medvqa.cli.main import cli
+from medvqa.core import plugins
 from medvqa.core.plugins import get_benchmark
 from medvqa.core.run.store import read_records
 from tests.conftest import REPO
@@ -288,3 +293,64 @@ def test_as_printed_answers_take_their_printed_condition_and_leave_no_other_pair
                        ("pes-q-kar-01", "C+Q"): ("answered", True), ("pes-q-kar-02", "C+Q"): ("missing", False)}
     summary = json.loads(result.stdout)
     assert summary["n_items"] == 5 and summary["n_excluded"] == 1
+
+
+class TenOptions(Benchmark):
+    """A third-party exam whose items have ten options, some several right, and whose published
+    predictions join labels with commas ("1,6"): its conventions read saved answers so."""
+
+    name, title, language = "ten_options", "ten options, multi-answer", "ko"
+
+    def load(self, path=None, split=None, *, select=None):
+        rows = json.loads((Path(path) / "items.json").read_text(encoding="utf-8"))
+        return self.select_items([Item(id=r["id"], benchmark=self.name, question=r["question"], language="ko",
+                                       options=tuple(Option(key=str(k), label=str(k), text=f"보기 {k}")
+                                                     for k in range(1, 11)),
+                                       gold=Gold.from_json(r["answer"])) for r in rows], select)
+
+    def answer_conventions(self):
+        return AnswerConventions(saved_label_sets=True)
+
+
+@pytest.fixture
+def ten_options(tmp_path):
+    class Plugin:
+        @hookimpl
+        def register_benchmarks(self, register):
+            register(TenOptions())
+
+    data = tmp_path / "data"
+    data.mkdir()
+    golds = {"kq-1": ["1", "6"], "kq-2": ["2"], "kq-3": ["3", "5"], "kq-4": ["7"]}
+    (data / "items.json").write_text(json.dumps([{"id": i, "question": f"문제 {i}", "answer": a}
+                                                 for i, a in golds.items()]), encoding="utf-8")
+    pm = plugins.manager()
+    pm.register(Plugin(), name="ten_options")
+    try:
+        yield data
+    finally:
+        pm.unregister(name="ten_options")
+
+
+def test_a_plugins_saved_answers_are_read_by_its_own_convention_with_saved(ten_options, tmp_path):
+    answers = tmp_path / "published.csv"
+    # right (1 and 6), right, wrong (3 and 4 for 3 and 5), wrong (7 and 8 for 7 alone)
+    answers.write_text("id,GPT_answer\nkq-1,\"1,6\"\nkq-2,2\nkq-3,\"3,4\"\nkq-4,\"7,8\"\n", encoding="utf-8")
+    common = ["import", "ten_options", str(answers), "--data", str(ten_options), "--id-column", "id",
+              "--response-column", "GPT_answer"]
+    saved = CliRunner().invoke(cli, [*common, "--saved", "--run-dir", str(tmp_path / "saved"), "--json"])
+    assert saved.exit_code == 0, saved.output
+    cq = json.loads(saved.stdout)["conditions"]["C+Q"]
+    assert (cq["n"], cq["correct"], cq["answered"], cq["parse_failure"]) == (4, 2, 4, 0)
+    records = {r["item_id"]: r for r in read_records(tmp_path / "saved")}
+    assert records["kq-1"]["predicted"] == ["1", "6"] and records["kq-1"]["saved"] is True
+    # as the Python API reads one such answer
+    item = TenOptions().load(ten_options)[0]
+    assert medvqa.score(item, "1,6", saved=True).correct and records["kq-1"]["correct"]
+    # without --saved the answers are raw replies, "1,6" none the benchmark's rules read; the command says what to do
+    raw = CliRunner().invoke(cli, [*common, "--run-dir", str(tmp_path / "raw")])
+    assert raw.exit_code == 0, raw.output
+    raw_records = {r["item_id"]: r for r in read_records(tmp_path / "raw")}
+    failures = sum(r["status"] == "parse_failure" for r in raw_records.values())
+    assert failures == 3 and f"{failures} parse failures: if {answers} holds predictions in ten_options's own format" \
+        in raw.output and "--saved reads them" in raw.output
