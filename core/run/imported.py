@@ -5,11 +5,13 @@ record fields, the answers scored under the benchmark's conventions."""
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import sys
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from medvqa.core import plugins
 from medvqa.core.benchmark import Benchmark
@@ -40,8 +42,9 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     quadruples whose fourth element, a dict, adds fields to that record: what the source said
     beside the answer) and return its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
 
-    `items` are every item the run covers (as `benchmark.load(**load)` returns them, so the run
-    can be reloaded and re-scored); `benchmark` carries the convention the answers are scored
+    `items` are every item the run covers, as `load` reloads them (readers call
+    `benchmark.load(data, split, select=select, **other keys)`, then keep the first `limit`; so
+    the run can be reloaded and re-scored); `benchmark` carries the convention the answers are scored
     under (`Benchmark.with_convention`), recorded in the manifest. A response of None is recorded
     as `missing`, and so is every pair the answers leave out: each non-excluded item of `items`
     in each condition the answers use and the item admits, so every such pair enters the
@@ -58,10 +61,15 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     sat as printed: image questions with the image, the others without): only those of its
     pairs left out are recorded as missing (None: every condition the answers use). `reconcile`,
     given the scored records before anything is written, returns what the manifest's `imported`
-    adds beside `source` (an importer's comparison of medvqa's reading with the published verdicts)."""
+    adds beside `source` (an importer's comparison of medvqa's reading with the published verdicts);
+    a `published` in either is {condition: {"accuracy": fraction, "correct": count}}. Every
+    argument is checked first (`check_arguments`): docs/api.md gives each one's type."""
     from medvqa.core.metrics import headline_numbers
     from medvqa.core.run.summary import health
 
+    check_arguments(benchmark, items, run_dir, model=model, load=load, split=split, saved=saved,
+                    command_line=command_line, source=source, images_attested=images_attested, reading=reading,
+                    model_name=model_name, asked=asked, reconcile=reconcile)
     run_dir = Path(run_dir)
     if (run_dir / "manifest.json").exists():
         raise DataError("already holds a run; choose another --run-dir", file=run_dir)
@@ -83,7 +91,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     def admitted(item: Item) -> tuple[Condition, ...]:
         return tuple(Condition) if images_attested and item.has_images else applicable(item)
 
-    for n, (item, condition, text, *more) in enumerate(answers, 1):
+    for n, answer in enumerate(answers, 1):
+        item, condition, text, *more = _answer(answer, n)
         if item.id not in by_id:
             raise DataError("the answer names an item that is not in the data", record=item.id)
         try:
@@ -100,7 +109,12 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
             if not item.excluded and cond in admitted(item) and cond in expected and (item.id, cond.value) not in seen:
                 records.append(record_of(item, cond, None))
     if reconcile is not None:
-        spec.extra_manifest["imported"] = {**spec.extra_manifest["imported"], **reconcile(records)}
+        added = reconcile(records)
+        if not isinstance(added, Mapping):
+            raise UsageError(f"write_run: reconcile returned {type(added).__name__}, not a dict of what the "
+                             "manifest's `imported` adds beside `source`")
+        _check_published(added, "reconcile's `published`")
+        spec.extra_manifest["imported"] = {**spec.extra_manifest["imported"], **added}
     manifest = build_manifest(spec)
     with RunStore(run_dir) as store:
         store.open(manifest)
@@ -109,6 +123,130 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     return {"run_dir": str(run_dir), "n_items": len(items), "n_records": len(records),
             "n_excluded": sum(it.excluded for it in items),
             **headline_numbers(records, benchmark, reading), **health(records, 1.0)}
+
+
+PUBLISHED_EXAMPLE = '{"C+Q": {"accuracy": 0.881, "correct": 148}}'
+
+
+def check_arguments(benchmark: Any, items: Any, run_dir: Any, *, model: Any, load: Any, split: Any, saved: Any,
+                    command_line: Any, source: Any, images_attested: Any, reading: Any, model_name: Any, asked: Any,
+                    reconcile: Any) -> None:
+    """`write_run`'s arguments checked before anything is read or written: a value of the wrong
+    shape is a UsageError naming the argument and the shape wanted, never a run that a later
+    command cannot read."""
+    from medvqa.core.metrics import READINGS
+
+    def refuse(argument: str, wanted: str, value: Any) -> UsageError:
+        return UsageError(f"write_run: {argument} must be {wanted}; got {_brief(value)}")
+
+    if not isinstance(benchmark, Benchmark):
+        raise refuse("benchmark", "a medvqa.Benchmark (a plugin's, or a saved run's `benchmark`)", benchmark)
+    if not isinstance(items, (list, tuple)) or not all(isinstance(it, Item) for it in items):
+        raise refuse("items", "a list of medvqa.Item (as the benchmark's load returns them)", items)
+    if not isinstance(run_dir, (str, PathLike)):
+        raise refuse("run_dir", "a path (str or pathlib.Path)", run_dir)
+    for name, value in (("model", model), ("model_name", model_name)):
+        if not (isinstance(value, str) and value.strip()) and not (name == "model_name" and value is None):
+            raise refuse(name, "a non-empty string" + (" or None" if name == "model_name" else ""), value)
+    for name, value in (("saved", saved), ("images_attested", images_attested)):
+        if not isinstance(value, bool):
+            raise refuse(name, "True or False", value)
+    if split is not None and split not in benchmark.splits:
+        raise refuse("split", f"None or one of {benchmark.name}'s splits ({', '.join(benchmark.splits)})", split)
+    if reading is not None and reading not in READINGS:
+        raise refuse("reading", f"None or one of {', '.join(READINGS)}", reading)
+    if command_line is not None and not (isinstance(command_line, (list, tuple))
+                                         and all(isinstance(a, str) for a in command_line)):
+        raise refuse("command_line", "None or a list of strings", command_line)
+    for name, value in (("asked", asked), ("reconcile", reconcile)):
+        if value is not None and not callable(value):
+            raise refuse(name, "None or a function", value)
+    if source is not None:
+        if not isinstance(source, Mapping):
+            raise refuse("source", 'None or a dict of what the answers came from (e.g. {"files": [...]})', source)
+        _check_published(source, "source's `published`")
+        try:
+            json.dumps(source, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise refuse("source", f"JSON-serialisable ({exc})", source) from None
+    if load is not None:
+        _check_load(benchmark, load)
+
+
+def _check_load(benchmark: Benchmark, load: Any) -> None:
+    """`load` must reload the run's items as every reader does: `benchmark.load(data, split,
+    select=select, **other)`, then the first `limit` items (`options.load_items`)."""
+    from medvqa.core.run.options import LOAD_KEYS
+
+    wanted = (f"None or a dict of {', '.join(LOAD_KEYS)} (and keywords of {benchmark.name}'s load), e.g. "
+              '{"data": "DIR", "select": {"year": ["2024"]}}')
+    if not isinstance(load, Mapping):
+        raise UsageError(f"write_run: load must be {wanted}; got {_brief(load)}")
+    data, split, select, limit = load.get("data"), load.get("split"), load.get("select"), load.get("limit")
+    problems = []
+    if data is not None and not (isinstance(data, (str, PathLike)) and Path(data).exists()):
+        problems.append(f"data: {data!r} is not an existing path")
+    if split is not None and split not in benchmark.splits:
+        problems.append(f"split: {split!r} is not one of {benchmark.name}'s splits ({', '.join(benchmark.splits)})")
+    if not isinstance(load.get("sample", False), bool):
+        problems.append("sample: True or False")
+    if select is not None and not (isinstance(select, Mapping) and all(
+            isinstance(k, str) and isinstance(v, (list, tuple))
+            and all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in v) for k, v in select.items())):
+        problems.append(f"select: a dict of field to a list of values, such as {{\"year\": [\"2024\"]}}; "
+                        f"got {_brief(select)}")
+    if not _number(limit, 1, None, whole=True):
+        problems.append(f"limit: None or a whole number from 1; got {_brief(limit)}")
+    other = {k: v for k, v in load.items() if k not in LOAD_KEYS and v is not None}
+    try:
+        inspect.signature(benchmark.load).bind(data, split, select=select, **other)
+    except TypeError:
+        problems.append(f"{', '.join(map(repr, other))}: not a keyword of {benchmark.name}'s load "
+                        f"({benchmark.name}.load(data, split, select=...) is how readers reload the items; the "
+                        "data folder is `data`)")
+    if problems:
+        raise UsageError(f"write_run: load must be {wanted}: {'; '.join(problems)}")
+
+
+def _check_published(mapping: Mapping, where: str) -> None:
+    """A `published` entry (`source["published"]` or reconcile's) is {condition: {"accuracy": a
+    fraction, "correct": a count, ...}}: what `report` and `compare` show beside medvqa's."""
+    published = mapping.get("published")
+    if published is None:
+        return
+    wanted = f'{{condition: {{"accuracy": fraction 0-1, "correct": count}}}}, such as {PUBLISHED_EXAMPLE}'
+    if not isinstance(published, Mapping):
+        raise UsageError(f"write_run: {where} must be {wanted}; got {_brief(published)}")
+    for condition, said in published.items():
+        if condition not in {c.value for c in Condition}:
+            raise UsageError(f"write_run: {where}: {condition!r} is not a condition (C, C+Q, C+I, C+Q+I); "
+                             f"it must be {wanted}")
+        if not (isinstance(said, Mapping) and _number(said.get("accuracy"), 0, 1)
+                and _number(said.get("correct"), 0, None, whole=True)):
+            raise UsageError(f"write_run: {where}[{condition!r}] must be {wanted}; got {_brief(said)}")
+
+
+def _number(value: Any, low: float, high: float | None, *, whole: bool = False) -> bool:
+    """Whether `value` is None or a number (a whole one with `whole`) from `low` to `high`."""
+    if value is None:
+        return True
+    kinds = (int,) if whole else (int, float)
+    return isinstance(value, kinds) and not isinstance(value, bool) and low <= value and (high is None or value <= high)
+
+
+def _answer(answer: Any, n: int) -> tuple:
+    """Answer `n` as (item, condition, text[, fields]), or a UsageError saying what it must be."""
+    if isinstance(answer, (list, tuple)) and len(answer) in (3, 4) and isinstance(answer[0], Item) \
+            and isinstance(answer[1], (str, Condition)) and (answer[2] is None or isinstance(answer[2], str)) \
+            and (len(answer) == 3 or answer[3] is None or isinstance(answer[3], Mapping)):
+        return tuple(answer)
+    raise UsageError("write_run: answers must be (item, condition, response text or None[, dict of fields or None]) "
+                     f"tuples; answer {n} is {_brief(answer)}")
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text[:80] + '…' if len(text) > 80 else text}"
 
 
 def admit(item: Item, label: str, seen: dict, admitted: Iterable[Condition], where: str, *,

@@ -73,14 +73,15 @@ class RunOptions:
                 **({"context": self.context} if self.context else {})}
 
 
-_LOAD_KEYS = ("data", "split", "sample", "select", "limit")
+# the keys of a manifest's `load` that `load_items` reads itself; any other goes to the loader as a keyword
+LOAD_KEYS = ("data", "split", "sample", "select", "limit")
 
 
 def load_items(benchmark, opts: dict[str, Any]):
     split = "sample" if opts.get("sample") else opts.get("split")
     data = Path(opts["data"]) if opts.get("data") else None
     # a manifest written before `select` existed keeps its loader's own keywords: passed as given
-    legacy = {k: v for k, v in opts.items() if k not in _LOAD_KEYS and v is not None}
+    legacy = {k: v for k, v in opts.items() if k not in LOAD_KEYS and v is not None}
     items = benchmark.load(data, split, select=opts.get("select"), **legacy)
     if opts.get("limit") is not None:
         items = items[: opts["limit"]]
