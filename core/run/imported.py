@@ -18,7 +18,7 @@ from medvqa.core.benchmark import Benchmark
 from medvqa.core.conditions import ALL, Condition, applicable, as_printed
 from medvqa.core.errors import UsageError
 from medvqa.core.inference.base import Response
-from medvqa.core.items import DataError, Item
+from medvqa.core.items import DataError, Item, brief
 from medvqa.core.jsonl import TABLE_SUFFIXES, numbered_jsonl, read_table, refuse_repeat
 from medvqa.core.run.runner import RunSpec, build_manifest, make_record, rescore_record
 from medvqa.core.run.store import RunStore
@@ -200,10 +200,10 @@ def _check_load(benchmark: Benchmark, load: Any) -> None:
     other = {k: v for k, v in load.items() if k not in LOAD_KEYS and v is not None}
     try:
         inspect.signature(benchmark.load).bind(data, split, select=select, **other)
-    except TypeError:
-        problems.append(f"{', '.join(map(repr, other))}: not a keyword of {benchmark.name}'s load "
-                        f"({benchmark.name}.load(data, split, select=...) is how readers reload the items; the "
-                        "data folder is `data`)")
+    except TypeError as exc:
+        call = f"{benchmark.name}.load(data, split, select=...) is how readers reload the items"
+        problems.append(f"{', '.join(map(repr, other))}: not a keyword of {benchmark.name}'s load ({call}; the data "
+                        "folder is `data`)" if other else f"{call}, and it cannot be called so ({exc})")
     if problems:
         raise UsageError(f"write_run: load must be {wanted}: {'; '.join(problems)}")
 
@@ -245,8 +245,8 @@ def _answer(answer: Any, n: int) -> tuple:
 
 
 def _brief(value: Any) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text[:80] + '…' if len(text) > 80 else text}"
+    """The type and a short repr of a value an argument held, for messages."""
+    return f"{type(value).__name__} {brief(value)}"
 
 
 def admit(item: Item, label: str, seen: dict, admitted: Iterable[Condition], where: str, *,
