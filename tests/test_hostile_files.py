@@ -13,9 +13,10 @@ import os
 import resource
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
-from tests.conftest import REPO
+import pytest
 
 MEMORY_LIMIT = 2 * 1024**3  # a command that reads a hostile file stays far below this
 
@@ -56,3 +57,117 @@ def test_csv_cells_that_start_like_a_formula_are_prefixed_and_numbers_are_not(tm
     # the sample's 17 C+Q items with a gold answer, as numbers: nothing else was prefixed
     assert [int(r["n"]) for r in overall] == [17] * len(names)
     assert all(0 <= float(r["value"]) <= 1 for r in overall)
+
+
+# -- workbooks and config files: bounded before they are expanded ----------------------------------
+
+
+def workbook(path: Path, response: str = "2", edit=None) -> Path:
+    """A one-answer workbook as openpyxl saves it (header `item_id, response`), its members
+    then rewritten by `edit(members)` (name → bytes; a value may be a callable writing a
+    member as a stream)."""
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active.append(["item_id", "response"])
+    book.active.append(["Nurse_2023_AM_Q1", response])
+    plain = path.with_suffix(".plain.xlsx")
+    book.save(plain)
+    with zipfile.ZipFile(plain) as z:
+        members = {m.filename: z.read(m) for m in z.infolist()}
+    plain.unlink()
+    if edit is not None:
+        edit(members)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        for name, data in members.items():
+            if callable(data):
+                with z.open(name, "w", force_zip64=True) as fh:
+                    data(fh)
+            else:
+                z.writestr(name, data)
+    return path
+
+
+SHEET = "xl/worksheets/sheet1.xml"
+
+
+def zip_bomb(members: dict) -> None:
+    """The answer cell holds 300 MiB of "a" (1.4 MB on disk)."""
+    head, tail = members[SHEET].split(b"<t>2</t>")
+
+    def write(fh) -> None:
+        fh.write(head + b"<t>")
+        block = b"a" * 2**20
+        for _ in range(300):
+            fh.write(block)
+        fh.write(b"</t>" + tail)
+
+    members[SHEET] = write
+
+
+def shared_string_out_of_range(members: dict) -> None:
+    members[SHEET] = members[SHEET].replace(b'<is><t>2</t></is>', b'<v>99</v>').replace(
+        b't="inlineStr"><v>99', b't="s"><v>99')
+    members["xl/sharedStrings.xml"] = (b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+                                       b'count="1" uniqueCount="1"><si><t>a</t></si></sst>')
+    members["[Content_Types].xml"] = members["[Content_Types].xml"].replace(b"</Types>", (
+        b'<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.'
+        b'spreadsheetml.sharedStrings+xml"/></Types>'))
+
+
+def doctype(members: dict) -> None:
+    members[SHEET] = (b'<?xml version="1.0"?><!DOCTYPE w [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>'
+                      + members[SHEET].replace(b"<t>2</t>", b"<t>&b;</t>"))
+
+
+def cut_xml(members: dict) -> None:
+    members[SHEET] = members[SHEET][:300]
+
+
+@pytest.mark.parametrize("edit, says", [
+    (zip_bomb, "uncompressed, more than a table is read from (268,435,456): a zip bomb?"),
+    (shared_string_out_of_range, "unreadable workbook (IndexError"),
+    (doctype, "declares a document type"),
+    (cut_xml, "unreadable workbook (ParseError: unclosed token"),
+], ids=["zip-bomb", "shared-string-index", "doctype", "bad-xml"])
+def test_a_hostile_workbook_is_one_line_naming_it_and_nothing_is_written(edit, says, jmed_sample, tmp_path):
+    book = workbook(tmp_path / "answers.xlsx", edit=edit)
+    result = medvqa("import", "jmed48k", str(book), "--data", str(jmed_sample), "--split", "sample",
+                    "--run-dir", "run", cwd=tmp_path)
+    err = assert_clean_failure(result)
+    assert err.startswith(f"Error: {book}: ") and says in err, err
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_same_workbook_unharmed_is_imported(jmed_sample, tmp_path):
+    book = workbook(tmp_path / "answers.xlsx")
+    result = medvqa("import", "jmed48k", str(book), "--data", str(jmed_sample), "--split", "sample",
+                    "--run-dir", "run", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout)["conditions"]["C+Q"]["answered"] == 1
+
+
+def alias_bomb(indent: str) -> str:
+    """Generation parameters `a` to `i`, each nine aliases of the one before: 9^9 strings once
+    expanded, from under a kilobyte."""
+    lines = ["a: &a [" + ", ".join(['"lol"'] * 9) + "]"]
+    lines += [f"{k}: &{k} [{', '.join([f'*{p}'] * 9)}]" for p, k in zip("abcdefgh", "bcdefghi")]
+    return "".join(f"{indent}{line}\n" for line in lines)
+
+
+def test_a_yaml_alias_bomb_is_refused_in_a_model_config_and_an_eval_set(tmp_path):
+    config = tmp_path / "model.yaml"
+    config.write_text("temperature: 0\nparams:\n" + alias_bomb("  "))
+    assert len(config.read_bytes()) < 1024
+    run = medvqa("run", "jmed48k", "--sample", "--model", "hosted_vllm/m", "--api-base", "http://127.0.0.1:9/v1",
+                 "--model-config", str(config), "--dry-run", cwd=tmp_path, timeout=60)
+    err = assert_clean_failure(run)
+    assert f"{config}: record line 3: YAML anchors and aliases (&a, *...) are not read" in err, err
+    study = tmp_path / "set.yaml"
+    study.write_text("study_dir: out\nmodels:\n  - model: hosted_vllm/m\n    options:\n"
+                     "      api_base: http://127.0.0.1:9/v1\n      params:\n" + alias_bomb("        ")
+                     + "benchmarks:\n  - benchmark: jmed48k\n    sample: true\n")
+    planned = medvqa("eval", str(study), "--dry-run", cwd=tmp_path, timeout=60)
+    err = assert_clean_failure(planned)
+    assert f"{study}: record line 7: YAML anchors and aliases" in err, err
+    assert not (tmp_path / "out").exists()
