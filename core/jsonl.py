@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Sequence
 
 from medvqa.core.errors import UsageError
-from medvqa.core.items import DataError
+from medvqa.core.items import DataError, brief
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
@@ -110,12 +110,12 @@ def read_table(path: str | Path, columns: Sequence[str] = (), *, sheet: str | No
             with pd.ExcelFile(path) as book:
                 names = [str(name) for name in book.sheet_names]
                 if sheet is not None and sheet not in names:
-                    raise DataError(f"no sheet {sheet!r} (--sheet); the sheets are {', '.join(map(repr, names))}",
+                    raise DataError(f"no sheet {sheet!r} (--sheet); the sheets are {brief_list(names)}",
                                     file=path)
                 if sheet is None and len(names) > 1:
                     (notice or _to_stderr)(
                         f"{path}: read the sheet {names[0]!r}, the first of {len(names)}; the others are "
-                        f"{', '.join(map(repr, names[1:]))} (--sheet NAME chooses)")
+                        f"{brief_list(names[1:])} (--sheet NAME chooses)")
                 frame = pd.read_excel(book, sheet_name=names.index(sheet) if sheet is not None else 0, dtype=str,
                                       keep_default_na=False)
         else:
@@ -133,7 +133,7 @@ def read_table(path: str | Path, columns: Sequence[str] = (), *, sheet: str | No
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise DataError(f"the table has no column {', '.join(missing)}; its columns are "
-                        f"{', '.join(map(str, frame.columns))}", file=path, record="row 1 (the header)")
+                        f"{brief_list(frame.columns)}", file=path, record="row 1 (the header)")
     return frame.to_dict("records")
 
 
@@ -170,6 +170,13 @@ def brief_message(value: Any, limit: int = 200) -> str:
     file's content quoted by a parser cannot flood the one line a user reads."""
     first = (str(value).splitlines() or [""])[0]
     return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def brief_list(values: Sequence[Any], most: int = 20) -> str:
+    """Names from a file (a table's columns, a workbook's sheets) for a message: each cut
+    (`items.brief`), at most `most` of them, then how many there are in all."""
+    shown = ", ".join(brief(v) for v in list(values)[:most])
+    return shown if len(values) <= most else f"{shown}, … ({len(values)} in all)"
 
 
 def refuse_repeat(seen: dict[Hashable, tuple[str | None, str]], key: Hashable, where: str, *,

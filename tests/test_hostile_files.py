@@ -62,7 +62,7 @@ def test_csv_cells_that_start_like_a_formula_are_prefixed_and_numbers_are_not(tm
 # -- workbooks and config files: bounded before they are expanded ----------------------------------
 
 
-def workbook(path: Path, response: str = "2", edit=None) -> Path:
+def workbook(path: Path, response: str = "2", edit=None, item_id: str = "Nurse_2023_AM_Q1") -> Path:
     """A one-answer workbook as openpyxl saves it (header `item_id, response`), its members
     then rewritten by `edit(members)` (name → bytes; a value may be a callable writing a
     member as a stream)."""
@@ -70,7 +70,7 @@ def workbook(path: Path, response: str = "2", edit=None) -> Path:
 
     book = openpyxl.Workbook()
     book.active.append(["item_id", "response"])
-    book.active.append(["Nurse_2023_AM_Q1", response])
+    book.active.append([item_id, response])
     plain = path.with_suffix(".plain.xlsx")
     book.save(plain)
     with zipfile.ZipFile(plain) as z:
@@ -145,6 +145,14 @@ def test_the_same_workbook_unharmed_is_imported(jmed_sample, tmp_path):
                     "--run-dir", "run", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout)["conditions"]["C+Q"]["answered"] == 1
+
+
+def test_a_huge_value_from_a_workbook_is_cut_in_the_message(jmed_sample, tmp_path):
+    book = workbook(tmp_path / "answers.xlsx", item_id="x" * 30_000)
+    result = medvqa("import", "jmed48k", str(book), "--data", str(jmed_sample), "--split", "sample",
+                    "--run-dir", "run", cwd=tmp_path)
+    err = assert_clean_failure(result)  # under 2,000 characters
+    assert f"{book}: record row 2: item 'xxxx" in err and "is not in the data" in err
 
 
 def alias_bomb(indent: str) -> str:

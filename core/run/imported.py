@@ -16,8 +16,8 @@ from medvqa.core.benchmark import Benchmark
 from medvqa.core.conditions import ALL, Condition, applicable, as_printed
 from medvqa.core.errors import UsageError
 from medvqa.core.inference.base import Response
-from medvqa.core.items import DataError, Item
-from medvqa.core.jsonl import TABLE_SUFFIXES, numbered_jsonl, read_table, refuse_repeat
+from medvqa.core.items import DataError, Item, brief
+from medvqa.core.jsonl import TABLE_SUFFIXES, brief_list, numbered_jsonl, read_table, refuse_repeat
 from medvqa.core.run.runner import RunSpec, build_manifest, make_record, rescore_record
 from medvqa.core.run.store import RunStore
 
@@ -120,7 +120,7 @@ def admit(item: Item, label: str, seen: dict, admitted: Iterable[Condition], whe
     try:
         cond = Condition(label)
     except ValueError:
-        raise DataError(f"unknown condition {label!r} (one of {', '.join(c.value for c in Condition)})") from None
+        raise DataError(f"unknown condition {brief(label)} (one of {', '.join(c.value for c in Condition)})") from None
     if item.excluded:
         raise DataError(f"item {item.id!r} is excluded ({item.exclusion_reason}) and takes no answer")
     if cond not in admitted:
@@ -175,7 +175,7 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
         needed = ((id_column, "--id-column"),) if id_from == "column" else ()
         for column, option in (*needed, (response_column, "--response-column")):
             if table and column not in table[0]:
-                raise DataError(f"no {column!r} column ({option}); the columns are {', '.join(map(str, table[0]))}",
+                raise DataError(f"no {column!r} column ({option}); the columns are {brief_list(table[0])}",
                                 file=file, record="row 1 (the header)")
         rows = [(f"row {n + 2}", row) for n, row in enumerate(table)]  # row 1 is the header
     else:
@@ -193,7 +193,7 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
         item_id, response = row_id(row, position, id_column, id_from), row[response_column]
         if item_id not in by_id:
             how = " (--id-from row: an answer's position is matched to the items' ids)" if by_position else ""
-            raise DataError(f"item {item_id!r} is not in the data{how}", file=file, record=where)
+            raise DataError(f"item {brief(item_id)} is not in the data{how}", file=file, record=where)
         item = by_id[item_id]
         label = str(row.get("condition") or (as_printed(item).value if printed else condition or "C+Q"))
         admitted = ALL if printed and item.has_images else applicable(item)
