@@ -11,12 +11,17 @@ import io
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from medvqa import read_table
+from medvqa.core.run.names import path_part
+from tests.conftest import shared_data
 
 MEMORY_LIMIT = 2 * 1024**3  # a command that reads a hostile file stays far below this
 
@@ -178,4 +183,76 @@ def test_a_yaml_alias_bomb_is_refused_in_a_model_config_and_an_eval_set(tmp_path
     planned = medvqa("eval", str(study), "--dry-run", cwd=tmp_path, timeout=60)
     err = assert_clean_failure(planned)
     assert f"{study}: record line 7: YAML anchors and aliases" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+# -- run directories named after data stay under --run-dir -----------------------------------------
+
+MIR26 = ("mir", "2026", "MIR26.xlsx")
+
+
+def mir_workbook(path: Path, models: list[str]) -> Path:
+    """The first three questions of the real MIR 2026 workbook, with an answer column per model
+    (`answer_<model>`) answering each "1"."""
+    import openpyxl
+
+    rows = read_table(shared_data(*MIR26))[:3]
+    book = openpyxl.Workbook()
+    book.active.append(["qnum", "Description", "image_refs", *(f"answer_{m}" for m in models)])
+    for row in rows:
+        book.active.append([row["qnum"], row["Description"], row["image_refs"], *(["1"] * len(models))])
+    book.save(path)
+    return path
+
+
+def test_a_workbooks_model_names_cannot_place_a_run_outside_run_dir(tmp_path):
+    outside = tmp_path / "outside"
+    book = mir_workbook(tmp_path / "MIR26_answers.xlsx", ["../escaped", f"{outside}", "gpt52"])
+    result = medvqa("import", "mir", str(book), "--data", str(shared_data("mir")), "--run-dir", "out", "--json",
+                    cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    written = sorted(str(p.parent.relative_to(tmp_path)) for p in tmp_path.rglob("manifest.json"))
+    assert written == sorted(["out/escaped", f"out/{path_part(str(outside))}", "out/gpt52"])
+    assert path_part(str(outside)) == str(outside).lstrip("/").replace("/", "_")[:60].rstrip("_")
+    # each keeps the model's own name; 3 answered of the 3 questions the workbook holds
+    summaries = {s["model"]: s for s in json.loads(result.stdout)}
+    assert set(summaries) == {"../escaped", str(outside), "gpt52"}
+    assert sum(r["answered"] for r in summaries["gpt52"]["conditions"].values()) == 3
+
+
+def test_two_columns_naming_one_folder_are_refused_naming_both(tmp_path):
+    book = mir_workbook(tmp_path / "MIR26_answers.xlsx", ["x/y", "x_y"])
+    result = medvqa("import", "mir", str(book), "--data", str(shared_data("mir")), "--run-dir", "out", cwd=tmp_path)
+    err = assert_clean_failure(result)
+    assert (f"{book}: column 'answer_x/y' and column 'answer_x_y' both name the run directory out/x_y: "
+            "rename one of them") in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_table_named_dot_dot_is_imported_under_run_dir(tmp_path):
+    table = shared_data("worldmedqa-v-japan", "visuals", "outputs_w_images", "GPT4o", "GPT4o_japan_local.xlsx")
+    folder = tmp_path / "tables" / "outputs_w_images"
+    folder.mkdir(parents=True)
+    shutil.copyfile(table, folder / ".._japan_local.xlsx")
+    result = medvqa("import", "worldmedqa_v", str(tmp_path / "tables"), "--run-dir", "out", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    written = [str(p.parent.relative_to(tmp_path)) for p in tmp_path.rglob("manifest.json")]
+    assert written == ["out/model/japan_local_image"]  # ".." leaves nothing of itself
+    shutil.copyfile(table, folder / "x y_japan_local.xlsx")
+    shutil.copyfile(table, folder / "x_y_japan_local.xlsx")
+    again = medvqa("import", "worldmedqa_v", str(tmp_path / "tables"), "--run-dir", "out", cwd=tmp_path)
+    err = assert_clean_failure(again)
+    assert f"{folder / 'x y_japan_local.xlsx'} and {folder / 'x_y_japan_local.xlsx'} both name" in err, err
+    assert len(list(tmp_path.rglob("manifest.json"))) == 1
+
+
+def test_eval_set_models_whose_folders_collide_are_refused_naming_both(tmp_path):
+    study = tmp_path / "set.toml"
+    study.write_text('study_dir = "out"\n[[models]]\nmodel = "random"\nname = "x/y"\n[[models]]\n'
+                     'model = "constant:1"\nname = "x_y"\n[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n')
+    result = medvqa("eval", str(study), cwd=tmp_path)
+    err = assert_clean_failure(result)
+    assert err == (f"Error: {study}: benchmarks[0] (jmed48k) × models[0] (x/y) and benchmarks[0] (jmed48k) × "
+                   f"models[1] (x_y) both name the run directory {tmp_path / 'out' / 'jmed48k' / 'x_y'}: "
+                   "rename one of them\n")
     assert not (tmp_path / "out").exists()

@@ -1,7 +1,9 @@
 """The repository's answer workbooks → run directories (`medvqa import mir`).
 
 - `2026/MIR26.xlsx`: one run per `answer_<model>` column (nine models), each under
-  `RUN_DIR/<model>`, the model named after its column (`gpt52`, `OE`, ...).
+  `RUN_DIR/<model>`, the model named after its column (`gpt52`, `OE`, ...); the folder's name is
+  made safe by `medvqa.run_dirs` (a header `answer_../../x` writes `RUN_DIR/x`), and two columns
+  whose folders come out the same are refused naming both.
 - `2024/MIR24GPT_final.xlsx` and `2024/MIR24GPT_vision_answered_v2.xlsx`: one run of the column
   `--response-column` (" GPT-4", " GPT-4 Vision"; the headers' leading spaces as published).
 
@@ -92,7 +94,7 @@ def import_workbook(file: Path, data: Path, run_dir: Path, *, response_column: s
                     condition: str | None = None, model: str | None = None, model_name: str | None = None,
                     sheet: str | None = None, year: int | None = None, reading: str | None = None) -> list[dict]:
     """Write one run per answer column of `file` (every `answer_<model>` column, each under
-    `run_dir/<model>`), or of `response_column` alone into `run_dir`; return their summaries.
+    `run_dir/<model>`, its name made safe by `medvqa.run_dirs`), or of `response_column` alone into `run_dir`; return their summaries.
     Nothing is written when any column or row is refused."""
     condition = condition or CONDITIONS[0]
     if condition not in CONDITIONS:
@@ -114,8 +116,10 @@ def import_workbook(file: Path, data: Path, run_dir: Path, *, response_column: s
         if model or model_name:
             raise DataError("--model and --model-name name one model: give --response-column too (the workbook "
                             "holds a column per model)", file=file)
-        columns = {c[len(ANSWER_PREFIX):]: (c, run_dir / c[len(ANSWER_PREFIX):]) for c in header
-                   if c.startswith(ANSWER_PREFIX)}
+        named = [c for c in header if c.startswith(ANSWER_PREFIX)]
+        # each under its own folder of run_dir, whatever the header says (`answer_../../x`)
+        dirs = medvqa.run_dirs(run_dir, {f"column {c!r}": c[len(ANSWER_PREFIX):] for c in named}, file=file)
+        columns = {c[len(ANSWER_PREFIX):]: (c, dirs[f"column {c!r}"]) for c in named}
         if not columns:
             raise DataError(f"no {ANSWER_PREFIX}<model> column: give --response-column (the columns are "
                             f"{', '.join(map(repr, header))})", file=file, record="row 1 (the header)")
