@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import medvqa as medvqa_api
 from medvqa import read_table
 from medvqa.core.run.names import path_part
 from tests.conftest import shared_data
@@ -256,3 +257,63 @@ def test_eval_set_models_whose_folders_collide_are_refused_naming_both(tmp_path)
                    f"models[1] (x_y) both name the run directory {tmp_path / 'out' / 'jmed48k' / 'x_y'}: "
                    "rename one of them\n")
     assert not (tmp_path / "out").exists()
+
+
+# -- repeats: whole numbers within a bound, and a plan that counts them -----------------------------
+
+
+def test_repeats_are_whole_numbers_within_the_bound(tmp_path):
+    over = medvqa("run", "jmed48k", "--sample", "--model", "random", "--repeats", "100000000", "--dry-run",
+                  cwd=tmp_path, timeout=60)
+    assert over.returncode == 2 and "Invalid value for '--repeats': 100000000 is not from 1 to 1000" in over.stderr
+    for value, says in (("1e9", "repeats: Input should be a valid integer"),
+                        ("2.0", "repeats: Input should be a valid integer"),
+                        ("1001", "repeats: Input should be less than or equal to 1000")):
+        study = tmp_path / "set.toml"
+        study.write_text(f'study_dir = "out"\nrepeats = {value}\n[[models]]\nmodel = "random"\n'
+                         '[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n')
+        result = medvqa("eval", str(study), "--dry-run", cwd=tmp_path, timeout=60)
+        assert result.returncode == 1 and result.stderr == f"Error: {study}: {says}\n", result.stderr
+    with pytest.raises(ValueError, match="repeats must be a whole number from 1 to 1000, not 1001"):
+        medvqa_api.run("jmed48k", "random", sample=True, repeats=1001, run_dir=str(tmp_path / "api"), progress=False)
+
+
+@pytest.mark.slow  # litellm's import and a real server: over 10 s
+def test_a_plan_of_a_thousand_repeats_counts_the_repeats_nothing_holds(tmp_path, monkeypatch):
+    """Two repeats of 5 items are in the cache; the plan of 1,000 repeats over the sample's 22 pairs
+    looks those up and counts the 996 repeats after them, each pair's tokens counted once."""
+    from click.testing import CliRunner
+    from medvqa.cli.main import cli
+    from medvqa.core.inference.litellm_backend import import_litellm
+    from tests.openai_server import OpenAIServer
+
+    litellm = import_litellm()
+    counted = []
+    real = litellm.token_counter
+    monkeypatch.setattr(litellm, "token_counter", lambda **kw: counted.append(kw) or real(**kw))
+
+    def plan(*args) -> dict:
+        result = CliRunner().invoke(cli, [str(a) for a in args])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    with OpenAIServer() as server:
+        common = ("run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base", server.url,
+                  "--price", "1,2")
+        plan(*common, "--limit", "5", "--conditions", "C+Q", "--repeats", "2", "--run-dir", tmp_path / "first", "--json")
+        one = plan(*common, "--conditions", "C+Q,C+Q+I", "--run-dir", tmp_path / "run", "--no-cache", "--dry-run",
+                   "--json")
+        five = plan(*common, "--limit", "5", "--conditions", "C+Q", "--run-dir", tmp_path / "run", "--no-cache",
+                    "--dry-run", "--json")
+        counted.clear()
+        many = plan(*common, "--conditions", "C+Q,C+Q+I", "--run-dir", tmp_path / "run", "--repeats", "1000",
+                    "--dry-run", "--json")
+    assert (one["pairs"], one["requests"], five["requests"]) == (22, 22, 5)
+    assert (many["pairs"], many["cached"], many["requests"], many["preflight"]) == (22_000, 10, 21_990, 1)
+    assert many["conditions"] == {"C+Q": {"to_ask": 17_000, "cached": 10}, "C+Q+I": {"to_ask": 5_000, "cached": 0}}
+    assert len(counted) == 22  # one count per pair, not one per request
+    tokens = many["tokens"]
+    # 1,000 times every pair's input, less the two cached repeats of the five C+Q pairs
+    assert tokens["input"] == 1000 * one["tokens"]["input"] - 2 * five["tokens"]["input"]
+    assert tokens["output"] == 21_990 * 20
+    assert many["cost_usd"] == pytest.approx((tokens["input"] * 1 + tokens["output"] * 2) / 1e6)

@@ -46,10 +46,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
 from medvqa.core.items import DataError
 from medvqa.core.run.names import path_part, run_dirs
+from medvqa.core.run.runner import MAX_REPEATS
 
 SET_KEYS = ("study_dir", "models", "benchmarks", "repeats", "seed", "max_error_rate", "batch", "batch_poll_s")
 
@@ -87,7 +88,7 @@ class EvalSetFile(BaseModel):
     study_dir: str
     models: list[ModelEntry] = Field(min_length=1)
     benchmarks: list[BenchmarkEntry] = Field(min_length=1)
-    repeats: int = Field(1, ge=1)
+    repeats: StrictInt = Field(1, ge=1, le=MAX_REPEATS)  # a whole number: 1e9 is no count of repeats
     seed: int = 0
     max_error_rate: float = Field(0.05, ge=0, le=1)
     batch: bool = False  # every experiment through its provider's batch API (`--batch`)

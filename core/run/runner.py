@@ -48,6 +48,8 @@ PROVIDER_REFUSAL = "provider-refusal"
 DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024
 TRUNCATED = "truncated"
 REASONING_TRUNCATED = "reasoning_truncated"
+# The most repeats a run asks (`--repeats`): sampling studies use 5 to 100; a run of more is a typo.
+MAX_REPEATS = 1000
 # The rule of a record whose reply ended inside its reasoning (its `reason`: "reasoning cut off").
 REASONING_RULE = "reasoning-cut-off"
 
@@ -231,8 +233,8 @@ class RunSpec:
     repeat_backend: Callable[[int], Backend] | None = None
 
     def __post_init__(self) -> None:  # refused here, before the run directory is touched
-        if self.repeats < 1:
-            raise ValueError(f"repeats must be at least 1, not {self.repeats}")
+        if type(self.repeats) is not int or not 1 <= self.repeats <= MAX_REPEATS:
+            raise ValueError(f"repeats must be a whole number from 1 to {MAX_REPEATS}, not {self.repeats!r}")
         if self.repeats > 1 and self.forced_guess:
             raise ValueError("--forced-guess and --repeats cannot be combined yet: give one")
 
@@ -268,14 +270,17 @@ def build_manifest(spec: RunSpec) -> dict:
     }
 
 
-def plan_requests(spec: RunSpec, existing: list[dict]) -> tuple[list[dict], list[Request], dict[int, Backend]]:
+def plan_requests(spec: RunSpec, existing: list[dict], repeats: int | None = None
+                  ) -> tuple[list[dict], list[Request], dict[int, Backend]]:
     """(the records kept of `existing`, the requests still to ask, the backend of each repeat):
-    what `execute` asks and what `--dry-run` counts, computed here once."""
+    what `execute` asks and what `--dry-run` counts, computed here once. `repeats` plans the
+    first repeats only (`--dry-run` counts the others without building them)."""
+    repeats = spec.repeats if repeats is None else min(repeats, spec.repeats)
     retried = RETRIED_STATUSES if spec.retry_errors else ()
     kept = [r for r in existing if r.get("status") not in retried]
     done = {pair_key(r) for r in kept}
     backends = {0: spec.backend}
-    for r in range(1, spec.repeats):
+    for r in range(1, repeats):
         backends[r] = spec.repeat_backend(r) if spec.repeat_backend is not None else spec.backend
         if backends[r].stats is not None:  # one run, one set of live counters (tokens, cost, in flight)
             backends[r].stats = spec.backend.stats
@@ -283,7 +288,7 @@ def plan_requests(spec: RunSpec, existing: list[dict]) -> tuple[list[dict], list
     bench = spec.benchmark
     for item, cond in plan(spec.items, spec.conditions):
         messages = schema = None
-        for r in range(spec.repeats):
+        for r in range(repeats):
             if pair_key({"item_id": item.id, "condition": cond.value, "repeat": r}) in done:
                 continue
             if messages is None:
