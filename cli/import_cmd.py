@@ -38,11 +38,14 @@ def generic_import(benchmark: str) -> click.Command:
                        "C+Q+I for an image item (the source showed its images, whether or not their files are here) "
                        "and C+Q for the others, and no other pair is expected of it (none is recorded missing).")
     @click.option("--convention", help="Score under this convention of the benchmark (its default when omitted).")
+    @click.option("--max-response-bytes", type=click.IntRange(min=1),
+                  help="What a record keeps of an answer (default 262144, 256 KiB), as in medvqa run; a longer one "
+                       "is cut and marked truncated.")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
     @reading_option
     @model_name_option
     def command(file, data, split, select, run_dir, model, id_column, id_from, sheet, response_column, condition, printed,
-                convention, as_json, reading, model_name) -> None:
+                convention, max_response_bytes, as_json, reading, model_name) -> None:
         """Import FILE, answers made elsewhere (JSON Lines {item_id, condition, response}, or CSV / XLSX
         with an id and a response column), as a run directory scored like any run."""
         import sys
@@ -67,7 +70,8 @@ def generic_import(benchmark: str) -> click.Command:
                                        source={"file": file, "format": "generic", **({"as_printed": True} if printed
                                                                                       else {})},
                                        reading=reading, model_name=model_name, images_attested=printed,
-                                       asked=(lambda it: (as_printed(it).value,)) if printed else None)
+                                       asked=(lambda it: (as_printed(it).value,)) if printed else None,
+                                       **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}))
         if as_json:
             print_json(summary)
         else:

@@ -1,8 +1,9 @@
-"""Hostile files: workbooks, config files and names taken from data that try to write outside
-their place, exhaust memory, wedge a plan or run as a spreadsheet formula. Each test builds its
-attack in a temporary folder (the workbook with openpyxl and zipfile, the YAML as text) and runs
-the real command line in its own process, as a user would; each guards one line of docs/runs.md's
-"What is guaranteed"."""
+"""Hostile files: workbooks, config files, names and answers taken from data that try to write
+outside their place, exhaust memory, wedge a plan, flood a record or run as a spreadsheet
+formula. Each test builds its attack in a temporary folder (the workbook with openpyxl and
+zipfile, the YAML as text) and runs the real command line, in its own process with its memory
+capped where an attack could exhaust it; each guards one line of docs/runs.md's "What is
+guaranteed"."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import medvqa as medvqa_api
+from medvqa.cli.main import cli
 from medvqa import read_table
 from medvqa.core.run.names import path_part
 from tests.conftest import shared_data
@@ -192,16 +195,16 @@ def test_a_yaml_alias_bomb_is_refused_in_a_model_config_and_an_eval_set(tmp_path
 MIR26 = ("mir", "2026", "MIR26.xlsx")
 
 
-def mir_workbook(path: Path, models: list[str]) -> Path:
+def mir_workbook(path: Path, models: list[str], answer: str = "1") -> Path:
     """The first three questions of the real MIR 2026 workbook, with an answer column per model
-    (`answer_<model>`) answering each "1"."""
+    (`answer_<model>`) answering each `answer`."""
     import openpyxl
 
     rows = read_table(shared_data(*MIR26))[:3]
     book = openpyxl.Workbook()
     book.active.append(["qnum", "Description", "image_refs", *(f"answer_{m}" for m in models)])
     for row in rows:
-        book.active.append([row["qnum"], row["Description"], row["image_refs"], *(["1"] * len(models))])
+        book.active.append([row["qnum"], row["Description"], row["image_refs"], *([answer] * len(models))])
     book.save(path)
     return path
 
@@ -282,8 +285,6 @@ def test_repeats_are_whole_numbers_within_the_bound(tmp_path):
 def test_a_plan_of_a_thousand_repeats_counts_the_repeats_nothing_holds(tmp_path, monkeypatch):
     """Two repeats of 5 items are in the cache; the plan of 1,000 repeats over the sample's 22 pairs
     looks those up and counts the 996 repeats after them, each pair's tokens counted once."""
-    from click.testing import CliRunner
-    from medvqa.cli.main import cli
     from medvqa.core.inference.litellm_backend import import_litellm
     from tests.openai_server import OpenAIServer
 
@@ -317,3 +318,44 @@ def test_a_plan_of_a_thousand_repeats_counts_the_repeats_nothing_holds(tmp_path,
     assert tokens["input"] == 1000 * one["tokens"]["input"] - 2 * five["tokens"]["input"]
     assert tokens["output"] == 21_990 * 20
     assert many["cost_usd"] == pytest.approx((tokens["input"] * 1 + tokens["output"] * 2) / 1e6)
+
+
+# -- --max-response-bytes: replies, reasoning and imports cut alike ---------------------------------
+
+
+def test_an_imported_answer_is_cut_as_a_reply_is(jmed_sample, tmp_path):
+    first, second = [it for it in medvqa_api.load("jmed48k", split="sample") if not it.excluded][:2]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"item_id": first.id, "response": "あ" * 100_000}) + "\n"  # 300,000 bytes
+                       + json.dumps({"item_id": second.id, "response": "2"}) + "\n", encoding="utf-8")
+    for run, more in (("default", ()), ("ten", ("--max-response-bytes", "10"))):
+        result = CliRunner().invoke(cli, ["import", "jmed48k", str(answers), "--data", str(jmed_sample), "--split",
+                                          "sample", "--run-dir", str(tmp_path / run), *more])
+        assert result.exit_code == 0, result.output
+    default = {r["item_id"]: r for r in medvqa_api.read_run(tmp_path / "default").records}
+    # 262,144 bytes hold 87,381 whole characters of three bytes (262,143 bytes)
+    assert (len(default[first.id]["response"]), default[first.id]["truncated"]) == (87_381, True)
+    assert default[second.id]["response"] == "2" and "truncated" not in default[second.id]
+    ten = {r["item_id"]: r for r in medvqa_api.read_run(tmp_path / "ten").records}
+    assert (ten[first.id]["response"], ten[first.id]["truncated"]) == ("あああ", True)
+    mir = mir_workbook(tmp_path / "MIR26_answers.xlsx", ["long"], answer="1. " + "x" * 1000)
+    result = CliRunner().invoke(cli, ["import", "mir", str(mir), "--data", str(shared_data("mir")), "--run-dir",
+                                      str(tmp_path / "mir"), "--max-response-bytes", "100"])
+    assert result.exit_code == 0, result.output
+    answered = [r for r in medvqa_api.read_run(tmp_path / "mir" / "long").records if r["response"]]
+    assert [(len(r["response"]), r["truncated"]) for r in answered] == [(100, True)] * 3
+
+
+def test_a_reply_whose_reasoning_is_cut_is_not_cached(tmp_path):
+    from tests.openai_server import OpenAIServer
+
+    with OpenAIServer(think=lambda prompt: "r" * 2000, reasoning_form="reasoning_content") as server:
+        args = ("run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base", server.url,
+                "--conditions", "C+Q", "--max-tokens", "1000", "--max-response-bytes", "300")
+        for run in ("first", "second"):  # in this process: litellm is imported once
+            result = CliRunner().invoke(cli, [*args, "--run-dir", str(tmp_path / run)])
+            assert result.exit_code == 0, result.output
+        assert sum(server.counts.values()) == 2 * (17 + 1)  # each run asks all 17 pairs, after its preflight
+    for run in ("first", "second"):
+        records = medvqa_api.read_run(tmp_path / run).records
+        assert {(len(r["reasoning"]), r["reasoning_truncated"], r["cached"]) for r in records} == {(300, True, False)}

@@ -92,10 +92,13 @@ def answers_of(file: Path, rows: list[dict], items: dict[str, medvqa.Item], year
 
 def import_workbook(file: Path, data: Path, run_dir: Path, *, response_column: str | None = None,
                     condition: str | None = None, model: str | None = None, model_name: str | None = None,
-                    sheet: str | None = None, year: int | None = None, reading: str | None = None) -> list[dict]:
+                    sheet: str | None = None, year: int | None = None, reading: str | None = None,
+                    max_response_bytes: int | None = None) -> list[dict]:
     """Write one run per answer column of `file` (every `answer_<model>` column, each under
-    `run_dir/<model>`, its name made safe by `medvqa.run_dirs`), or of `response_column` alone into `run_dir`; return their summaries.
-    Nothing is written when any column or row is refused."""
+    `run_dir/<model>`, its name made safe by `medvqa.run_dirs`), or of `response_column` alone
+    into `run_dir`; return their summaries. Nothing is written when any column or row is refused.
+    An answer longer than `max_response_bytes` (None: `medvqa.write_run`'s 256 KiB) is cut, its
+    record marked `truncated`."""
     condition = condition or CONDITIONS[0]
     if condition not in CONDITIONS:
         raise DataError(f"condition {condition!r}: a MIR import is C+Q+I (as printed) or C+Q (without images)")
@@ -135,7 +138,8 @@ def import_workbook(file: Path, data: Path, run_dir: Path, *, response_column: s
                                    command_line=["medvqa", *sys.argv[1:]], images_attested=False, reading=reading,
                                    model_name=model_name, asked=lambda it: (asked(it, condition),),
                                    source={"files": [str(file.resolve())], "column": column, "year": year,
-                                           "condition": condition, "annulled_answers": annulled})
+                                           "condition": condition, "annulled_answers": annulled},
+                                   **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}))
         summaries.append({**summary, "benchmark": bench.name, "model": name, "model_name": model_name or name,
                           "year": year, "column": column, "condition": condition,
                           "annulled_answers": annulled})

@@ -350,7 +350,7 @@ def can_infer_lenient(text: str, choices: dict) -> str | None:
 def import_table(file: Path, data: Path | None, run_dir: Path, *, language: str | None = None,
                  condition: str | None = None, country: str | None = None, model: str | None = None,
                  model_name: str | None = None, convention: str | None = None, reading: str | None = None,
-                 sheet: str | None = None, source: Source | None = None) -> dict:
+                 sheet: str | None = None, source: Source | None = None, max_response_bytes: int | None = None) -> dict:
     """Write the run directory `run_dir` from one VLMEvalKit table of WorldMedQA-V. The country,
     the language and the model come from the file name (`GPT4o_japan_english.xlsx`) unless
     given; the condition from its folder (`condition_of`) unless given. The items are the
@@ -360,7 +360,8 @@ def import_table(file: Path, data: Path | None, run_dir: Path, *, language: str 
     once, naming both rows). The replies are read under `convention` (default `vlmevalkit-exact`:
     VLMEvalKit's exact matching alone). A workbook is read at `sheet` (`medvqa.read_table`: its
     first sheet, with a note on stderr when it has others). `source`: the table already read
-    (`read_source`), as a folder import passes it."""
+    (`read_source`), as a folder import passes it. A reply longer than `max_response_bytes` (None:
+    `medvqa.write_run`'s 256 KiB) is cut, its record marked `truncated`."""
     source = source or read_source(describe(Path(file), model=model, country=country, language=language,
                                             condition=condition), sheet, items=data is None)
     file = source.file
@@ -391,7 +392,8 @@ def import_table(file: Path, data: Path | None, run_dir: Path, *, language: str 
                                model_name=model_name,
                                source={"files": [str(file.resolve())], "condition": source.condition,
                                        "country": source.country, "items_from": items_from, "findings": findings},
-                               reconcile=reconciled)
+                               reconcile=reconciled,
+                               **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}))
     return {**summary, "benchmark": bench.name, "model": source.model, "language": source.language,
             "country": source.country, "condition": source.condition, "convention": bench.active_convention,
             "file": str(file), "n_extractor": len(result["extractor_items"]),
@@ -448,7 +450,7 @@ def first_difference(a: Source, b: Source) -> str | None:
 
 
 def import_folder(root: Path, out: Path, *, convention: str | None = None, reading: str | None = None,
-                  progress: Callable[[dict], None] | None = None) -> dict:
+                  progress: Callable[[dict], None] | None = None, max_response_bytes: int | None = None) -> dict:
     """Import every table under `root` (`tables_under`) into `out/<model>/<country>_<version>_<image|blind>`
     (`Source.run_parts`; two tables whose folders come out the same are refused naming both), in one process: each table read once, its items taken from it. A run directory that already
     holds a run is skipped (a re-run imports what is new). Tables of one country and language must
@@ -493,7 +495,8 @@ def import_folder(root: Path, out: Path, *, convention: str | None = None, readi
                                 file=first.file)
     runs = []
     for s in todo:
-        runs.append(import_table(s.file, None, dirs[str(s.file)], convention=convention, reading=reading, source=s))
+        runs.append(import_table(s.file, None, dirs[str(s.file)], convention=convention, reading=reading, source=s,
+                                 max_response_bytes=max_response_bytes))
         s.rows, s.items = [], []  # what is written need not stay in memory
         step("import")
     return {"runs": runs, "skipped": skipped, "passed_over": passed}

@@ -18,7 +18,7 @@ from medvqa.core.errors import UsageError
 from medvqa.core.inference.base import Response
 from medvqa.core.items import DataError, Item, brief
 from medvqa.core.jsonl import TABLE_SUFFIXES, brief_list, numbered_jsonl, read_table, refuse_repeat
-from medvqa.core.run.runner import RunSpec, build_manifest, make_record, rescore_record
+from medvqa.core.run.runner import DEFAULT_MAX_RESPONSE_BYTES, RunSpec, build_manifest, make_record, rescore_record
 from medvqa.core.run.store import RunStore
 
 
@@ -35,7 +35,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
               saved: bool = True, command_line: list[str] | None = None,
               source: dict[str, Any] | None = None, images_attested: bool = False, reading: str | None = None,
               model_name: str | None = None, asked: Callable[[Item], Iterable[str]] | None = None,
-              reconcile: Callable[[list[dict]], dict[str, Any]] | None = None) -> dict:
+              reconcile: Callable[[list[dict]], dict[str, Any]] | None = None,
+              max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES) -> dict:
     """Write the run directory `run_dir` from (item, condition, response text) triples (or
     quadruples whose fourth element, a dict, adds fields to that record: what the source said
     beside the answer) and return its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
@@ -58,7 +59,10 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     sat as printed: image questions with the image, the others without): only those of its
     pairs left out are recorded as missing (None: every condition the answers use). `reconcile`,
     given the scored records before anything is written, returns what the manifest's `imported`
-    adds beside `source` (an importer's comparison of medvqa's reading with the published verdicts)."""
+    adds beside `source` (an importer's comparison of medvqa's reading with the published verdicts).
+    A response is kept to `max_response_bytes` bytes of UTF-8, as a run keeps a reply
+    (`--max-response-bytes`): a longer one is cut on a character boundary and its record says
+    `truncated` (None keeps it whole)."""
     from medvqa.core.metrics import headline_numbers
     from medvqa.core.run.summary import health
 
@@ -77,7 +81,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
 
     def record_of(item: Item, cond: Condition, text: str | None, extra: dict | None = None) -> dict:
         key = hashlib.sha256(json.dumps(["imported", model, item.id, cond.value, text]).encode()).hexdigest()
-        record = {**make_record(benchmark, item, cond.value, key, Response(text=text), patterns), **(extra or {})}
+        record = {**make_record(benchmark, item, cond.value, key, Response(text=text), patterns, max_response_bytes),
+                  **(extra or {})}
         return rescore_record(benchmark, item, {**record, "saved": True}, patterns) if saved else record
 
     def admitted(item: Item) -> tuple[Condition, ...]:

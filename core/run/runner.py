@@ -43,8 +43,8 @@ SCORING_ERROR = "scoring_error"
 MAX_REASON_CHARS = 500
 # The rule of a record whose provider refused in its own field (`message.refusal`).
 PROVIDER_REFUSAL = "provider-refusal"
-# What a record keeps of an answer, in bytes of UTF-8; a longer one is cut there, and its record
-# says so in this field (true). A truncated answer is never cached.
+# What a record keeps of an answer, and of its reasoning, in bytes of UTF-8; a longer one is cut
+# there, and its record says so in this field (true). A truncated answer or reasoning is never cached.
 DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024
 TRUNCATED = "truncated"
 REASONING_TRUNCATED = "reasoning_truncated"
@@ -328,8 +328,9 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
         def done(req: Request, resp: Response, _value, attempts: int) -> bool:
             record = _finish(store, records, bench, req, resp, patterns, state, progress, spec.max_response_bytes,
                              numbered)
-            # the cache keeps whole, readable answers
-            return SCORING_ERROR not in record and TRUNCATED not in record and not resp.refusal
+            # the cache keeps whole, readable answers: a reply or reasoning cut is not whole
+            return (SCORING_ERROR not in record and TRUNCATED not in record and REASONING_TRUNCATED not in record
+                    and not resp.refusal)
 
         for r in sorted({req.repeat for req in requests}):
             paths[r].send([req for req in requests if req.repeat == r], done)
