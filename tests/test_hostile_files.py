@@ -301,7 +301,8 @@ def test_a_plan_of_a_thousand_repeats_counts_the_repeats_nothing_holds(tmp_path,
     with OpenAIServer() as server:
         common = ("run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base", server.url,
                   "--price", "1,2")
-        plan(*common, "--limit", "5", "--conditions", "C+Q", "--repeats", "2", "--run-dir", tmp_path / "first", "--json")
+        plan(*common, "--limit", "5", "--conditions", "C+Q", "--repeats", "2", "--run-dir", tmp_path / "first",
+             "--json")
         one = plan(*common, "--conditions", "C+Q,C+Q+I", "--run-dir", tmp_path / "run", "--no-cache", "--dry-run",
                    "--json")
         five = plan(*common, "--limit", "5", "--conditions", "C+Q", "--run-dir", tmp_path / "run", "--no-cache",

@@ -452,7 +452,8 @@ def first_difference(a: Source, b: Source) -> str | None:
 def import_folder(root: Path, out: Path, *, convention: str | None = None, reading: str | None = None,
                   progress: Callable[[dict], None] | None = None, max_response_bytes: int | None = None) -> dict:
     """Import every table under `root` (`tables_under`) into `out/<model>/<country>_<version>_<image|blind>`
-    (`Source.run_parts`; two tables whose folders come out the same are refused naming both), in one process: each table read once, its items taken from it. A run directory that already
+    (`Source.run_parts`; two tables whose folders come out the same are refused naming both), in
+    one process: each table read once, its items taken from it. A run directory that already
     holds a run is skipped (a re-run imports what is new). Tables of one country and language must
     hold the same items: a disagreement is an error naming both files and the first row that
     differs, before anything is written. `progress` gets the progress state after each table read

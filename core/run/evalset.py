@@ -254,7 +254,8 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
             for i, (m, resolved) in enumerate(zip(parsed.models, options)):
                 first = lang is None or lang == bench.offered_languages[0]
                 folder = f"{b.benchmark}-{path_part(lang)}" if lang and not first else b.benchmark
-                source = f"benchmarks[{j}] ({b.benchmark}{'' if first else f', {lang}'}) × models[{i}] ({m.name or m.model})"
+                bench_entry = f"benchmarks[{j}] ({b.benchmark}{'' if first else f', {lang}'})"
+                source = f"{bench_entry} × models[{i}] ({m.name or m.model})"
                 planned.append((source, m, b, lang, resolved))
                 folders[source] = (folder, m.name or m.model)
     try:
