@@ -41,6 +41,20 @@ def medvqa(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedP
                           text=True, errors="backslashreplace", timeout=timeout, preexec_fn=cap)
 
 
+def in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """The same command line run in this process (faster, where nothing can exhaust memory): its
+    status, stdout and stderr, an exception that escaped it written to stderr as a traceback."""
+    import contextlib
+    import traceback
+
+    with contextlib.chdir(cwd):
+        result = CliRunner().invoke(cli, list(args))
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "Traceback:\n" + "".join(traceback.format_exception(result.exception))
+    return subprocess.CompletedProcess(args, result.exit_code, result.stdout, stderr)
+
+
 def assert_clean_failure(result: subprocess.CompletedProcess, status: int = 1) -> str:
     """One short error line, no traceback; returns stderr."""
     assert result.returncode == status, result.stderr[-2000:]
@@ -55,10 +69,10 @@ def assert_clean_failure(result: subprocess.CompletedProcess, status: int = 1) -
 def test_csv_cells_that_start_like_a_formula_are_prefixed_and_numbers_are_not(tmp_path):
     names = ['=HYPERLINK("http://example.com","x")', "+1+1", "@SUM(A1)", "-2+3"]
     for n, name in enumerate(names):
-        run = medvqa("run", "jmed48k", "--sample", "--model", f"constant:{n}", "--model-name", name,
+        run = in_process("run", "jmed48k", "--sample", "--model", f"constant:{n}", "--model-name", name,
                      "--conditions", "C+Q", "--run-dir", f"run{n}", cwd=tmp_path)
         assert run.returncode == 0, run.stderr[-2000:]
-    out = medvqa("compare", *(f"run{n}" for n in range(len(names))), "--format", "csv", cwd=tmp_path)
+    out = in_process("compare", *(f"run{n}" for n in range(len(names))), "--format", "csv", cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
     assert {r["model"] for r in rows} == {"'" + name for name in names}
@@ -150,7 +164,7 @@ def test_a_hostile_workbook_is_one_line_naming_it_and_nothing_is_written(edit, s
 
 def test_the_same_workbook_unharmed_is_imported(jmed_sample, tmp_path):
     book = workbook(tmp_path / "answers.xlsx")
-    result = medvqa("import", "jmed48k", str(book), "--data", str(jmed_sample), "--split", "sample",
+    result = in_process("import", "jmed48k", str(book), "--data", str(jmed_sample), "--split", "sample",
                     "--run-dir", "run", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout)["conditions"]["C+Q"]["answered"] == 1
@@ -158,7 +172,7 @@ def test_the_same_workbook_unharmed_is_imported(jmed_sample, tmp_path):
 
 def test_a_huge_value_from_a_workbook_is_cut_in_the_message(jmed_sample, tmp_path):
     book = workbook(tmp_path / "answers.xlsx", item_id="x" * 30_000)
-    result = medvqa("import", "jmed48k", str(book), "--data", str(jmed_sample), "--split", "sample",
+    result = in_process("import", "jmed48k", str(book), "--data", str(jmed_sample), "--split", "sample",
                     "--run-dir", "run", cwd=tmp_path)
     err = assert_clean_failure(result)  # under 2,000 characters
     assert f"{book}: record row 2: item 'xxxx" in err and "is not in the data" in err
@@ -212,7 +226,7 @@ def mir_workbook(path: Path, models: list[str], answer: str = "1") -> Path:
 def test_a_workbooks_model_names_cannot_place_a_run_outside_run_dir(tmp_path):
     outside = tmp_path / "outside"
     book = mir_workbook(tmp_path / "MIR26_answers.xlsx", ["../escaped", f"{outside}", "gpt52"])
-    result = medvqa("import", "mir", str(book), "--data", str(shared_data("mir")), "--run-dir", "out", "--json",
+    result = in_process("import", "mir", str(book), "--data", str(shared_data("mir")), "--run-dir", "out", "--json",
                     cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     written = sorted(str(p.parent.relative_to(tmp_path)) for p in tmp_path.rglob("manifest.json"))
@@ -226,7 +240,8 @@ def test_a_workbooks_model_names_cannot_place_a_run_outside_run_dir(tmp_path):
 
 def test_two_columns_naming_one_folder_are_refused_naming_both(tmp_path):
     book = mir_workbook(tmp_path / "MIR26_answers.xlsx", ["x/y", "x_y"])
-    result = medvqa("import", "mir", str(book), "--data", str(shared_data("mir")), "--run-dir", "out", cwd=tmp_path)
+    result = in_process("import", "mir", str(book), "--data", str(shared_data("mir")), "--run-dir", "out",
+                        cwd=tmp_path)
     err = assert_clean_failure(result)
     assert (f"{book}: column 'answer_x/y' and column 'answer_x_y' both name the run directory out/x_y: "
             "rename one of them") in err
@@ -238,13 +253,14 @@ def test_a_table_named_dot_dot_is_imported_under_run_dir(tmp_path):
     folder = tmp_path / "tables" / "outputs_w_images"
     folder.mkdir(parents=True)
     shutil.copyfile(table, folder / ".._japan_local.xlsx")
-    result = medvqa("import", "worldmedqa_v", str(tmp_path / "tables"), "--run-dir", "out", "--json", cwd=tmp_path)
+    result = in_process("import", "worldmedqa_v", str(tmp_path / "tables"), "--run-dir", "out", "--json",
+                        cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     written = [str(p.parent.relative_to(tmp_path)) for p in tmp_path.rglob("manifest.json")]
     assert written == ["out/model/japan_local_image"]  # ".." leaves nothing of itself
     shutil.copyfile(table, folder / "x y_japan_local.xlsx")
     shutil.copyfile(table, folder / "x_y_japan_local.xlsx")
-    again = medvqa("import", "worldmedqa_v", str(tmp_path / "tables"), "--run-dir", "out", cwd=tmp_path)
+    again = in_process("import", "worldmedqa_v", str(tmp_path / "tables"), "--run-dir", "out", cwd=tmp_path)
     err = assert_clean_failure(again)
     assert f"{folder / 'x y_japan_local.xlsx'} and {folder / 'x_y_japan_local.xlsx'} both name" in err, err
     assert len(list(tmp_path.rglob("manifest.json"))) == 1
@@ -254,7 +270,7 @@ def test_eval_set_models_whose_folders_collide_are_refused_naming_both(tmp_path)
     study = tmp_path / "set.toml"
     study.write_text('study_dir = "out"\n[[models]]\nmodel = "random"\nname = "x/y"\n[[models]]\n'
                      'model = "constant:1"\nname = "x_y"\n[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n')
-    result = medvqa("eval", str(study), cwd=tmp_path)
+    result = in_process("eval", str(study), cwd=tmp_path)
     err = assert_clean_failure(result)
     assert err == (f"Error: {study}: benchmarks[0] (jmed48k) × models[0] (x/y) and benchmarks[0] (jmed48k) × "
                    f"models[1] (x_y) both name the run directory {tmp_path / 'out' / 'jmed48k' / 'x_y'}: "
@@ -266,8 +282,8 @@ def test_eval_set_models_whose_folders_collide_are_refused_naming_both(tmp_path)
 
 
 def test_repeats_are_whole_numbers_within_the_bound(tmp_path):
-    over = medvqa("run", "jmed48k", "--sample", "--model", "random", "--repeats", "100000000", "--dry-run",
-                  cwd=tmp_path, timeout=60)
+    over = in_process("run", "jmed48k", "--sample", "--model", "random", "--repeats", "100000000", "--dry-run",
+                  cwd=tmp_path)
     assert over.returncode == 2 and "Invalid value for '--repeats': 100000000 is not from 1 to 1000" in over.stderr
     for value, says in (("1e9", "repeats: Input should be a valid integer"),
                         ("2.0", "repeats: Input should be a valid integer"),
@@ -275,7 +291,7 @@ def test_repeats_are_whole_numbers_within_the_bound(tmp_path):
         study = tmp_path / "set.toml"
         study.write_text(f'study_dir = "out"\nrepeats = {value}\n[[models]]\nmodel = "random"\n'
                          '[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n')
-        result = medvqa("eval", str(study), "--dry-run", cwd=tmp_path, timeout=60)
+        result = in_process("eval", str(study), "--dry-run", cwd=tmp_path)
         assert result.returncode == 1 and result.stderr == f"Error: {study}: {says}\n", result.stderr
     with pytest.raises(ValueError, match="repeats must be a whole number from 1 to 1000, not 1001"):
         medvqa_api.run("jmed48k", "random", sample=True, repeats=1001, run_dir=str(tmp_path / "api"), progress=False)
