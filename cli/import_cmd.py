@@ -42,11 +42,14 @@ def generic_import(benchmark: str) -> click.Command:
                   help="The responses are predictions saved in the benchmark's own format, not raw replies: read "
                        "by its saved-answer convention (AnswerConventions.saved_label_sets: \"1,6\" or \"AC\" "
                        "names a set of labels), as medvqa.score(item, text, saved=True) reads them.")
+    @click.option("--max-response-bytes", type=click.IntRange(min=1),
+                  help="What a record keeps of an answer (default 262144, 256 KiB), as in medvqa run; a longer one "
+                       "is cut and marked truncated.")
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
     @reading_option
     @model_name_option
     def command(file, data, split, select, run_dir, model, id_column, id_from, sheet, response_column, condition, printed,
-                convention, saved, as_json, reading, model_name) -> None:
+                convention, saved, max_response_bytes, as_json, reading, model_name) -> None:
         """Import FILE, answers made elsewhere (JSON Lines {item_id, condition, response}, or CSV / XLSX
         with an id and a response column), as a run directory scored like any run."""
         import sys
@@ -72,7 +75,8 @@ def generic_import(benchmark: str) -> click.Command:
                                                **({"as_printed": True} if printed else {}),
                                                **({"saved": True} if saved else {})},
                                        reading=reading, model_name=model_name, images_attested=printed,
-                                       asked=(lambda it: (as_printed(it).value,)) if printed else None)
+                                       asked=(lambda it: (as_printed(it).value,)) if printed else None,
+                                       **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}))
         if as_json:
             print_json(summary)
             return

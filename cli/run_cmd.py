@@ -26,6 +26,15 @@ def _finite(ctx, param, value):
     return value
 
 
+def _repeats(ctx, param, value):
+    """`--repeats`: a whole number from 1 to the documented bound (`runner.MAX_REPEATS`)."""
+    from medvqa.core.run.runner import MAX_REPEATS
+
+    if not 1 <= value <= MAX_REPEATS:
+        raise click.BadParameter(f"{value} is not from 1 to {MAX_REPEATS}")
+    return value
+
+
 def _not_empty(ctx, param, value):
     """An option that, when given, must say something (`--conditions=` is not the default)."""
     if value is not None and not value.strip():
@@ -113,9 +122,10 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
                    "when omitted), e.g. en.")
 @click.option("--run-dir", type=click.Path(path_type=str), help="Run directory (default: runs/<benchmark>-<split>-<model>-<hash>). Re-running resumes it.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Ask every (item, condition) K times, repeat r with seed + r (give a --temperature above 0 "
-                   "for sampled answers); the summary gives the mean over repeats, their SD and an item-level interval.")
+@click.option("--repeats", type=int, default=1, show_default=True, callback=_repeats,
+              help="Ask every (item, condition) K times (1 to 1000), repeat r with seed + r (give a --temperature "
+                   "above 0 for sampled answers); the summary gives the mean over repeats, their SD and an "
+                   "item-level interval.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--no-retry-errors", is_flag=True,
               help="On a re-run, keep `error` and `missing` records instead of asking those pairs again.")

@@ -21,7 +21,7 @@ from medvqa.core.metrics import READINGS
 from medvqa.core.passlines import COLUMNS as PASS_COLUMNS, PassVerdict
 from medvqa.core.repeats import repeats_markdown
 from medvqa.core.results import condition_order
-from medvqa.core.render import (FONT_STACK, bidi_auto, fmt, interval as _ci, percent as _pct, points as _pp,
+from medvqa.core.render import (to_csv, FONT_STACK, bidi_auto, fmt, interval as _ci, percent as _pct, points as _pp,
                                 to_html, to_latex, to_markdown)
 
 FORMATS = ("md", "csv", "latex", "json", "html", "parquet")
@@ -225,7 +225,7 @@ def latex(comparison: Comparison) -> str:
 
 def render(comparison: Comparison, fmt: str) -> str:
     writers = {"json": lambda c: json.dumps(c.as_json(), ensure_ascii=False, indent=1, default=str), "latex": latex,
-               "md": lambda c: markdown(c.as_json()), "csv": lambda c: c.table.to_csv(index=False),
+               "md": lambda c: markdown(c.as_json()), "csv": lambda c: to_csv(c.table),
                "html": lambda c: page(c.as_json())}
     if fmt not in writers:
         raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Sequence
 
 from medvqa.core.errors import UsageError
-from medvqa.core.items import DataError
+from medvqa.core.items import DataError, brief
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
@@ -62,7 +62,25 @@ def read_json(path: str | Path) -> Any:
         raise DataError(f"cannot be read ({exc.strerror})", file=path) from None
 
 
+def load_yaml(text: str, *, file: str | Path) -> Any:
+    """The YAML document in `text` (of `file`), read with PyYAML's safe loader. Anchors and
+    aliases (`&a`, `*a`) are refused first, as a DataError naming the file and the line: a config
+    file has no need of them, and a kilobyte of nested aliases expands to gigabytes."""
+    import yaml
+
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if getattr(event, "anchor", None) is not None:
+            raise DataError(f"YAML anchors and aliases (&{brief_message(event.anchor, 40)}, *...) are not read in a "
+                            "config file: write each value out", file=file, record=f"line {event.start_mark.line + 1}")
+    return yaml.safe_load(text)
+
+
 TABLE_SUFFIXES = (".csv", ".tsv", ".xlsx", ".xls")
+# What a workbook may hold uncompressed, all its members together: published answer workbooks
+# hold about 1 MB; a zip bomb of 1.5 MB holds gigabytes.
+MAX_WORKBOOK_BYTES = 256 * 1024 * 1024
+# A spreadsheet program never writes a document type; one that declares entities expands them.
+_DOCTYPE = tuple("<!DOCTYPE".encode(codec) for codec in ("utf-8", "utf-16-le", "utf-16-be"))
 
 
 def read_table(path: str | Path, columns: Sequence[str] = (), *, sheet: str | None = None,
@@ -86,6 +104,8 @@ def read_table(path: str | Path, columns: Sequence[str] = (), *, sheet: str | No
         raise UsageError(f"--sheet {sheet!r}: {path} is a {suffix} table, which has no sheets "
                          "(--sheet chooses a sheet of an .xlsx workbook)")
     try:
+        if suffix == ".xlsx":
+            check_workbook(path)
         if suffix in (".xlsx", ".xls"):
             # the engine named, not inferred: pandas infers it from a module another thread may
             # still be importing (two runs of an eval set reading workbooks at once), and fails
@@ -93,12 +113,12 @@ def read_table(path: str | Path, columns: Sequence[str] = (), *, sheet: str | No
             with pd.ExcelFile(path, engine="openpyxl" if suffix == ".xlsx" else "xlrd") as book:
                 names = [str(name) for name in book.sheet_names]
                 if sheet is not None and sheet not in names:
-                    raise DataError(f"no sheet {sheet!r} (--sheet); the sheets are {', '.join(map(repr, names))}",
+                    raise DataError(f"no sheet {sheet!r} (--sheet); the sheets are {brief_list(names)}",
                                     file=path)
                 if sheet is None and len(names) > 1:
                     (notice or _to_stderr)(
                         f"{path}: read the sheet {names[0]!r}, the first of {len(names)}; the others are "
-                        f"{', '.join(map(repr, names[1:]))} (--sheet NAME chooses)")
+                        f"{brief_list(names[1:])} (--sheet NAME chooses)")
                 frame = pd.read_excel(book, sheet_name=names.index(sheet) if sheet is not None else 0, dtype=str,
                                       keep_default_na=False)
         else:
@@ -108,13 +128,58 @@ def read_table(path: str | Path, columns: Sequence[str] = (), *, sheet: str | No
     except ImportError as exc:
         raise DataError(f"reading {suffix} needs a package that is not installed ({exc})", file=path) from None
     except (ValueError, OSError, KeyError, UnicodeDecodeError, zipfile.BadZipFile) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        raise DataError(f"unreadable table ({type(exc).__name__}: {first})", file=path) from None
+        raise DataError(f"unreadable table ({type(exc).__name__}: {brief_message(exc)})", file=path) from None
+    except Exception as exc:  # a workbook's XML is parsed by openpyxl, which raises what its parser met
+        if suffix not in (".xlsx", ".xls"):
+            raise
+        raise DataError(f"unreadable workbook ({type(exc).__name__}: {brief_message(exc)})", file=path) from None
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise DataError(f"the table has no column {', '.join(missing)}; its columns are "
-                        f"{', '.join(map(str, frame.columns))}", file=path, record="row 1 (the header)")
+                        f"{brief_list(frame.columns)}", file=path, record="row 1 (the header)")
     return frame.to_dict("records")
+
+
+def check_workbook(path: Path) -> None:
+    """Refuse a workbook before it is parsed when its members hold more than
+    `MAX_WORKBOOK_BYTES` uncompressed (the sizes its zip directory declares, which Python's
+    zipfile never reads past) or an XML member declares a document type (its entities could
+    expand without bound): each is a DataError naming the file and the member."""
+    with zipfile.ZipFile(path) as book:
+        members = book.infolist()
+        total = sum(m.file_size for m in members)
+        if total > MAX_WORKBOOK_BYTES:
+            raise DataError(f"the workbook holds {total:,} bytes uncompressed, more than a table is read from "
+                            f"({MAX_WORKBOOK_BYTES:,}): a zip bomb?", file=path)
+        for member in members:
+            if member.filename.endswith((".xml", ".rels")) and _declares_doctype(book, member):
+                raise DataError(f"its member {brief_message(member.filename)} declares a document type (<!DOCTYPE), "
+                                "which no spreadsheet program writes", file=path)
+
+
+def _declares_doctype(book: zipfile.ZipFile, member: zipfile.ZipInfo) -> bool:
+    tail = b""
+    with book.open(member) as fh:
+        while chunk := fh.read(1 << 20):
+            window = tail + chunk
+            if any(mark in window for mark in _DOCTYPE):
+                return True
+            tail = window[-32:]
+    return False
+
+
+def brief_message(value: Any, limit: int = 200) -> str:
+    """The first line of an error's text (or of any value) cut to `limit` characters: a hostile
+    file's content quoted by a parser cannot flood the one line a user reads."""
+    first = (str(value).splitlines() or [""])[0]
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def brief_list(values: Sequence[Any], most: int = 20) -> str:
+    """Names from a file (a table's columns, a workbook's sheets) for a message: each cut
+    (`items.brief`), at most `most` of them, then how many there are in all."""
+    shown = ", ".join(brief(v) for v in list(values)[:most])
+    return shown if len(values) <= most else f"{shown}, … ({len(values)} in all)"
 
 
 def refuse_repeat(seen: dict[Hashable, tuple[str | None, str]], key: Hashable, where: str, *,

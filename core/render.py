@@ -149,10 +149,27 @@ def json_rows(frame: pd.DataFrame) -> list[dict]:
     return [{str(k): plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
 
 
+# A spreadsheet runs a cell starting with one of these as a formula (`=HYPERLINK(...)`, `+1+1`, `@SUM`).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def to_csv(frame: pd.DataFrame) -> str:
+    """`frame` as CSV, safe to open in a spreadsheet: a text cell or heading taken from data (a
+    model's name, a stratum's level) that starts like a formula is prefixed with `'`, as OWASP
+    recommends against CSV injection, so it is shown as text and never run. Numbers, negative
+    ones included, are written as they are."""
+    def safe(value: Any) -> Any:
+        return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
+
+    out = frame.map(safe)
+    out.columns = [safe(c) for c in frame.columns]
+    return out.to_csv(index=False)
+
+
 def render(frame: pd.DataFrame, fmt: str, formats: Mapping[str, str] | None = None) -> str:
     """`frame` as `text`, `md`, `csv`, `latex`, `json` or `html` text."""
     if fmt == "csv":
-        return frame.to_csv(index=False)
+        return to_csv(frame)
     if fmt == "json":
         return json.dumps(json_rows(frame), ensure_ascii=False, indent=1)
     writers = {"md": to_markdown, "latex": to_latex, "text": to_text, "html": to_html}

@@ -75,6 +75,7 @@ _EXPORTS = {
     "read_run": "medvqa.core.run.saved",
     "SavedRun": "medvqa.core.run.saved",
     "write_run": "medvqa.core.run.imported",
+    "run_dirs": "medvqa.core.run.names",
     # the results model: what a run directory holds
     "Record": "medvqa.core.results",
     "Manifest": "medvqa.core.results",
@@ -108,6 +109,7 @@ if TYPE_CHECKING:
     from medvqa.core.inference.base import Backend, Request, Response
     from medvqa.core.hub import from_hub
     from medvqa.core.run.imported import write_run
+    from medvqa.core.run.names import run_dirs
     from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image
     from medvqa.core.jsonl import numbered_jsonl, read_json, read_jsonl, read_table, refuse_repeat
     from medvqa.core.scoring.judge import JudgePrompt

@@ -29,9 +29,13 @@ from medvqa.metrics import READINGS
                    "and GPT-4 Vision under one name pair for Δimg.")
 @click.option("--year", type=click.Choice(["2024", "2026"]), help="The exam's year (default: from the file name).")
 @click.option("--sheet", metavar="NAME", help="The sheet of the workbook to read (default: the first).")
+@click.option("--max-response-bytes", type=click.IntRange(min=1),
+              help="What a record keeps of an answer (default 262144, 256 KiB), as in medvqa run; a longer one is "
+                   "cut and marked truncated.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
 @click.option("--reading", type=click.Choice(READINGS), help="The summary's headline reading (default: strict, MIR's).")
-def mir(workbook, data, run_dir, response_column, condition, model, model_name, year, sheet, as_json, reading) -> None:
+def mir(workbook, data, run_dir, response_column, condition, model, model_name, year, sheet, max_response_bytes,
+        as_json, reading) -> None:
     """Import a MIR answer workbook (MIR26.xlsx, MIR24GPT_*.xlsx) as run directories, scored by the
     exam's rules (medvqa report RUN --table mir)."""
     from .importer import import_workbook
@@ -39,7 +43,8 @@ def mir(workbook, data, run_dir, response_column, condition, model, model_name, 
     with user_errors():
         summaries = import_workbook(Path(workbook), Path(data), Path(run_dir), response_column=response_column,
                                     condition=condition, model=model, model_name=model_name, sheet=sheet,
-                                    year=int(year) if year else None, reading=reading)
+                                    year=int(year) if year else None, reading=reading,
+                                    max_response_bytes=max_response_bytes)
     if as_json:
         print_json(summaries if response_column is None else summaries[0])
         return

@@ -1,7 +1,9 @@
 """The repository's answer workbooks → run directories (`medvqa import mir`).
 
 - `2026/MIR26.xlsx`: one run per `answer_<model>` column (nine models), each under
-  `RUN_DIR/<model>`, the model named after its column (`gpt52`, `OE`, ...).
+  `RUN_DIR/<model>`, the model named after its column (`gpt52`, `OE`, ...); the folder's name is
+  made safe by `medvqa.run_dirs` (a header `answer_../../x` writes `RUN_DIR/x`), and two columns
+  whose folders come out the same are refused naming both.
 - `2024/MIR24GPT_final.xlsx` and `2024/MIR24GPT_vision_answered_v2.xlsx`: one run of the column
   `--response-column` (" GPT-4", " GPT-4 Vision"; the headers' leading spaces as published).
 
@@ -90,10 +92,13 @@ def answers_of(file: Path, rows: list[dict], items: dict[str, medvqa.Item], year
 
 def import_workbook(file: Path, data: Path, run_dir: Path, *, response_column: str | None = None,
                     condition: str | None = None, model: str | None = None, model_name: str | None = None,
-                    sheet: str | None = None, year: int | None = None, reading: str | None = None) -> list[dict]:
+                    sheet: str | None = None, year: int | None = None, reading: str | None = None,
+                    max_response_bytes: int | None = None) -> list[dict]:
     """Write one run per answer column of `file` (every `answer_<model>` column, each under
-    `run_dir/<model>`), or of `response_column` alone into `run_dir`; return their summaries.
-    Nothing is written when any column or row is refused."""
+    `run_dir/<model>`, its name made safe by `medvqa.run_dirs`), or of `response_column` alone
+    into `run_dir`; return their summaries. Nothing is written when any column or row is refused.
+    An answer longer than `max_response_bytes` (None: `medvqa.write_run`'s 256 KiB) is cut, its
+    record marked `truncated`."""
     condition = condition or CONDITIONS[0]
     if condition not in CONDITIONS:
         raise DataError(f"condition {condition!r}: a MIR import is C+Q+I (as printed) or C+Q (without images)")
@@ -114,8 +119,10 @@ def import_workbook(file: Path, data: Path, run_dir: Path, *, response_column: s
         if model or model_name:
             raise DataError("--model and --model-name name one model: give --response-column too (the workbook "
                             "holds a column per model)", file=file)
-        columns = {c[len(ANSWER_PREFIX):]: (c, run_dir / c[len(ANSWER_PREFIX):]) for c in header
-                   if c.startswith(ANSWER_PREFIX)}
+        named = [c for c in header if c.startswith(ANSWER_PREFIX)]
+        # each under its own folder of run_dir, whatever the header says (`answer_../../x`)
+        dirs = medvqa.run_dirs(run_dir, {f"column {c!r}": c[len(ANSWER_PREFIX):] for c in named}, file=file)
+        columns = {c[len(ANSWER_PREFIX):]: (c, dirs[f"column {c!r}"]) for c in named}
         if not columns:
             raise DataError(f"no {ANSWER_PREFIX}<model> column: give --response-column (the columns are "
                             f"{', '.join(map(repr, header))})", file=file, record="row 1 (the header)")
@@ -131,7 +138,8 @@ def import_workbook(file: Path, data: Path, run_dir: Path, *, response_column: s
                                    command_line=["medvqa", *sys.argv[1:]], images_attested=False, reading=reading,
                                    model_name=model_name, asked=lambda it: (asked(it, condition),),
                                    source={"files": [str(file.resolve())], "column": column, "year": year,
-                                           "condition": condition, "annulled_answers": annulled})
+                                           "condition": condition, "annulled_answers": annulled},
+                                   **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}))
         summaries.append({**summary, "benchmark": bench.name, "model": name, "model_name": model_name or name,
                           "year": year, "column": column, "condition": condition,
                           "annulled_answers": annulled})

@@ -37,12 +37,15 @@ from medvqa.metrics import READINGS
                    "matching cannot.")
 @click.option("--sheet", metavar="NAME", help="The sheet of an XLSX workbook to read (default: the first; with several, "
                                               "stderr says which was read and names the others).")
+@click.option("--max-response-bytes", type=click.IntRange(min=1),
+              help="What a record keeps of a reply (default 262144, 256 KiB), as in medvqa run; a longer one is cut "
+                   "and marked truncated.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout, nothing else.")
 @click.option("--reading", type=click.Choice(READINGS),
               help="The summary's headline reading (default: assisted, the protocol's: matching, then the published "
                    "extractor's option; the strict reading is shown beside it).")
-def worldmedqa_v(table, data, run_dir, language, condition, country, model, model_name, convention, sheet, as_json,
-                 reading) -> None:
+def worldmedqa_v(table, data, run_dir, language, condition, country, model, model_name, convention, sheet,
+                 max_response_bytes, as_json, reading) -> None:
     """A VLMEvalKit prediction table (XLSX, CSV or TSV with index and prediction), scored the way
     VLMEvalKit's multiple-choice matching reads answers, and compared with the verdicts published
     in it; or every such table under a folder (TABLE a folder), one run directory each."""
@@ -57,11 +60,12 @@ def worldmedqa_v(table, data, run_dir, language, condition, country, model, mode
         start = time.monotonic()
         with user_errors():
             if as_json:
-                doc = import_folder(Path(table), Path(run_dir), convention=convention, reading=reading)
+                doc = import_folder(Path(table), Path(run_dir), convention=convention, reading=reading,
+                                    max_response_bytes=max_response_bytes)
             else:
                 with progress_display() as show:
                     doc = import_folder(Path(table), Path(run_dir), convention=convention, reading=reading,
-                                        progress=show)
+                                        progress=show, max_response_bytes=max_response_bytes)
         doc["wall_s"] = round(time.monotonic() - start, 2)
         if as_json:
             print_json(doc)
@@ -71,7 +75,8 @@ def worldmedqa_v(table, data, run_dir, language, condition, country, model, mode
     with user_errors():
         summary = import_table(Path(table), Path(data) if data else None, Path(run_dir), language=language,
                                condition=condition, country=country, model=model, model_name=model_name,
-                               convention=convention, reading=reading, sheet=sheet)
+                               convention=convention, reading=reading, sheet=sheet,
+                               max_response_bytes=max_response_bytes)
     if as_json:
         print_json(summary)
         return

@@ -115,9 +115,10 @@ class Source:
         return self.country, self.language
 
     @property
-    def run_name(self) -> str:
-        """`<model>/<country>_<local|english>_<image|blind>`: its run directory under a folder import's OUT."""
-        return f"{self.model}/{self.country}_{VERSION[self.language]}_{FOLDER_PART[self.condition]}"
+    def run_parts(self) -> tuple[str, str]:
+        """(`<model>`, `<country>_<local|english>_<image|blind>`): its run directory under a folder
+        import's OUT, the model's part taken from the file's name (made safe by `medvqa.run_dirs`)."""
+        return self.model, f"{self.country}_{VERSION[self.language]}_{FOLDER_PART[self.condition]}"
 
 
 def language_of(value: str | None, country: str) -> str | None:
@@ -349,7 +350,7 @@ def can_infer_lenient(text: str, choices: dict) -> str | None:
 def import_table(file: Path, data: Path | None, run_dir: Path, *, language: str | None = None,
                  condition: str | None = None, country: str | None = None, model: str | None = None,
                  model_name: str | None = None, convention: str | None = None, reading: str | None = None,
-                 sheet: str | None = None, source: Source | None = None) -> dict:
+                 sheet: str | None = None, source: Source | None = None, max_response_bytes: int | None = None) -> dict:
     """Write the run directory `run_dir` from one VLMEvalKit table of WorldMedQA-V. The country,
     the language and the model come from the file name (`GPT4o_japan_english.xlsx`) unless
     given; the condition from its folder (`condition_of`) unless given. The items are the
@@ -359,7 +360,8 @@ def import_table(file: Path, data: Path | None, run_dir: Path, *, language: str 
     once, naming both rows). The replies are read under `convention` (default `vlmevalkit-exact`:
     VLMEvalKit's exact matching alone). A workbook is read at `sheet` (`medvqa.read_table`: its
     first sheet, with a note on stderr when it has others). `source`: the table already read
-    (`read_source`), as a folder import passes it."""
+    (`read_source`), as a folder import passes it. A reply longer than `max_response_bytes` (None:
+    `medvqa.write_run`'s 256 KiB) is cut, its record marked `truncated`."""
     source = source or read_source(describe(Path(file), model=model, country=country, language=language,
                                             condition=condition), sheet, items=data is None)
     file = source.file
@@ -390,7 +392,8 @@ def import_table(file: Path, data: Path | None, run_dir: Path, *, language: str 
                                model_name=model_name,
                                source={"files": [str(file.resolve())], "condition": source.condition,
                                        "country": source.country, "items_from": items_from, "findings": findings},
-                               reconcile=reconciled)
+                               reconcile=reconciled,
+                               **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}))
     return {**summary, "benchmark": bench.name, "model": source.model, "language": source.language,
             "country": source.country, "condition": source.condition, "convention": bench.active_convention,
             "file": str(file), "n_extractor": len(result["extractor_items"]),
@@ -405,7 +408,7 @@ def tables_under(root: Path) -> tuple[list[Source], list[dict]]:
     `_acc.csv` aside), one per (model, country, language, condition): where a result table and
     an output table of the same run lie together, the result table (it holds the published
     verdicts); the others are returned as passed over, naming the table imported instead."""
-    chosen: dict[str, Source] = {}
+    chosen: dict[tuple[str, str], Source] = {}
     passed: list[dict] = []
     for f in sorted(root.rglob("*")):
         if f.suffix.lower() not in SUFFIXES or not f.is_file() or f.name.lower().endswith("_acc.csv"):
@@ -413,17 +416,17 @@ def tables_under(root: Path) -> tuple[list[Source], list[dict]]:
         if not NAME.fullmatch(f.name):
             continue
         s = describe(f)
-        other = chosen.get(s.run_name)
+        other = chosen.get(s.run_parts)
         if other is None:
-            chosen[s.run_name] = s
+            chosen[s.run_parts] = s
             continue
         keep, drop = (s, other) if (s.extractor and not other.extractor) else (other, s)
-        chosen[s.run_name] = keep
+        chosen[s.run_parts] = keep
         passed.append({"file": str(drop.file), "reason": f"another table of the same run is imported: {keep.file}"})
     if not chosen:
         raise DataError("no WorldMedQA-V table under this folder (<model>_<country>_<local|english>[_<extractor>"
                         "_result].xlsx)", file=root)
-    return sorted(chosen.values(), key=lambda s: s.run_name), passed
+    return sorted(chosen.values(), key=lambda s: s.run_parts), passed
 
 
 def canonical(source: Source) -> list[tuple[int, object]]:
@@ -447,16 +450,19 @@ def first_difference(a: Source, b: Source) -> str | None:
 
 
 def import_folder(root: Path, out: Path, *, convention: str | None = None, reading: str | None = None,
-                  progress: Callable[[dict], None] | None = None) -> dict:
-    """Import every table under `root` (`tables_under`) into `out/<model>/<country>_<version>_<image|blind>`,
-    in one process: each table read once, its items taken from it. A run directory that already
+                  progress: Callable[[dict], None] | None = None, max_response_bytes: int | None = None) -> dict:
+    """Import every table under `root` (`tables_under`) into `out/<model>/<country>_<version>_<image|blind>`
+    (`Source.run_parts`; two tables whose folders come out the same are refused naming both), in
+    one process: each table read once, its items taken from it. A run directory that already
     holds a run is skipped (a re-run imports what is new). Tables of one country and language must
     hold the same items: a disagreement is an error naming both files and the first row that
     differs, before anything is written. `progress` gets the progress state after each table read
     and each run written. Returns {runs: [summary], skipped: [...], passed_over: [...]}."""
     sources, passed = tables_under(root)
-    todo = [s for s in sources if not (out / s.run_name / "manifest.json").exists()]
-    skipped = [{"run_dir": str(out / s.run_name), "file": str(s.file), "model": s.model, "country": s.country,
+    # under OUT whatever a file is named (`.._japan_local.xlsx`); two tables of one folder refused
+    dirs = medvqa.run_dirs(out, {str(s.file): s.run_parts for s in sources}, file=root)
+    todo = [s for s in sources if not (dirs[str(s.file)] / "manifest.json").exists()]
+    skipped = [{"run_dir": str(dirs[str(s.file)]), "file": str(s.file), "model": s.model, "country": s.country,
                 "language": s.language, "condition": s.condition} for s in sources if s not in todo]
     total = 2 * len(todo)
     state = {"done": 0, "total": total, "errors": 0, "cached": 0, "backend": {},
@@ -490,7 +496,8 @@ def import_folder(root: Path, out: Path, *, convention: str | None = None, readi
                                 file=first.file)
     runs = []
     for s in todo:
-        runs.append(import_table(s.file, None, out / s.run_name, convention=convention, reading=reading, source=s))
+        runs.append(import_table(s.file, None, dirs[str(s.file)], convention=convention, reading=reading, source=s,
+                                 max_response_bytes=max_response_bytes))
         s.rows, s.items = [], []  # what is written need not stay in memory
         step("import")
     return {"runs": runs, "skipped": skipped, "passed_over": passed}

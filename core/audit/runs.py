@@ -16,6 +16,7 @@ from medvqa.core import plugins
 from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, parse_cohorts
 from medvqa.core.metrics import held_fields
 from medvqa.core.items import DataError
+from medvqa.core.jsonl import load_yaml
 from medvqa.core.results import model_name
 from medvqa.core.run.saved import SavedRun, read_run, read_runs as read_saved_runs  # noqa: F401 (read_run: re-exported)
 
@@ -133,7 +134,7 @@ def read_cohorts(path: str | Path) -> dict[str, str]:
 
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"), file=path)
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise DataError(f"not valid YAML or JSON ({exc})", file=path) from None
     return parse_cohorts(data, path)

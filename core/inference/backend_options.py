@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from medvqa.core.errors import UsageError
 from medvqa.core.inference.secrets import is_secret_name
 from medvqa.core.items import DataError
+from medvqa.core.jsonl import load_yaml
 
 # options whose values are mappings: `-M params.top_p=0.9` sets one of their entries
 MAPPINGS = ("params", "engine_options")
@@ -177,11 +178,11 @@ def read_model_config(path: str | Path) -> dict[str, Any]:
 
             data = tomllib.loads(text)
         elif suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
+            data = load_yaml(text, file=path)
         else:
             data = json.loads(text)
+    except DataError:
+        raise
     except Exception as exc:  # each format's own parse error, with its line
         kind = {".toml": "TOML", ".yaml": "YAML", ".yml": "YAML"}.get(suffix, "JSON")
         raise DataError(f"not a {kind} model config ({' '.join(str(exc).split())})", file=path) from None

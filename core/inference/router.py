@@ -28,6 +28,7 @@ import yaml
 
 from medvqa.core.inference.secrets import is_secret_name
 from medvqa.core.items import DataError
+from medvqa.core.jsonl import load_yaml
 
 ENV_REF = "os.environ/"
 COOLDOWN_S = 5.0  # as litellm's Router rests a failing deployment
@@ -78,8 +79,8 @@ def load_model_list(path: str | Path) -> tuple[list[dict], dict[str, Any]]:
     """(model_list, router_settings) from a YAML file; a literal API key is an error."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        data = load_yaml(path.read_text(encoding="utf-8"), file=path)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise DataError(f"cannot read the model list ({exc})", file=path) from None
     deployments = data.get("model_list") if isinstance(data, dict) else data
     if not isinstance(deployments, list) or not deployments:

@@ -23,7 +23,9 @@ limit = 50                         # optional
 ```
 
 Every experiment (model × benchmark × language) is an ordinary run directory,
-`<study_dir>/<benchmark>[-<language>]/<model name>`, with the run's own cache and resume.
+`<study_dir>/<benchmark>[-<language>]/<model name>`, with the run's own cache and resume; the
+names made folder names by `names.path_part`, and two experiments whose folders come out the
+same (models `x/y` and `x_y`, one benchmark listed twice) are refused naming both.
 The whole set is checked before anything runs: a bad set is one `DataError` naming the file,
 the entry (`models[1]`, `benchmarks[0]`) and the key.
 
@@ -38,16 +40,17 @@ to `<study_dir>/compare.md` and `compare.json`).
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
 from medvqa.core.items import DataError
+from medvqa.core.run.names import path_part, run_dirs
+from medvqa.core.run.runner import MAX_REPEATS
 
 SET_KEYS = ("study_dir", "models", "benchmarks", "repeats", "seed", "max_error_rate", "batch", "batch_poll_s")
 
@@ -85,7 +88,7 @@ class EvalSetFile(BaseModel):
     study_dir: str
     models: list[ModelEntry] = Field(min_length=1)
     benchmarks: list[BenchmarkEntry] = Field(min_length=1)
-    repeats: int = Field(1, ge=1)
+    repeats: StrictInt = Field(1, ge=1, le=MAX_REPEATS)  # a whole number: 1e9 is no count of repeats
     seed: int = 0
     max_error_rate: float = Field(0.05, ge=0, le=1)
     batch: bool = False  # every experiment through its provider's batch API (`--batch`)
@@ -153,10 +156,6 @@ class EvalResult:
     def as_json(self) -> dict:
         return {"study_dir": str(self.study_dir), "experiments": [o.as_json() for o in self.outcomes],
                 "failed": [o.experiment.label for o in self.failed], "compare": self.compare, "notes": self.notes}
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "model"
 
 
 def _where(exc: ValidationError, data: Mapping[str, Any]) -> tuple[str | None, str]:
@@ -249,14 +248,22 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
         if b.convention is not None and b.convention not in bench.conventions:
             raise fail(entry, f"convention: {b.convention!r} is not one of {bench.name}'s")
         benches.append((b, bench))
-    experiments = []
-    for b, bench in benches:
+    planned, folders = [], {}  # each experiment's run directory, named after its entries
+    for j, (b, bench) in enumerate(benches):
         for lang in b.languages or [None]:
-            for m, resolved in zip(parsed.models, options):
+            for i, (m, resolved) in enumerate(zip(parsed.models, options)):
                 first = lang is None or lang == bench.offered_languages[0]
-                folder = f"{b.benchmark}-{_slug(lang)}" if lang and not first else b.benchmark
-                experiments.append(Experiment(m, b, lang, study_dir / folder / _slug(m.name or m.model), resolved,
-                                              _lane(m.model, resolved)))
+                folder = f"{b.benchmark}-{path_part(lang)}" if lang and not first else b.benchmark
+                bench_entry = f"benchmarks[{j}] ({b.benchmark}{'' if first else f', {lang}'})"
+                source = f"{bench_entry} × models[{i}] ({m.name or m.model})"
+                planned.append((source, m, b, lang, resolved))
+                folders[source] = (folder, m.name or m.model)
+    try:
+        dirs = run_dirs(study_dir, folders)
+    except DataError as exc:
+        raise fail(None, exc.reason) from None
+    experiments = [Experiment(m, b, lang, dirs[source], resolved, _lane(m.model, resolved))
+                   for source, m, b, lang, resolved in planned]
     return EvalSet(file, study_dir, experiments, parsed.repeats, parsed.seed, parsed.max_error_rate, parsed.batch,
                    parsed.batch_poll_s)
 

@@ -19,8 +19,8 @@ from medvqa.core.conditions import ALL, Condition, applicable, as_printed
 from medvqa.core.errors import UsageError
 from medvqa.core.inference.base import Response
 from medvqa.core.items import DataError, Item, brief
-from medvqa.core.jsonl import TABLE_SUFFIXES, numbered_jsonl, read_table, refuse_repeat
-from medvqa.core.run.runner import RunSpec, build_manifest, make_record, rescore_record
+from medvqa.core.jsonl import TABLE_SUFFIXES, brief_list, numbered_jsonl, read_table, refuse_repeat
+from medvqa.core.run.runner import DEFAULT_MAX_RESPONSE_BYTES, RunSpec, build_manifest, make_record, rescore_record
 from medvqa.core.run.store import RunStore
 
 
@@ -37,7 +37,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
               saved: bool = True, command_line: list[str] | None = None,
               source: dict[str, Any] | None = None, images_attested: bool = False, reading: str | None = None,
               model_name: str | None = None, asked: Callable[[Item], Iterable[str]] | None = None,
-              reconcile: Callable[[list[dict]], dict[str, Any]] | None = None) -> dict:
+              reconcile: Callable[[list[dict]], dict[str, Any]] | None = None,
+              max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES) -> dict:
     """Write the run directory `run_dir` from (item, condition, response text) triples (or
     quadruples whose fourth element, a dict, adds fields to that record: what the source said
     beside the answer) and return its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
@@ -62,14 +63,16 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     pairs left out are recorded as missing (None: every condition the answers use). `reconcile`,
     given the scored records before anything is written, returns what the manifest's `imported`
     adds beside `source` (an importer's comparison of medvqa's reading with the published verdicts);
-    a `published` in either is {condition: {"accuracy": fraction, "correct": count}}. Every
-    argument is checked first (`check_arguments`): docs/api.md gives each one's type."""
+    a `published` in either is {condition: {"accuracy": fraction, "correct": count}}. A response
+    is kept to `max_response_bytes` bytes of UTF-8, as a run keeps a reply (`--max-response-bytes`):
+    a longer one is cut on a character boundary and its record says `truncated` (None keeps it
+    whole). Every argument is checked first (`check_arguments`): docs/api.md gives each one's type."""
     from medvqa.core.metrics import headline_numbers
     from medvqa.core.run.summary import health
 
     check_arguments(benchmark, items, run_dir, model=model, load=load, split=split, saved=saved,
                     command_line=command_line, source=source, images_attested=images_attested, reading=reading,
-                    model_name=model_name, asked=asked, reconcile=reconcile)
+                    model_name=model_name, asked=asked, reconcile=reconcile, max_response_bytes=max_response_bytes)
     run_dir = Path(run_dir)
     if (run_dir / "manifest.json").exists():
         raise DataError("already holds a run; choose another --run-dir", file=run_dir)
@@ -85,7 +88,8 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
 
     def record_of(item: Item, cond: Condition, text: str | None, extra: dict | None = None) -> dict:
         key = hashlib.sha256(json.dumps(["imported", model, item.id, cond.value, text]).encode()).hexdigest()
-        record = {**make_record(benchmark, item, cond.value, key, Response(text=text), patterns), **(extra or {})}
+        record = {**make_record(benchmark, item, cond.value, key, Response(text=text), patterns, max_response_bytes),
+                  **(extra or {})}
         return rescore_record(benchmark, item, {**record, "saved": True}, patterns) if saved else record
 
     def admitted(item: Item) -> tuple[Condition, ...]:
@@ -130,7 +134,7 @@ PUBLISHED_EXAMPLE = '{"C+Q": {"accuracy": 0.881, "correct": 148}}'
 
 def check_arguments(benchmark: Any, items: Any, run_dir: Any, *, model: Any, load: Any, split: Any, saved: Any,
                     command_line: Any, source: Any, images_attested: Any, reading: Any, model_name: Any, asked: Any,
-                    reconcile: Any) -> None:
+                    reconcile: Any, max_response_bytes: Any = None) -> None:
     """`write_run`'s arguments checked before anything is read or written: a value of the wrong
     shape is a UsageError naming the argument and the shape wanted, never a run that a later
     command cannot read."""
@@ -158,6 +162,8 @@ def check_arguments(benchmark: Any, items: Any, run_dir: Any, *, model: Any, loa
     if command_line is not None and not (isinstance(command_line, (list, tuple))
                                          and all(isinstance(a, str) for a in command_line)):
         raise refuse("command_line", "None or a list of strings", command_line)
+    if max_response_bytes is not None and not (type(max_response_bytes) is int and max_response_bytes >= 1):
+        raise refuse("max_response_bytes", "None or a whole number of bytes from 1", max_response_bytes)
     for name, value in (("asked", asked), ("reconcile", reconcile)):
         if value is not None and not callable(value):
             raise refuse(name, "None or a function", value)
@@ -258,7 +264,7 @@ def admit(item: Item, label: str, seen: dict, admitted: Iterable[Condition], whe
     try:
         cond = Condition(label)
     except ValueError:
-        raise DataError(f"unknown condition {label!r} (one of {', '.join(c.value for c in Condition)})") from None
+        raise DataError(f"unknown condition {brief(label)} (one of {', '.join(c.value for c in Condition)})") from None
     if item.excluded:
         raise DataError(f"item {item.id!r} is excluded ({item.exclusion_reason}) and takes no answer")
     if cond not in admitted:
@@ -313,7 +319,7 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
         needed = ((id_column, "--id-column"),) if id_from == "column" else ()
         for column, option in (*needed, (response_column, "--response-column")):
             if table and column not in table[0]:
-                raise DataError(f"no {column!r} column ({option}); the columns are {', '.join(map(str, table[0]))}",
+                raise DataError(f"no {column!r} column ({option}); the columns are {brief_list(table[0])}",
                                 file=file, record="row 1 (the header)")
         rows = [(f"row {n + 2}", row) for n, row in enumerate(table)]  # row 1 is the header
     else:
@@ -331,7 +337,7 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
         item_id, response = row_id(row, position, id_column, id_from), row[response_column]
         if item_id not in by_id:
             how = " (--id-from row: an answer's position is matched to the items' ids)" if by_position else ""
-            raise DataError(f"item {item_id!r} is not in the data{how}", file=file, record=where)
+            raise DataError(f"item {brief(item_id)} is not in the data{how}", file=file, record=where)
         item = by_id[item_id]
         label = str(row.get("condition") or (as_printed(item).value if printed else condition or "C+Q"))
         admitted = ALL if printed and item.has_images else applicable(item)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import shlex
 import sys
 from contextlib import nullcontext
@@ -22,6 +21,7 @@ from medvqa.core.inference.cache import ResponseCache
 from medvqa.core.inference.secrets import redact_command_line, scrub
 from medvqa.core.run.interrupt import RunInterrupted, exit_on_second_interrupt
 from medvqa.core.items import DataError, fingerprint_items
+from medvqa.core.run.names import path_part
 from medvqa.core.run.progress import for_stderr
 from medvqa.core.run.runner import DEFAULT_MAX_RESPONSE_BYTES, RunResult, RunSpec, execute
 from medvqa.core.run.store import read_manifest, read_records
@@ -88,16 +88,12 @@ def load_items(benchmark, opts: dict[str, Any]):
     return items, split or (benchmark.default_split if data else "sample")
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "model"
-
-
 def default_run_dir(bench: str, split: str, model: str, identity: dict, language: str | None = None) -> Path:
     """runs/<benchmark>[-<language>]-<split>-<model>-<hash of identity>; the language is named
     when it is not the benchmark's first (a run in the exam's own language keeps its old name)."""
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:8]
-    lang = f"-{_slug(language)}" if language else ""
-    return Path("runs") / f"{bench}{lang}-{split}-{_slug(model)}-{digest}"
+    lang = f"-{path_part(language)}" if language else ""
+    return Path("runs") / f"{bench}{lang}-{split}-{path_part(model)}-{digest}"
 
 
 def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:

@@ -1,7 +1,10 @@
 """`--dry-run`: what a run would ask, and what it would cost, before anything is sent.
 
 `dry_run(options)` plans the run exactly as `medvqa run` does (`runner.plan_requests`: the
-same pairs, repeats and request keys) and counts, without asking anything or writing a file:
+same pairs, repeats and request keys) and counts, without asking anything or writing a file.
+The repeats past those the run's records or the response cache hold any answer of are counted,
+not built: each sends every pair's messages once more, so `--repeats 1000` costs a plan no more
+than the repeats already asked.
 
 - the pairs of the run, those already recorded in its directory (kept on resume), and the
   requests still to ask, of which the response cache already answers some: the rest are the
@@ -31,6 +34,7 @@ def dry_run(options) -> dict:
     from medvqa.core.inference.base import Backend
     from medvqa.core.inference.images import to_openai
     from medvqa.core.run.options import prepare
+    from medvqa.core.conditions import plan
     from medvqa.core.run.runner import plan_requests
     from medvqa.core.run.store import newest_per_pair, read_all_records
     from medvqa.core.results import condition_order
@@ -40,17 +44,25 @@ def dry_run(options) -> dict:
     # a response cache not made yet has nothing in it: it stays unmade (a plan writes nothing)
     cache_file = Path(options.cache_path) if options.cache_path else default_cache_path()
     spec = prepare(options, cache=None if cache_file.is_file() else False)
+    backend = spec.backend
     try:
         run_dir = Path(spec.run_dir)
         existing = newest_per_pair(read_all_records(run_dir)) if (run_dir / "records.jsonl").is_file() else []
-        kept, todo, backends = plan_requests(spec, existing)
-        backend = spec.backend
-        cached: set[str] = set()
-        if spec.cache is not None and backend.cacheable and todo:
-            cached = set(spec.cache.get_many([r.key for r in todo]))
+        # plan the repeats the run or the cache may hold; each one past them is counted, not built
+        planned = min(spec.repeats, 2 + max((r.get("repeat") or 0 for r in existing), default=-1))
+        while True:
+            kept, todo, _ = plan_requests(spec, existing, repeats=planned)
+            cached: set[str] = set()
+            if spec.cache is not None and backend.cacheable and todo:
+                cached = set(spec.cache.get_many([r.key for r in todo]))
+            if planned == spec.repeats or not any(r.repeat == planned - 1 and r.key in cached for r in todo):
+                break
+            planned = min(spec.repeats, 2 * planned)
     finally:
         if spec.cache is not None:
             spec.cache.close()
+    pairs = plan(spec.items, spec.conditions)
+    more = spec.repeats - planned  # repeats nothing holds yet: every pair of each is sent
     to_send = [r for r in todo if r.key not in cached]
     has_preflight = type(backend).preflight is not Backend.preflight
     per_condition: dict[str, Counter] = {}
@@ -58,25 +70,38 @@ def dry_run(options) -> dict:
         c = per_condition.setdefault(r.condition, Counter())
         c["to_ask"] += 1
         c["cached"] += r.key in cached
+    for _, cond in pairs if more else ():
+        per_condition.setdefault(cond.value, Counter()).update(to_ask=more, cached=0)
     for r in kept:
         per_condition.setdefault(r["condition"], Counter())["recorded"] += 1
-    plan: dict[str, Any] = {
+    plan_doc: dict[str, Any] = {
         "run_dir": str(spec.run_dir), "benchmark": spec.benchmark.name, "language": spec.benchmark.active_language,
         "model": backend.model, "repeats": spec.repeats,
-        "pairs": len(kept) + len(todo), "recorded": len(kept), "to_ask": len(todo), "cached": len(todo) - len(to_send),
-        "requests": len(to_send),
-        "preflight": int(bool(to_send) and has_preflight),
+        "pairs": len(kept) + len(todo) + more * len(pairs), "recorded": len(kept),
+        "to_ask": len(todo) + more * len(pairs), "cached": len(todo) - len(to_send),
+        "requests": len(to_send) + more * len(pairs),
+        "preflight": int(bool(to_send or more) and has_preflight),
         "conditions": {k: dict(v) for k, v in sorted(per_condition.items(), key=lambda kv: condition_order(kv[0]))},
     }
     if not backend.cacheable:  # a baseline: its answers cost nothing and reach no model
-        plan.update(tokens=None, cost_usd=None, note=f"{backend.model} is a baseline: no model is asked, nothing is spent")
-        return plan
-    plan.update(_estimate(backend, [to_openai(r.messages, getattr(backend, "max_image_side", None)) for r in to_send]))
-    return plan
+        plan_doc.update(tokens=None, cost_usd=None,
+                        note=f"{backend.model} is a baseline: no model is asked, nothing is spent")
+        return plan_doc
+    # the repeats of a pair send the same messages: each pair's tokens are counted once, times its requests
+    sent = Counter((r.item.id, r.condition) for r in to_send)
+    messages = {(r.item.id, r.condition): r.messages for r in to_send}
+    for item, cond in pairs if more else ():
+        sent[(item.id, cond.value)] += more
+        if (item.id, cond.value) not in messages:
+            messages[(item.id, cond.value)] = spec.benchmark.render(item, cond)
+    side = getattr(backend, "max_image_side", None)
+    plan_doc.update(_estimate(backend, [(to_openai(messages[k], side), n) for k, n in sent.items()]))
+    return plan_doc
 
 
-def _estimate(backend, payloads: list[list[dict]]) -> dict:
-    """Input and output tokens and cost of sending `payloads` through `backend`."""
+def _estimate(backend, payloads: list[tuple[list[dict], int]]) -> dict:
+    """Input and output tokens and cost of sending each payload of `payloads` (messages, how many
+    times) through `backend`."""
     from medvqa.core.inference.litellm_backend import import_litellm
 
     live = getattr(backend, "live", backend)  # a batch backend's live one holds its settings
@@ -88,13 +113,12 @@ def _estimate(backend, payloads: list[list[dict]]) -> dict:
     except Exception:
         info = {}
     known = _shipped(litellm, target)
-    n_in = 0
-    for messages in payloads:
-        n_in += litellm.token_counter(model=target, messages=messages)
+    n_in = sum(n * litellm.token_counter(model=target, messages=messages) for messages, n in payloads)
+    requests = sum(n for _, n in payloads)
     max_tokens = (backend.params or {}).get("max_tokens") or (backend.params or {}).get("max_completion_tokens")
     typical = min(TYPICAL_REPLY_TOKENS, max_tokens) if max_tokens else TYPICAL_REPLY_TOKENS
-    n_out = typical * len(payloads)
-    out_max = max_tokens * len(payloads) if max_tokens else None
+    n_out = typical * requests
+    out_max = max_tokens * requests if max_tokens else None
     price = getattr(live, "price", None)
     cost, cost_max, source = None, None, None
     if price:

@@ -43,11 +43,13 @@ SCORING_ERROR = "scoring_error"
 MAX_REASON_CHARS = 500
 # The rule of a record whose provider refused in its own field (`message.refusal`).
 PROVIDER_REFUSAL = "provider-refusal"
-# What a record keeps of an answer, in bytes of UTF-8; a longer one is cut there, and its record
-# says so in this field (true). A truncated answer is never cached.
+# What a record keeps of an answer, and of its reasoning, in bytes of UTF-8; a longer one is cut
+# there, and its record says so in this field (true). A truncated answer or reasoning is never cached.
 DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024
 TRUNCATED = "truncated"
 REASONING_TRUNCATED = "reasoning_truncated"
+# The most repeats a run asks (`--repeats`): sampling studies use 5 to 100; a run of more is a typo.
+MAX_REPEATS = 1000
 # The rule of a record whose reply ended inside its reasoning (its `reason`: "reasoning cut off").
 REASONING_RULE = "reasoning-cut-off"
 
@@ -231,8 +233,8 @@ class RunSpec:
     repeat_backend: Callable[[int], Backend] | None = None
 
     def __post_init__(self) -> None:  # refused here, before the run directory is touched
-        if self.repeats < 1:
-            raise ValueError(f"repeats must be at least 1, not {self.repeats}")
+        if type(self.repeats) is not int or not 1 <= self.repeats <= MAX_REPEATS:
+            raise ValueError(f"repeats must be a whole number from 1 to {MAX_REPEATS}, not {self.repeats!r}")
         if self.repeats > 1 and self.forced_guess:
             raise ValueError("--forced-guess and --repeats cannot be combined yet: give one")
 
@@ -268,14 +270,17 @@ def build_manifest(spec: RunSpec) -> dict:
     }
 
 
-def plan_requests(spec: RunSpec, existing: list[dict]) -> tuple[list[dict], list[Request], dict[int, Backend]]:
+def plan_requests(spec: RunSpec, existing: list[dict], repeats: int | None = None
+                  ) -> tuple[list[dict], list[Request], dict[int, Backend]]:
     """(the records kept of `existing`, the requests still to ask, the backend of each repeat):
-    what `execute` asks and what `--dry-run` counts, computed here once."""
+    what `execute` asks and what `--dry-run` counts, computed here once. `repeats` plans the
+    first repeats only (`--dry-run` counts the others without building them)."""
+    repeats = spec.repeats if repeats is None else min(repeats, spec.repeats)
     retried = RETRIED_STATUSES if spec.retry_errors else ()
     kept = [r for r in existing if r.get("status") not in retried]
     done = {pair_key(r) for r in kept}
     backends = {0: spec.backend}
-    for r in range(1, spec.repeats):
+    for r in range(1, repeats):
         backends[r] = spec.repeat_backend(r) if spec.repeat_backend is not None else spec.backend
         if backends[r].stats is not None:  # one run, one set of live counters (tokens, cost, in flight)
             backends[r].stats = spec.backend.stats
@@ -283,7 +288,7 @@ def plan_requests(spec: RunSpec, existing: list[dict]) -> tuple[list[dict], list
     bench = spec.benchmark
     for item, cond in plan(spec.items, spec.conditions):
         messages = schema = None
-        for r in range(spec.repeats):
+        for r in range(repeats):
             if pair_key({"item_id": item.id, "condition": cond.value, "repeat": r}) in done:
                 continue
             if messages is None:
@@ -323,8 +328,9 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
         def done(req: Request, resp: Response, _value, attempts: int) -> bool:
             record = _finish(store, records, bench, req, resp, patterns, state, progress, spec.max_response_bytes,
                              numbered)
-            # the cache keeps whole, readable answers
-            return SCORING_ERROR not in record and TRUNCATED not in record and not resp.refusal
+            # the cache keeps whole, readable answers: a reply or reasoning cut is not whole
+            return (SCORING_ERROR not in record and TRUNCATED not in record and REASONING_TRUNCATED not in record
+                    and not resp.refusal)
 
         for r in sorted({req.repeat for req in requests}):
             paths[r].send([req for req in requests if req.repeat == r], done)
