@@ -219,7 +219,7 @@ def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
 
     from medvqa.core.api import cache_dir
     from medvqa.core.items import DataError
-    from medvqa.core.run.store import _write_atomic
+    from medvqa.core.run.store import write_atomic
 
     try:
         st = os.stat(path)
@@ -237,9 +237,8 @@ def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
     made = _make_thumbnail(path, px, image_format)
     if made is not None:
         try:  # written whole (a temporary file renamed); a cache folder that cannot be written keeps nothing
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(kept, lambda fh: fh.write(made.encode("ascii")), sync=False)
-        except (OSError, DataError):
+            write_atomic(kept, made, sync=False)
+        except DataError:
             pass
     return made
 
@@ -373,7 +372,6 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
 
 
 def write_html(doc: dict, path: Path, svgs: dict[str, str] | None = None, view_href: str | None = None) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(doc, svgs, view_href=view_href), encoding="utf-8")
-    return path
+    from medvqa.core.run.store import write_atomic
+
+    return write_atomic(Path(path), render_html(doc, svgs, view_href=view_href))

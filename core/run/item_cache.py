@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from medvqa.core.items import DataError, Item, fingerprint_items
-from medvqa.core.run.store import _write_atomic
+from medvqa.core.run.store import write_atomic
 
 FORMAT = 2
 MAGIC = b"medvqa-items\n"
@@ -145,10 +145,9 @@ def _write(path: Path, key: list, items: list[Item], fingerprint: str) -> None:
     data = [it.model_dump(exclude_unset=True) for it in items]  # what the item model is given: it builds them again
     payload = pickle.dumps({"key": key, "fingerprint": fingerprint, "items": data}, protocol=pickle.HIGHEST_PROTOCOL)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, lambda fh: fh.write(MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload),
-                      sync=False)
-    except (OSError, DataError):
+        write_atomic(path, lambda fh: fh.write(MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload),
+                     sync=False)
+    except DataError:
         pass
 
 
