@@ -85,8 +85,11 @@ class _Images:
                 return None
             from PIL import Image
 
-            with Image.open(key) as im:  # the header only: the size boxes are written in
-                width, height = im.size
+            try:
+                with Image.open(key) as im:  # the header only: the size boxes are written in
+                    width, height = im.size
+            except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):  # changed since: as if missing
+                return None
             self.index[key] = len(self.table)
             self.table.append([src, width, height])
         return self.index[key]

@@ -12,6 +12,7 @@ import base64
 import html
 import io
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -205,6 +206,8 @@ def _selection_table(page: _Page, base: list, bias: dict) -> None:
 
 
 THUMBNAILS = "thumbnails"  # the folder of kept thumbnails in medvqa's cache folder
+# What a kept thumbnail may hold: a data URL of an image and nothing else (it is pasted into pages).
+DATA_URL = re.compile(r"data:image/(png|jpeg|webp);base64,[A-Za-z0-9+/=]*")
 
 
 @lru_cache(maxsize=512)
@@ -212,8 +215,10 @@ def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
     """A small image (at most `px` on its longer side) of the file at `path` as a data URL, PNG
     or JPEG; None for a file Pillow cannot read or would not decode (a decompression bomb: more
     pixels than Pillow's limit). A thumbnail made once is kept in `<cache>/thumbnails/`, keyed by
-    the file's path, size and modification time and the thumbnail's size and format: decoding a
-    large PNG took most of a page's extra time over its JSON, every time a page was written."""
+    the file's path, size, modification and change times and inode and the thumbnail's size and
+    format: decoding a large PNG took most of a page's extra time over its JSON, every time a
+    page was written. A kept file is read as untrusted: anything but an image's data URL
+    (`DATA_URL`) is made again and replaced."""
     import hashlib
     import os
 
@@ -225,12 +230,12 @@ def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
         st = os.stat(path)
     except OSError:
         return None
-    key = hashlib.sha256(f"1|{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}|{px}|{image_format}"
-                         .encode("utf-8", "surrogateescape")).hexdigest()
+    key = hashlib.sha256(f"2|{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}|"
+                         f"{px}|{image_format}".encode("utf-8", "surrogateescape")).hexdigest()
     kept = cache_dir() / THUMBNAILS / key[:2] / key
     try:
         text = kept.read_text(encoding="ascii")
-        if text.startswith("data:image/"):
+        if DATA_URL.fullmatch(text):
             return text
     except (OSError, UnicodeDecodeError):
         pass
@@ -266,7 +271,7 @@ def _examples(page: _Page, examples: dict) -> None:
     for state in STATES:
         page.add(f'<h4>{state}</h4><div class="examples">')
         for ex in examples.get(state, []):
-            thumbs = "".join(f'<img alt="{_e(Path(p).name)}" src="{src}">' for p in ex["images"]
+            thumbs = "".join(f'<img alt="{_e(Path(p).name)}" src="{_e(src)}">' for p in ex["images"]
                              if (src := thumbnail(p, page.thumbnail_px)))
             options = "<br>".join(f"{_e(o['label'])}. {_e(o['text'])}" for o in ex["options"])
             sides = "".join(
