@@ -27,6 +27,7 @@ import io
 import json
 import os
 import pickle
+import stat
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Callable
@@ -47,35 +48,57 @@ def folder() -> Path:
 
 
 def data_signature(data: str | Path) -> str | None:
-    """A digest of the name, size and modification time of every file under `data` (a folder,
-    or the folder of a file), following symbolic links; None when `data` is not there, or holds
-    more than `MAX_FILES` files."""
+    """A digest of the name, size, modification and change times and inode of every file under
+    `data` (a folder, or the folder of a file): an edit that keeps a file's size and puts its
+    modification time back (`touch -r`, `cp -p`) still changes its change time. None when `data`
+    is not there, or holds more than `MAX_FILES` files. A link is followed only when it stays
+    inside the folder (a link to `/` would walk the whole file system on every analysis); one
+    leading out is signed by where it points and, for a file, by that file's size and times."""
     path = Path(data)
-    root = path if path.is_dir() else path.parent
     if not path.exists():
         return None
+    root = os.path.realpath(path if path.is_dir() else path.parent)
     h = hashlib.sha256()
     seen: set[tuple[int, int]] = set()
     count = 0
-    for here, dirs, files in os.walk(root, followlinks=True):
+    folders = [root]
+    while folders:
+        here = folders.pop()
         st = os.stat(here)
-        if (st.st_dev, st.st_ino) in seen:  # a link back up the tree
-            dirs[:] = []
+        if (st.st_dev, st.st_ino) in seen:  # a link back up the tree, or a second link to one folder
             continue
         seen.add((st.st_dev, st.st_ino))
-        dirs.sort()
-        for name in sorted(files):
-            full = os.path.join(here, name)
-            try:
-                st = os.stat(full)
-            except OSError:  # a dangling link
-                h.update(f"{full}\0-\n".encode("utf-8", "surrogateescape"))
+        try:
+            entries = sorted(os.scandir(here), key=lambda e: e.name)
+        except OSError:
+            h.update(f"{here}\0unreadable\n".encode("utf-8", "surrogateescape"))
+            continue
+        for entry in entries:
+            st, out = _stat(entry.path, root)
+            if st is not None and stat.S_ISDIR(st.st_mode) and not out:
+                folders.append(entry.path)
                 continue
-            h.update(f"{full}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
-        count += len(files)
+            line = [entry.path, *(["->", os.readlink(entry.path)] if out else [])]
+            if st is not None and not stat.S_ISDIR(st.st_mode):
+                line += [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+            h.update(("\0".join(map(str, line)) + "\n").encode("utf-8", "surrogateescape"))
+            count += 1
         if count > MAX_FILES:
             return None
     return h.hexdigest()
+
+
+def _stat(path: str, root: str) -> tuple[os.stat_result | None, bool]:
+    """(the stat of what `path` names, None for a dangling link; whether it is a link leading out
+    of `root`)."""
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISLNK(st.st_mode):
+            return st, False
+        target = os.path.realpath(path)
+        return os.stat(path), not (target == root or target.startswith(root + os.sep))
+    except OSError:  # a dangling link, or a file gone meanwhile
+        return None, os.path.islink(path)
 
 
 def _sources(folder: Path, pattern: str) -> list:
@@ -113,9 +136,13 @@ class _Unpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def _read(path: Path, key: list) -> tuple[list[Item], str] | None:
+def _read(path: Path, key: list, roots: tuple[str, ...]) -> tuple[list[Item], str] | None:
     """(items, fingerprint) of the entry at `path` when it is whole and made under `key`, else None.
-    The items are built through the item model again (its own checks, not the loader's)."""
+
+    An entry is read as untrusted (its digest proves it whole, not ours): the items are built
+    through the item model again (its own checks, not the loader's), their fingerprint is
+    computed from them and must be the one stored, and every image path must be a file inside
+    one of `roots` (the data folder, the cache folder), as the loader confined it."""
     try:
         with path.open("rb") as fh:
             header, payload = fh.read(len(MAGIC) + 64), fh.read()
@@ -134,9 +161,16 @@ def _read(path: Path, key: list) -> tuple[list[Item], str] | None:
     except Exception:  # noqa: BLE001 - an entry of another medvqa, or not ours: loaded afresh
         return None
     # an image file kept outside the data folder (an adapter's own cache of decoded images) must still be there
-    if not all(im.path is None or im.path.is_file() for it in items for im in it.images):
+    if not all(im.path is None or _confined(im.path, roots) for it in items for im in it.images):
         return None
-    return items, stored["fingerprint"]
+    fingerprint = fingerprint_items(items)
+    return (items, fingerprint) if fingerprint == stored["fingerprint"] else None
+
+
+def _confined(path: Path, roots: tuple[str, ...]) -> bool:
+    """Whether `path` is a file inside one of `roots` (real paths), links resolved."""
+    real = os.path.realpath(path)
+    return any(real.startswith(root + os.sep) for root in roots) and os.path.isfile(real)
 
 
 def _write(path: Path, key: list, items: list[Item], fingerprint: str) -> None:
@@ -151,10 +185,13 @@ def _write(path: Path, key: list, items: list[Item], fingerprint: str) -> None:
         pass
 
 
-def load_checked(benchmark, load: dict[str, Any], slot: list, loader: Callable[[], list[Item]]) -> tuple[list[Item], str]:
+def load_checked(benchmark, load: dict[str, Any], slot: list, loader: Callable[[], list[Item]],
+                 check: Callable[[list[Item], str], bool] | None = None) -> tuple[list[Item], str]:
     """(items, data fingerprint) of `loader()` (a benchmark's load of `load`), from the cache
     when an entry made under the same slot (benchmark, convention, language, `load`), code and
-    data is there; else loaded, fingerprinted and kept."""
+    data is there and its items pass `check(items, fingerprint)` (the run's own fingerprint, say:
+    a kept entry never decides the data changed, a fresh load does); else loaded, fingerprinted
+    and kept."""
     data = load.get("data")
     signature = data_signature(data) if data and not load.get("sample") else None
     if signature is None:
@@ -163,7 +200,8 @@ def load_checked(benchmark, load: dict[str, Any], slot: list, loader: Callable[[
     slot_text = json.dumps(slot, sort_keys=True, default=str)
     key = [FORMAT, slot_text, code_signature(benchmark), signature]
     path = _entry_path(slot_text)
-    if (found := _read(path, key)) is not None:
+    roots = (os.path.realpath(data if Path(data).is_dir() else Path(data).parent), os.path.realpath(folder().parent))
+    if (found := _read(path, key, roots)) is not None and (check is None or check(*found)):
         return found
     items = loader()
     fingerprint = fingerprint_items(items)
