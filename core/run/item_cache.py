@@ -10,13 +10,20 @@ manifest, as a fresh load does.
 
 A kept entry is used only while everything that made it is unchanged: the benchmark, its
 convention, language and load options, the medvqa version and the source files of the
-benchmark's adapter, and the data itself: the name, size and modification time of every file
-under the data folder (for data given as one file: under its folder). Any change there, a file
-added, removed or rewritten, means a fresh load (and, when the data changed since the run, the
-same error as without the cache). An entry whose file is cut short, corrupt or of another
-format is loaded afresh and replaced; entries are written to a temporary file and renamed, so
-a reader never sees half of one. Runs whose data is not a local path (a Hub download, the
-packaged sample) load their items as before. `validate` and `run` always load and check.
+benchmark's adapter, and the data itself: the name, size, modification and change times and
+inode of every file under the data folder (for data given as one file: under its folder; links
+followed only where they stay inside it). Any change there, a file added, removed or rewritten,
+means a fresh load (and, when the data changed since the run, the same error as without the
+cache). An entry whose file is cut short, corrupt or of another format is loaded afresh and
+replaced; entries are written by the run store's one writer, so a reader never sees half of one.
+
+An entry is read as untrusted: its SHA-256 proves it whole, not that medvqa wrote it (anyone who
+can write the cache folder can recompute one). So its items are built through the item model
+again, their fingerprint is computed from them and must equal the stored one and the run's
+manifest's, and their image paths must lie in the data folder or the cache folder; an entry
+failing any of these is loaded afresh and replaced. Runs whose data is not a local path (a Hub
+download, the packaged sample) load their items as before. `validate` and `run` always load and
+check.
 """
 
 from __future__ import annotations

@@ -96,7 +96,8 @@ def test_a_kept_thumbnail_that_is_no_image_data_url_is_made_again_never_pasted(s
     invoke("audit", sample_run / "run", "--html", tmp_path / "again.html", "--resamples", "20")
     again = (tmp_path / "again.html").read_text(encoding="utf-8")
     assert "onerror" not in again and "alert(1)" not in again
-    assert again.replace("again-items.html", "first-items.html") == first  # every thumbnail made again, as before
+    same = again.replace("again-items.html", "first-items.html") == first  # (a page is too long to diff)
+    assert same  # every thumbnail made again from its image, as before
     assert {p: p.read_text(encoding="ascii") for p in kept_files(tmp_path / "cache")} == made  # and kept again
 
 
