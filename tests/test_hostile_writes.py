@@ -44,10 +44,10 @@ def runs(tmp_path_factory) -> Path:
 
 def plant(folder: Path, name: str) -> Path:
     """A link at `folder/name` to a victim file outside `folder`; returns the victim."""
-    victim = folder.parent / f"victim-{folder.name}-{name.replace('/', '_')}"
-    victim.write_text(VICTIM, encoding="utf-8")
     link = folder / name
     link.parent.mkdir(parents=True, exist_ok=True)
+    victim = folder.parent / f"victim-{folder.name}-{name.replace('/', '_')}"
+    victim.write_text(VICTIM, encoding="utf-8")
     link.symlink_to(victim)
     return victim
 
@@ -167,3 +167,42 @@ def test_write_atomic_on_a_full_disk_is_a_data_error_naming_the_file(full_disk):
         write_atomic(full_disk / "page.html", "x" * 100_000)
     assert str(caught.value).startswith(f"{full_disk / 'page.html'}: cannot write (No space left on device)")
     assert sorted(p.name for p in full_disk.iterdir()) == ["filler"]
+
+
+def test_a_decoded_image_is_not_written_through_a_link_at_a_guessable_name(tmp_path):
+    import base64
+    import hashlib
+    import io
+
+    import medvqa
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), (0, 0, 255)).save(buf, format="PNG")
+    png = buf.getvalue()
+    tables = tmp_path / "wmqa"
+    tables.mkdir()
+    (tables / "japan_local.tsv").write_text("index\tquestion\tA\tB\tC\tD\tanswer\timage\n"
+                                            f"1\t画像の所見は?\tア\tイ\tウ\tエ\tA\t{base64.b64encode(png).decode()}\n",
+                                            encoding="utf-8")
+    images = medvqa.cache_dir() / "worldmedqa_v" / "images"
+    digest = hashlib.sha256(png).hexdigest()
+    victim = plant(images, f"{digest}.tmp")  # where the image was written before it was renamed
+    [item] = medvqa.load("worldmedqa_v", path=tables)
+    assert item.images[0].path == images / f"{digest}.png" and item.images[0].path.read_bytes() == png
+    assert victim.read_text(encoding="utf-8") == VICTIM
+
+
+def test_litellms_names_are_not_written_through_a_link_at_a_guessable_name(tmp_path):
+    from types import SimpleNamespace
+
+    from medvqa.core.inference import model_names
+
+    found = model_names.litellm_version()
+    assert found is not None  # litellm is a dependency
+    path = model_names.names_path(found)
+    victim = plant(path.parent, f"{path.name}.{os.getpid()}.tmp")  # named by the process id before
+    model_names.remember_names(SimpleNamespace(provider_list=["openai"], model_list=["gpt-4o-mini"]))
+    assert victim.read_text(encoding="utf-8") == VICTIM
+    assert json.loads(path.read_text(encoding="utf-8")) == {"litellm": found, "providers": ["openai"],
+                                                           "models": ["gpt-4o-mini"]}
