@@ -224,7 +224,7 @@ def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
 
     from medvqa.core.api import cache_dir
     from medvqa.core.items import DataError
-    from medvqa.core.run.store import write_atomic
+    from medvqa.core.run.store import read_kept, write_atomic
 
     try:
         st = os.stat(path)
@@ -233,12 +233,9 @@ def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
     key = hashlib.sha256(f"2|{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}|"
                          f"{px}|{image_format}".encode("utf-8", "surrogateescape")).hexdigest()
     kept = cache_dir() / THUMBNAILS / key[:2] / key
-    try:
-        text = kept.read_text(encoding="ascii")
-        if DATA_URL.fullmatch(text):
-            return text
-    except (OSError, UnicodeDecodeError):
-        pass
+    text = (read_kept(kept) or b"").decode("ascii", "replace")
+    if DATA_URL.fullmatch(text):
+        return text
     made = _make_thumbnail(path, px, image_format)
     if made is not None:
         try:  # written whole (a temporary file renamed); a cache folder that cannot be written keeps nothing

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from medvqa.core.items import DataError, Item, fingerprint_items
-from medvqa.core.run.store import write_atomic
+from medvqa.core.run.store import read_kept, write_atomic
 
 FORMAT = 2
 MAGIC = b"medvqa-items\n"
@@ -150,15 +150,16 @@ def _read(path: Path, key: list, roots: tuple[str, ...]) -> tuple[list[Item], st
     through the item model again (its own checks, not the loader's), their fingerprint is
     computed from them and must be the one stored, and every image path must be a file inside
     one of `roots` (the data folder, the cache folder), as the loader confined it."""
-    try:
-        with path.open("rb") as fh:
-            header, payload = fh.read(len(MAGIC) + 64), fh.read()
-    except OSError:
-        return None
-    if header[:len(MAGIC)] != MAGIC or hashlib.sha256(payload).hexdigest().encode() != header[len(MAGIC):]:
+    whole = read_kept(path)  # (never through a link: a link to /dev/zero would never end)
+    start = len(MAGIC) + 64
+    if whole is None or whole[:len(MAGIC)] != MAGIC or \
+            hashlib.sha256(memoryview(whole)[start:]).hexdigest().encode() != whole[len(MAGIC):start]:
         return None  # cut short or damaged
     try:
-        stored = _Unpickler(io.BytesIO(payload)).load()
+        payload = io.BytesIO(whole)  # (shares the bytes: no copy of a large entry)
+        payload.seek(start)
+        del whole
+        stored = _Unpickler(payload).load()
         del payload  # (the file's bytes, no longer needed while the items are built)
         if not (isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("fingerprint"), str)):
             return None

@@ -142,6 +142,21 @@ def _new_temporary(path: Path) -> tuple[int, Path]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(path))
 
 
+def read_kept(path: Path) -> bytes | None:
+    """The bytes of a cache's file at `path`; None when there is none, or it is not a regular
+    file of its own (a link, a device, a pipe planted there is never read: `/dev/zero` would never
+    end)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            return fh.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
+        except OSError:
+            return None
+
+
 def _remove(path: Path) -> None:
     """Remove a temporary file left by a failed write, if there is one and we can."""
     try:

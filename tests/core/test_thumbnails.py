@@ -101,6 +101,19 @@ def test_a_kept_thumbnail_that_is_no_image_data_url_is_made_again_never_pasted(s
     assert {p: p.read_text(encoding="ascii") for p in kept_files(tmp_path / "cache")} == made  # and kept again
 
 
+def test_a_kept_thumbnail_that_is_no_regular_file_is_never_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    image = tmp_path / "x.png"
+    Image.new("RGB", (40, 20), (200, 10, 10)).save(image)
+    html.thumbnail.cache_clear()
+    made = html.thumbnail(str(image), 100)
+    [path] = kept_files(tmp_path / "cache")
+    path.unlink()
+    os.mkfifo(path)  # reading it would wait for a writer for ever
+    html.thumbnail.cache_clear()
+    assert html.thumbnail(str(image), 100) == made and path.read_text(encoding="ascii") == made
+
+
 @pytest.mark.parametrize("kept,accepted", [
     ("data:image/png;base64,iVBORw0KGgo=", True),
     ("data:image/jpeg;base64,/9j/4AAQ", True),

@@ -310,3 +310,15 @@ def test_a_link_to_the_root_of_the_file_system_is_not_walked(tmp_path):
     (data / "exam" / "up").symlink_to("../..")  # and a link back above the folder
     signed = item_cache.data_signature(data)
     assert signed is not None and item_cache.data_signature(data) == signed
+
+
+def test_an_entry_that_is_no_regular_file_is_never_read_and_is_replaced(made, tmp_path, monkeypatch, loads):
+    data, runs = made
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path))
+    first = as_json("audit", runs[0], "--json", "--resamples", "50")
+    [entry] = entries(tmp_path)
+    whole = entry.read_bytes()
+    entry.unlink()
+    os.mkfifo(entry)  # reading it would wait for a writer for ever (and a link to /dev/zero read for ever)
+    assert as_json("audit", runs[0], "--json", "--resamples", "50") == first
+    assert len(loads) == 2 and entry.read_bytes() == whole
