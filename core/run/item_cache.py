@@ -82,10 +82,10 @@ def data_signature(data: str | Path) -> str | None:
             continue
         for entry in entries:
             st, out = _stat(entry.path, root)
-            if st is not None and stat.S_ISDIR(st.st_mode) and not out:
+            if st is not None and stat.S_ISDIR(st.st_mode) and out is None:
                 folders.append(entry.path)
                 continue
-            line = [entry.path, *(["->", os.readlink(entry.path)] if out else [])]
+            line = [entry.path, *(["->", out] if out is not None else [])]
             if st is not None and not stat.S_ISDIR(st.st_mode):
                 line += [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
             h.update(("\0".join(map(str, line)) + "\n").encode("utf-8", "surrogateescape"))
@@ -95,17 +95,22 @@ def data_signature(data: str | Path) -> str | None:
     return h.hexdigest()
 
 
-def _stat(path: str, root: str) -> tuple[os.stat_result | None, bool]:
-    """(the stat of what `path` names, None for a dangling link; whether it is a link leading out
-    of `root`)."""
+def _stat(path: str, root: str) -> tuple[os.stat_result | None, str | None]:
+    """(the stat of what `path` names, None when nothing is there; where it points when it is a
+    link that leads out of `root` or nowhere, else None)."""
     try:
         st = os.lstat(path)
-        if not stat.S_ISLNK(st.st_mode):
-            return st, False
-        target = os.path.realpath(path)
-        return os.stat(path), not (target == root or target.startswith(root + os.sep))
-    except OSError:  # a dangling link, or a file gone meanwhile
-        return None, os.path.islink(path)
+        pointing = os.readlink(path) if stat.S_ISLNK(st.st_mode) else None
+    except OSError:  # gone meanwhile
+        return None, None
+    if pointing is None:
+        return st, None
+    try:
+        st = os.stat(path)
+    except OSError:  # a dangling link
+        return None, pointing
+    target = os.path.realpath(path)
+    return st, None if target == root or target.startswith(root + os.sep) else pointing
 
 
 def _sources(folder: Path, pattern: str) -> list:
