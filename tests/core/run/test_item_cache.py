@@ -322,3 +322,28 @@ def test_an_entry_that_is_no_regular_file_is_never_read_and_is_replaced(made, tm
     os.mkfifo(entry)  # reading it would wait for a writer for ever (and a link to /dev/zero read for ever)
     assert as_json("audit", runs[0], "--json", "--resamples", "50") == first
     assert len(loads) == 2 and entry.read_bytes() == whole
+
+
+def test_a_forged_entry_of_the_whole_exams_never_changes_a_pass_verdict(tmp_path, monkeypatch):
+    """`report --pass` of a run of a selection reads the whole exams from another entry: it is used
+    only when it holds the run's own items as they are."""
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir = tmp_path / "run"
+    as_json("run", "igakuqa", "--data", shared_data("igakuqa"), "--model", "constant:a", "--select", "year=2022",
+            "--conditions", "C+Q", "--no-cache", "--run-dir", run_dir, "--json")
+    before = as_json("report", run_dir, "--pass", "--json")
+    [hisshu] = [r for r in before["rows"] if r["criterion"] == "hisshu"]
+    assert (hisshu["status"], hisshu["points"], hisshu["maximum"]) == ("fail", 29, 197)
+
+    def slot(entry):
+        return json.loads(pickle.loads(entry.read_bytes()[len(item_cache.MAGIC) + 64:])["key"][1])
+    [whole] = [e for e in entries(tmp_path / "cache") if slot(e)[3]["select"] is None]
+
+    def credited_to_all(stored):  # every 2022 question "scored correct for every examinee", the fingerprint to match
+        for d in stored["items"]:
+            if d["id"].startswith("116"):
+                d["meta"]["credited_to_all"] = True
+        stored["fingerprint"] = fingerprint_items([Item.model_validate(d) for d in stored["items"]])
+
+    forge(whole, credited_to_all)
+    assert as_json("report", run_dir, "--pass", "--json") == before
