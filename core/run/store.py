@@ -11,7 +11,8 @@ with its first record, a run that ends before one (a failed preflight) leaves no
 and a finished run opens in a read-only directory. Files in a run directory are never opened
 through a symbolic link: a run directory holding one is refused before anything is written, the
 lock and `records.jsonl` are opened with `O_NOFOLLOW`, and a replaced file is a temporary file
-of our own, created exclusively, renamed over it. Nothing reaches a file unscrubbed of
+of our own, created exclusively, renamed over it (`write_atomic`, the one writer of every file
+medvqa writes, in a run directory or not). Nothing reaches a file unscrubbed of
 credentials, and a failed write (disk full, read-only) is an error naming the file, with the
 file cut back to its last whole line.
 """
