@@ -37,6 +37,7 @@ def command(run_dirs, by, fmt, out_path, html_out, figure_out, resamples, seed, 
     from medvqa.core.api import _names
     from medvqa.core.compare import compare_runs
     from medvqa.core.compare_render import render, write_page, write_parquet
+    from medvqa.core.run.store import write_atomic
 
     fmt = "json" if as_json else fmt
     with analysis():
@@ -51,8 +52,7 @@ def command(run_dirs, by, fmt, out_path, html_out, figure_out, resamples, seed, 
         else:
             text = render(result, fmt)
             if out_path:
-                Path(out_path).write_text(text, encoding="utf-8")
-                written.append(Path(out_path))
+                written.append(write_atomic(Path(out_path), text))
         if html_out:
             written += write_page(result, Path(html_out), resamples=resamples, seed=seed)
         if figure_out:

@@ -103,12 +103,12 @@ def write_panel_figure(doc: dict, path: Path) -> list[Path]:
     panels = doc.get("panels") or []
     if not panels:
         raise ValueError("no figure to draw: no run's records hold a stratum to draw panels of (see --by)")
+    from medvqa.core.run.store import write_atomic
+
     written = []
-    path.parent.mkdir(parents=True, exist_ok=True)
     with _style():
         for i, panel in enumerate(panels):
             target = path if i == 0 else path.with_name(f"{path.stem}-{panel['benchmark']}{path.suffix}")
             fig = panel_figure(doc, panel)
-            fig.savefig(target, format=target.suffix[1:].lower(), dpi=150)
-            written.append(target)
+            written.append(write_atomic(target, lambda fh: fig.savefig(fh, format=target.suffix[1:].lower(), dpi=150)))
     return written

@@ -239,8 +239,9 @@ def write_parquet(comparison: Comparison, path: Path) -> Path:
     except ImportError:
         raise ValueError("--format parquet needs pyarrow, which is not installed: pip install 'medvqa[parquet]' "
                          "(or choose --format csv)") from None
-    comparison.table.to_parquet(path, index=False)
-    return path
+    from medvqa.core.run.store import write_atomic
+
+    return write_atomic(path, lambda fh: comparison.table.to_parquet(fh, index=False))
 
 
 # ---------------------------------------------------------------- the HTML page
@@ -427,11 +428,11 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
     run (or joined runs) it links to. Returns the files written."""
     from medvqa.core.audit.html import write_html
     from medvqa.core.audit.runs import audit_saved, distinct
+    from medvqa.core.run.store import write_atomic
     from medvqa.core.view import items_page_beside, write_view
 
     path = Path(path)
     folder = path.parent / f"{path.stem}-audits"
-    folder.mkdir(parents=True, exist_ok=True)
     readings = comparison.reading["readings"]  # each benchmark's records read as the comparison read them
     by_dir = comparison.saved_runs  # the runs compare read, not read again
     items_page = write_view([run.read_as(readings.get(run.benchmark.name)) for run in by_dir.values()],
@@ -446,5 +447,5 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
         target = folder / f"{i:02d}-{slug}.html"
         written.append(write_html(doc, target, view_href=f"../{quote(items_page.name)}"))
         links[" + ".join(r["runs"])] = f"./{quote(folder.name)}/{quote(target.name)}"  # relative, never a scheme
-    path.write_text(page(comparison.as_json(), links, view_href=f"./{quote(items_page.name)}"), encoding="utf-8")
+    write_atomic(path, page(comparison.as_json(), links, view_href=f"./{quote(items_page.name)}"))
     return [path, *written]

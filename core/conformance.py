@@ -28,7 +28,7 @@ from medvqa.core import hookspecs, plugins
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.conditions import ALL, Condition, applicable, plan
 from medvqa.core.hookspecs import hookimpl
-from medvqa.core.items import Item, fingerprint_items
+from medvqa.core.items import DataError, Item, fingerprint_items
 
 HOOKS = tuple(name for name in vars(hookspecs) if name.startswith("register_"))
 
@@ -330,7 +330,7 @@ def _runs(bench: Benchmark, items: list[Item], data: Path | None, split: str | N
           report: KitReport) -> None:
     from medvqa.core.api import audit
     from medvqa.core.run.options import RunOptions, run
-    from medvqa.core.run.store import read_records
+    from medvqa.core.run.store import read_records, write_atomic
 
     report.checks.append("runs")
     conditions = ",".join(c.value for c in ALL)
@@ -355,10 +355,10 @@ def _runs(bench: Benchmark, items: list[Item], data: Path | None, split: str | N
             unwritten.add(item.id)
     runs = [("random", "random")]
     try:
-        replay.write_text("".join(lines), encoding="utf-8")
+        write_atomic(replay, "".join(lines))
         runs.append(("gold", f"replay:{replay}"))
-    except OSError as exc:
-        add(Problem("runs", f"the gold replay {replay} cannot be written: {type(exc).__name__}: {exc}"))
+    except DataError as exc:
+        add(Problem("runs", f"the gold replay cannot be written: {exc}"))
     # free text is scored by a judge model, which the kit has not: replayed, not held to 100 %
     judged = {item.id for item, _ in pairs if item.gold is not None and item.gold.format == "text"}
     if judged:

@@ -461,14 +461,8 @@ def write_adapter(name: str, out_dir: str | Path = ".", *, language: str = "en",
                                                  for row in fixture_rows(keys)),
         f"tests/test_{name}.py": fill(TESTS),
     }
-    written = []
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
-    image = root / module / "fixture" / "images" / "q3.png"
-    image.parent.mkdir(parents=True, exist_ok=True)
-    image.write_bytes(_png())
-    written.append(image)
+    from medvqa.core.run.store import write_atomic
+
+    written = [write_atomic(root / rel, text) for rel, text in files.items()]
+    written.append(write_atomic(root / module / "fixture" / "images" / "q3.png", _png()))
     return Scaffold(root, name, module, language, known, tuple(written), keys)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 from itertools import combinations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -32,6 +31,7 @@ from medvqa.core.metrics import level_keys, reading_summary
 from medvqa.core.render import FONT_STACK, bidi_auto
 from medvqa.core.results import condition_order, is_derived, model_name
 from medvqa.core.run.saved import SavedRun
+from medvqa.core.run.store import write_atomic
 
 IMAGE_PX = 384  # the longer side of an embedded image
 # The image-removal transitions (`medvqa audit`): correct with the image (C+Q+I), without it (C+Q).
@@ -85,8 +85,11 @@ class _Images:
                 return None
             from PIL import Image
 
-            with Image.open(key) as im:  # the header only: the size boxes are written in
-                width, height = im.size
+            try:
+                with Image.open(key) as im:  # the header only: the size boxes are written in
+                    width, height = im.size
+            except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):  # changed since: as if missing
+                return None
             self.index[key] = len(self.table)
             self.table.append([src, width, height])
         return self.index[key]
@@ -255,14 +258,9 @@ def render_view(doc: dict) -> str:
 
 
 def write_view(runs: Sequence[SavedRun], path: str | Path, *, image_px: int = IMAGE_PX) -> Path:
-    """Write the browser page of `runs` to `path` (written whole: a temporary file renamed);
-    returns its absolute path."""
-    path = Path(path).absolute()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render_view(view_document(runs, image_px=image_px)), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    """Write the browser page of `runs` to `path` (by the run store's one writer: whole, never
+    through a link); returns its absolute path."""
+    return write_atomic(Path(path).absolute(), render_view(view_document(runs, image_px=image_px)))
 
 
 def items_page_beside(page: Path) -> Path:

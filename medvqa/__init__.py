@@ -59,6 +59,7 @@ _EXPORTS = {
     "read_json": "medvqa.core.jsonl",
     "read_table": "medvqa.core.jsonl",
     "refuse_repeat": "medvqa.core.jsonl",
+    "write_atomic": "medvqa.core.run.store",
     "from_hub": "medvqa.core.hub",
     # notebooks: the commands as functions
     "load": "medvqa.core.api",
@@ -118,6 +119,7 @@ if TYPE_CHECKING:
     from medvqa.core.scoring.patterns import ANSWER_TOKEN, LanguagePatterns
     from medvqa.core.results import Manifest, Record, Status
     from medvqa.core.run.saved import SavedRun, read_run
+    from medvqa.core.run.store import write_atomic
     from medvqa.core.scoring.score import Score
     from medvqa.core.validation import Finding, lone_surrogate
     from medvqa.core.view import view

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from medvqa import DataError, cache_dir, from_hub
+from medvqa import DataError, cache_dir, from_hub, write_atomic
 
 REPO_ID = "JMed48k/JMed48k"
 FOLDER = "JMed48k-eval"
@@ -39,8 +39,7 @@ def download(*, notice=None) -> Path:
 
     local = from_hub(REPO_ID, NO_DATA, allow_patterns=[f"{FOLDER}/*"], before_download=licence)
     if downloaded:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.touch()
+        write_atomic(marker, b"", sync=False)
     root = local / FOLDER
     if not root.is_dir():
         raise DataError(f"the downloaded snapshot of {REPO_ID} has no {FOLDER}/ folder", file=local)

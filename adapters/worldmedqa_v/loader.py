@@ -26,7 +26,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from medvqa import DataError, Gold, ImageRef, Item, Option, cache_dir, read_table, resolve_image
+from medvqa import DataError, Gold, ImageRef, Item, Option, cache_dir, read_table, resolve_image, write_atomic
 
 BENCHMARK = "worldmedqa_v"
 COUNTRIES = {"brazil": "pt", "israel": "he", "japan": "ja", "spain": "es"}  # country -> local language
@@ -66,10 +66,7 @@ def _image(row: dict[str, str], country: str, folder: Path, file: Path, record: 
         suffix = ".jpg" if data[:3] == b"\xff\xd8\xff" else ".png"
         target = cache_dir() / "worldmedqa_v" / "images" / f"{hashlib.sha256(data).hexdigest()}{suffix}"
         if not target.is_file():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_suffix(".tmp")
-            tmp.write_bytes(data)
-            tmp.replace(target)
+            write_atomic(target, data, sync=False)  # named by its contents: made again if lost
         return ImageRef(ref=f"{file.name}#{record}", path=target)
     ref = row.get("image_path", "").strip()
     if ref:

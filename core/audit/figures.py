@@ -133,13 +133,12 @@ def figures(doc: dict) -> dict[str, Figure]:
 
 def save_figures(doc: dict, out_dir: Path) -> list[Path]:
     """Write every figure as PNG and SVG into `out_dir`; returns the files written."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    from medvqa.core.run.store import write_atomic
+
     written = []
     with _style():
         for stem, fig in figures(doc).items():
             for suffix, extra in ((".png", {"dpi": 150}), (".svg", {})):
-                target = out_dir / f"{stem}{suffix}"
-                fig.savefig(target, format=suffix[1:], **extra)
-                written.append(target)
+                written.append(write_atomic(Path(out_dir) / f"{stem}{suffix}",
+                                            lambda fh: fig.savefig(fh, format=suffix[1:], **extra)))
     return written

@@ -12,6 +12,7 @@ import base64
 import html
 import io
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -205,6 +206,8 @@ def _selection_table(page: _Page, base: list, bias: dict) -> None:
 
 
 THUMBNAILS = "thumbnails"  # the folder of kept thumbnails in medvqa's cache folder
+# What a kept thumbnail may hold: a data URL of an image and nothing else (it is pasted into pages).
+DATA_URL = re.compile(r"data:image/(png|jpeg|webp);base64,[A-Za-z0-9+/=]*")
 
 
 @lru_cache(maxsize=512)
@@ -212,34 +215,32 @@ def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
     """A small image (at most `px` on its longer side) of the file at `path` as a data URL, PNG
     or JPEG; None for a file Pillow cannot read or would not decode (a decompression bomb: more
     pixels than Pillow's limit). A thumbnail made once is kept in `<cache>/thumbnails/`, keyed by
-    the file's path, size and modification time and the thumbnail's size and format: decoding a
-    large PNG took most of a page's extra time over its JSON, every time a page was written."""
+    the file's path, size, modification and change times and inode and the thumbnail's size and
+    format: decoding a large PNG took most of a page's extra time over its JSON, every time a
+    page was written. A kept file is read as untrusted: anything but an image's data URL
+    (`DATA_URL`) is made again and replaced."""
     import hashlib
     import os
 
     from medvqa.core.api import cache_dir
     from medvqa.core.items import DataError
-    from medvqa.core.run.store import _write_atomic
+    from medvqa.core.run.store import read_kept, write_atomic
 
     try:
         st = os.stat(path)
     except OSError:
         return None
-    key = hashlib.sha256(f"1|{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}|{px}|{image_format}"
-                         .encode("utf-8", "surrogateescape")).hexdigest()
+    key = hashlib.sha256(f"2|{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}|"
+                         f"{px}|{image_format}".encode("utf-8", "surrogateescape")).hexdigest()
     kept = cache_dir() / THUMBNAILS / key[:2] / key
-    try:
-        text = kept.read_text(encoding="ascii")
-        if text.startswith("data:image/"):
-            return text
-    except (OSError, UnicodeDecodeError):
-        pass
+    text = (read_kept(kept) or b"").decode("ascii", "replace")
+    if DATA_URL.fullmatch(text):
+        return text
     made = _make_thumbnail(path, px, image_format)
     if made is not None:
         try:  # written whole (a temporary file renamed); a cache folder that cannot be written keeps nothing
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            _write_atomic(kept, lambda fh: fh.write(made.encode("ascii")), sync=False)
-        except (OSError, DataError):
+            write_atomic(kept, made, sync=False)
+        except DataError:
             pass
     return made
 
@@ -267,7 +268,7 @@ def _examples(page: _Page, examples: dict) -> None:
     for state in STATES:
         page.add(f'<h4>{state}</h4><div class="examples">')
         for ex in examples.get(state, []):
-            thumbs = "".join(f'<img alt="{_e(Path(p).name)}" src="{src}">' for p in ex["images"]
+            thumbs = "".join(f'<img alt="{_e(Path(p).name)}" src="{_e(src)}">' for p in ex["images"]
                              if (src := thumbnail(p, page.thumbnail_px)))
             options = "<br>".join(f"{_e(o['label'])}. {_e(o['text'])}" for o in ex["options"])
             sides = "".join(
@@ -373,7 +374,6 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
 
 
 def write_html(doc: dict, path: Path, svgs: dict[str, str] | None = None, view_href: str | None = None) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(doc, svgs, view_href=view_href), encoding="utf-8")
-    return path
+    from medvqa.core.run.store import write_atomic
+
+    return write_atomic(Path(path), render_html(doc, svgs, view_href=view_href))

@@ -98,6 +98,14 @@ class BatchBackend(Backend):
             return []
         return [json.loads(line) for line in self.ledger.read_text(encoding="utf-8").splitlines() if line.strip()]
 
+    def _keep(self, entry: dict) -> None:
+        """`entry` added to the ledger before anything is awaited: the ledger rewritten whole by
+        the run store's one writer (a few lines, never written through a link)."""
+        from medvqa.core.run.store import write_atomic
+
+        kept = self.ledger.read_bytes() if self.ledger.is_file() else b""
+        write_atomic(self.ledger, kept + (json.dumps(entry) + "\n").encode("utf-8"))
+
     def _submit(self, requests: list[Request]) -> list[dict]:
         out = []
         for i in range(0, len(requests), self.max_lines):
@@ -108,10 +116,7 @@ class BatchBackend(Backend):
                                input_file_id=file.id)
             entry = {"batch_id": batch.id, "input_file_id": file.id, "keys": [r.key for r in chunk],
                      "created": time.time()}
-            self.ledger.parent.mkdir(parents=True, exist_ok=True)
-            with self.ledger.open("a", encoding="utf-8") as f:  # kept before anything is awaited
-                f.write(json.dumps(entry) + "\n")
-                f.flush()
+            self._keep(entry)
             out.append(entry)
         return out
 

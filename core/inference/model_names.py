@@ -68,12 +68,18 @@ def remember_names(litellm) -> None:
         return
     names = {"litellm": found, "providers": sorted(str(getattr(p, "value", p)) for p in litellm.provider_list),
              "models": sorted(set(litellm.model_list))}
+    _keep(path, json.dumps(names))
+
+
+def _keep(path: Path, text: str) -> None:
+    """`text` written whole to `path` by the run store's one writer; a cache folder that cannot
+    be written keeps nothing (litellm is asked again next time)."""
+    from medvqa.core.items import DataError
+    from medvqa.core.run.store import write_atomic
+
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_text(json.dumps(names), encoding="utf-8")
-        partial.replace(path)
-    except OSError:
+        write_atomic(path, text, sync=False)
+    except DataError:
         pass
 
 
@@ -113,13 +119,7 @@ def remember_answers(question: dict[str, Any], answers: dict[str, Any]) -> None:
     path = _answers_path(question)
     if path is None:
         return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        partial.write_text(json.dumps(answers, sort_keys=True), encoding="utf-8")
-        partial.replace(path)
-    except OSError:
-        pass
+    _keep(path, json.dumps(answers, sort_keys=True))
 
 
 def known_names() -> dict[str, Any] | None:

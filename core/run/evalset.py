@@ -343,8 +343,11 @@ def run_set(s: EvalSet, *, progress: Callable[[str], None] | None = None,
     result = EvalResult(s.study_dir, ordered)
     finished = [o.experiment.run_dir for o in ordered if o.summary is not None]
     if finished:
+        import json
+
         from medvqa.core.compare import compare_runs
         from medvqa.core.compare_render import markdown
+        from medvqa.core.run.store import write_atomic
 
         try:
             comparison = compare_runs(finished)
@@ -353,10 +356,7 @@ def run_set(s: EvalSet, *, progress: Callable[[str], None] | None = None,
         else:
             result.compare = comparison.as_json()
             result.compare_text = markdown(result.compare)
-            s.study_dir.mkdir(parents=True, exist_ok=True)
-            (s.study_dir / "compare.md").write_text(result.compare_text, encoding="utf-8")
-            import json
-
-            (s.study_dir / "compare.json").write_text(json.dumps(result.compare, ensure_ascii=False, indent=1,
-                                                                 default=str), encoding="utf-8")
+            write_atomic(s.study_dir / "compare.md", result.compare_text)
+            write_atomic(s.study_dir / "compare.json", json.dumps(result.compare, ensure_ascii=False, indent=1,
+                                                                  default=str))
     return result

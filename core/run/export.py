@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from medvqa.core.run.store import _write_atomic, read_manifest, read_records, write_error
+from medvqa.core.run.store import read_manifest, read_records, write_atomic
 
 
 def export_predictions(run_dir: str | Path, out: str | Path) -> dict:
@@ -24,12 +24,7 @@ def export_predictions(run_dir: str | Path, out: str | Path) -> dict:
                       "predicted": r.get("predicted"), "status": r.get("status"), "error": r.get("error"),
                       **{name: r.get(name) for name in strata}})
     text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise write_error(out, exc) from None
-    # a temporary file beside `out`, renamed over it: never half a predictions file
-    _write_atomic(out, lambda fh: fh.write(text.encode("utf-8", "backslashreplace")))
+    write_atomic(out, text)  # a temporary file beside `out`, renamed over it: never half a predictions file
     return {"run_dir": str(run_dir), "benchmark": manifest.get("benchmark"), "model": manifest.get("model"),
             "out": str(out), "n_predictions": len(lines),
             "n_without_response": sum(line["response"] is None for line in lines)}

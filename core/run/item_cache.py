@@ -10,13 +10,20 @@ manifest, as a fresh load does.
 
 A kept entry is used only while everything that made it is unchanged: the benchmark, its
 convention, language and load options, the medvqa version and the source files of the
-benchmark's adapter, and the data itself: the name, size and modification time of every file
-under the data folder (for data given as one file: under its folder). Any change there, a file
-added, removed or rewritten, means a fresh load (and, when the data changed since the run, the
-same error as without the cache). An entry whose file is cut short, corrupt or of another
-format is loaded afresh and replaced; entries are written to a temporary file and renamed, so
-a reader never sees half of one. Runs whose data is not a local path (a Hub download, the
-packaged sample) load their items as before. `validate` and `run` always load and check.
+benchmark's adapter, and the data itself: the name, size, modification and change times and
+inode of every file under the data folder (for data given as one file: under its folder; links
+followed only where they stay inside it). Any change there, a file added, removed or rewritten,
+means a fresh load (and, when the data changed since the run, the same error as without the
+cache). An entry whose file is cut short, corrupt or of another format is loaded afresh and
+replaced; entries are written by the run store's one writer, so a reader never sees half of one.
+
+An entry is read as untrusted: its SHA-256 proves it whole, not that medvqa wrote it (anyone who
+can write the cache folder can recompute one). So its items are built through the item model
+again, their fingerprint is computed from them and must equal the stored one and the run's
+manifest's, and their image paths must lie in the data folder or the cache folder; an entry
+failing any of these is loaded afresh and replaced. Runs whose data is not a local path (a Hub
+download, the packaged sample) load their items as before. `validate` and `run` always load and
+check.
 """
 
 from __future__ import annotations
@@ -27,12 +34,13 @@ import io
 import json
 import os
 import pickle
+import stat
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Callable
 
 from medvqa.core.items import DataError, Item, fingerprint_items
-from medvqa.core.run.store import _write_atomic
+from medvqa.core.run.store import read_kept, write_atomic
 
 FORMAT = 2
 MAGIC = b"medvqa-items\n"
@@ -47,35 +55,62 @@ def folder() -> Path:
 
 
 def data_signature(data: str | Path) -> str | None:
-    """A digest of the name, size and modification time of every file under `data` (a folder,
-    or the folder of a file), following symbolic links; None when `data` is not there, or holds
-    more than `MAX_FILES` files."""
+    """A digest of the name, size, modification and change times and inode of every file under
+    `data` (a folder, or the folder of a file): an edit that keeps a file's size and puts its
+    modification time back (`touch -r`, `cp -p`) still changes its change time. None when `data`
+    is not there, or holds more than `MAX_FILES` files. A link is followed only when it stays
+    inside the folder (a link to `/` would walk the whole file system on every analysis); one
+    leading out is signed by where it points and, for a file, by that file's size and times."""
     path = Path(data)
-    root = path if path.is_dir() else path.parent
     if not path.exists():
         return None
+    root = os.path.realpath(path if path.is_dir() else path.parent)
     h = hashlib.sha256()
     seen: set[tuple[int, int]] = set()
     count = 0
-    for here, dirs, files in os.walk(root, followlinks=True):
+    folders = [root]
+    while folders:
+        here = folders.pop()
         st = os.stat(here)
-        if (st.st_dev, st.st_ino) in seen:  # a link back up the tree
-            dirs[:] = []
+        if (st.st_dev, st.st_ino) in seen:  # a link back up the tree, or a second link to one folder
             continue
         seen.add((st.st_dev, st.st_ino))
-        dirs.sort()
-        for name in sorted(files):
-            full = os.path.join(here, name)
-            try:
-                st = os.stat(full)
-            except OSError:  # a dangling link
-                h.update(f"{full}\0-\n".encode("utf-8", "surrogateescape"))
+        try:
+            entries = sorted(os.scandir(here), key=lambda e: e.name)
+        except OSError:
+            h.update(f"{here}\0unreadable\n".encode("utf-8", "surrogateescape"))
+            continue
+        for entry in entries:
+            st, out = _stat(entry.path, root)
+            if st is not None and stat.S_ISDIR(st.st_mode) and out is None:
+                folders.append(entry.path)
                 continue
-            h.update(f"{full}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
-        count += len(files)
+            line = [entry.path, *(["->", out] if out is not None else [])]
+            if st is not None and not stat.S_ISDIR(st.st_mode):
+                line += [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+            h.update(("\0".join(map(str, line)) + "\n").encode("utf-8", "surrogateescape"))
+            count += 1
         if count > MAX_FILES:
             return None
     return h.hexdigest()
+
+
+def _stat(path: str, root: str) -> tuple[os.stat_result | None, str | None]:
+    """(the stat of what `path` names, None when nothing is there; where it points when it is a
+    link that leads out of `root` or nowhere, else None)."""
+    try:
+        st = os.lstat(path)
+        pointing = os.readlink(path) if stat.S_ISLNK(st.st_mode) else None
+    except OSError:  # gone meanwhile
+        return None, None
+    if pointing is None:
+        return st, None
+    try:
+        st = os.stat(path)
+    except OSError:  # a dangling link
+        return None, pointing
+    target = os.path.realpath(path)
+    return st, None if target == root or target.startswith(root + os.sep) else pointing
 
 
 def _sources(folder: Path, pattern: str) -> list:
@@ -113,18 +148,23 @@ class _Unpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def _read(path: Path, key: list) -> tuple[list[Item], str] | None:
+def _read(path: Path, key: list, roots: tuple[str, ...]) -> tuple[list[Item], str] | None:
     """(items, fingerprint) of the entry at `path` when it is whole and made under `key`, else None.
-    The items are built through the item model again (its own checks, not the loader's)."""
-    try:
-        with path.open("rb") as fh:
-            header, payload = fh.read(len(MAGIC) + 64), fh.read()
-    except OSError:
-        return None
-    if header[:len(MAGIC)] != MAGIC or hashlib.sha256(payload).hexdigest().encode() != header[len(MAGIC):]:
+
+    An entry is read as untrusted (its digest proves it whole, not ours): the items are built
+    through the item model again (its own checks, not the loader's), their fingerprint is
+    computed from them and must be the one stored, and every image path must be a file inside
+    one of `roots` (the data folder, the cache folder), as the loader confined it."""
+    whole = read_kept(path)  # (never through a link: a link to /dev/zero would never end)
+    start = len(MAGIC) + 64
+    if whole is None or whole[:len(MAGIC)] != MAGIC or \
+            hashlib.sha256(memoryview(whole)[start:]).hexdigest().encode() != whole[len(MAGIC):start]:
         return None  # cut short or damaged
     try:
-        stored = _Unpickler(io.BytesIO(payload)).load()
+        payload = io.BytesIO(whole)  # (shares the bytes: no copy of a large entry)
+        payload.seek(start)
+        del whole
+        stored = _Unpickler(payload).load()
         del payload  # (the file's bytes, no longer needed while the items are built)
         if not (isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("fingerprint"), str)):
             return None
@@ -134,9 +174,16 @@ def _read(path: Path, key: list) -> tuple[list[Item], str] | None:
     except Exception:  # noqa: BLE001 - an entry of another medvqa, or not ours: loaded afresh
         return None
     # an image file kept outside the data folder (an adapter's own cache of decoded images) must still be there
-    if not all(im.path is None or im.path.is_file() for it in items for im in it.images):
+    if not all(im.path is None or _confined(im.path, roots) for it in items for im in it.images):
         return None
-    return items, stored["fingerprint"]
+    fingerprint = fingerprint_items(items)
+    return (items, fingerprint) if fingerprint == stored["fingerprint"] else None
+
+
+def _confined(path: Path, roots: tuple[str, ...]) -> bool:
+    """Whether `path` is a file inside one of `roots` (real paths), links resolved."""
+    real = os.path.realpath(path)
+    return any(real.startswith(root + os.sep) for root in roots) and os.path.isfile(real)
 
 
 def _write(path: Path, key: list, items: list[Item], fingerprint: str) -> None:
@@ -145,17 +192,19 @@ def _write(path: Path, key: list, items: list[Item], fingerprint: str) -> None:
     data = [it.model_dump(exclude_unset=True) for it in items]  # what the item model is given: it builds them again
     payload = pickle.dumps({"key": key, "fingerprint": fingerprint, "items": data}, protocol=pickle.HIGHEST_PROTOCOL)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, lambda fh: fh.write(MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload),
-                      sync=False)
-    except (OSError, DataError):
+        write_atomic(path, lambda fh: fh.write(MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload),
+                     sync=False)
+    except DataError:
         pass
 
 
-def load_checked(benchmark, load: dict[str, Any], slot: list, loader: Callable[[], list[Item]]) -> tuple[list[Item], str]:
+def load_checked(benchmark, load: dict[str, Any], slot: list, loader: Callable[[], list[Item]],
+                 check: Callable[[list[Item], str], bool] | None = None) -> tuple[list[Item], str]:
     """(items, data fingerprint) of `loader()` (a benchmark's load of `load`), from the cache
     when an entry made under the same slot (benchmark, convention, language, `load`), code and
-    data is there; else loaded, fingerprinted and kept."""
+    data is there and its items pass `check(items, fingerprint)` (the run's own fingerprint, say:
+    a kept entry never decides the data changed, a fresh load does); else loaded, fingerprinted
+    and kept."""
     data = load.get("data")
     signature = data_signature(data) if data and not load.get("sample") else None
     if signature is None:
@@ -164,7 +213,8 @@ def load_checked(benchmark, load: dict[str, Any], slot: list, loader: Callable[[
     slot_text = json.dumps(slot, sort_keys=True, default=str)
     key = [FORMAT, slot_text, code_signature(benchmark), signature]
     path = _entry_path(slot_text)
-    if (found := _read(path, key)) is not None:
+    roots = (os.path.realpath(data if Path(data).is_dir() else Path(data).parent), os.path.realpath(folder().parent))
+    if (found := _read(path, key, roots)) is not None and (check is None or check(*found)):
         return found
     items = loader()
     fingerprint = fingerprint_items(items)

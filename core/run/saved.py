@@ -29,8 +29,9 @@ def load_run(run_dir: Path, loaded: dict | None = None, *, records: bool = True)
     if loaded is not None and key in loaded:
         by_id, fingerprint = loaded[key]
     else:
-        with gc_paused():
-            items, fingerprint = load_checked(benchmark, load, slot, lambda: load_items(benchmark, load)[0])
+        with gc_paused():  # a kept entry only if it holds the run's items: else the data itself says what changed
+            items, fingerprint = load_checked(benchmark, load, slot, lambda: load_items(benchmark, load)[0],
+                                              lambda _, kept: kept == manifest.get("data_fingerprint"))
             by_id = {it.id: it for it in items}
         if loaded is not None:
             loaded[key] = (by_id, fingerprint)
@@ -82,6 +83,12 @@ def read_runs(run_dirs: Iterable[str | Path]) -> list[SavedRun]:
     return [read_run(d, loaded) for d in run_dirs]
 
 
+def _holds(items: list[Item], asked: dict[str, Item]) -> bool:
+    """Whether `items` hold every item of `asked` (by id) with the same fingerprint."""
+    by_id = {it.id: it for it in items}
+    return all(i in by_id and by_id[i].fingerprint() == it.fingerprint() for i, it in asked.items())
+
+
 def whole_exam_items(run: SavedRun, loaded: dict | None = None) -> list[Item]:
     """The items of the run's data without its selection or limit. A pass verdict needs whole
     exams: a benchmark's `pass_report` given these items judges each exam the run's records
@@ -96,8 +103,9 @@ def whole_exam_items(run: SavedRun, loaded: dict | None = None) -> list[Item]:
     key = json.dumps(slot, sort_keys=True, default=str)
     if loaded is not None and key in loaded:
         return loaded[key]
-    with gc_paused():
-        items, _ = load_checked(run.benchmark, whole, slot, lambda: load_items(run.benchmark, whole)[0])
+    with gc_paused():  # a kept entry only if it holds the run's own items as they are
+        items, _ = load_checked(run.benchmark, whole, slot, lambda: load_items(run.benchmark, whole)[0],
+                                lambda kept, _: _holds(kept, run.items))
     if loaded is not None:
         loaded[key] = items
     return items

@@ -11,7 +11,8 @@ with its first record, a run that ends before one (a failed preflight) leaves no
 and a finished run opens in a read-only directory. Files in a run directory are never opened
 through a symbolic link: a run directory holding one is refused before anything is written, the
 lock and `records.jsonl` are opened with `O_NOFOLLOW`, and a replaced file is a temporary file
-of our own, created exclusively, renamed over it. Nothing reaches a file unscrubbed of
+of our own, created exclusively, renamed over it (`write_atomic`, the one writer of every file
+medvqa writes, in a run directory or not). Nothing reaches a file unscrubbed of
 credentials, and a failed write (disk full, read-only) is an error naming the file, with the
 file cut back to its last whole line.
 """
@@ -23,8 +24,8 @@ import fcntl
 import gc
 import json
 import os
+import secrets
 import stat
-import tempfile
 import time
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -91,31 +92,70 @@ def _open_no_link(path: Path, flags: int, mode: int = 0o644) -> int:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """`data` as indented JSON in the file at `path`, replaced atomically."""
-    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
-    _write_atomic(path, lambda fh: fh.write(text.encode("utf-8", "backslashreplace")))
+    write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
-def _write_atomic(path: Path, write: Callable[[BinaryIO], Any], *, sync: bool = True) -> None:
-    """Write a temporary file beside `path` with `write`, then rename it over `path`: a reader
-    sees the old file or the new one, never half of one. The temporary file is a new one of our
-    own (created exclusively, under a fresh name), so no file planted beside `path` is ever
-    written or renamed. A failed write leaves no temporary file and is a `DataError` naming `path`.
-    Without `sync` (a cache's file, made again if lost) the data is not flushed to the disk first."""
+def write_atomic(path: str | Path, content: bytes | str | Callable[[BinaryIO], Any], *, sync: bool = True) -> Path:
+    """The one way medvqa writes a file (run files, pages, tables, figures, exports, caches).
+
+    `content` (bytes, text written as UTF-8, or a function writing to the open binary file) goes
+    into a new temporary file beside `path`, renamed over `path` when whole: a reader sees the
+    old file or the new one, never half of one. Nothing is written through a link: the
+    temporary file is created exclusively (`O_EXCL`, `O_NOFOLLOW`) under an unpredictable name,
+    so no file or link planted beside `path` is touched, and the rename replaces a link at
+    `path` itself, never its target. A failed write (a full disk, a read-only folder) leaves the
+    old file whole and no temporary file, and is a `DataError` naming `path`. A missing folder
+    of `path` is made. Without `sync` (a cache's file, made again if lost) the data is not
+    flushed to the disk first. A lone surrogate in text is written as its escape (`\\ud800`),
+    as records write it. Returns `path`."""
+    path = Path(path)
+    if isinstance(content, str):
+        content = content.encode("utf-8", "backslashreplace")
+    write = content if callable(content) else (lambda fh: fh.write(content))
     tmp: Path | None = None
     try:
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        tmp = Path(name)
-        os.fchmod(fd, 0o644)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _new_temporary(path)
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             if sync:
                 fh.flush()
                 os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:  # whatever stopped the write (Ctrl-C too): no temporary file stays
         if tmp is not None:
             _remove(tmp)
-        raise write_error(path, exc) from None
+        if isinstance(exc, OSError):
+            raise write_error(path, exc) from None
+        raise
+    return path
+
+
+def _new_temporary(path: Path) -> tuple[int, Path]:
+    """(descriptor, path) of a new empty file beside `path`, `.<name>.<16 random hex>.tmp`,
+    created exclusively and never through a link (another process's name is skipped)."""
+    for _ in range(100):
+        tmp = path.with_name(f".{path.name[:200]}.{secrets.token_hex(8)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(path))
+
+
+def read_kept(path: Path) -> bytes | None:
+    """The bytes of a cache's file at `path`; None when there is none, or it is not a regular
+    file of its own (a link, a device, a pipe planted there is never read: `/dev/zero` would never
+    end)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            return fh.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
+        except OSError:
+            return None
 
 
 def _remove(path: Path) -> None:
@@ -481,7 +521,7 @@ def rewrite_records(run_dir: Path, records: Iterable[dict], *, lock: bool = True
     scrub = Scrubber()
     lines = [_line(rec, scrub) for rec in records]  # every record valid before the file is touched
     with locked(run_dir) if lock else nullcontext():
-        _write_atomic(Path(run_dir) / RECORDS, lambda fh: fh.writelines(lines))
+        write_atomic(Path(run_dir) / RECORDS, lambda fh: fh.writelines(lines))
 
 
 def _missing_parents(path: Path) -> list[Path]:

@@ -20,7 +20,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from medvqa import DataError, read_json
+from medvqa import DataError, read_json, write_atomic
 from medvqa.ja import fold
 
 from .booklet import MARKER, PAGE_NUMBER, Figure, Flow
@@ -67,8 +67,7 @@ def _magic_pdf_env(workdir: Path) -> dict[str, str]:
     source = Path(os.environ.get("MINERU_TOOLS_CONFIG_JSON", Path.home() / "magic-pdf.json"))
     config = json.loads(source.read_text(encoding="utf-8")) if source.is_file() else {}
     config.setdefault("table-config", {})["enable"] = False
-    path = workdir / "magic-pdf.json"
-    path.write_text(json.dumps(config, ensure_ascii=False, indent=2), encoding="utf-8")
+    path = write_atomic(workdir / "magic-pdf.json", json.dumps(config, ensure_ascii=False, indent=2))
     return {**os.environ, "MINERU_TOOLS_CONFIG_JSON": str(path)}
 
 

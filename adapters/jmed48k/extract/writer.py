@@ -9,6 +9,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from medvqa import write_atomic
+
 
 def cell_folder(root: Path, specialty: str, year: int) -> Path:
     return Path(root) / "JMed48k" / specialty / f"{specialty}_{year}"
@@ -29,15 +31,11 @@ def write_cell(folder: Path, year: int, records: list[dict], images: dict[str, I
         for old in image_dir.glob(f"{folder.name}_*.png"):
             old.unlink()
     for ref, image in images.items():
-        target = folder / ref
-        target.parent.mkdir(parents=True, exist_ok=True)
-        image.save(target, format="PNG")
-    path = folder / f"{year}_CORRECTED.json"
-    path.write_text(json.dumps({"questions": records}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return path
+        write_atomic(folder / ref, lambda fh: image.save(fh, format="PNG"))
+    return write_atomic(folder / f"{year}_CORRECTED.json",
+                        json.dumps({"questions": records}, ensure_ascii=False, indent=1) + "\n")
 
 
 def write_report(folder: Path, year: int, report: dict) -> Path:
-    path = folder / f"{year}_extraction_report.json"
-    path.write_text(json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return path
+    return write_atomic(folder / f"{year}_extraction_report.json",
+                        json.dumps(report, ensure_ascii=False, indent=1) + "\n")

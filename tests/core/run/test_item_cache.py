@@ -134,11 +134,11 @@ def test_data_changed_since_the_run_is_an_error_with_a_kept_entry_too(made, tmp_
     questions = json.loads((own / QUESTIONS).read_text(encoding="utf-8"))
     questions["questions"][0]["question_text"] += "。"
     (own / QUESTIONS).write_text(json.dumps(questions, ensure_ascii=False), encoding="utf-8")
-    for _ in range(2):  # once loaded afresh, then from the entry kept of the new data
+    for _ in range(2):  # loaded afresh each time: a kept entry never says the data changed, the data does
         result = invoke("audit", run_dir, "--json")
         assert result.exit_code != 0
         assert "the benchmark data changed since this run (data fingerprint differs)" in result.output
-    assert len(loads) == 3
+    assert len(loads) == 4
 
 
 def test_runs_of_data_that_is_no_local_folder_load_their_items_as_before(tmp_path, monkeypatch, loads):
@@ -148,3 +148,202 @@ def test_runs_of_data_that_is_no_local_folder_load_their_items_as_before(tmp_pat
     for _ in range(2):
         as_json("score", run_dir, "--json")
     assert len(loads) == 2 and not entries(tmp_path / "cache")
+
+
+# ---------------------------------------------------------------- a kept entry is read as untrusted
+
+import hashlib
+import os
+import pickle
+import re
+import subprocess
+
+from PIL import Image
+
+from medvqa.core.audit import html
+from medvqa.core.items import Item, fingerprint_items
+
+
+def own_run(made, tmp_path) -> Path:
+    """A copy of the random run (score rewrites its records)."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(made[1][0], run_dir)
+    return run_dir
+
+
+def forge(entry: Path, edit) -> None:
+    """The entry's items edited by `edit(stored)` and written back whole, with a digest that
+    matches: what anyone who can write the cache folder can do."""
+    stored = pickle.loads(entry.read_bytes()[len(item_cache.MAGIC) + 64:])
+    edit(stored)
+    payload = pickle.dumps(stored)
+    entry.write_bytes(item_cache.MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload)
+
+
+def records(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("fingerprint", ["kept", "recomputed"])
+def test_a_forged_entry_never_changes_a_gold_answer(made, tmp_path, monkeypatch, loads, fingerprint):
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir = own_run(made, tmp_path)
+    assert as_json("score", run_dir, "--json")["changed"] == 0
+    [entry] = entries(tmp_path / "cache")
+    whole = entry.read_bytes()
+    predicted = {r["item_id"]: r["predicted"] for r in records(run_dir) if r["condition"] == "C+Q" and r["predicted"]}
+
+    def golds_as_predicted(stored):  # every gold replaced by what the random model answered
+        for d in stored["items"]:
+            if d.get("gold") and d["id"] in predicted:
+                d["gold"] = {"alternatives": (tuple(predicted[d["id"]]),), "raw": predicted[d["id"]]}
+        if fingerprint == "recomputed":  # the stored fingerprint made to match the forged items
+            stored["fingerprint"] = fingerprint_items([Item.model_validate(d) for d in stored["items"]])
+
+    forge(entry, golds_as_predicted)
+    cq = [r for r in records(run_dir) if r["condition"] == "C+Q" and r["status"] != "missing"]
+    right = sum(r["correct"] is True for r in cq)
+    assert 0 < right < len(predicted) - 100  # the forgery would make hundreds of wrong answers right
+
+    assert as_json("score", run_dir, "--json")["changed"] == 0  # the items loaded afresh instead
+    assert len(loads) == 2 and entry.read_bytes() == whole  # and the genuine entry kept again
+    [row] = [r for r in as_json("report", run_dir, "--json", "--by", "") if r["condition"] == "C+Q"]
+    assert row["correct"] == right and row["n"] == len([r for r in cq if r["correct"] is not None])
+
+
+@pytest.mark.parametrize("edit", ["touch -r", "cp -p"])
+def test_an_edit_of_the_same_size_with_the_old_modification_time_is_seen(made, tmp_path, monkeypatch, loads, edit):
+    data, runs = made
+    own = tmp_path / "data"
+    shutil.copytree(data, own)
+    run_dir = tmp_path / "run"
+    shutil.copytree(runs[0], run_dir)
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    manifest["load"]["data"] = manifest["data"] = str(own)
+    (run_dir / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    as_json("score", run_dir, "--json")
+
+    questions = own / QUESTIONS
+    before = questions.stat()
+    edited = questions.read_bytes().replace("胃癌に伴う".encode(), "肺癌に伴う".encode(), 1)  # the same size
+    stamp = tmp_path / "stamp"
+    stamp.touch()
+    subprocess.run(["touch", "-r", str(questions), str(stamp)], check=True)
+    if edit == "touch -r":  # edited in place, its modification time put back
+        questions.write_bytes(edited)
+        subprocess.run(["touch", "-r", str(stamp), str(questions)], check=True)
+    else:  # an edited copy with the old time copied over it
+        (tmp_path / "edited.json").write_bytes(edited)
+        subprocess.run(["touch", "-r", str(stamp), str(tmp_path / "edited.json")], check=True)
+        subprocess.run(["cp", "-p", str(tmp_path / "edited.json"), str(questions)], check=True)
+    after = questions.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+    result = invoke("audit", run_dir, "--json")
+    assert result.exit_code == 1
+    assert "the benchmark data changed since this run (data fingerprint differs)" in result.output
+    assert len(loads) == 2
+
+
+def test_a_forged_entry_pointing_an_image_outside_the_data_folder_is_not_shown(made, tmp_path, monkeypatch, loads):
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir = made[1][0]
+    invoke("view", run_dir, "--html", tmp_path / "genuine.html")
+    [entry] = entries(tmp_path / "cache")
+    secret = tmp_path / "private" / "secret.png"
+    secret.parent.mkdir()
+    Image.new("RGB", (64, 64), (0, 255, 0)).save(secret)
+
+    def elsewhere(stored):  # the first image of the data replaced by a file outside it
+        d = next(d for d in stored["items"] if any(im.get("path") for im in d.get("images", ())))
+        d["images"][0]["path"] = secret
+
+    forge(entry, elsewhere)
+    html.thumbnail.cache_clear()
+    invoke("view", run_dir, "--html", tmp_path / "forged.html")
+    page = (tmp_path / "forged.html").read_text(encoding="utf-8")
+    leaked = html.thumbnail(str(secret), 384, "JPEG") in page
+    assert not leaked
+    genuine = (tmp_path / "genuine.html").read_text(encoding="utf-8")
+    same = re.sub("forged|genuine", "", page) == re.sub("forged|genuine", "", genuine)  # (a page is too long to diff)
+    assert same and len(loads) == 2  # the forged entry refused, the items loaded afresh
+
+
+# ---------------------------------------------------------------- the data signature and links
+
+def small_data(tmp_path) -> Path:
+    data = tmp_path / "data"
+    (data / "exam").mkdir(parents=True)
+    (data / "exam" / "items.json").write_text("[]", encoding="utf-8")
+    (data / "exam" / "key.csv").write_text("id,answer\n", encoding="utf-8")
+    return data
+
+
+def test_the_signature_follows_no_link_out_of_the_data_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(item_cache, "MAX_FILES", 20)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    for i in range(30):
+        (outside / f"{i}.txt").write_text(str(i), encoding="utf-8")
+    data = small_data(tmp_path)
+    (data / "escape").symlink_to(outside)
+    signed = item_cache.data_signature(data)
+    assert signed is not None  # the 30 files outside are not counted: not walked
+
+    (outside / "0.txt").write_text("changed outside", encoding="utf-8")
+    assert item_cache.data_signature(data) == signed  # nothing outside is signed
+    (data / "escape").unlink()
+    (data / "escape").symlink_to(tmp_path)
+    assert item_cache.data_signature(data) != signed  # where the link points is
+
+    (data / "escape").unlink()
+    (data / "escape").symlink_to("exam")  # a link inside is followed: what it reaches is signed
+    inside = item_cache.data_signature(data)
+    (data / "exam" / "key.csv").write_text("id,answer\nq1,A\n", encoding="utf-8")
+    assert item_cache.data_signature(data) != inside
+
+
+def test_a_link_to_the_root_of_the_file_system_is_not_walked(tmp_path):
+    data = small_data(tmp_path)
+    (data / "root").symlink_to("/")
+    (data / "exam" / "up").symlink_to("../..")  # and a link back above the folder
+    signed = item_cache.data_signature(data)
+    assert signed is not None and item_cache.data_signature(data) == signed
+
+
+def test_an_entry_that_is_no_regular_file_is_never_read_and_is_replaced(made, tmp_path, monkeypatch, loads):
+    data, runs = made
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path))
+    first = as_json("audit", runs[0], "--json", "--resamples", "50")
+    [entry] = entries(tmp_path)
+    whole = entry.read_bytes()
+    entry.unlink()
+    os.mkfifo(entry)  # reading it would wait for a writer for ever (and a link to /dev/zero read for ever)
+    assert as_json("audit", runs[0], "--json", "--resamples", "50") == first
+    assert len(loads) == 2 and entry.read_bytes() == whole
+
+
+def test_a_forged_entry_of_the_whole_exams_never_changes_a_pass_verdict(tmp_path, monkeypatch):
+    """`report --pass` of a run of a selection reads the whole exams from another entry: it is used
+    only when it holds the run's own items as they are."""
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir = tmp_path / "run"
+    as_json("run", "igakuqa", "--data", shared_data("igakuqa"), "--model", "constant:a", "--select", "year=2022",
+            "--conditions", "C+Q", "--no-cache", "--run-dir", run_dir, "--json")
+    before = as_json("report", run_dir, "--pass", "--json")
+    [hisshu] = [r for r in before["rows"] if r["criterion"] == "hisshu"]
+    assert (hisshu["status"], hisshu["points"], hisshu["maximum"]) == ("fail", 29, 197)
+
+    def slot(entry):
+        return json.loads(pickle.loads(entry.read_bytes()[len(item_cache.MAGIC) + 64:])["key"][1])
+    [whole] = [e for e in entries(tmp_path / "cache") if slot(e)[3]["select"] is None]
+
+    def credited_to_all(stored):  # every 2022 question "scored correct for every examinee", the fingerprint to match
+        for d in stored["items"]:
+            if d["id"].startswith("116"):
+                d["meta"]["credited_to_all"] = True
+        stored["fingerprint"] = fingerprint_items([Item.model_validate(d) for d in stored["items"]])
+
+    forge(whole, credited_to_all)
+    assert as_json("report", run_dir, "--pass", "--json") == before
