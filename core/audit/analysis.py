@@ -734,13 +734,15 @@ def paired_accuracy_test(a: Sequence[bool], b: Sequence[bool]) -> dict:
 
 def delta_difference_test(a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool, bool]], s: Settings,
                           clusters: Sequence[str] | None = None) -> dict:
-    """Δimg of model a − Δimg of model b on the items both paired ((with, removed) per item):
-    interval and p-value from one method, the z on the per-item contrasts
-    (`stats.paired_z_difference`), so the two never contradict. Given `clusters` (one id per
-    item), a cluster bootstrap (whole clusters resampled; its interval and p from the same
-    resamples) stands beside it (`ci_cluster`, `p_cluster`)."""
-    t = stats.paired_z_difference([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b])
-    out = {k: t[k] for k in ("n", "difference", "ci", "ci_method", "test", "p", "p_bound", "log10_p", "note")}
+    """Δimg of model a − Δimg of model b on the items both paired ((with, removed) per item),
+    from the per-item contrasts (`stats.paired_contrast_test`): the exact sign-flip test and the
+    interval that inverts it where few contrasts are non-zero, the z where many are; `test` and
+    `ci_method` say which. Given `clusters` (one id per item), a cluster bootstrap (whole
+    clusters resampled; its interval and p from the same resamples) stands beside it
+    (`ci_cluster`, `p_cluster`)."""
+    t = stats.paired_contrast_test([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b])
+    out = {k: t[k] for k in ("n", "n_nonzero", "difference", "ci", "ci_method", "test", "p", "p_bound", "log10_p",
+                             "exact_p", "note")}
     if clusters is not None:
         c = stats.bootstrap_difference([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b],
                                        clusters=clusters, resamples=s.resamples, seed=s.seed)

@@ -53,10 +53,13 @@ EXPANDED_BOOTSTRAP = "bootstrap-expanded-percentile"
 CLUSTER_BOOTSTRAP = "cluster-bootstrap-expanded-percentile"
 DELTA_RATIO = "delta-method-ratio"
 PAIRED_Z = "paired-z"
+SIGN_FLIP = "sign-flip-inverted"  # the interval that inverts the sign-flip test
 # the `test` names outputs give their p-values
 MIDP = "mcnemar-mid-p"
 PAIRED_BOOTSTRAP = "paired-bootstrap"
 PAIRED_Z_TEST = "paired-z-test"
+SIGN_FLIP_EXACT = "sign-flip-exact-mid-p"
+SIGN_FLIP_MONTE_CARLO = "sign-flip-monte-carlo-mid-p"
 SCORE_TEST = "binomial-score"
 # the smallest p an output states as a number: a smaller one is reported as `< P_FLOOR`
 P_FLOOR = 1e-300
@@ -69,6 +72,14 @@ MIN_BOOTSTRAP_N = 20
 # given from 50 shared items, clear of the edge
 MIN_HEADLINE_BOOTSTRAP_N = 50
 MIN_RATIO_N = 20
+# a difference of two paired Δ's: the sign-flip test below this many non-zero contrasts, the z from
+# there (bench/coverage.py); its outcomes enumerated up to this many, else drawn this many times
+SIGN_FLIP_BELOW = 30
+SIGN_FLIP_INTERVAL_FROM = 3
+EXACT_SIGN_FLIPS = 100_000
+MONTE_CARLO_FLIPS = 10_000
+NO_PAIRS = "no shared pairs: no interval, no test"
+SAME_CONTRAST = "every item gives the same contrast: no interval, no test"
 
 
 def _normal_quantile(q: float) -> float:
@@ -352,8 +363,10 @@ def paired_z_difference(a: Sequence[float], b: Sequence[float], *, level: float 
     n = int(d.size)
     out = {"n": n, "difference": float(d.mean()) if n else None, "ci": None, "ci_method": PAIRED_Z,
            "test": PAIRED_Z_TEST, "p": None, "p_bound": None, "log10_p": None, "note": None}
+    if n == 0:
+        return {**out, "note": NO_PAIRS}
     if n < 2 or np.all(d == d[0]):
-        return {**out, "note": "every item gives the same contrast: no interval, no test"}
+        return {**out, "note": SAME_CONTRAST}
     from scipy.special import log_ndtr
 
     se = float(d.std(ddof=1)) / float(np.sqrt(n))
@@ -361,6 +374,114 @@ def paired_z_difference(a: Sequence[float], b: Sequence[float], *, level: float 
     statistic = float(d.mean()) / se
     p = bounded(float(np.log(2.0) + log_ndtr(-abs(statistic))))
     return {**out, "ci": [float(d.mean() - z * se), float(d.mean() + z * se)], **p}
+
+
+def _sign_flips(values: np.ndarray, counts: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The sign-flip distribution of contrasts grouped by value (`counts[j]` contrasts equal to
+    `values[j]`): per outcome, each group's sum of signs (2·pluses − count), its probability, and
+    whether the outcomes are every one (exact) or `MONTE_CARLO_FLIPS` seeded draws. A group's
+    pluses are Binomial(count, 1/2), so Π(count + 1) outcomes stand for 2^n sign patterns."""
+    if float(np.prod(counts + 1.0)) <= EXACT_SIGN_FLIPS:
+        from scipy.special import gammaln
+
+        plus = np.stack([g.ravel() for g in np.meshgrid(*[np.arange(c + 1) for c in counts], indexing="ij")], axis=1)
+        log_w = (gammaln(counts + 1) - gammaln(plus + 1) - gammaln(counts - plus + 1) - counts * np.log(2.0)).sum(axis=1)
+        return 2.0 * plus - counts, np.exp(log_w), True
+    plus = np.random.default_rng(seed).binomial(counts.astype(int), 0.5, size=(MONTE_CARLO_FLIPS, counts.size))
+    return 2.0 * plus - counts, np.full(MONTE_CARLO_FLIPS, 1 / MONTE_CARLO_FLIPS), False
+
+
+def sign_flip_difference(a: Sequence[float], b: Sequence[float], *, level: float = LEVEL, seed: int = 0) -> dict:
+    """Mean of `a` − mean of `b` over the same items by the sign-flip (permutation) test of the
+    per-item contrasts dᵢ = aᵢ − bᵢ and the interval that inverts it (Fisher 1935, §21; Good
+    2005, *Permutation, Parametric, and Bootstrap Tests*, §3.6). Under "the contrasts are
+    symmetric about δ", each dᵢ − δ keeps its size and takes either sign with chance 1/2; the
+    two-sided mid-p of T = Σ(dᵢ − δ) is P(|T*| > |T|) + P(|T*| = |T|)/2 (the p printed, as
+    McNemar's mid-p; `exact_p`, P(|T*| ≥ |T|), beside it). At δ = 0 only the non-zero contrasts
+    flip: four contrasts of 1 give exact p 2/16 = 0.125, mid-p 1/16 = 0.0625. The interval is the
+    δ not rejected at 1 − level, its limits found by bisection with 0 tried first, so it
+    excludes 0 exactly when p < 1 − level. The outcomes are enumerated exactly while they number
+    at most `EXACT_SIGN_FLIPS`, else drawn (`MONTE_CARLO_FLIPS`, seeded; the note gives the p's
+    standard error). {"n", "n_nonzero", "difference", "ci", "ci_method", "test", "p", "p_bound",
+    "log10_p", "exact_p", "note"}; none where every contrast is equal, or below 5 items (where no
+    δ is rejected)."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    n = int(d.size)
+    out = {"n": n, "n_nonzero": int(np.count_nonzero(d)), "difference": float(d.mean()) if n else None, "ci": None,
+           "ci_method": SIGN_FLIP, "test": SIGN_FLIP_EXACT, "p": None, "p_bound": None, "log10_p": None,
+           "exact_p": None, "note": None}
+    if n == 0:
+        return {**out, "note": NO_PAIRS}
+    if np.all(d == d[0]):
+        return {**out, "note": SAME_CONTRAST}
+    values, counts = np.unique(d, return_counts=True)
+    moved = values != 0
+    # at δ = 0 only the non-zero contrasts flip: the test's outcomes are theirs (exact far more often)
+    flips = {True: _sign_flips(values, counts.astype(float), seed),
+             False: _sign_flips(values[moved], counts[moved].astype(float), seed)}
+
+    def p_at(delta: float) -> tuple[float, float]:  # (mid-p, exact p) of "symmetric about delta"
+        signs, weights, _ = flips[delta != 0]
+        size = np.abs(values - delta) if delta != 0 else np.abs(values[moved])
+        observed = abs(float(counts @ (values - delta)))
+        spread = np.abs(signs @ size)
+        tie = np.abs(spread - observed) <= 1e-9 * max(1.0, observed)
+        above, equal = float(weights[(spread > observed) & ~tie].sum()), float(weights[tie].sum())
+        return min(1.0, above + equal / 2), min(1.0, above + equal)
+
+    def limit(far: float) -> float:  # the crossing between the estimate (kept) and `far` (rejected)
+        kept, gone = out["difference"], far
+        if min(kept, gone) < 0 < max(kept, gone):  # 0 first: the interval and the test then agree
+            kept, gone = (0.0, gone) if p_at(0.0)[0] >= alpha else (kept, 0.0)
+        while abs(kept - gone) > 1e-10:
+            mid = (kept + gone) / 2
+            kept, gone = (mid, gone) if p_at(mid)[0] >= alpha else (kept, mid)
+        # a limit at a contrast's value (where the distribution steps) is that value, not its neighbour
+        near = [float(v) for v in values if abs(v - kept) < 1e-8 and p_at(float(v))[0] >= alpha]
+        return near[0] if near else kept
+
+    alpha = 1 - level
+    mid, whole = p_at(0.0)
+    said = {"test": SIGN_FLIP_EXACT if flips[False][2] else SIGN_FLIP_MONTE_CARLO, "exact_p": whole,
+            **(bounded(float(np.log(mid))) if mid > 0 else {"p": 1 / MONTE_CARLO_FLIPS, "p_bound": "<",
+                                                             "log10_p": -float(np.log10(MONTE_CARLO_FLIPS))})}
+    notes = []
+    if not flips[False][2]:
+        se = float(np.sqrt(max(mid * (1 - mid), 1 / MONTE_CARLO_FLIPS) / MONTE_CARLO_FLIPS))
+        notes.append(f"p from {MONTE_CARLO_FLIPS:,} Monte Carlo sign flips (standard error {se:.2g})")
+    low_end, high_end = float(values[0]) - 1, float(values[-1]) + 1
+    if p_at(low_end)[0] >= alpha or p_at(high_end)[0] >= alpha:
+        return {**out, **said, "note": "; ".join([*notes, f"{n} items: too few for a sign-flip interval"])}
+    if not flips[True][2]:
+        notes.append(f"interval limits from {MONTE_CARLO_FLIPS:,} Monte Carlo sign flips")
+    return {**out, **said, "ci": [limit(low_end), limit(high_end)], "note": "; ".join(notes) or None}
+
+
+def paired_contrast_test(a: Sequence[float], b: Sequence[float], *, level: float = LEVEL, seed: int = 0) -> dict:
+    """A difference of two paired Δ's (two models' Δimg on the same items) from the per-item
+    contrasts, by how many are non-zero (m); `test` and `ci_method` say which method gave what:
+
+    - m < `SIGN_FLIP_BELOW`: the exact sign-flip test and the interval that inverts it
+      (`sign_flip_difference`). Two strong models that agree on most items leave a handful of
+      non-zero contrasts, where the z misleads: four contrasts of 1 among 100 give z p = 0.042,
+      the exact p 0.125 (mid-p 0.0625); and the z covers 0.98–1.00 there (bench/coverage.py);
+    - m of 1 or 2 (`SIGN_FLIP_INTERVAL_FROM`): the sign-flip test with the z interval, since
+      the inverted one covers 0.56–0.79 there (its limits stop at the observed contrasts); from
+      5 items neither can reject (the z is at most √(m(n − 1)/(n − m)) < 1.96, the mid-p at
+      least 0.25), so the two agree;
+    - m >= `SIGN_FLIP_BELOW`: the z interval and test (`paired_z_difference`), where the sum of
+      that many contrasts is near normal.
+    """
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    m = int(np.count_nonzero(d))
+    if m >= SIGN_FLIP_BELOW:
+        return {**paired_z_difference(a, b, level=level), "n_nonzero": m, "exact_p": None}
+    out = sign_flip_difference(a, b, level=level, seed=seed)
+    if m < SIGN_FLIP_INTERVAL_FROM and out["ci"] is not None:
+        said = f"{m} non-zero contrast{'s' if m > 1 else ''}: the z interval beside the sign-flip test"
+        out.update(ci=paired_z_difference(a, b, level=level)["ci"], ci_method=PAIRED_Z,
+                   note="; ".join(x for x in (out["note"], said) if x))
+    return out
 
 
 def bootstrap_statistic(n: int, statistic: Callable[[np.ndarray], float | None], estimate: float | None, *,
