@@ -154,13 +154,19 @@ def _parity_cases():
 
 
 def test_intervals_of_proportions_equal_scipy_stats():
-    """Wilson's interval as `scipy.stats.binomtest(...).proportion_ci(method="wilson")` gives it,
+    """Wilson's interval (`wilson_ci`; `binomial_ci` away from the ends) as
+    `scipy.stats.binomtest(...).proportion_ci(method="wilson")` gives it,
     over every count of n <= 40 and both ends of large n; Wilson's z as `scipy.stats.norm.ppf`."""
     from scipy import stats as scipy_stats
 
     for k, n in _parity_cases():
         wilson = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-        assert stats.binomial_ci(k, n) == pytest.approx((wilson.low, wilson.high), abs=1e-12, rel=0)
+        assert stats.wilson_ci(k, n) == pytest.approx((wilson.low, wilson.high), abs=1e-12, rel=0)
+        # binomial_ci is Wilson's but within x* counts of either end (the boundary correction, below)
+        edge = 2 if n <= 50 else 3 if n <= 100 else 0
+        low, high = stats.binomial_ci(k, n)
+        assert low == pytest.approx(wilson.low, abs=1e-12, rel=0) or 1 <= k <= edge
+        assert high == pytest.approx(wilson.high, abs=1e-12, rel=0) or 1 <= n - k <= edge
         assert stats.binomial_ci(float(k), n) == stats.binomial_ci(k, n)
     for level in (0.5, 0.9, 0.95, 0.99):
         z = float(scipy_stats.norm.ppf(0.5 + level / 2))
@@ -287,3 +293,37 @@ def test_contrast_test_says_which_method_and_why():
     assert stats.paired_contrast_test([], [])["note"] == "no shared pairs: no interval, no test"
     assert stats.paired_z_difference([], [])["note"] == "no shared pairs: no interval, no test"
     assert stats.paired_contrast_test([1, 1], [0, 0])["note"] == "every item gives the same contrast: no interval, no test"
+
+
+def test_a_proportion_near_0_or_1_gets_the_boundary_correction_of_brown_cai_and_dasgupta():
+    """Within x* = 2 counts of 0 or n (n ≤ 50; 3 for n ≤ 100) the limit on that side is the
+    one-sided Poisson one, the λ with P(Poisson(λ) ≥ x) = 0.05, over n (Brown, Cai & DasGupta 2001,
+    §4.1.1): x = 1: 1 − e^−λ = 0.05, λ = −ln 0.95 = 0.051293; x = 2: e^−λ(1 + λ) = 0.95,
+    λ = 0.355362; x = 3: e^−λ(1 + λ + λ²/2) = 0.95, λ = 0.817691. Elsewhere Wilson's."""
+    from medvqa.core.metrics import WILSON
+
+    assert WILSON == stats.WILSON == "wilson-score-bcd"  # the metrics layer names it as stats does
+    one = -math.log(0.95)
+    assert stats.binomial_ci(1, 20) == (pytest.approx(one / 20, rel=1e-9), stats.wilson_ci(1, 20)[1])
+    assert stats.binomial_ci(1, 20)[0] == pytest.approx(0.0025647, abs=1e-7)  # Wilson's: 0.00888
+    assert stats.binomial_ci(19, 20) == (stats.wilson_ci(19, 20)[0], pytest.approx(1 - one / 20, rel=1e-9))
+    low = stats.binomial_ci(2, 50)[0] * 50
+    assert math.exp(-low) * (1 + low) == pytest.approx(0.95, rel=1e-9) and low == pytest.approx(0.355362, abs=1e-6)
+    low = stats.binomial_ci(3, 100)[0] * 100
+    assert math.exp(-low) * (1 + low + low * low / 2) == pytest.approx(0.95, rel=1e-9)
+    assert stats.binomial_ci(3, 50) == stats.wilson_ci(3, 50)  # 3 > x* = 2 at n ≤ 50
+    assert stats.binomial_ci(3, 101) == stats.wilson_ci(3, 101)  # none beyond n = 100
+    assert stats.binomial_ci(7, 10) == stats.wilson_ci(7, 10)
+    assert stats.binomial_ci(1, 2) == stats.wilson_ci(1, 2)  # 1 of 2 is near neither side
+    # its worst coverage over p near 1 at n = 20 (exact binomial sums): Wilson's 0.8995 at p = 0.973
+    from scipy.stats import binom
+
+    def coverage(interval, n, p):
+        ks = np.arange(n + 1)
+        limits = np.array([interval(int(k), n) for k in ks])
+        inside = (limits[:, 0][None, :] <= p[:, None]) & (p[:, None] <= limits[:, 1][None, :])
+        return (binom.pmf(ks[None, :], n, p[:, None]) * inside).sum(axis=1)
+
+    assert coverage(stats.wilson_ci, 20, np.array([0.973]))[0] == pytest.approx(0.8995, abs=1e-4)
+    assert coverage(stats.binomial_ci, 20, np.array([0.973]))[0] > 0.97
+    assert coverage(stats.binomial_ci, 20, np.arange(0.01, 0.991, 0.001)).min() > 0.917
