@@ -18,10 +18,12 @@ coverage is near nominal at small n (docs/audit.md, "Statistics", gives the refe
   `MIN_TESTED` pairs is descriptive (no test);
 - a ratio of sums over datapoints (micro-F1 with boxes): the delta-method (linearisation)
   interval of a ratio estimator with a t quantile (`ratio_ci`), from `MIN_RATIO_N` datapoints;
-- a difference of two models' Δimg (or of two languages' Δ) on the items both share: the
-  large-sample z interval and z-test on the per-item contrasts (`paired_z_difference`),
-  one statistic for both, so they never contradict (a plain percentile bootstrap covers 85 % at
-  n = 20 there, the paired t 0.979, the z 0.952: bench/coverage.py);
+- a difference of two models' Δimg (or of two languages' Δ) on the items both share
+  (`paired_contrast_test`): the exact sign-flip test on the per-item contrasts and the interval
+  that inverts it where fewer than `SIGN_FLIP_BELOW` are non-zero (enumerated, or drawn with
+  the p's standard error in a note), the bound the differing items set where at most 2 are,
+  and the large-sample z interval and test (`paired_z_difference`) from there on; each pair
+  of interval and test never contradicts;
 - a non-accuracy headline between models (micro-F1): one seeded paired bootstrap gives the
   percentile interval and the p-value (`bootstrap_statistic`), from `MIN_HEADLINE_BOOTSTRAP_N`
   items;
@@ -56,6 +58,7 @@ CLUSTER_BOOTSTRAP = "cluster-bootstrap-expanded-percentile"
 DELTA_RATIO = "delta-method-ratio"
 PAIRED_Z = "paired-z"
 SIGN_FLIP = "sign-flip-inverted"  # the interval that inverts the sign-flip test
+DIFFERING_BOUND = "differing-items-bound"  # a difference of Δ's where at most 2 items differ
 # the `test` names outputs give their p-values
 MIDP = "mcnemar-mid-p"
 PAIRED_BOOTSTRAP = "paired-bootstrap"
@@ -486,30 +489,36 @@ def sign_flip_difference(a: Sequence[float], b: Sequence[float], *, level: float
     return {**out, **said, "ci": [limit(low_end), limit(high_end)], "note": "; ".join(notes) or None}
 
 
-def paired_contrast_test(a: Sequence[float], b: Sequence[float], *, level: float = LEVEL, seed: int = 0) -> dict:
+def paired_contrast_test(a: Sequence[float], b: Sequence[float], *, level: float = LEVEL, seed: int = 0,
+                         span: float = 2.0) -> dict:
     """A difference of two paired Δ's (two models' Δimg on the same items) from the per-item
     contrasts, by how many are non-zero (m); `test` and `ci_method` say which method gave what:
 
     - m < `SIGN_FLIP_BELOW`: the exact sign-flip test and the interval that inverts it
       (`sign_flip_difference`). Two strong models that agree on most items leave a handful of
       non-zero contrasts, where the z misleads: four contrasts of 1 among 100 give z p = 0.042,
-      the exact p 0.125 (mid-p 0.0625); and the z covers 0.98–1.00 there (bench/coverage.py);
-    - m of 1 or 2 (`SIGN_FLIP_INTERVAL_FROM`): the sign-flip test with the z interval, since
-      the inverted one covers 0.56–0.79 there (its limits stop at the observed contrasts); from
-      5 items neither can reject (the z is at most √(m(n − 1)/(n − m)) < 1.96, the mid-p at
-      least 0.25), so the two agree;
+      the exact p 0.125 (mid-p 0.0625); and the z gives no interval at all where no item
+      differs (bench/coverage.py);
+    - m of 0, 1 or 2 (below `SIGN_FLIP_INTERVAL_FROM`): the sign-flip test (p = 1 for m = 0)
+      and the bound the differing items set (`DIFFERING_BOUND`): a contrast lies within ±`span`
+      (2 for two Δ's of right-or-wrong answers), so the mean lies within ±span·u, u the upper
+      limit of m of n (`binomial_ci`) for the share of items that differ. The inverted
+      interval covers 0.56–0.79 there (its limits stop at the observed contrasts); the bound
+      covers at least 0.975 and always holds 0, where the test cannot reject (mid-p ≥ 0.25);
     - m >= `SIGN_FLIP_BELOW`: the z interval and test (`paired_z_difference`), where the sum of
       that many contrasts is near normal.
     """
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    m = int(np.count_nonzero(d))
+    m, n = int(np.count_nonzero(d)), int(d.size)
     if m >= SIGN_FLIP_BELOW:
         return {**paired_z_difference(a, b, level=level), "n_nonzero": m, "exact_p": None}
     out = sign_flip_difference(a, b, level=level, seed=seed)
-    if m < SIGN_FLIP_INTERVAL_FROM and out["ci"] is not None:
-        said = f"{m} non-zero contrast{'s' if m > 1 else ''}: the z interval beside the sign-flip test"
-        out.update(ci=paired_z_difference(a, b, level=level)["ci"], ci_method=PAIRED_Z,
-                   note="; ".join(x for x in (out["note"], said) if x))
+    if n and m < SIGN_FLIP_INTERVAL_FROM:
+        if m == 0:  # nothing flips: the data cannot reject δ = 0 (as McNemar without discordant pairs)
+            out.update(test=SIGN_FLIP_EXACT, p=1.0, p_bound="=", log10_p=0.0, exact_p=1.0)
+        bound = span * binomial_ci(m, n, level=level)[1]
+        said = f"{m} of {n} items differ: the interval is the bound they set (±{span:g} × the share that may differ)"
+        out.update(ci=[-bound, bound], ci_method=DIFFERING_BOUND, note=said)
     return out
 
 

@@ -278,11 +278,21 @@ def test_contrast_test_says_which_method_and_why():
     # 40 non-zero contrasts of ±1 among 60 items: the z (SIGN_FLIP_BELOW is 30)
     many = stats.paired_contrast_test([1] * 25 + [-1] * 15 + [0] * 20, [0] * 60)
     assert (many["test"], many["ci_method"], many["n_nonzero"]) == ("paired-z-test", "paired-z", 40)
-    # one contrast of 1 among 20: exact mid-p = 0 + 1/2, the z interval beside it, and a note saying so
+    # one contrast of 1 among 20: exact p = P(|T*| ≥ 1) = 1, mid-p 1/2; the interval is the bound the
+    # differing items set: a contrast lies in [−2, 2], and the share of items that differ is at most
+    # the upper limit of 1 of 20 (Wilson's, 0.236130), so the mean lies within ±0.472261
     one = stats.paired_contrast_test([1] + [0] * 19, [0] * 20)
-    assert (one["test"], one["ci_method"]) == ("sign-flip-exact-mid-p", "paired-z")
+    assert (one["test"], one["ci_method"]) == ("sign-flip-exact-mid-p", "differing-items-bound")
     assert (one["p"], one["exact_p"]) == (pytest.approx(0.5), pytest.approx(1.0))
-    assert "1 non-zero contrast" in one["note"] and one["ci"][0] < 0 < one["ci"][1]
+    assert one["ci"] == pytest.approx([-2 * 0.2361312, 2 * 0.2361312], abs=1e-6)
+    assert one["note"].startswith("1 of 20 items differ")
+    # no item differs (two strong models that agree everywhere): p = 1 and the bound of 0 of 20,
+    # ±2·z²/(20 + z²) = ±2·3.8415/23.8415 = ±0.32225, where the z gave no interval at all
+    none = stats.paired_contrast_test([1] * 18 + [0, -1], [1] * 18 + [0, -1])
+    assert (none["p"], none["exact_p"], none["difference"]) == (1.0, 1.0, 0.0)
+    z2 = 1.959963984540054 ** 2
+    assert none["ci"] == pytest.approx([-2 * z2 / (20 + z2), 2 * z2 / (20 + z2)], rel=1e-9)
+    assert stats.paired_z_difference([1] * 18 + [0, -1], [1] * 18 + [0, -1])["ci"] is None
     # 25 contrasts spread over five values among 2,000 items: the interval's outcomes are too many to
     # enumerate (1,976 × ...), so drawn, and the note says so; the test's are enumerated
     d = [2] * 3 + [1] * 12 + [-1] * 8 + [-2] * 2 + [0] * 1975
@@ -292,7 +302,7 @@ def test_contrast_test_says_which_method_and_why():
     # no shared pairs is not "every item gives the same contrast"
     assert stats.paired_contrast_test([], [])["note"] == "no shared pairs: no interval, no test"
     assert stats.paired_z_difference([], [])["note"] == "no shared pairs: no interval, no test"
-    assert stats.paired_contrast_test([1, 1], [0, 0])["note"] == "every item gives the same contrast: no interval, no test"
+    assert stats.paired_contrast_test([1, 1, 1], [0, 0, 0])["note"] == "every item gives the same contrast: no interval, no test"
 
 
 def test_a_proportion_near_0_or_1_gets_the_boundary_correction_of_brown_cai_and_dasgupta():
