@@ -264,6 +264,8 @@ def repeated(identical: bool):
     return coverage
 
 
+# a difference of two Δ's: `paired_contrast_test` picks one of three by how many items differ
+DELTA_METHODS = f"{stats.SIGN_FLIP} / {stats.DIFFERING_BOUND} / {stats.PAIRED_Z}"
 INTERVALS = [
     ("accuracy", "proportion: medvqa's (binomial_ci)", stats.WILSON, proportion(stats.binomial_ci)),
     ("accuracy", "candidate: plain Wilson", "wilson-score", proportion(stats.wilson_ci)),
@@ -271,7 +273,7 @@ INTERVALS = [
     ("accuracy", "candidate: mid-p Clopper-Pearson", "mid-p-clopper-pearson", proportion(mid_p_clopper_pearson)),
     *(("tango", f"paired difference, b copies a on {a:.0%}", stats.TANGO, tango(a)) for a in AGREEMENT),
     ("macro", "macro average of 3 rows", stats.MOVER_WILSON, macro),
-    *(("delta", f"Δimg of a − Δimg of b, b copies a on {a:.0%}", "sign-flip / paired-z", delta_difference(a))
+    *(("delta", f"Δimg of a − Δimg of b, b copies a on {a:.0%}", DELTA_METHODS, delta_difference(a))
       for a in AGREEMENT),
     *(("delta", f"candidate: the z alone, b copies a on {a:.0%}", stats.PAIRED_Z,
        delta_difference(a, stats.paired_z_difference)) for a in AGREEMENT),

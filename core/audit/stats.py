@@ -504,7 +504,8 @@ def paired_contrast_test(a: Sequence[float], b: Sequence[float], *, level: float
       (2 for two Δ's of right-or-wrong answers), so the mean lies within ±span·u, u the upper
       limit of m of n (`binomial_ci`) for the share of items that differ. The inverted
       interval covers 0.56–0.79 there (its limits stop at the observed contrasts); the bound
-      covers at least 0.975 and always holds 0, where the test cannot reject (mid-p ≥ 0.25);
+      covers about 0.975 or more (the one-sided level of u) and always holds 0, where the test
+      cannot reject (mid-p ≥ 0.25);
     - m >= `SIGN_FLIP_BELOW`: the z interval and test (`paired_z_difference`), where the sum of
       that many contrasts is near normal.
     """
