@@ -81,7 +81,8 @@ MIN_RATIO_N = 20
 # there (bench/coverage.py); its outcomes enumerated up to this many, else drawn this many times
 SIGN_FLIP_BELOW = 30
 SIGN_FLIP_INTERVAL_FROM = 3
-EXACT_SIGN_FLIPS = 100_000
+EXACT_SIGN_FLIPS = 200_000  # the test: one evaluation
+EXACT_INTERVAL_FLIPS = 20_000  # the interval: some 80 evaluations of its bisection
 MONTE_CARLO_FLIPS = 10_000
 NO_PAIRS = "no shared pairs: no interval, no test"
 SAME_CONTRAST = "every item gives the same contrast: no interval, no test"
@@ -408,12 +409,13 @@ def paired_z_difference(a: Sequence[float], b: Sequence[float], *, level: float 
     return {**out, "ci": [float(d.mean() - z * se), float(d.mean() + z * se)], **p}
 
 
-def _sign_flips(values: np.ndarray, counts: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, bool]:
+def _sign_flips(values: np.ndarray, counts: np.ndarray, seed: int, limit: int) -> tuple[np.ndarray, np.ndarray, bool]:
     """The sign-flip distribution of contrasts grouped by value (`counts[j]` contrasts equal to
     `values[j]`): per outcome, each group's sum of signs (2·pluses − count), its probability, and
-    whether the outcomes are every one (exact) or `MONTE_CARLO_FLIPS` seeded draws. A group's
-    pluses are Binomial(count, 1/2), so Π(count + 1) outcomes stand for 2^n sign patterns."""
-    if float(np.prod(counts + 1.0)) <= EXACT_SIGN_FLIPS:
+    whether the outcomes are every one (exact: while they number at most `limit`) or
+    `MONTE_CARLO_FLIPS` seeded draws. A group's pluses are Binomial(count, 1/2), so Π(count + 1)
+    outcomes stand for 2^n sign patterns."""
+    if float(np.prod(counts + 1.0)) <= limit:
         from scipy.special import gammaln
 
         plus = np.stack([g.ravel() for g in np.meshgrid(*[np.arange(c + 1) for c in counts], indexing="ij")], axis=1)
@@ -433,8 +435,9 @@ def sign_flip_difference(a: Sequence[float], b: Sequence[float], *, level: float
     flip: four contrasts of 1 give exact p 2/16 = 0.125, mid-p 1/16 = 0.0625. The interval is the
     δ not rejected at 1 − level, its limits found by bisection with 0 tried first, so it
     excludes 0 exactly when p < 1 − level. The outcomes are enumerated exactly while they number
-    at most `EXACT_SIGN_FLIPS`, else drawn (`MONTE_CARLO_FLIPS`, seeded; the note gives the p's
-    standard error). {"n", "n_nonzero", "difference", "ci", "ci_method", "test", "p", "p_bound",
+    at most `EXACT_SIGN_FLIPS` for the test (`EXACT_INTERVAL_FLIPS` for the interval, whose
+    bisection evaluates them some 80 times), else drawn (`MONTE_CARLO_FLIPS`, seeded; the note
+    gives the p's standard error, or says the interval's limits were drawn). {"n", "n_nonzero", "difference", "ci", "ci_method", "test", "p", "p_bound",
     "log10_p", "exact_p", "note"}; none where every contrast is equal, or below 5 items (where no
     δ is rejected)."""
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
@@ -449,8 +452,8 @@ def sign_flip_difference(a: Sequence[float], b: Sequence[float], *, level: float
     values, counts = np.unique(d, return_counts=True)
     moved = values != 0
     # at δ = 0 only the non-zero contrasts flip: the test's outcomes are theirs (exact far more often)
-    flips = {True: _sign_flips(values, counts.astype(float), seed),
-             False: _sign_flips(values[moved], counts[moved].astype(float), seed)}
+    flips = {True: _sign_flips(values, counts.astype(float), seed, EXACT_INTERVAL_FLIPS),
+             False: _sign_flips(values[moved], counts[moved].astype(float), seed, EXACT_SIGN_FLIPS)}
 
     def p_at(delta: float) -> tuple[float, float]:  # (mid-p, exact p) of "symmetric about delta"
         signs, weights, _ = flips[delta != 0]
