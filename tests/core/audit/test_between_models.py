@@ -74,8 +74,9 @@ def test_holm_over_the_model_pairs_of_one_quantity_in_audit_and_compare(three):
         got = {(t["a"], t["b"]): t for t in compared["tests"] if t["condition"] == condition}
         assert {k: t["p"] for k, t in got.items()} == pytest.approx(RAW[condition], rel=1e-12)
         assert {k: t["p_holm"] for k, t in got.items()} == pytest.approx(HOLM[condition], rel=1e-12)
-    # each model's Δimg is 0 on every item: no test, so nothing to adjust
-    assert all(c["p"] is None and c["p_holm"] is None for c in audited["comparisons"] if c["measure"] == "delta_img")
+    # each model's Δimg is 0 on every item, so every contrast of two is 0: p = 1, and Holm keeps 1
+    deltas = [c for c in audited["comparisons"] if c["measure"] == "delta_img"]
+    assert [(c["n"], c["p"], c["p_holm"]) for c in deltas] == [(5, 1.0, 1.0)] * 3
     # the tables say what the adjusted column is, in every rendering
     for text in (invoke("audit", *three), invoke("compare", *three), invoke("compare", *three, "--format", "html")):
         assert "Holm p" in text and "one family of tests" in text
