@@ -409,7 +409,8 @@ def paired_z_difference(a: Sequence[float], b: Sequence[float], *, level: float 
     return {**out, "ci": [float(d.mean() - z * se), float(d.mean() + z * se)], **p}
 
 
-def _sign_flips(values: np.ndarray, counts: np.ndarray, seed: int, limit: int) -> tuple[np.ndarray, np.ndarray, bool]:
+def _sign_flips(values: np.ndarray, counts: np.ndarray, seed: int,
+                limit: int) -> tuple[np.ndarray, np.ndarray, bool]:
     """The sign-flip distribution of contrasts grouped by value (`counts[j]` contrasts equal to
     `values[j]`): per outcome, each group's sum of signs (2·pluses − count), its probability, and
     whether the outcomes are every one (exact: while they number at most `limit`) or
@@ -418,9 +419,10 @@ def _sign_flips(values: np.ndarray, counts: np.ndarray, seed: int, limit: int) -
     if float(np.prod(counts + 1.0)) <= limit:
         from scipy.special import gammaln
 
-        plus = np.stack([g.ravel() for g in np.meshgrid(*[np.arange(c + 1) for c in counts], indexing="ij")], axis=1)
-        log_w = (gammaln(counts + 1) - gammaln(plus + 1) - gammaln(counts - plus + 1) - counts * np.log(2.0)).sum(axis=1)
-        return 2.0 * plus - counts, np.exp(log_w), True
+        grids = np.meshgrid(*[np.arange(c + 1) for c in counts], indexing="ij")
+        plus = np.stack([g.ravel() for g in grids], axis=1)
+        log_w = gammaln(counts + 1) - gammaln(plus + 1) - gammaln(counts - plus + 1) - counts * np.log(2.0)
+        return 2.0 * plus - counts, np.exp(log_w.sum(axis=1)), True
     plus = np.random.default_rng(seed).binomial(counts.astype(int), 0.5, size=(MONTE_CARLO_FLIPS, counts.size))
     return 2.0 * plus - counts, np.full(MONTE_CARLO_FLIPS, 1 / MONTE_CARLO_FLIPS), False
 
@@ -437,9 +439,9 @@ def sign_flip_difference(a: Sequence[float], b: Sequence[float], *, level: float
     excludes 0 exactly when p < 1 − level. The outcomes are enumerated exactly while they number
     at most `EXACT_SIGN_FLIPS` for the test (`EXACT_INTERVAL_FLIPS` for the interval, whose
     bisection evaluates them some 80 times), else drawn (`MONTE_CARLO_FLIPS`, seeded; the note
-    gives the p's standard error, or says the interval's limits were drawn). {"n", "n_nonzero", "difference", "ci", "ci_method", "test", "p", "p_bound",
-    "log10_p", "exact_p", "note"}; none where every contrast is equal, or below 5 items (where no
-    δ is rejected)."""
+    gives the p's standard error, or says the interval's limits were drawn). {"n", "n_nonzero",
+    "difference", "ci", "ci_method", "test", "p", "p_bound", "log10_p", "exact_p", "note"};
+    neither where every contrast is equal, no interval below 5 items (where no δ is rejected)."""
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     n = int(d.size)
     out = {"n": n, "n_nonzero": int(np.count_nonzero(d)), "difference": float(d.mean()) if n else None, "ci": None,

@@ -234,11 +234,12 @@ def _brute_mid_p(d, delta):
 
 def test_four_contrasts_of_one_get_the_exact_sign_test_not_the_z():
     """Four items with contrast 1 among 100: only the four flip at δ = 0, and |T*| = 4 only when
-    all four have one sign: exact p = 2/16 = 0.125, mid-p 0.125 − 0.125/2 = 0.0625. The z would
-    say 0.042 (s² = (4 − 100·0.04²)/99, z = 0.04/√(s²/100) = 2.03). The interval inverts the mid-p: below 0
-    every contrast − δ is positive (T is the largest of the 2^100 sums: p = 2^-100), so the lower
-    limit is 0; the upper one is 3/38, a step of the mid-p (kept just below, rejected above) where three of the four and 61 of the
-    96 plus signs tie with the observed |T| = 100δ − 4: 2 + δ(2·61 − 98) = 100δ − 4."""
+    all four have one sign: exact p = 2/16 = 0.125, mid-p 0.125 − 0.125/2 = 0.0625. The z would say
+    0.042 (s² = (4 − 100·0.04²)/99, z = 0.04/√(s²/100) = 2.03). The interval inverts the mid-p:
+    below 0 every contrast − δ is positive (T is the largest of the 2^100 sums: p = 2^-100), so the
+    lower limit is 0; the upper one is 3/38, a step of the mid-p (kept just below, rejected above)
+    where three plus signs of the four and 61 of the 96 tie with the observed |T| = 100δ − 4:
+    2(1 − δ) + δ(2·61 − 96) = 100δ − 4."""
     a = [1] * 4 + [0] * 96
     z = stats.paired_z_difference(a, [0] * 100)
     assert z["p"] == pytest.approx(0.04225, abs=1e-5)
