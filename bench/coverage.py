@@ -27,9 +27,11 @@ spread); an interval an output does not give below its minimum n prints that min
 - a difference of two models' micro-F1 (the expanded percentile bootstrap): the boxes above, b
   finding each box with 0.15 less chance;
 - the cluster bootstrap (`--cluster`): n clusters of 1-3 items, a cluster's chance of a right
-  answer drawn from Beta(5p, 5(1 − p)) (intra-cluster correlation 1/6);
+  answer drawn from Beta(5p, 5(1 − p)) (intra-cluster correlation 1/6); for Δimg
+  (`bootstrap_difference` with clusters), that chance with the image and 0.1 less without it;
 - the item-level interval of a run with 3 repeats (`repeats.item_interval`): each item's chance
-  drawn from Beta(2p, 2(1 − p)), its 3 answers independent, or (temperature 0) one answer repeated.
+  drawn from Beta(2p, 2(1 − p)), its 3 answers independent, or (temperature 0) one answer
+  repeated; for the pooled Δimg, that chance with the image and 0.1 less without it.
 
 Simulated cells use the grid p = 0.01, 0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95, 0.99 and `--reps`
 repetitions per point: the Monte Carlo standard error is about 0.011 at 0.95 with 400, so a
@@ -247,6 +249,51 @@ def cluster(n: int, reps: int, rng, resamples: int) -> list[tuple[float, float]]
     return out
 
 
+def _image_effect_truth(a: float, b: float) -> float:
+    """E[c − max(c − 0.1, 0)] for c ~ Beta(a, b): the Δimg of items right with chance c with the
+    image and c − 0.1 without it."""
+    c = np.random.default_rng(777).beta(a, b, size=2_000_000)
+    return float(np.mean(c - np.maximum(c - 0.1, 0)))
+
+
+def cluster_delta(n: int, reps: int, rng, resamples: int) -> list[tuple[float, float]] | str:
+    if n < stats.MIN_BOOTSTRAP_N:
+        return f"n >= {stats.MIN_BOOTSTRAP_N}"
+    out = []
+    for p in GRID:
+        truth = _image_effect_truth(5 * p, 5 * (1 - p))
+        hits = given = 0
+        for rep in range(reps):
+            sizes = rng.integers(1, 4, size=n)
+            chance = rng.beta(5 * p, 5 * (1 - p), size=n)
+            ids = np.repeat(np.arange(n), sizes)
+            with_image = (rng.random(ids.size) < chance[ids]).astype(float)
+            removed = (rng.random(ids.size) < np.maximum(chance[ids] - 0.1, 0)).astype(float)
+            boot = stats.bootstrap_difference(with_image, removed, clusters=list(ids), resamples=resamples, seed=rep)
+            if boot["ci"] is not None:
+                given += 1
+                hits += boot["ci"][0] <= truth <= boot["ci"][1]
+        out.append((p, _share(hits, given), given / reps))
+    return out
+
+
+def repeated_delta(n: int, reps: int, rng, resamples: int) -> list[tuple[float, float]]:
+    out = []
+    for p in GRID:
+        truth = _image_effect_truth(2 * p, 2 * (1 - p))
+        hits = given = 0
+        for _ in range(reps):
+            chance = rng.beta(2 * p, 2 * (1 - p), size=n)
+            with_image = rng.random((n, 3)) < chance[:, None]
+            removed = rng.random((n, 3)) < np.maximum(chance - 0.1, 0)[:, None]
+            got = repeats.item_interval(list((with_image.astype(float) - removed).mean(axis=1)), lower=-1.0)
+            if got is not None:
+                given += 1
+                hits += got[0] <= truth <= got[1]
+        out.append((p, _share(hits, given), given / reps))
+    return out
+
+
 def repeated(identical: bool):
     def coverage(n: int, reps: int, rng, resamples: int) -> list[tuple[float, float]]:
         out = []
@@ -280,8 +327,10 @@ INTERVALS = [
     ("f1", "micro-F1 with boxes", stats.DELTA_RATIO, micro_f1_boxes),
     ("f1diff", "micro-F1 of a − micro-F1 of b", stats.EXPANDED_BOOTSTRAP, micro_f1_difference),
     ("cluster", "accuracy, clustered items (n clusters)", stats.CLUSTER_BOOTSTRAP, cluster),
+    ("cluster", "Δimg, clustered items (n clusters)", stats.CLUSTER_BOOTSTRAP, cluster_delta),
     ("repeats", "3 repeats, item-level interval", "item-level t", repeated(False)),
     ("repeats", "3 repeats at temperature 0 (identical)", "item-level t", repeated(True)),
+    ("repeats", "3 repeats, pooled Δimg", "item-level t", repeated_delta),
 ]
 
 
