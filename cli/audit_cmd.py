@@ -88,7 +88,7 @@ def more_sections(doc: dict) -> str:
     random baseline, overall) and the selection bias (labels chosen more often than they are
     right, answers outside the options), then the paired tests between models. Strata of the
     ablation are in --json and --html."""
-    from medvqa.core.audit.analysis import model_docs
+    from medvqa.core.audit.analysis import BETWEEN_MODELS_TEXT, model_docs
     from medvqa.core.conditions import ALL
     from medvqa.tables import fmt, p_value, percent, points
 
@@ -116,12 +116,15 @@ def more_sections(doc: dict) -> str:
             lines.append(f"| {name} | {cond} | {bias['n']} | {over} | {outside} |")
     comparisons = doc.get("comparisons") or []
     if comparisons:
-        warned = any(c.get("warning") for c in comparisons)  # a warning column only where a Δ has one
+        # a warning (a note) column only where a row has one
+        said = [k for k in ("warning", "note") if any(c.get(k) for c in comparisons)]
         lines += ["", "## Between models (paired, on the items both answered)", "",
-                  "| a | b | measure | n | a − b (pp) | 95 % CI | p |" + (" warning |" if warned else ""),
-                  "|---|---|---|---|---|---|---|" + ("---|" if warned else "")]
+                  "| a | b | measure | n | a − b (pp) | 95 % CI | test | p | Holm p |" + "".join(f" {k} |" for k in said),
+                  "|---|---|---|---|---|---|---|---|---|" + "---|" * len(said)]
         for c in comparisons:
             ci = fmt(c.get("ci"), "ci_pp")
             lines.append(f"| {c['a']} | {c['b']} | {c['measure']} | {c['n']} | {points(c.get('difference'))} | {ci} | "
-                         f"{p_value(c.get('p'))} |" + (f" {c.get('warning') or '–'} |" if warned else ""))
+                         f"{c.get('test') or '–'} | {p_value(c.get('p'))} | {p_value(c.get('p_holm'))} |"
+                         + "".join(f" {c.get(k) or '–'} |" for k in said))
+        lines += ["", BETWEEN_MODELS_TEXT]
     return "\n".join(lines) + "\n"

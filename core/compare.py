@@ -24,9 +24,9 @@ from typing import Iterable, Sequence
 import pandas as pd
 
 from medvqa.core.audit import stats
-from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, cluster_map, cluster_notes, experiment_labels,
-                                        flat_row, intervals_statement, items_language, pair_image_removal,
-                                        paired_accuracy_test, paired_section)
+from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, between_models_holm, cluster_map,
+                                        cluster_notes, experiment_labels, flat_row, intervals_statement,
+                                        items_language, pair_image_removal, paired_accuracy_test, paired_section)
 from medvqa.core.audit.pairing import language_delta_rows, manifest_language, scope, scope_text
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
@@ -56,7 +56,7 @@ DELTA_COLUMNS = ["model", "benchmark", "scope", "n", "a_with", "a_removed", "del
 DELTA_LANG_COLUMNS = ["model", "benchmark", "condition", "languages", "scope", "n", "a_local", "a_other", "delta_lang",
                       "ci_low", "ci_high", "ci_method", *PAIRED_TEST, "n_unpaired", "unreadable_pairs", "warning", "note"]
 TEST_COLUMNS = ["benchmark", "condition", "a", "b", "metric", "status", "n", "a_value", "b_value", "difference",
-                "ci_low", "ci_high", "ci_method", "test", "p", "p_bound", "exact_p", "only_a", "only_b",
+                "ci_low", "ci_high", "ci_method", "test", "p", "p_bound", "exact_p", "p_holm", "only_a", "only_b",
                 "unreadable_pairs", "warning", "note"]
 OVERALL = "overall"
 
@@ -276,7 +276,8 @@ def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: 
 
 
 def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
-    """Every two models on the same benchmark and condition, on the items both have."""
+    """Every two models on the same benchmark and condition, on the items both have; each p with
+    its Holm-adjusted value (`p_holm`) over the model pairs of that benchmark and condition."""
     out = []
     for ea, eb in combinations(entries, 2):
         bench = ea.benchmark
@@ -302,7 +303,7 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
             elif shared:  # any other headline: a paired bootstrap (without shared items, no test)
                 row.update(test="paired-bootstrap", **_paired_bootstrap_metric(bench, a, b, s))
             out.append(row)
-    return out
+    return between_models_holm(out, [(row["benchmark"], row["condition"]) for row in out])
 
 
 # ---------------------------------------------------------------- pass lines

@@ -15,7 +15,7 @@ from urllib.parse import quote, urlencode
 
 import pandas as pd
 
-from medvqa.core.audit.analysis import intervals_text
+from medvqa.core.audit.analysis import BETWEEN_MODELS_TEXT, intervals_text
 from medvqa.core.compare import OVERALL, Comparison
 from medvqa.core.metrics import READINGS
 from medvqa.core.passlines import COLUMNS as PASS_COLUMNS, PassVerdict
@@ -94,19 +94,22 @@ def headline_frame(doc: dict) -> pd.DataFrame:
 CI = ("ci_low", "ci_high")
 DELTA = [("model", "model", "text"), ("benchmark", "benchmark", "text"), ("items", "scope", "text"), ("n", "n", "int"),
          ("C+Q+I %", "a_with", "pct"), ("C+Q %", "a_removed", "pct"), ("Δimg (points)", "delta_img", "pp"),
-         ("95 % CI", CI, "ci_pp"), ("McNemar mid-p", "mcnemar_p", "p"), ("warning", "warning", "text")]
+         ("95 % CI", CI, "ci_pp"), ("McNemar mid-p", "mcnemar_p", "p"), ("warning", "warning", "text"),
+         ("note", "note", "text")]
 TESTS = [*((h, h, "text") for h in ("benchmark", "condition", "a", "b")),
          ("pairing", lambda t: t["status"] + (f" (only a {t['only_a']}, only b {t['only_b']})"
                                               if t["status"] != "paired" else ""), "text"),
          ("n", "n", "int"), ("a %", "a_value", "pct"), ("b %", "b_value", "pct"),
          ("difference (points)", "difference", "pp"), ("95 % CI", CI, "ci_pp"),
-         ("test", lambda t: t["test"] or "not compared", "text"), ("p", "p", "p"), ("warning", "warning", "text")]
+         ("test", lambda t: t["test"] or "not compared", "text"), ("p", "p", "p"), ("Holm p", "p_holm", "p"),
+         ("warning", "warning", "text"), ("note", "note", "text")]
 STRATUM = [*((h, h, "text") for h in ("model", "benchmark", "condition", "level")), ("%", "value", "pct"),
            ("95 % CI", CI, "ci"), ("n", "n", "int"), ("non-answers %", "non_answer_rate", "pct")]
 LANGUAGE = [*((h, h, "text") for h in ("model", "benchmark", "condition", "languages")), ("items", "scope", "text"),
             ("n", "n", "int"),
             ("first %", "a_local", "pct"), ("second %", "a_other", "pct"), ("Δlang (points)", "delta_lang", "pp"),
-            ("95 % CI", CI, "ci_pp"), ("McNemar mid-p", "mcnemar_p", "p"), ("warning", "warning", "text")]
+            ("95 % CI", CI, "ci_pp"), ("McNemar mid-p", "mcnemar_p", "p"), ("warning", "warning", "text"),
+            ("note", "note", "text")]
 
 
 CLUSTER_CI = ("cluster_ci_low", "cluster_ci_high")
@@ -129,8 +132,9 @@ def frame(doc: dict, section: str, spec: list, stratum: str | None = None) -> pd
 
     table = pd.DataFrame([[value(r, key) for _, key, _ in spec] for r in rows.values()],
                          columns=[heading for heading, _, _ in spec], index=list(rows))
-    if "warning" in table and table["warning"].isna().all():  # a warning column only where a Δ has one
-        table = table.drop(columns="warning")
+    for said in ("warning", "note"):  # a warning (a note) column only where a row has one
+        if said in table and table[said].isna().all():
+            table = table.drop(columns=said)
     if "items" in table and table["items"].fillna("").nunique() <= 1:  # only where it tells rows apart (parts)
         table = table.drop(columns="items")
     return table
@@ -182,7 +186,8 @@ def markdown(doc: dict) -> str:
     for panel in doc.get("panels") or []:
         lines += [f"## {panel_title(panel)}", "", to_markdown(panel_frame(doc, panel)[0])]
     lines += ["## Models compared on the same items", "",
-             _markdown_table(doc, "tests", TESTS) if doc["tests"] else "No two models on the same benchmark.\n"]
+             _markdown_table(doc, "tests", TESTS) + f"\n{BETWEEN_MODELS_TEXT}\n" if doc["tests"] else
+             "No two models on the same benchmark.\n"]
     if doc["pass_lines"]:
         lines += ["## Pass lines (one row per exam and criterion)", "", to_markdown(pass_frame(doc))]
     lines += repeats_markdown(doc.get("repeats") or [])
@@ -402,7 +407,7 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
     for k, panel in enumerate(doc.get("panels") or []):
         out.append(_panel_html(doc, panel, k))
     out.append("<h2>Models compared on the same items</h2>")
-    out.append(_html_table(doc, "tests", TESTS, "tests") if doc["tests"] else
+    out.append(_html_table(doc, "tests", TESTS, "tests") + f'<p class="sub">{_e(BETWEEN_MODELS_TEXT)}</p>' if doc["tests"] else
                "<p>No two models on the same benchmark.</p>")
     if doc["pass_lines"]:
         out.append("<h2>Pass lines (one row per exam and criterion)</h2>")

@@ -1,12 +1,13 @@
 """The statistics medvqa's own tables and audit use, for a benchmark's own tables: Wilson's
-score intervals of proportions, Tango's score interval of a paired difference,
-the MOVER-Wilson interval of a macro average (`macro_method`: Wilson for one row),
-McNemar's mid-p test with the exact conditional p beside it (`mcnemar`), Holm's adjustment,
-the delta-method interval of a ratio of sums (`ratio_ci`, micro-F1), a bootstrap interval and
-a bootstrap p-value that is never 0. Outputs name each interval's method in `ci_method`:
-`wilson-score` (`WILSON`), `tango-score`, `mover-wilson`, `delta-method-ratio`, `paired-z`,
-`bootstrap-percentile` (`bootstrap_ci`), `bootstrap-expanded-percentile`,
-`cluster-bootstrap-expanded-percentile`.
+score intervals of proportions with Brown, Cai & DasGupta's boundary correction
+(`binomial_ci`), Tango's score interval of a paired difference, the MOVER-Wilson interval of a
+macro average (`macro_method`: Wilson for one row), McNemar's mid-p test with the exact
+conditional p beside it (`mcnemar`), Holm's adjustment, the delta-method interval of a ratio of
+sums (`ratio_ci`, micro-F1), a bootstrap interval and a bootstrap p-value that is never 0.
+Outputs name each interval's method in `ci_method`: `wilson-score-bcd` (`WILSON`),
+`tango-score`, `mover-wilson`, `delta-method-ratio`, `paired-z`, `sign-flip-inverted`,
+`differing-items-bound`, `bootstrap-percentile` (`bootstrap_ci`),
+`bootstrap-expanded-percentile`, `cluster-bootstrap-expanded-percentile`.
 
     >>> from medvqa.stats import binomial_ci
     >>> [round(x, 3) for x in binomial_ci(7, 10)]

@@ -23,7 +23,7 @@ from medvqa.core.run.options import RunOptions, run
 
 ESTIMATES = {"ci": ("delta_img", "delta_lang", "difference", "accuracy", "value"), "ci_a_with": ("a_with",),
              "ci_a_removed": ("a_removed",)}
-P_KEYS = ("p", "mcnemar_p", "mcnemar_p_holm", "mcnemar_exact_p", "exact_p", "p_cluster", "binomial_p",
+P_KEYS = ("p", "p_holm", "mcnemar_p", "mcnemar_p_holm", "mcnemar_exact_p", "exact_p", "p_cluster", "binomial_p",
           "binomial_p_with")
 
 

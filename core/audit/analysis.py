@@ -318,6 +318,25 @@ def flat_row(section: dict, keys: Sequence[str]) -> dict:
             "unreadable_pairs": row["unreadable_pairs"], "warning": row["warning"], "note": row.get("note")}
 
 
+BETWEEN_MODELS_TEXT = ("p: each pair's own test; Holm p: adjusted by Holm's method over the model pairs that compare "
+                       "the same quantity (one benchmark's accuracy in one condition, or its Δimg), one family of tests "
+                       "(docs/audit.md).")
+
+
+def between_models_holm(rows: list[dict], families: Sequence[Any]) -> list[dict]:
+    """Tests between models are one family per quantity compared (`families`, one per row: the
+    benchmark and the measure): with many models, some pairs cross p < 0.05 by chance alone. Each
+    row gains `p_holm`, its `p` after Holm's step-down adjustment over its family (Holm 1979); a
+    row without a test stays None and is not counted."""
+    groups: dict[Any, list[dict]] = {}
+    for row, family in zip(rows, families):
+        groups.setdefault(family, []).append(row)
+    for group in groups.values():
+        for row, p in zip(group, stats.holm([r.get("p") for r in group])):
+            row["p_holm"] = p
+    return rows
+
+
 def with_holm(rows: dict[str, dict]) -> dict[str, dict]:
     """The levels of one stratum are one family of tests: each row gains `mcnemar_p_holm`,
     its McNemar p-value after Holm's step-down adjustment over that family."""
@@ -734,13 +753,15 @@ def paired_accuracy_test(a: Sequence[bool], b: Sequence[bool]) -> dict:
 
 def delta_difference_test(a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool, bool]], s: Settings,
                           clusters: Sequence[str] | None = None) -> dict:
-    """Δimg of model a − Δimg of model b on the items both paired ((with, removed) per item):
-    interval and p-value from one method, the z on the per-item contrasts
-    (`stats.paired_z_difference`), so the two never contradict. Given `clusters` (one id per
-    item), a cluster bootstrap (whole clusters resampled; its interval and p from the same
-    resamples) stands beside it (`ci_cluster`, `p_cluster`)."""
-    t = stats.paired_z_difference([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b])
-    out = {k: t[k] for k in ("n", "difference", "ci", "ci_method", "test", "p", "p_bound", "log10_p", "note")}
+    """Δimg of model a − Δimg of model b on the items both paired ((with, removed) per item),
+    from the per-item contrasts (`stats.paired_contrast_test`): the exact sign-flip test and the
+    interval that inverts it where few contrasts are non-zero, the z where many are; `test` and
+    `ci_method` say which. Given `clusters` (one id per item), a cluster bootstrap (whole
+    clusters resampled; its interval and p from the same resamples) stands beside it
+    (`ci_cluster`, `p_cluster`)."""
+    t = stats.paired_contrast_test([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b])
+    out = {k: t[k] for k in ("n", "n_nonzero", "difference", "ci", "ci_method", "test", "p", "p_bound", "log10_p",
+                             "exact_p", "note")}
     if clusters is not None:
         c = stats.bootstrap_difference([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b],
                                        clusters=clusters, resamples=s.resamples, seed=s.seed)
@@ -753,11 +774,13 @@ def delta_difference_test(a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool
 def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[dict]:
     """Every two models on their shared items, on the records that count under each benchmark's
     rules (`Benchmark.counts`, as `compare` and every table count them): accuracy with the image
-    and without it (McNemar mid-p, Tango's interval), and Δimg (see `delta_difference_test`)."""
+    and without it (McNemar mid-p, Tango's interval), and Δimg (see `delta_difference_test`);
+    each p with its Holm-adjusted value over the model pairs of its benchmark and measure
+    (`between_models_holm`)."""
     runs = [replace(r, records=metrics.counted(r.records, r.benchmark)[0]) for r in runs]
     # per run: whether each (item, condition) is correct, and each image-removal pair's (with, removed)
     prepared = [(_index(r), {p.item.id: p for p in pair_image_removal(r)[0]}) for r in runs]
-    out = []
+    out, families = [], []
     for (i, (ka, da)), (j, (kb, db)) in combinations(enumerate(prepared), 2):
         if not {it.benchmark for it in runs[i].items.values()} & {it.benchmark for it in runs[j].items.values()}:
             continue
@@ -782,7 +805,8 @@ def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[
                     **delta_difference_test([_credits(p) for p in pa], [_credits(p) for p in pb], s, ids),
                     **metrics.delta_warning([metrics.unreadable(x.with_image, x.removed, y.with_image, y.removed)
                                              for x, y in zip(pa, pb)])})
-    return out
+        families += [(getattr(runs[i].benchmark, "name", ""), row["measure"]) for row in out[len(families):]]
+    return between_models_holm(out, families)
 
 
 def _credits(pair: Pair) -> tuple[bool, bool]:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import urlencode
 
-from medvqa.core.audit.analysis import (CONVENTIONS, PAIRED_COLUMNS, STATES, intervals_text, model_docs, reading_text,
-                                        refusal_scope, strata_rows)
+from medvqa.core.audit.analysis import (BETWEEN_MODELS_TEXT, CONVENTIONS, PAIRED_COLUMNS, STATES, intervals_text,
+                                        model_docs, reading_text, refusal_scope, strata_rows)
 from medvqa.core.audit.pairing import language_columns
 from medvqa.core.audit.stats import MIN_TESTED
 from medvqa.core.charts import audit_charts
@@ -289,13 +289,14 @@ def _cohorts(page: _Page, cohorts: dict) -> None:
 
 
 def _comparisons(page: _Page, comparisons: list) -> None:
-    page.add("<h2>Model differences (accuracy: McNemar mid-p, Tango interval; Δimg: paired z interval and "
-             "test)</h2>")
+    page.add("<h2>Model differences (accuracy: McNemar mid-p, Tango interval; Δimg: sign-flip or z test and the "
+             "interval beside it)</h2>")
     page.table(["a", "b", "measure"], _warned([("n", "n", "int"), ("a − b", "difference", "pp"),
                                                ("95 % CI", "ci", "ci_pp"), ("cluster 95 % CI", "ci_cluster", "ci_pp"),
-                                               ("test", "test", "text"), ("p", "p", "p"),
+                                               ("test", "test", "text"), ("p", "p", "p"), ("Holm p", "p_holm", "p"),
                                                ("warning", "warning", "text"), ("note", "note", "text")], comparisons),
                [([c["a"], c["b"], c["measure"]], ["comparisons", i], {}) for i, c in enumerate(comparisons)])
+    page.add(f'<p class="note">{_e(BETWEEN_MODELS_TEXT)}</p>')
 
 
 _STYLE = """

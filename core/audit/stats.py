@@ -2,9 +2,11 @@
 that every estimate lies inside its interval, no interval has zero width where n >= 1, and
 coverage is near nominal at small n (docs/audit.md, "Statistics", gives the references):
 
-- a proportion: Wilson's score interval (`binomial_ci`, of whole or expected counts; the exact
-  Clopper-Pearson one covers 0.972 at n = 20, Wilson's 0.957: bench/coverage.py), and against a
-  chance rate the score test it inverts (`score_test`), so the two never contradict;
+- a proportion: Wilson's score interval with Brown, Cai & DasGupta's boundary correction
+  (`binomial_ci`, of whole or expected counts; chosen by its smallest coverage over p from 0.01
+  to 0.99 against plain Wilson, Jeffreys and mid-p Clopper-Pearson: bench/coverage.py), and
+  against a chance rate the score test Wilson's interval inverts (`score_test`), so the two never
+  contradict;
 - a difference of paired proportions (Δimg, two models on the same items): Tango's score
   interval (`paired_difference_ci`) and McNemar's mid-p test (`mcnemar`, Fagerland, Lydersen &
   Laake 2013), with the exact conditional p beside it; both computed in log space, so no p is
@@ -16,10 +18,12 @@ coverage is near nominal at small n (docs/audit.md, "Statistics", gives the refe
   `MIN_TESTED` pairs is descriptive (no test);
 - a ratio of sums over datapoints (micro-F1 with boxes): the delta-method (linearisation)
   interval of a ratio estimator with a t quantile (`ratio_ci`), from `MIN_RATIO_N` datapoints;
-- a difference of two models' Δimg (or of two languages' Δ) on the items both share: the
-  large-sample z interval and z-test on the per-item contrasts (`paired_z_difference`),
-  one statistic for both, so they never contradict (a plain percentile bootstrap covers 85 % at
-  n = 20 there, the paired t 0.979, the z 0.952: bench/coverage.py);
+- a difference of two models' Δimg (or of two languages' Δ) on the items both share
+  (`paired_contrast_test`): the exact sign-flip test on the per-item contrasts and the interval
+  that inverts it where fewer than `SIGN_FLIP_BELOW` are non-zero (enumerated, or drawn with
+  the p's standard error in a note), the bound the differing items set where at most 2 are,
+  and the large-sample z interval and test (`paired_z_difference`) from there on; each pair
+  of interval and test never contradicts;
 - a non-accuracy headline between models (micro-F1): one seeded paired bootstrap gives the
   percentile interval and the p-value (`bootstrap_statistic`), from `MIN_HEADLINE_BOOTSTRAP_N`
   items;
@@ -44,7 +48,7 @@ import numpy as np
 RESAMPLES = 1000
 LEVEL = 0.95
 # the `ci_method` names outputs give their intervals
-WILSON = "wilson-score"
+WILSON = "wilson-score-bcd"  # `binomial_ci`: Wilson's, with the boundary correction
 TANGO = "tango-score"
 MOVER_WILSON = "mover-wilson"
 BOOTSTRAP = "bootstrap-percentile"  # `bootstrap_ci`'s plain percentile interval
@@ -53,10 +57,14 @@ EXPANDED_BOOTSTRAP = "bootstrap-expanded-percentile"
 CLUSTER_BOOTSTRAP = "cluster-bootstrap-expanded-percentile"
 DELTA_RATIO = "delta-method-ratio"
 PAIRED_Z = "paired-z"
+SIGN_FLIP = "sign-flip-inverted"  # the interval that inverts the sign-flip test
+DIFFERING_BOUND = "differing-items-bound"  # a difference of Δ's where at most 2 items differ
 # the `test` names outputs give their p-values
 MIDP = "mcnemar-mid-p"
 PAIRED_BOOTSTRAP = "paired-bootstrap"
 PAIRED_Z_TEST = "paired-z-test"
+SIGN_FLIP_EXACT = "sign-flip-exact-mid-p"
+SIGN_FLIP_MONTE_CARLO = "sign-flip-monte-carlo-mid-p"
 SCORE_TEST = "binomial-score"
 # the smallest p an output states as a number: a smaller one is reported as `< P_FLOOR`
 P_FLOOR = 1e-300
@@ -69,6 +77,15 @@ MIN_BOOTSTRAP_N = 20
 # given from 50 shared items, clear of the edge
 MIN_HEADLINE_BOOTSTRAP_N = 50
 MIN_RATIO_N = 20
+# a difference of two paired Δ's: the sign-flip test below this many non-zero contrasts, the z from
+# there (bench/coverage.py); its outcomes enumerated up to this many, else drawn this many times
+SIGN_FLIP_BELOW = 30
+SIGN_FLIP_INTERVAL_FROM = 3
+EXACT_SIGN_FLIPS = 200_000  # the test: one evaluation
+EXACT_INTERVAL_FLIPS = 20_000  # the interval: some 80 evaluations of its bisection
+MONTE_CARLO_FLIPS = 10_000
+NO_PAIRS = "no shared pairs: no interval, no test"
+SAME_CONTRAST = "every item gives the same contrast: no interval, no test"
 
 
 def _normal_quantile(q: float) -> float:
@@ -142,8 +159,9 @@ def mcnemar_exact(n10: int, n01: int) -> float:
 def score_test(successes: float, n: int, p: float) -> float | None:
     """Two-sided score test of `successes` out of `n` against probability `p`: z = (x − np) /
     √(np(1 − p)), p-value 2·Φ(−|z|) in log space (never 0: at least `P_FLOOR`); the test Wilson's
-    interval inverts, so `p` lies outside `binomial_ci(successes, n)` exactly when the p-value is
-    below 0.05 (Wilson 1927). None for n = 0."""
+    interval inverts, so `p` lies outside `wilson_ci(successes, n)` exactly when the p-value is
+    below 0.05 (Wilson 1927); `binomial_ci` differs from it only within 3 counts of 0 or n (at n ≤
+    100), below 0.04 and above 0.96, where no chance rate lies. None for n = 0."""
     if not n:
         return None
     if p <= 0 or p >= 1:
@@ -155,10 +173,36 @@ def score_test(successes: float, n: int, p: float) -> float | None:
 
 
 def binomial_ci(successes: float, n: int, *, level: float = LEVEL) -> tuple[float, float] | None:
-    """The CI of a proportion: Wilson's score interval (`wilson_ci`), what
-    `scipy.stats.binomtest(...).proportion_ci(method="wilson")` gives (to 1e-12). `successes`
-    may be an expected (fractional) count, as imputed refusals give."""
-    return wilson_ci(successes, n, level=level)
+    """The CI of a proportion: Wilson's score interval (`wilson_ci`) with the boundary correction
+    of Brown, Cai & DasGupta (2001, Stat Sci 16:101–133, §4.1.1). Next to 0 and 1 Wilson's
+    limit passes too close to the count: at n = 20 it covers 0.8995 at p = 0.973, at n = 50
+    0.895 at p = 0.989, where the strongest models sit. So for x = 1, ..., x* successes
+    (x* = 2 for n ≤ 50, 3 for n ≤ 100, none beyond; x < n/2) the lower limit is the one-sided
+    Poisson one, ½χ²(2x; 1 − level)/n, and for as many failures the upper limit likewise (1 −
+    that of n − x);
+    elsewhere it is Wilson's, what `scipy.stats.binomtest(...).proportion_ci(method="wilson")`
+    gives (to 1e-12). Its smallest coverage over p in [0.01, 0.99] is 0.917 at n = 20, 0.922 at
+    n = 50, 0.933 at n = 200, its mean 0.951–0.955 (bench/coverage.py). 1 of 20: [0.00256,
+    0.236]. `successes` may be an expected (fractional) count, as imputed refusals give."""
+    found = wilson_ci(successes, n, level=level)
+    if found is None:
+        return None
+    edge = 2 if n <= 50 else 3 if n <= 100 else 0
+    x = min(max(float(successes), 0.0), float(n))
+    low, high = found
+    if 1 <= x <= edge and x < n / 2:  # the side near 0 (at n ≤ 4 a count can be near both)
+        low = _poisson_lower(x, level) / n
+    if 1 <= n - x <= edge and n - x < n / 2:
+        high = 1 - _poisson_lower(n - x, level) / n
+    return (low, high)
+
+
+def _poisson_lower(x: float, level: float) -> float:
+    """The one-sided lower confidence limit of a Poisson mean from x events: ½χ²(2x; 1 − level),
+    the (1 − level) quantile of Gamma(x, 1)."""
+    from scipy.special import gammaincinv
+
+    return float(gammaincinv(x, 1 - level))
 
 
 def wilson_ci(successes: float, n: int, *, level: float = LEVEL) -> tuple[float, float] | None:
@@ -179,8 +223,8 @@ def wilson_ci(successes: float, n: int, *, level: float = LEVEL) -> tuple[float,
 def mean_of_proportions_ci(successes: Sequence[int], ns: Sequence[int], *,
                            level: float = LEVEL) -> tuple[float, float] | None:
     """CI of the unweighted mean m = Σ pᵢ / k of independent proportions pᵢ = successes[i] / ns[i]
-    (a macro average): MOVER (Zou & Donner 2008; Zou, Huang & Zhang 2009) from each row's Wilson
-    limits [lᵢ, uᵢ]: m − √Σ((pᵢ − lᵢ)/k)² to m + √Σ((uᵢ − pᵢ)/k)². It is centred on the
+    (a macro average): MOVER (Zou & Donner 2008; Zou, Huang & Zhang 2009) from each row's limits
+    [lᵢ, uᵢ] (`binomial_ci`): m − √Σ((pᵢ − lᵢ)/k)² to m + √Σ((uᵢ − pᵢ)/k)². It is centred on the
     estimate itself, so it always contains it, and rows at 0 % or 100 % still carry their
     uncertainty. A mean of one proportion is that proportion: its own Wilson interval
     (`macro_method` names the method). None without proportions or with an empty one."""
@@ -190,7 +234,7 @@ def mean_of_proportions_ci(successes: Sequence[int], ns: Sequence[int], *,
     if k == 1:
         return binomial_ci(successes[0], ns[0], level=level)
     p = np.asarray(successes, dtype=float) / np.asarray(ns, dtype=float)
-    limits = np.asarray([wilson_ci(x, n, level=level) for x, n in zip(successes, ns)])
+    limits = np.asarray([binomial_ci(x, n, level=level) for x, n in zip(successes, ns)])
     m = float(p.mean())
     low = m - float(np.sqrt(np.sum(((p - limits[:, 0]) / k) ** 2)))
     high = m + float(np.sqrt(np.sum(((limits[:, 1] - p) / k) ** 2)))
@@ -352,8 +396,10 @@ def paired_z_difference(a: Sequence[float], b: Sequence[float], *, level: float 
     n = int(d.size)
     out = {"n": n, "difference": float(d.mean()) if n else None, "ci": None, "ci_method": PAIRED_Z,
            "test": PAIRED_Z_TEST, "p": None, "p_bound": None, "log10_p": None, "note": None}
+    if n == 0:
+        return {**out, "note": NO_PAIRS}
     if n < 2 or np.all(d == d[0]):
-        return {**out, "note": "every item gives the same contrast: no interval, no test"}
+        return {**out, "note": SAME_CONTRAST}
     from scipy.special import log_ndtr
 
     se = float(d.std(ddof=1)) / float(np.sqrt(n))
@@ -361,6 +407,125 @@ def paired_z_difference(a: Sequence[float], b: Sequence[float], *, level: float 
     statistic = float(d.mean()) / se
     p = bounded(float(np.log(2.0) + log_ndtr(-abs(statistic))))
     return {**out, "ci": [float(d.mean() - z * se), float(d.mean() + z * se)], **p}
+
+
+def _sign_flips(values: np.ndarray, counts: np.ndarray, seed: int,
+                limit: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The sign-flip distribution of contrasts grouped by value (`counts[j]` contrasts equal to
+    `values[j]`): per outcome, each group's sum of signs (2·pluses − count), its probability, and
+    whether the outcomes are every one (exact: while they number at most `limit`) or
+    `MONTE_CARLO_FLIPS` seeded draws. A group's pluses are Binomial(count, 1/2), so Π(count + 1)
+    outcomes stand for 2^n sign patterns."""
+    if float(np.prod(counts + 1.0)) <= limit:
+        from scipy.special import gammaln
+
+        grids = np.meshgrid(*[np.arange(c + 1) for c in counts], indexing="ij")
+        plus = np.stack([g.ravel() for g in grids], axis=1)
+        log_w = gammaln(counts + 1) - gammaln(plus + 1) - gammaln(counts - plus + 1) - counts * np.log(2.0)
+        return 2.0 * plus - counts, np.exp(log_w.sum(axis=1)), True
+    plus = np.random.default_rng(seed).binomial(counts.astype(int), 0.5, size=(MONTE_CARLO_FLIPS, counts.size))
+    return 2.0 * plus - counts, np.full(MONTE_CARLO_FLIPS, 1 / MONTE_CARLO_FLIPS), False
+
+
+def sign_flip_difference(a: Sequence[float], b: Sequence[float], *, level: float = LEVEL, seed: int = 0) -> dict:
+    """Mean of `a` − mean of `b` over the same items by the sign-flip (permutation) test of the
+    per-item contrasts dᵢ = aᵢ − bᵢ and the interval that inverts it (Fisher 1935, §21; Good
+    2005, *Permutation, Parametric, and Bootstrap Tests*, §3.6). Under "the contrasts are
+    symmetric about δ", each dᵢ − δ keeps its size and takes either sign with chance 1/2; the
+    two-sided mid-p of T = Σ(dᵢ − δ) is P(|T*| > |T|) + P(|T*| = |T|)/2 (the p printed, as
+    McNemar's mid-p; `exact_p`, P(|T*| ≥ |T|), beside it). At δ = 0 only the non-zero contrasts
+    flip: four contrasts of 1 give exact p 2/16 = 0.125, mid-p 1/16 = 0.0625. The interval is the
+    δ not rejected at 1 − level, its limits found by bisection with 0 tried first, so it
+    excludes 0 exactly when p < 1 − level. The outcomes are enumerated exactly while they number
+    at most `EXACT_SIGN_FLIPS` for the test (`EXACT_INTERVAL_FLIPS` for the interval, whose
+    bisection evaluates them some 80 times), else drawn (`MONTE_CARLO_FLIPS`, seeded; the note
+    gives the p's standard error, or says the interval's limits were drawn). {"n", "n_nonzero",
+    "difference", "ci", "ci_method", "test", "p", "p_bound", "log10_p", "exact_p", "note"};
+    neither where every contrast is equal, no interval below 5 items (where no δ is rejected)."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    n = int(d.size)
+    out = {"n": n, "n_nonzero": int(np.count_nonzero(d)), "difference": float(d.mean()) if n else None, "ci": None,
+           "ci_method": SIGN_FLIP, "test": SIGN_FLIP_EXACT, "p": None, "p_bound": None, "log10_p": None,
+           "exact_p": None, "note": None}
+    if n == 0:
+        return {**out, "note": NO_PAIRS}
+    if np.all(d == d[0]):
+        return {**out, "note": SAME_CONTRAST}
+    values, counts = np.unique(d, return_counts=True)
+    moved = values != 0
+    # at δ = 0 only the non-zero contrasts flip: the test's outcomes are theirs (exact far more often)
+    flips = {True: _sign_flips(values, counts.astype(float), seed, EXACT_INTERVAL_FLIPS),
+             False: _sign_flips(values[moved], counts[moved].astype(float), seed, EXACT_SIGN_FLIPS)}
+
+    def p_at(delta: float) -> tuple[float, float]:  # (mid-p, exact p) of "symmetric about delta"
+        signs, weights, _ = flips[delta != 0]
+        size = np.abs(values - delta) if delta != 0 else np.abs(values[moved])
+        observed = abs(float(counts @ (values - delta)))
+        spread = np.abs(signs @ size)
+        tie = np.abs(spread - observed) <= 1e-9 * max(1.0, observed)
+        above, equal = float(weights[(spread > observed) & ~tie].sum()), float(weights[tie].sum())
+        return min(1.0, above + equal / 2), min(1.0, above + equal)
+
+    def limit(far: float) -> float:  # the crossing between the estimate (kept) and `far` (rejected)
+        kept, gone = out["difference"], far
+        if min(kept, gone) < 0 < max(kept, gone):  # 0 first: the interval and the test then agree
+            kept, gone = (0.0, gone) if p_at(0.0)[0] >= alpha else (kept, 0.0)
+        while abs(kept - gone) > 1e-10:
+            mid = (kept + gone) / 2
+            kept, gone = (mid, gone) if p_at(mid)[0] >= alpha else (kept, mid)
+        # a limit at a contrast's value (where the distribution steps) is that value, not its neighbour
+        near = [float(v) for v in values if abs(v - kept) < 1e-8 and p_at(float(v))[0] >= alpha]
+        return near[0] if near else kept
+
+    alpha = 1 - level
+    mid, whole = p_at(0.0)
+    said = {"test": SIGN_FLIP_EXACT if flips[False][2] else SIGN_FLIP_MONTE_CARLO, "exact_p": whole,
+            **(bounded(float(np.log(mid))) if mid > 0 else {"p": 1 / MONTE_CARLO_FLIPS, "p_bound": "<",
+                                                             "log10_p": -float(np.log10(MONTE_CARLO_FLIPS))})}
+    notes = []
+    if not flips[False][2]:
+        se = float(np.sqrt(max(mid * (1 - mid), 1 / MONTE_CARLO_FLIPS) / MONTE_CARLO_FLIPS))
+        notes.append(f"p from {MONTE_CARLO_FLIPS:,} Monte Carlo sign flips (standard error {se:.2g})")
+    low_end, high_end = float(values[0]) - 1, float(values[-1]) + 1
+    if p_at(low_end)[0] >= alpha or p_at(high_end)[0] >= alpha:
+        return {**out, **said, "note": "; ".join([*notes, f"{n} items: too few for a sign-flip interval"])}
+    if not flips[True][2]:
+        notes.append(f"interval limits from {MONTE_CARLO_FLIPS:,} Monte Carlo sign flips")
+    return {**out, **said, "ci": [limit(low_end), limit(high_end)], "note": "; ".join(notes) or None}
+
+
+def paired_contrast_test(a: Sequence[float], b: Sequence[float], *, level: float = LEVEL, seed: int = 0,
+                         span: float = 2.0) -> dict:
+    """A difference of two paired Δ's (two models' Δimg on the same items) from the per-item
+    contrasts, by how many are non-zero (m); `test` and `ci_method` say which method gave what:
+
+    - m < `SIGN_FLIP_BELOW`: the exact sign-flip test and the interval that inverts it
+      (`sign_flip_difference`). Two strong models that agree on most items leave a handful of
+      non-zero contrasts, where the z misleads: four contrasts of 1 among 100 give z p = 0.042,
+      the exact p 0.125 (mid-p 0.0625); and the z gives no interval at all where no item
+      differs (bench/coverage.py);
+    - m of 0, 1 or 2 (below `SIGN_FLIP_INTERVAL_FROM`): the sign-flip test (p = 1 for m = 0)
+      and the bound the differing items set (`DIFFERING_BOUND`): a contrast lies within ±`span`
+      (2 for two Δ's of right-or-wrong answers), so the mean lies within ±span·u, u the upper
+      limit of m of n (`binomial_ci`) for the share of items that differ. The inverted
+      interval covers 0.56–0.79 there (its limits stop at the observed contrasts); the bound
+      covers about 0.975 or more (the one-sided level of u) and always holds 0, where the test
+      cannot reject (mid-p ≥ 0.25);
+    - m >= `SIGN_FLIP_BELOW`: the z interval and test (`paired_z_difference`), where the sum of
+      that many contrasts is near normal.
+    """
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    m, n = int(np.count_nonzero(d)), int(d.size)
+    if m >= SIGN_FLIP_BELOW:
+        return {**paired_z_difference(a, b, level=level), "n_nonzero": m, "exact_p": None}
+    out = sign_flip_difference(a, b, level=level, seed=seed)
+    if n and m < SIGN_FLIP_INTERVAL_FROM:
+        if m == 0:  # nothing flips: the data cannot reject δ = 0 (as McNemar without discordant pairs)
+            out.update(test=SIGN_FLIP_EXACT, p=1.0, p_bound="=", log10_p=0.0, exact_p=1.0)
+        bound = span * binomial_ci(m, n, level=level)[1]
+        said = f"{m} of {n} items differ: the interval is the bound they set (±{span:g} × the share that may differ)"
+        out.update(ci=[-bound, bound], ci_method=DIFFERING_BOUND, note=said)
+    return out
 
 
 def bootstrap_statistic(n: int, statistic: Callable[[np.ndarray], float | None], estimate: float | None, *,

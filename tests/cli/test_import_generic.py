@@ -44,10 +44,12 @@ def test_jsonl_and_csv_answers_become_a_run_of_every_pair(jmed_sample, tmp_path)
     cq = summary["conditions"]["C+Q"]
     n = sum(1 for it in items)  # every runnable item under C+Q: 3 answered here, the others missing
     assert (cq["n"], cq["correct"], cq["missing"]) == (n, 1, n - 3)
-    # Wilson with one success in n: (1/n + z²/2n − z√((1/n)(1 − 1/n)/n + z²/4n²)) / (1 + z²/n)
+    # one success in n ≤ 50: the lower limit is Brown, Cai & DasGupta's one-sided Poisson one, λ/n with
+    # 1 − e^−λ = 0.05, λ = −ln 0.95; the upper is Wilson's,
+    # (1/n + z²/2n + z√((1/n)(1 − 1/n)/n + z²/4n²)) / (1 + z²/n)
     z, p = 1.959963984540054, 1 / n
-    low = (p + z * z / (2 * n) - z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n)
-    assert cq["ci"][0] == pytest.approx(low, abs=1e-12)
+    high = (p + z * z / (2 * n) + z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n)
+    assert cq["ci"] == pytest.approx([-math.log(0.95) / n, high], abs=1e-12)
     records = {r["item_id"]: r for r in read_records(tmp_path / "run")}
     assert records[first.id]["correct"] and not records[third.id]["correct"]
     assert records[second.id]["status"] in ("parse_failure", "refusal")
@@ -108,9 +110,11 @@ def test_xlsx_answers_of_polish_pes_become_a_run_with_its_counts_and_intervals(t
     # 7 VQA items take C+Q+I (one of the 8 is annulled), 12 items take C+Q (two annulled)
     assert (image["n"], image["correct"], image["answered"], image["missing"]) == (7, 3, 4, 3)
     assert (text["n"], text["correct"], text["answered"], text["missing"]) == (12, 1, 1, 11)
-    # Wilson 95 % intervals, as scipy's binomtest gives them, of 3 in 7 and 1 in 12
+    # Wilson 95 % intervals, as scipy's binomtest gives them, of 3 in 7 and 1 in 12; one success is within
+    # 2 of 0, so 1 in 12's lower limit is Brown, Cai & DasGupta's −ln(0.95)/12 = 0.004274 (Wilson's 0.014865)
     assert image["ci"] == pytest.approx([0.158220, 0.749542], abs=1e-6)
-    assert text["ci"] == pytest.approx([0.014865, 0.353880], abs=1e-6)
+    assert text["ci"] == pytest.approx([-math.log(0.95) / 12, 0.353880], abs=1e-6)
+    assert text["ci"][0] == pytest.approx(0.004274, abs=1e-6)
     records = {(r["item_id"], r["condition"]): r for r in read_records(tmp_path / "run")}
     assert records[("pes-v-int-01", "C+Q+I")]["predicted"] == ["A"] and not records[("pes-v-int-01", "C+Q+I")]["correct"]
 

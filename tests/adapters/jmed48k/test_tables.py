@@ -37,9 +37,11 @@ EXCLUDED = [{"item_id": "x1", "reason": "correct_answer is null", "profession": 
 MACRO = ("Macro average: the unweighted mean of the accuracies above (its CI: MOVER from the rows' Wilson limits; "
          "rows: Wilson); its n and correct are sums.")
 # The macro rows' intervals, by hand (MOVER-Wilson, docs/audit.md "Statistics"; z² = 3.8415):
-# text-only rows 3/4 and 1/2: Wilson [0.3006, 0.9544] and [0.0945, 0.9055]; mean 0.625;
+# text-only rows 3/4 and 1/2: [0.3006, 0.9872] and Wilson's [0.0945, 0.9055]; 3/4 is one failure from
+#   n, so its upper limit is Brown, Cai & DasGupta's: 1 − (−ln 0.95)/4 = 1 − 0.0513/4 = 0.9872 (Wilson's
+#   0.9544); 1 of 2 is near neither end; mean 0.625;
 #   low 0.625 − √((0.75 − 0.3006)² + (0.5 − 0.0945)²)/2 = 0.625 − 0.6053/2 = 0.322,
-#   high 0.625 + √((0.9544 − 0.75)² + (0.9055 − 0.5)²)/2 = 0.625 + 0.4541/2 = 0.852.
+#   high 0.625 + √((0.9872 − 0.75)² + (0.9055 − 0.5)²)/2 = 0.625 + 0.4698/2 = 0.860.
 # with-images rows 2/2 and 0/2: Wilson [0.3424, 1] and [0, 0.6576]; mean 0.5;
 #   0.5 ∓ √(0.6576² + 0)/2 = [0.171, 0.829].
 # dominant type rows 1/1, 0/1, 0/1: Wilson [0.2065, 1], [0, 0.7935] twice; mean 1/3;
@@ -57,9 +59,9 @@ def test_text_only_and_with_images_tables_in_markdown():
 
 | profession | n | correct | accuracy % | CI low % | CI high % | ci_method | refusal | parse_failure | error | missing |
 |---|---|---|---|---|---|---|---|---|---|---|
-| Physician | 4 | 3 | 75.0 | 30.1 | 95.4 | wilson-score | 1 | 0 | 0 | 0 |
-| Nurse | 2 | 1 | 50.0 | 9.5 | 90.5 | wilson-score | 0 | 1 | 0 | 0 |
-| Macro average | 6 | 4 | 62.5 | 32.2 | 85.2 | mover-wilson | 1 | 1 | 0 | 0 |
+| Physician | 4 | 3 | 75.0 | 30.1 | 98.7 | wilson-score-bcd | 1 | 0 | 0 | 0 |
+| Nurse | 2 | 1 | 50.0 | 9.5 | 90.5 | wilson-score-bcd | 0 | 1 | 0 | 0 |
+| Macro average | 6 | 4 | 62.5 | 32.2 | 86.0 | mover-wilson | 1 | 1 | 0 | 0 |
 
 {MACRO}
 """
@@ -67,8 +69,8 @@ def test_text_only_and_with_images_tables_in_markdown():
 
 | profession | n | correct | accuracy % | CI low % | CI high % | ci_method | refusal | parse_failure | error | missing | without_image |
 |---|---|---|---|---|---|---|---|---|---|---|---|
-| Physician | 2 | 2 | 100.0 | 34.2 | 100.0 | wilson-score | 0 | 0 | 0 | 0 | 1 |
-| Nurse | 2 | 0 | 0.0 | 0.0 | 65.8 | wilson-score | 0 | 0 | 1 | 0 | 1 |
+| Physician | 2 | 2 | 100.0 | 34.2 | 100.0 | wilson-score-bcd | 0 | 0 | 0 | 0 | 1 |
+| Nurse | 2 | 0 | 0.0 | 0.0 | 65.8 | wilson-score-bcd | 0 | 0 | 1 | 0 | 1 |
 | Macro average | 4 | 2 | 50.0 | 17.1 | 82.9 | mover-wilson | 0 | 0 | 1 | 0 | 2 |
 
 {FALLBACK}
@@ -81,7 +83,7 @@ def test_image_type_tables_leave_out_other_unclear_and_keep_unknown():
     t = tables()
     dominant = t["dominant_type"].tables[0].frame.round({"ci_low": 3, "ci_high": 3})
     # Wilson for 1/1 and 0/1: [1/(1 + z²), 1] = [0.207, 1] and [0, z²/(1 + z²)] = [0, 0.793]; MOVER-Wilson for the macro row
-    w, mw = "wilson-score", "mover-wilson"
+    w, mw = "wilson-score-bcd", "mover-wilson"
     assert dominant.values.tolist() == [
         ["Radiology", 1, 1, 1.0, 0.207, 1.0, w, 0, 0, 0, 0, 0],
         ["Chart/Graph/Table", 1, 0, 0.0, 0.0, 0.793, w, 0, 0, 1, 0, 0],
@@ -102,8 +104,8 @@ def test_with_images_and_exclusions_tables_in_latex():
 \toprule
 profession & n & correct & accuracy \% & CI low \% & CI high \% & ci\_method & refusal & parse\_failure & error & missing & without\_image \\
 \midrule
-Physician & 2 & 2 & 100.0 & 34.2 & 100.0 & wilson-score & 0 & 0 & 0 & 0 & 1 \\
-Nurse & 2 & 0 & 0.0 & 0.0 & 65.8 & wilson-score & 0 & 0 & 1 & 0 & 1 \\
+Physician & 2 & 2 & 100.0 & 34.2 & 100.0 & wilson-score-bcd & 0 & 0 & 0 & 0 & 1 \\
+Nurse & 2 & 0 & 0.0 & 0.0 & 65.8 & wilson-score-bcd & 0 & 0 & 1 & 0 & 1 \\
 Macro average & 4 & 2 & 50.0 & 17.1 & 82.9 & mover-wilson & 0 & 0 & 1 & 0 & 2 \\
 \bottomrule
 \end{{tabular}}
@@ -133,10 +135,10 @@ def test_csv_and_json_carry_the_same_rows_and_notes():
     assert lines[:2] == ["# Text-only items, C+Q: accuracy by profession",
                          "profession,n,correct,accuracy,ci_low,ci_high,ci_method,refusal,parse_failure,error,missing"]
     rows = [line.split(",") for line in lines[2:5]]
-    assert [r[:4] + r[6:] for r in rows] == [["Physician", "4", "3", "0.75", "wilson-score", "1", "0", "0", "0"],
-                                             ["Nurse", "2", "1", "0.5", "wilson-score", "0", "1", "0", "0"],
+    assert [r[:4] + r[6:] for r in rows] == [["Physician", "4", "3", "0.75", "wilson-score-bcd", "1", "0", "0", "0"],
+                                             ["Nurse", "2", "1", "0.5", "wilson-score-bcd", "0", "1", "0", "0"],
                                              ["Macro average", "6", "4", "0.625", "mover-wilson", "1", "1", "0", "0"]]
-    assert [[round(float(x), 3) for x in r[4:6]] for r in rows] == [[0.301, 0.954], [0.095, 0.905], [0.322, 0.852]]
+    assert [[round(float(x), 3) for x in r[4:6]] for r in rows] == [[0.301, 0.987], [0.095, 0.905], [0.322, 0.86]]
     assert lines[5:] == [f"# {MACRO}"]
     doc = json.loads(jmed48k_tables(RECORDS, EXCLUDED).render("json"))
     assert list(doc) == ["text_only", "with_images", "dominant_type", "any_type", "exclusions"]
@@ -178,5 +180,5 @@ def test_a_macro_average_of_one_row_is_that_row_with_its_own_interval():
                 "profession": "Physician"} for i in range(599)]
     frame = accuracy_frame(records, "profession", lambda r: [r["profession"]])
     row, macro = frame.iloc[0], frame.iloc[-1]
-    assert (macro["ci_low"], macro["ci_high"], macro["ci_method"]) == (row["ci_low"], row["ci_high"], "wilson-score")
+    assert (macro["ci_low"], macro["ci_high"], macro["ci_method"]) == (row["ci_low"], row["ci_high"], "wilson-score-bcd")
     assert (round(macro["ci_low"], 5), round(macro["ci_high"], 5)) == (0.17648, 0.24128)

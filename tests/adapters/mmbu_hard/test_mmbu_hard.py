@@ -449,9 +449,11 @@ def test_closed_non_answers_are_incorrect_predictions_and_unjudged_answers_have_
     result = micro_f1(rows)
     assert (result["tp"], result["fp"], result["fn"]) == (4, 2, 2)
     assert result["value"] == pytest.approx(4 / 6)
-    # every datapoint a classification: micro-F1 is 4/6 and its interval Wilson's of 4 of 6,
-    # (p + z²/2n ± z√(p(1 − p)/n + z²/4n²)) / (1 + z²/n) = [0.3000, 0.9032]
-    assert result["ci_method"] == "wilson-score" and result["ci"] == pytest.approx([0.29999, 0.90323], abs=1e-5)
+    # every datapoint a classification: micro-F1 is 4/6 and its interval that of the proportion 4 of 6:
+    # low Wilson's (p + z²/2n − z√(p(1 − p)/n + z²/4n²)) / (1 + z²/n) = 0.3000; 4 of 6 is two failures
+    # from n, so high is Brown, Cai & DasGupta's 1 − λ/6 with e^−λ(1 + λ) = 0.95, λ = 0.35536: 0.9408
+    # (Wilson's 0.9032)
+    assert result["ci_method"] == "wilson-score-bcd" and result["ci"] == pytest.approx([0.29999, 0.94077], abs=1e-5)
     # a refusal, an error and a missing record are incorrect predictions too
     assert {counts({"status": s, "correct": False}, 0.5) for s in ("refusal", "error", "missing")} == {(0, 1, 1)}
 

@@ -154,13 +154,19 @@ def _parity_cases():
 
 
 def test_intervals_of_proportions_equal_scipy_stats():
-    """Wilson's interval as `scipy.stats.binomtest(...).proportion_ci(method="wilson")` gives it,
+    """Wilson's interval (`wilson_ci`; `binomial_ci` away from the ends) as
+    `scipy.stats.binomtest(...).proportion_ci(method="wilson")` gives it,
     over every count of n <= 40 and both ends of large n; Wilson's z as `scipy.stats.norm.ppf`."""
     from scipy import stats as scipy_stats
 
     for k, n in _parity_cases():
         wilson = scipy_stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-        assert stats.binomial_ci(k, n) == pytest.approx((wilson.low, wilson.high), abs=1e-12, rel=0)
+        assert stats.wilson_ci(k, n) == pytest.approx((wilson.low, wilson.high), abs=1e-12, rel=0)
+        # binomial_ci is Wilson's but within x* counts of either end (the boundary correction, below)
+        edge = 2 if n <= 50 else 3 if n <= 100 else 0
+        low, high = stats.binomial_ci(k, n)
+        assert low == pytest.approx(wilson.low, abs=1e-12, rel=0) or 1 <= k <= edge
+        assert high == pytest.approx(wilson.high, abs=1e-12, rel=0) or 1 <= n - k <= edge
         assert stats.binomial_ci(float(k), n) == stats.binomial_ci(k, n)
     for level in (0.5, 0.9, 0.95, 0.99):
         z = float(scipy_stats.norm.ppf(0.5 + level / 2))
@@ -204,3 +210,131 @@ def test_paired_z_difference_by_hand_and_its_interval_agrees_with_its_test():
         if out["ci"] is not None:
             assert (out["ci"][0] > 0 or out["ci"][1] < 0) == (out["p"] < 0.05)
     assert stats.paired_z_difference([1, 1, 1], [0, 0, 0])["ci"] is None  # no spread: no interval, no test
+
+
+def _brute_mid_p(d, delta):
+    """The sign-flip mid-p of `d` about `delta` by grouping equal contrasts: a group of k contrasts
+    of size s contributes s·(2B − k), B ~ Binomial(k, 1/2), and the groups are independent."""
+    from itertools import product
+
+    from scipy.stats import binom
+
+    values, counts = np.unique(np.asarray(d, dtype=float), return_counts=True)
+    observed = abs(float(np.sum(np.asarray(d) - delta)))
+    above = equal = 0.0
+    for plus in product(*[range(k + 1) for k in counts]):
+        t = abs(sum(abs(v - delta) * (2 * b - k) for v, k, b in zip(values, counts, plus)))
+        w = float(np.prod([binom.pmf(b, k, 0.5) for k, b in zip(counts, plus)]))
+        if abs(t - observed) <= 1e-9:
+            equal += w
+        elif t > observed:
+            above += w
+    return above + equal / 2
+
+
+def test_four_contrasts_of_one_get_the_exact_sign_test_not_the_z():
+    """Four items with contrast 1 among 100: only the four flip at δ = 0, and |T*| = 4 only when
+    all four have one sign: exact p = 2/16 = 0.125, mid-p 0.125 − 0.125/2 = 0.0625. The z would say
+    0.042 (s² = (4 − 100·0.04²)/99, z = 0.04/√(s²/100) = 2.03). The interval inverts the mid-p:
+    below 0 every contrast − δ is positive (T is the largest of the 2^100 sums: p = 2^-100), so the
+    lower limit is 0; the upper one is 3/38, a step of the mid-p (kept just below, rejected above)
+    where three plus signs of the four and 61 of the 96 tie with the observed |T| = 100δ − 4:
+    2(1 − δ) + δ(2·61 − 96) = 100δ − 4."""
+    a = [1] * 4 + [0] * 96
+    z = stats.paired_z_difference(a, [0] * 100)
+    assert z["p"] == pytest.approx(0.04225, abs=1e-5)
+    got = stats.paired_contrast_test(a, [0] * 100)
+    assert (got["test"], got["ci_method"], got["n_nonzero"]) == ("sign-flip-exact-mid-p", "sign-flip-inverted", 4)
+    assert got["exact_p"] == pytest.approx(0.125, rel=1e-12)
+    assert got["p"] == pytest.approx(0.0625, rel=1e-12)
+    assert got["difference"] == pytest.approx(0.04)
+    low, high = got["ci"]
+    assert low == 0.0 and high == pytest.approx(3 / 38, abs=1e-9)
+    d = np.asarray(a, dtype=float)
+    assert _brute_mid_p(d, 3 / 38 - 1e-6) >= 0.05 > _brute_mid_p(d, 3 / 38 + 1e-6)
+    assert _brute_mid_p(d, -1e-6) < 0.05 <= _brute_mid_p(d, 0.0)
+    assert got["p"] >= 0.05 and low <= 0 <= high  # the test does not reject, the interval holds 0
+
+
+def test_sign_flip_interval_limits_are_where_its_mid_p_crosses_and_agree_with_its_test():
+    """On 12 items with contrasts −1, 0, 1, 2 (a's Δimg − b's), each limit is a δ the mid-p keeps
+    (≥ 0.05) with rejected δ just beyond it, checked against a grouped enumeration of the 2^12
+    sign patterns; over random samples the interval excludes 0 exactly when p < 0.05."""
+    d = [2, 1, 1, 1, 1, 0, 0, 0, 0, -1, 1, 2]
+    got = stats.sign_flip_difference(d, [0] * 12)
+    assert got["difference"] == pytest.approx(8 / 12)
+    assert got["p"] == pytest.approx(_brute_mid_p(d, 0.0), rel=1e-12)
+    low, high = got["ci"]
+    assert _brute_mid_p(d, low + 1e-6) >= 0.05 > _brute_mid_p(d, low - 1e-6)
+    assert _brute_mid_p(d, high - 1e-6) >= 0.05 > _brute_mid_p(d, high + 1e-6)
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        a, b = rng.integers(-1, 2, size=15), np.where(rng.random(15) < 0.7, 0, rng.integers(-1, 2, size=15))
+        out = stats.paired_contrast_test(a, a - b)
+        if out["ci"] is not None:
+            assert (out["ci"][0] > 0 or out["ci"][1] < 0) == (out["p"] < 0.05), out
+
+
+def test_contrast_test_says_which_method_and_why():
+    # 40 non-zero contrasts of ±1 among 60 items: the z (SIGN_FLIP_BELOW is 30)
+    many = stats.paired_contrast_test([1] * 25 + [-1] * 15 + [0] * 20, [0] * 60)
+    assert (many["test"], many["ci_method"], many["n_nonzero"]) == ("paired-z-test", "paired-z", 40)
+    # one contrast of 1 among 20: exact p = P(|T*| ≥ 1) = 1, mid-p 1/2; the interval is the bound the
+    # differing items set: a contrast lies in [−2, 2], and the share of items that differ is at most
+    # the upper limit of 1 of 20 (Wilson's, 0.236130), so the mean lies within ±0.472261
+    one = stats.paired_contrast_test([1] + [0] * 19, [0] * 20)
+    assert (one["test"], one["ci_method"]) == ("sign-flip-exact-mid-p", "differing-items-bound")
+    assert (one["p"], one["exact_p"]) == (pytest.approx(0.5), pytest.approx(1.0))
+    assert one["ci"] == pytest.approx([-2 * 0.2361312, 2 * 0.2361312], abs=1e-6)
+    assert one["note"].startswith("1 of 20 items differ")
+    # no item differs (two strong models that agree everywhere): p = 1 and the bound of 0 of 20,
+    # ±2·z²/(20 + z²) = ±2·3.8415/23.8415 = ±0.32225, where the z gave no interval at all
+    none = stats.paired_contrast_test([1] * 18 + [0, -1], [1] * 18 + [0, -1])
+    assert (none["p"], none["exact_p"], none["difference"]) == (1.0, 1.0, 0.0)
+    z2 = 1.959963984540054 ** 2
+    assert none["ci"] == pytest.approx([-2 * z2 / (20 + z2), 2 * z2 / (20 + z2)], rel=1e-9)
+    assert stats.paired_z_difference([1] * 18 + [0, -1], [1] * 18 + [0, -1])["ci"] is None
+    # 25 contrasts spread over five values among 2,000 items: the interval's outcomes are too many to
+    # enumerate (1,976 × ...), so drawn, and the note says so; the test's are enumerated
+    d = [2] * 3 + [1] * 12 + [-1] * 8 + [-2] * 2 + [0] * 1975
+    big = stats.paired_contrast_test(d, [0] * 2000)
+    assert big["test"] == "sign-flip-exact-mid-p" and "Monte Carlo" in big["note"]
+    assert big["p"] == pytest.approx(_brute_mid_p([x for x in d if x], 0.0), rel=1e-9)
+    # no shared pairs is not "every item gives the same contrast"
+    assert stats.paired_contrast_test([], [])["note"] == "no shared pairs: no interval, no test"
+    assert stats.paired_z_difference([], [])["note"] == "no shared pairs: no interval, no test"
+    assert stats.paired_contrast_test([1, 1, 1], [0, 0, 0])["note"] == "every item gives the same contrast: no interval, no test"
+
+
+def test_a_proportion_near_0_or_1_gets_the_boundary_correction_of_brown_cai_and_dasgupta():
+    """Within x* = 2 counts of 0 or n (n ≤ 50; 3 for n ≤ 100) the limit on that side is the
+    one-sided Poisson one, the λ with P(Poisson(λ) ≥ x) = 0.05, over n (Brown, Cai & DasGupta 2001,
+    §4.1.1): x = 1: 1 − e^−λ = 0.05, λ = −ln 0.95 = 0.051293; x = 2: e^−λ(1 + λ) = 0.95,
+    λ = 0.355362; x = 3: e^−λ(1 + λ + λ²/2) = 0.95, λ = 0.817691. Elsewhere Wilson's."""
+    from medvqa.core.metrics import WILSON
+
+    assert WILSON == stats.WILSON == "wilson-score-bcd"  # the metrics layer names it as stats does
+    one = -math.log(0.95)
+    assert stats.binomial_ci(1, 20) == (pytest.approx(one / 20, rel=1e-9), stats.wilson_ci(1, 20)[1])
+    assert stats.binomial_ci(1, 20)[0] == pytest.approx(0.0025647, abs=1e-7)  # Wilson's: 0.00888
+    assert stats.binomial_ci(19, 20) == (stats.wilson_ci(19, 20)[0], pytest.approx(1 - one / 20, rel=1e-9))
+    low = stats.binomial_ci(2, 50)[0] * 50
+    assert math.exp(-low) * (1 + low) == pytest.approx(0.95, rel=1e-9) and low == pytest.approx(0.355362, abs=1e-6)
+    low = stats.binomial_ci(3, 100)[0] * 100
+    assert math.exp(-low) * (1 + low + low * low / 2) == pytest.approx(0.95, rel=1e-9)
+    assert stats.binomial_ci(3, 50) == stats.wilson_ci(3, 50)  # 3 > x* = 2 at n ≤ 50
+    assert stats.binomial_ci(3, 101) == stats.wilson_ci(3, 101)  # none beyond n = 100
+    assert stats.binomial_ci(7, 10) == stats.wilson_ci(7, 10)
+    assert stats.binomial_ci(1, 2) == stats.wilson_ci(1, 2)  # 1 of 2 is near neither side
+    # its worst coverage over p near 1 at n = 20 (exact binomial sums): Wilson's 0.8995 at p = 0.973
+    from scipy.stats import binom
+
+    def coverage(interval, n, p):
+        ks = np.arange(n + 1)
+        limits = np.array([interval(int(k), n) for k in ks])
+        inside = (limits[:, 0][None, :] <= p[:, None]) & (p[:, None] <= limits[:, 1][None, :])
+        return (binom.pmf(ks[None, :], n, p[:, None]) * inside).sum(axis=1)
+
+    assert coverage(stats.wilson_ci, 20, np.array([0.973]))[0] == pytest.approx(0.8995, abs=1e-4)
+    assert coverage(stats.binomial_ci, 20, np.array([0.973]))[0] > 0.97
+    assert coverage(stats.binomial_ci, 20, np.arange(0.01, 0.991, 0.001)).min() > 0.917
