@@ -288,3 +288,36 @@ def test_as_printed_answers_take_their_printed_condition_and_leave_no_other_pair
                        ("pes-q-kar-01", "C+Q"): ("answered", True), ("pes-q-kar-02", "C+Q"): ("missing", False)}
     summary = json.loads(result.stdout)
     assert summary["n_items"] == 5 and summary["n_excluded"] == 1
+
+
+def test_a_wide_json_array_imports_one_model_per_column(jmed_sample, tmp_path):
+    """Published answers of several models in one JSON array, one column per model (as a
+    Chinese exam's nine models came): `--response-column MODEL` imports that model's column as
+    a run; an element that is not an object, or a model the array does not hold, is one error
+    naming the file and the element."""
+    items = _items(jmed_sample)
+    right = {it.id: json.dumps({"answer": list(it.gold.alternatives[0])}) for it in items}
+    rows = [{"qid": it.id, "model_a": right[it.id], "model_b": right[it.id] if n < 2 else "I cannot tell."}
+            for n, it in enumerate(items)]
+    wide = tmp_path / "published.json"
+    wide.write_text(json.dumps(rows, indent=2, ensure_ascii=False), encoding="utf-8")  # one array over many lines
+
+    def import_(column, run, file=wide):
+        return CliRunner().invoke(cli, ["import", "jmed48k", str(file), "--data", str(jmed_sample), "--split", "sample",
+                                        "--run-dir", str(tmp_path / run), "--id-column", "qid",
+                                        "--response-column", column, "--model-name", column, "--json"])
+
+    n = len(items)
+    for column, correct in (("model_a", n), ("model_b", 2)):
+        result = import_(column, column)
+        assert result.exit_code == 0, result.output
+        cq = json.loads(result.stdout)["conditions"]["C+Q"]
+        assert (cq["n"], cq["correct"], cq["missing"]) == (n, correct, 0)
+    absent = import_("model_c", "c")
+    assert absent.exit_code == 1 and "published.json: record element 1: no 'model_c' column (--response-column)" in absent.output
+    assert "the columns are qid, model_a, model_b" in absent.output and not (tmp_path / "c").exists()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([rows[0], rows[1], "model_a"]), encoding="utf-8")
+    refused = import_("model_a", "bad", bad)
+    assert refused.exit_code == 1 and "bad.json: record element 3: expected a JSON object, got str" in refused.output
+    assert not (tmp_path / "bad").exists()
