@@ -71,9 +71,25 @@ def generic_import(benchmark: str) -> click.Command:
                                                                                       else {})},
                                        reading=reading, model_name=model_name, images_attested=printed,
                                        asked=(lambda it: (as_printed(it).value,)) if printed else None)
+            if not chosen and (hint := unanswered_hint(items, answers)):
+                summary["warnings"] = [*summary.get("warnings", []), hint]
         if as_json:
             print_json(summary)
         else:
             print_run_summary(summary)
 
     return command
+
+
+def unanswered_hint(items, answers) -> str | None:
+    """A line for a file that answers fewer items than the data holds: every item it leaves out
+    is recorded missing, in every denominator, which is right for answers that skipped items and
+    wrong for answers to part of the data, which `--select` chooses."""
+    runnable = {it.id for it in items if not it.excluded}
+    answered = {item.id for item, *_ in answers} & runnable
+    if len(answered) == len(runnable):
+        return None
+    return (f"the file answers {len(answered)} of the {len(runnable)} items of the data: the other "
+            f"{len(runnable) - len(answered)} are recorded missing and count in every denominator; answers to "
+            "part of the data take --select FIELD=V1,V2 (as medvqa run selects items), and the items outside "
+            "are then not in the run")

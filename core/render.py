@@ -184,7 +184,8 @@ class Table:
 class Tables:
     """Titled tables rendered alike (a benchmark's official tables, pass lines): Markdown with
     a heading per table, CSV with `#` titles and notes, LaTeX floats, HTML, aligned text, or one
-    JSON object keyed by table name."""
+    JSON object keyed by table name. A table without rows is its title, "No rows." and its
+    notes, never an empty grid."""
 
     tables: list[Table]
     # the reading of the records counted (metrics.READINGS), named in every table's JSON and notes
@@ -208,7 +209,10 @@ class Tables:
         esc = html.escape if fmt == "html" else str
         title, note = {"md": ("### {}\n\n", "\n{}\n"), "csv": ("# {}\n", "# {}\n"), "html": ("<h3>{}</h3>", "<p>{}</p>"),
                        "text": ("{}\n\n", "\n{}\n")}[fmt] if fmt in FORMATS else ("", "")
-        blocks = [title.format(esc(t.title)) + render(t.frame, fmt, t.formats) + "".join(note.format(esc(n)) for n in t.notes)
+        # a table without rows shows no empty grid: its notes say why it is empty
+        blocks = [title.format(esc(t.title)) + (render(t.frame, fmt, t.formats) if len(t.frame) or fmt == "csv"
+                                                else note.format("No rows.").lstrip("\n"))
+                  + "".join(note.format(esc(n)) for n in t.notes)
                   for t in self.tables]
         return "\n".join(blocks)
 

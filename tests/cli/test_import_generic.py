@@ -321,3 +321,31 @@ def test_a_wide_json_array_imports_one_model_per_column(jmed_sample, tmp_path):
     refused = import_("model_a", "bad", bad)
     assert refused.exit_code == 1 and "bad.json: record element 3: expected a JSON object, got str" in refused.output
     assert not (tmp_path / "bad").exists()
+
+
+def test_answers_to_part_of_the_data_hint_at_select(jmed_sample, tmp_path):
+    """Answers to 3 of the 17 answerable sample items: the other 14 are recorded missing (every
+    item counts) and the summary says so and names --select; with --select choosing the 5 nurse
+    items, the 2 left are missing and no hint is given."""
+    items = _items(jmed_sample)
+    nurse = [it for it in items if it.meta.get("profession") == "Nurse"]
+    assert (len(items), len(nurse)) == (17, 5)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"item_id": it.id, "response": json.dumps({"answer": ["1"]})}) + "\n"
+                               for it in nurse[:3]), encoding="utf-8")
+
+    def import_(run, *more):
+        result = CliRunner().invoke(cli, ["import", "jmed48k", str(answers), "--data", str(jmed_sample), "--split",
+                                          "sample", "--run-dir", str(tmp_path / run), *more])
+        assert result.exit_code == 0, result.output
+        return result
+
+    whole = json.loads(import_("whole", "--json").stdout)
+    assert whole["conditions"]["C+Q"]["missing"] == 14
+    assert whole["warnings"] == [
+        "the file answers 3 of the 17 items of the data: the other 14 are recorded missing and count in every "
+        "denominator; answers to part of the data take --select FIELD=V1,V2 (as medvqa run selects items), and "
+        "the items outside are then not in the run"]
+    assert "the file answers 3 of the 17 items" in import_("printed").stdout
+    part = json.loads(import_("part", "--select", "profession=Nurse", "--json").stdout)
+    assert part["conditions"]["C+Q"]["missing"] == 2 and not part.get("warnings")
