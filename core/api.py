@@ -217,6 +217,8 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
             frame["published_accuracy"] = [(published.get(c) or {}).get("accuracy") for c in frame["condition"]]
             frame["published_correct"] = pd.array([(published.get(c) or {}).get("correct") for c in frame["condition"]],
                                                   dtype="Int64")
+            if any((published.get(c) or {}).get("artifact") for c in frame["condition"]):
+                frame["published_artifact"] = [(published.get(c) or {}).get("artifact") for c in frame["condition"]]
     if fmt not in (None, "csv", "json"):  # one table per grouping, each with its own columns and heading
         return Tables([Table("by " + " and ".join(["condition", *fields]),
                              "Accuracy by " + " and ".join(["condition", *fields]), t)

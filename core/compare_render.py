@@ -136,6 +136,16 @@ def frame(doc: dict, section: str, spec: list, stratum: str | None = None) -> pd
     return table
 
 
+def published_text(row: dict) -> str:
+    """" · published 0.0 (artifact: empty-answer-column)": a row's published accuracy, and the
+    importer's flag where it named the published number an artifact; "" without one."""
+    said = row.get("published_accuracy")
+    if said is None:
+        return ""
+    flag = row.get("published_artifact")
+    return f" · published {_pct(said)}" + (f" (artifact: {flag})" if flag else "")
+
+
 def panel_frame(doc: dict, panel: dict) -> tuple[pd.DataFrame, dict[tuple[int, str], list]]:
     """A panel view (`doc["panels"]`) as a table: one row per model, one column per level and
     language, each cell the headline value and n of the table row it points at, and a last row
@@ -149,9 +159,8 @@ def panel_frame(doc: dict, panel: dict) -> tuple[pd.DataFrame, dict[tuple[int, s
         for head, (level, lang) in zip(heads, columns):
             c = cells.get((model, level, lang))
             r = doc["table"][c["row"]] if c else None
-            said = doc["table"][c["overall_row"]].get("published_accuracy") if c and "overall_row" in c else None
-            row[head] = (f"{_pct(r['value'])} (n={r['n']})" + (f" · published {_pct(said)}" if said is not None else "")
-                         if r else "no run")
+            said = doc["table"][c["overall_row"]] if c and "overall_row" in c else {}
+            row[head] = (f"{_pct(r['value'])} (n={r['n']})" + published_text(said) if r else "no run")
             if r:
                 paths[(i, head)] = ["table", c["row"], "value"]
         rows.append(row)
@@ -300,8 +309,10 @@ def _panel_html(doc: dict, panel: dict, k: int) -> str:
         said = ""
         if "overall_row" in c and doc["table"][c["overall_row"]].get("published_accuracy") is not None:
             j = c["overall_row"]
+            flag = doc["table"][j].get("published_artifact")
             said = (f'<br><span class="sub">published '
-                    f"{_num(['table', j, 'published_accuracy'], doc['table'][j]['published_accuracy'], 'pct')}</span>")
+                    f"{_num(['table', j, 'published_accuracy'], doc['table'][j]['published_accuracy'], 'pct')}"
+                    + (f" (artifact: {_e(flag)})" if flag else "") + "</span>")
         return f"<td>{_num(path, r['value'], 'pct')} <span class=\"sub\">n={_e(r['n'])}</span>{said}</td>"
 
     return (f'<h2>{_e(panel_title(panel))}</h2><figure id="panels-{k}" class="panels">{panel_chart(doc, panel)}'

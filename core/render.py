@@ -141,10 +141,11 @@ def to_html(frame: pd.DataFrame, formats: Mapping[str, str] | None = None, *, ta
 
 
 def json_rows(frame: pd.DataFrame) -> list[dict]:
-    """The rows as JSON values: numpy scalars as Python numbers, NaN as null (full precision)."""
+    """The rows as JSON values: numpy scalars as Python numbers, NaN and a missing whole number
+    (`pd.NA`) as null (full precision)."""
     def plain(v: Any) -> Any:
         v = v.item() if hasattr(v, "item") and not isinstance(v, (list, dict, str)) else v
-        return None if isinstance(v, float) and math.isnan(v) else v
+        return None if is_missing(v) else v
 
     return [{str(k): plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
 

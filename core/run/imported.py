@@ -102,6 +102,9 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     if reconcile is not None:
         spec.extra_manifest["imported"] = {**spec.extra_manifest["imported"], **reconcile(records)}
     manifest = build_manifest(spec)
+    if asked is not None:  # an excluded item would have been asked under its source's conditions only
+        for entry in manifest["excluded"]:
+            entry["conditions"] = [Condition(c).value for c in asked(by_id[entry["item_id"]])]
     with RunStore(run_dir) as store:
         store.open(manifest)
         for record in records:

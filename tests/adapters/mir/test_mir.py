@@ -184,6 +184,20 @@ def test_2024_gpt4_gpt4_vision_and_delta_img(runs_2024):
     assert any("different deployments under one model name" in n and "'gpt-4-vision'" in n for n in audit["notes"])
 
 
+def test_n_excluded_counts_the_annulled_questions_each_condition_would_ask(runs_2026):
+    """MIR 2026 annulled 7 questions, one of them an image question (13): sat as printed, 13 would
+    have been asked with its image (C+Q+I) and the other six without (C+Q), so the C+Q rows show
+    6 and the C+Q+I rows 1 (they showed 7 each), in report and compare alike."""
+    run = runs_2026 / "gpt52"
+    excluded = medvqa.read_run(run).manifest["excluded"]
+    assert sorted(int(e["item_id"].rsplit("-", 1)[1]) for e in excluded) == [13, 50, 64, 139, 142, 161, 208]
+    rows = medvqa.report(run, by="year").to_dict("records")
+    assert [(r["condition"], r["n"], r["n_excluded"]) for r in rows] == [("C+Q", 179, 6), ("C+Q+I", 24, 1)]
+    compared = medvqa.compare([run]).to_dict("records")
+    assert [(r["condition"], r["stratum"], r["n_excluded"]) for r in compared] == [
+        ("C+Q", "overall", 6), ("C+Q", "year", 6), ("C+Q+I", "overall", 1), ("C+Q+I", "year", 1)]
+
+
 def test_reference_line_per_model(runs_2026):
     lines = medvqa.report(runs_2026 / "gemini3pro", pass_lines=True).to_dict("records")
     assert [(r["exam"], r["status"], r["points"], r["required"], r["margin"]) for r in lines] == [

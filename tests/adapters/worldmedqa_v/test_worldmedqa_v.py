@@ -378,3 +378,20 @@ def test_the_country_table_prints_the_interval_its_docs_name(imported):
                                                              (centre + half) / (1 + z * z / n)))
     doc = " ".join((REPO / "docs" / "benchmarks" / "worldmedqa_v.md").read_text(encoding="utf-8").split())
     assert "accuracy (n, correct, Wilson 95 % CI, every status)" in doc and "exact 95 % CI" not in doc
+
+
+COUNTS = ("n", "n_excluded", "uncounted", "correct", "answered", "refusal", "parse_failure", "error", "missing",
+          "extracted", "strict_correct", "published_correct", "n_unpaired", "unreadable_pairs")
+
+
+def test_compare_json_writes_counts_as_whole_numbers(imported):
+    """Runs with an extraction beside runs of another condition: `extracted` (101 and 132 with the
+    image, none blind) was written 101.0 where a column held a missing value; every count is an
+    integer or null."""
+    doc = json.loads(CliRunner().invoke(cli, ["compare", *(str(d) for d, _ in imported.values()), "--json"]).stdout)
+    found = [(section, k, v) for section in ("table", "delta_img", "delta_lang", "tests") for row in doc[section]
+             for k, v in row.items() if k in COUNTS and v is not None]
+    assert found and all(type(v) is int for *_, v in found), [f for f in found if type(f[2]) is not int][:5]
+    extracted = {(r["condition"], r["language"] if "language" in r else None, r["extracted"]) for r in doc["table"]
+                 if r["stratum"] == "overall"}
+    assert sorted(e for *_, e in extracted if e is not None) == [101, 114, 132, 146]
