@@ -166,7 +166,8 @@ def read_entries(run_dirs: Sequence[str | Path], reading: str | None = None) -> 
     notes += [n for n in join_notes if n.startswith("joined ")]
     # the audit's and the item browser's label of each experiment (`experiment_labels`)
     labels = experiment_labels([(g[0].benchmark.name, model_name(g[0].manifest), items_language(g[0].items.values()),
-                                 " + ".join(str(run.path) for run in g)) for g in groups])
+                                 " + ".join(str(run.path) for run in g)) for g in groups],
+                               [", ".join(scope(g).values()) for g in groups])
     entries = []
     for group, label in zip(groups, labels):
         items = {k: v for run in group for k, v in run.items.items()}
