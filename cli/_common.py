@@ -10,6 +10,19 @@ from typing import Any, Callable
 
 import click
 
+# The exit status of a command that asks a model (run, score --extractor, judge) when the model,
+# its credentials or its server fail the preflight request; besides 0, 1 (bad input or data) and
+# 2 (bad usage).
+EXIT_PREFLIGHT = 3
+
+
+class ExitWith(click.ClickException):
+    """A one-line error with its own exit status."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
+
 
 @contextmanager
 def user_errors():

@@ -49,12 +49,18 @@ def command(set_file, as_json, dry_run) -> None:
     say = None if as_json else (lambda line: click.echo(line, err=True))
     if say:
         say(f"eval set {set_file}: {len(study.experiments)} experiments under {study.study_dir}")
-    try:
-        result = run_set(study, progress=say, command_line=["medvqa", "eval", set_file])
-    except KeyboardInterrupt:
-        from . import EXIT_INTERRUPTED
+    from medvqa.core.run.interrupt import exit_on_second_interrupt
 
-        click.echo(f"interrupted; every record written is kept: resume with: medvqa eval {set_file}", err=True)
+    from . import EXIT_INTERRUPTED
+
+    stopped = f"interrupted; every record written is kept: resume with: medvqa eval {set_file}"
+    try:
+        # its own SIGINT handler, as `run` has: a shell starts a background job with SIGINT ignored,
+        # and `kill -INT` would not stop the set; a second one during the shutdown exits at once
+        with exit_on_second_interrupt(lambda: stopped):
+            result = run_set(study, progress=say, command_line=["medvqa", "eval", set_file])
+    except KeyboardInterrupt:
+        click.echo(stopped, err=True)
         sys.exit(EXIT_INTERRUPTED)
     if as_json:
         print_json(result.as_json())

@@ -1,8 +1,9 @@
 """`medvqa import BENCH FILE`: answers made elsewhere, for any benchmark, as a run directory.
 
 A benchmark whose adapter adds its own import command (a published format) keeps it; every other
-installed benchmark gets this generic one: JSON Lines `{item_id, condition, response}`, or a
-CSV / XLSX table with an id and a response column."""
+installed benchmark gets this generic one: JSON Lines `{item_id, condition, response}`, a JSON
+array of such objects (wide too: one column per model), or a CSV / XLSX table with an id and a
+response column."""
 
 import click
 
@@ -31,7 +32,8 @@ def generic_import(benchmark: str) -> click.Command:
                        "numbers repeat.")
     @click.option("--sheet", metavar="NAME", help="The sheet of an XLSX workbook to read (default: the first; with "
                                                   "several, stderr says which was read and names the others).")
-    @click.option("--response-column", default="response", show_default=True, help="The field holding the raw answer.")
+    @click.option("--response-column", default="response", show_default=True,
+                  help="The field holding the raw answer; in a wide file, one column per model, the model's column.")
     @click.option("--condition", help="The condition of lines that name none (default C+Q).")
     @click.option("--as-printed", "printed", is_flag=True,
                   help="Answers given one per question, as the exam prints it: a line that names no condition is "
@@ -50,8 +52,9 @@ def generic_import(benchmark: str) -> click.Command:
     @model_name_option
     def command(file, data, split, select, run_dir, model, id_column, id_from, sheet, response_column, condition, printed,
                 convention, saved, max_response_bytes, as_json, reading, model_name) -> None:
-        """Import FILE, answers made elsewhere (JSON Lines {item_id, condition, response}, or CSV / XLSX
-        with an id and a response column), as a run directory scored like any run."""
+        """Import FILE, answers made elsewhere (JSON Lines {item_id, condition, response}, a JSON array
+        of such objects, or CSV / XLSX with an id and a response column), as a run directory scored
+        like any run. A wide file holds one column per model: import each with --response-column."""
         import sys
 
         import medvqa
@@ -77,6 +80,8 @@ def generic_import(benchmark: str) -> click.Command:
                                        reading=reading, model_name=model_name, images_attested=printed,
                                        asked=(lambda it: (as_printed(it).value,)) if printed else None,
                                        **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}))
+            if not chosen and (hint := unanswered_hint(items, answers)):
+                summary["warnings"] = [*summary.get("warnings", []), hint]
         if as_json:
             print_json(summary)
             return
@@ -88,3 +93,17 @@ def generic_import(benchmark: str) -> click.Command:
                        "read", err=True)
 
     return command
+
+
+def unanswered_hint(items, answers) -> str | None:
+    """A line for a file that answers fewer items than the data holds: every item it leaves out
+    is recorded missing, in every denominator, which is right for answers that skipped items and
+    wrong for answers to part of the data, which `--select` chooses."""
+    runnable = {it.id for it in items if not it.excluded}
+    answered = {item.id for item, *_ in answers} & runnable
+    if len(answered) == len(runnable):
+        return None
+    return (f"the file answers {len(answered)} of the {len(runnable)} items of the data: the other "
+            f"{len(runnable) - len(answered)} are recorded missing and count in every denominator; answers to "
+            "part of the data take --select FIELD=V1,V2 (as medvqa run selects items), and the items outside "
+            "are then not in the run")

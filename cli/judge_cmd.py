@@ -1,6 +1,6 @@
 import click
 
-from ._common import print_json, user_errors
+from ._common import EXIT_PREFLIGHT, ExitWith, print_json, user_errors
 
 
 @click.command("judge")
@@ -28,7 +28,7 @@ def command(run_dir, judges, api_base, concurrency, timeout, max_retries, no_cac
             summary = judge_run(run_dir, judges, backend_options=options, cache=not no_cache,
                                 progress=None if as_json else (lambda line: click.echo(line, err=True)))
         except PreflightError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise ExitWith(str(exc), EXIT_PREFLIGHT) from None
         except KeyboardInterrupt:
             click.echo("judging interrupted; the verdicts so far are saved: run the same command to resume", err=True)
             raise SystemExit(130) from None

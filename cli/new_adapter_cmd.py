@@ -9,7 +9,7 @@ from ._common import user_errors
               help="ISO 639 code of the exam's language: the prompts and answer phrases are written in it.")
 @click.option("--labels", metavar="RANGE",
               help="The option labels the exam prints: A-E, a-e or 1-5 (or another range of these forms, "
-                   "A-C to A-J, a-c to a-j, 1-3 to 1-9). The fixture's options and answers carry them, and the "
+                   "A-C to A-J, a-c to a-j, 1-3 to 1-10). The fixture's options and answers carry them, and the "
                    "prompt asks for the option's number where they are digits, its letter otherwise. "
                    "Default from --language: ja 1-5 (most Japanese licensing exams; the physician's and "
                    "dentist's use a-e), es 1-4 (MIR), A-E for the others.")
@@ -30,4 +30,4 @@ def command(name, language, labels, title, out_dir) -> None:
     if not made.phrasebook:
         click.echo(f"medvqa: no phrasebook for language {language!r}: the prompts are in English; translate "
                    f"{made.root / made.module / 'prompts.py'}", err=True)
-    click.echo(f"cd {made.root} && pip install -e . && python -m pytest -q && medvqa run {name} --model random")
+    click.echo(f"cd {made.root} && pip install -e '.[test]' && python -m pytest -q && medvqa run {name} --model random")

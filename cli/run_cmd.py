@@ -7,11 +7,11 @@ from urllib.parse import urlsplit
 
 import click
 
-from ._common import (BenchmarkOption, SelectionCommand, model_name_option, print_json, print_run_summary,
-                      reading_option, selections, user_errors)
+from ._common import (EXIT_PREFLIGHT, BenchmarkOption, ExitWith, SelectionCommand, model_name_option, print_json,
+                      print_run_summary, reading_option, selections, user_errors)
 
-# Exit statuses besides 0 (success), 1 (bad input or data: one line naming it) and 2 (bad usage).
-EXIT_PREFLIGHT = 3  # the model, its credentials or its server failed the preflight request
+# Exit statuses besides 0 (success), 1 (bad input or data: one line naming it), 2 (bad usage) and
+# 3 (EXIT_PREFLIGHT: the model, its credentials or its server failed the preflight request).
 EXIT_UNTRUSTED = 4  # the run finished, but errors exceed --max-error-rate or no request succeeded
 # and 130 (EXIT_INTERRUPTED, core/run/interrupt.py): Ctrl-C; the run resumes where it stopped
 JSON_FIELDS = ("run_dir", "n_items", "n_records", "n_excluded", "accuracy", "conditions", "n_image_fallback",
@@ -231,7 +231,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
             try:
                 plan = plan_run(options)
             except PreflightError as exc:
-                raise _Exit(str(exc), EXIT_PREFLIGHT) from None
+                raise ExitWith(str(exc), EXIT_PREFLIGHT) from None
             if as_json:
                 print_json(plan)
             else:
@@ -240,7 +240,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
         try:
             result = run(options, progress=not as_json, second_interrupt_exits=True)
         except PreflightError as exc:
-            raise _Exit(str(exc), EXIT_PREFLIGHT) from None
+            raise ExitWith(str(exc), EXIT_PREFLIGHT) from None
         except RunInterrupted as exc:
             # requests still in flight are abandoned on purpose: their never-awaited coroutines
             # would print a RuntimeWarning at exit, after the line that says how to resume
@@ -253,12 +253,4 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
     else:
         print_run_summary(summary)
     if summary["failure"]:
-        raise _Exit(summary["failure"], EXIT_UNTRUSTED)
-
-
-class _Exit(click.ClickException):
-    """A one-line error with its own exit status."""
-
-    def __init__(self, message: str, exit_code: int):
-        super().__init__(message)
-        self.exit_code = exit_code
+        raise ExitWith(summary["failure"], EXIT_UNTRUSTED)

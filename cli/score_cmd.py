@@ -1,6 +1,6 @@
 import click
 
-from ._common import analysis, condition_table, print_json
+from ._common import EXIT_PREFLIGHT, ExitWith, analysis, condition_table, print_json
 
 
 @click.command("score")
@@ -37,7 +37,7 @@ def command(run_dir, convention, extractor, extractor_api_base, no_cache, as_jso
                                         backend_options={"api_base": extractor_api_base} if extractor_api_base else {},
                                         progress=None if as_json else (lambda line: click.echo(line, err=True)))
             except PreflightError as exc:
-                raise click.ClickException(str(exc)) from None
+                raise ExitWith(str(exc), EXIT_PREFLIGHT) from None
         # the records just re-scored, unless an extractor has rewritten them since
         warnings = run_warnings(run_dir, records=None if extractor else newest_records(lines))
     if as_json:

@@ -157,7 +157,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     from medvqa.core import metrics
     from medvqa.core.metrics import held_fields, resolve_fields
     from medvqa.core.passlines import PassLines, PassVerdict
-    from medvqa.core.render import Tables, render
+    from medvqa.core.render import Table, Tables, render
     from medvqa.core.repeats import repeat_numbers, with_repeat_columns
     from medvqa.core.usage import usage_by_condition, usage_columns
     from medvqa.core.run.saved import read_run, whole_exam_items
@@ -171,6 +171,9 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
         from medvqa.core.scoring.judge import agreement_tables, judge_agreement
 
         doc = judge_agreement(read_records(run_dir))
+        if not doc["n_judged"]:
+            raise ValueError(f"{run_dir}: no record was judged, so no judge has an accuracy or an agreement; "
+                             f"`medvqa judge {run_dir} --judge MODEL` (or `medvqa run ... --judge MODEL`) judges them")
         return doc if fmt in (None, "json") else agreement_tables(doc).render(fmt)
     if pass_lines:
         saved = read_run(run_dir).read_as(reading)
@@ -228,8 +231,12 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
             frame["published_accuracy"] = [(published.get(c) or {}).get("accuracy") for c in frame["condition"]]
             frame["published_correct"] = pd.array([(published.get(c) or {}).get("correct") for c in frame["condition"]],
                                                   dtype="Int64")
-    if fmt not in (None, "csv", "json"):  # one table per grouping, each with its own columns
-        return "\n".join(render(t, fmt) for t in frames)
+            if any((published.get(c) or {}).get("artifact") for c in frame["condition"]):
+                frame["published_artifact"] = [(published.get(c) or {}).get("artifact") for c in frame["condition"]]
+    if fmt not in (None, "csv", "json"):  # one table per grouping, each with its own columns and heading
+        return Tables([Table("by " + " and ".join(["condition", *fields]),
+                             "Accuracy by " + " and ".join(["condition", *fields]), t)
+                       for fields, t in zip(groupings, frames)]).render(fmt)
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if fmt is None:
         frame.attrs["reading"] = reading

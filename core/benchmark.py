@@ -273,7 +273,9 @@ class Benchmark:
     def pass_report(self, items: list[Item], records: list[dict]) -> PassLines | None:
         """Pass / fail / not evaluable per exam as typed verdict rows (`medvqa.PassLines`),
         shown by `medvqa report RUN --pass` and `medvqa compare`; None when the benchmark has no
-        pass criteria."""
+        pass criteria. `items` are `medvqa.Item`s: the whole exams the run touches, or the run's
+        own items when `pass_on_whole_exams` is False; `records` are dicts, the newest record of
+        each (item, condition) under the reading asked for."""
         return None
 
     def extract(self, **options: Any) -> Any:

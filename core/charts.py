@@ -97,14 +97,16 @@ def paired_rows(doc: dict, field: str | None, cohorts: bool = False) -> dict[str
     return out
 
 
-def _ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values covering [low, high]."""
+def round_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values within [low, high], zero among them where the range holds it and never
+    written "-0" (a tick a rounding error from zero is zero)."""
     span = max(high - low, 1e-9)
     raw = span / count
     step = 10 ** math.floor(math.log10(raw))
     step = next(s * step for s in (1, 2, 2.5, 5, 10) if s * step >= raw)
     first = math.ceil(low / step) * step
-    return [first + i * step for i in range(int((high - first) / step + 1e-9) + 1)]
+    ticks = (first + i * step for i in range(int((high - first) / step + 1e-9) + 1))
+    return [0.0 if abs(t) < 1e-9 * step else t for t in ticks]
 
 
 def _x_axis(svg: Svg, left: float, right: float, y: float, lo: float, hi: float, ticks: list[float],
@@ -159,7 +161,7 @@ def delta_chart(doc: dict, field: str | None = None) -> str:
             values.append(100 * r["delta_img"])
     lo, hi = min(values), max(values)
     pad = max(1.0, 0.05 * (hi - lo))
-    ticks = _ticks(lo - pad, hi + pad)
+    ticks = round_ticks(lo - pad, hi + pad)
     lo, hi = min(ticks[0], lo - pad), max(ticks[-1], hi + pad)
     gutter = 12 + max([text_width(k) for k in keys] or [40])
     left, right = gutter, gutter + 420

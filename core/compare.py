@@ -14,7 +14,6 @@ Pure functions of saved runs: no model is called.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import combinations
@@ -44,7 +43,9 @@ TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric"
                  "ci_method", "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate",
                  *(f"{s}_rate" for s in NON_ANSWERS), "runs"]
 # an import of published results that carries their accuracy: it beside medvqa's (overall rows)
-PUBLISHED_COLUMNS = ("published_accuracy", "published_correct")
+# `published_artifact`: the importer's name for why the published number is not the model's (an
+# artifact of the published scoring), where it named one
+PUBLISHED_COLUMNS = ("published_accuracy", "published_correct", "published_artifact")
 # the table shows the other reading's accuracy, interval and extractions, not its count correct
 OTHER_CORRECT = ("assisted_correct", "strict_correct")
 # a paired row's test: McNemar's mid-p (`mcnemar_p`, its bound) with the exact conditional p beside it
@@ -59,6 +60,15 @@ TEST_COLUMNS = ["benchmark", "condition", "a", "b", "metric", "status", "n", "a_
                 "ci_low", "ci_high", "ci_method", "test", "p", "p_bound", "exact_p", "p_holm", "only_a", "only_b",
                 "unreadable_pairs", "warning", "note"]
 OVERALL = "overall"
+# columns that count records, items or clusters: whole numbers in every frame and in --json, where a
+# column with a missing value would otherwise turn them into floats (`extracted: 60.0`)
+COUNT_COLUMNS = ("n", "n_excluded", "uncounted", *STATUSES, "extracted", *OTHER_CORRECT, "published_correct",
+                 "n_clusters", "n_unpaired", "unreadable_pairs", "only_a", "only_b")
+
+
+def _whole_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with its count columns as whole numbers (a missing one stays missing)."""
+    return frame.astype({c: "Int64" for c in COUNT_COLUMNS if c in frame.columns})
 
 
 @dataclass
@@ -156,7 +166,8 @@ def read_entries(run_dirs: Sequence[str | Path], reading: str | None = None) -> 
     notes += [n for n in join_notes if n.startswith("joined ")]
     # the audit's and the item browser's label of each experiment (`experiment_labels`)
     labels = experiment_labels([(g[0].benchmark.name, model_name(g[0].manifest), items_language(g[0].items.values()),
-                                 " + ".join(str(run.path) for run in g)) for g in groups])
+                                 " + ".join(str(run.path) for run in g)) for g in groups],
+                               [", ".join(scope(g).values()) for g in groups])
     entries = []
     for group, label in zip(groups, labels):
         items = {k: v for run in group for k, v in run.items.items()}
@@ -231,15 +242,16 @@ def table_rows(entry: Entry, fields: dict[str, str], s: Settings = Settings()) -
     rows = []
     said = published(entry)
     for condition, records in entry.by_condition.items():
-        rows.append({**_row(entry, condition, OVERALL, "", records, len(excluded)),
+        rows.append({**_row(entry, condition, OVERALL, "", records, metrics.excluded_counts(excluded, condition)[()]),
                      **_cluster_columns(entry, records, clusters, s)})
         if condition in said:  # an import of published results: their accuracy beside medvqa's
             rows[-1].update(published_accuracy=said[condition].get("accuracy"),
-                            published_correct=said[condition].get("correct"))
+                            published_correct=said[condition].get("correct"),
+                            **({"published_artifact": a} if (a := said[condition].get("artifact")) else {}))
         for name, rec_field in fields.items():
-            n_ex = Counter(level for x in excluded for level in dict.fromkeys(metrics.level_keys(x.get(rec_field))))
+            n_ex = metrics.excluded_counts(excluded, condition, [rec_field])
             for (_, level), group in metrics.group(records, [rec_field]).items():
-                rows.append({**_row(entry, condition, name, level, group, n_ex[level]),
+                rows.append({**_row(entry, condition, name, level, group, n_ex[(level,)]),
                              **_cluster_columns(entry, group, clusters, s)})
     return rows
 
@@ -411,11 +423,13 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
         shown[e.benchmark.name] = list(dict.fromkeys([*shown.get(e.benchmark.name, []), *fields[i]]))
     other = metrics.with_assisted([*TABLE_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])], rows)  # the other reading's columns, where an extraction exists
     said = [c for c in PUBLISHED_COLUMNS if any(c in r for r in rows)]
-    frame = pd.DataFrame(rows, columns=[c for c in other if c not in OTHER_CORRECT] + said)
+    frame = _whole_counts(pd.DataFrame(rows, columns=[c for c in other if c not in OTHER_CORRECT] + said))
     panels = panel_rows(json_rows(frame), runs, passes, shown, entries)
     return Comparison(table=frame, panels=panels,
-                      delta_img=pd.DataFrame(deltas, columns=[*DELTA_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])]),
-                      tests=pd.DataFrame(tests, columns=TEST_COLUMNS), delta_lang=delta_lang, pass_lines=passes, notes=notes, runs=runs,
+                      delta_img=_whole_counts(pd.DataFrame(deltas, columns=[*DELTA_COLUMNS,
+                                                                            *(CLUSTER_COLUMNS if cluster else [])])),
+                      tests=_whole_counts(pd.DataFrame(tests, columns=TEST_COLUMNS)),
+                      delta_lang=_whole_counts(delta_lang), pass_lines=passes, notes=notes, runs=runs,
                       by=shown, reading=metrics.reading_summary(run for e in entries for run in e.runs),
                       intervals=intervals_statement(cluster), repeats=study_repeats(entries),
                       saved_runs={str(run.path): run for e in entries for run in e.runs},

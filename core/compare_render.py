@@ -16,6 +16,7 @@ from urllib.parse import quote, urlencode
 import pandas as pd
 
 from medvqa.core.audit.analysis import BETWEEN_MODELS_TEXT, intervals_text
+from medvqa.core.charts import round_ticks, text_width
 from medvqa.core.compare import OVERALL, Comparison
 from medvqa.core.metrics import READINGS
 from medvqa.core.passlines import COLUMNS as PASS_COLUMNS, PassVerdict
@@ -140,6 +141,16 @@ def frame(doc: dict, section: str, spec: list, stratum: str | None = None) -> pd
     return table
 
 
+def published_text(row: dict) -> str:
+    """" · published 0.0 (artifact: empty-answer-column)": a row's published accuracy, and the
+    importer's flag where it named the published number an artifact; "" without one."""
+    said = row.get("published_accuracy")
+    if said is None:
+        return ""
+    flag = row.get("published_artifact")
+    return f" · published {_pct(said)}" + (f" (artifact: {flag})" if flag else "")
+
+
 def panel_frame(doc: dict, panel: dict) -> tuple[pd.DataFrame, dict[tuple[int, str], list]]:
     """A panel view (`doc["panels"]`) as a table: one row per model, one column per level and
     language, each cell the headline value and n of the table row it points at, and a last row
@@ -153,9 +164,8 @@ def panel_frame(doc: dict, panel: dict) -> tuple[pd.DataFrame, dict[tuple[int, s
         for head, (level, lang) in zip(heads, columns):
             c = cells.get((model, level, lang))
             r = doc["table"][c["row"]] if c else None
-            said = doc["table"][c["overall_row"]].get("published_accuracy") if c and "overall_row" in c else None
-            row[head] = (f"{_pct(r['value'])} (n={r['n']})" + (f" · published {_pct(said)}" if said is not None else "")
-                         if r else "no run")
+            said = doc["table"][c["overall_row"]] if c and "overall_row" in c else {}
+            row[head] = (f"{_pct(r['value'])} (n={r['n']})" + published_text(said) if r else "no run")
             if r:
                 paths[(i, head)] = ["table", c["row"], "value"]
         rows.append(row)
@@ -306,8 +316,10 @@ def _panel_html(doc: dict, panel: dict, k: int) -> str:
         said = ""
         if "overall_row" in c and doc["table"][c["overall_row"]].get("published_accuracy") is not None:
             j = c["overall_row"]
+            flag = doc["table"][j].get("published_artifact")
             said = (f'<br><span class="sub">published '
-                    f"{_num(['table', j, 'published_accuracy'], doc['table'][j]['published_accuracy'], 'pct')}</span>")
+                    f"{_num(['table', j, 'published_accuracy'], doc['table'][j]['published_accuracy'], 'pct')}"
+                    + (f" (artifact: {_e(flag)})" if flag else "") + "</span>")
         return f"<td>{_num(path, r['value'], 'pct')} <span class=\"sub\">n={_e(r['n'])}</span>{said}</td>"
 
     return (f'<h2>{_e(panel_title(panel))}</h2><figure id="panels-{k}" class="panels">{panel_chart(doc, panel)}'
@@ -316,28 +328,34 @@ def _panel_html(doc: dict, panel: dict, k: int) -> str:
 
 
 def forest_svg(doc: dict) -> str:
-    """Δimg with its 95 % CI per benchmark × model, one row each, on a shared axis in points."""
+    """Δimg with its 95 % CI per benchmark × model, one row each, on a shared axis in points with
+    round ticks; the label column as wide as its longest label, and the chart scales down to the
+    page's width (never wider than it)."""
     rows = [d for d in doc["delta_img"] if d["delta_img"] is not None]
     if not rows:
         return "<p>No Δimg to plot: no run holds both C+Q+I and C+Q records of the same items.</p>"
     lo = min(min(d["ci_low"] if d["ci_low"] is not None else d["delta_img"] for d in rows), 0.0)
     hi = max(max(d["ci_high"] if d["ci_high"] is not None else d["delta_img"] for d in rows), 0.0)
     pad = max(0.05, (hi - lo) * 0.1)
-    lo, hi = lo - pad, hi + pad
-    left, width, row_h, top = 260, 420, 26, 30
+    ticks = round_ticks(100 * (lo - pad), 100 * (hi + pad))  # in points
+    lo, hi = min(lo - pad, ticks[0] / 100), max(hi + pad, ticks[-1] / 100)
+    labels = [f'{d["benchmark"]} · {d["model"]} (n={d["n"]})' for d in rows]
+    left = 20 + max(text_width(label, 12) for label in labels)
+    width, row_h, top = 420, 26, 30
     height = top + row_h * len(rows) + 40
+    total = left + width + 40
 
     def x(v: float) -> float:
         return left + (v - lo) / (hi - lo) * width
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 40}" height="{height}" '
-             f'role="img" aria-label="Forest plot of Δimg per benchmark and model" class="forest">',
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{total:.0f}" height="{height}" '
+             f'viewBox="0 0 {total:.0f} {height}" role="img" aria-label="Forest plot of Δimg per benchmark and model" '
+             f'class="forest">',
              f'<line x1="{x(0):.1f}" y1="{top - 10}" x2="{x(0):.1f}" y2="{height - 30}" stroke="#888" '
              f'stroke-dasharray="4 3"/>']
-    for i, d in enumerate(rows):
+    for i, (d, label) in enumerate(zip(rows, labels)):
         y = top + i * row_h + row_h / 2
-        parts.append(f'<text x="{left - 10}" y="{y + 4:.1f}" text-anchor="end" font-size="12">'
-                     f'{_e(d["benchmark"])} · {_e(d["model"])} (n={d["n"]})</text>')
+        parts.append(f'<text x="{left - 10:.1f}" y="{y + 4:.1f}" text-anchor="end" font-size="12">{_e(label)}</text>')
         if d["ci_low"] is not None:
             parts.append(f'<line x1="{x(d["ci_low"]):.1f}" y1="{y:.1f}" x2="{x(d["ci_high"]):.1f}" y2="{y:.1f}" '
                          f'stroke="#1f5fa8" stroke-width="2"/>')
@@ -345,12 +363,12 @@ def forest_svg(doc: dict) -> str:
                      f'fill="#1f5fa8"><title>{_e(d["benchmark"])} {_e(d["model"])}: Δimg '
                      f'{_pp(d["delta_img"])} points {_ci(d["ci_low"], d["ci_high"], _pp)}</title></circle>')
     axis_y = height - 25
-    parts.append(f'<line x1="{left}" y1="{axis_y}" x2="{left + width}" y2="{axis_y}" stroke="#333"/>')
-    for k in range(5):
-        v = lo + (hi - lo) * k / 4
-        parts.append(f'<line x1="{x(v):.1f}" y1="{axis_y}" x2="{x(v):.1f}" y2="{axis_y + 4}" stroke="#333"/>'
-                     f'<text x="{x(v):.1f}" y="{axis_y + 16}" text-anchor="middle" font-size="11">{100 * v:+.0f}</text>')
-    parts.append(f'<text x="{left + width / 2}" y="{top - 14}" text-anchor="middle" font-size="12">'
+    parts.append(f'<line x1="{left:.1f}" y1="{axis_y}" x2="{left + width:.1f}" y2="{axis_y}" stroke="#333"/>')
+    for t in ticks:
+        parts.append(f'<line x1="{x(t / 100):.1f}" y1="{axis_y}" x2="{x(t / 100):.1f}" y2="{axis_y + 4}" stroke="#333"/>'
+                     f'<text x="{x(t / 100):.1f}" y="{axis_y + 16}" text-anchor="middle" font-size="11">'
+                     f'{"0" if t == 0 else f"{t:+g}"}</text>')
+    parts.append(f'<text x="{left + width / 2:.1f}" y="{top - 14}" text-anchor="middle" font-size="12">'
                  f'Δimg (points): C+Q+I − C+Q, 95 % CI</text></svg>')
     return "".join(parts)
 
@@ -358,7 +376,9 @@ def forest_svg(doc: dict) -> str:
 STYLE = ("body{font-family:%s;margin:1.5rem;color:#222}" % FONT_STACK) + """table{border-collapse:collapse;margin:.6rem 0 1.4rem}
 td,th{border:1px solid #ccc;padding:.25rem .5rem;font-size:.9rem;text-align:right;vertical-align:top}
 th:first-child,td:first-child{text-align:left}.ci,.sub{color:#666;font-size:.8rem}.hidden{display:none}
-td.warning{text-align:left;color:#a00;max-width:28rem}figure.panels svg{max-width:100%;height:auto}"""
+td.warning{text-align:left;color:#a00;max-width:28rem}figure.panels svg{max-width:100%;height:auto}
+svg.forest{max-width:100%;height:auto}table{display:block;max-width:100%;overflow-x:auto}
+code,li{overflow-wrap:anywhere}"""
 
 SCRIPT = """(function(){var f=(location.hash.match(/model=([^&]+)/)||[])[1];f=f?decodeURIComponent(f):"";
 document.getElementById("filter-state").textContent=f||"all models";

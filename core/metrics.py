@@ -391,6 +391,15 @@ def _levels(record: Mapping, by: Sequence[str]) -> list[tuple[str, ...]]:
     return keys
 
 
+def excluded_counts(excluded: Iterable[Mapping], condition: str, by: Sequence[str] = ()) -> Counter:
+    """{levels of `by`: how many excluded items (a manifest's `excluded`) `condition` would have
+    asked}: each entry lists the conditions its item takes (`conditions`: an annulled text question
+    is no C+Q+I row's); an entry without the list (an older run) counts under every condition.
+    Every command's `n_excluded` on a condition's rows is this count."""
+    base = condition.split("/", 1)[0]  # a derived label (`C+Q/forced`) asks what its base asks
+    return Counter(levels for e in excluded if base in (e.get("conditions") or (base,)) for levels in _levels(e, by))
+
+
 def by_condition(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> dict[str, dict]:
     """{condition: Cell.as_dict()}: the run summary's and the judge report's per-condition numbers."""
     return {key[0]: cell(rs, benchmark).as_dict() for key, rs in group(records).items()}
@@ -411,7 +420,7 @@ def headline_numbers(records: Iterable[Mapping], benchmark: Benchmark | None = N
 def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchmark | None = None,
           excluded: Iterable[Mapping] = (), reading: str | None = None) -> pd.DataFrame:
     """One row per condition (× level of each field of `by`): n, n_excluded (items without a usable
-    gold answer in that level), uncounted, correct, accuracy, its interval and every status; with
+    gold answer in that level that the condition would ask: `excluded_counts`), uncounted, correct, accuracy, its interval and every status; with
     `metric` and `value` too when the benchmark's headline is not accuracy, and the other reading's
     columns (`other_columns`) where an extraction exists. Given a `reading`, the records are read
     so (`read`) and each row names it (`reading` column)."""
@@ -423,13 +432,15 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
     headline = benchmark is not None and benchmark.headline_metric != ACCURACY
     columns = ["condition", *by, "n", "n_excluded", "uncounted", "correct", "accuracy", *CI_COLUMNS, "ci_method",
                *STATUSES, *(["metric", "value"] if headline else [])]
-    n_excluded = Counter(levels for e in excluded for levels in _levels(e, by))
+    excluded, n_excluded = list(excluded), {}
     rows = []
     for key, rs in group(records, by).items():
         c = cell(rs, benchmark)
         if c.n == 0 and c.uncounted == 0:
             continue  # held-out records only
-        row = {"condition": key[0], **dict(zip(by, key[1:])), "n_excluded": n_excluded[key[1:]],
+        if key[0] not in n_excluded:
+            n_excluded[key[0]] = excluded_counts(excluded, key[0], by)
+        row = {"condition": key[0], **dict(zip(by, key[1:])), "n_excluded": n_excluded[key[0]][key[1:]],
                "uncounted": c.uncounted, **c.accuracy_columns(STATUSES)}
         if headline:
             row.update(metric=c.metric, value=c.value)

@@ -141,10 +141,11 @@ def to_html(frame: pd.DataFrame, formats: Mapping[str, str] | None = None, *, ta
 
 
 def json_rows(frame: pd.DataFrame) -> list[dict]:
-    """The rows as JSON values: numpy scalars as Python numbers, NaN as null (full precision)."""
+    """The rows as JSON values: numpy scalars as Python numbers, NaN and a missing whole number
+    (`pd.NA`) as null (full precision)."""
     def plain(v: Any) -> Any:
         v = v.item() if hasattr(v, "item") and not isinstance(v, (list, dict, str)) else v
-        return None if isinstance(v, float) and math.isnan(v) else v
+        return None if is_missing(v) else v
 
     return [{str(k): plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
 
@@ -201,7 +202,8 @@ class Table:
 class Tables:
     """Titled tables rendered alike (a benchmark's official tables, pass lines): Markdown with
     a heading per table, CSV with `#` titles and notes, LaTeX floats, HTML, aligned text, or one
-    JSON object keyed by table name."""
+    JSON object keyed by table name. A table without rows is its title, "No rows." and its
+    notes, never an empty grid."""
 
     tables: list[Table]
     # the reading of the records counted (metrics.READINGS), named in every table's JSON and notes
@@ -225,7 +227,10 @@ class Tables:
         esc = html.escape if fmt == "html" else str
         title, note = {"md": ("### {}\n\n", "\n{}\n"), "csv": ("# {}\n", "# {}\n"), "html": ("<h3>{}</h3>", "<p>{}</p>"),
                        "text": ("{}\n\n", "\n{}\n")}[fmt] if fmt in FORMATS else ("", "")
-        blocks = [title.format(esc(t.title)) + render(t.frame, fmt, t.formats) + "".join(note.format(esc(n)) for n in t.notes)
+        # a table without rows shows no empty grid: its notes say why it is empty
+        blocks = [title.format(esc(t.title)) + (render(t.frame, fmt, t.formats) if len(t.frame) or fmt == "csv"
+                                                else note.format("No rows.").lstrip("\n"))
+                  + "".join(note.format(esc(n)) for n in t.notes)
                   for t in self.tables]
         return "\n".join(blocks)
 

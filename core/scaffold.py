@@ -20,8 +20,8 @@ LANGUAGE = re.compile(r"^[a-z]{2,3}$")
 
 # The label ranges `--labels` accepts: from the first label of a form to the last, 3 options at
 # least (the fixture's two-answer item needs a third, wrong one) and as many as the fixture has.
-LABEL_RANGE = re.compile(r"^(?:A-[C-J]|a-[c-j]|1-[3-9])$")
-LABEL_FORMS = "A-E (capital letters, A-C to A-J), a-e (small letters, a-c to a-j) or 1-5 (digits, 1-3 to 1-9)"
+LABEL_RANGE = re.compile(r"^(?:A-[C-J]|a-[c-j]|1-(?:[3-9]|10))$")
+LABEL_FORMS = "A-E (capital letters, A-C to A-J), a-e (small letters, a-c to a-j) or 1-5 (numbers, 1-3 to 1-10)"
 # The labels an exam in a language most often prints when `--labels` is not given: most Japanese
 # licensing exams number their options 1-5 (the physician's and the dentist's letter them a-e,
 # JMed48k and IgakuQA), Spain's MIR numbers its four 1-4; the others letter them A-E.
@@ -46,7 +46,10 @@ def option_labels(spec: str | None, language: str = "en") -> tuple[str, ...]:
         from medvqa.core.errors import UsageError
 
         raise UsageError(f"--labels {spec!r}: give a range of option labels from the first one: {LABEL_FORMS}")
-    return tuple(chr(c) for c in range(ord(spec[0]), ord(spec[-1]) + 1))
+    first, last = spec.split("-")
+    if first.isdigit():
+        return tuple(str(n) for n in range(int(first), int(last) + 1))
+    return tuple(chr(c) for c in range(ord(first), ord(last) + 1))
 
 
 def _phrases(language: str) -> tuple[dict, bool]:
@@ -105,6 +108,11 @@ version = "0.1.0"
 description = "medvqa adapter for __TITLE__"
 requires-python = ">=3.11"
 dependencies = ["medvqa"]
+
+[project.optional-dependencies]
+# `pip install -e '.[test]'`: pytest, which runs the tests and the conformance kit's
+# `medvqa_check` fixture (a pytest plugin medvqa installs)
+test = ["pytest>=8"]
 
 [project.entry-points.medvqa]
 __NAME__ = "__MODULE__.plugin"
@@ -205,10 +213,11 @@ class __CLASS__(medvqa.Benchmark):
     validation_rules = {
         "readable": "items.jsonl is missing, not UTF-8 or not one JSON object a line",
         "unique-id": "an id used by an earlier item",
-        "answer": "an answer that cannot be read (a warning when there is none: the item is excluded)",
+        "item": "a line the loader refuses: its id, question, options, answer or an image path "
+                "(empty, absolute or leaving the release folder)",
+        "answer": "no answer: the item is excluded (a warning)",
         "gold-in-options": "an answer key that is not an option",
         "option-labels": "an option labelled otherwise than the exam (LABELS)",
-        "image-inside": "an image path that is empty, absolute or leaves the release folder",
         "image-present": "an image file that is not there (a warning)",
     }
 
@@ -253,8 +262,10 @@ class __CLASS__(medvqa.Benchmark):
         return FIXTURE
 
     def validate(self, path):
-        """Every problem in the release at `path`, each naming the file and the record."""
-        file = Path(path) / ITEMS
+        """Every problem in the release at `path`, each naming the file and the record. Each line
+        is read by the loader's own `_item`, so what `load` refuses is what this reports."""
+        root = Path(path)
+        file = root / ITEMS
         findings, seen = [], set()
 
         def finding(record, rule, message, level="error"):
@@ -271,28 +282,23 @@ class __CLASS__(medvqa.Benchmark):
             if record in seen:
                 finding(record, "unique-id", "the id is used by an earlier item")
             seen.add(record)
-            options = row.get("options") if isinstance(row.get("options"), dict) else {}
             try:
-                gold = medvqa.Gold.from_json(row.get("answer"), file=file, record=record)
+                item = self._item(root, file, row, line)
             except medvqa.DataError as exc:
-                finding(record, "answer", str(exc))
+                finding(record, "item", exc.reason)
                 continue
-            if gold is None:
+            keys = [o.key for o in item.options]
+            if item.gold is None:
                 finding(record, "answer", "no answer: the item is excluded", level="warning")
             else:
-                for key in sorted(gold.keys - set(map(str, options))):
+                for key in sorted(item.gold.keys - set(keys)):
                     finding(record, "gold-in-options", f"answer {key!r} is not an option")
-            if others := [str(key) for key in options if str(key) not in LABELS]:
+            if others := [key for key in keys if key not in LABELS]:
                 finding(record, "option-labels",
                         f"option(s) {', '.join(others)} not among the exam's labels ({', '.join(LABELS)})")
-            for ref in row.get("images") or []:
-                try:
-                    found = medvqa.resolve_image(Path(path), ref, file=file, record=record)
-                except medvqa.DataError as exc:
-                    finding(record, "image-inside", str(exc))
-                    continue
-                if found is None:
-                    finding(record, "image-present", f"image {ref!r} is missing", level="warning")
+            for image in item.images:
+                if image.path is None:
+                    finding(record, "image-present", f"image {image.ref!r} is missing", level="warning")
         return findings
 '''
 
@@ -375,7 +381,7 @@ A [medvqa](https://pypi.org/project/medvqa/) adapter for __TITLE__, written by
 `medvqa new-adapter __NAME____LANGOPT__ --labels __LABELSPEC__`.
 
 ```bash
-pip install -e .
+pip install -e '.[test]'
 medvqa list                              # __NAME__ is listed, with its plugin
 medvqa run __NAME__ --model random       # on the bundled three-item fixture
 medvqa run __NAME__ --data RELEASE/ --model openai/gpt-5

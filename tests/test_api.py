@@ -125,6 +125,31 @@ def test_adapters_import_only_public_medvqa_names():
     assert not bad, "\n".join(bad)
 
 
+def test_the_docs_python_imports_only_public_medvqa_names(tmp_path):
+    """An adapter author copies the docs' code: every Python block of docs/ imports only public
+    names (scoring.md's conventions example imported medvqa.core.benchmark)."""
+    bad = []
+    for doc in sorted((REPO / "docs").rglob("*.md")):
+        for number, block in enumerate(python_blocks(doc.read_text(encoding="utf-8")), 1):
+            path = tmp_path / f"{doc.stem}_{number}.py"
+            path.write_text(block, encoding="utf-8")
+            for module, name, _ in imports(path):
+                if module.split(".")[0] == "medvqa" and (module not in PUBLIC_MODULES or (
+                        name is not None and name not in import_module(module).__all__)):
+                    bad.append(f"{doc.relative_to(REPO)} block {number}: {module}.{name or ''}")
+    assert not bad, "\n".join(bad)
+
+
+def test_pass_report_states_the_types_of_its_arguments():
+    """`pass_report(items, records)`: items are medvqa.Item objects, records dicts; the hook's
+    docs and its docstring say so."""
+    row = next(line for line in (REPO / "docs" / "plugins.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `pass_report(items, records)`"))
+    assert "`items` is a `list[medvqa.Item]`" in row and "`records` a `list[dict]`" in row
+    doc = " ".join(medvqa.Benchmark.pass_report.__doc__.split())
+    assert "`items` are `medvqa.Item`s" in doc and "`records` are dicts" in doc
+
+
 @pytest.fixture(scope="module")
 def sample_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("api") / "run"

@@ -91,8 +91,9 @@ def outputs(runs, tmp_path):
             if passes:
                 yield f"{bench} report --pass {fmt}", invoke("report", run_dir, "--pass", "--format", fmt)
         yield f"{bench} report --by condition", invoke("report", run_dir, "--by", "")
-        yield f"{bench} report --judges", invoke("report", run_dir, "--judges")
-        yield f"{bench} report --judges --json", invoke("report", run_dir, "--judges", "--json")
+        unjudged = CliRunner().invoke(cli, ["report", str(run_dir), "--judges"])  # no judge: an error saying so
+        assert unjudged.exit_code == 1 and "no record was judged" in unjudged.output, unjudged.output
+        yield f"{bench} report --judges", unjudged.output
         pair = [run_dir, runs[(bench, "constant", "dir")]]
         yield f"{bench} audit", invoke("audit", *pair, "--resamples", 50, "--examples", 1)
         yield f"{bench} audit --json", invoke("audit", *pair, "--json", "--resamples", 50, "--examples", 1)

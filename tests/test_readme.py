@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
 import click
 import pytest
@@ -269,6 +270,22 @@ def test_the_offline_readme_commands_run_for_real_in_order(tmp_path):
             written = option_value(argv, option)
             if written is not None:
                 assert (tmp_path / written).exists(), f"{command} did not write {written}"
+
+
+WRITES = ("--run-dir", "--html", "--out", "--figures", "--figure")
+
+
+def test_what_the_readme_commands_write_stays_in_an_ignored_folder():
+    """A newcomer runs the tour in the checkout: every run directory and page it writes lands in
+    a folder .gitignore ignores (runs/), never loose in the checkout (audit.html, view.html)."""
+    ignored = {line.strip().rstrip("/") for line in (REPO / ".gitignore").read_text(encoding="utf-8").splitlines()
+               if line.strip().endswith("/") and "*" not in line}
+    written = [(c, value) for c in COMMANDS for option in WRITES if (value := option_value(c.argv, option))]
+    assert len(written) >= 5, written  # a run without --run-dir writes under runs/ (its default)
+    loose = [f"{c}: {value}" for c, value in written
+             if not value.startswith("../") and Path(value).parts[0] not in ignored]
+    assert not loose, "README commands write outside the ignored folders (" + ", ".join(sorted(ignored)) + "):\n" \
+        + "\n".join(loose)
 
 
 FENCED = re.compile(r"^```.*?^```", re.M | re.S)

@@ -11,12 +11,10 @@ accuracy beside the strict one (the metrics layer's `ASSISTED_COLUMNS`); points 
 
 from __future__ import annotations
 
-from collections import Counter
-
 import numpy as np
 import pandas as pd
 
-from medvqa.metrics import cell, counted, group, is_derived, level_keys, with_assisted
+from medvqa.metrics import cell, counted, excluded_counts, group, is_derived, with_assisted
 from medvqa.tables import Table, Tables
 
 from .conventions import MHLW
@@ -47,7 +45,6 @@ def tables(benchmark, records: list[dict], manifest: dict) -> Tables:
 def _grouped(benchmark, records: list[dict], excluded: list[dict], field: str) -> pd.DataFrame:
     """One row per level of `field` × condition: the metrics layer's n, correct, accuracy and
     interval, then points, maxima and the examinees' mean over the counted records."""
-    n_excluded = Counter(level for e in excluded for level in level_keys(e.get(field)))
     out = []
     for (condition, level), rs in group(records, [field]).items():
         c = cell(rs, benchmark)
@@ -58,7 +55,7 @@ def _grouped(benchmark, records: list[dict], excluded: list[dict], field: str) -
                     "score": sum(p for p, r in zip(points, kept) if r.get("correct")), "total": sum(points),
                     "human_mean": round(sum(human) / len(human), 4) if human else None,
                     "without_image": sum(bool(r.get("without_image")) for r in kept),
-                    "withdrawn": c.uncounted, "excluded": n_excluded[level]})
+                    "withdrawn": c.uncounted, "excluded": excluded_counts(excluded, condition, [field])[(level,)]})
     return pd.DataFrame(out, columns=with_assisted([field, *COLUMNS], out))
 
 

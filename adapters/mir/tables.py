@@ -65,7 +65,9 @@ def tables(records: list[dict], manifest: dict, benchmark) -> Tables:
                   f"Annulled questions (in no denominator): {annulled or 'none'}.",
                   "accuracy: right of every valid question (the repository's figure); scaled_to_200: right × 200/valid.",
                   "best_candidate: the year's best official candidate's right answers of 200 (2026: 188), a reference "
-                  "line; margin_to_best = official_right − best_candidate.", *notes]
+                  "line; margin_to_best = official_right − best_candidate."]
+    # without a sheet the table is empty: why comes first
+    exam_notes = [*notes, *exam_notes] if not sheets else [*exam_notes, *notes]
     out = [Table("exam", "MIR per year and answer sheet: valid questions, official 200, net score",
                  pd.DataFrame(exam_rows(sheets), columns=EXAM_COLUMNS), exam_notes)]
     for name, field, what in STRATA:

@@ -325,6 +325,8 @@ def reconcile(source: Source, answers: list[tuple], records: list[dict]) -> dict
         published = {**published, "medvqa_assisted_correct": counts["assisted_correct"],
                      "medvqa_strict_correct": counts["strict_correct"],
                      "difference": counts["assisted_correct"] - published["correct"]}
+        if "empty-answer-column" in causes:  # the published number measures the empty column, not the model
+            published["artifact"] = "empty-answer-column"
         if "hit_correct" in published and published["hit_correct"] != published["correct"]:
             differences.append({"cause": "acc-csv", "n": abs(published["hit_correct"] - published["correct"]),
                                 "items": [], "verdicts_differ": False,

@@ -364,7 +364,7 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
     settings = doc["settings"]
     head = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>medvqa audit</title>"
             f"<style>{_STYLE}</style></head><body><h1>Visual-reliance audit</h1>"
-            f"<p>{len(models)} model(s); refusals {_e(settings['refusals'])}; {settings['resamples']} bootstrap "
+            f"<p>{_e(experiments_text(models))}; refusals {_e(settings['refusals'])}; {settings['resamples']} bootstrap "
             f"resamples, seed {settings['seed']}. Percentages; differences (Δimg, a − b, over-selection) in "
             f"percentage points.</p>"
             f'<p id="reading" data-reading="{_e(doc.get("reading", "strict"))}">{_e(reading_text(doc))}</p>'
@@ -372,6 +372,14 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
             + f'<p><label>Stratum: <select id="stratum-filter">{"".join(options)}</select></label> '
             f'showing <span id="filter-state">all</span></p>')
     return bidi_auto(head + "\n".join(page.parts) + f"<script>{_SCRIPT}</script></body></html>\n")
+
+
+def experiments_text(models: dict[str, dict]) -> str:
+    """"1 model", "3 models", or "1 model in 2 experiments" where a model is audited in several
+    languages or on several parts of a benchmark (each a section of its own)."""
+    n_models = len({d.get("model", name) for name, d in models.items()})
+    said = f"{n_models} model{'s' * (n_models != 1)}"
+    return said if n_models == len(models) else f"{said} in {len(models)} experiments"
 
 
 def write_html(doc: dict, path: Path, svgs: dict[str, str] | None = None, view_href: str | None = None) -> Path:

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from medvqa.core import metrics, plugins
 from medvqa.core.audit.analysis import (STATES, Pair, Settings, cluster_map, flat_row, forced_guess, paired_markdown,
-                                        paired_section)
+                                        paired_section, scope)
 from medvqa.core.inference.base import generation_params
 from medvqa.core.metrics import held_fields
 from medvqa.core.results import condition_order, is_derived, model_name
@@ -170,21 +170,6 @@ def language_delta_rows(groups: Sequence[Sequence[Any]], s: Settings) -> list[di
              "languages": " vs ".join(section["languages"]), "scope": scope_text(a),
              **flat_row(sec, ("a_local", "a_other", "delta_lang"))}
             for a, section in _language_sections(groups, s) for cond, sec in section["conditions"].items()]
-
-
-def scope(runs: Sequence[Any]) -> dict[str, str]:
-    """The benchmark's default strata on which every record of the experiment (saved runs) has
-    one and the same level ({"country": "japan"} for a run of Japan's questions): what tells two
-    experiments of one model and language on different parts of a benchmark apart."""
-    bench = runs[0].benchmark
-    records = [r for run in runs for r in run.records]
-    fields, _ = held_fields(bench.default_strata, records, bench.stratum_aliases)
-    out = {}
-    for name, field in fields.items():
-        level = str(records[0].get(field)) if records else None
-        if records and all(str(r.get(field)) == level for r in records):  # (stops at the first other level)
-            out[name] = level
-    return out
 
 
 def scope_text(runs: Sequence[Any]) -> str:

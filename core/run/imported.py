@@ -120,6 +120,9 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
         _check_published(added, "reconcile's `published`")
         spec.extra_manifest["imported"] = {**spec.extra_manifest["imported"], **added}
     manifest = build_manifest(spec)
+    if asked is not None:  # an excluded item would have been asked under its source's conditions only
+        for entry in manifest["excluded"]:
+            entry["conditions"] = [Condition(c).value for c in asked(by_id[entry["item_id"]])]
     with RunStore(run_dir) as store:
         store.open(manifest)
         for record in records:
@@ -293,7 +296,9 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
                      printed: bool = False) -> list[tuple[Item, str, str | None]]:
     """(item, condition, response) triples for `write_run` from a file of answers made elsewhere:
     JSON Lines of `{item_id, condition, response}` (the names `id_column` and `response_column`;
-    `condition` for lines without one), or CSV / XLSX with an id and a response column (every row
+    `condition` for lines without one), a `.json` file holding one array of such objects (the
+    wide form too, one column per model: `response_column` names the model's), or CSV / XLSX
+    with an id and a response column (every row
     under `condition`, C+Q when not given, unless the table has a `condition` column). A workbook
     is read at `sheet` (`read_table`: its first sheet, with a `notice` when it has others). With
     `id_from="row"` each answer's item is its position (`row_id`), not its id column's value.
@@ -304,23 +309,35 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
     An unknown item or condition, an excluded item, a condition the item does not take, a second
     answer for an (item, condition) (naming both rows), a line or table without the id or the
     response column, an unreadable line or file, or a file without answers is a DataError naming
-    the file and the line (a table's row: the header is row 1), raised before anything is written."""
+    the file and the line (a table's row: the header is row 1; an array's element, the first is
+    1), raised before anything is written."""
     file = Path(file)
     by_id = {it.id: it for it in items}
     rows: list[tuple[str, dict]] = []
     suffix = file.suffix.lower()
+    needed = ((id_column, "--id-column"),) if id_from == "column" else ()
+
+    def has_columns(first: dict, where: str) -> None:
+        for column, option in (*needed, (response_column, "--response-column")):
+            if column not in first:
+                raise DataError(f"no {column!r} column ({option}); the columns are {brief_list(first)}",
+                                file=file, record=where)
+
     if suffix in (".jsonl", ".json", ".ndjson"):
         if sheet is not None:
-            raise UsageError(f"--sheet {sheet!r}: {file} is JSON Lines, which has no sheets "
+            kind = "JSON" if suffix == ".json" else "JSON Lines"
+            raise UsageError(f"--sheet {sheet!r}: {file} is {kind}, which has no sheets "
                              "(--sheet chooses a sheet of an .xlsx workbook)")
-        rows = [(f"line {n}", row) for n, row in numbered_jsonl(file)]
+        if suffix == ".json" and _holds_array(file):
+            rows = _array_rows(file)
+            if rows:
+                has_columns(rows[0][1], rows[0][0])
+        else:
+            rows = [(f"line {n}", row) for n, row in numbered_jsonl(file)]
     elif suffix in TABLE_SUFFIXES:
         table = read_table(file, sheet=sheet, notice=notice)
-        needed = ((id_column, "--id-column"),) if id_from == "column" else ()
-        for column, option in (*needed, (response_column, "--response-column")):
-            if table and column not in table[0]:
-                raise DataError(f"no {column!r} column ({option}); the columns are {brief_list(table[0])}",
-                                file=file, record="row 1 (the header)")
+        if table:
+            has_columns(table[0], "row 1 (the header)")
         rows = [(f"row {n + 2}", row) for n, row in enumerate(table)]  # row 1 is the header
     else:
         raise DataError("answers are read from .jsonl, .csv, .tsv or .xlsx files", file=file)
@@ -349,3 +366,26 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
             response = json.dumps(response, ensure_ascii=False)
         out.append((item, label, response))
     return out
+
+
+def _holds_array(file: Path) -> bool:
+    """Whether a .json file holds one JSON array (its first character, after any byte-order mark
+    and blank space, is "["), rather than JSON Lines under a .json name."""
+    try:
+        with file.open("rb") as fh:
+            head = fh.read(4096).decode("utf-8", "ignore").lstrip("\ufeff \t\r\n")
+    except OSError:
+        return False  # read_json / numbered_jsonl say why
+    return head.startswith("[")
+
+
+def _array_rows(file: Path) -> list[tuple[str, dict]]:
+    """The objects of a JSON array of answers, each with where it is ("element 3")."""
+    from medvqa.core.jsonl import read_json
+
+    rows = []
+    for n, row in enumerate(read_json(file), 1):
+        if not isinstance(row, dict):
+            raise DataError(f"expected a JSON object, got {type(row).__name__}", file=file, record=f"element {n}")
+        rows.append((f"element {n}", row))
+    return rows

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from medvqa.core import plugins
 from medvqa.core.benchmark import Benchmark
-from medvqa.core.conditions import Condition, plan
+from medvqa.core.conditions import ALL, Condition, plan
 from medvqa.core.run.forced import forced_guess_requests
 from medvqa.core.inference.base import Backend, Request, Response, backend_request_key
 from medvqa.core.inference.cache import ResponseCache
@@ -246,7 +246,10 @@ def build_manifest(spec: RunSpec) -> dict:
         t = bench.template(item)
         if t.name not in templates:
             templates[t.name] = t.hash
-    excluded = [{"item_id": it.id, "reason": it.exclusion_reason, **bench.record_fields(it)}
+    # each with the conditions its item takes, so that a condition's rows count only the excluded
+    # items it would have asked (an annulled text question is no C+Q+I row's)
+    excluded = [{"item_id": it.id, "reason": it.exclusion_reason, **bench.record_fields(it),
+                 "conditions": [c.value for c in (ALL if it.has_images else (Condition.C, Condition.CQ))]}
                 for it in spec.items if it.excluded]
     return {
         "format": FORMAT_VERSION,

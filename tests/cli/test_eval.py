@@ -105,6 +105,27 @@ def test_a_set_killed_midway_resumes_to_the_records_of_an_uninterrupted_set_then
             s.stop()
 
 
+@pytest.mark.slow
+def test_a_background_set_stops_on_kill_int_with_status_130_as_run_does(tmp_path):
+    """`medvqa eval SET &` then `kill -INT`: a shell starts a background job with SIGINT ignored
+    (as the preexec below does), so the set went on to its end; it stops, says how to resume,
+    and exits 130, and what it wrote is kept."""
+    with OpenAIServer(latency=0.3) as server:
+        path = write_set(tmp_path / "set.toml", "study", [server])
+        env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache")}
+        proc = subprocess.Popen([sys.executable, "-m", "medvqa.cli", "eval", str(path)], cwd=tmp_path, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and sent([server]) < 4 and proc.poll() is None:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err[-3000:]
+        assert err.strip().splitlines()[-1] == f"interrupted; every record written is kept: resume with: medvqa eval {path}"
+        assert 0 < len(study_records(tmp_path / "study")) < PER_MODEL  # stopped midway, its records kept
+
+
 def test_a_failing_experiment_does_not_stop_the_others_and_is_named(tmp_path):
     with OpenAIServer() as server:
         path = tmp_path / "set.toml"

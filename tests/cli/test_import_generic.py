@@ -358,3 +358,64 @@ def test_a_plugins_saved_answers_are_read_by_its_own_convention_with_saved(ten_o
     failures = sum(r["status"] == "parse_failure" for r in raw_records.values())
     assert failures == 3 and f"{failures} parse failures: if {answers} holds predictions in ten_options's own format" \
         in raw.output and "--saved reads them" in raw.output
+
+
+def test_a_wide_json_array_imports_one_model_per_column(jmed_sample, tmp_path):
+    """Published answers of several models in one JSON array, one column per model (as a
+    Chinese exam's nine models came): `--response-column MODEL` imports that model's column as
+    a run; an element that is not an object, or a model the array does not hold, is one error
+    naming the file and the element."""
+    items = _items(jmed_sample)
+    right = {it.id: json.dumps({"answer": list(it.gold.alternatives[0])}) for it in items}
+    rows = [{"qid": it.id, "model_a": right[it.id], "model_b": right[it.id] if n < 2 else "I cannot tell."}
+            for n, it in enumerate(items)]
+    wide = tmp_path / "published.json"
+    wide.write_text(json.dumps(rows, indent=2, ensure_ascii=False), encoding="utf-8")  # one array over many lines
+
+    def import_(column, run, file=wide):
+        return CliRunner().invoke(cli, ["import", "jmed48k", str(file), "--data", str(jmed_sample), "--split", "sample",
+                                        "--run-dir", str(tmp_path / run), "--id-column", "qid",
+                                        "--response-column", column, "--model-name", column, "--json"])
+
+    n = len(items)
+    for column, correct in (("model_a", n), ("model_b", 2)):
+        result = import_(column, column)
+        assert result.exit_code == 0, result.output
+        cq = json.loads(result.stdout)["conditions"]["C+Q"]
+        assert (cq["n"], cq["correct"], cq["missing"]) == (n, correct, 0)
+    absent = import_("model_c", "c")
+    assert absent.exit_code == 1 and "published.json: record element 1: no 'model_c' column (--response-column)" in absent.output
+    assert "the columns are 'qid', 'model_a', 'model_b'" in absent.output and not (tmp_path / "c").exists()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([rows[0], rows[1], "model_a"]), encoding="utf-8")
+    refused = import_("model_a", "bad", bad)
+    assert refused.exit_code == 1 and "bad.json: record element 3: expected a JSON object, got str" in refused.output
+    assert not (tmp_path / "bad").exists()
+
+
+def test_answers_to_part_of_the_data_hint_at_select(jmed_sample, tmp_path):
+    """Answers to 3 of the 17 answerable sample items: the other 14 are recorded missing (every
+    item counts) and the summary says so and names --select; with --select choosing the 5 nurse
+    items, the 2 left are missing and no hint is given."""
+    items = _items(jmed_sample)
+    nurse = [it for it in items if it.meta.get("profession") == "Nurse"]
+    assert (len(items), len(nurse)) == (17, 5)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"item_id": it.id, "response": json.dumps({"answer": ["1"]})}) + "\n"
+                               for it in nurse[:3]), encoding="utf-8")
+
+    def import_(run, *more):
+        result = CliRunner().invoke(cli, ["import", "jmed48k", str(answers), "--data", str(jmed_sample), "--split",
+                                          "sample", "--run-dir", str(tmp_path / run), *more])
+        assert result.exit_code == 0, result.output
+        return result
+
+    whole = json.loads(import_("whole", "--json").stdout)
+    assert whole["conditions"]["C+Q"]["missing"] == 14
+    assert whole["warnings"] == [
+        "the file answers 3 of the 17 items of the data: the other 14 are recorded missing and count in every "
+        "denominator; answers to part of the data take --select FIELD=V1,V2 (as medvqa run selects items), and "
+        "the items outside are then not in the run"]
+    assert "the file answers 3 of the 17 items" in import_("printed").stdout
+    part = json.loads(import_("part", "--select", "profession=Nurse", "--json").stdout)
+    assert part["conditions"]["C+Q"]["missing"] == 2 and not part.get("warnings")

@@ -127,32 +127,55 @@ def test_bad_names_taken_names_full_folders_and_unknown_languages(tmp_path):
     assert bad_lang.exit_code == 1 and "give an ISO 639 code" in bad_lang.output
 
 
+def fresh_venv(folder):
+    """A new virtual environment that sees this one's packages (medvqa under test, pytest) as a
+    newcomer's environment holds them installed; `--system-site-packages` alone would reach only
+    the base interpreter's. Returns its bin folder."""
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(folder)], check=True,
+                   capture_output=True)
+    python = folder / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    ours = next(p for p in sys.path if p.endswith("site-packages") and Path(p, "medvqa-0.1.0.dist-info").exists())
+    Path(site, "outer_env.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
+    return python.parent
+
+
 @pytest.mark.slow
 def test_the_scaffolded_package_installs_passes_its_tests_and_runs(tmp_path):
-    """What docs/adding-an-exam.md promises: new-adapter, install, its own tests (the kit), run."""
+    """What new-adapter prints, run as printed in a fresh environment: `cd NAME && pip install -e
+    '.[test]' && python -m pytest -q`, then the run; and what docs/adding-an-exam.md promises."""
     start = time.monotonic()
-    root, _ = scaffold(tmp_path, "kdemo_exam", "--language", "ko", "--title", "Korean demo exam")
-    site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(root)],
-                   check=True, capture_output=True)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(root / "tests")],
-                           env=env, cwd=root, capture_output=True, text=True)
+    bin_dir = fresh_venv(tmp_path / "venv")
+    env = {**os.environ, "PATH": os.pathsep.join([str(bin_dir), os.environ["PATH"]]), "VIRTUAL_ENV": str(bin_dir.parent)}
+    made = subprocess.run([str(bin_dir / "python"), "-m", "medvqa.cli", "new-adapter", "kdemo_exam", "--language", "ko",
+                           "--title", "Korean demo exam"], env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    printed = made.stdout.strip().splitlines()[-1]
+    steps = printed.split(" && ")
+    assert steps == ["cd kdemo_exam", "pip install -e '.[test]'", "python -m pytest -q", "medvqa run kdemo_exam --model random"]
+    root = tmp_path / "kdemo_exam"
+    install = subprocess.run(" && ".join(steps[:2]), shell=True, env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-2000:]
+    assert "does not provide the extra" not in install.stderr, install.stderr
+    tests = subprocess.run(" && ".join(steps[:1] + steps[2:3]), shell=True, env=env, cwd=tmp_path,
+                           capture_output=True, text=True)
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
     assert "3 passed" in tests.stdout
-    run = subprocess.run([sys.executable, "-m", "medvqa.cli", "run", "kdemo_exam", "--model", "random", "--run-dir",
-                          str(tmp_path / "run"), "--json"], env=env, cwd=tmp_path, capture_output=True, text=True)
+    run = subprocess.run([str(bin_dir / "python"), "-m", "medvqa.cli", "run", "kdemo_exam", "--model", "random",
+                          "--run-dir", str(tmp_path / "run"), "--json"], env=env, cwd=root, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     summary = json.loads(run.stdout)
     assert (summary["n_items"], summary["n_records"]) == (3, 4)  # C+Q for 3 items, C+Q+I for the image item
-    listing = subprocess.run([sys.executable, "-m", "medvqa.cli", "list"], env=env, capture_output=True, text=True)
+    listing = subprocess.run([str(bin_dir / "python"), "-m", "medvqa.cli", "list"], env=env, capture_output=True,
+                             text=True)
     assert "Korean demo exam" in listing.stdout and "[plugin: kdemo_exam]" in listing.stdout
-    print(f"scaffold, install, its tests and a run: {time.monotonic() - start:.1f} s")
+    print(f"a fresh environment, scaffold, install, its tests and a run: {time.monotonic() - start:.1f} s")
     guide = (REPO / "docs" / "adding-an-exam.md").read_text(encoding="utf-8")
     first = re.search(r"^```bash\n(.*?)^```$", guide, re.M | re.S).group(1)
     # the guide's first commands are the ones this test ran (there with an installed copy)
     assert first.split("\n")[:2] == ['medvqa new-adapter kmle --language ko --title "Korean Medical Licensing Examination"',
-                                     "cd kmle && pip install -e . && python -m pytest -q && medvqa run kmle --model random"]
+                                     "cd kmle && pip install -e '.[test]' && python -m pytest -q && medvqa run kmle --model random"]
 
 
 def test_scaffold_offers_a_translation_as_a_second_language(tmp_path, forget_modules):
@@ -187,11 +210,11 @@ def test_labels_default_from_the_language_and_a_bad_range_is_a_usage_error(tmp_p
     first = json.loads((root / "medvqa_physician" / "fixture" / "items.jsonl").read_text().splitlines()[0])
     assert list(first["options"]) == ["a", "b", "c", "d", "e"] and first["answer"] == "b"
     assert "--labels a-e" in (root / "README.md").read_text(encoding="utf-8")
-    for bad in ("A-Z", "B-E", "1-10", "0-4", "A-B", "A–E", "abc", ""):
+    for bad in ("A-Z", "B-E", "1-11", "1-9a", "0-4", "A-B", "A–E", "abc", ""):
         result = CliRunner().invoke(cli, ["new-adapter", "bad_labels", "--out", str(tmp_path), "--labels", bad])
         assert result.exit_code == 2, (bad, result.output)
         assert f"--labels {bad!r}: give a range of option labels" in result.output
-        assert "A-E (capital letters" in result.output and "1-5 (digits, 1-3 to 1-9)" in result.output
+        assert "A-E (capital letters" in result.output and "1-5 (numbers, 1-3 to 1-10)" in result.output
         assert not (tmp_path / "bad_labels").exists(), bad
     helped = CliRunner().invoke(cli, ["new-adapter", "--help"])
     assert "ja 1-5" in helped.output and "es 1-4" in helped.output
@@ -300,3 +323,63 @@ def test_validate_flags_options_labelled_otherwise_than_the_exam(tmp_path, forge
     out = validate.stdout + validate.stderr
     assert f"error: {release / 'items.jsonl'}: record 119A2: [option-labels] {message}" in out
     assert "numbered_exam: 2 error(s), 0 warning(s)" in out
+
+
+def test_ten_numbered_options_pass_the_kit_and_their_answers_read(tmp_path, forget_modules):
+    """Exams with ten options exist (a Korean one, multi-answer): `--labels 1-10` writes them, the
+    kit passes, and "10" is read as option 10, not 1."""
+    root, _ = scaffold(tmp_path, "ten_board", "--labels", "1-10")
+    bench_mod, _ = import_generated(root, "medvqa_ten_board")
+    fixture = root / "medvqa_ten_board" / "fixture"
+    assert bench_mod.LABELS == tuple(str(n) for n in range(1, 11))
+    items = bench_mod.TenBoard().load(fixture)
+    assert [[o.key for o in it.options] for it in items] == [list(bench_mod.LABELS)] * 3
+    assert [sorted(it.gold.keys) for it in items] == [["2"], ["1", "3"], ["3"]]
+    assert medvqa.score(items[0], '{"answer": ["10"]}').predicted == ("10",)
+    assert medvqa.score(items[1], '{"answer": ["1", "3"]}').correct
+    report = check_benchmark(bench_mod.TenBoard(), fixture, work_dir=tmp_path / "kit")
+    assert report.ok and report.n_items == 3 and report.n_records == {"random": 8, "gold": 8}
+    assert "--labels 1-10" in (root / "README.md").read_text(encoding="utf-8")
+
+
+def test_validate_reports_every_line_the_loader_refuses(tmp_path, forget_modules):
+    """The validator reads each line with the loader's own code: a line `load` refuses (no
+    question, options as a list, an image path outside the folder) is an error of `validate`
+    with the loader's words, naming the file and the record; it once parsed the lines a second
+    way and passed the first two."""
+    root, _ = scaffold(tmp_path, "strict_exam")
+    bench_mod, _ = import_generated(root, "medvqa_strict_exam")
+    bench = bench_mod.StrictExam()
+    release = tmp_path / "release"
+    rows = [json.loads(line) for line in
+            (root / "medvqa_strict_exam" / "fixture" / "items.jsonl").read_text(encoding="utf-8").splitlines()]
+    broken = [{k: v for k, v in rows[0].items() if k != "question"},
+              {**rows[1], "options": list(rows[1]["options"].values())},
+              {**rows[2], "images": ["../outside.png"]}]
+    release.mkdir()
+    file = release / "items.jsonl"
+    for row in broken:  # the loader refuses each line alone
+        (release / "items.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+        with pytest.raises(medvqa.DataError, match=f"record {row['id']}"):
+            bench.load(release)
+    (release / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in broken), encoding="utf-8")
+    found = [(f.file, f.number, f.rule, f.level, f.message) for f in bench.validate(release)]
+    assert found == [
+        (str(file), "q1", "item", "error", "question must be a string"),
+        (str(file), "q2", "item", "error", "options must be a non-empty object {key: text}"),
+        (str(file), "q3", "item", "error", f"image reference '../outside.png' escapes the dataset folder {release}"),
+    ]
+    assert {f.rule for f in bench.validate(release)} <= set(bench.validation_rules)
+
+
+def test_the_package_declares_the_test_extra_the_next_step_needs(tmp_path):
+    """The printed next step installs `.[test]` and runs pytest: the package's pyproject names
+    pytest in a `test` extra (the kit's `medvqa_check` fixture comes with medvqa itself)."""
+    import tomllib
+
+    root, result = scaffold(tmp_path, "extra_exam")
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    assert [r.split(">")[0] for r in pyproject["project"]["optional-dependencies"]["test"]] == ["pytest"]
+    assert result.stdout.strip().splitlines()[-1] == (
+        f"cd {root} && pip install -e '.[test]' && python -m pytest -q && medvqa run extra_exam --model random")
+    assert "pip install -e '.[test]'" in (root / "README.md").read_text(encoding="utf-8")

@@ -258,7 +258,8 @@ def test_run_and_report_give_n_and_a_ci_for_every_accuracy_and_count_image_fallb
     row = next(line for line in human.output.splitlines() if line.strip().startswith("C+Q+I"))
     assert row.split()[1:4] == ["17", f"{100 * cqi['accuracy']:.1f}%", f"{100 * low:.1f}–{100 * high:.1f}%"]
     report = medvqa("report", tmp_path / "run")
-    head, _, *rows = report.output.splitlines()
+    heading, _, head, _, *rows = report.output.splitlines()
+    assert heading == "### Accuracy by condition"
     assert head.startswith("| condition | n | n_excluded | uncounted | correct | accuracy % | CI low % | CI high % |")
     cells = next(r for r in rows if r.startswith("| C+Q+I |")).split(" | ")
     assert cells[1] == "17" and cells[6:8] == [f"{100 * low:.1f}", f"{100 * high:.1f}"]

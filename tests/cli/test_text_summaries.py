@@ -1,8 +1,11 @@
 """Rough edges of the text summaries: a condition whose records are not all counted shows
 `uncounted` beside n (IgakuQA 2018 holds an item MHLW withdrew: 400 records, n 399), and the audit
-of a text-only run prints no empty image-removal table and no image-as-options control of n 0."""
+of a text-only run prints no empty image-removal table and no image-as-options control of n 0; a
+table without rows is its explanation, never an empty grid; every table has its heading."""
 
 from __future__ import annotations
+
+import json
 
 from click.testing import CliRunner
 
@@ -87,3 +90,47 @@ def test_the_audit_refusal_rates_count_the_items_of_the_table_they_sit_under(tmp
     assert doc["refusals"]["rates_over"] == {"items": k, "scope": "paired"}
     text = invoke("audit", tmp_path / "r", "--resamples", "20")
     assert f"Refusal rates (over the {k} paired items of the table above): C+Q 100.0 %, C+Q+I 0.0 %." in text
+
+
+def mir_vision_run(tmp_path):
+    """GPT-4 Vision's 25 answers of MIR 2024 (the image questions 1-25, C+Q+I): no exam sheet."""
+    data = shared_data("mir")
+    invoke("import", "mir", data / "2024" / "MIR24GPT_vision_answered_v2.xlsx", "--data", data, "--run-dir",
+           tmp_path / "vision", "--response-column", " GPT-4 Vision", "--model", "gpt-4-vision")
+    return tmp_path / "vision"
+
+
+def test_a_table_without_rows_says_why_instead_of_printing_an_empty_grid(tmp_path):
+    run = mir_vision_run(tmp_path)
+    out = invoke("report", run, "--table", "mir")
+    first = out.split("### Accuracy by specialty")[0].strip().splitlines()
+    assert [line for line in first if line][:3] == [
+        "### MIR per year and answer sheet: valid questions, official 200, net score", "No rows.",
+        "MIR 2024 with images: answers to 25 of the 210 valid questions; not an exam sheet, not shown"]
+    assert "| year | sheet |" not in out
+    assert json.loads(invoke("report", run, "--table", "mir", "--json"))["exam"]["rows"] == []
+    for fmt in ("text", "html"):
+        text = invoke("report", run, "--table", "mir", "--format", fmt)
+        assert "No rows." in text and "net_score" not in text.split("Accuracy by specialty")[0], fmt
+
+
+def test_report_judges_of_a_run_never_judged_is_an_error(tmp_path):
+    run = mir_vision_run(tmp_path)
+    result = CliRunner().invoke(cli, ["report", str(run), "--judges"])
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert f"Error: {run}: no record was judged, so no judge has an accuracy or an agreement; " \
+           f"`medvqa judge {run} --judge MODEL`" in result.output
+
+
+def test_plain_report_gives_each_table_its_heading(tmp_path):
+    """`medvqa report RUN`: by condition, then by each default stratum, each under a heading that
+    names its grouping (25 records of C+Q+I, 19 right: one row each)."""
+    run = mir_vision_run(tmp_path)
+    out = invoke("report", run)
+    headings = [line for line in out.splitlines() if line.startswith("### ")]
+    assert headings == ["### Accuracy by condition", "### Accuracy by condition and year"]
+    rows = [line for line in out.splitlines() if line.startswith("| C+Q+I")]
+    assert [row.split(" | ")[:5] for row in rows] == [["| C+Q+I", "25", "0", "0", "19"],
+                                                      ["| C+Q+I", "2024", "25", "0", "0"]]
+    text = invoke("report", run, "--format", "text", "--by", "year")
+    assert text.splitlines()[0] == "Accuracy by condition and year"

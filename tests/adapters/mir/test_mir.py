@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import medvqa
 from medvqa.adapters.mir import rules
 from medvqa.cli.main import cli
-from tests.conftest import shared_data
+from tests.conftest import REPO, shared_data
 
 # SOURCE.txt, "The exam's rules": the seven questions annulled in 2026
 ANNULLED_2026 = (13, 50, 64, 139, 142, 161, 208)
@@ -173,8 +173,29 @@ def test_2024_gpt4_gpt4_vision_and_delta_img(runs_2024):
     overall = audit["paired"]["overall"]
     assert (overall["n"], round(overall["a_with"] * 25), round(overall["a_removed"] * 25)) == (25, 19, 16)
     assert round(overall["delta_img"], 2) == 0.12
+    # n10 = 5, n01 = 2: exact p = 2 P(X <= 2 | 7, 1/2) = 2 * 29/128 = 0.453; mid-p = 0.453 - P(X = 2) = 0.289
+    assert (overall["counts"]["n10"], overall["counts"]["n01"]) == (5, 2)
+    assert overall["mcnemar_exact_p"] == pytest.approx(58 / 128) and overall["mcnemar_p"] == pytest.approx(37 / 128)
+    # docs/benchmarks/mir.md quotes what every output prints: the mid-p, the interval
+    low, high = (f"{100 * x:+.1f}".replace("-", "−") for x in overall["ci"])
+    quoted = f"Tango 95 % CI {low.lstrip('+')} to {high}, McNemar mid-p {overall['mcnemar_p']:.3f}"
+    assert quoted in (REPO / "docs" / "benchmarks" / "mir.md").read_text(encoding="utf-8")
     # two deployments joined under one --model-name: the audit says so
     assert any("different deployments under one model name" in n and "'gpt-4-vision'" in n for n in audit["notes"])
+
+
+def test_n_excluded_counts_the_annulled_questions_each_condition_would_ask(runs_2026):
+    """MIR 2026 annulled 7 questions, one of them an image question (13): sat as printed, 13 would
+    have been asked with its image (C+Q+I) and the other six without (C+Q), so the C+Q rows show
+    6 and the C+Q+I rows 1 (they showed 7 each), in report and compare alike."""
+    run = runs_2026 / "gpt52"
+    excluded = medvqa.read_run(run).manifest["excluded"]
+    assert sorted(int(e["item_id"].rsplit("-", 1)[1]) for e in excluded) == [13, 50, 64, 139, 142, 161, 208]
+    rows = medvqa.report(run, by="year").to_dict("records")
+    assert [(r["condition"], r["n"], r["n_excluded"]) for r in rows] == [("C+Q", 179, 6), ("C+Q+I", 24, 1)]
+    compared = medvqa.compare([run]).to_dict("records")
+    assert [(r["condition"], r["stratum"], r["n_excluded"]) for r in compared] == [
+        ("C+Q", "overall", 6), ("C+Q", "year", 6), ("C+Q+I", "overall", 1), ("C+Q+I", "year", 1)]
 
 
 def test_reference_line_per_model(runs_2026):

@@ -62,9 +62,9 @@ def test_compare_gives_each_model_country_and_language_with_the_countrys_pass_li
     verdicts = {(p["model"], p["scope"]["country"], p["scope"]["language"], p["scope"]["condition"]): p
                 for p in d["pass_lines"]}
     assert len(verdicts) == len(RIGHT)
-    alpha_he = verdicts[("Alpha [he]", "israel", "he", "C+Q+I")]
+    alpha_he = verdicts[("Alpha [israel, he]", "israel", "he", "C+Q+I")]
     assert (alpha_he["points"], alpha_he["required"], alpha_he["status"]) == (0.5, 0.6, "fail")
-    assert verdicts[("Alpha [pt]", "brazil", "pt", "C+Q+I")]["status"] == "pass"  # 0.70 >= 0.65
+    assert verdicts[("Alpha [brazil, pt]", "brazil", "pt", "C+Q+I")]["status"] == "pass"  # 0.70 >= 0.65
 
 
 def test_delta_lang_per_model_and_country_and_delta_img_per_model_country_and_language(doc):

@@ -246,3 +246,25 @@ def test_a_run_of_a_chosen_sheet_or_an_unnamed_country_reads_back_its_items(tmp_
     assert "israel-84#2" in run.items and {r["language"] for r in run.records} == {"he"}
     row = json.loads(invoke("report", tmp_path / "c", "--by", "", "--json").stdout)[0]
     assert row["n"] == 5 and row["published_correct"] == 5
+
+
+def test_a_published_zero_the_import_names_an_artifact_is_flagged_wherever_it_is_shown(imported):
+    """The blind tables' published 0.0 is VLMEvalKit comparing with the empty `answer` column: the
+    import names the cause, and the number carries the flag in the manifest, `report`, `compare`'s
+    JSON and its text, where it stood as the model's published accuracy; the image tables' numbers
+    (reproduced) carry none."""
+    out, _ = imported
+    blind, image = out / "M" / "israel_english_blind", out / "M" / "israel_english_image"
+    assert medvqa.read_run(blind).manifest["imported"]["published"]["C+Q"]["artifact"] == "empty-answer-column"
+    assert "artifact" not in medvqa.read_run(image).manifest["imported"]["published"]["C+Q+I"]
+    [row] = json.loads(invoke("report", blind, "--by", "", "--json").stdout)
+    assert (row["published_accuracy"], row["published_correct"], row["published_artifact"]) == \
+        (0.0, 0, "empty-answer-column")
+    [other] = json.loads(invoke("report", image, "--by", "", "--json").stdout)
+    assert "published_artifact" not in other and other["published_accuracy"] == 0.6
+    doc = json.loads(invoke("compare", blind, image, "--json").stdout)
+    overall = {r["condition"]: r for r in doc["table"] if r["stratum"] == "overall"}
+    assert overall["C+Q"]["published_artifact"] == "empty-answer-column"
+    assert overall["C+Q+I"]["published_artifact"] is None and overall["C+Q+I"]["published_accuracy"] == 0.6
+    assert "published 60.0 |" in invoke("compare", blind, image).stdout  # the panel shows C+Q+I
+    assert "| M | 80.0 (n=5) · published 0.0 (artifact: empty-answer-column) |" in invoke("compare", blind).stdout

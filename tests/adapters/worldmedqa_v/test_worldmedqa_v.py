@@ -2,6 +2,7 @@
 the authors' published GPT-4o outputs imported and audited (Δlang and Δimg)."""
 
 import json
+import math
 
 import huggingface_hub
 import pytest
@@ -10,7 +11,7 @@ from click.testing import CliRunner
 import medvqa
 from medvqa.adapters.worldmedqa_v.matching import can_infer
 from medvqa.cli.main import cli
-from tests.conftest import shared_data
+from tests.conftest import REPO, shared_data
 
 CHOICES = {"A": "赤血球輸血", "B": "自宅で経過観察", "C": "新鮮凍結血漿投与", "D": "凝固第Ⅷ因子製剤投与"}
 
@@ -363,3 +364,34 @@ def test_a_workbook_of_two_sheets_is_read_at_the_one_chosen_and_a_repeated_index
     absent = CliRunner().invoke(cli, [*args, "--sheet", "GPT4o", "--run-dir", str(tmp_path / "a")])
     assert absent.exit_code == 1 and "no sheet 'GPT4o' (--sheet); the sheets are 'edited', 'published'" in absent.output
     assert not (tmp_path / "a").exists()
+
+
+def test_the_country_table_prints_the_interval_its_docs_name(imported):
+    """docs/benchmarks/worldmedqa_v.md names the interval `--table worldmedqa_v` prints: Wilson's
+    (149 of 168: 83.0 to 92.6 %), not an exact one."""
+    run_dir, _ = imported[("outputs_w_images", "local")]
+    [row] = medvqa.report(run_dir, table="worldmedqa_v")["by_country"].to_dict("records")
+    n, p, z = 168, 149 / 168, 1.959963984540054
+    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    assert (row["correct"], row["ci_method"]) == (149, "wilson-score-bcd")  # 149 of 168 is far from both ends: plain Wilson
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(((centre - half) / (1 + z * z / n),
+                                                             (centre + half) / (1 + z * z / n)))
+    doc = " ".join((REPO / "docs" / "benchmarks" / "worldmedqa_v.md").read_text(encoding="utf-8").split())
+    assert "accuracy (n, correct, Wilson 95 % CI, every status)" in doc and "exact 95 % CI" not in doc
+
+
+COUNTS = ("n", "n_excluded", "uncounted", "correct", "answered", "refusal", "parse_failure", "error", "missing",
+          "extracted", "strict_correct", "published_correct", "n_unpaired", "unreadable_pairs")
+
+
+def test_compare_json_writes_counts_as_whole_numbers(imported):
+    """Runs with an extraction beside runs of another condition: `extracted` (101 and 132 with the
+    image, none blind) was written 101.0 where a column held a missing value; every count is an
+    integer or null."""
+    doc = json.loads(CliRunner().invoke(cli, ["compare", *(str(d) for d, _ in imported.values()), "--json"]).stdout)
+    found = [(section, k, v) for section in ("table", "delta_img", "delta_lang", "tests") for row in doc[section]
+             for k, v in row.items() if k in COUNTS and v is not None]
+    assert found and all(type(v) is int for *_, v in found), [f for f in found if type(f[2]) is not int][:5]
+    extracted = {(r["condition"], r["language"] if "language" in r else None, r["extracted"]) for r in doc["table"]
+                 if r["stratum"] == "overall"}
+    assert sorted(e for *_, e in extracted if e is not None) == [101, 114, 132, 146]

@@ -153,3 +153,27 @@ def test_baselines_and_finished_runs_need_no_server(tmp_path):
         result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", model,
                                           "--run-dir", str(tmp_path / model)])
         assert result.exit_code == 0, result.output
+
+
+def test_score_with_an_unreachable_extractor_exits_as_run_does(tmp_path, jmed_sample):
+    """`score --extractor` asks a model as `run` does: an extractor server nothing listens on
+    fails its preflight with the same one line and the same exit status 3 (it exited 1), and
+    the run's records are as they were."""
+    from medvqa.core.plugins import get_benchmark
+
+    item = next(it for it in get_benchmark("jmed48k").load(jmed_sample, "sample") if not it.excluded)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"item_id": item.id, "response": "Perhaps the second one, or not."}) + "\n")
+    imported = CliRunner().invoke(cli, ["import", "jmed48k", str(answers), "--data", str(jmed_sample), "--split",
+                                        "sample", "--run-dir", str(tmp_path / "run")])
+    assert imported.exit_code == 0, imported.output
+    before = read_records(tmp_path / "run")
+    assert [r["status"] for r in before if r["item_id"] == item.id] == ["parse_failure"]
+    url = closed_port_url()
+    result = CliRunner().invoke(cli, ["score", str(tmp_path / "run"), "--extractor", "hosted_vllm/test",
+                                      "--extractor-api-base", url])
+    assert result.exit_code == EXIT_PREFLIGHT, result.output
+    port = url.split(":")[2].split("/")[0]
+    assert one_line(result) == (f"Error: preflight request to hosted_vllm/test at {url} failed: cannot connect to the "
+                                f"server (127.0.0.1:{port}: Connection refused)")
+    assert read_records(tmp_path / "run") == before
