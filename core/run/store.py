@@ -279,25 +279,31 @@ def _lock(run_dir: Path) -> tuple[int | None, bool]:
 
 def _open_lock_file(path: Path) -> tuple[int | None, bool]:
     """(descriptor of the lock file, whether we created it); (None, False) when the directory
-    is read-only to us and holds no lock file."""
-    try:
-        return _open_no_link(path, os.O_RDWR | os.O_CREAT | os.O_EXCL), True
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        if exc.errno not in _READ_ONLY:
-            raise write_error(path, exc) from None
-    try:
-        return _open_no_link(path, os.O_RDWR), False
-    except FileNotFoundError:
-        return _open_lock_file(path)  # removed in between: create it again
-    except OSError as exc:
-        if exc.errno not in _READ_ONLY:
-            raise write_error(path, exc) from None
-    try:
-        return _open_no_link(path, os.O_RDONLY), False  # an existing lock file we may not write still locks
-    except OSError:
-        return None, False
+    is read-only to us and holds no lock file. A lock file removed between our two tries (its
+    run closed without a record) is created again, a bounded number of times."""
+    for _ in range(10):
+        try:
+            return _open_no_link(path, os.O_RDWR | os.O_CREAT | os.O_EXCL), True
+        except FileExistsError:
+            refused = False
+        except OSError as exc:
+            if exc.errno not in _READ_ONLY:
+                raise write_error(path, exc) from None
+            refused = True  # we may not create it: open the one there, if there is one
+        try:
+            return _open_no_link(path, os.O_RDWR), False
+        except FileNotFoundError:
+            if refused:
+                return None, False  # read-only, and no lock file to take
+            continue  # removed in between: create it again
+        except OSError as exc:
+            if exc.errno not in _READ_ONLY:
+                raise write_error(path, exc) from None
+        try:
+            return _open_no_link(path, os.O_RDONLY), False  # an existing lock file we may not write still locks
+        except OSError:
+            return None, False
+    raise DataError("cannot lock the run directory (its lock file keeps changing)", file=path)
 
 
 @contextmanager
