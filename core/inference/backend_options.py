@@ -16,7 +16,8 @@ factory may declare one too; without it, its options are passed to it as given.
 - The values reach the backend exactly as the equivalent flags' do (`-M temperature=0` is the
   float 0.0 of `--temperature 0`), so the same settings give the same request keys.
 - Credentials are never options: a key that names one (`api_key`, `token`, ...; also inside
-  `params` and `engine_options`) is refused without its value being repeated. Keys are read by
+  `params` and `engine_options`, at any depth: `params.extra_body.auth.api_key`) is refused
+  without its value being repeated. Keys are read by
   the provider libraries from the environment; header values given in `params.extra_headers`
   are masked in the manifest, as `--param`'s are.
 """
@@ -32,7 +33,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from medvqa.core.errors import UsageError
-from medvqa.core.inference.secrets import is_secret_name
+from medvqa.core.inference.secrets import credential_entries, is_secret_name
 from medvqa.core.items import DataError
 
 # options whose values are mappings: `-M params.top_p=0.9` sets one of their entries
@@ -234,9 +235,9 @@ def resolve(model: str, flags: dict[str, Any], given: dict[str, Any] | None = No
             raise fail(key, "credentials are read from the environment (e.g. OPENAI_API_KEY), never given as "
                             "options; nothing was written")
         if key in MAPPINGS and isinstance(value, dict):
-            for sub in value:
-                if is_secret_name(sub):
-                    raise fail(key, f"{key}.{sub} names a credential; credentials are read from the environment, "
+            for path, _, by_name in credential_entries(value, f"{key}."):
+                if by_name:
+                    raise fail(key, f"{path} names a credential; credentials are read from the environment, "
                                     "never given as options")
     factory = plugins.backend_factory(model)
     schema: type[BackendOptions] | None = getattr(factory, "options", None)  # optional on a plugin's factory

@@ -44,7 +44,7 @@ from medvqa.core.inference.preflight import check_provider, check_reachable, pro
 from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, TRANSIENT, RetryPolicy, failure_kind, with_retries
 from medvqa.core.inference.router import (RoundRobin, credential_values, deployments_for, load_model_list, resolve_env,
                                           underlying_model)
-from medvqa.core.inference.secrets import Scrubber, is_secret_name, remember, remember_params, remember_url, without_userinfo
+from medvqa.core.inference.secrets import Scrubber, credential_entries, remember, remember_params, remember_url, without_userinfo
 from medvqa.core.inference.secrets import redact_url as _redact_url
 
 DEFAULT_CONCURRENCY = 16
@@ -228,9 +228,10 @@ class LiteLLMBackend(Backend):
             send["response_format"] = {"type": "json_object"}
         elif said["format"] == "json_schema":
             send["response_format"] = json_schema_format(ANSWER_SCHEMA)
+        for path, _, by_name in credential_entries(params or {}):
+            if by_name:
+                raise ValueError(f"--param {path}: secrets are read from the environment, never passed as parameters")
         for name, value in (params or {}).items():
-            if is_secret_name(name):
-                raise ValueError(f"--param {name}: secrets are read from the environment, never passed as parameters")
             if name in _NOT_PARAMS:
                 raise ValueError(f"--param {name}: not a generation parameter; use {_NOT_PARAMS[name]}")
             if value is None:
