@@ -249,6 +249,10 @@ class OpenAIServer:
     # the batch API: its faults, and `batch_hold` keeps every batch in progress until it is cleared
     batch_faults: "BatchFaults" = field(default_factory=lambda: BatchFaults())
     batch_hold: bool = False
+    # a hostile server's token counts: this `usage` block in every answer (chat and batch lines)
+    # instead of the counted one, sent as given (`NaN` and `Infinity` as Python writes them); or a
+    # function of the prompt's text giving the block (None: the counted one)
+    usage: dict | Callable[[str], dict | None] | None = None
 
     def __post_init__(self) -> None:
         self.files: dict[str, bytes] = {}  # the batch API's files, by id
@@ -340,6 +344,8 @@ class OpenAIServer:
                 continue
             text = self._reply(messages, key, line["body"].get("response_format"))
             body = completion_body(line["body"].get("model", self.model), key, text, body_chars(line["body"]), None)
+            if (usage := self._usage(messages)) is not None:
+                body["usage"] = usage
             outputs.append({"id": f"req-{i}", "custom_id": line["custom_id"],
                             "response": {"status_code": 200, "request_id": f"req-{i}", "body": body}, "error": None})
         out_id = err_id = None
@@ -414,8 +420,10 @@ class OpenAIServer:
         if thought is not None:
             text, reasoning = with_reasoning(text, thought, self.reasoning_form,
                                              body.get("max_tokens") or body.get("max_completion_tokens"))
-        payload = json.dumps(completion_body(body.get("model", self.model), key, text, body_chars(body), refusal,
-                                             reasoning)).encode()
+        answer = completion_body(body.get("model", self.model), key, text, body_chars(body), refusal, reasoning)
+        if (usage := self._usage(messages)) is not None:
+            answer["usage"] = usage
+        payload = json.dumps(answer).encode()
         if fault == "trickle":  # every byte on time, the whole answer never within a deadline
             response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
             response.content_length = len(payload)
@@ -432,6 +440,9 @@ class OpenAIServer:
             request.transport.close()
             raise asyncio.CancelledError
         return web.Response(body=payload, content_type="application/json")
+
+    def _usage(self, messages: list[dict]) -> dict | None:
+        return self.usage(prompt_text(messages)) if callable(self.usage) else self.usage
 
     def _reply(self, messages: list[dict], key: str, response_format: dict | None) -> str:
         if self.replies and key in self.replies:

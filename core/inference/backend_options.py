@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, ValidationError, field_validator
 
 from medvqa.core.errors import UsageError
 from medvqa.core.inference.secrets import credential_entries, is_secret_name
@@ -71,7 +71,7 @@ class LiteLLMOptions(GenerationOptions):
     timeout: float | None = Field(None, gt=0)
     max_retries: int | None = Field(None, ge=0)
     retry_wait: float | None = Field(None, ge=0)
-    price: tuple[float, float] | None = None  # USD per million prompt and completion tokens
+    price: tuple[NonNegativeFloat, NonNegativeFloat] | None = None  # USD per million prompt and completion tokens
     workers: int | None = Field(None, ge=1)
     # how much a reasoning model reasons ("low", "medium", "high", ...): sent as the parameter
     # `reasoning_effort`, as `params.reasoning_effort` is (the same request, the same key)

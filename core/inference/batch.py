@@ -102,7 +102,7 @@ class BatchBackend(Backend):
         out = []
         for i in range(0, len(requests), self.max_lines):
             chunk = requests[i:i + self.max_lines]
-            data = "\n".join(json.dumps(self._line(r), ensure_ascii=False) for r in chunk).encode("utf-8")
+            data = "\n".join(json.dumps(self._line(r), ensure_ascii=False, allow_nan=False) for r in chunk).encode("utf-8")
             file = self._call("create_file", file=("medvqa-batch.jsonl", data), purpose="batch")
             batch = self._call("create_batch", completion_window="24h", endpoint="/v1/chat/completions",
                                input_file_id=file.id)
@@ -110,7 +110,7 @@ class BatchBackend(Backend):
                      "created": time.time()}
             self.ledger.parent.mkdir(parents=True, exist_ok=True)
             with self.ledger.open("a", encoding="utf-8") as f:  # kept before anything is awaited
-                f.write(json.dumps(entry) + "\n")
+                f.write(json.dumps(entry, allow_nan=False) + "\n")
                 f.flush()
             out.append(entry)
         return out
@@ -146,9 +146,10 @@ class BatchBackend(Backend):
         from openai.types.chat import ChatCompletion
 
         response = self.live._read(ChatCompletion.model_validate(body), 0.0)
-        if "cost_usd" not in response.usage:
+        counts = (response.usage.get("prompt_tokens", 0), response.usage.get("completion_tokens", 0))
+        if "cost_usd" not in response.usage and None not in counts:  # (a count that is none: no cost)
             p_in, p_out = self._prices()
-            cost = response.usage.get("prompt_tokens", 0) * p_in + response.usage.get("completion_tokens", 0) * p_out
+            cost = counts[0] * p_in + counts[1] * p_out
             if cost:
                 response.usage["cost_usd"] = round(cost, 10)
                 self.stats["cost_usd"] += cost

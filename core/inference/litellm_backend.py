@@ -44,6 +44,7 @@ from medvqa.core.inference.preflight import check_provider, check_reachable, pro
 from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, TRANSIENT, RetryPolicy, failure_kind, with_retries
 from medvqa.core.inference.router import (RoundRobin, credential_values, deployments_for, load_model_list, resolve_env,
                                           underlying_model)
+from medvqa.core.usage import token_count, usage_cost
 from medvqa.core.inference.secrets import Scrubber, credential_entries, remember, remember_params, remember_url, without_userinfo
 from medvqa.core.inference.secrets import redact_url as _redact_url
 
@@ -422,19 +423,22 @@ class LiteLLMBackend(Backend):
             raise UnreadableResponse(f"the answer has no content (content: {text!r})")
         finish = getattr(choice, "finish_reason", None)
         usage = getattr(result, "usage", None)
-        tokens = {"prompt_tokens": getattr(usage, "prompt_tokens", None) or 0,
-                  "completion_tokens": getattr(usage, "completion_tokens", None) or 0}
-        if (thought := reasoning_tokens(usage)):
+        # a count the server does not give is 0; one it gives that is no count is None (null)
+        tokens = {name: 0 if (n := getattr(usage, name, None)) is None else token_count(n)
+                  for name in ("prompt_tokens", "completion_tokens")}
+        if (thought := reasoning_tokens(usage)) != 0:
             tokens["reasoning_tokens"] = thought
         for name, n in tokens.items():
-            self.stats[name] = self.stats.get(name, 0) + n
-        if self.price:
+            self.stats[name] = self.stats.get(name, 0) + (n or 0)
+        if None in (tokens["prompt_tokens"], tokens["completion_tokens"]):
+            cost = 0.0  # unknown: the record's usage says why
+        elif self.price:
             cost = (tokens["prompt_tokens"] * self.price[0] + tokens["completion_tokens"] * self.price[1]) / 1e6
         elif self._direct is not None:  # litellm's price of the model, per token
             cost = tokens["prompt_tokens"] * self._direct.price_per_token[0] + \
                 tokens["completion_tokens"] * self._direct.price_per_token[1]
         else:
-            cost = (getattr(result, "_hidden_params", None) or {}).get("response_cost") or 0.0
+            cost = usage_cost((getattr(result, "_hidden_params", None) or {}).get("response_cost")) or 0.0
         self.stats["cost_usd"] += cost
         if cost:  # what this answer cost, so that any grouping of records sums it
             tokens["cost_usd"] = round(cost, 10)

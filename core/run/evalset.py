@@ -351,5 +351,5 @@ def run_set(s: EvalSet, *, progress: Callable[[str], None] | None = None,
             import json
 
             (s.study_dir / "compare.json").write_text(json.dumps(result.compare, ensure_ascii=False, indent=1,
-                                                                 default=str), encoding="utf-8")
+                                                                 default=str, allow_nan=False), encoding="utf-8")
     return result

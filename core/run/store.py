@@ -91,7 +91,7 @@ def _open_no_link(path: Path, flags: int, mode: int = 0o644) -> int:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """`data` as indented JSON in the file at `path`, replaced atomically."""
-    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
     _write_atomic(path, lambda fh: fh.write(text.encode("utf-8", "backslashreplace")))
 
 
@@ -229,7 +229,7 @@ def _line(record: dict, scrub: Scrubber) -> bytes:
     hold) is written as its JSON escape (`\\ud800`), so the line reads back exactly. A record
     that is not a valid `Record` is refused before anything is written."""
     check_record(record)
-    text = scrub(json.dumps(record, ensure_ascii=False, separators=(",", ":"))) + "\n"
+    text = scrub(json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)) + "\n"
     return text.encode("utf-8", "backslashreplace")
 
 
