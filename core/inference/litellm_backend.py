@@ -68,6 +68,9 @@ def import_litellm():
     # an attempt cancelled at its deadline may leave the coroutine litellm built in a worker
     # thread never awaited; Python would say so at exit, after the run's last line
     warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+    # litellm copies a hostile answer's fields (a NaN token count) before refusing them: the
+    # refusal is reported once, as an unreadable answer, not as pydantic's warning besides
+    warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     remember_names(litellm)

@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from medvqa.core.inference.concurrency import event_loop
-from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, RetryPolicy, failure_kind, with_retries
+from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, RetryPolicy, causes, failure_kind, with_retries
 from medvqa.core.inference.secrets import scrub
 
 PROBE_TRIES = 3  # requests in all, per server
@@ -138,8 +138,23 @@ def _explain(litellm, where: str, call: dict[str, Any], kind: str, exc: BaseExce
     name, text = type(exc).__name__, str(exc)
     for prefix in (f"litellm.{name}: ", f"{name}: "):  # litellm repeats the type in its message
         text = text.removeprefix(prefix)
+    text = text.split("Traceback (most recent call last)")[0].rstrip(" :")  # litellm pastes its own traceback in
+    if kind == "unreadable" and (problem := _validation_problem(exc)):
+        text += f": {problem}"
     after = f" (after {tries} tries)" if tries > 1 else ""
     detail = " ".join(_SSL_REPR.sub("", scrub(f"{name}: {text}{after}")).split())
     if len(detail) > MAX_DETAIL:
         detail = detail[:MAX_DETAIL - 1] + "…"
     return f"preflight request to {where} failed: {reason} ({detail})"
+
+
+def _validation_problem(exc: BaseException) -> str | None:
+    """The first field litellm's model of a response refused, as `Usage.prompt_tokens: Input
+    should be a finite number` (None without such a cause)."""
+    from pydantic import ValidationError
+
+    found = next((c for c in causes(exc) if isinstance(c, ValidationError)), None)
+    if found is None or not found.errors():
+        return None
+    first = found.errors(include_url=False)[0]
+    return f"{found.title}.{'.'.join(map(str, first['loc']))}: {first['msg']}"

@@ -2,7 +2,8 @@
 
 Every failure is classified by `failure_kind`. Retried (transient): rate limits (429), 408 /
 409 / 425, every 5xx a server sent, timeouts, connection errors and answers that arrived but
-could not be read (a 2xx with a broken body), whether litellm or the `openai` SDK raised them.
+could not be read (a 2xx with a broken body, or fields litellm's model of a response refuses),
+whether litellm or the `openai` SDK raised them.
 Never retried (final), whatever status litellm attaches to them: authentication, permission,
 bad-request (unsupported parameters, context window, content policy), not-found and
 unprocessable-entity errors, recognised by litellm's exception types, and failures raised
@@ -82,8 +83,10 @@ def failure_kind(exc: BaseException) -> str:
             return "timeout"
         if isinstance(exc, openai.APIConnectionError):  # refused, reset, or a body cut short
             return "connection"
-    causes = list(_causes(exc))
-    if any(isinstance(c, (ConnectionError, socket.gaierror)) for c in causes):
+    chain = list(causes(exc))
+    if _unreadable_answer(chain):
+        return "unreadable"
+    if any(isinstance(c, (ConnectionError, socket.gaierror)) for c in chain):
         return "connection"
     if isinstance(exc, TimeoutError):
         return "timeout"
@@ -95,7 +98,7 @@ def failure_kind(exc: BaseException) -> str:
     if status in RETRY_STATUS or status >= 500:
         raised_by_litellm = litellm is not None and isinstance(
             exc, tuple(getattr(litellm, name) for name in _LITELLM_SERVER_TYPES))
-        if raised_by_litellm and not _reached_a_server(causes):
+        if raised_by_litellm and not _reached_a_server(chain):
             return "configuration"
         return "server"
     return "unreadable" if status < 400 else "client_error"
@@ -105,13 +108,21 @@ def is_retryable(exc: BaseException) -> bool:
     return failure_kind(exc) in TRANSIENT
 
 
-def _causes(exc: BaseException):
+def causes(exc: BaseException):
     """`exc` and the exceptions it was raised from or while handling, outermost first."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         yield exc
         exc = exc.__cause__ or exc.__context__
+
+
+def _unreadable_answer(causes: list[BaseException]) -> bool:
+    """Whether litellm raised because an answer's fields failed its own model of a response (a
+    pydantic `ValidationError` among the causes: `usage.prompt_tokens` NaN, say): the server
+    answered, and what it sent cannot be read."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and any(isinstance(c, pydantic.ValidationError) for c in causes[1:])
 
 
 def _reached_a_server(causes: list[BaseException]) -> bool:
