@@ -464,6 +464,8 @@ USAGE = [
     ("price-negative", ["--model", "hosted_vllm/test", "--price", "-1,2"], "--price"),
     ("price-nan", ["--model", "hosted_vllm/test", "--price", "nan,1"], "--price"),
     ("price-infinite", ["--model", "hosted_vllm/test", "--price", "1,inf"], "--price"),
+    ("max-retry-wait-infinite", ["--model", "hosted_vllm/test", "--max-retry-wait", "inf"], "--max-retry-wait"),
+    ("max-retry-wait-negative", ["--model", "hosted_vllm/test", "--max-retry-wait", "-1"], "--max-retry-wait"),
 ]
 
 

@@ -71,6 +71,7 @@ class LiteLLMOptions(GenerationOptions):
     timeout: float | None = Field(None, gt=0)
     max_retries: int | None = Field(None, ge=0)
     retry_wait: float | None = Field(None, ge=0)
+    max_retry_wait: float | None = Field(None, ge=0)  # the longest wait a server's Retry-After gets
     price: tuple[NonNegativeFloat, NonNegativeFloat] | None = None  # USD per million prompt and completion tokens
     workers: int | None = Field(None, ge=1)
     # how much a reasoning model reasons ("low", "medium", "high", ...): sent as the parameter

@@ -24,7 +24,7 @@ import re
 import socket
 import urllib.request
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from medvqa.core.inference.concurrency import event_loop
@@ -95,16 +95,18 @@ def check_reachable(targets: list[tuple[str, str]], timeout: float) -> None:
 
 
 def probe(litellm, targets: list[tuple[str, dict[str, Any]]], params: dict[str, Any], *, timeout: float,
-          retry: RetryPolicy) -> None:
+          retry: RetryPolicy, notice: Callable[[str, float], None] | None = None) -> None:
     """Send `PROBE_MESSAGES` once per `(where, call)` of `targets` concurrently: `where` names
     the server in messages (no secrets), `call` holds `model` and the deployment's litellm
     parameters; the run's generation `params` go with every request. The probe runs on an
     event loop of its own (litellm keys its HTTP clients by loop, so nothing is shared with the
     run's), which leaves no thread behind: worker processes can still be forked. Inside a
-    running loop (a notebook) it uses the requests' background loop instead."""
+    running loop (a notebook) it uses the requests' background loop instead. `notice(line, seconds)`
+    hears of a long wait a server asked for (`retry.wait_notice`)."""
 
     async def all_of() -> None:
-        await asyncio.gather(*(_probe_one(litellm, where, call, params, timeout, retry) for where, call in targets))
+        await asyncio.gather(*(_probe_one(litellm, where, call, params, timeout, retry, notice)
+                               for where, call in targets))
 
     try:
         asyncio.get_running_loop()
@@ -115,12 +117,13 @@ def probe(litellm, targets: list[tuple[str, dict[str, Any]]], params: dict[str, 
 
 
 async def _probe_one(litellm, where: str, call: dict[str, Any], params: dict[str, Any], timeout: float,
-                     retry: RetryPolicy) -> None:
+                     retry: RetryPolicy, notice: Callable[[str, float], None] | None) -> None:
     policy = replace(retry, max_retries=PROBE_TRIES - 1)
     done = await with_retries(
         lambda: litellm.acompletion(messages=PROBE_MESSAGES, timeout=timeout,
                                     **{**params, **call, "max_retries": PROVIDER_CLIENT_RETRIES}),
-        policy, deadline_s=timeout, retryable=lambda exc: failure_kind(exc) in PROBE_RETRIED)
+        policy, deadline_s=timeout, retryable=lambda exc: failure_kind(exc) in PROBE_RETRIED,
+        notice=(lambda line, wait: notice(f"preflight request to {where}: {line}", wait)) if notice else None)
     if done.error is not None:
         raise PreflightError(_explain(litellm, where, call, failure_kind(done.error), done.error, done.tries))
 
