@@ -106,11 +106,17 @@ class Faults:
 class BatchFaults:
     """Faults of the batch endpoints: the first batch expires with half its lines run, and every
     `failed_line_every`-th line of it fails (500); a batch stays in progress for its first
-    `slow_polls` retrievals."""
+    `slow_polls` retrievals. Hostile output files, of the first batch: its line
+    `malformed_line` (0-based) is cut short mid-way (not JSON), and its line `repeated_line`
+    comes again at the end answering `{"answer": ["zz"]}` instead (-1: neither); with
+    `every_batch`, of every batch."""
 
     expire_first: bool = False
     failed_line_every: int = 0
     slow_polls: int = 0
+    malformed_line: int = -1
+    repeated_line: int = -1
+    every_batch: bool = False  # the hostile output lines in every batch's file, not the first's only
 
 
 def _image_digest(url: str) -> str:
@@ -348,10 +354,18 @@ class OpenAIServer:
                 body["usage"] = usage
             outputs.append({"id": f"req-{i}", "custom_id": line["custom_id"],
                             "response": {"status_code": 200, "request_id": f"req-{i}", "body": body}, "error": None})
+        lines = [json.dumps(o) for o in outputs]
+        hostile = f.every_batch or batch_id == "batch_1"
+        if hostile and 0 <= f.repeated_line < len(outputs):
+            again = json.loads(lines[f.repeated_line])
+            again["response"]["body"]["choices"][0]["message"]["content"] = '{"answer": ["zz"]}'
+            lines.append(json.dumps(again))
+        if hostile and 0 <= f.malformed_line < len(lines):
+            lines[f.malformed_line] = lines[f.malformed_line][: len(lines[f.malformed_line]) // 2]
         out_id = err_id = None
         if outputs:
             out_id = f"file-{len(self.files) + 1}"
-            self.files[out_id] = "\n".join(json.dumps(o) for o in outputs).encode()
+            self.files[out_id] = "\n".join(lines).encode()
         if errors:
             err_id = f"file-{len(self.files) + 1}"
             self.files[err_id] = "\n".join(json.dumps(e) for e in errors).encode()

@@ -19,16 +19,25 @@ expired (or failed) batch never answered are asked again in a new batch, up to `
 batches per request; past that, the request is recorded as an error. Requests still in a batch
 when the run stops waiting are recorded as `missing`, so the next run asks them again, by
 polling.
+
+The provider's files are read as untrusted: a line of an output file that cannot be read, and a
+request answered twice, differently, are failed lines (asked again, and named by file and line
+in the error of a request that fails every time); the good lines of the same file are recorded.
+A last ledger line cut short (a run killed while writing it) is ignored, said on stderr, and cut
+off before the next batch is written; a damaged line before it is an error naming the line.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from medvqa.core.inference.base import Backend, Request, Response
+from medvqa.core.items import DataError
 
 FINISHED = ("completed", "expired", "failed", "cancelled")
 LEDGER = "batches.jsonl"
@@ -59,6 +68,7 @@ class BatchBackend(Backend):
         self.settings = {**dict(live.settings), "backend": "litellm-batch", "batch_poll_s": poll_s,
                          "batch_wait_s": wait_s, "batch_max_rounds": max_rounds}
         self._body = None
+        self._ledger_end: int | None = None  # bytes of whole lines in the ledger, once read
 
     # -- what each line sends ------------------------------------------------------------
 
@@ -94,9 +104,31 @@ class BatchBackend(Backend):
     # -- the ledger ------------------------------------------------------------------------
 
     def _batches(self) -> list[dict]:
+        """The ledger's batches. A last line cut short (a run killed while writing it) is left out
+        and said on stderr, and cut off before the next batch is written; a damaged line before it
+        is a `DataError` naming the file and the line."""
+        self._ledger_end = 0
         if not self.ledger.is_file():
             return []
-        return [json.loads(line) for line in self.ledger.read_text(encoding="utf-8").splitlines() if line.strip()]
+        data = self.ledger.read_bytes()
+        out = []
+        start = 0
+        for lineno, line in enumerate(data.split(b"\n"), 1):
+            end = start + len(line) + 1  # past its newline (past the file's end for the last line)
+            last = end >= len(data)
+            if line.strip():
+                entry = _ledger_entry(line)
+                if entry is None and last:
+                    print(f"medvqa: {self.ledger}: line {lineno} was cut short (a run stopped while writing it): "
+                          "ignored", file=sys.stderr, flush=True)
+                    break
+                if entry is None:
+                    raise DataError("not a batch of this run (expected {batch_id, keys, ...})", file=self.ledger,
+                                    record=f"line {lineno}")
+                out.append(entry)
+            self._ledger_end = min(end, len(data))
+            start = end
+        return out
 
     def _submit(self, requests: list[Request]) -> list[dict]:
         out = []
@@ -108,37 +140,75 @@ class BatchBackend(Backend):
                                input_file_id=file.id)
             entry = {"batch_id": batch.id, "input_file_id": file.id, "keys": [r.key for r in chunk],
                      "created": time.time()}
-            self.ledger.parent.mkdir(parents=True, exist_ok=True)
-            with self.ledger.open("a", encoding="utf-8") as f:  # kept before anything is awaited
-                f.write(json.dumps(entry, allow_nan=False) + "\n")
-                f.flush()
+            self._keep(entry)
             out.append(entry)
         return out
 
+    def _keep(self, entry: dict) -> None:
+        """Append `entry` to the ledger as one whole line, before anything is awaited: after the
+        last whole line read (`_batches`), so a line cut short before is cut off, not glued to."""
+        self.ledger.parent.mkdir(parents=True, exist_ok=True)
+        line = (json.dumps(entry, allow_nan=False) + "\n").encode("utf-8")
+        try:
+            fd = os.open(self.ledger, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            try:
+                if self._ledger_end is not None and os.fstat(fd).st_size > self._ledger_end:
+                    os.ftruncate(fd, self._ledger_end)
+                written = 0
+                while written < len(line):
+                    written += os.write(fd, line[written:])
+                os.fsync(fd)
+                self._ledger_end = os.fstat(fd).st_size
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise DataError(f"cannot write ({exc.strerror or exc}): batch {entry['batch_id']} is not kept; make "
+                            "room or make it writable, and run the same command again", file=self.ledger) from None
+
     # -- answers ---------------------------------------------------------------------------
 
-    def _results(self, batch) -> tuple[dict[str, Response], dict[str, str]]:
-        """({key: answer}, {key: why it failed}) of a finished batch's output and error files."""
+    def _results(self, batch) -> tuple[dict[str, Response], dict[str, str], str | None]:
+        """({key: answer}, {key: why it failed}, why some line could not be read) of a finished
+        batch's output and error files. The files are the provider's, read as untrusted: a line
+        that is not a readable batch line is left out (its request, never answered, is asked
+        again as a failed line is), and a `custom_id` answered twice, differently, is a failed
+        line; the reasons name the file and the line."""
         answers: dict[str, Response] = {}
         failed: dict[str, str] = {}
+        where: dict[str, str] = {}  # the line that answered each key
+        conflicting: set[str] = set()  # keys answered twice, differently
+        unreadable = None
         for file_id, is_error in ((getattr(batch, "output_file_id", None), False),
                                   (getattr(batch, "error_file_id", None), True)):
             if not file_id:
                 continue
             content = self._call("file_content", file_id=file_id)
-            for line in content.content.decode("utf-8").splitlines():
+            for lineno, line in enumerate(content.content.decode("utf-8", "replace").split("\n"), 1):
                 if not line.strip():
                     continue
-                row = json.loads(line)
-                key, response = row.get("custom_id"), row.get("response") or {}
-                if is_error or row.get("error") or response.get("status_code") != 200:
+                here = f"{'error' if is_error else 'output'} file {file_id} line {lineno}"
+                row = _batch_line(line)
+                if row is None:
+                    unreadable = unreadable or f"{here} is not a batch line (a JSON object with a custom_id)"
+                    continue
+                key, response = row["custom_id"], row.get("response") or {}
+                if is_error or row.get("error") or not isinstance(response, dict) or response.get("status_code") != 200:
                     failed[key] = _why(row)
                     continue
                 try:
-                    answers[key] = self._read(response.get("body") or {})
+                    answer = self._read(response.get("body") or {})
                 except Exception as exc:  # an answer without content, say: retried as a batch line
-                    failed[key] = f"{type(exc).__name__}: {exc}"
-        return answers, failed
+                    failed[key] = f"{here}: {type(exc).__name__}: {exc}"
+                    continue
+                if key in conflicting:
+                    continue
+                if key in answers and _said(answers[key]) != _said(answer):
+                    conflicting.add(key)
+                    failed[key] = f"{where[key]} and {here} answer {key[:12]}… differently"
+                    del answers[key]
+                else:
+                    answers[key], where[key] = answer, here
+        return answers, failed, unreadable
 
     def _read(self, body: dict) -> Response:
         """A line's answer, read as the live path reads an answer; its cost at the batch API's
@@ -191,7 +261,7 @@ class BatchBackend(Backend):
                 if batch.status not in FINISHED:
                     continue
                 finished_now.append(batch_id)
-                answers, failed = self._results(batch)
+                answers, failed, unreadable = self._results(batch)
                 for key in entry["keys"]:
                     if key not in pending:
                         continue
@@ -200,7 +270,8 @@ class BatchBackend(Backend):
                         for req in wanted[key]:
                             yield req, answers[key]
                     else:
-                        last_failure[key] = failed.get(key) or f"batch {batch_id} {batch.status} before answering it"
+                        last_failure[key] = failed.get(key) or unreadable or \
+                            f"batch {batch_id} {batch.status} before answering it"
             for batch_id in finished_now:
                 del open_batches[batch_id]
             held = {k for b in open_batches.values() for k in b["keys"]}
@@ -226,7 +297,36 @@ class BatchBackend(Backend):
 
 
 def _why(row: dict) -> str:
-    error = row.get("error") or ((row.get("response") or {}).get("body") or {}).get("error") or {}
-    status = (row.get("response") or {}).get("status_code")
+    response = row.get("response") if isinstance(row.get("response"), dict) else {}
+    body = response.get("body") if isinstance(response.get("body"), dict) else {}
+    error = row.get("error") or body.get("error") or {}
+    status = response.get("status_code")
     message = error.get("message") if isinstance(error, dict) else str(error)
     return f"batch line failed ({status}: {message})" if status else f"batch line failed ({message})"
+
+
+def _ledger_entry(line: bytes) -> dict | None:
+    """A ledger line's batch ({batch_id, keys, ...}), or None when the line is not one."""
+    try:
+        entry = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("batch_id"), str) \
+            or not isinstance(entry.get("keys"), list) or not all(isinstance(k, str) for k in entry["keys"]):
+        return None
+    return entry
+
+
+def _batch_line(line: str) -> dict | None:
+    """A line of a batch's output or error file, or None when it is not one (not JSON, not an
+    object, no text `custom_id`)."""
+    try:
+        row = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return row if isinstance(row, dict) and isinstance(row.get("custom_id"), str) else None
+
+
+def _said(response: Response) -> tuple:
+    """What an answer says, to tell two answers to one request apart."""
+    return response.text, response.refusal, response.reasoning
