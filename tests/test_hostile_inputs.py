@@ -410,22 +410,33 @@ def test_a_servers_hostile_usage_is_kept_as_null_and_every_json_stays_json(tmp_p
     otherwise end the run: see the preflight's own test). Each record keeps prompt_tokens 7 and
     null for the rest; the sums count 7 × 17 = 119 prompt tokens and no completion token; the
     cost, which needs both counts, is unknown (0), never NaN; `run --json`, records.jsonl,
-    manifest.json and `report --json` are JSON (no NaN), and the summary warns once."""
+    manifest.json and `report --json` are JSON (no NaN), and the summary warns once. A cache
+    whose usage was poisoned afterwards is read back with the same checks."""
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from medvqa.cli.main import cli
     from tests.openai_server import OpenAIServer
 
     probe = PROBE_MESSAGES[0]["content"]
     hostile = {"prompt_tokens": 7, "completion_tokens": float("nan"), "total_tokens": float("inf"),
                "completion_tokens_details": {"reasoning_tokens": -30}}
-    from click.testing import CliRunner
-
-    from medvqa.cli.main import cli
-
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     run_dir = tmp_path / "run"
-    with OpenAIServer(usage=lambda text: None if text == probe else hostile) as server:
-        result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--conditions", "C+Q", "--model",
-                                          "hosted_vllm/test", "--api-base", server.url, "--price", "1000,2000",
-                                          "--run-dir", str(run_dir), "--json"])
+    server = OpenAIServer(usage=lambda text: None if text == probe else hostile).start()
+    request = ["run", "jmed48k", "--sample", "--conditions", "C+Q", "--model", "hosted_vllm/test", "--api-base",
+               server.url, "--price", "1000,2000", "--json"]
+    try:
+        result = CliRunner().invoke(cli, [*request, "--run-dir", str(run_dir)])
+        sent = sum(server.counts.values())
+        # a cache poisoned the same way afterwards is read back as warily: every answer from it
+        with sqlite3.connect(tmp_path / "cache" / "responses.sqlite3") as db:
+            db.execute("""UPDATE responses SET usage = '{"prompt_tokens": NaN, "completion_tokens": 5}'""")
+        again = CliRunner().invoke(cli, [*request, "--run-dir", str(tmp_path / "again")])
+        assert sum(server.counts.values()) == sent == 17 + 1  # the answers and the preflight, once
+    finally:
+        server.stop()
     assert result.exit_code == 0, result.output[-2000:]
     summary = strict_json(result.output)
     records = [strict_json(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
@@ -444,6 +455,10 @@ def test_a_servers_hostile_usage_is_kept_as_null_and_every_json_stays_json(tmp_p
     assert report.exit_code == 0, report.output[-2000:]
     rows = [row for row in strict_json(report.output) if row.get("prompt_tokens") is not None]  # by condition
     assert [(row["prompt_tokens"], row["completion_tokens"], row["cost_usd"]) for row in rows] == [(119, 0, 0.0)]
+    assert again.exit_code == 0, again.output[-2000:]
+    assert strict_json(again.output)["usage_by_condition"]["C+Q"]["completion_tokens"] == 5 * 17
+    from_cache = [strict_json(line) for line in (tmp_path / "again" / "records.jsonl").read_text().splitlines()]
+    assert [(r["usage"], r["cached"]) for r in from_cache] == [({"prompt_tokens": None, "completion_tokens": 5}, True)] * 17
 
 
 # Hostile usage of `medvqa run`: each row is a usage error (status 2) naming its option, before
