@@ -134,7 +134,8 @@ class BatchBackend(Backend):
         out = []
         for i in range(0, len(requests), self.max_lines):
             chunk = requests[i:i + self.max_lines]
-            data = "\n".join(json.dumps(self._line(r), ensure_ascii=False, allow_nan=False) for r in chunk).encode("utf-8")
+            data = "\n".join(json.dumps(self._line(r), ensure_ascii=False, allow_nan=False)
+                             for r in chunk).encode("utf-8")
             file = self._call("create_file", file=("medvqa-batch.jsonl", data), purpose="batch")
             batch = self._call("create_batch", completion_window="24h", endpoint="/v1/chat/completions",
                                input_file_id=file.id)

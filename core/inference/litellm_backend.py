@@ -124,7 +124,8 @@ class LiteLLMBackend(Backend):
                  api_base: str | list[str] | tuple[str, ...] | None = None, model_list: str | None = None,
                  concurrency: int = DEFAULT_CONCURRENCY, rpm: float | None = None,
                  timeout: float = DEFAULT_TIMEOUT_S, max_retries: int = 6, retry_wait: float = 1.0,
-                 max_retry_wait: float = MAX_RETRY_AFTER_S, max_image_side: int | None = None, price: tuple[float, float] | None = None, workers: int = 1,
+                 max_retry_wait: float = MAX_RETRY_AFTER_S, max_image_side: int | None = None,
+                 price: tuple[float, float] | None = None, workers: int = 1,
                  reasoning_effort: str | None = None):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "model", "__class__")}
         if reasoning_effort is not None:  # a generation parameter like any in `params` (the same request key)
