@@ -151,10 +151,13 @@ class BatchBackend(Backend):
         self.ledger.parent.mkdir(parents=True, exist_ok=True)
         line = (json.dumps(entry, allow_nan=False) + "\n").encode("utf-8")
         try:
-            fd = os.open(self.ledger, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            fd = os.open(self.ledger, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
             try:
                 if self._ledger_end is not None and os.fstat(fd).st_size > self._ledger_end:
                     os.ftruncate(fd, self._ledger_end)
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":  # a whole last line without its newline
+                    line = b"\n" + line
                 written = 0
                 while written < len(line):
                     written += os.write(fd, line[written:])
