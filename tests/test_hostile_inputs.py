@@ -410,7 +410,8 @@ def test_a_servers_hostile_usage_is_kept_as_null_and_every_json_stays_json(tmp_p
     otherwise end the run: see the preflight's own test). Each record keeps prompt_tokens 7 and
     null for the rest; the sums count 7 × 17 = 119 prompt tokens and no completion token; the
     cost, which needs both counts, is unknown (0), never NaN; `run --json`, records.jsonl,
-    manifest.json and `report --json` are JSON (no NaN), and the summary warns once. A cache
+    manifest.json, `report --json` and `compare --json` are JSON (no NaN) and agree, and the
+    summary warns once. A cache
     whose usage was poisoned afterwards is read back with the same checks."""
     import sqlite3
 
@@ -457,6 +458,10 @@ def test_a_servers_hostile_usage_is_kept_as_null_and_every_json_stays_json(tmp_p
     assert [(row["prompt_tokens"], row["completion_tokens"], row["cost_usd"]) for row in rows] == [(119, 0, 0.0)]
     assert again.exit_code == 0, again.output[-2000:]
     assert strict_json(again.output)["usage_by_condition"]["C+Q"]["completion_tokens"] == 5 * 17
+    compared = CliRunner().invoke(cli, ["compare", str(run_dir), "--json"])
+    assert compared.exit_code == 0, compared.output[-2000:]
+    assert [(u["condition"], u["prompt_tokens"], u["completion_tokens"], u["cost_usd"])
+            for u in strict_json(compared.output)["usage"]] == [("C+Q", 119, 0, 0.0)]
     from_cache = [strict_json(line) for line in (tmp_path / "again" / "records.jsonl").read_text().splitlines()]
     assert [(r["usage"], r["cached"]) for r in from_cache] == [({"prompt_tokens": None, "completion_tokens": 5}, True)] * 17
 
