@@ -69,7 +69,7 @@ def printable(text: str) -> str:
 
 
 def print_json(data) -> None:
-    sys.stdout.write(printable(json.dumps(data, ensure_ascii=False, indent=1, default=str)) + "\n")
+    sys.stdout.write(printable(json.dumps(data, ensure_ascii=False, indent=1, default=str, allow_nan=False)) + "\n")
 
 
 def print_run_summary(summary: dict) -> None:

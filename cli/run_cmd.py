@@ -69,23 +69,27 @@ def _key_values(pairs: tuple[str, ...], option: str) -> dict:
     return out
 
 
-def _price(text: str | None) -> tuple[float, float] | None:
+def _price(ctx, param, text: str | None) -> tuple[float, float] | None:
+    """`--price IN,OUT`: two finite numbers from 0 (a cost is never negative, NaN or infinite)."""
     if text is None:
         return None
     try:
         prompt, completion = (float(x) for x in text.split(","))
     except ValueError:
-        raise click.BadParameter(f"expected IN,OUT (USD per million tokens), got {text!r}", param_hint="--price") from None
+        raise click.BadParameter(f"expected IN,OUT (USD per million tokens), got {text!r}") from None
+    if not all(math.isfinite(x) and x >= 0 for x in (prompt, completion)):
+        raise click.BadParameter(f"prices are finite numbers from 0 (USD per million tokens), got {text!r}")
     return prompt, completion
 
 
-def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait, max_image_side, price,
+def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait, max_retry_wait,
+                    max_image_side, price,
                     temperature, max_tokens, params, response_format, workers, tensor_parallel_size, batch_size,
                     engine_options) -> dict:
     """Only the options the user gave: each backend rejects those that do not apply to it."""
     given = {"api_base": list(api_base) or None, "model_list": model_list, "concurrency": concurrency, "rpm": rpm,
-             "timeout": timeout, "max_retries": max_retries, "retry_wait": retry_wait,
-             "max_image_side": max_image_side, "price": _price(price), "temperature": temperature,
+             "timeout": timeout, "max_retries": max_retries, "retry_wait": retry_wait, "max_retry_wait": max_retry_wait,
+             "max_image_side": max_image_side, "price": price, "temperature": temperature,
              "max_tokens": max_tokens, "params": _key_values(params, "--param") or None,
              "response_format": response_format, "workers": workers, "tensor_parallel_size": tensor_parallel_size,
              "batch_size": batch_size, "engine_options": _key_values(engine_options, "--engine-option") or None}
@@ -157,8 +161,11 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
               help="Seconds per request in all, however slowly the answer arrives (default 120).")
 @click.option("--max-retries", type=click.IntRange(min=0), help="Retries after a 429, 5xx, timeout or connection error (default 6).")
 @click.option("--retry-wait", type=click.FloatRange(min=0), callback=_finite, help="First backoff bound in seconds; doubles per retry (default 1).")
+@click.option("--max-retry-wait", type=click.FloatRange(min=0), callback=_finite,
+              help="The longest wait in seconds before a retry that a server asks for with Retry-After (default 900); "
+                   "a long wait is said on stderr.")
 @click.option("--max-image-side", type=click.IntRange(min=16), help="Downscale images to at most this many pixels per side.")
-@click.option("--price", metavar="IN,OUT", help="USD per million prompt and completion tokens, for the cost.")
+@click.option("--price", metavar="IN,OUT", callback=_price, help="USD per million prompt and completion tokens, for the cost.")
 @click.option("--temperature", type=float, callback=_finite, help="Sampling temperature (default 0).")
 @click.option("--max-tokens", type=click.IntRange(min=1), help="Completion token limit.")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
@@ -182,7 +189,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 def command(benchmark, model, data, sample, split, select, context, judges, judge_api_base, extractor,
             extractor_api_base, conditions, limit, convention, language, run_dir, seed, repeats,
             no_cache, no_retry_errors, max_error_rate, as_json, batch, batch_poll, batch_wait, dry_run, reading, model_name, allow_invalid, forced_guess, api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
-            max_image_side, price, temperature, max_tokens, params, max_response_bytes, response_format, workers,
+            max_retry_wait, max_image_side, price, temperature, max_tokens, params, max_response_bytes, response_format, workers,
             tensor_parallel_size, batch_size, engine_options, model_options, model_config, **keywords) -> None:
     """Run BENCHMARK on a model and write records to a run directory.
 
@@ -207,7 +214,7 @@ def command(benchmark, model, data, sample, split, select, context, judges, judg
 
     with user_errors():
         flags = backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries, retry_wait,
-                                max_image_side, price, temperature, max_tokens, params, response_format,
+                                max_retry_wait, max_image_side, price, temperature, max_tokens, params, response_format,
                                 workers, tensor_parallel_size, batch_size, engine_options)
         config = options_as_data.read_model_config(model_config) if model_config else {}
         resolved = options_as_data.resolve(model, flags, options_as_data.parse_model_options(model_options),

@@ -239,7 +239,8 @@ def latex(comparison: Comparison) -> str:
 
 
 def render(comparison: Comparison, fmt: str) -> str:
-    writers = {"json": lambda c: json.dumps(c.as_json(), ensure_ascii=False, indent=1, default=str), "latex": latex,
+    writers = {"json": lambda c: json.dumps(c.as_json(), ensure_ascii=False, indent=1, default=str, allow_nan=False),
+               "latex": latex,
                "md": lambda c: markdown(c.as_json()), "csv": lambda c: to_csv(c.table),
                "html": lambda c: page(c.as_json())}
     if fmt not in writers:

@@ -93,7 +93,7 @@ class PassLines(BaseModel):
     def render(self, fmt: str) -> str:
         """The rows as one table in `text`, `md`, `csv`, `latex`, `html` or `json`."""
         if fmt == "json":
-            return json.dumps(self.as_json(), ensure_ascii=False, indent=1) + "\n"
+            return json.dumps(self.as_json(), ensure_ascii=False, indent=1, allow_nan=False) + "\n"
         frame = self.frame(shown=fmt != "csv")
         notes = ([f"convention: {self.convention}"] if self.convention else []) + self.notes
         return Tables([Table("pass_lines", self.title, frame, notes)], reading=self.reading).render(fmt)

@@ -172,7 +172,7 @@ def render(frame: pd.DataFrame, fmt: str, formats: Mapping[str, str] | None = No
     if fmt == "csv":
         return to_csv(frame)
     if fmt == "json":
-        return json.dumps(json_rows(frame), ensure_ascii=False, indent=1)
+        return json.dumps(json_rows(frame), ensure_ascii=False, indent=1, allow_nan=False)
     writers = {"md": to_markdown, "latex": to_latex, "text": to_text, "html": to_html}
     if fmt not in writers:
         raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
@@ -218,7 +218,7 @@ class Tables:
         if fmt == "json":
             doc = {t.name: {"title": t.title, "rows": json_rows(t.frame), "notes": t.notes, **said}
                    for t in self.tables}
-            return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+            return json.dumps(doc, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
         if self.reading:
             self = Tables([Table(t.name, t.title, t.frame, [*t.notes, reading_note(self.reading)], t.formats)
                            for t in self.tables])

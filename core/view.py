@@ -233,7 +233,7 @@ def _item_entry(item: Item, bench: str, images: _Images) -> dict:
 
 def _json_for_script(doc: dict) -> str:
     """JSON safe inside a `<script>` element: no `<`, `>` or `&` can end it or open a comment."""
-    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

@@ -106,11 +106,17 @@ class Faults:
 class BatchFaults:
     """Faults of the batch endpoints: the first batch expires with half its lines run, and every
     `failed_line_every`-th line of it fails (500); a batch stays in progress for its first
-    `slow_polls` retrievals."""
+    `slow_polls` retrievals. Hostile output files, of the first batch: its line
+    `malformed_line` (0-based) is cut short mid-way (not JSON), and its line `repeated_line`
+    comes again at the end answering `{"answer": ["zz"]}` instead (-1: neither); with
+    `every_batch`, of every batch."""
 
     expire_first: bool = False
     failed_line_every: int = 0
     slow_polls: int = 0
+    malformed_line: int = -1
+    repeated_line: int = -1
+    every_batch: bool = False  # the hostile output lines in every batch's file, not the first's only
 
 
 def _image_digest(url: str) -> str:
@@ -249,6 +255,10 @@ class OpenAIServer:
     # the batch API: its faults, and `batch_hold` keeps every batch in progress until it is cleared
     batch_faults: "BatchFaults" = field(default_factory=lambda: BatchFaults())
     batch_hold: bool = False
+    # a hostile server's token counts: this `usage` block in every answer (chat and batch lines)
+    # instead of the counted one, sent as given (`NaN` and `Infinity` as Python writes them); or a
+    # function of the prompt's text giving the block (None: the counted one)
+    usage: dict | Callable[[str], dict | None] | None = None
 
     def __post_init__(self) -> None:
         self.files: dict[str, bytes] = {}  # the batch API's files, by id
@@ -340,12 +350,22 @@ class OpenAIServer:
                 continue
             text = self._reply(messages, key, line["body"].get("response_format"))
             body = completion_body(line["body"].get("model", self.model), key, text, body_chars(line["body"]), None)
+            if (usage := self._usage(messages)) is not None:
+                body["usage"] = usage
             outputs.append({"id": f"req-{i}", "custom_id": line["custom_id"],
                             "response": {"status_code": 200, "request_id": f"req-{i}", "body": body}, "error": None})
+        lines = [json.dumps(o) for o in outputs]
+        hostile = f.every_batch or batch_id == "batch_1"
+        if hostile and 0 <= f.repeated_line < len(outputs):
+            again = json.loads(lines[f.repeated_line])
+            again["response"]["body"]["choices"][0]["message"]["content"] = '{"answer": ["zz"]}'
+            lines.append(json.dumps(again))
+        if hostile and 0 <= f.malformed_line < len(lines):
+            lines[f.malformed_line] = lines[f.malformed_line][: len(lines[f.malformed_line]) // 2]
         out_id = err_id = None
         if outputs:
             out_id = f"file-{len(self.files) + 1}"
-            self.files[out_id] = "\n".join(json.dumps(o) for o in outputs).encode()
+            self.files[out_id] = "\n".join(lines).encode()
         if errors:
             err_id = f"file-{len(self.files) + 1}"
             self.files[err_id] = "\n".join(json.dumps(e) for e in errors).encode()
@@ -414,8 +434,10 @@ class OpenAIServer:
         if thought is not None:
             text, reasoning = with_reasoning(text, thought, self.reasoning_form,
                                              body.get("max_tokens") or body.get("max_completion_tokens"))
-        payload = json.dumps(completion_body(body.get("model", self.model), key, text, body_chars(body), refusal,
-                                             reasoning)).encode()
+        answer = completion_body(body.get("model", self.model), key, text, body_chars(body), refusal, reasoning)
+        if (usage := self._usage(messages)) is not None:
+            answer["usage"] = usage
+        payload = json.dumps(answer).encode()
         if fault == "trickle":  # every byte on time, the whole answer never within a deadline
             response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
             response.content_length = len(payload)
@@ -432,6 +454,9 @@ class OpenAIServer:
             request.transport.close()
             raise asyncio.CancelledError
         return web.Response(body=payload, content_type="application/json")
+
+    def _usage(self, messages: list[dict]) -> dict | None:
+        return self.usage(prompt_text(messages)) if callable(self.usage) else self.usage
 
     def _reply(self, messages: list[dict], key: str, response_format: dict | None) -> str:
         if self.replies and key in self.replies:

@@ -35,6 +35,7 @@ from typing import Any, Callable
 import pytest
 from PIL import Image
 
+from medvqa.core.inference.preflight import PROBE_MESSAGES
 from tests.conftest import REPO
 
 YEAR = 2031
@@ -395,6 +396,76 @@ def test_hostile_answers_end_in_a_status_never_a_crash(fault, status, cached, tm
     assert b"sk-hostile" not in (tmp_path / "run" / "records.jsonl").read_bytes()
 
 
+def strict_json(text: str):
+    """`text` read as JSON is, without Python's extensions: `NaN` and `Infinity` are errors."""
+    def refuse(constant: str):
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_servers_hostile_usage_is_kept_as_null_and_every_json_stays_json(tmp_path, monkeypatch):
+    """A server reports 7 prompt tokens (a count: kept), `NaN` completion tokens, `Infinity` in
+    total and -30 reasoning tokens for every answer (the preflight's excepted, which would
+    otherwise end the run: see the preflight's own test). Each record keeps prompt_tokens 7 and
+    null for the rest; the sums count 7 × 17 = 119 prompt tokens and no completion token; the
+    cost, which needs both counts, is unknown (0), never NaN; `run --json`, records.jsonl,
+    manifest.json, `report --json` and `compare --json` are JSON (no NaN) and agree, and the
+    summary warns once. A cache
+    whose usage was poisoned afterwards is read back with the same checks."""
+    import sqlite3
+
+    from click.testing import CliRunner
+
+    from medvqa.cli.main import cli
+    from tests.openai_server import OpenAIServer
+
+    probe = PROBE_MESSAGES[0]["content"]
+    hostile = {"prompt_tokens": 7, "completion_tokens": float("nan"), "total_tokens": float("inf"),
+               "completion_tokens_details": {"reasoning_tokens": -30}}
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    run_dir = tmp_path / "run"
+    server = OpenAIServer(usage=lambda text: None if text == probe else hostile).start()
+    request = ["run", "jmed48k", "--sample", "--conditions", "C+Q", "--model", "hosted_vllm/test", "--api-base",
+               server.url, "--price", "1000,2000", "--json"]
+    try:
+        result = CliRunner().invoke(cli, [*request, "--run-dir", str(run_dir)])
+        sent = sum(server.counts.values())
+        # a cache poisoned the same way afterwards is read back as warily: every answer from it
+        with sqlite3.connect(tmp_path / "cache" / "responses.sqlite3") as db:
+            db.execute("""UPDATE responses SET usage = '{"prompt_tokens": NaN, "completion_tokens": 5}'""")
+        again = CliRunner().invoke(cli, [*request, "--run-dir", str(tmp_path / "again")])
+        assert sum(server.counts.values()) == sent == 17 + 1  # the answers and the preflight, once
+    finally:
+        server.stop()
+    assert result.exit_code == 0, result.output[-2000:]
+    summary = strict_json(result.output)
+    records = [strict_json(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
+    strict_json((run_dir / "manifest.json").read_text())
+    assert len(records) == 17
+    assert all(r["usage"] == {"prompt_tokens": 7, "completion_tokens": None, "reasoning_tokens": None}
+               for r in records)
+    assert summary["usage"] == {"prompt_tokens": 119, "completion_tokens": 0, "reasoning_tokens": 0}
+    assert summary["cost_usd"] == 0.0
+    assert summary["usage_by_condition"] == {"C+Q": {"prompt_tokens": 119, "completion_tokens": 0,
+                                                     "reasoning_tokens": 0, "cost_usd": 0.0, "cached": 0}}
+    assert summary["warnings"] == ["warning: 17 answers came with usage that is no count (completion_tokens, "
+                                   "reasoning_tokens: negative, fractional, NaN, Infinity or text); kept as null and "
+                                   "left out of the token and cost sums"]
+    report = CliRunner().invoke(cli, ["report", str(run_dir), "--json"])
+    assert report.exit_code == 0, report.output[-2000:]
+    rows = [row for row in strict_json(report.output) if row.get("prompt_tokens") is not None]  # by condition
+    assert [(row["prompt_tokens"], row["completion_tokens"], row["cost_usd"]) for row in rows] == [(119, 0, 0.0)]
+    assert again.exit_code == 0, again.output[-2000:]
+    assert strict_json(again.output)["usage_by_condition"]["C+Q"]["completion_tokens"] == 5 * 17
+    compared = CliRunner().invoke(cli, ["compare", str(run_dir), "--json"])
+    assert compared.exit_code == 0, compared.output[-2000:]
+    assert [(u["condition"], u["prompt_tokens"], u["completion_tokens"], u["cost_usd"])
+            for u in strict_json(compared.output)["usage"]] == [("C+Q", 119, 0, 0.0)]
+    from_cache = [strict_json(line) for line in (tmp_path / "again" / "records.jsonl").read_text().splitlines()]
+    assert [(r["usage"], r["cached"]) for r in from_cache] == [({"prompt_tokens": None, "completion_tokens": 5}, True)] * 17
+
+
 # Hostile usage of `medvqa run`: each row is a usage error (status 2) naming its option, before
 # anything is loaded, requested or written. One more line per new kind of bad value.
 USAGE = [
@@ -410,6 +481,11 @@ USAGE = [
     ("api-base-no-scheme", ["--model", "hosted_vllm/test", "--api-base", "127.0.0.1:8000/v1"], "--api-base"),
     ("api-base-port-not-a-number", ["--model", "hosted_vllm/test", "--api-base", "http://h:port/v1"], "--api-base"),
     ("max-response-bytes-zero", ["--model", "random", "--max-response-bytes", "0"], "--max-response-bytes"),
+    ("price-negative", ["--model", "hosted_vllm/test", "--price", "-1,2"], "--price"),
+    ("price-nan", ["--model", "hosted_vllm/test", "--price", "nan,1"], "--price"),
+    ("price-infinite", ["--model", "hosted_vllm/test", "--price", "1,inf"], "--price"),
+    ("max-retry-wait-infinite", ["--model", "hosted_vllm/test", "--max-retry-wait", "inf"], "--max-retry-wait"),
+    ("max-retry-wait-negative", ["--model", "hosted_vllm/test", "--max-retry-wait", "-1"], "--max-retry-wait"),
 ]
 
 

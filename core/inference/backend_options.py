@@ -16,7 +16,8 @@ factory may declare one too; without it, its options are passed to it as given.
 - The values reach the backend exactly as the equivalent flags' do (`-M temperature=0` is the
   float 0.0 of `--temperature 0`), so the same settings give the same request keys.
 - Credentials are never options: a key that names one (`api_key`, `token`, ...; also inside
-  `params` and `engine_options`) is refused without its value being repeated. Keys are read by
+  `params` and `engine_options`, at any depth: `params.extra_body.auth.api_key`) is refused
+  without its value being repeated. Keys are read by
   the provider libraries from the environment; header values given in `params.extra_headers`
   are masked in the manifest, as `--param`'s are.
 """
@@ -29,10 +30,10 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, ValidationError, field_validator
 
 from medvqa.core.errors import UsageError
-from medvqa.core.inference.secrets import is_secret_name
+from medvqa.core.inference.secrets import credential_entries, is_secret_name
 from medvqa.core.items import DataError
 from medvqa.core.jsonl import load_yaml
 
@@ -71,7 +72,8 @@ class LiteLLMOptions(GenerationOptions):
     timeout: float | None = Field(None, gt=0)
     max_retries: int | None = Field(None, ge=0)
     retry_wait: float | None = Field(None, ge=0)
-    price: tuple[float, float] | None = None  # USD per million prompt and completion tokens
+    max_retry_wait: float | None = Field(None, ge=0)  # the longest wait a server's Retry-After gets
+    price: tuple[NonNegativeFloat, NonNegativeFloat] | None = None  # USD per million prompt and completion tokens
     workers: int | None = Field(None, ge=1)
     # how much a reasoning model reasons ("low", "medium", "high", ...): sent as the parameter
     # `reasoning_effort`, as `params.reasoning_effort` is (the same request, the same key)
@@ -235,9 +237,9 @@ def resolve(model: str, flags: dict[str, Any], given: dict[str, Any] | None = No
             raise fail(key, "credentials are read from the environment (e.g. OPENAI_API_KEY), never given as "
                             "options; nothing was written")
         if key in MAPPINGS and isinstance(value, dict):
-            for sub in value:
-                if is_secret_name(sub):
-                    raise fail(key, f"{key}.{sub} names a credential; credentials are read from the environment, "
+            for path, _, by_name in credential_entries(value, f"{key}."):
+                if by_name:
+                    raise fail(key, f"{path} names a credential; credentials are read from the environment, "
                                     "never given as options")
     factory = plugins.backend_factory(model)
     schema: type[BackendOptions] | None = getattr(factory, "options", None)  # optional on a plugin's factory

@@ -19,16 +19,24 @@ expired (or failed) batch never answered are asked again in a new batch, up to `
 batches per request; past that, the request is recorded as an error. Requests still in a batch
 when the run stops waiting are recorded as `missing`, so the next run asks them again, by
 polling.
+
+The provider's files are read as untrusted: a line of an output file that cannot be read, and a
+request answered twice, differently, are failed lines (asked again, and named by file and line
+in the error of a request that fails every time); the good lines of the same file are recorded.
+A last ledger line cut short (a run killed while writing it) is ignored, said on stderr, and cut
+off before the next batch is written; a damaged line before it is an error naming the line.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from medvqa.core.inference.base import Backend, Request, Response
+from medvqa.core.items import DataError
 
 FINISHED = ("completed", "expired", "failed", "cancelled")
 LEDGER = "batches.jsonl"
@@ -59,6 +67,7 @@ class BatchBackend(Backend):
         self.settings = {**dict(live.settings), "backend": "litellm-batch", "batch_poll_s": poll_s,
                          "batch_wait_s": wait_s, "batch_max_rounds": max_rounds}
         self._body = None
+        self._ledger_end: int | None = None  # bytes of whole lines in the ledger, once read
 
     # -- what each line sends ------------------------------------------------------------
 
@@ -94,23 +103,38 @@ class BatchBackend(Backend):
     # -- the ledger ------------------------------------------------------------------------
 
     def _batches(self) -> list[dict]:
+        """The ledger's batches. A last line cut short (a run killed while writing it) is left out
+        and said on stderr, and cut off before the next batch is written; a damaged line before it
+        is a `DataError` naming the file and the line."""
+        self._ledger_end = 0
         if not self.ledger.is_file():
             return []
-        return [json.loads(line) for line in self.ledger.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-    def _keep(self, entry: dict) -> None:
-        """`entry` added to the ledger before anything is awaited: the ledger rewritten whole by
-        the run store's one writer (a few lines, never written through a link)."""
-        from medvqa.core.run.store import write_atomic
-
-        kept = self.ledger.read_bytes() if self.ledger.is_file() else b""
-        write_atomic(self.ledger, kept + (json.dumps(entry) + "\n").encode("utf-8"))
+        data = self.ledger.read_bytes()
+        out = []
+        start = 0
+        for lineno, line in enumerate(data.split(b"\n"), 1):
+            end = start + len(line) + 1  # past its newline (past the file's end for the last line)
+            last = end >= len(data)
+            if line.strip():
+                entry = _ledger_entry(line)
+                if entry is None and last:
+                    print(f"medvqa: {self.ledger}: line {lineno} was cut short (a run stopped while writing it): "
+                          "ignored", file=sys.stderr, flush=True)
+                    break
+                if entry is None:
+                    raise DataError("not a batch of this run (expected {batch_id, keys, ...})", file=self.ledger,
+                                    record=f"line {lineno}")
+                out.append(entry)
+            self._ledger_end = min(end, len(data))
+            start = end
+        return out
 
     def _submit(self, requests: list[Request]) -> list[dict]:
         out = []
         for i in range(0, len(requests), self.max_lines):
             chunk = requests[i:i + self.max_lines]
-            data = "\n".join(json.dumps(self._line(r), ensure_ascii=False) for r in chunk).encode("utf-8")
+            data = "\n".join(json.dumps(self._line(r), ensure_ascii=False, allow_nan=False)
+                             for r in chunk).encode("utf-8")
             file = self._call("create_file", file=("medvqa-batch.jsonl", data), purpose="batch")
             batch = self._call("create_batch", completion_window="24h", endpoint="/v1/chat/completions",
                                input_file_id=file.id)
@@ -120,30 +144,65 @@ class BatchBackend(Backend):
             out.append(entry)
         return out
 
+    def _keep(self, entry: dict) -> None:
+        """`entry` added to the ledger before anything is awaited. The ledger (a few lines) is
+        rewritten whole by the run store's one writer, never through a link, keeping only the
+        whole lines read (`_batches`): a line cut short before is cut off, not glued to."""
+        from medvqa.core.run.store import write_atomic
+
+        kept = self.ledger.read_bytes() if self.ledger.is_file() else b""
+        if self._ledger_end is not None:
+            kept = kept[:self._ledger_end]
+        if kept and not kept.endswith(b"\n"):  # a whole last line without its newline
+            kept += b"\n"
+        content = kept + (json.dumps(entry, allow_nan=False) + "\n").encode("utf-8")
+        write_atomic(self.ledger, content)
+        self._ledger_end = len(content)
+
     # -- answers ---------------------------------------------------------------------------
 
-    def _results(self, batch) -> tuple[dict[str, Response], dict[str, str]]:
-        """({key: answer}, {key: why it failed}) of a finished batch's output and error files."""
+    def _results(self, batch) -> tuple[dict[str, Response], dict[str, str], str | None]:
+        """({key: answer}, {key: why it failed}, why some line could not be read) of a finished
+        batch's output and error files. The files are the provider's, read as untrusted: a line
+        that is not a readable batch line is left out (its request, never answered, is asked
+        again as a failed line is), and a `custom_id` answered twice, differently, is a failed
+        line; the reasons name the file and the line."""
         answers: dict[str, Response] = {}
         failed: dict[str, str] = {}
+        where: dict[str, str] = {}  # the line that answered each key
+        conflicting: set[str] = set()  # keys answered twice, differently
+        unreadable = None
         for file_id, is_error in ((getattr(batch, "output_file_id", None), False),
                                   (getattr(batch, "error_file_id", None), True)):
             if not file_id:
                 continue
             content = self._call("file_content", file_id=file_id)
-            for line in content.content.decode("utf-8").splitlines():
+            for lineno, line in enumerate(content.content.decode("utf-8", "replace").split("\n"), 1):
                 if not line.strip():
                     continue
-                row = json.loads(line)
-                key, response = row.get("custom_id"), row.get("response") or {}
-                if is_error or row.get("error") or response.get("status_code") != 200:
+                here = f"{'error' if is_error else 'output'} file {file_id} line {lineno}"
+                row = _batch_line(line)
+                if row is None:
+                    unreadable = unreadable or f"{here} is not a batch line (a JSON object with a custom_id)"
+                    continue
+                key, response = row["custom_id"], row.get("response") or {}
+                if is_error or row.get("error") or not isinstance(response, dict) or response.get("status_code") != 200:
                     failed[key] = _why(row)
                     continue
                 try:
-                    answers[key] = self._read(response.get("body") or {})
+                    answer = self._read(response.get("body") or {})
                 except Exception as exc:  # an answer without content, say: retried as a batch line
-                    failed[key] = f"{type(exc).__name__}: {exc}"
-        return answers, failed
+                    failed[key] = f"{here}: {type(exc).__name__}: {exc}"
+                    continue
+                if key in conflicting:
+                    continue
+                if key in answers and _said(answers[key]) != _said(answer):
+                    conflicting.add(key)
+                    failed[key] = f"{where[key]} and {here} answer {key[:12]}… differently"
+                    del answers[key]
+                else:
+                    answers[key], where[key] = answer, here
+        return answers, failed, unreadable
 
     def _read(self, body: dict) -> Response:
         """A line's answer, read as the live path reads an answer; its cost at the batch API's
@@ -151,9 +210,10 @@ class BatchBackend(Backend):
         from openai.types.chat import ChatCompletion
 
         response = self.live._read(ChatCompletion.model_validate(body), 0.0)
-        if "cost_usd" not in response.usage:
+        counts = (response.usage.get("prompt_tokens", 0), response.usage.get("completion_tokens", 0))
+        if "cost_usd" not in response.usage and None not in counts:  # (a count that is none: no cost)
             p_in, p_out = self._prices()
-            cost = response.usage.get("prompt_tokens", 0) * p_in + response.usage.get("completion_tokens", 0) * p_out
+            cost = counts[0] * p_in + counts[1] * p_out
             if cost:
                 response.usage["cost_usd"] = round(cost, 10)
                 self.stats["cost_usd"] += cost
@@ -195,7 +255,7 @@ class BatchBackend(Backend):
                 if batch.status not in FINISHED:
                     continue
                 finished_now.append(batch_id)
-                answers, failed = self._results(batch)
+                answers, failed, unreadable = self._results(batch)
                 for key in entry["keys"]:
                     if key not in pending:
                         continue
@@ -204,7 +264,8 @@ class BatchBackend(Backend):
                         for req in wanted[key]:
                             yield req, answers[key]
                     else:
-                        last_failure[key] = failed.get(key) or f"batch {batch_id} {batch.status} before answering it"
+                        last_failure[key] = failed.get(key) or unreadable or \
+                            f"batch {batch_id} {batch.status} before answering it"
             for batch_id in finished_now:
                 del open_batches[batch_id]
             held = {k for b in open_batches.values() for k in b["keys"]}
@@ -230,7 +291,36 @@ class BatchBackend(Backend):
 
 
 def _why(row: dict) -> str:
-    error = row.get("error") or ((row.get("response") or {}).get("body") or {}).get("error") or {}
-    status = (row.get("response") or {}).get("status_code")
+    response = row.get("response") if isinstance(row.get("response"), dict) else {}
+    body = response.get("body") if isinstance(response.get("body"), dict) else {}
+    error = row.get("error") or body.get("error") or {}
+    status = response.get("status_code")
     message = error.get("message") if isinstance(error, dict) else str(error)
     return f"batch line failed ({status}: {message})" if status else f"batch line failed ({message})"
+
+
+def _ledger_entry(line: bytes) -> dict | None:
+    """A ledger line's batch ({batch_id, keys, ...}), or None when the line is not one."""
+    try:
+        entry = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("batch_id"), str) \
+            or not isinstance(entry.get("keys"), list) or not all(isinstance(k, str) for k in entry["keys"]):
+        return None
+    return entry
+
+
+def _batch_line(line: str) -> dict | None:
+    """A line of a batch's output or error file, or None when it is not one (not JSON, not an
+    object, no text `custom_id`)."""
+    try:
+        row = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return row if isinstance(row, dict) and isinstance(row.get("custom_id"), str) else None
+
+
+def _said(response: Response) -> tuple:
+    """What an answer says, to tell two answers to one request apart."""
+    return response.text, response.refusal, response.reasoning

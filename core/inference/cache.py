@@ -68,8 +68,8 @@ class ResponseCache:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO responses (key, model, text, usage, latency_s, reasoning, "
                              "finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             (key, model, response.text, json.dumps(response.usage), response.latency_s,
-                              response.reasoning, response.finish_reason))
+                             (key, model, response.text, json.dumps(response.usage, allow_nan=False),
+                              response.latency_s, response.reasoning, response.finish_reason))
             self._uncommitted += 1
             if self._uncommitted >= self.commit_every:
                 self._db.commit()

@@ -28,6 +28,8 @@ import functools
 import json
 import logging
 import os
+import sys
+import time
 import warnings
 from dataclasses import replace
 from typing import Any, Iterable, Iterator
@@ -41,10 +43,12 @@ from medvqa.core.inference.openai_compatible import HOSTED_VLLM_PLACEHOLDER_KEY,
 from medvqa.core.inference.output import ANSWER_SCHEMA, error_text, writable_text
 from medvqa.core.inference.reasoning import message_reasoning, reasoning_tokens
 from medvqa.core.inference.preflight import check_provider, check_reachable, probe
-from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, TRANSIENT, RetryPolicy, failure_kind, with_retries
+from medvqa.core.inference.retry import (MAX_RETRY_AFTER_S, PROVIDER_CLIENT_RETRIES, TRANSIENT, RetryPolicy, failure_kind,
+                                         with_retries)
 from medvqa.core.inference.router import (RoundRobin, credential_values, deployments_for, load_model_list, resolve_env,
                                           underlying_model)
-from medvqa.core.inference.secrets import Scrubber, is_secret_name, remember, remember_params, remember_url, without_userinfo
+from medvqa.core.usage import token_count, usage_cost
+from medvqa.core.inference.secrets import Scrubber, credential_entries, remember, remember_params, remember_url, without_userinfo
 from medvqa.core.inference.secrets import redact_url as _redact_url
 
 DEFAULT_CONCURRENCY = 16
@@ -67,6 +71,9 @@ def import_litellm():
     # an attempt cancelled at its deadline may leave the coroutine litellm built in a worker
     # thread never awaited; Python would say so at exit, after the run's last line
     warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+    # litellm copies a hostile answer's fields (a NaN token count) before refusing them: the
+    # refusal is reported once, as an unreadable answer, not as pydantic's warning besides
+    warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
     remember_names(litellm)
@@ -117,7 +124,8 @@ class LiteLLMBackend(Backend):
                  api_base: str | list[str] | tuple[str, ...] | None = None, model_list: str | None = None,
                  concurrency: int = DEFAULT_CONCURRENCY, rpm: float | None = None,
                  timeout: float = DEFAULT_TIMEOUT_S, max_retries: int = 6, retry_wait: float = 1.0,
-                 max_image_side: int | None = None, price: tuple[float, float] | None = None, workers: int = 1,
+                 max_retry_wait: float = MAX_RETRY_AFTER_S, max_image_side: int | None = None,
+                 price: tuple[float, float] | None = None, workers: int = 1,
                  reasoning_effort: str | None = None):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "model", "__class__")}
         if reasoning_effort is not None:  # a generation parameter like any in `params` (the same request key)
@@ -157,7 +165,8 @@ class LiteLLMBackend(Backend):
 
         self.concurrency, self.workers = concurrency, workers
         self.timeout, self.max_image_side = timeout, max_image_side
-        self.retry = RetryPolicy(max_retries=max_retries, base_s=retry_wait)
+        self.retry = RetryPolicy(max_retries=max_retries, base_s=retry_wait, max_retry_after_s=max_retry_wait)
+        self._quiet_until = 0.0  # no other wait is said before then (`_notice`)
         price_source = said["price_source"]
         self._pacer = Pacer(rpm) if rpm else None
         self._router = None
@@ -167,7 +176,8 @@ class LiteLLMBackend(Backend):
                                       "reasoning_tokens": 0, "cost_usd": 0.0}
         self.settings = {
             "backend": "litellm", "concurrency": concurrency, "workers": workers, "rpm": rpm, "timeout_s": timeout,
-            "max_retries": max_retries, "retry_wait_s": retry_wait, "price_per_million": list(self.price or ()) or None,
+            "max_retries": max_retries, "retry_wait_s": retry_wait, "max_retry_wait_s": max_retry_wait,
+            "price_per_million": list(self.price or ()) or None,
             "api_base": _redact_url(self._api_base) if self._api_base else None,
             "deployments": [{"model_name": d["model_name"], "model": d["litellm_params"]["model"],
                              "api_base": _redact_url(d["litellm_params"].get("api_base"))} for d in self._deployments],
@@ -228,9 +238,10 @@ class LiteLLMBackend(Backend):
             send["response_format"] = {"type": "json_object"}
         elif said["format"] == "json_schema":
             send["response_format"] = json_schema_format(ANSWER_SCHEMA)
+        for path, _, by_name in credential_entries(params or {}):
+            if by_name:
+                raise ValueError(f"--param {path}: secrets are read from the environment, never passed as parameters")
         for name, value in (params or {}).items():
-            if is_secret_name(name):
-                raise ValueError(f"--param {name}: secrets are read from the environment, never passed as parameters")
             if name in _NOT_PARAMS:
                 raise ValueError(f"--param {name}: not a generation parameter; use {_NOT_PARAMS[name]}")
             if value is None:
@@ -314,7 +325,7 @@ class LiteLLMBackend(Backend):
         targets = [(f"{c['model']} at {_redact_url(c['api_base'])}" if c.get("api_base") else c["model"], c)
                    for c in calls]
         check_reachable([(where, c["api_base"]) for where, c in targets if c.get("api_base")], self.timeout)
-        probe(self.litellm, targets, self._send, timeout=self.timeout, retry=self.retry)
+        probe(self.litellm, targets, self._send, timeout=self.timeout, retry=self.retry, notice=self._notice)
 
     def generate(self, requests: Iterable[Request]) -> Iterator[tuple[Request, Response]]:
         if self.workers > 1:
@@ -339,7 +350,8 @@ class LiteLLMBackend(Backend):
         try:
             done = await with_retries(lambda: self._answer(payload, response_schema, tried), self.retry,
                                       deadline_s=self.timeout, before=self._pacer.wait if self._pacer else None,
-                                      on_retry=self._count_retry)
+                                      on_retry=self._count_retry,
+                                      notice=lambda line, wait: self._notice(f"{self._where(tried[-1])}: {line}", wait))
         finally:
             self.stats["in_flight"] -= 1
         if done.error is not None:
@@ -348,6 +360,17 @@ class LiteLLMBackend(Backend):
 
     def _count_retry(self, exc: Exception) -> None:
         self.stats["retries"] += 1
+
+    def _where(self, server: str | None) -> str:
+        return f"{self.model} at {_redact_url(server)}" if server else self.model
+
+    def _notice(self, line: str, wait: float) -> None:
+        """A long wait a server asked for (`retry.wait_notice`), on stderr: once for the requests
+        that wait together (a wave of 429s at once), not once per request."""
+        now = time.monotonic()
+        if now >= self._quiet_until:
+            self._quiet_until = now + wait
+            print(f"medvqa: {line}", file=sys.stderr, flush=True)
 
     async def _answer(self, payload: list[dict], response_schema: dict | None, tried: list[str | None]) -> Response:
         """One attempt, at the next server in turn (another than the last attempt's, where there is one)."""
@@ -421,19 +444,22 @@ class LiteLLMBackend(Backend):
             raise UnreadableResponse(f"the answer has no content (content: {text!r})")
         finish = getattr(choice, "finish_reason", None)
         usage = getattr(result, "usage", None)
-        tokens = {"prompt_tokens": getattr(usage, "prompt_tokens", None) or 0,
-                  "completion_tokens": getattr(usage, "completion_tokens", None) or 0}
-        if (thought := reasoning_tokens(usage)):
+        # a count the server does not give is 0; one it gives that is no count is None (null)
+        tokens = {name: 0 if (n := getattr(usage, name, None)) is None else token_count(n)
+                  for name in ("prompt_tokens", "completion_tokens")}
+        if (thought := reasoning_tokens(usage)) != 0:
             tokens["reasoning_tokens"] = thought
         for name, n in tokens.items():
-            self.stats[name] = self.stats.get(name, 0) + n
-        if self.price:
+            self.stats[name] = self.stats.get(name, 0) + (n or 0)
+        if None in (tokens["prompt_tokens"], tokens["completion_tokens"]):
+            cost = 0.0  # unknown: the record's usage says why
+        elif self.price:
             cost = (tokens["prompt_tokens"] * self.price[0] + tokens["completion_tokens"] * self.price[1]) / 1e6
         elif self._direct is not None:  # litellm's price of the model, per token
             cost = tokens["prompt_tokens"] * self._direct.price_per_token[0] + \
                 tokens["completion_tokens"] * self._direct.price_per_token[1]
         else:
-            cost = (getattr(result, "_hidden_params", None) or {}).get("response_cost") or 0.0
+            cost = usage_cost((getattr(result, "_hidden_params", None) or {}).get("response_cost")) or 0.0
         self.stats["cost_usd"] += cost
         if cost:  # what this answer cost, so that any grouping of records sums it
             tokens["cost_usd"] = round(cost, 10)

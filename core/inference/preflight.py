@@ -24,11 +24,11 @@ import re
 import socket
 import urllib.request
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import urlsplit
 
 from medvqa.core.inference.concurrency import event_loop
-from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, RetryPolicy, failure_kind, with_retries
+from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, RetryPolicy, causes, failure_kind, with_retries
 from medvqa.core.inference.secrets import scrub
 
 PROBE_TRIES = 3  # requests in all, per server
@@ -95,16 +95,18 @@ def check_reachable(targets: list[tuple[str, str]], timeout: float) -> None:
 
 
 def probe(litellm, targets: list[tuple[str, dict[str, Any]]], params: dict[str, Any], *, timeout: float,
-          retry: RetryPolicy) -> None:
+          retry: RetryPolicy, notice: Callable[[str, float], None] | None = None) -> None:
     """Send `PROBE_MESSAGES` once per `(where, call)` of `targets` concurrently: `where` names
     the server in messages (no secrets), `call` holds `model` and the deployment's litellm
     parameters; the run's generation `params` go with every request. The probe runs on an
     event loop of its own (litellm keys its HTTP clients by loop, so nothing is shared with the
     run's), which leaves no thread behind: worker processes can still be forked. Inside a
-    running loop (a notebook) it uses the requests' background loop instead."""
+    running loop (a notebook) it uses the requests' background loop instead. `notice(line, seconds)`
+    hears of a long wait a server asked for (`retry.wait_notice`)."""
 
     async def all_of() -> None:
-        await asyncio.gather(*(_probe_one(litellm, where, call, params, timeout, retry) for where, call in targets))
+        await asyncio.gather(*(_probe_one(litellm, where, call, params, timeout, retry, notice)
+                               for where, call in targets))
 
     try:
         asyncio.get_running_loop()
@@ -115,12 +117,13 @@ def probe(litellm, targets: list[tuple[str, dict[str, Any]]], params: dict[str, 
 
 
 async def _probe_one(litellm, where: str, call: dict[str, Any], params: dict[str, Any], timeout: float,
-                     retry: RetryPolicy) -> None:
+                     retry: RetryPolicy, notice: Callable[[str, float], None] | None) -> None:
     policy = replace(retry, max_retries=PROBE_TRIES - 1)
     done = await with_retries(
         lambda: litellm.acompletion(messages=PROBE_MESSAGES, timeout=timeout,
                                     **{**params, **call, "max_retries": PROVIDER_CLIENT_RETRIES}),
-        policy, deadline_s=timeout, retryable=lambda exc: failure_kind(exc) in PROBE_RETRIED)
+        policy, deadline_s=timeout, retryable=lambda exc: failure_kind(exc) in PROBE_RETRIED,
+        notice=(lambda line, wait: notice(f"preflight request to {where}: {line}", wait)) if notice else None)
     if done.error is not None:
         raise PreflightError(_explain(litellm, where, call, failure_kind(done.error), done.error, done.tries))
 
@@ -138,8 +141,23 @@ def _explain(litellm, where: str, call: dict[str, Any], kind: str, exc: BaseExce
     name, text = type(exc).__name__, str(exc)
     for prefix in (f"litellm.{name}: ", f"{name}: "):  # litellm repeats the type in its message
         text = text.removeprefix(prefix)
+    text = text.split("Traceback (most recent call last)")[0].rstrip(" :")  # litellm pastes its own traceback in
+    if kind == "unreadable" and (problem := _validation_problem(exc)):
+        text += f": {problem}"
     after = f" (after {tries} tries)" if tries > 1 else ""
     detail = " ".join(_SSL_REPR.sub("", scrub(f"{name}: {text}{after}")).split())
     if len(detail) > MAX_DETAIL:
         detail = detail[:MAX_DETAIL - 1] + "…"
     return f"preflight request to {where} failed: {reason} ({detail})"
+
+
+def _validation_problem(exc: BaseException) -> str | None:
+    """The first field litellm's model of a response refused, as `Usage.prompt_tokens: Input
+    should be a finite number` (None without such a cause)."""
+    from pydantic import ValidationError
+
+    found = next((c for c in causes(exc) if isinstance(c, ValidationError)), None)
+    if found is None or not found.errors():
+        return None
+    first = found.errors(include_url=False)[0]
+    return f"{found.title}.{'.'.join(map(str, first['loc']))}: {first['msg']}"

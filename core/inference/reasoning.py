@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from medvqa.core.usage import token_count
+
 REASONING_CUT_OFF = "reasoning cut off"
 _OPEN = re.compile(r"\A\s*<(think|thinking)>", re.IGNORECASE)
 _CLOSE_ONLY = re.compile(r"</(think|thinking)>", re.IGNORECASE)
@@ -76,12 +78,13 @@ def message_reasoning(message: Any) -> str | None:
     return None
 
 
-def reasoning_tokens(usage: Any) -> int:
+def reasoning_tokens(usage: Any) -> int | None:
     """The reasoning tokens a provider reports among the completion tokens
-    (`usage.completion_tokens_details.reasoning_tokens`), 0 when it reports none."""
+    (`usage.completion_tokens_details.reasoning_tokens`), 0 when it reports none, None when what
+    it reports is no count (`usage.token_count`)."""
     details = _field(usage, "completion_tokens_details")
     value = _field(details, "reasoning_tokens")
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return 0 if value is None else token_count(value)
 
 
 def _field(obj: Any, name: str) -> Any:

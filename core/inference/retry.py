@@ -2,13 +2,16 @@
 
 Every failure is classified by `failure_kind`. Retried (transient): rate limits (429), 408 /
 409 / 425, every 5xx a server sent, timeouts, connection errors and answers that arrived but
-could not be read (a 2xx with a broken body), whether litellm or the `openai` SDK raised them.
+could not be read (a 2xx with a broken body, or fields litellm's model of a response refuses),
+whether litellm or the `openai` SDK raised them.
 Never retried (final), whatever status litellm attaches to them: authentication, permission,
 bad-request (unsupported parameters, context window, content policy), not-found and
 unprocessable-entity errors, recognised by litellm's exception types, and failures raised
 before any request reached a server (missing credentials come back from litellm as a "500"
 whose cause is the provider client's own configuration error). The wait is exponential
-backoff with full jitter, and never shorter than the server's `Retry-After`.
+backoff with full jitter, and never shorter than the server's `Retry-After`, up to
+`--max-retry-wait` (900 s by default); a long wait a server asks for is said on stderr, since it
+is outside `--timeout`.
 
 Attempts are counted in one place, `with_retries`, for every request and every preflight probe:
 `--max-retries N` means at most N + 1 requests reach the server, whatever the provider (the
@@ -30,7 +33,8 @@ from email.utils import parsedate_to_datetime
 from datetime import datetime, timezone
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})
-MAX_RETRY_AFTER_S = 900.0
+MAX_RETRY_AFTER_S = 900.0  # the longest wait a server's Retry-After gets, unless --max-retry-wait says otherwise
+ANNOUNCED_WAIT_S = 5.0  # a wait a server asked for is said on stderr from this long, or when it was cut
 # What `failure_kind` returns; the first set is retried.
 TRANSIENT = frozenset({"rate_limit", "timeout", "connection", "server", "unreadable"})
 FINAL = frozenset({"authentication", "permission", "not_found", "unsupported_params", "bad_request",
@@ -55,13 +59,24 @@ class RetryPolicy:
     max_retries: int = 6  # tries after the first
     base_s: float = 1.0  # the first backoff's upper bound
     cap_s: float = 60.0  # no backoff exceeds this (Retry-After may)
+    max_retry_after_s: float = MAX_RETRY_AFTER_S  # no wait a server asks for exceeds this (--max-retry-wait)
 
     def delay(self, retry: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
         """Seconds to wait before retry number `retry` (0 for the first retry)."""
         backoff = (rng or random).uniform(0.0, min(self.cap_s, self.base_s * 2 ** retry))
         if retry_after is None:
             return backoff
-        return min(max(retry_after, backoff), MAX_RETRY_AFTER_S)
+        return min(max(retry_after, backoff), self.max_retry_after_s)
+
+
+def wait_notice(asked: float | None, wait: float, policy: RetryPolicy) -> str | None:
+    """What to say about a wait before a retry: the wait a server asked for (`Retry-After`, in
+    seconds), when it is long (`ANNOUNCED_WAIT_S`) or was cut to `--max-retry-wait`; a wait of
+    our own backoff is never said. The wait is outside `--timeout`, which bounds one attempt."""
+    if asked is None or (wait < ANNOUNCED_WAIT_S and asked <= policy.max_retry_after_s):
+        return None
+    cut = ", the most --max-retry-wait allows" if asked > policy.max_retry_after_s else ""
+    return f"the server asked to wait {asked:g} s before retrying (Retry-After): waiting {wait:.3g} s{cut}"
 
 
 def status_of(exc: BaseException) -> int | None:
@@ -82,8 +97,10 @@ def failure_kind(exc: BaseException) -> str:
             return "timeout"
         if isinstance(exc, openai.APIConnectionError):  # refused, reset, or a body cut short
             return "connection"
-    causes = list(_causes(exc))
-    if any(isinstance(c, (ConnectionError, socket.gaierror)) for c in causes):
+    chain = list(causes(exc))
+    if _unreadable_answer(chain):
+        return "unreadable"
+    if any(isinstance(c, (ConnectionError, socket.gaierror)) for c in chain):
         return "connection"
     if isinstance(exc, TimeoutError):
         return "timeout"
@@ -95,7 +112,7 @@ def failure_kind(exc: BaseException) -> str:
     if status in RETRY_STATUS or status >= 500:
         raised_by_litellm = litellm is not None and isinstance(
             exc, tuple(getattr(litellm, name) for name in _LITELLM_SERVER_TYPES))
-        if raised_by_litellm and not _reached_a_server(causes):
+        if raised_by_litellm and not _reached_a_server(chain):
             return "configuration"
         return "server"
     return "unreadable" if status < 400 else "client_error"
@@ -105,13 +122,21 @@ def is_retryable(exc: BaseException) -> bool:
     return failure_kind(exc) in TRANSIENT
 
 
-def _causes(exc: BaseException):
+def causes(exc: BaseException):
     """`exc` and the exceptions it was raised from or while handling, outermost first."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         yield exc
         exc = exc.__cause__ or exc.__context__
+
+
+def _unreadable_answer(causes: list[BaseException]) -> bool:
+    """Whether litellm raised because an answer's fields failed its own model of a response (a
+    pydantic `ValidationError` among the causes: `usage.prompt_tokens` NaN, say): the server
+    answered, and what it sent cannot be read."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and any(isinstance(c, pydantic.ValidationError) for c in causes[1:])
 
 
 def _reached_a_server(causes: list[BaseException]) -> bool:
@@ -167,10 +192,12 @@ class Attempts:
 async def with_retries(send: Callable[[], Awaitable[Any]], policy: RetryPolicy, *, deadline_s: float | None = None,
                        retryable: Callable[[Exception], bool] = is_retryable,
                        before: Callable[[], Awaitable[None]] | None = None,
-                       on_retry: Callable[[Exception], None] | None = None) -> Attempts:
+                       on_retry: Callable[[Exception], None] | None = None,
+                       notice: Callable[[str, float], None] | None = None) -> Attempts:
     """Await `send()` at most `policy.max_retries + 1` times: again after a `retryable` failure,
     after `policy.delay`. Each attempt ends at `deadline_s` seconds in all (`DeadlineExceeded`);
-    `before()` is awaited before each attempt (pacing), `on_retry(exc)` called before each retry.
+    `before()` is awaited before each attempt (pacing), `on_retry(exc)` called before each retry,
+    `notice(line, seconds)` before a wait a server asked for that is worth saying (`wait_notice`).
     Never raises for a failed attempt: the last error is returned."""
     tries = 0
     while True:
@@ -194,6 +221,10 @@ async def with_retries(send: Callable[[], Awaitable[Any]], policy: RetryPolicy, 
             if tries <= policy.max_retries and retryable(exc):
                 if on_retry is not None:
                     on_retry(exc)
-                await asyncio.sleep(policy.delay(tries - 1, retry_after(exc)))
+                asked = retry_after(exc)
+                wait = policy.delay(tries - 1, asked)
+                if notice is not None and (line := wait_notice(asked, wait, policy)) is not None:
+                    notice(line, wait)
+                await asyncio.sleep(wait)
                 continue
             return Attempts(error=exc, tries=tries, latency_s=time.monotonic() - started)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
+from typing import Any, Iterator, Mapping
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
@@ -87,15 +87,42 @@ def remember_url(url: str | None) -> None:
 
 
 def remember_params(params: dict[str, Any] | None) -> None:
-    """Remember the header and query values of generation parameters (`extra_headers`,
-    `extra_query`, ...) and the value of any parameter with a secret name."""
-    for name, value in (params or {}).items():
-        if _HEADER_OR_QUERY.search(str(name)) and isinstance(value, dict):
-            for inner_name, inner in value.items():
-                if isinstance(inner, str):
-                    _remember_value(inner_name, inner)
-        elif is_secret_name(name) and isinstance(value, str):
+    """Remember every credential of generation parameters (`credential_entries`): header and
+    query values, and the values of secret-named entries, at any depth."""
+    for path, value, by_name in credential_entries(params or {}):
+        if isinstance(value, str) and by_name:
             remember(value)
+        elif isinstance(value, str):
+            _remember_value(path.rsplit(".", 1)[-1], value)
+
+
+def credential_entries(params: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any, bool]]:
+    """(dotted name, value, whether its name says so) of every credential in `params`, at any
+    depth of mappings and lists (`extra_body` is where gateways take a key): an entry whose name
+    is a credential's (`is_secret_name`), whatever it holds, and, by position, every value of a
+    headers or query mapping (`extra_headers`, `extra_query`)."""
+    for name, value in params.items():
+        path = f"{prefix}{name}"
+        if _HEADER_OR_QUERY.search(str(name)) and isinstance(value, Mapping):
+            yield from ((f"{path}.{inner}", v, False) for inner, v in value.items())
+        elif is_secret_name(name):
+            yield path, value, True
+        elif isinstance(value, (Mapping, list)):
+            for sub, entries in _children(path, value):
+                yield from credential_entries(entries, sub)
+
+
+def _children(path: str, value: Any) -> Iterator[tuple[str, Mapping]]:
+    """The mappings directly within a mapping or a list (a list's, named `path[i]`), with the
+    prefix of their entries' names."""
+    if isinstance(value, Mapping):
+        yield f"{path}.", value
+        return
+    for i, item in enumerate(value):
+        if isinstance(item, Mapping):
+            yield f"{path}[{i}].", item
+        elif isinstance(item, list):
+            yield from _children(f"{path}[{i}]", item)
 
 
 def _remember_value(name: str, value: str) -> None:
@@ -106,16 +133,23 @@ def _remember_value(name: str, value: str) -> None:
         remember(value)
 
 
-def redact_params(params: dict[str, Any]) -> dict[str, Any]:
-    """`params` with every header and query value masked (by position, whatever it holds)."""
+def redact_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """`params` with every credential masked (`credential_entries`: header and query values by
+    position, secret-named entries at any depth)."""
+    return _redacted(params)
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    if not isinstance(value, Mapping):
+        return value
     out = {}
-    for name, value in params.items():
-        if _HEADER_OR_QUERY.search(str(name)) and isinstance(value, dict):
-            out[name] = {k: MASK for k in value}
-        elif is_secret_name(name):
-            out[name] = MASK
+    for name, inner in value.items():
+        if _HEADER_OR_QUERY.search(str(name)) and isinstance(inner, Mapping):
+            out[name] = {k: MASK for k in inner}
         else:
-            out[name] = value
+            out[name] = MASK if is_secret_name(name) else _redacted(inner)
     return out
 
 
@@ -148,7 +182,8 @@ def redact_command_line(words: list[str]) -> list[str]:
 
 def _redact_key_value(text: str) -> str:
     """`KEY=VALUE` with VALUE masked where KEY (its last dotted part) names headers, query values
-    or a credential; a mapping of parameters (`params={...}`) with those entries masked."""
+    or a credential; a JSON value (`params={...}`, `extra_body={...}`) with its credentials
+    masked at any depth (`redact_params`)."""
     name, sep, value = text.partition("=")
     if not sep:
         return text
@@ -157,13 +192,10 @@ def _redact_key_value(text: str) -> str:
         parsed = json.loads(value)
     except ValueError:
         parsed = None
-    if _HEADER_OR_QUERY.search(leaf) or is_secret_name(leaf):
-        if isinstance(parsed, dict):
-            value = json.dumps(redact_params({leaf: parsed})[leaf], ensure_ascii=False)
-        else:
-            value = MASK
-    elif isinstance(parsed, dict) and leaf in ("params", "engine_options"):
-        value = json.dumps(redact_params(parsed), ensure_ascii=False)
+    if is_secret_name(leaf) or _HEADER_OR_QUERY.search(leaf) and not isinstance(parsed, dict):
+        value = MASK
+    elif isinstance(parsed, (dict, list)):
+        value = json.dumps(redact_params({leaf: parsed})[leaf], ensure_ascii=False)
     return f"{name}={value}"
 
 

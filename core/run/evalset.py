@@ -358,5 +358,5 @@ def run_set(s: EvalSet, *, progress: Callable[[str], None] | None = None,
             result.compare_text = markdown(result.compare)
             write_atomic(s.study_dir / "compare.md", result.compare_text)
             write_atomic(s.study_dir / "compare.json", json.dumps(result.compare, ensure_ascii=False, indent=1,
-                                                                  default=str))
+                                                                  default=str, allow_nan=False))
     return result

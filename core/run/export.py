@@ -23,7 +23,7 @@ def export_predictions(run_dir: str | Path, out: str | Path) -> dict:
         lines.append({"item_id": r["item_id"], "condition": r["condition"], "response": r.get("response"),
                       "predicted": r.get("predicted"), "status": r.get("status"), "error": r.get("error"),
                       **{name: r.get(name) for name in strata}})
-    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    text = "".join(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n" for line in lines)
     write_atomic(out, text)  # a temporary file beside `out`, renamed over it: never half a predictions file
     return {"run_dir": str(run_dir), "benchmark": manifest.get("benchmark"), "model": manifest.get("model"),
             "out": str(out), "n_predictions": len(lines),

@@ -6,6 +6,7 @@ records. A retried pair's old record stays in the file; readers take the newest.
 from __future__ import annotations
 
 import gc
+import math
 import platform
 import sys
 import time
@@ -32,7 +33,7 @@ from medvqa.core.run.store import HELD_OUT, RunStore, newest_per_pair, pair_key
 from medvqa.core.results import FORMAT_VERSION
 from medvqa.core.metrics import headline_numbers
 from medvqa.core.repeats import repeat_numbers
-from medvqa.core.usage import usage_by_condition
+from medvqa.core.usage import recorded_usage, usage_by_condition, usage_warning
 from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, health
 
 RETRIED_STATUSES = ("error", "missing")  # what a re-run asks again by default
@@ -82,8 +83,8 @@ def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, resp
         "key": key,
         "response": text,
         "error": response.error,
-        "usage": response.usage,
-        "latency_s": round(response.latency_s, 4),
+        "usage": recorded_usage(response.usage),  # whatever the backend, cache or file gave: counts or null
+        "latency_s": round(response.latency_s, 4) if math.isfinite(response.latency_s) else 0.0,
         "cached": response.cached,
         "predicted": predicted, "status": status, "correct": correct, "rule": rule,
         **fields,
@@ -196,17 +197,20 @@ class RunResult:
     def summary(self) -> dict:
         """Counts, accuracy and, per condition, n, accuracy with its 95 % CI and every status;
         `failure` says why the run cannot be trusted (None when it can)."""
-        return {"run_dir": str(self.run_dir), "n_items": self.n_items, "n_records": len(self.records),
-                "n_excluded": self.n_excluded, **headline_numbers(self.records, self.benchmark, self.reading),
-                "n_image_fallback": self.n_image_fallback, **health(self.records + self.held_out, self.max_error_rate),
-                **({"n_held_out": len(self.held_out)} if self.held_out else {}),
-                "requested": self.requested, "cache_hits": self.cache_hits, "usage": self.usage,
-                "cost_usd": self.cost_usd, "elapsed_s": round(self.elapsed_s, 3),
-                **({"judged": self.judged} if self.judged is not None else {}),
-                **({"extracted": self.extracted} if self.extracted is not None else {}),
-                **({"repeats": repeated} if (repeated := repeat_numbers(self.records, self.benchmark, self.reading))
-                   else {}),
-                **({"usage_by_condition": used} if (used := usage_by_condition(self.records)) else {})}
+        summary = {"run_dir": str(self.run_dir), "n_items": self.n_items, "n_records": len(self.records),
+                   "n_excluded": self.n_excluded, **headline_numbers(self.records, self.benchmark, self.reading),
+                   "n_image_fallback": self.n_image_fallback, **health(self.records + self.held_out, self.max_error_rate),
+                   **({"n_held_out": len(self.held_out)} if self.held_out else {}),
+                   "requested": self.requested, "cache_hits": self.cache_hits, "usage": self.usage,
+                   "cost_usd": self.cost_usd, "elapsed_s": round(self.elapsed_s, 3),
+                   **({"judged": self.judged} if self.judged is not None else {}),
+                   **({"extracted": self.extracted} if self.extracted is not None else {}),
+                   **({"repeats": repeated} if (repeated := repeat_numbers(self.records, self.benchmark, self.reading))
+                      else {}),
+                   **({"usage_by_condition": used} if (used := usage_by_condition(self.records)) else {})}
+        if (unreadable := usage_warning(self.records)) is not None:
+            summary["warnings"] = [*summary.get("warnings", []), unreadable]
+        return summary
 
 
 @dataclass

@@ -92,7 +92,7 @@ def _open_no_link(path: Path, flags: int, mode: int = 0o644) -> int:
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """`data` as indented JSON in the file at `path`, replaced atomically."""
-    write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
 
 
 def write_atomic(path: str | Path, content: bytes | str | Callable[[BinaryIO], Any], *, sync: bool = True) -> Path:
@@ -269,7 +269,7 @@ def _line(record: dict, scrub: Scrubber) -> bytes:
     hold) is written as its JSON escape (`\\ud800`), so the line reads back exactly. A record
     that is not a valid `Record` is refused before anything is written."""
     check_record(record)
-    text = scrub(json.dumps(record, ensure_ascii=False, separators=(",", ":"))) + "\n"
+    text = scrub(json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)) + "\n"
     return text.encode("utf-8", "backslashreplace")
 
 
@@ -319,25 +319,31 @@ def _lock(run_dir: Path) -> tuple[int | None, bool]:
 
 def _open_lock_file(path: Path) -> tuple[int | None, bool]:
     """(descriptor of the lock file, whether we created it); (None, False) when the directory
-    is read-only to us and holds no lock file."""
-    try:
-        return _open_no_link(path, os.O_RDWR | os.O_CREAT | os.O_EXCL), True
-    except FileExistsError:
-        pass
-    except OSError as exc:
-        if exc.errno not in _READ_ONLY:
-            raise write_error(path, exc) from None
-    try:
-        return _open_no_link(path, os.O_RDWR), False
-    except FileNotFoundError:
-        return _open_lock_file(path)  # removed in between: create it again
-    except OSError as exc:
-        if exc.errno not in _READ_ONLY:
-            raise write_error(path, exc) from None
-    try:
-        return _open_no_link(path, os.O_RDONLY), False  # an existing lock file we may not write still locks
-    except OSError:
-        return None, False
+    is read-only to us and holds no lock file. A lock file removed between our two tries (its
+    run closed without a record) is created again, a bounded number of times."""
+    for _ in range(10):
+        try:
+            return _open_no_link(path, os.O_RDWR | os.O_CREAT | os.O_EXCL), True
+        except FileExistsError:
+            refused = False
+        except OSError as exc:
+            if exc.errno not in _READ_ONLY:
+                raise write_error(path, exc) from None
+            refused = True  # we may not create it: open the one there, if there is one
+        try:
+            return _open_no_link(path, os.O_RDWR), False
+        except FileNotFoundError:
+            if refused:
+                return None, False  # read-only, and no lock file to take
+            continue  # removed in between: create it again
+        except OSError as exc:
+            if exc.errno not in _READ_ONLY:
+                raise write_error(path, exc) from None
+        try:
+            return _open_no_link(path, os.O_RDONLY), False  # an existing lock file we may not write still locks
+        except OSError:
+            return None, False
+    raise DataError("cannot lock the run directory (its lock file keeps changing)", file=path)
 
 
 @contextmanager

@@ -189,3 +189,28 @@ def test_a_read_only_partial_run_fails_before_its_first_request(tmp_path):
     assert line.startswith(f"Error: {run_dir / 'manifest.json'}: cannot write (")
     assert line.endswith("): make it writable, or choose another --run-dir")
     assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+
+
+def test_a_read_only_run_directory_without_its_lock_file_is_scored_and_re_run(tmp_path):
+    """A finished run copied without `run.lock` onto a read-only mount: `score` and the same
+    `run` have no lock to take and nothing to write, so both finish (status 0) and change
+    nothing, instead of trying for ever to create the lock file."""
+    folder = tmp_path / "runs"
+    run_dir = folder / "run"
+    assert medvqa(*SAMPLE_RUN, "--run-dir", str(run_dir), "--no-cache", cache=tmp_path / "cache").returncode == 0
+    (run_dir / "run.lock").unlink()
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    prefix = read_only_command(folder)
+    if prefix is None:
+        pytest.skip("cannot make a folder read-only here: running as root without `unshare` and mount rights")
+    env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache")}
+    try:
+        for args in (("score", str(run_dir), "--json"), (*SAMPLE_RUN, "--run-dir", str(run_dir), "--no-cache")):
+            result = subprocess.run([*prefix, sys.executable, "-m", "medvqa.cli", *args], cwd=REPO, env=env,
+                                    capture_output=True, text=True, timeout=300)
+            assert result.returncode == 0 and result.stderr == "", (args, result.stderr[-2000:])
+    finally:
+        for p in [folder, *folder.rglob("*")]:
+            p.chmod(p.stat().st_mode | stat.S_IWUSR)
+    assert json.loads(result.stdout)["n_records"] == 22
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before

@@ -97,7 +97,8 @@ def test_the_file_then_dash_m_then_the_flags():
 
 @pytest.mark.parametrize("args, message", [
     (["-M", "temprature=0"], "-M temprature: not an option of litellm models (hosted_vllm/test); valid: api_base, "
-                             "concurrency, max_image_side, max_retries, max_tokens, model_list, params, price, "
+                             "concurrency, max_image_side, max_retries, max_retry_wait, max_tokens, model_list, params, "
+                             "price, "
                              "reasoning_effort, response_format, retry_wait, rpm, temperature, timeout, workers"),
     (["-M", "temperature=hot"], '-M temperature: expected a number (float): Input should be a valid number, '
                                 'unable to parse string as a number (got "hot")'),

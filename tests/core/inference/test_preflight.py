@@ -177,3 +177,40 @@ def test_score_with_an_unreachable_extractor_exits_as_run_does(tmp_path, jmed_sa
     assert one_line(result) == (f"Error: preflight request to hosted_vllm/test at {url} failed: cannot connect to the "
                                 f"server (127.0.0.1:{port}: Connection refused)")
     assert read_records(tmp_path / "run") == before
+
+
+UNREADABLE_USAGE = {"prompt_tokens": float("nan"), "completion_tokens": 5, "total_tokens": 5}
+
+
+def test_an_answer_whose_usage_cannot_be_read_is_said_so_not_blamed_on_credentials(tmp_path):
+    """A server whose every answer holds `prompt_tokens: NaN`: litellm cannot read the probe's
+    answer. The preflight tries it 3 times (an unreadable answer may be transient), then says the
+    server's answers could not be read, naming the field: not missing credentials, not litellm's
+    traceback. Nothing is written."""
+    with OpenAIServer(usage=UNREADABLE_USAGE) as server:
+        result, _ = run(tmp_path, "--model", "hosted_vllm/test", "--api-base", server.url, "--retry-wait", "0.01")
+        assert dict(server.counts) == {content_key(PROBE_MESSAGES): 3}
+    assert result.exit_code == EXIT_PREFLIGHT
+    assert one_line(result) == (f"Error: preflight request to hosted_vllm/test at {server.url} failed: the server's "
+                                "answers could not be read (APIConnectionError: Hosted_vllmException - Invalid "
+                                "response object: Usage.prompt_tokens: Input should be a finite number (after 3 tries))")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow  # a real process: litellm's import, seconds
+def test_an_unreadable_answer_prints_one_line_and_no_warning(tmp_path):
+    """The same in its own process, where Python's warnings reach stderr: the one line is all
+    (litellm's copy of the NaN makes pydantic warn; medvqa says what went wrong instead)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    with OpenAIServer(usage=UNREADABLE_USAGE) as server:
+        result = subprocess.run([sys.executable, "-m", "medvqa.cli", "run", "jmed48k", "--sample", "--model",
+                                 "hosted_vllm/test", "--api-base", server.url, "--retry-wait", "0.01",
+                                 "--run-dir", str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True,
+                                env={**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache")}, timeout=120)
+    assert result.returncode == EXIT_PREFLIGHT and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("Error: preflight request to ")
+    assert "the server's answers could not be read" in result.stderr

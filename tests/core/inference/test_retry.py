@@ -148,3 +148,46 @@ def test_kinds_of_real_failures(monkeypatch):
         assert k in TRANSIENT
     for k in ("authentication", "bad_request", "configuration"):
         assert k in FINAL
+
+
+def test_a_huge_retry_after_is_cut_to_max_retry_wait_and_said_once_per_wave(capsys):
+    """Eight requests meet `429 Retry-After: 999999` at once, twice each (`max_retries=1`). Each
+    waits `max_retry_wait` (0.3 s), not the 900 s a server could ask for before, and the wait is
+    said on stderr once for the eight that wait together, naming the server and the option."""
+    with OpenAIServer(faults=Faults(rate_limit=1.0, retry_after_s=999999)) as server:
+        backend = LiteLLMBackend("hosted_vllm/test", api_base=server.url, max_retries=1, max_retry_wait=0.3,
+                                 concurrency=8)
+        started = time.monotonic()
+        got = list(backend.generate(requests_for(backend, [demo_item(i) for i in range(8)])))
+        elapsed = time.monotonic() - started
+        assert sorted(server.counts.values()) == [2] * 8
+    assert len(got) == 8 and all("RateLimitError" in r.error for _, r in got)
+    assert 0.3 <= elapsed < 3
+    assert capsys.readouterr().err == (f"medvqa: hosted_vllm/test at {server.url}: the server asked to wait 999999 s "
+                                       "before retrying (Retry-After): waiting 0.3 s, the most --max-retry-wait "
+                                       "allows\n")
+
+
+def test_max_retry_wait_bounds_the_preflight_and_is_a_documented_option(tmp_path, monkeypatch):
+    """`medvqa run --max-retry-wait 0.2` against a server that rate-limits everything with
+    `Retry-After: 999999`: the preflight's 3 tries end in about 0.4 s (status 3), and each of its
+    2 waits is said before the preflight's line."""
+    from click.testing import CliRunner
+
+    from medvqa.cli.main import cli
+    from medvqa.cli.run_cmd import EXIT_PREFLIGHT
+
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    with OpenAIServer(faults=Faults(rate_limit=1.0, retry_after_s=999999)) as server:
+        started = time.monotonic()
+        result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base",
+                                          server.url, "--max-retry-wait", "0.2", "--run-dir", str(tmp_path / "run")])
+        elapsed = time.monotonic() - started
+        assert sum(server.counts.values()) == 3
+    assert result.exit_code == EXIT_PREFLIGHT and elapsed < 5, result.output
+    said = (f"medvqa: preflight request to hosted_vllm/test at {server.url}: the server asked to wait 999999 s "
+            "before retrying (Retry-After): waiting 0.2 s, the most --max-retry-wait allows")
+    assert result.output.splitlines() == [said, said, f"Error: preflight request to hosted_vllm/test at {server.url} "
+                                          "failed: rate-limited on every try (RateLimitError: Hosted_vllmException - "
+                                          '{"error": {"message": "rate limited", "type": "rate_limit_error"}} '
+                                          "(after 3 tries))"]

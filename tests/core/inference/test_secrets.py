@@ -196,3 +196,72 @@ def test_header_and_credential_values_given_with_dash_m_are_masked_in_a_command_
         "medvqa", "run", "jmed48k", "-M", f'params.extra_headers={{"X-Trace": "{MASK}", "api-key": "{MASK}"}}',
         f'-Mparams={{"extra_query": {{"sig": "{MASK}"}}, "top_p": 0.9}}', f"--model-option=token={MASK}",
         "--model-option", f"params.api_key={MASK}", "-M", "temperature=0", "-M", "api_base=http://h/v1"]
+
+
+NESTED_SECRET = "sk-gateway-nested-0123456789"
+
+
+def test_a_credential_nested_at_any_depth_of_params_is_refused_naming_where_it_stands(tmp_path, monkeypatch):
+    """Gateways take a key inside the body (`extra_body`): a credential-named entry anywhere in
+    the parameters, under mappings and lists, is refused before anything is written, and the
+    message names its path, never its value. A headers mapping at depth keeps its values (sent,
+    masked by position)."""
+    from click.testing import CliRunner
+
+    from medvqa.cli.main import cli
+
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    config = tmp_path / "model.yaml"
+    config.write_text("params:\n  extra_body:\n    routes:\n      - {name: a}\n"
+                      f"      - {{name: b, auth: {{bearer_token: {NESTED_SECRET}}}}}\n", encoding="utf-8")
+    cases = [
+        (["--param", f'extra_body={{"gateway": {{"api_key": "{NESTED_SECRET}"}}}}'], 1,
+         "--param extra_body.gateway.api_key: secrets are read from the environment"),
+        (["-M", f'params.extra_body={{"gateway": {{"api_key": "{NESTED_SECRET}"}}}}'], 2,
+         "params.extra_body.gateway.api_key names a credential"),
+        (["--model-config", str(config)], 1, f"{config}: params: params.extra_body.routes[1].auth names a credential"),
+    ]
+    for args, status, message in cases:
+        result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base",
+                                          "http://127.0.0.1:9/v1", "--run-dir", str(tmp_path / "run"), *args])
+        assert result.exit_code == status and message in " ".join(result.output.split()), (args, result.output)
+        assert NESTED_SECRET not in result.output and isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "run").exists()
+    headers_at_depth = {"extra_body": {"gateway": {"extra_headers": {"X-Team": "t"}}}}
+    assert [(p, by_name) for p, _, by_name in secrets.credential_entries(headers_at_depth)] == \
+        [("extra_body.gateway.extra_headers.X-Team", False)]
+
+
+def test_a_credential_nested_in_params_is_masked_in_the_manifest_and_command_line(tmp_path, monkeypatch):
+    """What a run writes about itself masks a credential at any depth of its parameters, as it
+    masks a top-level one: a backend of a plugin may carry one that medvqa never checked."""
+    from medvqa.core import plugins
+    from medvqa.core.conditions import Condition
+    from medvqa.core.inference.base import Backend
+    from medvqa.core.run.runner import RunSpec, build_manifest
+    from medvqa.core.run.store import RunStore
+
+    class Gateway(Backend):
+        model = "gateway/test"
+        params = {"temperature": 0, "extra_body": {"routes": [{"name": "a"}, {"auth": {"token": NESTED_SECRET}}],
+                                                   "meta": {"extra_headers": {"X-Team": "t9"}}}}
+
+        def generate(self, requests):
+            return iter(())
+
+    monkeypatch.setattr(secrets, "_given", set())
+    bench = plugins.get_benchmark("jmed48k")
+    items = bench.load(None, "sample")[:1]
+    line = ["medvqa", "run", "jmed48k", "--param", f'extra_body={{"auth": {{"token": "{NESTED_SECRET}"}}}}',
+            "-M", f'params={{"extra_body": {{"x": [{{"api_key": "{NESTED_SECRET}"}}]}}}}']
+    spec = RunSpec(benchmark=bench, items=items, backend=Gateway(), conditions=(Condition.CQ,),
+                   run_dir=tmp_path / "run", command_line=line)
+    with RunStore(tmp_path / "run") as store:
+        store.open(build_manifest(spec))
+        store.append({"item_id": items[0].id, "condition": "C+Q", "status": "answered", "response": "a"})
+    manifest = read_manifest(tmp_path / "run")
+    assert manifest["params"] == {"temperature": 0, "extra_body": {"routes": [{"name": "a"}, {"auth": MASK}],
+                                                                   "meta": {"extra_headers": {"X-Team": MASK}}}}
+    assert manifest["command_line"][3:] == ["--param", f'extra_body={{"auth": "{MASK}"}}',
+                                            "-M", f'params={{"extra_body": {{"x": [{{"api_key": "{MASK}"}}]}}}}']
+    assert NESTED_SECRET.encode() not in _files_and_output(tmp_path)
