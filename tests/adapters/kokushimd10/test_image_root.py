@@ -35,24 +35,24 @@ def image(folder: Path, pid: str) -> Path:
     return folder / "images" / f"{pid}.png"
 
 
-@pytest.mark.parametrize("benchmark", ["igakuqa", "yakugakuqa"])
-def test_images_stay_inside_the_folder_given_when_it_holds_the_year_folders(tmp_path, benchmark):
+@pytest.mark.parametrize("name", ["igakuqa", "yakugakuqa"])
+def test_images_stay_inside_the_folder_given_when_it_holds_the_year_folders(tmp_path, name):
     given = tmp_path / "outer" / "given"
-    pid = layout(given, benchmark)
+    pid = layout(given, name)
     image(tmp_path / "outer", pid)  # beside --data, not in it: never used
-    (item,) = medvqa.load(benchmark, given)
+    (item,) = medvqa.load(name, given)
     assert item.images[0].ref == f"images/{pid}.png" and item.images[0].path is None and not item.image_available
     inside = image(given, pid)
-    (item,) = medvqa.load(benchmark, given)
+    (item,) = medvqa.load(name, given)
     assert item.images[0].path == inside.resolve() and item.image_available
 
 
-@pytest.mark.parametrize("benchmark", ["igakuqa", "yakugakuqa"])
-def test_with_a_data_folder_images_lie_beside_it(tmp_path, benchmark):
+@pytest.mark.parametrize("name", ["igakuqa", "yakugakuqa"])
+def test_with_a_data_folder_images_lie_beside_it(tmp_path, name):
     given = tmp_path / "repo"
-    pid = layout(given / "data", benchmark)
+    pid = layout(given / "data", name)
     inside = image(given, pid)
-    (item,) = medvqa.load(benchmark, given)
+    (item,) = medvqa.load(name, given)
     assert item.images[0].path == inside.resolve()
-    report = medvqa.testing.check_benchmark(benchmark, given, work_dir=tmp_path / "kit", raise_on_problems=False)
+    report = medvqa.testing.check_benchmark(name, given, work_dir=tmp_path / "kit", raise_on_problems=False)
     assert not [p for p in report.problems if p.check == "images"]
