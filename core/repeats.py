@@ -70,14 +70,16 @@ def _t_interval(values: Sequence[float], mean: float) -> tuple[float, float] | N
 
 def item_interval(per_item: Sequence[float], lower: float = 0.0) -> tuple[float, float] | None:
     """The item-level 95 % interval of the mean of `per_item` (each item's mean over its
-    repeats; see the module's docstring), clipped to [`lower`, 1] (−1 for a difference)."""
+    repeats; see the module's docstring), clipped to [`lower`, 1] (−1 for a difference). A
+    difference without spread among its items (one item, or every item's the same) has none:
+    no interval measures a spread that is not there, and a zero-width one would claim certainty."""
     if not per_item:
         return None
     mean = fmean(per_item)
     found = _t_interval(per_item, mean)
     if found is None:  # no spread among the items: the Wilson interval of a proportion on them
         if lower < 0:
-            return (mean, mean) if len(per_item) < 2 else None
+            return None
         exact = metrics.accuracy_ci(round(mean * len(per_item)), len(per_item))
         return tuple(exact) if exact else None
     return (max(lower, found[0]), min(1.0, found[1]))

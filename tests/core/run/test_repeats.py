@@ -117,6 +117,23 @@ def test_item_interval_worked_by_hand():
     assert [x["delta"] for x in d["per_repeat"]] == [1.0, 0.0] and d["pooled"]["delta"] == 0.5
 
 
+def test_a_pooled_delta_without_spread_among_its_items_has_no_interval():
+    """One paired item, right with the image in both repeats and wrong without: its pooled Δ is
+    (1 + 1) / 2 = 1.0 with no interval (not [1.0, 1.0]); two such items likewise (no spread)."""
+    def side(item_ids, correct):
+        return [{"item_id": i, "correct": correct, "repeat": k} for i in item_ids for k in (0, 1)]
+
+    one = paired_repeats(side(["a"], True), side(["a"], False))
+    assert one["pooled"] == {"n_items": 1, "delta": 1.0, "ci": None}
+    two = paired_repeats(side(["a", "b"], True), side(["a", "b"], False))
+    assert two["pooled"] == {"n_items": 2, "delta": 1.0, "ci": None}
+    # with spread, the t interval over the two items' means 1.0 and 0.5: 0.75 ± t(1) · 0.353553 / √2
+    mixed = paired_repeats(side(["a"], True) + side(["b"], True),
+                           side(["a"], False) + [{"item_id": "b", "correct": c, "repeat": k} for k, c in ((0, True), (1, False))])
+    half = 12.706204736174698 * math.sqrt(0.125) / math.sqrt(2)
+    assert mixed["pooled"]["ci"] == [-1.0, 1.0] and 0.75 - half < -1 and 0.75 + half > 1  # clipped to [−1, 1]
+
+
 def test_the_cli_takes_repeats_and_prints_them(tmp_path):
     with OpenAIServer(sampling=True) as server:
         result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base",
