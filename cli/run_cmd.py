@@ -114,7 +114,7 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--run-dir", type=click.Path(path_type=str), help="Run directory (default: runs/<benchmark>-<split>-<model>-<hash>). Re-running resumes it.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Ask every (item, condition) K times, repeat r with seed + r (give a --temperature above 0 "
+              help="Ask every (item, condition) K times, repeat 0 with --seed, each other with its own seed drawn from --seed and r (give a --temperature above 0 "
                    "for sampled answers); the summary gives the mean over repeats, their SD and an item-level interval.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--no-retry-errors", is_flag=True,

@@ -1,4 +1,4 @@
-"""`--repeats K`: every pair asked K times (repeat r with seed + r), each repeat its own request
+"""`--repeats K`: every pair asked K times (repeat r with its own seed), each repeat its own request
 key and record, resumed repeat by repeat; the summary's mean over repeats, between-repeat SD,
 item-level interval and Δimg per repeat and pooled, checked against a hand computation on the
 records of a server that samples its answers at temperature > 0."""
@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from medvqa.cli.main import cli
 from medvqa.core.repeats import item_interval, paired_repeats
-from medvqa.core.run.options import RunOptions, run
+from medvqa.core.run.options import RunOptions, repeat_seed, run
 from medvqa.core.run.store import read_all_records, read_records
 
 from tests.openai_server import OpenAIServer
@@ -50,7 +50,7 @@ def test_each_repeat_is_asked_once_with_its_own_seed_and_key_and_resume_counts_r
     assert r["sent_first"] == 2 * PAIRS + 1  # two repeats and one preflight request
     assert r["sent_third"] == PAIRS + 1 and r["third"].requested == PAIRS  # only repeat 2 is new
     assert r["sent_again"] == 0 and r["again"].requested == 0
-    assert r["seeds"][-3:] == [0, 1, 2]
+    assert r["seeds"][-3:] == sorted([0, repeat_seed(0, 1), repeat_seed(0, 2)])
     records = read_records(r["dir"])
     assert len(records) == 3 * PAIRS == len(read_all_records(r["dir"]))
     assert sorted({rec["repeat"] for rec in records}) == [0, 1, 2]
@@ -194,6 +194,25 @@ def test_delta_lang_per_repeat_and_pooled_in_compare_match_a_hand_computation(tm
     assert [d["delta"] for d in got["per_repeat"]] == pytest.approx(per_repeat)
     assert got["pooled"]["delta"] == pytest.approx(sum(per_repeat) / 2)
     assert got["between_repeat_sd"] == pytest.approx(abs(per_repeat[0] - per_repeat[1]) / math.sqrt(2))
+
+
+def test_runs_with_different_seeds_share_no_repeat(tmp_path):
+    """The random baseline on the sample's 17 items, --seed 0 and --seed 1, three repeats each:
+    every one of the six repeats answers differently (with seed + r, repeat 1 of seed 0 and
+    repeat 0 of seed 1 were one and the same), and the manifest lists each repeat's seed."""
+    answers = {}
+    for seed in (0, 1):
+        run_dir = tmp_path / f"seed{seed}"
+        run(RunOptions(benchmark="jmed48k", model="random", sample=True, conditions="C+Q", seed=seed, repeats=3,
+                       run_dir=str(run_dir)), progress=False)
+        for k in range(3):
+            answers[(seed, k)] = tuple(json.dumps(r["predicted"]) for r in sorted(
+                (r for r in read_records(run_dir) if r["repeat"] == k), key=lambda r: r["item_id"]))
+        manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+        assert manifest["repeats"]["seeds"] == [seed, repeat_seed(seed, 1), repeat_seed(seed, 2)]
+    assert all(len(a) == 17 for a in answers.values())
+    assert len(set(answers.values())) == 6
+    assert repeat_seed(0, 1) != 1 and len({repeat_seed(s, r) for s in range(50) for r in range(1, 10)}) == 450
 
 
 def test_repeats_with_forced_guess_are_refused_before_the_run_directory_is_touched(tmp_path):
