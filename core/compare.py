@@ -376,10 +376,10 @@ def panel_rows(table: list[dict], runs: list[dict], pass_lines: list[dict], by: 
 
 # ---------------------------------------------------------------- the whole comparison
 
-def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = None, resamples: int = RESAMPLES,
+def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = None, resamples: int | None = None,
                  seed: int = 0, reading: str | None = None, cluster: str | None = None) -> Comparison:
     entries, notes = read_entries(run_dirs, reading)
-    settings = Settings(resamples=resamples, seed=seed, cluster=cluster)
+    settings = Settings(resamples=resamples or RESAMPLES, seed=seed, cluster=cluster)
     notes += cluster_notes([e.benchmark for e in entries], cluster)
     fields = _strata(entries, list(by) if by is not None else None, notes)
     rows = [row for i, e in enumerate(entries) for row in table_rows(e, fields[i], settings)]

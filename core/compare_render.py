@@ -422,7 +422,7 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
     return bidi_auto("".join(out))
 
 
-def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int) -> list[Path]:
+def write_page(comparison: Comparison, path: Path, *, resamples: int | None, seed: int) -> list[Path]:
     """The comparison page at `path` and, beside it in `<stem>-audits/`, one audit page per
     run (or joined runs) it links to. Returns the files written."""
     from medvqa.core.audit.html import write_html
