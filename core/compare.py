@@ -24,9 +24,9 @@ from typing import Iterable, Sequence
 import pandas as pd
 
 from medvqa.core.audit import stats
-from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, cluster_map, cluster_notes, experiment_labels,
-                                        flat_row, intervals_statement, items_language, pair_image_removal,
-                                        paired_accuracy_test, paired_section)
+from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, cluster_map, cluster_notes,
+                                        default_cluster, experiment_labels, flat_row, intervals_statement,
+                                        items_language, pair_image_removal, paired_accuracy_test, paired_section)
 from medvqa.core.audit.pairing import language_delta_rows, manifest_language, scope, scope_text
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
@@ -379,6 +379,7 @@ def panel_rows(table: list[dict], runs: list[dict], pass_lines: list[dict], by: 
 def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = None, resamples: int | None = None,
                  seed: int = 0, reading: str | None = None, cluster: str | None = None) -> Comparison:
     entries, notes = read_entries(run_dirs, reading)
+    cluster = default_cluster([e.benchmark for e in entries], cluster)
     settings = Settings(resamples=resamples or RESAMPLES, seed=seed, cluster=cluster)
     notes += cluster_notes([e.benchmark for e in entries], cluster)
     fields = _strata(entries, list(by) if by is not None else None, notes)

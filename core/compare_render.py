@@ -441,7 +441,7 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int | None, see
         dirs, repeated = distinct(r["runs"])
         doc = audit_saved([by_dir[str(Path(d))] for d in dirs], repeated, resamples=resamples, seed=seed,
                           reading=readings.get(r["benchmark"]),
-                          cluster=comparison.intervals.get("cluster"))  # the comparison's intervals, --cluster too
+                          cluster=comparison.intervals.get("cluster") or "none")  # the comparison's intervals, --cluster too
         slug = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{r['benchmark']}-{r['model']}")[:80]
         target = folder / f"{i:02d}-{slug}.html"
         written.append(write_html(doc, target, view_href=f"../{quote(items_page.name)}"))

@@ -276,6 +276,22 @@ def _levels(benchmark: Any) -> tuple[str, ...]:
     return tuple(getattr(benchmark, "cluster_levels", ()) or ())
 
 
+NO_CLUSTER = "none"  # `--cluster none`: item-level intervals only, whatever the benchmarks declare
+
+
+def default_cluster(benchmarks: Iterable[Any], cluster: str | None) -> str | None:
+    """The cluster level of a document's cluster intervals: `cluster` as given, None for
+    `NO_CLUSTER`, and when not given the first level (the finest) of the first benchmark that
+    declares any. Linked questions and exam blocks are not independent draws (item-level
+    intervals cover 0.87–0.89 where linked questions share a case: docs/audit.md), so a benchmark
+    that says which items are linked gets the cluster interval unless it is switched off."""
+    if cluster == NO_CLUSTER:
+        return None
+    if cluster is not None:
+        return cluster
+    return next((levels[0] for b in benchmarks if (levels := _levels(b))), None)
+
+
 def cluster_notes(benchmarks: Iterable[Any], level: str | None) -> list[str]:
     """Notes for the benchmarks that do not declare cluster `level` (their outputs keep
     item-level intervals only); a ValueError naming the levels there are when none declares it."""
@@ -852,11 +868,13 @@ ITEM_LEVEL = ("item-level: items treated as independent draws, so the intervals 
 
 def intervals_statement(cluster: str | None) -> dict:
     """What a document's intervals are: {"item": the item-level statement, "cluster": the cluster
-    level of the cluster-bootstrap intervals beside them (None without --cluster)}. Every
+    level of the cluster-bootstrap intervals beside them (`default_cluster`; None with --cluster
+    none or where no benchmark declares clusters)}. Every
     document that prints intervals carries it."""
     return {"item": ITEM_LEVEL, "cluster": cluster,
             **({"cluster_statement": f"cluster bootstrap over {cluster} (whole {cluster}s resampled): the intervals "
-                                     f"generalise to a population of {cluster}s like these"} if cluster else {})}
+                                     f"generalise to a population of {cluster}s like these (--cluster none: item-level only)"}
+               if cluster else {})}
 
 
 def intervals_text(doc: dict) -> str:

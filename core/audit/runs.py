@@ -146,7 +146,7 @@ def audit_saved(runs: Sequence[SavedRun], notes: Sequence[str] = (), *, by: Sequ
     that has read them for another output audits them without reading them again; the
     arguments are `medvqa.audit`'s (`by`: a sequence of names, None for the default strata)."""
     from medvqa.core.audit import stats
-    from medvqa.core.audit.analysis import Settings, audit as audit_runs, cluster_notes
+    from medvqa.core.audit.analysis import Settings, audit as audit_runs, cluster_notes, default_cluster
     from medvqa.core.audit.pairing import language_pairs
     from medvqa.core.metrics import reading_summary
 
@@ -154,6 +154,7 @@ def audit_saved(runs: Sequence[SavedRun], notes: Sequence[str] = (), *, by: Sequ
     said = reading_summary(runs)
     groups, joined = join_runs(runs)
     notes = [*notes, *joined]
+    cluster = default_cluster([g[0].benchmark for g in groups], cluster)
     settings = Settings(by=tuple(by) if by is not None else default_by(groups), refusals=refusals,
                         resamples=resamples or stats.RESAMPLES, seed=seed, examples=examples, cluster=cluster)
     if isinstance(cohorts, Mapping):
