@@ -124,9 +124,9 @@ def test_a_pooled_delta_without_spread_among_its_items_has_no_interval():
         return [{"item_id": i, "correct": correct, "repeat": k} for i in item_ids for k in (0, 1)]
 
     one = paired_repeats(side(["a"], True), side(["a"], False))
-    assert one["pooled"] == {"n_items": 1, "delta": 1.0, "ci": None}
+    assert one["pooled"] == {"n_items": 1, "delta": 1.0, "ci": None, "ci_method": None}
     two = paired_repeats(side(["a", "b"], True), side(["a", "b"], False))
-    assert two["pooled"] == {"n_items": 2, "delta": 1.0, "ci": None}
+    assert two["pooled"] == {"n_items": 2, "delta": 1.0, "ci": None, "ci_method": None}
     # with spread, the t interval over the two items' means 1.0 and 0.5: 0.75 ± t(1) · 0.353553 / √2
     mixed = paired_repeats(side(["a"], True) + side(["b"], True),
                            side(["a"], False) + [{"item_id": "b", "correct": c, "repeat": k} for k, c in ((0, True), (1, False))])
@@ -221,3 +221,37 @@ def test_repeats_with_forced_guess_are_refused_before_the_run_directory_is_touch
     assert result.exit_code == 1
     assert "--forced-guess and --repeats cannot be combined yet" in result.output
     assert not (tmp_path / "run").exists()  # no lock file, no folder left behind
+
+
+def test_a_repeated_run_s_headline_interval_is_the_item_level_one_in_every_output(tmp_path):
+    """The random baseline, seed 6, on the sample's first 3 items, 2 repeats: Q1 right twice, Q2
+    never, Q3 in repeat 0 only. Item means 1, 0, 1/2: mean 1/2, SD √((1/4 + 1/4 + 0) / 2) = 1/2,
+    half-width t(2, 0.975) · (1/2) / √3 = 4.302653 · 0.288675 = 1.242069, so [−0.742, 1.742]
+    clipped to [0, 1]. Counting the 6 records as items gave Wilson's 3/6 = [0.18762, 0.81238]
+    (centre (3 + z²/2) / (6 + z²) = 1/2, half z·√(6/4 + z²/4) / (6 + z²) = 0.312381)."""
+    import medvqa
+    from medvqa.core.compare import compare_runs
+
+    run_dir = tmp_path / "run"
+    result = run(RunOptions(benchmark="jmed48k", model="random", sample=True, conditions="C+Q", limit=3, repeats=2,
+                            seed=6, run_dir=str(run_dir)), progress=False)
+    right = defaultdict(list)
+    for r in sorted(read_records(run_dir), key=lambda r: (r["item_id"], r["repeat"])):
+        right[r["item_id"]].append(bool(r["correct"]))
+    assert list(right.values()) == [[True, True], [False, False], [True, False]]
+    half = 4.302652729749464 * 0.5 / math.sqrt(3)
+    assert half == pytest.approx(1.242069, abs=1e-6) and 0.5 - half < 0 and 0.5 + half > 1
+    want = {"n": 6, "n_items": 3, "repeats": 2, "accuracy": 0.5, "ci": [0.0, 1.0], "ci_method": "item-mean-t"}
+
+    (row,) = medvqa.report(run_dir, by="", fmt="json")
+    assert {k: row[k] for k in ("n", "n_items", "repeats", "accuracy", "ci_method")} == \
+        {k: want[k] for k in ("n", "n_items", "repeats", "accuracy", "ci_method")}
+    assert [row["ci_low"], row["ci_high"]] == want["ci"]
+    summary = result.summary()
+    assert summary["repeats"]["conditions"]["C+Q"]["ci"] == want["ci"]
+    table = compare_runs([run_dir], resamples=200).as_json()["table"]
+    (overall,) = [r for r in table if r["stratum"] == "overall"]
+    assert (overall["n"], overall["value"], [overall["ci_low"], overall["ci_high"]], overall["ci_method"]) == \
+        (6, 0.5, want["ci"], "item-mean-t")
+    cell = medvqa.audit(run_dir, resamples=200)["marginals"]["overall"]["C+Q"]
+    assert {k: cell[k] for k in want} == want
