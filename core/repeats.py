@@ -95,10 +95,7 @@ def item_ci(per_item: Sequence[float], lower: float = 0.0) -> tuple[tuple[float,
 
 def item_means(records: Iterable[Mapping]) -> list[float]:
     """Each item's mean correctness over its records (its repeats), in first-seen order."""
-    per_item: dict[str, list[float]] = defaultdict(list)
-    for r in records:
-        per_item[r["item_id"]].append(float(bool(r.get("correct"))))
-    return [fmean(v) for v in per_item.values()]
+    return list(item_means_by_id(records).values())
 
 
 def repeat_numbers(records: Iterable[Mapping], benchmark: Any = None, reading: str | None = None) -> dict | None:
@@ -154,6 +151,39 @@ def paired_repeats(a: Iterable[Mapping], b: Iterable[Mapping]) -> dict:
             "pooled": {"n_items": len(means), "delta": fmean(means) if means else None,
                        "ci": list(ci) if ci else None, "ci_method": method},
             "method": ITEM_INTERVAL.split(";")[0]}
+
+
+ITEM_PAIRED_T = "item-mean-paired-t"  # the `test` of `paired_means_test`
+
+
+def paired_means_test(a: Sequence[float], b: Sequence[float]) -> dict:
+    """a − b on the same items, each side one value per item (its mean over its repeats): the
+    item-level t interval of the mean contrast (`item_ci`, clipped to [−1, 1]) and the paired t
+    test from the same statistic, so the interval excludes 0 exactly when p < 0.05. Every repeat
+    of an item enters through its mean: testing the last repeat alone dropped the others.
+    {"n", "difference", "ci", "ci_method", "test", "p", "p_bound", "note"}; neither interval nor
+    test where the contrasts do not vary (one item, or every item's the same)."""
+    d = [x - y for x, y in zip(a, b, strict=True)]
+    ci, method = item_ci(d, lower=-1.0)
+    out = {"n": len(d), "difference": fmean(d) if d else None, "ci": list(ci) if ci else None, "ci_method": method,
+           "test": ITEM_PAIRED_T, "p": None, "p_bound": None, "note": None}
+    if ci is None:
+        return {**out, "note": "every item gives the same contrast: no interval, no test" if d else None}
+    from scipy.special import stdtr
+
+    from medvqa.core.audit.stats import P_FLOOR
+
+    t = fmean(d) / (stdev(d) / math.sqrt(len(d)))
+    p = 2 * float(stdtr(len(d) - 1, -abs(t)))
+    return {**out, "p": p, "p_bound": "="} if p >= P_FLOOR else {**out, "p": P_FLOOR, "p_bound": "<"}
+
+
+def item_means_by_id(records: Iterable[Mapping]) -> dict[str, float]:
+    """{item id: its mean correctness over its records (its repeats)}."""
+    per_item: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        per_item[r["item_id"]].append(float(bool(r.get("correct"))))
+    return {i: fmean(v) for i, v in per_item.items()}
 
 
 def language_repeats(local: Iterable[Mapping], other: Iterable[Mapping]) -> dict[str, dict]:

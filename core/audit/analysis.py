@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from medvqa.core.audit import stats
+from medvqa.core.repeats import item_means_by_id, n_repeats, paired_means_test
 from medvqa.core.conditions import ALL, IMAGE_REMOVAL
 from medvqa.core.run.forced import FORCED_CONDITION
 from medvqa.core.items import DataError, Item
@@ -778,11 +779,16 @@ def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[
         if not {it.benchmark for it in runs[i].items.values()} & {it.benchmark for it in runs[j].items.values()}:
             continue
         clusters = cluster_map(runs[i].benchmark, runs[i].items.values(), s.cluster)
+        repeated = max(n_repeats(runs[i].records), n_repeats(runs[j].records)) > 1
         for cond in (WITH, REMOVED):
             shared = sorted({item for (item, c) in ka if c == cond} & {item for (item, c) in kb if c == cond})
             a, b = [ka[(x, cond)] for x in shared], [kb[(x, cond)] for x in shared]
-            row = {"a": names[i], "b": names[j], "measure": f"accuracy {cond}",
-                   **paired_accuracy_test([bool(r.get("correct")) for r in a], [bool(r.get("correct")) for r in b]),
+            if repeated:  # each item's mean over its repeats, as compare's tests pair them
+                ma, mb = (item_means_by_id(r for r in run.records if r["condition"] == cond) for run in (runs[i], runs[j]))
+                test = paired_means_test([ma[x] for x in shared], [mb[x] for x in shared])
+            else:
+                test = paired_accuracy_test([bool(r.get("correct")) for r in a], [bool(r.get("correct")) for r in b])
+            row = {"a": names[i], "b": names[j], "measure": f"accuracy {cond}", **test,
                    **metrics.delta_warning([metrics.unreadable(x, y) for x, y in zip(a, b)])}
             if clusters is not None:
                 ca, cb = [float(bool(r.get("correct"))) for r in a], [float(bool(r.get("correct"))) for r in b]

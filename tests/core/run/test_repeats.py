@@ -255,3 +255,65 @@ def test_a_repeated_run_s_headline_interval_is_the_item_level_one_in_every_outpu
         (6, 0.5, want["ci"], "item-mean-t")
     cell = medvqa.audit(run_dir, resamples=200)["marginals"]["overall"]["C+Q"]
     assert {k: cell[k] for k in want} == want
+
+
+def random_run(tmp_path, seed: int, conditions: str = "C+Q", limit: int | None = None):
+    run_dir = tmp_path / f"random-{seed}"
+    run(RunOptions(benchmark="jmed48k", model="random", sample=True, conditions=conditions, limit=limit, repeats=2,
+                   seed=seed, model_name=f"random-{seed}", run_dir=str(run_dir)), progress=False)
+    right = defaultdict(list)
+    for r in sorted(read_records(run_dir), key=lambda r: (r["item_id"], r["condition"], r["repeat"])):
+        right[(r["item_id"], r["condition"])].append(bool(r["correct"]))
+    return run_dir, right
+
+
+def test_tests_between_repeated_runs_pair_each_item_s_mean_over_its_repeats(tmp_path):
+    """Seeds 6 and 8 on the sample's first 3 items, 2 repeats: item means (1, 0, 1/2) and (0, 0, 1),
+    contrasts (1, 0, −1/2): mean 1/6, SD √((25 + 1 + 16) / 36 / 2) = 0.763763, SE 0.440959,
+    t = 0.377964 on 2 df: p = 2·(1/2 − t / (2√(2 + t²))) = 2·(0.5 − 0.129099) = 0.741801; the
+    interval 1/6 ± 4.302653 · 0.440959 clipped to [−1, 1]. The last repeat alone gave (1, 0, 0)
+    against (0, 0, 1): a difference of 0, one third of the data."""
+    from medvqa.core.compare import compare_runs
+
+    a, right_a = random_run(tmp_path, 6, limit=3)
+    b, right_b = random_run(tmp_path, 8, limit=3)
+    assert list(right_a.values()) == [[True, True], [False, False], [True, False]]
+    assert list(right_b.values()) == [[False, False], [False, False], [True, True]]
+    p = 2 * (0.5 - 0.377964473 / (2 * math.sqrt(2 + 0.377964473 ** 2)))
+    assert p == pytest.approx(0.741801, abs=1e-6)
+    (test,) = compare_runs([a, b], resamples=200).as_json()["tests"]
+    assert (test["n"], test["a_value"], test["b_value"]) == (3, 0.5, pytest.approx(1 / 3))
+    assert (test["difference"], test["p"]) == (pytest.approx(1 / 6), pytest.approx(p, abs=1e-6))
+    assert ([test["ci_low"], test["ci_high"]], test["ci_method"], test["test"]) == \
+        ([-1.0, 1.0], "item-mean-t", "item-mean-paired-t")
+    import medvqa
+
+    audited = {c["measure"]: c for c in medvqa.audit(a, b, resamples=200)["comparisons"]}
+    same = audited["accuracy C+Q"]
+    assert (same["n"], same["difference"], same["p"], same["test"]) == (3, test["difference"], test["p"], test["test"])
+
+
+def test_compare_s_delta_img_of_a_repeated_run_is_the_pooled_one(tmp_path):
+    """Seed 11 on the sample, C+Q+I and C+Q, 2 repeats; its 5 image items, (with, removed) per
+    repeat: Nurse Q3 (1, 0) (0, 1); A Q3 (1, 0) (0, 0); A Q4 (1, 0) (0, 0); B Q2 and B Q3 wrong in
+    all four. Item contrasts of the means: 0, 1/2, 1/2, 0, 0: pooled Δimg 0.2; deviations
+    −0.2, 0.3, 0.3, −0.2, −0.2, SD √(0.30 / 4) = 0.273861, SE 0.122474: 0.2 ± 2.776445 · 0.122474
+    = [−0.140044, 0.540044], t = 1.632993 on 4 df, p 0.177808. The last repeat alone gave
+    0 with the image and 1/5 without: Δimg −0.2, the opposite sign."""
+    from medvqa.core.compare import compare_runs
+
+    run_dir, right = random_run(tmp_path, 11, conditions="C+Q,C+Q+I")
+    image_items = sorted({i for i, c in right if c == "C+Q+I"})
+    assert [(right[(i, "C+Q+I")], right[(i, "C+Q")]) for i in image_items] == [
+        ([True, False], [False, True]), ([True, False], [False, False]), ([True, False], [False, False]),
+        ([False, False], [False, False]), ([False, False], [False, False])]
+    doc = compare_runs([run_dir], resamples=200).as_json()
+    (row,) = doc["delta_img"]
+    assert (row["n"], row["delta_img"], row["a_with"], row["a_removed"]) == \
+        (5, pytest.approx(0.2), pytest.approx(0.3), pytest.approx(0.1))
+    assert [row["ci_low"], row["ci_high"]] == pytest.approx([-0.140044, 0.540044], abs=1e-6)
+    assert (row["ci_method"], row["test"]) == ("item-mean-t", "item-mean-paired-t") and "p 0.178" in row["note"]
+    (repeated,) = doc["repeats"]
+    assert repeated["delta_img"]["pooled"]["delta"] == row["delta_img"]
+    assert repeated["delta_img"]["pooled"]["ci"] == [row["ci_low"], row["ci_high"]]
+    assert [d["delta"] for d in repeated["delta_img"]["per_repeat"]] == pytest.approx([0.6, -0.2])
