@@ -470,6 +470,10 @@ def test_a_benchmark_that_declares_clusters_gets_the_cluster_interval_by_default
     assert plain["intervals"]["cluster"] is None and "cluster_statement" not in plain["intervals"]
     assert all("cluster_ci_low" not in r for r in plain["table"])
     assert invoke("audit", run_dir, "--cluster", "none", "--json")["intervals"]["cluster"] is None
+    # 10,000 resamples unless --resamples says otherwise: about 250 in each tail of a 95 % interval
+    by_default = invoke("audit", run_dir, "--json")
+    assert by_default["settings"]["resamples"] == 10_000 == stats.RESAMPLES
+    assert by_default["paired"]["overall"]["n"] == 0 and by_default["marginals"]["overall"]["C+Q"]["n"] == 49
     # the text output names the level
     text = CliRunner().invoke(cli, ["compare", str(run_dir), str(other), "--resamples", "200"])
     assert text.exit_code == 0 and "Cluster-bootstrap intervals (case)" in text.output
