@@ -141,6 +141,7 @@ def test_the_cli_takes_repeats_and_prints_them(tmp_path):
                                           "--run-dir", str(tmp_path / "run")])
         assert result.exit_code == 0, result.output
         assert "over 2 repeats (interval: Student's t over items" in result.output
+        assert "the 95% CI is item-level: each item's mean over its repeats" in result.output
         as_json = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base",
                                            server.url, "--conditions", "C+Q", "--temperature", "0.5", "--repeats", "2",
                                            "--run-dir", str(tmp_path / "run"), "--json"])
