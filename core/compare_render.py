@@ -437,11 +437,14 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int | None, see
     items_page = write_view([run.read_as(readings.get(run.benchmark.name)) for run in by_dir.values()],
                             items_page_beside(path))
     written, links = [items_page], {}
+    level = comparison.intervals.get("cluster")
     for i, r in enumerate(comparison.runs, 1):
         dirs, repeated = distinct(r["runs"])
-        doc = audit_saved([by_dir[str(Path(d))] for d in dirs], repeated, resamples=resamples, seed=seed,
-                          reading=readings.get(r["benchmark"]),
-                          cluster=comparison.intervals.get("cluster") or "none")  # the comparison's intervals, --cluster too
+        saved = [by_dir[str(Path(d))] for d in dirs]
+        # the comparison's intervals, --cluster too, where the run's benchmark declares that level
+        declared = level is not None and level in saved[0].benchmark.cluster_levels
+        doc = audit_saved(saved, repeated, resamples=resamples, seed=seed, reading=readings.get(r["benchmark"]),
+                          cluster=level if declared else "none")
         slug = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{r['benchmark']}-{r['model']}")[:80]
         target = folder / f"{i:02d}-{slug}.html"
         written.append(write_html(doc, target, view_href=f"../{quote(items_page.name)}"))
