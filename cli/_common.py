@@ -112,7 +112,8 @@ def print_run_summary(summary: dict) -> None:
 
 
 def condition_table(conditions: dict[str, dict]) -> str:
-    """Per condition: n, accuracy with its 95 % CI, and every status."""
+    """Per condition: n (and, for a run with repeats, the items its interval is over), accuracy
+    with its 95 % CI, and every status."""
     from medvqa.core.results import STATUSES
 
     from medvqa.core.metrics import READINGS
@@ -121,15 +122,20 @@ def condition_table(conditions: dict[str, dict]) -> str:
     other = next((r for r in READINGS if any(c.get(f"{r}_accuracy") is not None for c in conditions.values())), None)
     # records the benchmark's rules leave out of every denominator (withdrawn items), where there are any
     uncounted = any(c.get("uncounted") for c in conditions.values())
-    lines = [f"  {'condition':<11}{'n':>6}  {'accuracy':>8}  {'95% CI':<13}" + "".join(f"  {s}" for s in STATUSES)
+    repeated = any(c.get("repeats") for c in conditions.values())  # n counts item × repeat; the CI is over items
+    lines = [f"  {'condition':<11}{'n':>6}" + (f"  {'items':>6}" if repeated else "") + f"  {'accuracy':>8}  {'95% CI':<13}"
+             + "".join(f"  {s}" for s in STATUSES)
              + ("  uncounted" if uncounted else "") + (f"  {other} accuracy (extracted)" if other else "")]
     for cond, c in conditions.items():  # in the metrics layer's order: C, C+Q, C+I, C+Q+I
         ci = f"{100 * c['ci'][0]:.1f}–{100 * c['ci'][1]:.1f}%" if c["ci"] else "-"
         acc = f"{100 * c['accuracy']:.1f}%" if c["accuracy"] is not None else "-"
         extra = (f"  {100 * c[f'{other}_accuracy']:.1f}% ({c['extracted']})" if other and c.get(f"{other}_accuracy") is not None
                  else "  -" if other else "")
-        lines.append(f"  {cond:<11}{c['n']:>6}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES)
+        items = f"  {c.get('n_items') or '-':>6}" if repeated else ""
+        lines.append(f"  {cond:<11}{c['n']:>6}{items}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES)
                      + (f"  {c.get('uncounted', 0):>9}" if uncounted else "") + extra)
+    if repeated:
+        lines.append("  (n counts item × repeat; the 95% CI is item-level: each item's mean over its repeats)")
     return "\n".join(lines)
 
 

@@ -13,10 +13,11 @@ from ._common import analysis, print_json, reading_option
               show_default=True, help="How refusals enter the paired image-removal tables.")
 @reading_option
 @click.option("--examples", type=click.IntRange(0), default=3, show_default=True, help="Examples per transition state.")
-@click.option("--resamples", type=click.IntRange(1), default=1000, show_default=True, help="Bootstrap resamples.")
+@click.option("--resamples", type=click.IntRange(1), help="Bootstrap resamples (default 10,000).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and example picks.")
 @click.option("--cluster", help="A cluster level the benchmark declares (JMed48k, IgakuQA: case, block): "
-                                "cluster-bootstrap intervals beside the item-level ones (docs/audit.md).")
+                                "cluster-bootstrap intervals beside the item-level ones (docs/audit.md); "
+                                "default: the benchmark's first level, where it declares any; none: item-level only.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
 @click.option("--html", "html_out", type=click.Path(dir_okay=False, path_type=str),
               help="Write a self-contained HTML report, and beside it (<name>-items.html) the item "

@@ -19,10 +19,11 @@ from ._common import analysis, print_json, reading_option
               help="Also write the figure of accuracy by stratum and language (a panel per level, e.g. per country; "
                    "a bar per model and language; the pass line where the benchmark declares one) as PNG or SVG, "
                    "by the file's suffix.")
-@click.option("--resamples", type=click.IntRange(1), default=1000, show_default=True, help="Bootstrap resamples.")
+@click.option("--resamples", type=click.IntRange(1), help="Bootstrap resamples (default 10,000).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--cluster", help="A cluster level the benchmark declares (JMed48k, IgakuQA: case, block): "
-                                "cluster-bootstrap intervals beside the item-level ones (docs/audit.md).")
+                                "cluster-bootstrap intervals beside the item-level ones (docs/audit.md); "
+                                "default: the benchmark's first level, where it declares any; none: item-level only.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
 @reading_option
 def command(run_dirs, by, fmt, out_path, html_out, figure_out, resamples, seed, cluster, as_json, reading) -> None:

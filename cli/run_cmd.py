@@ -127,9 +127,9 @@ def backend_options(api_base, model_list, concurrency, rpm, timeout, max_retries
 @click.option("--run-dir", type=click.Path(path_type=str), help="Run directory (default: runs/<benchmark>-<split>-<model>-<hash>). Re-running resumes it.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--repeats", type=int, default=1, show_default=True, callback=_repeats,
-              help="Ask every (item, condition) K times (1 to 1000), repeat r with seed + r (give a --temperature "
-                   "above 0 for sampled answers); the summary gives the mean over repeats, their SD and an "
-                   "item-level interval.")
+              help="Ask every (item, condition) K times (1 to 1000), repeat 0 with --seed, each other with its own seed "
+                   "drawn from --seed and r (give a --temperature above 0 for sampled answers); the summary gives the "
+                   "mean over repeats, their SD and an item-level interval.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the response cache.")
 @click.option("--no-retry-errors", is_flag=True,
               help="On a re-run, keep `error` and `missing` records instead of asking those pairs again.")

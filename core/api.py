@@ -247,7 +247,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
 
 def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
           cohorts: str | Path | Mapping[str, Any] | None = None, refusals: str = "strict", examples: int = 3,
-          resamples: int = 1000, seed: int = 0, reading: str | None = None, cluster: str | None = None) -> dict:
+          resamples: int | None = None, seed: int = 0, reading: str | None = None, cluster: str | None = None) -> dict:
     """The visual-reliance audit of saved runs, as `medvqa audit --json` prints it. `by` names
     the strata (the benchmark's default strata when None); `cohorts` is a file or a mapping
     (`{cohort: [model, ...]}` or `{model: cohort}`). Runs of one model on the same data that
@@ -272,7 +272,7 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
 
 
 def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[str] | None = None,
-            resamples: int = 1000, seed: int = 0, reading: str | None = None,
+            resamples: int | None = None, seed: int = 0, reading: str | None = None,
             cluster: str | None = None) -> pd.DataFrame:
     """Runs of several models and benchmarks side by side, as `medvqa compare` computes them:
     one row per model × benchmark × condition × stratum level (`stratum` "overall" for the

@@ -18,19 +18,20 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import combinations
 from pathlib import Path
+from statistics import fmean
 from typing import Iterable, Sequence
 
 import pandas as pd
 
 from medvqa.core.audit import stats
 from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, between_models_holm, cluster_map,
-                                        cluster_notes, experiment_labels, flat_row, intervals_statement,
+                                        cluster_notes, default_cluster, experiment_labels, flat_row, intervals_statement,
                                         items_language, pair_image_removal, paired_accuracy_test, paired_section)
 from medvqa.core.audit.pairing import language_delta_rows, manifest_language, scope, scope_text
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.render import json_rows
-from medvqa.core.repeats import n_repeats, study_repeats
+from medvqa.core.repeats import item_means_by_id, n_repeats, paired_means_test, paired_repeats, study_repeats
 from medvqa.core.usage import usage_by_condition
 from medvqa.core import metrics
 from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived, model_name
@@ -81,6 +82,7 @@ class Entry:
     runs: list[SavedRun]
     records: list[dict]
     items: dict[str, Item]
+    _clusters: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def source(self) -> str:
@@ -91,6 +93,19 @@ class Entry:
         """The records of each base condition, in the order of conditions (derived ones, such as
         C+Q/forced, are the audit's)."""
         return {key[0]: rs for key, rs in metrics.group(self.records).items() if not is_derived(key[0])}
+
+    @cached_property
+    def repeats(self) -> int:
+        """How many repeats its records hold (1 without `--repeats`)."""
+        return n_repeats(self.records)
+
+    def clusters(self, level: str | None) -> dict[str, str] | None:
+        """{item id: its cluster at `level`} (`cluster_map`), worked out once per entry and level:
+        the table and the Δimg row both read it, and reading the linked sets of 24,000 items is
+        a third of a second."""
+        if level not in self._clusters:
+            self._clusters[level] = cluster_map(self.benchmark, self.items.values(), level)
+        return self._clusters[level]
 
 
 @dataclass
@@ -238,7 +253,7 @@ def published(entry: Entry) -> dict[str, dict]:
 
 def table_rows(entry: Entry, fields: dict[str, str], s: Settings = Settings()) -> list[dict]:
     excluded = entry.runs[0].manifest.get("excluded") or []
-    clusters = cluster_map(entry.benchmark, entry.items.values(), s.cluster)
+    clusters = entry.clusters(s.cluster)
     rows = []
     said = published(entry)
     for condition, records in entry.by_condition.items():
@@ -260,10 +275,38 @@ def delta_row(entry: Entry, s: Settings) -> dict:
     """An entry's Δimg, as the audit's image-removal section computes it (strict: a refusal is wrong)."""
     run = RunInput(model=entry.model, records=metrics.counted(entry.records, entry.benchmark)[0], items=entry.items,
                    source=entry.source)
-    section = paired_section(*pair_image_removal(run), {}, s, clusters=cluster_map(entry.benchmark, entry.items.values(),
-                                                                                   s.cluster))
-    return {"model": entry.model, "benchmark": entry.benchmark.name, "scope": scope_text(entry.runs),
-            **flat_row(section, ("a_with", "a_removed", "delta_img"))}
+    clusters = entry.clusters(s.cluster)
+    section = paired_section(*pair_image_removal(run), {}, s, clusters=clusters)
+    row = {"model": entry.model, "benchmark": entry.benchmark.name, "scope": scope_text(entry.runs),
+           **flat_row(section, ("a_with", "a_removed", "delta_img"))}
+    if (k := entry.repeats) > 1:
+        row.update(_pooled_delta(run.records, k, clusters, s))
+    return row
+
+
+def _pooled_delta(records: list[dict], k: int, clusters: dict[str, str] | None, s: Settings) -> dict:
+    """The Δimg columns of a run asked --repeats K times: pooled over its repeats (each item's mean
+    difference, `repeats.paired_repeats`; the summary's and the section over repeats' number) with
+    the item-level t test (`paired_means_test`), in place of one repeat's transition table."""
+    side = {c: [r for r in records if r["condition"] == c] for c in (WITH, REMOVED)}
+    pooled = paired_repeats(side[WITH], side[REMOVED])["pooled"]
+    means = {c: item_means_by_id(side[c]) for c in side}
+    shared = [i for i in means[WITH] if i in means[REMOVED]]
+    a, b = [means[WITH][i] for i in shared], [means[REMOVED][i] for i in shared]
+    test = paired_means_test(a, b)
+    ci = pooled["ci"] or (None, None)
+    out = {"n": pooled["n_items"], "a_with": fmean(a) if a else None, "a_removed": fmean(b) if b else None,
+           "delta_img": pooled["delta"], "ci_low": ci[0], "ci_high": ci[1], "ci_method": pooled["ci_method"],
+           "test": test["test"], "mcnemar_p": None, "mcnemar_p_bound": None, "mcnemar_exact_p": None,
+           "note": f"pooled over {k} repeats (each item's mean): paired t over items, "
+                   + (f"p {test['p']:.3g}" if test["p"] is not None else test["note"])}
+    if clusters is not None:
+        boot = stats.cluster_bootstrap([x - y for x, y in zip(a, b)], [1.0] * len(a),
+                                       [clusters.get(i, i) for i in shared], resamples=s.resamples, seed=s.seed)
+        low, high = boot["ci"] or (None, None)
+        out.update(cluster_ci_low=low, cluster_ci_high=high, cluster_ci_method=boot["ci_method"] if boot["ci"] else None,
+                   n_clusters=boot["n_clusters"])
+    return out
 
 
 # ---------------------------------------------------------------- tests between models
@@ -287,6 +330,21 @@ def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: 
             "p": boot["p"], "p_bound": boot["p_bound"], "note": boot["note"]}
 
 
+def _repeated_test(ea: Entry, eb: Entry, condition: str, bench: Benchmark) -> dict:
+    """Two models' accuracies under `condition` where either was asked --repeats K times: each
+    item's mean over its repeats on each side, paired on the items both hold
+    (`repeats.paired_means_test`), so every repeat counts and none is counted as an item."""
+    ma, mb = (item_means_by_id(metrics.counted(e.by_condition[condition], bench)[0]) for e in (ea, eb))
+    shared = sorted(set(ma) & set(mb))
+    a, b = [ma[i] for i in shared], [mb[i] for i in shared]
+    test = paired_means_test(a, b)
+    ci = test["ci"] or (None, None)
+    k = (ea.repeats, eb.repeats)
+    return {"a_value": fmean(a), "b_value": fmean(b), "difference": test["difference"], "ci_low": ci[0],
+            "ci_high": ci[1], "ci_method": test["ci_method"], "test": test["test"], "p": test["p"],
+            "p_bound": test["p_bound"], "note": test["note"] or f"each item's mean over its repeats ({k[0]} and {k[1]})"}
+
+
 def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
     """Every two models on the same benchmark and condition, on the items both have; each p with
     its Holm-adjusted value (`p_holm`) over the model pairs of that benchmark and condition."""
@@ -307,7 +365,9 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
                    "b_value": bench.headline_value(b) if shared else None,
                    **dict.fromkeys(("difference", "ci_low", "ci_high", "ci_method", "test", "p", "p_bound")),
                    **metrics.delta_warning([metrics.unreadable(x, y) for x, y in zip(a, b)])}
-            if shared and bench.headline_metric == "accuracy":  # McNemar mid-p and Tango's interval, as the audit's
+            if shared and bench.headline_metric == "accuracy" and max(ea.repeats, eb.repeats) > 1:
+                row.update(_repeated_test(ea, eb, condition, bench))
+            elif shared and bench.headline_metric == "accuracy":  # McNemar mid-p and Tango's interval, as the audit's
                 test = paired_accuracy_test([x.get("correct") for x in a], [y.get("correct") for y in b])
                 row.update(difference=test["difference"], ci_low=test["ci"][0], ci_high=test["ci"][1],
                            ci_method=test["ci_method"], test=test["test"], p=test["p"], p_bound=test["p_bound"],
@@ -394,10 +454,11 @@ def panel_rows(table: list[dict], runs: list[dict], pass_lines: list[dict], by: 
 
 # ---------------------------------------------------------------- the whole comparison
 
-def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = None, resamples: int = RESAMPLES,
+def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = None, resamples: int | None = None,
                  seed: int = 0, reading: str | None = None, cluster: str | None = None) -> Comparison:
     entries, notes = read_entries(run_dirs, reading)
-    settings = Settings(resamples=resamples, seed=seed, cluster=cluster)
+    cluster = default_cluster([e.benchmark for e in entries], cluster)
+    settings = Settings(resamples=resamples or RESAMPLES, seed=seed, cluster=cluster)
     notes += cluster_notes([e.benchmark for e in entries], cluster)
     fields = _strata(entries, list(by) if by is not None else None, notes)
     rows = [row for i, e in enumerate(entries) for row in table_rows(e, fields[i], settings)]
@@ -405,9 +466,10 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
     notes += [f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for {e.model} on "
               f"{e.benchmark.name}" for e in entries if not {WITH, REMOVED} <= e.by_condition.keys()]
     tests = test_rows(entries, settings)
-    notes += [f"{e.source}: {k} repeats: Δimg, Δlang and the paired tests pair one record per item and condition "
-              "(the last repeat's); the section over repeats gives each repeat and the pooled Δ"
-              for e in entries if (k := n_repeats(e.records)) > 1]
+    notes += [f"{e.source}: {k} repeats: the Δimg table and the tests between models pair each item's mean over its "
+              "repeats; Δlang and the audit's transition tables pair one record per item and condition (the last "
+              "repeat's); the section over repeats gives each repeat and the pooled Δ"
+              for e in entries if (k := e.repeats) > 1]
     delta_lang = pd.DataFrame(language_delta_rows([e.runs for e in entries], settings),
                               columns=[*DELTA_LANG_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])])
     whole_exams: dict = {}  # each data's whole exams, loaded once for all its entries

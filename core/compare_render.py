@@ -449,7 +449,7 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
     return bidi_auto("".join(out))
 
 
-def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int) -> list[Path]:
+def write_page(comparison: Comparison, path: Path, *, resamples: int | None, seed: int) -> list[Path]:
     """The comparison page at `path` and, beside it in `<stem>-audits/`, one audit page per
     run (or joined runs) it links to. Returns the files written."""
     from medvqa.core.audit.html import write_html
@@ -464,11 +464,14 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int, seed: int)
     items_page = write_view([run.read_as(readings.get(run.benchmark.name)) for run in by_dir.values()],
                             items_page_beside(path))
     written, links = [items_page], {}
+    level = comparison.intervals.get("cluster")
     for i, r in enumerate(comparison.runs, 1):
         dirs, repeated = distinct(r["runs"])
-        doc = audit_saved([by_dir[str(Path(d))] for d in dirs], repeated, resamples=resamples, seed=seed,
-                          reading=readings.get(r["benchmark"]),
-                          cluster=comparison.intervals.get("cluster"))  # the comparison's intervals, --cluster too
+        saved = [by_dir[str(Path(d))] for d in dirs]
+        # the comparison's intervals, --cluster too, where the run's benchmark declares that level
+        declared = level is not None and level in saved[0].benchmark.cluster_levels
+        doc = audit_saved(saved, repeated, resamples=resamples, seed=seed, reading=readings.get(r["benchmark"]),
+                          cluster=level if declared else "none")
         slug = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in f"{r['benchmark']}-{r['model']}")[:80]
         target = folder / f"{i:02d}-{slug}.html"
         written.append(write_html(doc, target, view_href=f"../{quote(items_page.name)}"))

@@ -78,6 +78,10 @@ class Cell:
     other_correct: int | None = None
     extracted: int = 0  # parse failures with an assisted reading
     reading: str = STRICT
+    # a run asked --repeats K times: K, and the items the records are repeats of; n counts records
+    # (item × repeat), and the interval of an accuracy is the item-level one over the items' means
+    repeats: int = 1
+    n_items: int | None = None
 
     @property
     def other_reading(self) -> str:
@@ -101,17 +105,22 @@ class Cell:
         """A table row's accuracy columns: n, correct, accuracy, its 95 % (Wilson) interval (ci_low,
         ci_high, ci_method, whatever the headline metric), the count of each of `statuses` and,
         where an extraction exists, the assisted columns (`assisted_columns`)."""
-        ci = self.ci if self.metric == ACCURACY else accuracy_ci(self.correct, self.n)
+        ci, method = (self.ci, self.ci_method) if self.metric == ACCURACY else (accuracy_ci(self.correct, self.n), WILSON)
         return {"n": self.n, "correct": self.correct, "accuracy": self.accuracy, "ci_low": ci[0] if ci else None,
-                "ci_high": ci[1] if ci else None, "ci_method": WILSON if ci else None,
+                "ci_high": ci[1] if ci else None, "ci_method": method if ci else None, **self.repeat_columns(),
                 **{s: self.statuses.get(s, 0) for s in statuses}, **assisted_columns(self)}
+
+    def repeat_columns(self) -> dict[str, int]:
+        """{n_items, repeats} of a group of repeated records; {} otherwise."""
+        return {"n_items": self.n_items, "repeats": self.repeats} if self.repeats > 1 else {}
 
     def as_dict(self) -> dict[str, Any]:
         """{n, correct, accuracy, ci, ci_method, <every status>, uncounted} (and metric and value
         when the headline is not accuracy)."""
         out = {"n": self.n, "correct": self.correct, "accuracy": self.accuracy,
                "ci": list(self.ci) if self.ci is not None else None, "ci_method": self.ci_method,
-               **{s: self.statuses.get(s, 0) for s in STATUSES}, "uncounted": self.uncounted}
+               **{s: self.statuses.get(s, 0) for s in STATUSES}, "uncounted": self.uncounted,
+               **self.repeat_columns()}
         if self.metric != ACCURACY:
             out.update(metric=self.metric, value=self.value)
         if self.other_correct is not None:
@@ -254,6 +263,14 @@ def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell
         ci = head.get("ci")
         return Cell(n, correct, head.get("value"), tuple(ci) if ci else None, head.get("ci_method", "bootstrap"),
                     head.get("metric", benchmark.headline_metric), dict(statuses), left_out, **assisted)
+    repeats = len({r.get("repeat") or 0 for r in kept})
+    if repeats > 1:  # repeats of one item are not more items: the item-level interval (core/repeats.py)
+        from medvqa.core.repeats import item_ci, item_means
+
+        means = item_means(kept)
+        ci, method = item_ci(means)
+        return Cell(n, correct, correct / n, ci, method, ACCURACY, dict(statuses), left_out, **assisted,
+                    repeats=repeats, n_items=len(means))
     return Cell(n, correct, correct / n if n else None, accuracy_ci(correct, n), WILSON if n else None,
                 ACCURACY, dict(statuses), left_out, **assisted)
 
@@ -419,8 +436,10 @@ def headline_numbers(records: Iterable[Mapping], benchmark: Benchmark | None = N
 
 def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchmark | None = None,
           excluded: Iterable[Mapping] = (), reading: str | None = None) -> pd.DataFrame:
-    """One row per condition (× level of each field of `by`): n, n_excluded (items without a usable
-    gold answer in that level that the condition would ask: `excluded_counts`), uncounted, correct, accuracy, its interval and every status; with
+    """One row per condition (× level of each field of `by`): n (with `n_items` and `repeats`
+    beside it for a run asked --repeats K times), n_excluded (items without a usable gold answer
+    in that level that the condition would ask: `excluded_counts`), uncounted, correct, accuracy,
+    its interval and every status; with
     `metric` and `value` too when the benchmark's headline is not accuracy, and the other reading's
     columns (`other_columns`) where an extraction exists. Given a `reading`, the records are read
     so (`read`) and each row names it (`reading` column)."""
@@ -432,6 +451,7 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
     headline = benchmark is not None and benchmark.headline_metric != ACCURACY
     columns = ["condition", *by, "n", "n_excluded", "uncounted", "correct", "accuracy", *CI_COLUMNS, "ci_method",
                *STATUSES, *(["metric", "value"] if headline else [])]
+    repeated = False
     excluded, n_excluded = list(excluded), {}
     rows = []
     for key, rs in group(records, by).items():
@@ -444,7 +464,10 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
                "uncounted": c.uncounted, **c.accuracy_columns(STATUSES)}
         if headline:
             row.update(metric=c.metric, value=c.value)
+        repeated |= c.repeats > 1
         rows.append(row)
+    if repeated:  # a run asked --repeats K times: the items its interval is over, and K, beside n
+        columns[columns.index("n") + 1:columns.index("n") + 1] = ["n_items", "repeats"]
     if reading is not None:
         rows = [{**row, "reading": reading} for row in rows]
         columns.append("reading")

@@ -32,6 +32,9 @@ from typing import Any, Iterable, Mapping, Sequence
 from medvqa.core import metrics
 from medvqa.core.results import condition_order, is_derived
 
+# the `ci_method` of an item-level interval: Student's t over the items' means, or (no spread
+# among them) Wilson's on the items
+ITEM_T, ITEM_WILSON = "item-mean-t", "item-mean-wilson"
 ITEM_INTERVAL = ("Student's t over items (each item's mean over the repeats); Wilson on the items where "
                  "their means do not vary")
 NO_INTERVAL = "none: the headline metric is not a mean over items"
@@ -70,17 +73,29 @@ def _t_interval(values: Sequence[float], mean: float) -> tuple[float, float] | N
 
 def item_interval(per_item: Sequence[float], lower: float = 0.0) -> tuple[float, float] | None:
     """The item-level 95 % interval of the mean of `per_item` (each item's mean over its
-    repeats; see the module's docstring), clipped to [`lower`, 1] (−1 for a difference)."""
+    repeats; see the module's docstring), clipped to [`lower`, 1] (−1 for a difference). A
+    difference without spread among its items (one item, or every item's the same) has none:
+    no interval measures a spread that is not there, and a zero-width one would claim certainty."""
+    return item_ci(per_item, lower)[0]
+
+
+def item_ci(per_item: Sequence[float], lower: float = 0.0) -> tuple[tuple[float, float] | None, str | None]:
+    """(`item_interval`, its `ci_method`: `ITEM_T` or `ITEM_WILSON`; None without an interval)."""
     if not per_item:
-        return None
+        return None, None
     mean = fmean(per_item)
     found = _t_interval(per_item, mean)
     if found is None:  # no spread among the items: the Wilson interval of a proportion on them
         if lower < 0:
-            return (mean, mean) if len(per_item) < 2 else None
-        exact = metrics.accuracy_ci(round(mean * len(per_item)), len(per_item))
-        return tuple(exact) if exact else None
-    return (max(lower, found[0]), min(1.0, found[1]))
+            return None, None
+        exact = metrics.accuracy_ci(mean * len(per_item), len(per_item))  # (expected counts where means are not 0 or 1)
+        return (tuple(exact), ITEM_WILSON) if exact else (None, None)
+    return (max(lower, found[0]), min(1.0, found[1])), ITEM_T
+
+
+def item_means(records: Iterable[Mapping]) -> list[float]:
+    """Each item's mean correctness over its records (its repeats), in first-seen order."""
+    return list(item_means_by_id(records).values())
 
 
 def repeat_numbers(records: Iterable[Mapping], benchmark: Any = None, reading: str | None = None) -> dict | None:
@@ -98,16 +113,13 @@ def repeat_numbers(records: Iterable[Mapping], benchmark: Any = None, reading: s
     for cond in conditions:
         values = [metrics.cell([r for r in rs if r["condition"] == cond], benchmark).value for rs in repeats.values()]
         values = [v for v in values if v is not None]
-        per_item: dict[str, list[float]] = defaultdict(list)
-        for r in kept:
-            if r["condition"] == cond:
-                per_item[r["item_id"]].append(float(bool(r.get("correct"))))
-        means = [fmean(v) for v in per_item.values()]
+        means = item_means(r for r in kept if r["condition"] == cond)
+        ci, method = item_ci(means) if accuracy else (None, None)
         out["conditions"][cond] = {
-            "n_items": len(per_item), "per_repeat": values,
+            "n_items": len(means), "per_repeat": values,
             "mean": fmean(values) if values else None,
             "between_repeat_sd": stdev(values) if len(values) > 1 else None,
-            "ci": list(item_interval(means) or ()) or None if accuracy else None,
+            "ci": list(ci) if ci else None, "ci_method": method,
         }
     with_image, without = IMAGE_PAIR
     if with_image in conditions and without in conditions:
@@ -133,11 +145,45 @@ def paired_repeats(a: Iterable[Mapping], b: Iterable[Mapping]) -> dict:
     deltas = [{"repeat": k, "n": len(v), "delta": fmean(v)} for k, v in sorted(per_repeat.items())]
     values = [d["delta"] for d in deltas]
     means = [fmean(v) for v in per_item.values()]
+    ci, method = item_ci(means, lower=-1.0)
     return {"per_repeat": deltas, "mean": fmean(values) if values else None,
             "between_repeat_sd": stdev(values) if len(values) > 1 else None,
             "pooled": {"n_items": len(means), "delta": fmean(means) if means else None,
-                       "ci": list(item_interval(means, lower=-1.0) or ()) or None},
+                       "ci": list(ci) if ci else None, "ci_method": method},
             "method": ITEM_INTERVAL.split(";")[0]}
+
+
+ITEM_PAIRED_T = "item-mean-paired-t"  # the `test` of `paired_means_test`
+
+
+def paired_means_test(a: Sequence[float], b: Sequence[float]) -> dict:
+    """a − b on the same items, each side one value per item (its mean over its repeats): the
+    item-level t interval of the mean contrast (`item_ci`, clipped to [−1, 1]) and the paired t
+    test from the same statistic, so the interval excludes 0 exactly when p < 0.05. Every repeat
+    of an item enters through its mean: testing the last repeat alone dropped the others.
+    {"n", "difference", "ci", "ci_method", "test", "p", "p_bound", "note"}; neither interval nor
+    test where the contrasts do not vary (one item, or every item's the same)."""
+    d = [x - y for x, y in zip(a, b, strict=True)]
+    ci, method = item_ci(d, lower=-1.0)
+    out = {"n": len(d), "difference": fmean(d) if d else None, "ci": list(ci) if ci else None, "ci_method": method,
+           "test": ITEM_PAIRED_T, "p": None, "p_bound": None, "note": None}
+    if ci is None:
+        return {**out, "note": "every item gives the same contrast: no interval, no test" if d else None}
+    from scipy.special import stdtr
+
+    from medvqa.core.audit.stats import P_FLOOR
+
+    t = fmean(d) / (stdev(d) / math.sqrt(len(d)))
+    p = 2 * float(stdtr(len(d) - 1, -abs(t)))
+    return {**out, "p": p, "p_bound": "="} if p >= P_FLOOR else {**out, "p": P_FLOOR, "p_bound": "<"}
+
+
+def item_means_by_id(records: Iterable[Mapping]) -> dict[str, float]:
+    """{item id: its mean correctness over its records (its repeats)}."""
+    per_item: dict[str, list[float]] = defaultdict(list)
+    for r in records:
+        per_item[r["item_id"]].append(float(bool(r.get("correct"))))
+    return {i: fmean(v) for i, v in per_item.items()}
 
 
 def language_repeats(local: Iterable[Mapping], other: Iterable[Mapping]) -> dict[str, dict]:

@@ -21,7 +21,7 @@ from medvqa.cli.main import cli
 from medvqa.core.audit import stats
 from medvqa.core.run.options import RunOptions, run
 
-ESTIMATES = {"ci": ("delta_img", "delta_lang", "difference", "accuracy", "value"), "ci_a_with": ("a_with",),
+ESTIMATES = {"ci": ("delta_img", "delta_lang", "difference", "accuracy", "value", "mean", "delta"), "ci_a_with": ("a_with",),
              "ci_a_removed": ("a_removed",)}
 P_KEYS = ("p", "p_holm", "mcnemar_p", "mcnemar_p_holm", "mcnemar_exact_p", "exact_p", "p_cluster", "binomial_p",
           "binomial_p_with")
@@ -431,3 +431,72 @@ def test_the_audit_pages_a_clustered_comparison_links_to_show_the_cluster_interv
         assert "cluster bootstrap over case" in text, audit_page.name
         doc = invoke("audit", runs[name], "--cluster", "case", "--resamples", "100", "--json")
         assert doc["intervals"]["cluster"] == "case" and doc["paired"]["overall"]["n_clusters"] > 0
+
+
+# ---------------------------------------------------------------- clusters by default, repeated runs
+
+def block_run(tmp_path, name: str, right) -> "Path":
+    """A replay of IgakuQA 2018's block 112B (real data: 49 items, five linked pairs 112B40–41 …
+    112B48–49, so 44 cases), right on the items `right(number)` picks, under C+Q."""
+    from tests.conftest import shared_data
+
+    data = shared_data("igakuqa")
+    items = medvqa.load("igakuqa", path=data, select={"block": ["112B"]})
+    lines = [{"item_id": it.id, "condition": "C+Q", "response": json.dumps({"answer": answer(it, right(it.id))})}
+             for it in items if not it.excluded]
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    run(RunOptions(benchmark="igakuqa", model=f"replay:{path}", data=str(data), conditions="C+Q",
+                   select={"block": ["112B"]}, run_dir=str(tmp_path / name)), progress=False)
+    return tmp_path / name
+
+
+def test_a_benchmark_that_declares_clusters_gets_the_cluster_interval_by_default(tmp_path):
+    # right on 112B1-112B30, wrong on the other 19: accuracy 30/49; 44 cases (the five pairs
+    # 40-41 … 48-49 are one case each), so the cluster bootstrap resamples 44 units by default
+    run_dir = block_run(tmp_path, "first30", lambda item_id: int(item_id[4:]) <= 30)
+    other = block_run(tmp_path, "last19", lambda item_id: int(item_id[4:]) > 30)
+    compared = invoke("compare", run_dir, other, "--resamples", "2000", "--json")
+    assert compared["intervals"]["cluster"] == "case" and "--cluster none" in compared["intervals"]["cluster_statement"]
+    overall = {r["model"]: r for r in compared["table"] if r["stratum"] == "overall"}
+    row = next(r for m, r in overall.items() if "first30" in m)
+    assert (row["n"], row["value"]) == (49, pytest.approx(30 / 49))
+    assert (row["cluster_level"], row["n_clusters"]) == ("case", 44)
+    assert row["cluster_ci_low"] < 30 / 49 < row["cluster_ci_high"]
+    audited = invoke("audit", run_dir, other, "--resamples", "2000", "--json")
+    assert audited["intervals"]["cluster"] == "case"
+    # --cluster none switches it off: item-level intervals only, and no cluster column
+    plain = invoke("compare", run_dir, other, "--cluster", "none", "--json")
+    assert plain["intervals"]["cluster"] is None and "cluster_statement" not in plain["intervals"]
+    assert all("cluster_ci_low" not in r for r in plain["table"])
+    assert invoke("audit", run_dir, "--cluster", "none", "--json")["intervals"]["cluster"] is None
+    # 10,000 resamples unless --resamples says otherwise: about 250 in each tail of a 95 % interval
+    by_default = invoke("audit", run_dir, "--json")
+    assert by_default["settings"]["resamples"] == 10_000 == stats.RESAMPLES
+    assert by_default["paired"]["overall"]["n"] == 0 and by_default["marginals"]["overall"]["C+Q"]["n"] == 49
+    # the text output names the level
+    text = CliRunner().invoke(cli, ["compare", str(run_dir), str(other), "--resamples", "200"])
+    assert text.exit_code == 0 and "Cluster-bootstrap intervals (case)" in text.output
+
+
+def test_the_invariants_hold_on_repeated_runs(tmp_path):
+    """The random baseline on the sample, three repeats, and a replay beside it: every interval of
+    report, audit and compare contains its estimate, has width, names its method; no p is 0."""
+    repeated = tmp_path / "random3"
+    run(RunOptions(benchmark="jmed48k", model="random", sample=True, conditions="C+Q,C+Q+I", repeats=3,
+                   run_dir=str(repeated)), progress=False)
+    right = replay_run(tmp_path, "right", True, False)
+    docs = {"report": invoke("report", repeated, "--json"),
+            "audit": invoke("audit", repeated, right, "--resamples", "200", "--json"),
+            "compare": invoke("compare", repeated, right, "--resamples", "200", "--json")}
+    seen = 0
+    for name, doc in docs.items():
+        for where, estimate, (low, high), n, method in intervals(doc):
+            seen += 1
+            assert low - 1e-12 <= estimate <= high + 1e-12, (name, where, estimate, low, high)
+            assert n is None or n < 1 or high > low, (name, where)
+            assert method, (name, where)
+        for where, p in p_values(doc):
+            assert 0 < p <= 1, (name, where, p)
+        assert list(contradictions(doc)) == [], name
+    assert seen > 20

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from medvqa.core.audit import stats
+from medvqa.core.repeats import item_means_by_id, n_repeats, paired_means_test
 from medvqa.core.conditions import ALL, IMAGE_REMOVAL
 from medvqa.core.run.forced import FORCED_CONDITION
 from medvqa.core.items import DataError, Item
@@ -274,6 +275,22 @@ PRIMARY, SECONDARY = "primary", "secondary"
 
 def _levels(benchmark: Any) -> tuple[str, ...]:
     return tuple(getattr(benchmark, "cluster_levels", ()) or ())
+
+
+NO_CLUSTER = "none"  # `--cluster none`: item-level intervals only, whatever the benchmarks declare
+
+
+def default_cluster(benchmarks: Iterable[Any], cluster: str | None) -> str | None:
+    """The cluster level of a document's cluster intervals: `cluster` as given, None for
+    `NO_CLUSTER`, and when not given the first level (the finest) of the first benchmark that
+    declares any. Linked questions and exam blocks are not independent draws (item-level
+    intervals cover 0.87–0.89 where linked questions share a case: docs/audit.md), so a benchmark
+    that says which items are linked gets the cluster interval unless it is switched off."""
+    if cluster == NO_CLUSTER:
+        return None
+    if cluster is not None:
+        return cluster
+    return next((levels[0] for b in benchmarks if (levels := _levels(b))), None)
 
 
 def cluster_notes(benchmarks: Iterable[Any], level: str | None) -> list[str]:
@@ -823,11 +840,16 @@ def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[
         if not {it.benchmark for it in runs[i].items.values()} & {it.benchmark for it in runs[j].items.values()}:
             continue
         clusters = cluster_map(runs[i].benchmark, runs[i].items.values(), s.cluster)
+        repeated = max(n_repeats(runs[i].records), n_repeats(runs[j].records)) > 1
         for cond in (WITH, REMOVED):
             shared = sorted({item for (item, c) in ka if c == cond} & {item for (item, c) in kb if c == cond})
             a, b = [ka[(x, cond)] for x in shared], [kb[(x, cond)] for x in shared]
-            row = {"a": names[i], "b": names[j], "measure": f"accuracy {cond}",
-                   **paired_accuracy_test([bool(r.get("correct")) for r in a], [bool(r.get("correct")) for r in b]),
+            if repeated:  # each item's mean over its repeats, as compare's tests pair them
+                ma, mb = (item_means_by_id(r for r in run.records if r["condition"] == cond) for run in (runs[i], runs[j]))
+                test = paired_means_test([ma[x] for x in shared], [mb[x] for x in shared])
+            else:
+                test = paired_accuracy_test([bool(r.get("correct")) for r in a], [bool(r.get("correct")) for r in b])
+            row = {"a": names[i], "b": names[j], "measure": f"accuracy {cond}", **test,
                    **metrics.delta_warning([metrics.unreadable(x, y) for x, y in zip(a, b)])}
             if clusters is not None:
                 ca, cb = [float(bool(r.get("correct"))) for r in a], [float(bool(r.get("correct"))) for r in b]
@@ -914,11 +936,13 @@ ITEM_LEVEL = ("item-level: items treated as independent draws, so the intervals 
 
 def intervals_statement(cluster: str | None) -> dict:
     """What a document's intervals are: {"item": the item-level statement, "cluster": the cluster
-    level of the cluster-bootstrap intervals beside them (None without --cluster)}. Every
+    level of the cluster-bootstrap intervals beside them (`default_cluster`; None with --cluster
+    none or where no benchmark declares clusters)}. Every
     document that prints intervals carries it."""
     return {"item": ITEM_LEVEL, "cluster": cluster,
             **({"cluster_statement": f"cluster bootstrap over {cluster} (whole {cluster}s resampled): the intervals "
-                                     f"generalise to a population of {cluster}s like these"} if cluster else {})}
+                                     f"generalise to a population of {cluster}s like these (--cluster none: item-level only)"}
+               if cluster else {})}
 
 
 def intervals_text(doc: dict) -> str:

@@ -142,11 +142,12 @@ def read_cohorts(path: str | Path) -> dict[str, str]:
 
 def audit_saved(runs: Sequence[SavedRun], notes: Sequence[str] = (), *, by: Sequence[str] | None = None,
                 cohorts: str | Path | Mapping[str, Any] | None = None, refusals: str = "strict", examples: int = 3,
-                resamples: int = 1000, seed: int = 0, reading: str | None = None, cluster: str | None = None) -> dict:
+                resamples: int | None = None, seed: int = 0, reading: str | None = None, cluster: str | None = None) -> dict:
     """`medvqa.audit` of runs already read (`read_runs`; `notes`: its notes), so that a command
     that has read them for another output audits them without reading them again; the
     arguments are `medvqa.audit`'s (`by`: a sequence of names, None for the default strata)."""
-    from medvqa.core.audit.analysis import Settings, audit as audit_runs, cluster_notes
+    from medvqa.core.audit import stats
+    from medvqa.core.audit.analysis import Settings, audit as audit_runs, cluster_notes, default_cluster
     from medvqa.core.audit.pairing import language_pairs
     from medvqa.core.metrics import reading_summary
 
@@ -154,8 +155,9 @@ def audit_saved(runs: Sequence[SavedRun], notes: Sequence[str] = (), *, by: Sequ
     said = reading_summary(runs)
     groups, joined = join_runs(runs)
     notes = [*notes, *joined]
+    cluster = default_cluster([g[0].benchmark for g in groups], cluster)
     settings = Settings(by=tuple(by) if by is not None else default_by(groups), refusals=refusals,
-                        resamples=resamples, seed=seed, examples=examples, cluster=cluster)
+                        resamples=resamples or stats.RESAMPLES, seed=seed, examples=examples, cluster=cluster)
     if isinstance(cohorts, Mapping):
         cohorts = parse_cohorts(dict(cohorts))
     elif cohorts is not None:

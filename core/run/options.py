@@ -59,7 +59,7 @@ class RunOptions:
     language: str | None = None  # one of the benchmark's languages (`--language`); None: its first
     model_name: str | None = None  # the name the model goes by in tables and pairing (`--model-name`)
     reading: str | None = None  # the summary's headline reading (`--reading`); None: the benchmark's protocol's
-    repeats: int = 1  # ask every pair this many times (`--repeats`), repeat r with seed + r
+    repeats: int = 1  # ask every pair this many times (`--repeats`), repeat r with `repeat_seed(seed, r)`
     batch: bool = False  # send the requests through the provider's batch API (`--batch`)
     batch_poll_s: float = 30.0  # seconds between two polls of the open batches
     batch_wait_s: float | None = None  # stop waiting after this many seconds (the rest: missing, polled next time)
@@ -75,6 +75,17 @@ class RunOptions:
 
 # the keys of a manifest's `load` that `load_items` reads itself; any other goes to the loader as a keyword
 LOAD_KEYS = ("data", "split", "sample", "select", "limit")
+
+
+def repeat_seed(seed: int, repeat: int) -> int:
+    """The seed repeat `repeat` of a run with `seed` is asked with: the run's own for repeat 0 (so
+    the first repeat is the run without repeats), past it one drawn from (seed, repeat) by SHA-256,
+    a non-negative 31-bit integer. Not seed + repeat: that made repeat 1 of `--seed 0` the same
+    answers as repeat 0 of `--seed 1`, so two runs meant to be independent shared repeats."""
+    if repeat == 0:
+        return seed
+    digest = hashlib.sha256(f"medvqa-repeat\x00{seed}\x00{repeat}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1
 
 
 def load_items(benchmark, opts: dict[str, Any]):
@@ -152,10 +163,11 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
                                    **({"model_name": options.model_name} if options.model_name else {})},
                    forced_guess=options.forced_guess, retry_errors=options.retry_errors,
                    max_response_bytes=options.max_response_bytes, repeats=options.repeats,
-                   repeat_backend=lambda r: batched(plugins.get_backend(options.model, seed=options.seed + r,
-                                                                        **options.backend_options)))
+                   repeat_backend=lambda r: batched(plugins.get_backend(
+                       options.model, seed=repeat_seed(options.seed, r), **options.backend_options)))
     if options.repeats > 1:
-        spec.extra_manifest["repeats"] = {"n": options.repeats, "seeds": "the run's seed + the repeat index"}
+        spec.extra_manifest["repeats"] = {"n": options.repeats,
+                                          "seeds": [repeat_seed(options.seed, r) for r in range(options.repeats)]}
     return spec
 
 

@@ -233,7 +233,7 @@ class RunSpec:
     max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES
     # Ask every pair this many times (`--repeats`); each record past the first keeps its index in `repeat`.
     repeats: int = 1
-    # The backend of repeat r ≥ 1 (the run's with seed + r, say); None: `backend` for every repeat.
+    # The backend of repeat r ≥ 1 (the run's with its own seed, say); None: `backend` for every repeat.
     repeat_backend: Callable[[int], Backend] | None = None
 
     def __post_init__(self) -> None:  # refused here, before the run directory is touched

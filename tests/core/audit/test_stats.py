@@ -36,13 +36,28 @@ def test_score_test_by_hand_and_it_agrees_with_the_wilson_interval():
 
 def test_bootstrap_ci_is_seeded_and_brackets_the_mean():
     values = [1.0] * 30 + [0.0] * 70
-    a = stats.bootstrap_ci(values, seed=3)
-    assert a == stats.bootstrap_ci(values, seed=3)
-    assert a != stats.bootstrap_ci(values, seed=4)
+    a = stats.bootstrap_ci(values, seed=3, resamples=200)  # few resamples: seeds differ in the limits
+    assert a == stats.bootstrap_ci(values, seed=3, resamples=200)
+    assert a != stats.bootstrap_ci(values, seed=4, resamples=200)
     lo, hi = a
     assert lo < 0.3 < hi
     # The normal approximation of a 95 % interval for p = 0.3, n = 100 is ±0.09.
     assert 0.05 < hi - lo < 0.25
+
+
+def test_resampled_sums_draw_whole_clusters_as_often_as_the_bootstrap_does():
+    """Three clusters: a holds two right items (totals 2, 2), b and c one wrong item each (0, 1).
+    A resample draws 3 clusters with replacement, k of them a with k ~ Binomial(3, 1/3): the
+    numerator is 2k and the denominator 3 + k, so P(2k = 0, 2, 4, 6) = 8, 12, 6, 1 over 27."""
+    sums = stats.resampled_sums(np.array([[1, 1], [1, 1], [0, 1], [0, 1]]), ["a", "a", "b", "c"])
+    assert sums.shape == (stats.RESAMPLES, 2) == (10_000, 2)
+    k = sums[:, 0] / 2
+    assert np.array_equal(sums[:, 1], 3 + k)
+    shares = [float(np.mean(k == j)) for j in range(4)]
+    assert shares == pytest.approx([8 / 27, 12 / 27, 6 / 27, 1 / 27], abs=0.015)  # 3 SE at 10,000
+    # seeded: the same sums again
+    again = stats.resampled_sums(np.array([[1, 1], [1, 1], [0, 1], [0, 1]]), ["a", "a", "b", "c"])
+    assert np.array_equal(sums, again)
 
 
 def test_bootstrap_ci_degenerate_inputs():

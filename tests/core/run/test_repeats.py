@@ -1,4 +1,4 @@
-"""`--repeats K`: every pair asked K times (repeat r with seed + r), each repeat its own request
+"""`--repeats K`: every pair asked K times (repeat r with its own seed), each repeat its own request
 key and record, resumed repeat by repeat; the summary's mean over repeats, between-repeat SD,
 item-level interval and Δimg per repeat and pooled, checked against a hand computation on the
 records of a server that samples its answers at temperature > 0."""
@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from medvqa.cli.main import cli
 from medvqa.core.repeats import item_interval, paired_repeats
-from medvqa.core.run.options import RunOptions, run
+from medvqa.core.run.options import RunOptions, repeat_seed, run
 from medvqa.core.run.store import read_all_records, read_records
 
 from tests.openai_server import OpenAIServer
@@ -50,7 +50,7 @@ def test_each_repeat_is_asked_once_with_its_own_seed_and_key_and_resume_counts_r
     assert r["sent_first"] == 2 * PAIRS + 1  # two repeats and one preflight request
     assert r["sent_third"] == PAIRS + 1 and r["third"].requested == PAIRS  # only repeat 2 is new
     assert r["sent_again"] == 0 and r["again"].requested == 0
-    assert r["seeds"][-3:] == [0, 1, 2]
+    assert r["seeds"][-3:] == sorted([0, repeat_seed(0, 1), repeat_seed(0, 2)])
     records = read_records(r["dir"])
     assert len(records) == 3 * PAIRS == len(read_all_records(r["dir"]))
     assert sorted({rec["repeat"] for rec in records}) == [0, 1, 2]
@@ -117,6 +117,23 @@ def test_item_interval_worked_by_hand():
     assert [x["delta"] for x in d["per_repeat"]] == [1.0, 0.0] and d["pooled"]["delta"] == 0.5
 
 
+def test_a_pooled_delta_without_spread_among_its_items_has_no_interval():
+    """One paired item, right with the image in both repeats and wrong without: its pooled Δ is
+    (1 + 1) / 2 = 1.0 with no interval (not [1.0, 1.0]); two such items likewise (no spread)."""
+    def side(item_ids, correct):
+        return [{"item_id": i, "correct": correct, "repeat": k} for i in item_ids for k in (0, 1)]
+
+    one = paired_repeats(side(["a"], True), side(["a"], False))
+    assert one["pooled"] == {"n_items": 1, "delta": 1.0, "ci": None, "ci_method": None}
+    two = paired_repeats(side(["a", "b"], True), side(["a", "b"], False))
+    assert two["pooled"] == {"n_items": 2, "delta": 1.0, "ci": None, "ci_method": None}
+    # with spread, the t interval over the two items' means 1.0 and 0.5: 0.75 ± t(1) · 0.353553 / √2
+    mixed = paired_repeats(side(["a"], True) + side(["b"], True),
+                           side(["a"], False) + [{"item_id": "b", "correct": c, "repeat": k} for k, c in ((0, True), (1, False))])
+    half = 12.706204736174698 * math.sqrt(0.125) / math.sqrt(2)
+    assert mixed["pooled"]["ci"] == [-1.0, 1.0] and 0.75 - half < -1 and 0.75 + half > 1  # clipped to [−1, 1]
+
+
 def test_the_cli_takes_repeats_and_prints_them(tmp_path):
     with OpenAIServer(sampling=True) as server:
         result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base",
@@ -124,6 +141,7 @@ def test_the_cli_takes_repeats_and_prints_them(tmp_path):
                                           "--run-dir", str(tmp_path / "run")])
         assert result.exit_code == 0, result.output
         assert "over 2 repeats (interval: Student's t over items" in result.output
+        assert "the 95% CI is item-level: each item's mean over its repeats" in result.output
         as_json = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base",
                                            server.url, "--conditions", "C+Q", "--temperature", "0.5", "--repeats", "2",
                                            "--run-dir", str(tmp_path / "run"), "--json"])
@@ -179,9 +197,124 @@ def test_delta_lang_per_repeat_and_pooled_in_compare_match_a_hand_computation(tm
     assert got["between_repeat_sd"] == pytest.approx(abs(per_repeat[0] - per_repeat[1]) / math.sqrt(2))
 
 
+def test_runs_with_different_seeds_share_no_repeat(tmp_path):
+    """The random baseline on the sample's 17 items, --seed 0 and --seed 1, three repeats each:
+    every one of the six repeats answers differently (with seed + r, repeat 1 of seed 0 and
+    repeat 0 of seed 1 were one and the same), and the manifest lists each repeat's seed."""
+    answers = {}
+    for seed in (0, 1):
+        run_dir = tmp_path / f"seed{seed}"
+        run(RunOptions(benchmark="jmed48k", model="random", sample=True, conditions="C+Q", seed=seed, repeats=3,
+                       run_dir=str(run_dir)), progress=False)
+        for k in range(3):
+            answers[(seed, k)] = tuple(json.dumps(r["predicted"]) for r in sorted(
+                (r for r in read_records(run_dir) if r["repeat"] == k), key=lambda r: r["item_id"]))
+        manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+        assert manifest["repeats"]["seeds"] == [seed, repeat_seed(seed, 1), repeat_seed(seed, 2)]
+    assert all(len(a) == 17 for a in answers.values())
+    assert len(set(answers.values())) == 6
+    assert repeat_seed(0, 1) != 1 and len({repeat_seed(s, r) for s in range(50) for r in range(1, 10)}) == 450
+
+
 def test_repeats_with_forced_guess_are_refused_before_the_run_directory_is_touched(tmp_path):
     result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "random", "--repeats", "2",
                                       "--forced-guess", "--run-dir", str(tmp_path / "run")])
     assert result.exit_code == 1
     assert "--forced-guess and --repeats cannot be combined yet" in result.output
     assert not (tmp_path / "run").exists()  # no lock file, no folder left behind
+
+
+def test_a_repeated_run_s_headline_interval_is_the_item_level_one_in_every_output(tmp_path):
+    """The random baseline, seed 6, on the sample's first 3 items, 2 repeats: Q1 right twice, Q2
+    never, Q3 in repeat 0 only. Item means 1, 0, 1/2: mean 1/2, SD √((1/4 + 1/4 + 0) / 2) = 1/2,
+    half-width t(2, 0.975) · (1/2) / √3 = 4.302653 · 0.288675 = 1.242069, so [−0.742, 1.742]
+    clipped to [0, 1]. Counting the 6 records as items gave Wilson's 3/6 = [0.18762, 0.81238]
+    (centre (3 + z²/2) / (6 + z²) = 1/2, half z·√(6/4 + z²/4) / (6 + z²) = 0.312381)."""
+    import medvqa
+    from medvqa.core.compare import compare_runs
+
+    run_dir = tmp_path / "run"
+    result = run(RunOptions(benchmark="jmed48k", model="random", sample=True, conditions="C+Q", limit=3, repeats=2,
+                            seed=6, run_dir=str(run_dir)), progress=False)
+    right = defaultdict(list)
+    for r in sorted(read_records(run_dir), key=lambda r: (r["item_id"], r["repeat"])):
+        right[r["item_id"]].append(bool(r["correct"]))
+    assert list(right.values()) == [[True, True], [False, False], [True, False]]
+    half = 4.302652729749464 * 0.5 / math.sqrt(3)
+    assert half == pytest.approx(1.242069, abs=1e-6) and 0.5 - half < 0 and 0.5 + half > 1
+    want = {"n": 6, "n_items": 3, "repeats": 2, "accuracy": 0.5, "ci": [0.0, 1.0], "ci_method": "item-mean-t"}
+
+    (row,) = medvqa.report(run_dir, by="", fmt="json")
+    assert {k: row[k] for k in ("n", "n_items", "repeats", "accuracy", "ci_method")} == \
+        {k: want[k] for k in ("n", "n_items", "repeats", "accuracy", "ci_method")}
+    assert [row["ci_low"], row["ci_high"]] == want["ci"]
+    summary = result.summary()
+    assert summary["repeats"]["conditions"]["C+Q"]["ci"] == want["ci"]
+    table = compare_runs([run_dir], resamples=200).as_json()["table"]
+    (overall,) = [r for r in table if r["stratum"] == "overall"]
+    assert (overall["n"], overall["value"], [overall["ci_low"], overall["ci_high"]], overall["ci_method"]) == \
+        (6, 0.5, want["ci"], "item-mean-t")
+    cell = medvqa.audit(run_dir, resamples=200)["marginals"]["overall"]["C+Q"]
+    assert {k: cell[k] for k in want} == want
+
+
+def random_run(tmp_path, seed: int, conditions: str = "C+Q", limit: int | None = None):
+    run_dir = tmp_path / f"random-{seed}"
+    run(RunOptions(benchmark="jmed48k", model="random", sample=True, conditions=conditions, limit=limit, repeats=2,
+                   seed=seed, model_name=f"random-{seed}", run_dir=str(run_dir)), progress=False)
+    right = defaultdict(list)
+    for r in sorted(read_records(run_dir), key=lambda r: (r["item_id"], r["condition"], r["repeat"])):
+        right[(r["item_id"], r["condition"])].append(bool(r["correct"]))
+    return run_dir, right
+
+
+def test_tests_between_repeated_runs_pair_each_item_s_mean_over_its_repeats(tmp_path):
+    """Seeds 6 and 8 on the sample's first 3 items, 2 repeats: item means (1, 0, 1/2) and (0, 0, 1),
+    contrasts (1, 0, −1/2): mean 1/6, SD √((25 + 1 + 16) / 36 / 2) = 0.763763, SE 0.440959,
+    t = 0.377964 on 2 df: p = 2·(1/2 − t / (2√(2 + t²))) = 2·(0.5 − 0.129099) = 0.741801; the
+    interval 1/6 ± 4.302653 · 0.440959 clipped to [−1, 1]. The last repeat alone gave (1, 0, 0)
+    against (0, 0, 1): a difference of 0, one third of the data."""
+    from medvqa.core.compare import compare_runs
+
+    a, right_a = random_run(tmp_path, 6, limit=3)
+    b, right_b = random_run(tmp_path, 8, limit=3)
+    assert list(right_a.values()) == [[True, True], [False, False], [True, False]]
+    assert list(right_b.values()) == [[False, False], [False, False], [True, True]]
+    p = 2 * (0.5 - 0.377964473 / (2 * math.sqrt(2 + 0.377964473 ** 2)))
+    assert p == pytest.approx(0.741801, abs=1e-6)
+    (test,) = compare_runs([a, b], resamples=200).as_json()["tests"]
+    assert (test["n"], test["a_value"], test["b_value"]) == (3, 0.5, pytest.approx(1 / 3))
+    assert (test["difference"], test["p"]) == (pytest.approx(1 / 6), pytest.approx(p, abs=1e-6))
+    assert ([test["ci_low"], test["ci_high"]], test["ci_method"], test["test"]) == \
+        ([-1.0, 1.0], "item-mean-t", "item-mean-paired-t")
+    import medvqa
+
+    audited = {c["measure"]: c for c in medvqa.audit(a, b, resamples=200)["comparisons"]}
+    same = audited["accuracy C+Q"]
+    assert (same["n"], same["difference"], same["p"], same["test"]) == (3, test["difference"], test["p"], test["test"])
+
+
+def test_compare_s_delta_img_of_a_repeated_run_is_the_pooled_one(tmp_path):
+    """Seed 11 on the sample, C+Q+I and C+Q, 2 repeats; its 5 image items, (with, removed) per
+    repeat: Nurse Q3 (1, 0) (0, 1); A Q3 (1, 0) (0, 0); A Q4 (1, 0) (0, 0); B Q2 and B Q3 wrong in
+    all four. Item contrasts of the means: 0, 1/2, 1/2, 0, 0: pooled Δimg 0.2; deviations
+    −0.2, 0.3, 0.3, −0.2, −0.2, SD √(0.30 / 4) = 0.273861, SE 0.122474: 0.2 ± 2.776445 · 0.122474
+    = [−0.140044, 0.540044], t = 1.632993 on 4 df, p 0.177808. The last repeat alone gave
+    0 with the image and 1/5 without: Δimg −0.2, the opposite sign."""
+    from medvqa.core.compare import compare_runs
+
+    run_dir, right = random_run(tmp_path, 11, conditions="C+Q,C+Q+I")
+    image_items = sorted({i for i, c in right if c == "C+Q+I"})
+    assert [(right[(i, "C+Q+I")], right[(i, "C+Q")]) for i in image_items] == [
+        ([True, False], [False, True]), ([True, False], [False, False]), ([True, False], [False, False]),
+        ([False, False], [False, False]), ([False, False], [False, False])]
+    doc = compare_runs([run_dir], resamples=200).as_json()
+    (row,) = doc["delta_img"]
+    assert (row["n"], row["delta_img"], row["a_with"], row["a_removed"]) == \
+        (5, pytest.approx(0.2), pytest.approx(0.3), pytest.approx(0.1))
+    assert [row["ci_low"], row["ci_high"]] == pytest.approx([-0.140044, 0.540044], abs=1e-6)
+    assert (row["ci_method"], row["test"]) == ("item-mean-t", "item-mean-paired-t") and "p 0.178" in row["note"]
+    (repeated,) = doc["repeats"]
+    assert repeated["delta_img"]["pooled"]["delta"] == row["delta_img"]
+    assert repeated["delta_img"]["pooled"]["ci"] == [row["ci_low"], row["ci_high"]]
+    assert [d["delta"] for d in repeated["delta_img"]["per_repeat"]] == pytest.approx([0.6, -0.2])
