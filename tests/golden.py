@@ -5,14 +5,15 @@ folder and in order (later commands read the runs earlier ones wrote): on the bu
 sample with the `random` and `constant:1` baselines, on IgakuQA's block 116A with `random`, on
 MIR's published answers (2026's nine models, 2024's GPT-4 without and with the image) and on
 WorldMedQA-V's Japan tables (GPT-4o, Japanese and English, with and without the image). Each
-gives one JSON document: its `--json` stdout, or for `view` the data the page embeds. The
-document, normalised, is kept as `tests/fixtures/golden/<name>.json`;
-`tests/test_golden.py` runs the set again and compares byte for byte.
+gives one JSON document: its `--json` stdout as printed, or for `view` the data the page embeds,
+laid out as `--json` lays one out. The document, normalised, is kept as
+`tests/fixtures/golden/<name>.json`; `tests/test_golden.py` runs the set again and compares
+byte for byte.
 
 The normalisation removes only what varies between runs and machines, and nothing else:
 
 - paths: the temporary folder, the response and item cache folder, the real data folder
-  (`../shared/data`) and the repository, wherever a string holds them, become `<tmp>`,
+  (`../shared/data`) and the repository, wherever the text holds them, become `<tmp>`,
   `<cache>`, `<data>` and `<repo>`;
 - in `view`'s page, an embedded image (a data URL Pillow wrote) becomes `<image>`: its bytes are
   Pillow's and its version's, not medvqa's.
@@ -20,7 +21,7 @@ The normalisation removes only what varies between runs and machines, and nothin
 No document of the set holds a timestamp, a duration or latency, a version or the command line
 (the manifest keeps those, and no command of the set prints it; the baselines and imports send
 no request): nothing else is removed. Should a command start printing one, its document changes
-and the test fails, as it should; drop such a key here only once its value is known to vary.
+and the test fails, as it should; remove such a value here only once it is known to vary.
 
 Update the golden files only when an output is meant to change, and say so in the commit:
 
@@ -36,6 +37,7 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from tests.conftest import REPO, shared_data
 
@@ -121,36 +123,27 @@ select = {{ block = ["116A"] }}
 """
 
 
-def normalise(doc: Any, roots: dict[str, str]) -> Any:
-    """`doc` without what varies between runs and machines (the module's docstring lists it):
+def normalise(text: str, roots: dict[str, str]) -> str:
+    """`text` without what varies between runs and machines (the module's docstring lists it):
     each root path replaced by its placeholder, embedded images elided."""
-    if isinstance(doc, dict):
-        return {k: normalise(v, roots) for k, v in doc.items()}
-    if isinstance(doc, list):
-        return [normalise(v, roots) for v in doc]
-    if isinstance(doc, str):
-        for path, name in roots.items():  # longest first: the cache folder lies in the temporary one
-            doc = doc.replace(path, name)
-        return _DATA_URL.sub("<image>", doc)
-    return doc
+    for path, name in roots.items():  # longest first: the cache folder lies in the temporary one
+        text = text.replace(path, name)
+    return _DATA_URL.sub("<image>", text)
 
 
-def dumps(doc: Any) -> bytes:
-    """A golden file's bytes: as `--json` prints a document (indent 1, UTF-8), ending in a newline."""
-    return (json.dumps(doc, ensure_ascii=False, indent=1, allow_nan=False) + "\n").encode("utf-8")
-
-
-def page_data(html_file: Path) -> Any:
-    """The JSON document a `view` page embeds (`<script type="application/json" id="view-data">`)."""
+def page_data(html_file: Path) -> str:
+    """The JSON document a `view` page embeds (`<script type="application/json" id="view-data">`),
+    laid out as `--json` prints one (indent 1, UTF-8), so that a difference is a line of its own."""
     text = html_file.read_text(encoding="utf-8")
     found = re.search(r'<script type="application/json" id="view-data">(.*?)</script>', text, re.S)
     if found is None:
         raise AssertionError(f"{html_file}: no embedded view data")
-    return json.loads(found.group(1))
+    return json.dumps(json.loads(found.group(1)), ensure_ascii=False, indent=1, allow_nan=False) + "\n"
 
 
 def produce(tmp: Path) -> dict[str, bytes]:
-    """Run every command of `COMMANDS` in order under `tmp`; {name: its normalised JSON's bytes}."""
+    """Run every command of `COMMANDS` in order under `tmp`; {name: the bytes of its JSON document,
+    as printed, normalised}."""
     from click.testing import CliRunner
 
     from medvqa.cli.main import cli
@@ -160,45 +153,50 @@ def produce(tmp: Path) -> dict[str, bytes]:
     roots = dict(sorted({str(cache): "<cache>", str(tmp): "<tmp>", str(data): "<data>", str(REPO): "<repo>"}.items(),
                         key=lambda kv: -len(kv[0])))
     (tmp / "set.toml").write_text(EVAL_SET.format(data=data), encoding="utf-8")
-    old = os.environ.get("MEDVQA_CACHE_DIR")
-    os.environ["MEDVQA_CACHE_DIR"] = str(cache)
     out = {}
-    try:
+    with patch.dict(os.environ, {"MEDVQA_CACHE_DIR": str(cache)}):
         for name, argv in COMMANDS.items():
             args = [a.format(tmp=tmp, data=data) for a in argv]
             result = CliRunner().invoke(cli, args, catch_exceptions=False)
             if result.exit_code != 0:
                 raise AssertionError(f"{name}: medvqa {' '.join(args)} exited {result.exit_code}:\n{result.output}")
-            doc = page_data(Path(args[args.index("--html") + 1])) if argv[0] == "view" else json.loads(result.stdout)
-            out[name] = dumps(normalise(doc, roots))
-    finally:
-        if old is None:
-            os.environ.pop("MEDVQA_CACHE_DIR", None)
-        else:
-            os.environ["MEDVQA_CACHE_DIR"] = old
+            text = page_data(Path(args[args.index("--html") + 1])) if argv[0] == "view" else result.stdout
+            json.loads(text)  # one JSON document, nothing else
+            out[name] = normalise(text, roots).encode("utf-8")
     return out
+
+
+def where_differs(got: bytes, want: bytes) -> str:
+    """Where a produced document differs from its golden file: the first JSON path that differs,
+    else (the same JSON laid out otherwise) the first line that does."""
+    if (path := first_difference(json.loads(got), json.loads(want))) is not None:
+        return path
+    lines = list(zip(got.splitlines(), want.splitlines()))
+    line = next((i for i, (a, b) in enumerate(lines, 1) if a != b), len(lines) + 1)
+    return f"the same JSON laid out otherwise, from line {line}"
 
 
 def first_difference(got: Any, want: Any, path: str = "$") -> str | None:
     """The JSON path of the first place where `got` and `want` differ, with both values; None if equal."""
     if type(got) is not type(want):
-        return f"{path}: {json.dumps(got, ensure_ascii=False)[:200]} != golden {json.dumps(want, ensure_ascii=False)[:200]}"
+        return f"{path}: {_shown(got)} != golden {_shown(want)}"
     if isinstance(got, dict):
-        for key in list(dict.fromkeys([*want, *got])):
+        for key in dict.fromkeys([*want, *got]):
             if key not in got or key not in want:
                 return f"{path}.{key}: {'missing' if key not in got else 'not in the golden file'}"
             if (diff := first_difference(got[key], want[key], f"{path}.{key}")) is not None:
                 return diff
-        if list(got) != list(want):
-            return f"{path}: keys in another order: {list(got)} != golden {list(want)}"
-        return None
+        return None if list(got) == list(want) else f"{path}: keys in another order: {list(got)} != golden {list(want)}"
     if isinstance(got, list):
         for i, (a, b) in enumerate(zip(got, want)):
             if (diff := first_difference(a, b, f"{path}[{i}]")) is not None:
                 return diff
         return None if len(got) == len(want) else f"{path}: {len(got)} elements != golden {len(want)}"
-    return None if got == want else \
-        f"{path}: {json.dumps(got, ensure_ascii=False)[:200]} != golden {json.dumps(want, ensure_ascii=False)[:200]}"
+    return None if got == want else f"{path}: {_shown(got)} != golden {_shown(want)}"
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)[:200]
 
 
 def update() -> None:

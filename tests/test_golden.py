@@ -6,8 +6,6 @@ with `python -m tests.golden --update` and said in its commit."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests import golden
@@ -23,8 +21,8 @@ def test_every_command_of_the_set_prints_its_golden_json_byte_for_byte(tmp_path)
     for name, content in produced.items():
         want = (golden.GOLDEN / f"{name}.json").read_bytes()
         if content != want:
-            where = golden.first_difference(json.loads(content), json.loads(want)) or "the same JSON, other bytes"
-            differences.append(f"{name} (medvqa {' '.join(golden.COMMANDS[name])}): {where}")
+            command = " ".join(golden.COMMANDS[name])
+            differences.append(f"{name} (medvqa {command}): {golden.where_differs(content, want)}")
     if differences:
         pytest.fail("output differs from its golden file:\n" + "\n".join(differences), pytrace=False)
 
@@ -39,11 +37,15 @@ def test_the_comparison_names_the_first_differing_path():
     assert golden.first_difference({"runs": [], "conditions": {}}, {"conditions": {}, "runs": []}) == \
         "$: keys in another order: ['runs', 'conditions'] != golden ['conditions', 'runs']"
     assert golden.first_difference({"n": 1.0}, {"n": 1}) == "$.n: 1.0 != golden 1"
+    layout = "the same JSON laid out otherwise, from line"
+    assert golden.where_differs(b'{\n  "n": 1\n}\n', b'{\n "n": 1\n}\n') == f"{layout} 2"
+    assert golden.where_differs(b'{\n "n": 1\n}', b'{\n "n": 1\n}\n') == f"{layout} 4"  # the last newline
+    assert golden.where_differs(b'{\n "n": 2\n}\n', b'{\n "n": 1\n}\n') == "$.n: 2 != golden 1"
 
 
 def test_normalising_replaces_the_roots_and_the_images_only(tmp_path):
     roots = {str(tmp_path / "cache"): "<cache>", str(tmp_path): "<tmp>"}
-    doc = {"run_dir": str(tmp_path / "r"), "items": str(tmp_path / "cache" / "items"),
-           "i": ["data:image/jpeg;base64,/9j/4AAQSkZJRg=="], "note": "tmp", "n": 3}
-    assert golden.normalise(doc, roots) == {"run_dir": "<tmp>/r", "items": "<cache>/items", "i": ["<image>"],
-                                            "note": "tmp", "n": 3}
+    text = (f'{{"run_dir": "{tmp_path / "r"}", "items": "{tmp_path / "cache" / "items"}",\n'
+            ' "i": ["data:image/jpeg;base64,/9j/4AAQSkZJRg=="], "note": "tmp", "n": 3}\n')
+    assert golden.normalise(text, roots) == ('{"run_dir": "<tmp>/r", "items": "<cache>/items",\n'
+                                             ' "i": ["<image>"], "note": "tmp", "n": 3}\n')
