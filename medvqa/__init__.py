@@ -38,6 +38,7 @@ _EXPORTS = {
     "RunInterrupted": "medvqa.core.run.interrupt",
     "resolve_image": "medvqa.core.items",
     "brief": "medvqa.core.items",
+    "brief_list": "medvqa.core.jsonl",
     "Condition": "medvqa.core.conditions",
     "as_printed": "medvqa.core.conditions",
     "Template": "medvqa.core.messages",

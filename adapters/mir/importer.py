@@ -111,7 +111,7 @@ def import_workbook(file: Path, data: Path, run_dir: Path, *, response_column: s
     if response_column is not None:
         if response_column not in header:
             raise DataError(f"no {response_column!r} column (--response-column); the columns are "
-                            f"{', '.join(map(repr, header))}", file=file, record="row 1 (the header)")
+                            f"{medvqa.brief_list(header)}", file=file, record="row 1 (the header)")
         default = response_column.strip()
         columns = {model or (default[len(ANSWER_PREFIX):] if default.startswith(ANSWER_PREFIX) else default):
                    (response_column, run_dir)}
@@ -125,7 +125,7 @@ def import_workbook(file: Path, data: Path, run_dir: Path, *, response_column: s
         columns = {c[len(ANSWER_PREFIX):]: (c, dirs[f"column {c!r}"]) for c in named}
         if not columns:
             raise DataError(f"no {ANSWER_PREFIX}<model> column: give --response-column (the columns are "
-                            f"{', '.join(map(repr, header))})", file=file, record="row 1 (the header)")
+                            f"{medvqa.brief_list(header)})", file=file, record="row 1 (the header)")
     planned = {name: answers_of(file, rows, by_id, year, column, condition) for name, (column, _) in columns.items()}
     for _, target in columns.values():
         if (target / "manifest.json").exists():

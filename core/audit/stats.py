@@ -443,7 +443,7 @@ def _sign_flips(values: np.ndarray, counts: np.ndarray, seed: int,
 def sign_flip_difference(a: Sequence[float], b: Sequence[float], *, level: float = LEVEL, seed: int = 0) -> dict:
     """Mean of `a` − mean of `b` over the same items by the sign-flip (permutation) test of the
     per-item contrasts dᵢ = aᵢ − bᵢ and the interval that inverts it (Fisher 1935, §21; Good
-    2005, *Permutation, Parametric, and Bootstrap Tests*, §3.6). Under "the contrasts are
+    2005, *Permutation, Parametric, and Bootstrap Tests*). Under "the contrasts are
     symmetric about δ", each dᵢ − δ keeps its size and takes either sign with chance 1/2; the
     two-sided mid-p of T = Σ(dᵢ − δ) is P(|T*| > |T|) + P(|T*| = |T|)/2 (the p printed, as
     McNemar's mid-p; `exact_p`, P(|T*| ≥ |T|), beside it). At δ = 0 only the non-zero contrasts

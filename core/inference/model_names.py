@@ -83,6 +83,18 @@ def _keep(path: Path, text: str) -> None:
         pass
 
 
+def _kept_json(path: Path) -> Any:
+    """The JSON of the cache file at `path`, read as untrusted: None when there is none, when it
+    is no regular file of its own (a link, a pipe planted there is never read) or not JSON."""
+    from medvqa.core.run.store import read_kept
+
+    data = read_kept(path)
+    try:
+        return None if data is None else json.loads(data)
+    except ValueError:
+        return None
+
+
 # bumped whenever what `remember_answers` keeps, or what the backend asks, changes
 ANSWERS_FORMAT = 1
 
@@ -106,10 +118,7 @@ def recall_answers(question: dict[str, Any], keys: Iterable[str] = ()) -> dict[s
     path = _answers_path(question)
     if path is None:
         return None
-    try:
-        answers = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    answers = _kept_json(path)
     return answers if isinstance(answers, dict) and all(k in answers for k in keys) else None
 
 
@@ -128,10 +137,10 @@ def known_names() -> dict[str, Any] | None:
     found = litellm_version()
     if found is None:
         return None
+    names = _kept_json(names_path(found))
     try:
-        names = json.loads(names_path(found).read_text(encoding="utf-8"))
         return {"providers": set(names["providers"]), "models": set(names["models"])}
-    except (OSError, ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         return None
 
 
