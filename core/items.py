@@ -12,7 +12,7 @@ import json
 import reprlib
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -222,15 +222,25 @@ class Item(BaseModel):
         """Every referenced image is present, so the item can be shown with its images."""
         return bool(self.images) and all(im.available for im in self.images)
 
-    def fingerprint(self) -> str:
+    def canonical(self) -> str:
+        """The text the fingerprint hashes: the item as JSON with sorted keys, each image's path
+        replaced by whether it is there (absolute paths differ between machines)."""
         data = self.model_dump(mode="json")
         for im in data["images"]:
-            im["path"] = im["path"] is not None  # absolute paths differ between machines
-        return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+            im["path"] = im["path"] is not None
+        return json.dumps(data, sort_keys=True, ensure_ascii=False)
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(self.canonical().encode()).hexdigest()
+
+
+def fingerprint_texts(texts: Iterable[str]) -> str:
+    """The data fingerprint of items given as their `Item.canonical` texts."""
+    h = hashlib.sha256()
+    for text in texts:
+        h.update(hashlib.sha256(text.encode()).hexdigest().encode())
+    return h.hexdigest()
 
 
 def fingerprint_items(items: list[Item]) -> str:
-    h = hashlib.sha256()
-    for item in items:
-        h.update(item.fingerprint().encode())
-    return h.hexdigest()
+    return fingerprint_texts(item.canonical() for item in items)

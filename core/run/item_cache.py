@@ -18,10 +18,14 @@ cache). An entry whose file is cut short, corrupt or of another format is loaded
 replaced; entries are written by the run store's one writer, so a reader never sees half of one.
 
 An entry is read as untrusted: its SHA-256 proves it whole, not that medvqa wrote it (anyone who
-can write the cache folder can recompute one). So its items are built through the item model
-again, their fingerprint is computed from them and must equal the stored one and the run's
-manifest's, and their image paths must lie in the data folder or the cache folder; an entry
-failing any of these is loaded afresh and replaced. Runs whose data is not a local path (a Hub
+can write the cache folder can recompute one). So it keeps each item as the very text its
+fingerprint hashes (`Item.canonical`), with its image paths and the order of its `meta` beside:
+the fingerprint of those texts must equal the stored one and the run's manifest's, so they are
+the genuine items' texts (a forgery would need a SHA-256 preimage), and each item is built from
+its text through the item model, its image paths put back where the text says an image is there;
+those paths must lie in the data folder or the cache folder. An entry failing any of these is
+loaded afresh and replaced. Hashing the kept texts costs a tenth of computing them again from the
+built items, which is what made the check as dear as the analysis. Runs whose data is not a local path (a Hub
 download, the packaged sample) load their items as before. `validate` and `run` always load and
 check.
 """
@@ -39,10 +43,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Callable
 
-from medvqa.core.items import DataError, Item, fingerprint_items
+from medvqa.core.items import DataError, Item, fingerprint_items, fingerprint_texts
 from medvqa.core.run.store import read_kept, write_atomic
 
-FORMAT = 2
+FORMAT = 3  # 3: each item kept as its fingerprint's text
 MAGIC = b"medvqa-items\n"
 MAX_FILES = 200_000  # a data folder with more files than this is not signed (nor cached)
 
@@ -137,24 +141,21 @@ def _entry_path(slot: str) -> Path:
 
 
 class _Unpickler(pickle.Unpickler):
-    """Plain data, paths and image roles only: an entry names no other class, and one that does
-    is not read (a pickle can otherwise run code)."""
-
-    ALLOWED = {("pathlib", "PosixPath"), ("pathlib", "WindowsPath"), ("medvqa.core.items", "ImageRole")}
+    """Plain data only (texts, lists, dicts): an entry names no class, and one that does is not
+    read (a pickle can otherwise run code)."""
 
     def find_class(self, module: str, name: str):
-        if (module, name) not in self.ALLOWED:
-            raise pickle.UnpicklingError(f"{module}.{name} is not item data")
-        return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not item data")
 
 
 def _read(path: Path, key: list, roots: tuple[str, ...]) -> tuple[list[Item], str] | None:
     """(items, fingerprint) of the entry at `path` when it is whole and made under `key`, else None.
 
-    An entry is read as untrusted (its digest proves it whole, not ours): the items are built
-    through the item model again (its own checks, not the loader's), their fingerprint is
-    computed from them and must be the one stored, and every image path must be a file inside
-    one of `roots` (the data folder, the cache folder), as the loader confined it."""
+    An entry is read as untrusted (its digest proves it whole, not ours): the fingerprint of its
+    texts must be the one stored, each item is built from its text through the item model (its own
+    checks, not the loader's) with its image paths and `meta` order put back, and every image path
+    must be a file inside one of `roots` (the data folder, the cache folder), as the loader
+    confined it."""
     whole = read_kept(path)  # (never through a link: a link to /dev/zero would never end)
     start = len(MAGIC) + 64
     if whole is None or whole[:len(MAGIC)] != MAGIC or \
@@ -168,16 +169,40 @@ def _read(path: Path, key: list, roots: tuple[str, ...]) -> tuple[list[Item], st
         del payload  # (the file's bytes, no longer needed while the items are built)
         if not (isinstance(stored, dict) and stored.get("key") == key and isinstance(stored.get("fingerprint"), str)):
             return None
-        data, items = stored.pop("items")[::-1], []
-        while data:  # each item's data let go once it is built
-            items.append(Item.model_validate(data.pop()))
+        kept = stored.pop("items")
+        if fingerprint_texts(text for text, _, _ in kept) != stored["fingerprint"]:
+            return None
+        kept.reverse()
+        items = []
+        while kept:  # each item's text let go once it is built
+            items.append(_item(*kept.pop()))
     except Exception:  # noqa: BLE001 - an entry of another medvqa, or not ours: loaded afresh
         return None
     # an image file kept outside the data folder (an adapter's own cache of decoded images) must still be there
     if not all(im.path is None or _confined(im.path, roots) for it in items for im in it.images):
         return None
-    fingerprint = fingerprint_items(items)
-    return (items, fingerprint) if fingerprint == stored["fingerprint"] else None
+    return items, stored["fingerprint"]
+
+
+def _kept(item: Item, text: str) -> tuple[str, list[str | None], list[str]]:
+    """What an entry keeps of `item`: its canonical text, its image paths and its `meta` keys in
+    their order (the text sorts them)."""
+    return text, [None if im.path is None else str(im.path) for im in item.images], list(item.meta)
+
+
+def _item(text: str, paths: list, order: list) -> Item:
+    """The item an entry kept as `_kept`: built from its text, where each image is marked there or
+    not; a path must be given exactly where the text says the image is there, and the `meta` keys
+    must be the text's own."""
+    data = json.loads(text)
+    images, meta = data["images"], data["meta"]
+    if len(paths) != len(images) or any((p is not None) is not im["path"] for p, im in zip(paths, images)) \
+            or sorted(order) != sorted(meta):
+        raise ValueError("paths or meta keys that are not the text's")
+    for im, p in zip(images, paths):
+        im["path"] = p
+    data["meta"] = {k: meta[k] for k in order}
+    return Item.model_validate(data)
 
 
 def _confined(path: Path, roots: tuple[str, ...]) -> bool:
@@ -186,10 +211,10 @@ def _confined(path: Path, roots: tuple[str, ...]) -> bool:
     return any(real.startswith(root + os.sep) for root in roots) and os.path.isfile(real)
 
 
-def _write(path: Path, key: list, items: list[Item], fingerprint: str) -> None:
+def _write(path: Path, key: list, items: list[Item], texts: list[str], fingerprint: str) -> None:
     """The entry written to a temporary file and renamed over `path`; a cache folder that cannot
     be written (read-only, full) leaves the items uncached, nothing else."""
-    data = [it.model_dump(exclude_unset=True) for it in items]  # what the item model is given: it builds them again
+    data = [_kept(it, text) for it, text in zip(items, texts)]
     payload = pickle.dumps({"key": key, "fingerprint": fingerprint, "items": data}, protocol=pickle.HIGHEST_PROTOCOL)
     try:
         write_atomic(path, lambda fh: fh.write(MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload),
@@ -217,6 +242,7 @@ def load_checked(benchmark, load: dict[str, Any], slot: list, loader: Callable[[
     if (found := _read(path, key, roots)) is not None and (check is None or check(*found)):
         return found
     items = loader()
-    fingerprint = fingerprint_items(items)
-    _write(path, key, items, fingerprint)
+    texts = [it.canonical() for it in items]
+    fingerprint = fingerprint_texts(texts)
+    _write(path, key, items, texts, fingerprint)
     return items, fingerprint
