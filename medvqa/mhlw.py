@@ -413,9 +413,14 @@ def pass_lines(cells: Iterable[CellResult]) -> PassLines:
 LINKED_SET = re.compile(r"\s*次の文を読み[、,，]\s*(?P<numbers>[0-9０-９、,，～〜~\s]+)の問い")
 
 
+_DIGITS = str.maketrans("０１２３４５６７８９", "0123456789")  # full-width digits as ASCII ones
+
+
 def _as_number(value: object) -> int | None:
+    if type(value) is int:  # (a question's number, as the loaders give it)
+        return value
     try:
-        return int(str(value).translate(str.maketrans("０１２３４５６７８９", "0123456789")))
+        return int(str(value).translate(_DIGITS))
     except (TypeError, ValueError):
         return None
 
@@ -443,6 +448,7 @@ def case_clusters(items: Iterable[Item], blocks: Mapping[str, str]) -> dict[str,
                 members[(blocks[it.id], number)] = f"{blocks[it.id]}-{numbers[0]}"
     out = {}
     for it in items:
-        case = members.get((blocks[it.id], _as_number(it.meta.get("number"))))
-        out[it.id] = {"block": blocks[it.id], **({"case": case} if case else {})}
+        block = blocks[it.id]
+        case = members.get((block, _as_number(it.meta.get("number"))))
+        out[it.id] = {"block": block, "case": case} if case else {"block": block}
     return out

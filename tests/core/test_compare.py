@@ -379,3 +379,28 @@ def test_the_paired_bootstrap_asks_for_the_value_only_once_per_resample(tmp_path
     # two values per resample and four more for the observed difference and the two cells' values
     assert calls["headline_value"] == 2 * 40 + 4
     assert calls["headline"] < 10  # the table's cells only, never per resample
+
+
+def test_models_of_the_same_data_share_one_cluster_map(tmp_path, monkeypatch):
+    """Two models of one data folder: the linked question sets of its items are read once, and
+    each model's table row counts the same clusters: 800 items, five linked pairs (the 119th
+    exam's B41–42, 43–44, 45–46, 47–48, 49–50), so 795 cases."""
+    from medvqa.adapters.jmed48k.benchmark import JMed48k
+
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    run_dirs = []
+    for model in ("random", "constant:A"):
+        run_dirs.append(tmp_path / model.replace(":", "-"))
+        result = CliRunner().invoke(cli, ["run", "jmed48k", "--data", str(shared_data("jmed48k-sample")), "--split",
+                                          "full", "--model", model, "--conditions", "C+Q", "--no-cache", "--run-dir",
+                                          str(run_dirs[-1]), "--json"])
+        assert result.exit_code == 0, result.output
+    read = []
+    real = JMed48k.clusters
+    monkeypatch.setattr(JMed48k, "clusters", lambda self, items: read.append(1) or real(self, items))
+    result = CliRunner().invoke(cli, ["compare", *map(str, run_dirs), "--json", "--resamples", "200"])
+    assert result.exit_code == 0, result.output
+    rows = [r for r in json.loads(result.output)["table"] if r["stratum"] == "overall"]
+    assert [(r["model"], r["n"], r["n_clusters"], r["cluster_level"]) for r in rows] == [
+        ("random", 800, 795, "case"), ("constant:A", 800, 795, "case")]
+    assert len(read) == 1
