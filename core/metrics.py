@@ -173,8 +173,10 @@ def add_ci(frame: pd.DataFrame) -> None:
 def counted(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> tuple[list[Mapping], int]:
     """(the records that enter denominators, how many others the benchmark's rules leave out).
     Held-out records (answers withheld) are neither."""
+    from medvqa.core.benchmark import Benchmark
+
     live = [r for r in records if not r.get("held_out")]
-    if benchmark is None:
+    if benchmark is None or type(benchmark).counts is Benchmark.counts:  # (the default counts every record)
         return live, 0
     kept = [r for r in live if benchmark.counts(r)]
     return kept, len(live) - len(kept)
@@ -249,8 +251,8 @@ def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell
     n = len(kept)
     correct = len([r for r in kept if r.get("correct")])
     statuses = Counter([str(r.get("status")) for r in kept])
-    as_assisted = len([r for r in kept if strict_reading(r) is not None])
-    extracted = as_assisted or len([r for r in kept if assisted_reading(r) is not None])
+    as_assisted = len([r for r in kept if r.get(STRICT_READING) is not None])  # (`strict_reading`, inline: per record)
+    extracted = as_assisted or len([r for r in kept if r.get("assisted") and assisted_reading(r) is not None])
     if as_assisted:  # records read assisted: the strict reading beside
         assisted = {"other_correct": sum(bool((strict_reading(r) or r).get("correct")) for r in kept),
                     "extracted": extracted, "reading": ASSISTED}

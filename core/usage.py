@@ -65,14 +65,17 @@ def usage_by_condition(records: Iterable[Mapping]) -> dict[str, dict]:
     out: dict[str, dict] = {}
     seen = False
     for r in records:
-        usage = r.get("usage") or {}
-        row = out.setdefault(r["condition"], {**{k: 0 for k in TOKEN_FIELDS}, "cost_usd": 0.0, "cached": 0})
+        usage = r.get("usage")
+        row = out.get(r["condition"]) or out.setdefault(r["condition"], {**{k: 0 for k in TOKEN_FIELDS},
+                                                                         "cost_usd": 0.0, "cached": 0})
+        row["cached"] += bool(r.get("cached"))
+        if not usage:  # (a baseline's or an imported record: nothing to add)
+            continue
         for k in TOKEN_FIELDS:
             n = token_count(usage.get(k)) or 0
             row[k] += n
             seen = seen or bool(n)
         row["cost_usd"] += usage_cost(usage.get("cost_usd")) or 0.0
-        row["cached"] += bool(r.get("cached"))
     if not seen:
         return {}
     return {c: {**v, "cost_usd": round(v["cost_usd"], 8)} for c, v in sorted(out.items(), key=lambda kv: condition_order(kv[0]))}

@@ -317,11 +317,10 @@ def resampled_sums(columns: np.ndarray, clusters: Sequence[Any] | None = None, *
     the distinct totals (a handful for right-or-wrong items) rather than with m. Resamples are
     drawn in blocks, so memory stays bounded whatever `resamples` is."""
     data = np.asarray(columns, dtype=float)
-    if clusters is not None:
-        ids = {c: i for i, c in enumerate(dict.fromkeys(clusters))}
-        totals = np.zeros((len(ids), data.shape[1]))
-        np.add.at(totals, [ids[c] for c in clusters], data)
-        data = totals
+    if clusters is not None:  # each cluster's totals, its items added in their order
+        ids: dict = {}
+        index = np.array([ids.setdefault(c, len(ids)) for c in clusters], dtype=np.intp)
+        data = np.column_stack([np.bincount(index, weights=column, minlength=len(ids)) for column in data.T])
     units = data.shape[0]
     rows, counts = np.unique(data, axis=0, return_counts=True)
     rng = np.random.default_rng(seed)
