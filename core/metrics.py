@@ -358,15 +358,18 @@ def held_fields(by: Iterable[str], records: Sequence[Mapping],
                 aliases: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
     """({stratum name: the record field holding it} for each name the records hold, directly or
     through one of the benchmark's aliases; [the names they do not hold])."""
-    available = set().union(*records) if records else set()  # (a dict iterates over its keys)
     aliases = aliases or {}
+
+    def held(field_name: str | None) -> bool:  # (stops at the first record that holds it: the usual case)
+        return field_name is not None and any(field_name in r for r in records)
+
     fields, missing = {}, []
     for name in by:
-        field_name = name if name in available else aliases.get(name)
-        if field_name in available:
-            fields[name] = field_name
-        else:
+        field_name = next((f for f in (name, aliases.get(name)) if held(f)), None)
+        if field_name is None:
             missing.append(name)
+        else:
+            fields[name] = field_name
     return fields, missing
 
 

@@ -31,3 +31,28 @@ def test_a_benchmark_with_its_own_rule_is_asked_for_each_live_record():
 
     c = metrics.cell(records(), Withdrawn())
     assert (c.n, c.correct, c.value, c.uncounted) == (4, 2, 0.5, 1)
+
+
+def test_which_strata_records_hold_is_known_from_the_first_record_holding_each():
+    """`held_fields` of 1,000 records: `year` and `block` are read off the first record; only a
+    name no record holds (`section`, then its alias `block`; `image_type`) is looked for in all 1,000."""
+    touched = []
+
+    class Record(dict):
+        def __iter__(self):
+            touched.append(self["item_id"])
+            return super().__iter__()
+
+        def __contains__(self, key):
+            touched.append(self["item_id"])
+            return super().__contains__(key)
+
+    records = [Record(item_id=f"q{i}", condition="C+Q", year=2024, block="A") for i in range(1000)]
+    assert metrics.held_fields(["year", "block"], records) == ({"year": "year", "block": "block"}, [])
+    assert touched == ["q0", "q0"]
+    touched.clear()
+    assert metrics.held_fields(["section"], records, {"section": "block"}) == ({"section": "block"}, [])
+    assert len(touched) == 1001
+    touched.clear()
+    assert metrics.held_fields(["image_type"], records) == ({}, ["image_type"])
+    assert len(touched) == 1000
