@@ -257,11 +257,21 @@ def published(entry: Entry) -> dict[str, dict]:
 def table_rows(entry: Entry, fields: dict[str, str], s: Settings = Settings()) -> list[dict]:
     excluded = entry.runs[0].manifest.get("excluded") or []
     clusters = entry.clusters(s.cluster)
+    intervals: dict[tuple[int, ...], dict] = {}
+
+    def cluster_columns(records: list[dict]) -> dict:
+        """`_cluster_columns`, once per set of records: a stratum of one level (every record of one
+        profession) holds its condition's records again, and resampling them again gives the same."""
+        key = tuple(map(id, records))  # (every record lives as long as the entry)
+        if key not in intervals:
+            intervals[key] = _cluster_columns(entry, records, clusters, s)
+        return intervals[key]
+
     rows = []
     said = published(entry)
     for condition, records in entry.by_condition.items():
         rows.append({**_row(entry, condition, OVERALL, "", records, metrics.excluded_counts(excluded, condition)[()]),
-                     **_cluster_columns(entry, records, clusters, s)})
+                     **cluster_columns(records)})
         if condition in said:  # an import of published results: their accuracy beside medvqa's
             rows[-1].update(published_accuracy=said[condition].get("accuracy"),
                             published_correct=said[condition].get("correct"),
@@ -269,8 +279,7 @@ def table_rows(entry: Entry, fields: dict[str, str], s: Settings = Settings()) -
         for name, rec_field in fields.items():
             n_ex = metrics.excluded_counts(excluded, condition, [rec_field])
             for (_, level), group in metrics.group(records, [rec_field]).items():
-                rows.append({**_row(entry, condition, name, level, group, n_ex[(level,)]),
-                             **_cluster_columns(entry, group, clusters, s)})
+                rows.append({**_row(entry, condition, name, level, group, n_ex[(level,)]), **cluster_columns(group)})
     return rows
 
 

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import medvqa
+from medvqa.core import compare as compare_module
 from medvqa.core.audit import stats
 from medvqa.cli.main import cli
 from medvqa.core.audit.stats import binomial_ci
@@ -395,12 +396,20 @@ def test_models_of_the_same_data_share_one_cluster_map(tmp_path, monkeypatch):
                                           "full", "--model", model, "--conditions", "C+Q", "--no-cache", "--run-dir",
                                           str(run_dirs[-1]), "--json"])
         assert result.exit_code == 0, result.output
-    read = []
-    real = JMed48k.clusters
+    read, resampled = [], []
+    real, columns = JMed48k.clusters, compare_module._cluster_columns
     monkeypatch.setattr(JMed48k, "clusters", lambda self, items: read.append(1) or real(self, items))
+    monkeypatch.setattr(compare_module, "_cluster_columns", lambda *a: resampled.append(len(a[1])) or columns(*a))
     result = CliRunner().invoke(cli, ["compare", *map(str, run_dirs), "--json", "--resamples", "200"])
     assert result.exit_code == 0, result.output
-    rows = [r for r in json.loads(result.output)["table"] if r["stratum"] == "overall"]
+    table = json.loads(result.output)["table"]
+    rows = [r for r in table if r["stratum"] == "overall"]
     assert [(r["model"], r["n"], r["n_clusters"], r["cluster_level"]) for r in rows] == [
         ("random", 800, 795, "case"), ("constant:A", 800, 795, "case")]
     assert len(read) == 1
+    # every model's profession is one level (Physician): the same 800 records as its overall row,
+    # resampled once for both rows, which show the same interval
+    [(low, high)] = {(r["cluster_ci_low"], r["cluster_ci_high"]) for r in table
+                     if r["model"] == "random" and r["stratum"] in ("overall", "profession")}
+    assert low < high
+    assert len(resampled) == len(table) - 2 and resampled.count(800) == 2
