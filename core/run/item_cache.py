@@ -24,9 +24,9 @@ the fingerprint of those texts must equal the stored one and the run's manifest'
 the genuine items' texts (a forgery would need a SHA-256 preimage), and each item is built from
 its text through the item model, its image paths put back where the text says an image is there;
 those paths must lie in the data folder or the cache folder. An entry failing any of these is
-loaded afresh and replaced. Hashing the kept texts costs a tenth of computing them again from the
-built items, which is what made the check as dear as the analysis. Runs whose data is not a local path (a Hub
-download, the packaged sample) load their items as before. `validate` and `run` always load and
+loaded afresh and replaced. (Hashing the kept texts takes 0.03 s for 24,000 items; dumping each
+built item again to hash it took 0.5 s.) Runs whose data is not a local path (a Hub download, the
+packaged sample) load their items as before. `validate` and `run` always load and
 check.
 """
 
