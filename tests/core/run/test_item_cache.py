@@ -114,7 +114,9 @@ def test_a_damaged_entry_is_loaded_afresh_and_replaced(made, tmp_path, monkeypat
     assert len(loads) == 2
 
 
-def test_data_changed_since_the_run_is_an_error_with_a_kept_entry_too(made, tmp_path, monkeypatch, loads):
+def own_copy(made, tmp_path, monkeypatch):
+    """(a copy of the data, a copy of the first run reading it) in `tmp_path`, with a cache
+    folder of their own: data a test may edit without touching the module's."""
     data, runs = made
     own = tmp_path / "data"
     shutil.copytree(data, own)
@@ -124,6 +126,11 @@ def test_data_changed_since_the_run_is_an_error_with_a_kept_entry_too(made, tmp_
     manifest["load"]["data"] = manifest["data"] = str(own)
     (run_dir / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    return own, run_dir
+
+
+def test_data_changed_since_the_run_is_an_error_with_a_kept_entry_too(made, tmp_path, monkeypatch, loads):
+    own, run_dir = own_copy(made, tmp_path, monkeypatch)
     before = as_json("score", run_dir, "--json")
     assert len(loads) == 1 and len(entries(tmp_path / "cache")) == 1
 
@@ -217,15 +224,7 @@ def test_a_forged_entry_never_changes_a_gold_answer(made, tmp_path, monkeypatch,
 
 @pytest.mark.parametrize("edit", ["touch -r", "cp -p"])
 def test_an_edit_of_the_same_size_with_the_old_modification_time_is_seen(made, tmp_path, monkeypatch, loads, edit):
-    data, runs = made
-    own = tmp_path / "data"
-    shutil.copytree(data, own)
-    run_dir = tmp_path / "run"
-    shutil.copytree(runs[0], run_dir)
-    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    manifest["load"]["data"] = manifest["data"] = str(own)
-    (run_dir / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    own, run_dir = own_copy(made, tmp_path, monkeypatch)
     as_json("score", run_dir, "--json")
 
     questions = own / QUESTIONS
