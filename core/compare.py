@@ -296,15 +296,21 @@ def delta_row(entry: Entry, s: Settings) -> dict:
     return row
 
 
+def _item_mean_pairs(a: list[dict], b: list[dict]) -> tuple[list[str], list[float], list[float]]:
+    """(the items both sides hold, each one's mean over its repeats in `a`, the same in `b`): the
+    pairs every test of repeated runs is over."""
+    ma, mb = item_means_by_id(a), item_means_by_id(b)
+    shared = [i for i in ma if i in mb]
+    return shared, [ma[i] for i in shared], [mb[i] for i in shared]
+
+
 def _pooled_delta(records: list[dict], k: int, clusters: dict[str, str] | None, s: Settings) -> dict:
     """The Δimg columns of a run asked --repeats K times: pooled over its repeats (each item's mean
     difference, `repeats.paired_repeats`; the summary's and the section over repeats' number) with
     the item-level t test (`paired_means_test`), in place of one repeat's transition table."""
     side = {c: [r for r in records if r["condition"] == c] for c in (WITH, REMOVED)}
     pooled = paired_repeats(side[WITH], side[REMOVED])["pooled"]
-    means = {c: item_means_by_id(side[c]) for c in side}
-    shared = [i for i in means[WITH] if i in means[REMOVED]]
-    a, b = [means[WITH][i] for i in shared], [means[REMOVED][i] for i in shared]
+    shared, a, b = _item_mean_pairs(side[WITH], side[REMOVED])
     test = paired_means_test(a, b)
     ci = pooled["ci"] or (None, None)
     out = {"n": pooled["n_items"], "a_with": fmean(a) if a else None, "a_removed": fmean(b) if b else None,
@@ -346,9 +352,7 @@ def _repeated_test(ea: Entry, eb: Entry, condition: str, bench: Benchmark) -> di
     """Two models' accuracies under `condition` where either was asked --repeats K times: each
     item's mean over its repeats on each side, paired on the items both hold
     (`repeats.paired_means_test`), so every repeat counts and none is counted as an item."""
-    ma, mb = (item_means_by_id(metrics.counted(e.by_condition[condition], bench)[0]) for e in (ea, eb))
-    shared = sorted(set(ma) & set(mb))
-    a, b = [ma[i] for i in shared], [mb[i] for i in shared]
+    _, a, b = _item_mean_pairs(*(metrics.counted(e.by_condition[condition], bench)[0] for e in (ea, eb)))
     test = paired_means_test(a, b)
     ci = test["ci"] or (None, None)
     k = (ea.repeats, eb.repeats)
