@@ -31,7 +31,7 @@ from medvqa.core.audit.pairing import language_delta_rows, manifest_language, sc
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.render import json_rows
-from medvqa.core.repeats import item_means_by_id, n_repeats, paired_means_test, paired_repeats, study_repeats
+from medvqa.core.repeats import item_mean_pairs, n_repeats, paired_means_test, paired_repeats, study_repeats
 from medvqa.core.usage import usage_by_condition
 from medvqa.core import metrics
 from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived, model_name
@@ -296,21 +296,13 @@ def delta_row(entry: Entry, s: Settings) -> dict:
     return row
 
 
-def _item_mean_pairs(a: list[dict], b: list[dict]) -> tuple[list[str], list[float], list[float]]:
-    """(the items both sides hold, each one's mean over its repeats in `a`, the same in `b`): the
-    pairs every test of repeated runs is over."""
-    ma, mb = item_means_by_id(a), item_means_by_id(b)
-    shared = [i for i in ma if i in mb]
-    return shared, [ma[i] for i in shared], [mb[i] for i in shared]
-
-
 def _pooled_delta(records: list[dict], k: int, clusters: dict[str, str] | None, s: Settings) -> dict:
     """The Δimg columns of a run asked --repeats K times: pooled over its repeats (each item's mean
     difference, `repeats.paired_repeats`; the summary's and the section over repeats' number) with
     the item-level t test (`paired_means_test`), in place of one repeat's transition table."""
     side = {c: [r for r in records if r["condition"] == c] for c in (WITH, REMOVED)}
     pooled = paired_repeats(side[WITH], side[REMOVED])["pooled"]
-    shared, a, b = _item_mean_pairs(side[WITH], side[REMOVED])
+    shared, a, b = item_mean_pairs(side[WITH], side[REMOVED])
     test = paired_means_test(a, b)
     ci = pooled["ci"] or (None, None)
     out = {"n": pooled["n_items"], "a_with": fmean(a) if a else None, "a_removed": fmean(b) if b else None,
@@ -352,7 +344,7 @@ def _repeated_test(ea: Entry, eb: Entry, condition: str, bench: Benchmark) -> di
     """Two models' accuracies under `condition` where either was asked --repeats K times: each
     item's mean over its repeats on each side, paired on the items both hold
     (`repeats.paired_means_test`), so every repeat counts and none is counted as an item."""
-    _, a, b = _item_mean_pairs(*(metrics.counted(e.by_condition[condition], bench)[0] for e in (ea, eb)))
+    _, a, b = item_mean_pairs(*(metrics.counted(e.by_condition[condition], bench)[0] for e in (ea, eb)))
     test = paired_means_test(a, b)
     ci = test["ci"] or (None, None)
     k = (ea.repeats, eb.repeats)

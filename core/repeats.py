@@ -178,6 +178,14 @@ def paired_means_test(a: Sequence[float], b: Sequence[float]) -> dict:
     return {**out, "p": p, "p_bound": "="} if p >= P_FLOOR else {**out, "p": P_FLOOR, "p_bound": "<"}
 
 
+def item_mean_pairs(a: Iterable[Mapping], b: Iterable[Mapping]) -> tuple[list[str], list[float], list[float]]:
+    """(the items both sides hold, each one's mean over its repeats in `a`, the same in `b`): the
+    pairs every test between repeated runs is over (`paired_means_test`)."""
+    ma, mb = item_means_by_id(a), item_means_by_id(b)
+    shared = [i for i in ma if i in mb]
+    return shared, [ma[i] for i in shared], [mb[i] for i in shared]
+
+
 def item_means_by_id(records: Iterable[Mapping]) -> dict[str, float]:
     """{item id: its mean correctness over its records (its repeats)}."""
     per_item: dict[str, list[float]] = defaultdict(list)

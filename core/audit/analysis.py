@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from medvqa.core.audit import stats
-from medvqa.core.repeats import item_means_by_id, n_repeats, paired_means_test
+from medvqa.core.repeats import item_mean_pairs, n_repeats, paired_means_test
 from medvqa.core.conditions import ALL, IMAGE_REMOVAL
 from medvqa.core.run.forced import FORCED_CONDITION
 from medvqa.core.items import DataError, Item
@@ -845,8 +845,8 @@ def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[
             shared = sorted({item for (item, c) in ka if c == cond} & {item for (item, c) in kb if c == cond})
             a, b = [ka[(x, cond)] for x in shared], [kb[(x, cond)] for x in shared]
             if repeated:  # each item's mean over its repeats, as compare's tests pair them
-                ma, mb = (item_means_by_id(r for r in run.records if r["condition"] == cond) for run in (runs[i], runs[j]))
-                test = paired_means_test([ma[x] for x in shared], [mb[x] for x in shared])
+                _, ma, mb = item_mean_pairs(*([r for r in run.records if r["condition"] == cond] for run in (runs[i], runs[j])))
+                test = paired_means_test(ma, mb)
             else:
                 test = paired_accuracy_test([bool(r.get("correct")) for r in a], [bool(r.get("correct")) for r in b])
             row = {"a": names[i], "b": names[j], "measure": f"accuracy {cond}", **test,
