@@ -845,7 +845,8 @@ def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[
             shared = sorted({item for (item, c) in ka if c == cond} & {item for (item, c) in kb if c == cond})
             a, b = [ka[(x, cond)] for x in shared], [kb[(x, cond)] for x in shared]
             if repeated:  # each item's mean over its repeats, as compare's tests pair them
-                _, ma, mb = item_mean_pairs(*([r for r in run.records if r["condition"] == cond] for run in (runs[i], runs[j])))
+                sides = ([r for r in run.records if r["condition"] == cond] for run in (runs[i], runs[j]))
+                _, ma, mb = item_mean_pairs(*sides)
                 test = paired_means_test(ma, mb)
             else:
                 test = paired_accuracy_test([bool(r.get("correct")) for r in a], [bool(r.get("correct")) for r in b])
