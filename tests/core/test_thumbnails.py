@@ -101,13 +101,19 @@ def test_a_kept_thumbnail_that_is_no_image_data_url_is_made_again_never_pasted(s
     assert {p: p.read_text(encoding="ascii") for p in kept_files(tmp_path / "cache")} == made  # and kept again
 
 
-def test_a_kept_thumbnail_that_is_no_regular_file_is_never_read(tmp_path, monkeypatch):
+def kept_thumbnail(tmp_path, monkeypatch):
+    """(a small image, its thumbnail, the one file that keeps it) in a cache folder of the test's."""
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     image = tmp_path / "x.png"
     Image.new("RGB", (40, 20), (200, 10, 10)).save(image)
     html.thumbnail.cache_clear()
     made = html.thumbnail(str(image), 100)
     [path] = kept_files(tmp_path / "cache")
+    return image, made, path
+
+
+def test_a_kept_thumbnail_that_is_no_regular_file_is_never_read(tmp_path, monkeypatch):
+    image, made, path = kept_thumbnail(tmp_path, monkeypatch)
     path.unlink()
     os.mkfifo(path)  # reading it would wait for a writer for ever
     html.thumbnail.cache_clear()
@@ -124,12 +130,7 @@ def test_a_kept_thumbnail_that_is_no_regular_file_is_never_read(tmp_path, monkey
     ("javascript:alert(1)", False),
 ])
 def test_only_an_image_data_url_is_taken_from_a_kept_thumbnail(tmp_path, monkeypatch, kept, accepted):
-    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
-    image = tmp_path / "x.png"
-    Image.new("RGB", (40, 20), (200, 10, 10)).save(image)
-    html.thumbnail.cache_clear()
-    made = html.thumbnail(str(image), 100)
-    [path] = kept_files(tmp_path / "cache")
+    image, made, path = kept_thumbnail(tmp_path, monkeypatch)
     path.write_text(kept, encoding="utf-8")
     html.thumbnail.cache_clear()
     assert html.thumbnail(str(image), 100) == (kept if accepted else made)
