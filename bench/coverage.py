@@ -6,7 +6,7 @@ reaching 0.01 and 0.99, at n = 20, 50 and 200.
 
 An average over p hides where an interval fails: Wilson's averages 0.954 at n = 20 and covers
 0.8995 at p = 0.973. So each cell prints `min (where) / mean`. Each interval is computed by
-medvqa's own function (`medvqa.core.audit.stats`, `medvqa.core.repeats`, the MMBU adapter's
+medvqa's own function (`medvqa.core.stats`, `medvqa.core.repeats`, the MMBU adapter's
 micro-F1), among the repetitions that give one (an interval is not given where the data have no
 spread); an interval an output does not give below its minimum n prints that minimum instead.
 
@@ -51,7 +51,7 @@ from scipy.special import gammaln
 
 from medvqa.adapters.mmbu_hard.metrics import micro_f1
 from medvqa.core import repeats
-from medvqa.core.audit import stats
+from medvqa.core import stats
 
 SIZES = (20, 50, 200)
 EXACT_GRID = np.round(np.arange(0.01, 0.99 + 1e-9, 0.001), 3)

@@ -65,7 +65,7 @@ def prepare(tmp: Path, n: int) -> tuple[Path, Path, Path]:
 
 def child_medvqa(args) -> dict:
     from medvqa.core.inference.litellm_backend import import_litellm
-    from medvqa.core.scoring.judge import judge_run
+    from medvqa.core.run.judge import judge_run
 
     import_litellm()
     wall = time.perf_counter()
@@ -155,7 +155,7 @@ def main() -> None:
             print(f"  medvqa / bare litellm throughput (best of {args.rounds} rounds each): {ratio:.2f} (goal >= 0.9)")
             # the cached re-judge: the judged run again (every record already judged), in process and
             # as the command; then a fresh copy of the answered run judged from the response cache
-            from medvqa.core.scoring.judge import judge_run
+            from medvqa.core.run.judge import judge_run
 
             cached_run = tmp / "run-cached"
             shutil.copytree(answered, cached_run)

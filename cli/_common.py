@@ -140,7 +140,7 @@ def condition_table(conditions: dict[str, dict]) -> str:
 
 
 def repeats_table(repeats: dict) -> str:
-    """The numbers over a run's repeats (`core.repeats.repeat_numbers`): per condition the mean,
+    """The numbers over a run's repeats (`core.repeat_metrics.repeat_numbers`): per condition the mean,
     the between-repeat SD, the item-level interval and each repeat's value; Δimg likewise."""
     def pct(x):
         return "-" if x is None else f"{100 * x:.1f}%"
@@ -287,39 +287,13 @@ def selections(benchmark: str, pairs: tuple[str, ...], keywords: dict[str, str |
     return out or None
 
 
-class _ImportGroup(click.Group):
-    """`medvqa import`: an adapter's own command where it adds one, else the generic import of
-    any installed benchmark."""
+def progress_display():
+    """The progress display `medvqa run` shows on stderr (rich on a terminal, plain lines
+    elsewhere, rarer ones in a notebook): a context manager, called with the progress state
+    {done, total, errors, cached, backend: {}, conditions: {name: {done, total}}}."""
+    from medvqa.core.run.progress import for_stderr
 
-    def get_command(self, ctx, name):
-        command = super().get_command(ctx, name)
-        if command is None:
-            from medvqa.core import plugins
-
-            if name in plugins.benchmarks():
-                from .import_cmd import generic_import
-
-                command = generic_import(name)
-        return command
-
-
-def import_group(cli: click.Group) -> click.Group:
-    """The `medvqa import` group, where each adapter adds a command that reads predictions saved
-    by another tool (`import_group(cli).add_command(...)` in `register_commands`); created by the
-    first plugin that asks for it."""
-    group = cli.commands.get("import")
-    if group is None:
-        @click.group("import", cls=_ImportGroup)
-        def group() -> None:
-            """Import predictions saved by another tool as a run directory: `medvqa import BENCH
-            FILE --data DIR --run-dir OUT` for any installed benchmark (JSON Lines {item_id,
-            condition, response}, or CSV / XLSX with --id-column and --response-column); the
-            benchmarks listed here read their own published formats."""
-
-        cli.add_command(group)
-    if not isinstance(group, click.Group):
-        raise click.ClickException("medvqa: the command name 'import' is taken by a command that is not a group")
-    return group
+    return for_stderr()
 
 
 # `--reading` of every command that shows numbers: the headline's reading (the other beside it)
@@ -334,12 +308,3 @@ model_name_option = click.option(
     "--model-name", metavar="NAME",
     help="The name the model goes by in tables, pairing (image, language) and compare (default: the model string, "
          "kept beside it in the manifest): runs of one model under two strings pair when they share it.")
-
-
-def progress_display():
-    """The progress display `medvqa run` shows on stderr (rich on a terminal, plain lines
-    elsewhere, rarer ones in a notebook): a context manager, called with the progress state
-    {done, total, errors, cached, backend: {}, conditions: {name: {done, total}}}."""
-    from medvqa.core.run.progress import for_stderr
-
-    return for_stderr()

@@ -36,9 +36,9 @@ def command(run_dirs, by, fmt, out_path, html_out, figure_out, resamples, seed, 
     from pathlib import Path
 
     from medvqa.core.api import _names
-    from medvqa.core.compare import compare_runs
-    from medvqa.core.compare_render import render, write_page, write_parquet
-    from medvqa.core.run.store import write_atomic
+    from medvqa.core.compare.runs import compare_runs
+    from medvqa.core.compare.render import render, write_page, write_parquet
+    from medvqa.core.files import write_atomic
 
     fmt = "json" if as_json else fmt
     with analysis():
@@ -57,7 +57,7 @@ def command(run_dirs, by, fmt, out_path, html_out, figure_out, resamples, seed, 
         if html_out:
             written += write_page(result, Path(html_out), resamples=resamples, seed=seed)
         if figure_out:
-            from medvqa.core.compare_figure import write_panel_figure
+            from medvqa.core.compare.figure import write_panel_figure
 
             written += write_panel_figure(result.as_json(), Path(figure_out))
     if text is not None and not out_path:

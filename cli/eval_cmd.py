@@ -23,7 +23,8 @@ def command(set_file, as_json, dry_run) -> None:
 
     Exit status: 0 every experiment done; 1 a bad set (nothing ran); 4 one experiment or more
     failed (named in the summary); 130 interrupted."""
-    from medvqa.core.run.evalset import read_set, run_set
+    from medvqa.core.api import run_eval_set
+    from medvqa.core.run.evalset import read_set
 
     with user_errors():
         study = read_set(set_file)
@@ -58,7 +59,7 @@ def command(set_file, as_json, dry_run) -> None:
         # its own SIGINT handler, as `run` has: a shell starts a background job with SIGINT ignored,
         # and `kill -INT` would not stop the set; a second one during the shutdown exits at once
         with exit_on_second_interrupt(lambda: stopped):
-            result = run_set(study, progress=say, command_line=["medvqa", "eval", set_file])
+            result = run_eval_set(study, progress=say, command_line=["medvqa", "eval", set_file])
     except KeyboardInterrupt:
         click.echo(stopped, err=True)
         sys.exit(EXIT_INTERRUPTED)

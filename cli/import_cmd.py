@@ -61,7 +61,7 @@ def generic_import(benchmark: str) -> click.Command:
         from medvqa.core import plugins
         from medvqa.core.conditions import as_printed
         from medvqa.core.run.imported import read_answer_file
-        from medvqa.core.run.options import load_items
+        from medvqa.core.run.items import load_items
 
         with user_errors():
             bench = plugins.get_benchmark(benchmark)
@@ -107,3 +107,36 @@ def unanswered_hint(items, answers) -> str | None:
             f"{len(runnable) - len(answered)} are recorded missing and count in every denominator; answers to "
             "part of the data take --select FIELD=V1,V2 (as medvqa run selects items), and the items outside "
             "are then not in the run")
+
+
+class _ImportGroup(click.Group):
+    """`medvqa import`: an adapter's own command where it adds one, else the generic import of
+    any installed benchmark."""
+
+    def get_command(self, ctx, name):
+        command = super().get_command(ctx, name)
+        if command is None:
+            from medvqa.core import plugins
+
+            if name in plugins.benchmarks():
+                command = generic_import(name)
+        return command
+
+
+def import_group(cli: click.Group) -> click.Group:
+    """The `medvqa import` group, where each adapter adds a command that reads predictions saved
+    by another tool (`import_group(cli).add_command(...)` in `register_commands`); created by the
+    first plugin that asks for it."""
+    group = cli.commands.get("import")
+    if group is None:
+        @click.group("import", cls=_ImportGroup)
+        def group() -> None:
+            """Import predictions saved by another tool as a run directory: `medvqa import BENCH
+            FILE --data DIR --run-dir OUT` for any installed benchmark (JSON Lines {item_id,
+            condition, response}, or CSV / XLSX with --id-column and --response-column); the
+            benchmarks listed here read their own published formats."""
+
+        cli.add_command(group)
+    if not isinstance(group, click.Group):
+        raise click.ClickException("medvqa: the command name 'import' is taken by a command that is not a group")
+    return group

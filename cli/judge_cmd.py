@@ -17,7 +17,7 @@ from ._common import EXIT_PREFLIGHT, ExitWith, print_json, user_errors
 def command(run_dir, judges, api_base, concurrency, timeout, max_retries, no_cache, as_json) -> None:
     """Judge the free-text answers of RUN_DIR with a judge model, without calling the answering
     model; records already judged by that model under the same prompt cost no request."""
-    from medvqa.core.scoring.judge import judge_run
+    from medvqa.core.run.judge import judge_run
 
     options = {k: v for k, v in {"api_base": api_base, "concurrency": concurrency, "timeout": timeout,
                                  "max_retries": max_retries}.items() if v is not None}

@@ -45,7 +45,7 @@ for module in (list_cmd, run_cmd, eval_cmd, score_cmd, judge_cmd, report_cmd, va
 def _plugin_commands() -> None:
     from medvqa.core import plugins
 
-    from ._common import import_group
+    from .import_cmd import import_group
 
     import_group(cli)  # generic import for every benchmark, whether or not a plugin adds its own
 

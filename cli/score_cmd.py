@@ -21,7 +21,7 @@ def command(run_dir, convention, extractor, extractor_api_base, no_cache, as_jso
     from medvqa.core.inference.preflight import PreflightError
     from medvqa.core.run.summary import run_warnings
     from medvqa.core.run.store import newest_records
-    from medvqa.core.scoring.rescore import rescore_lines
+    from medvqa.core.run.rescore import rescore_lines
 
     if extractor_api_base and not extractor:
         raise click.UsageError("--extractor-api-base needs --extractor MODEL")
@@ -30,7 +30,7 @@ def command(run_dir, convention, extractor, extractor_api_base, no_cache, as_jso
         lines, changed = rescore_lines(Path(run_dir), convention)
         n = len(lines)
         if extractor:
-            from medvqa.core.scoring.extract import extract_run
+            from medvqa.core.run.extract import extract_run
 
             try:
                 extracted = extract_run(run_dir, extractor, cache=not no_cache,

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from medvqa.core.items import Item
+    from medvqa.core.run.evalset import EvalResult, EvalSet
     from medvqa.core.scoring.score import Score
 
 
@@ -32,7 +33,7 @@ def score(item: Item, response_text: str | None, *, error: str | None = None, sa
     """Read a raw model response under the registered language patterns and the answer
     conventions of the item's benchmark, and score it. `saved` marks a prediction saved in the
     benchmark's own format rather than a model's reply (docs/scoring.md)."""
-    from medvqa.core.benchmark import AnswerConventions
+    from medvqa.core.scoring.conventions import AnswerConventions
     from medvqa.core.plugins import answer_patterns, benchmarks
     from medvqa.core.scoring.score import score as _score
 
@@ -85,11 +86,11 @@ def eval_set(source: str | Path | Mapping[str, Any], *, progress: bool = True) -
     set. A bad set raises `DataError` naming the file, the entry and the key, before anything runs."""
     import sys
 
-    from medvqa.core.run.evalset import read_set, run_set
+    from medvqa.core.run.evalset import read_set
 
     study = read_set(source)
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if progress else None
-    return run_set(study, progress=say, command_line=["python", "-c", "import medvqa; medvqa.eval_set(...)"]).as_json()
+    return run_eval_set(study, progress=say, command_line=["python", "-c", "import medvqa; medvqa.eval_set(...)"]).as_json()
 
 
 def records(run_dir: str | Path, *, reading: str | None = None) -> pd.DataFrame:
@@ -158,7 +159,7 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     from medvqa.core.metrics import held_fields, resolve_fields
     from medvqa.core.passlines import PassLines, PassVerdict
     from medvqa.core.render import Table, Tables, render
-    from medvqa.core.repeats import repeat_numbers, with_repeat_columns
+    from medvqa.core.repeat_metrics import repeat_numbers, with_repeat_columns
     from medvqa.core.usage import usage_by_condition, usage_columns
     from medvqa.core.run.saved import read_run, whole_exam_items
     from medvqa.core.run.store import read_manifest, read_records
@@ -281,7 +282,7 @@ def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[s
     rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `panels`, `runs`, `notes`,
     `by`, `reading`, `readings` and `intervals`. Records are read as `reading` reads them (None: each benchmark's
     protocol's reading); `cluster` adds cluster-bootstrap intervals (see `audit`)."""
-    from medvqa.core.compare import compare_runs
+    from medvqa.core.compare.runs import compare_runs
 
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]
@@ -294,9 +295,30 @@ def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[s
     return frame
 
 
-def cache_dir() -> Path:
-    """medvqa's cache folder (`$MEDVQA_CACHE_DIR`, else `~/.cache/medvqa`): the response cache
-    and any state an adapter keeps between runs."""
-    from medvqa.core.inference.cache import default_cache_path
+def run_eval_set(study: EvalSet, *, progress: Callable[[str], None] | None = None,
+                 command_line: list[str] | None = None) -> EvalResult:
+    """Run (or resume) the eval set `study` (`run.evalset.run_set`), then compare the experiments
+    that finished: `compare.md` and `compare.json` in its study folder, and in the result. A
+    failed comparison is a note; the set's runs stand."""
+    from medvqa.core.run.evalset import run_set
 
-    return default_cache_path().parent
+    result = run_set(study, progress=progress, command_line=command_line)
+    finished = [o.experiment.run_dir for o in result.outcomes if o.summary is not None]
+    if finished:
+        import json
+
+        from medvqa.core.compare.render import markdown
+        from medvqa.core.compare.runs import compare_runs
+        from medvqa.core.files import write_atomic
+
+        try:
+            comparison = compare_runs(finished)
+        except Exception as exc:  # the set's runs stand; only the comparison is missing
+            result.notes.append(f"no compare of the set: {exc}")
+        else:
+            result.compare = comparison.as_json()
+            result.compare_text = markdown(result.compare)
+            write_atomic(result.study_dir / "compare.md", result.compare_text)
+            write_atomic(result.study_dir / "compare.json", json.dumps(result.compare, ensure_ascii=False, indent=1,
+                                                                  default=str, allow_nan=False))
+    return result

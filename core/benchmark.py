@@ -9,40 +9,20 @@ default, so callers never probe for it.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from medvqa.core.conditions import Condition
 from medvqa.core.errors import UsageError
+from medvqa.core.headline import Headline, accuracy
 from medvqa.core.items import Item
 from medvqa.core.messages import Message, Template
+from medvqa.core.scoring.conventions import AnswerConventions
 
 if TYPE_CHECKING:
     from medvqa.core.passlines import PassLines
     from medvqa.core.render import Tables
-    from medvqa.core.scoring.score import Score
-
-
-@dataclass(frozen=True)
-class AnswerConventions:
-    """How a benchmark's answers are read and scored (docs/scoring.md). The defaults are
-    JMed48k's chain; `Benchmark.answer_conventions` returns the benchmark's own."""
-
-    # the JSON key that holds the answer: {"answer": [...]}; Polish PES uses "response"
-    answer_key: str = "answer"
-    # a prediction saved in the benchmark's own format (a record with "saved": true, written by
-    # an importer, never a live reply) that joins labels with commas or writes them together
-    # ("a,c", "a, c", "AC") names a set of labels; live replies are never split this way
-    saved_label_sets: bool = False
-    # scores items whose gold the chain does not score (free text, boxes): score_open(item,
-    # response_text) -> Score; without it such items raise ValueError
-    score_open: Callable[[Item, str], Score] | None = None
-    # a named scoring convention's last word on an answer (another tool's normalisation and
-    # comparison, reproduced): final_score(item, response_text, chain_score, saved) -> Score, called
-    # with what the chain read; None keeps the chain's score
-    final_score: Callable[[Item, str, Score, bool], Score] | None = None
 
 
 def _values(value: Any) -> list[Any]:
@@ -229,17 +209,15 @@ class Benchmark:
         `{"answer": [<label>, ...]}`."""
         return None
 
-    def headline(self, records: list[dict]) -> dict:
+    def headline(self, records: list[dict]) -> Headline:
         """The headline metric over `records` (one group's counted records: `medvqa.metrics`
         has already left out what `counts` refuses): {"metric", "value", "n", "ci": [low, high]
         | None, "ci_method"}. The default is accuracy with its Wilson 95 %
         interval; a benchmark scored otherwise (micro-F1, points) overrides it, and
         `medvqa.metrics` then shows its value in every table."""
-        from medvqa.core import metrics
-
-        c = metrics.cell(records)
-        return {"metric": self.headline_metric, "value": c.value, "n": c.n,
-                "ci": list(c.ci) if c.ci is not None else None, "ci_method": c.ci_method}
+        acc = accuracy(records)
+        return {"metric": self.headline_metric, "value": acc.value, "n": acc.n,
+                "ci": list(acc.ci) if acc.ci is not None else None, "ci_method": acc.ci_method}
 
     def counts(self, record: Mapping[str, Any]) -> bool:
         """Whether `record` enters denominators under the convention in force (every record by

@@ -330,7 +330,8 @@ def _runs(bench: Benchmark, items: list[Item], data: Path | None, split: str | N
           report: KitReport) -> None:
     from medvqa.core.api import audit
     from medvqa.core.run.options import RunOptions, run
-    from medvqa.core.run.store import read_records, write_atomic
+    from medvqa.core.files import write_atomic
+    from medvqa.core.run.store import read_records
 
     report.checks.append("runs")
     conditions = ",".join(c.value for c in ALL)

@@ -1,6 +1,5 @@
 """Errors a caller may want to tell apart, besides `DataError` (bad input data, in items.py),
-`PluginError` (plugins.py), `PreflightError` (inference/preflight.py) and `RunInterrupted`
-(run/interrupt.py). All are public names of `medvqa`."""
+`PluginError` (plugins.py) and `RunInterrupted` (run/interrupt.py). All are public names of `medvqa`."""
 
 from __future__ import annotations
 
@@ -27,3 +26,8 @@ class UnknownBenchmarkError(UsageError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class PreflightError(Exception):
+    """The model cannot be used as given; the message is one line saying why (the checks before
+    a run's first request: `inference/preflight.py`)."""

@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
+from medvqa.core.headline import ACCURACY, WILSON, accuracy, accuracy_ci, live
 from medvqa.core.results import NON_ANSWERS, STATUSES, condition_order
 
 if TYPE_CHECKING:
@@ -24,10 +25,6 @@ if TYPE_CHECKING:
 
     from medvqa.core.benchmark import Benchmark
 
-ACCURACY = "accuracy"
-# the interval of an accuracy: `stats.binomial_ci`'s, named as `stats.WILSON` names it (kept apart so that
-# importing the metrics layer imports no numpy; tests/core/audit/test_stats.py keeps the two equal)
-WILSON = "wilson-score-bcd"
 UNKNOWN = "unknown"  # the level of a record without a value for the stratum
 NONE = "none"  # the level of an empty list-valued stratum
 CI_COLUMNS = ("ci_low", "ci_high")
@@ -155,13 +152,6 @@ def with_assisted(columns: Sequence[str], rows: Iterable[Mapping]) -> list[str]:
     return list(columns)
 
 
-def accuracy_ci(correct: int, n: int) -> tuple[float, float] | None:
-    """The 95 % interval of correct / n (Wilson's score interval); None when n = 0."""
-    from medvqa.core.audit.stats import binomial_ci  # scipy.special, imported on first use
-
-    return binomial_ci(correct, n)
-
-
 def add_ci(frame: pd.DataFrame) -> None:
     """Add the `CI_COLUMNS` (Wilson 95 % intervals, fractions) to a DataFrame with integer columns
     `correct` and `n`, in place."""
@@ -175,11 +165,11 @@ def counted(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> t
     Held-out records (answers withheld) are neither."""
     from medvqa.core.benchmark import Benchmark
 
-    live = [r for r in records if not r.get("held_out")]
+    alive = live(records)
     if benchmark is None or type(benchmark).counts is Benchmark.counts:  # (the default counts every record)
-        return live, 0
-    kept = [r for r in live if benchmark.counts(r)]
-    return kept, len(live) - len(kept)
+        return alive, 0
+    kept = [r for r in alive if benchmark.counts(r)]
+    return kept, len(alive) - len(kept)
 
 
 def assisted_reading(record: Mapping) -> Mapping | None:
@@ -265,16 +255,10 @@ def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell
         ci = head.get("ci")
         return Cell(n, correct, head.get("value"), tuple(ci) if ci else None, head.get("ci_method", "bootstrap"),
                     head.get("metric", benchmark.headline_metric), dict(statuses), left_out, **assisted)
-    repeats = len({r.get("repeat") or 0 for r in kept})
-    if repeats > 1:  # repeats of one item are not more items: the item-level interval (core/repeats.py)
-        from medvqa.core.repeats import item_ci, item_means
-
-        means = item_means(kept)
-        ci, method = item_ci(means)
-        return Cell(n, correct, correct / n, ci, method, ACCURACY, dict(statuses), left_out, **assisted,
-                    repeats=repeats, n_items=len(means))
-    return Cell(n, correct, correct / n if n else None, accuracy_ci(correct, n), WILSON if n else None,
-                ACCURACY, dict(statuses), left_out, **assisted)
+    acc = accuracy(kept)
+    over_repeats = {"repeats": acc.repeats, "n_items": acc.n_items} if acc.repeats > 1 else {}
+    return Cell(n, correct, acc.value, acc.ci, acc.ci_method, ACCURACY, dict(statuses), left_out, **assisted,
+                **over_repeats)
 
 
 def parse_failure_warnings(records: Iterable[Mapping], benchmark: Benchmark | None = None,

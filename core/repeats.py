@@ -1,25 +1,20 @@
-"""Numbers over a run's repeats (`medvqa run --repeats K`): pure functions of records.
+"""Item-level numbers of repeated records (`medvqa run --repeats K`): pure functions of records.
 
 A run asked K times holds K records per (item, condition), each with its `repeat` index (a
-record without one is repeat 0). Per condition, `repeat_numbers` gives:
-
-- `per_repeat`: the headline metric of each repeat, computed by the metrics layer
-  (`metrics.cell`) on that repeat's records: the number a run without repeats would show;
-- `mean` over repeats, and `between_repeat_sd`: the sample standard deviation (K − 1 in the
-  denominator) of the per-repeat values;
-- `ci`: the item-level 95 % interval of the mean (`ITEM_INTERVAL`): each item's mean
-  correctness over its repeats is one observation, and the interval is Student's t over the
-  items (so the repeats of one item are never counted as independent items). Where the items'
-  means do not vary at all (every item right in every repeat, or wrong in every one, where t
-  gives no width), the Wilson interval on the items stands instead. For a
-  benchmark whose headline metric is not accuracy, the mean and SD are of its metric and the
-  item-level interval is left out (None, and the method says so).
+record without one is repeat 0). The repeats of one item are never counted as independent
+items: each item's mean correctness over its repeats is one observation (`item_means`), and the
+item-level 95 % interval of a mean (`item_ci`, `ITEM_INTERVAL`) is Student's t over the items.
+Where the items' means do not vary at all (every item right in every repeat, or wrong in every
+one, where t gives no width), the Wilson interval on the items stands instead.
 
 Paired factors per repeat and pooled (`paired_repeats`): the difference of correctness between
 two sides of the same item (Δimg: C+Q+I − C+Q of one run; Δlang: one language's run − the
 other's), per repeat on the items both sides hold in that repeat, and pooled: the mean over
 items of each item's mean difference across repeats, with the same item-level t interval.
 Refusals count as wrong (the audit's default, strict convention).
+
+The ground floor: the metrics layer's numbers over repeats are in `repeat_metrics`, compare's
+in `compare.repeats`.
 """
 
 from __future__ import annotations
@@ -27,9 +22,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from statistics import fmean, stdev
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
-from medvqa.core import metrics
 from medvqa.core.results import condition_order, is_derived
 
 # the `ci_method` of an item-level interval: Student's t over the items' means, or (no spread
@@ -88,7 +82,9 @@ def item_ci(per_item: Sequence[float], lower: float = 0.0) -> tuple[tuple[float,
     if found is None:  # no spread among the items: the Wilson interval of a proportion on them
         if lower < 0:
             return None, None
-        exact = metrics.accuracy_ci(mean * len(per_item), len(per_item))  # (expected counts where means are not 0 or 1)
+        from medvqa.core.stats import binomial_ci  # (numpy and scipy on first use)
+
+        exact = binomial_ci(mean * len(per_item), len(per_item))  # (expected counts where means are not 0 or 1)
         return (tuple(exact), ITEM_WILSON) if exact else (None, None)
     return (max(lower, found[0]), min(1.0, found[1])), ITEM_T
 
@@ -96,36 +92,6 @@ def item_ci(per_item: Sequence[float], lower: float = 0.0) -> tuple[tuple[float,
 def item_means(records: Iterable[Mapping]) -> list[float]:
     """Each item's mean correctness over its records (its repeats), in first-seen order."""
     return list(item_means_by_id(records).values())
-
-
-def repeat_numbers(records: Iterable[Mapping], benchmark: Any = None, reading: str | None = None) -> dict | None:
-    """Per condition, the numbers over the repeats (see the module's docstring), and Δimg per
-    repeat and pooled where the records hold both C+Q+I and C+Q; None for records of one repeat."""
-    records = metrics.read(list(records), metrics.reading_of(benchmark, reading))
-    repeats = by_repeat(records)
-    if len(repeats) < 2:
-        return None
-    kept = metrics.counted(records, benchmark)[0]
-    accuracy = benchmark is None or benchmark.headline_metric == metrics.ACCURACY
-    conditions = sorted({r["condition"] for r in records}, key=condition_order)
-    out: dict[str, Any] = {"repeats": len(repeats), "method": ITEM_INTERVAL if accuracy else NO_INTERVAL,
-                           "conditions": {}}
-    for cond in conditions:
-        values = [metrics.cell([r for r in rs if r["condition"] == cond], benchmark).value for rs in repeats.values()]
-        values = [v for v in values if v is not None]
-        means = item_means(r for r in kept if r["condition"] == cond)
-        ci, method = item_ci(means) if accuracy else (None, None)
-        out["conditions"][cond] = {
-            "n_items": len(means), "per_repeat": values,
-            "mean": fmean(values) if values else None,
-            "between_repeat_sd": stdev(values) if len(values) > 1 else None,
-            "ci": list(ci) if ci else None, "ci_method": method,
-        }
-    with_image, without = IMAGE_PAIR
-    if with_image in conditions and without in conditions:
-        side = {c: [r for r in kept if r["condition"] == c] for c in IMAGE_PAIR}
-        out["delta_img"] = paired_repeats(side[with_image], side[without])
-    return out
 
 
 def paired_repeats(a: Iterable[Mapping], b: Iterable[Mapping]) -> dict:
@@ -171,7 +137,7 @@ def paired_means_test(a: Sequence[float], b: Sequence[float]) -> dict:
         return {**out, "note": "every item gives the same contrast: no interval, no test" if d else None}
     from scipy.special import stdtr
 
-    from medvqa.core.audit.stats import P_FLOOR
+    from medvqa.core.stats import P_FLOOR
 
     t = fmean(d) / (stdev(d) / math.sqrt(len(d)))
     p = 2 * float(stdtr(len(d) - 1, -abs(t)))
@@ -202,81 +168,3 @@ def language_repeats(local: Iterable[Mapping], other: Iterable[Mapping]) -> dict
                         & {r["condition"] for r in other}, key=condition_order)
     return {c: paired_repeats([r for r in local if r["condition"] == c], [r for r in other if r["condition"] == c])
             for c in conditions}
-
-
-REPEAT_COLUMNS = ("repeats", "mean_over_repeats", "between_repeat_sd", "item_ci_low", "item_ci_high",
-                  "item_ci_method")
-
-
-def with_repeat_columns(frame, numbers: dict):
-    """A by-condition table (`metrics.table`) with the numbers over repeats beside each
-    condition's pooled row (`REPEAT_COLUMNS`): what `report` shows for a run with repeats."""
-    frame = frame.copy()
-    rows = [numbers["conditions"].get(c) or {} for c in frame["condition"]]
-    frame["repeats"] = numbers["repeats"]
-    frame["mean_over_repeats"] = [r.get("mean") for r in rows]
-    frame["between_repeat_sd"] = [r.get("between_repeat_sd") for r in rows]
-    frame["item_ci_low"] = [(r.get("ci") or (None, None))[0] for r in rows]
-    frame["item_ci_high"] = [(r.get("ci") or (None, None))[1] for r in rows]
-    frame["item_ci_method"] = numbers["method"]
-    return frame
-
-
-def study_repeats(entries: Sequence[Any]) -> list[dict]:
-    """`compare`'s numbers over repeats: one row per experiment with repeats (anything with
-    `benchmark`, `model`, `records` and `runs`, as `compare.Entry`) holding its
-    `repeat_numbers`, and, for two experiments that differ only in the language, Δlang per
-    repeat and pooled (`language_repeats`, the exam's own language first). Empty when no run
-    has repeats."""
-    from medvqa.core.audit.pairing import same_but_language, side
-
-    rows = []
-    for e in entries:
-        numbers = repeat_numbers(e.records, e.benchmark, e.runs[0].reading)
-        if numbers is not None:
-            rows.append({"benchmark": e.benchmark.name, "model": e.model, **numbers})
-    for i, a in enumerate(entries):
-        for b in entries[i + 1:]:
-            if not same_but_language(a.runs, b.runs) or n_repeats(a.records) < 2 or n_repeats(b.records) < 2:
-                continue
-            first, second = sorted((side(a.runs), side(b.runs)), key=lambda x: x.rank)
-            rows.append({"benchmark": a.benchmark.name, "model": a.model, "languages": [first.language, second.language],
-                         "delta_lang": language_repeats(first.records, second.records)})
-    return rows
-
-
-def repeats_markdown(rows: Sequence[Mapping]) -> list[str]:
-    """`compare`'s section on repeats, as Markdown lines (none without repeats)."""
-    if not rows:
-        return []
-    def pct(x):
-        return "-" if x is None else f"{100 * x:.1f}"
-
-    def pp(x):
-        return "-" if x is None else f"{100 * x:+.1f}"
-
-    lines = ["## Over repeats (mean, between-repeat SD, item-level 95 % CI; per repeat)", "",
-             "| benchmark | model | condition | repeats | mean % | SD (pp) | 95 % CI | per repeat % |",
-             "|---|---|---|---:|---:|---:|---|---|"]
-    deltas = []
-    for row in rows:
-        if "delta_lang" in row:
-            for cond, d in row["delta_lang"].items():
-                deltas.append((row["benchmark"], row["model"], f"Δlang {' − '.join(row['languages'])}, {cond}", d))
-            continue
-        for cond, c in row["conditions"].items():
-            ci = f"{pct(c['ci'][0])}–{pct(c['ci'][1])}" if c["ci"] else "-"
-            lines.append(f"| {row['benchmark']} | {row['model']} | {cond} | {row['repeats']} | {pct(c['mean'])} | "
-                         f"{pct(c['between_repeat_sd'])} | {ci} | {' '.join(pct(v) for v in c['per_repeat'])} |")
-        if row.get("delta_img"):
-            deltas.append((row["benchmark"], row["model"], "Δimg C+Q+I − C+Q", row["delta_img"]))
-    if deltas:
-        lines += ["", "| benchmark | model | factor | pooled (pp) | 95 % CI | SD (pp) | per repeat (pp) |",
-                  "|---|---|---|---:|---|---:|---|"]
-        for bench, model, name, d in deltas:
-            ci = d["pooled"]["ci"]
-            lines.append(f"| {bench} | {model} | {name} | {pp(d['pooled']['delta'])} | "
-                         f"{f'{pp(ci[0])} to {pp(ci[1])}' if ci else '-'} | {pct(d['between_repeat_sd'])} | "
-                         f"{' '.join(pp(x['delta']) for x in d['per_repeat'])} |")
-    methods = sorted({row["method"] for row in rows if "method" in row})
-    return [*lines, "", "Item-level intervals: " + "; ".join(methods) + " (docs/runs.md#repeats).", ""]

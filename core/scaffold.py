@@ -467,7 +467,7 @@ def write_adapter(name: str, out_dir: str | Path = ".", *, language: str = "en",
                                                  for row in fixture_rows(keys)),
         f"tests/test_{name}.py": fill(TESTS),
     }
-    from medvqa.core.run.store import write_atomic
+    from medvqa.core.files import write_atomic
 
     written = [write_atomic(root / rel, text) for rel, text in files.items()]
     written.append(write_atomic(root / module / "fixture" / "images" / "q3.png", _png()))

@@ -31,7 +31,7 @@ from medvqa.core.metrics import level_keys, reading_summary
 from medvqa.core.render import FONT_STACK, bidi_auto
 from medvqa.core.results import condition_order, is_derived, model_name
 from medvqa.core.run.saved import SavedRun
-from medvqa.core.run.store import write_atomic
+from medvqa.core.files import write_atomic
 
 IMAGE_PX = 384  # the longer side of an embedded image
 # The image-removal transitions (`medvqa audit`): correct with the image (C+Q+I), without it (C+Q).

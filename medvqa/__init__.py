@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     # adapters: what a benchmark is made of
     "Benchmark": "medvqa.core.benchmark",
-    "AnswerConventions": "medvqa.core.benchmark",
+    "AnswerConventions": "medvqa.core.scoring.conventions",
     "Item": "medvqa.core.items",
     "Gold": "medvqa.core.items",
     "Option": "medvqa.core.items",
@@ -34,7 +34,7 @@ _EXPORTS = {
     "UsageError": "medvqa.core.errors",
     "UnknownBenchmarkError": "medvqa.core.errors",
     "PluginError": "medvqa.core.plugins",
-    "PreflightError": "medvqa.core.inference.preflight",
+    "PreflightError": "medvqa.core.errors",
     "RunInterrupted": "medvqa.core.run.interrupt",
     "resolve_image": "medvqa.core.items",
     "brief": "medvqa.core.items",
@@ -60,7 +60,7 @@ _EXPORTS = {
     "read_json": "medvqa.core.jsonl",
     "read_table": "medvqa.core.jsonl",
     "refuse_repeat": "medvqa.core.jsonl",
-    "write_atomic": "medvqa.core.run.store",
+    "write_atomic": "medvqa.core.files",
     "from_hub": "medvqa.core.hub",
     # notebooks: the commands as functions
     "load": "medvqa.core.api",
@@ -73,7 +73,7 @@ _EXPORTS = {
     "audit": "medvqa.core.api",
     "compare": "medvqa.core.api",
     "view": "medvqa.core.view",
-    "cache_dir": "medvqa.core.api",
+    "cache_dir": "medvqa.core.files",
     "read_run": "medvqa.core.run.saved",
     "SavedRun": "medvqa.core.run.saved",
     "write_run": "medvqa.core.run.imported",
@@ -100,11 +100,12 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from medvqa.core.api import RunOutcome, audit, cache_dir, compare, load, records, report, run, score
-    from medvqa.core.benchmark import AnswerConventions, Benchmark
+    from medvqa.core.api import RunOutcome, audit, compare, load, records, report, run, score
+    from medvqa.core.benchmark import Benchmark
+    from medvqa.core.scoring.conventions import AnswerConventions
     from medvqa.core.conditions import Condition, as_printed
     from medvqa.core.errors import UnknownBenchmarkError, UsageError
-    from medvqa.core.inference.preflight import PreflightError
+    from medvqa.core.errors import PreflightError
     from medvqa.core.plugins import PluginError
     from medvqa.core.run.interrupt import RunInterrupted
     from medvqa.core.hookspecs import hookimpl
@@ -120,7 +121,7 @@ if TYPE_CHECKING:
     from medvqa.core.scoring.patterns import ANSWER_TOKEN, LanguagePatterns
     from medvqa.core.results import Manifest, Record, Status
     from medvqa.core.run.saved import SavedRun, read_run
-    from medvqa.core.run.store import write_atomic
+    from medvqa.core.files import cache_dir, write_atomic
     from medvqa.core.scoring.score import Score
     from medvqa.core.validation import Finding, lone_surrogate
     from medvqa.core.view import view

@@ -201,7 +201,7 @@ def _shown(value: Any) -> str:
 
 def update() -> None:
     """Write every golden file afresh, and remove those of commands no longer in the set."""
-    from medvqa.core.run.store import write_atomic
+    from medvqa.core.files import write_atomic
 
     with tempfile.TemporaryDirectory(prefix="medvqa-golden-") as tmp:
         produced = produce(Path(tmp).resolve())

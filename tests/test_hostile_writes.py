@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from medvqa.cli.main import cli
 from medvqa.core.items import DataError
-from medvqa.core.run.store import write_atomic
+from medvqa.core.files import write_atomic
 
 VICTIM = "a file outside, never to be written\n"
 

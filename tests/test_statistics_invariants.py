@@ -18,7 +18,7 @@ import numpy as np
 
 import medvqa
 from medvqa.cli.main import cli
-from medvqa.core.audit import stats
+from medvqa.core import stats
 from medvqa.core.run.options import RunOptions, run
 
 ESTIMATES = {"ci": ("delta_img", "delta_lang", "difference", "accuracy", "value", "mean", "delta"), "ci_a_with": ("a_with",),

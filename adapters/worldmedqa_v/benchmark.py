@@ -83,7 +83,7 @@ class WorldMedQAV(Benchmark):
 
         path = Path(path)
         if path.is_dir() and not any(loader.TABLE.fullmatch(f.name) for f in path.rglob("*")):
-            from .importer import tables_under
+            from .sources import tables_under
 
             first = {}
             for source in tables_under(path)[0]:

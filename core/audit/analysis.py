@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from medvqa.core.audit import stats
+from medvqa.core import stats
 from medvqa.core.repeats import item_mean_pairs, n_repeats, paired_means_test
 from medvqa.core.conditions import ALL, IMAGE_REMOVAL
 from medvqa.core.run.forced import FORCED_CONDITION

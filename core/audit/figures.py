@@ -17,8 +17,8 @@ from matplotlib import font_manager, rc_context
 from matplotlib.figure import Figure
 
 from medvqa.core.audit.analysis import STATES
-from medvqa.core.charts import STATE_COLOURS, STATE_NAMES, chart_names
-from medvqa.core.charts import paired_rows as _rows
+from medvqa.core.audit.charts import STATE_COLOURS, STATE_NAMES, chart_names
+from medvqa.core.audit.charts import paired_rows as _rows
 # Sans-serif families tried after DejaVu Sans for glyphs it lacks (Japanese, Korean).
 _FALLBACK_FONTS = ("IPAexGothic", "IPAGothic", "Noto Sans CJK JP", "Noto Sans CJK KR", "NanumGothic")
 
@@ -133,7 +133,7 @@ def figures(doc: dict) -> dict[str, Figure]:
 
 def save_figures(doc: dict, out_dir: Path) -> list[Path]:
     """Write every figure as PNG and SVG into `out_dir`; returns the files written."""
-    from medvqa.core.run.store import write_atomic
+    from medvqa.core.files import write_atomic
 
     written = []
     with _style():

@@ -21,8 +21,8 @@ from urllib.parse import urlencode
 from medvqa.core.audit.analysis import (BETWEEN_MODELS_TEXT, CONVENTIONS, PAIRED_COLUMNS, STATES, intervals_text,
                                         model_docs, reading_text, refusal_scope, strata_rows)
 from medvqa.core.audit.pairing import language_columns
-from medvqa.core.audit.stats import MIN_TESTED
-from medvqa.core.charts import audit_charts
+from medvqa.core.stats import MIN_TESTED
+from medvqa.core.audit.charts import audit_charts
 from medvqa.core.render import FONT_STACK, bidi_auto, fmt, to_html
 
 
@@ -222,9 +222,9 @@ def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
     import hashlib
     import os
 
-    from medvqa.core.api import cache_dir
+    from medvqa.core.files import cache_dir
     from medvqa.core.items import DataError
-    from medvqa.core.run.store import read_kept, write_atomic
+    from medvqa.core.files import read_kept, write_atomic
 
     try:
         st = os.stat(path)
@@ -383,6 +383,6 @@ def experiments_text(models: dict[str, dict]) -> str:
 
 
 def write_html(doc: dict, path: Path, svgs: dict[str, str] | None = None, view_href: str | None = None) -> Path:
-    from medvqa.core.run.store import write_atomic
+    from medvqa.core.files import write_atomic
 
     return write_atomic(Path(path), render_html(doc, svgs, view_href=view_href))

@@ -146,7 +146,7 @@ def audit_saved(runs: Sequence[SavedRun], notes: Sequence[str] = (), *, by: Sequ
     """`medvqa.audit` of runs already read (`read_runs`; `notes`: its notes), so that a command
     that has read them for another output audits them without reading them again; the
     arguments are `medvqa.audit`'s (`by`: a sequence of names, None for the default strata)."""
-    from medvqa.core.audit import stats
+    from medvqa.core import stats
     from medvqa.core.audit.analysis import Settings, audit as audit_runs, cluster_notes, default_cluster
     from medvqa.core.audit.pairing import language_pairs
     from medvqa.core.metrics import reading_summary

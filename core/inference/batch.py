@@ -148,7 +148,7 @@ class BatchBackend(Backend):
         """`entry` added to the ledger before anything is awaited. The ledger (a few lines) is
         rewritten whole by the run store's one writer, never through a link, keeping only the
         whole lines read (`_batches`): a line cut short before is cut off, not glued to."""
-        from medvqa.core.run.store import write_atomic
+        from medvqa.core.files import write_atomic
 
         kept = self.ledger.read_bytes() if self.ledger.is_file() else b""
         if self._ledger_end is not None:

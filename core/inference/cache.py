@@ -8,19 +8,13 @@ file and what to do.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 from pathlib import Path
 
+from medvqa.core.files import default_cache_path
 from medvqa.core.items import DataError
 from medvqa.core.inference.base import Response
-
-
-def default_cache_path() -> Path:
-    root = os.environ.get("MEDVQA_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "medvqa")
-    return Path(root) / "responses.sqlite3"
 
 
 # SQLite does not wait (its busy timeout) for a connection switching a new file to WAL while another

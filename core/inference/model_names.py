@@ -52,7 +52,7 @@ def litellm_version() -> str | None:
 
 
 def names_path(litellm_version_: str) -> Path:
-    from medvqa.core.inference.cache import default_cache_path
+    from medvqa.core.files import default_cache_path
 
     return default_cache_path().parent / f"litellm-{litellm_version_}.json"
 
@@ -75,7 +75,7 @@ def _keep(path: Path, text: str) -> None:
     """`text` written whole to `path` by the run store's one writer; a cache folder that cannot
     be written keeps nothing (litellm is asked again next time)."""
     from medvqa.core.items import DataError
-    from medvqa.core.run.store import write_atomic
+    from medvqa.core.files import write_atomic
 
     try:
         write_atomic(path, text, sync=False)
@@ -86,7 +86,7 @@ def _keep(path: Path, text: str) -> None:
 def _kept_json(path: Path) -> Any:
     """The JSON of the cache file at `path`, read as untrusted: None when there is none, when it
     is no regular file of its own (a link, a pipe planted there is never read) or not JSON."""
-    from medvqa.core.run.store import read_kept
+    from medvqa.core.files import read_kept
 
     data = read_kept(path)
     try:
@@ -163,7 +163,7 @@ def check_before_import(model: str, *, backends: Iterable[str], api_base: bool =
     """Raise PreflightError for what is certain without litellm: a misspelt provider or backend
     (once litellm's names are remembered) and, with `keys` and without a server of one's own
     (`api_base`), a provider key missing from the environment."""
-    from medvqa.core.inference.preflight import PreflightError
+    from medvqa.core.errors import PreflightError
 
     backends = sorted(backends)
     head, slash, _ = model.partition("/")

@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
+from medvqa.core.errors import PreflightError
 from medvqa.core.inference.concurrency import event_loop
 from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, RetryPolicy, causes, failure_kind, with_retries
 from medvqa.core.inference.secrets import scrub
@@ -55,10 +56,6 @@ _REASONS = {
     "unreadable": "the server's answers could not be read",
     "bug": "the request failed",
 }
-
-
-class PreflightError(Exception):
-    """The model cannot be used as given; the message is one line saying why."""
 
 
 def check_provider(litellm, model: str) -> str:

@@ -341,22 +341,4 @@ def run_set(s: EvalSet, *, progress: Callable[[str], None] | None = None,
             t.join(0.2)
     ordered = [outcomes[id(e)] for e in s.experiments]
     result = EvalResult(s.study_dir, ordered)
-    finished = [o.experiment.run_dir for o in ordered if o.summary is not None]
-    if finished:
-        import json
-
-        from medvqa.core.compare import compare_runs
-        from medvqa.core.compare_render import markdown
-        from medvqa.core.run.store import write_atomic
-
-        try:
-            comparison = compare_runs(finished)
-        except Exception as exc:  # the set's runs stand; only the comparison is missing
-            result.notes.append(f"no compare of the set: {exc}")
-        else:
-            result.compare = comparison.as_json()
-            result.compare_text = markdown(result.compare)
-            write_atomic(s.study_dir / "compare.md", result.compare_text)
-            write_atomic(s.study_dir / "compare.json", json.dumps(result.compare, ensure_ascii=False, indent=1,
-                                                                  default=str, allow_nan=False))
     return result

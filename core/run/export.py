@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from medvqa.core.run.store import read_manifest, read_records, write_atomic
+from medvqa.core.files import write_atomic
+from medvqa.core.run.store import read_manifest, read_records
 
 
 def export_predictions(run_dir: str | Path, out: str | Path) -> dict:

@@ -184,8 +184,8 @@ def check_arguments(benchmark: Any, items: Any, run_dir: Any, *, model: Any, loa
 
 def _check_load(benchmark: Benchmark, load: Any) -> None:
     """`load` must reload the run's items as every reader does: `benchmark.load(data, split,
-    select=select, **other)`, then the first `limit` items (`options.load_items`)."""
-    from medvqa.core.run.options import LOAD_KEYS
+    select=select, **other)`, then the first `limit` items (`run.items.load_items`)."""
+    from medvqa.core.run.items import LOAD_KEYS
 
     wanted = (f"None or a dict of {', '.join(LOAD_KEYS)} (and keywords of {benchmark.name}'s load), e.g. "
               '{"data": "DIR", "select": {"year": ["2024"]}}')

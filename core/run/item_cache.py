@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from medvqa.core.items import DataError, Item, fingerprint_items, fingerprint_texts
-from medvqa.core.run.store import read_kept, write_atomic
+from medvqa.core.files import read_kept, write_atomic
 
 FORMAT = 3  # 3: each item kept as its fingerprint's text
 MAGIC = b"medvqa-items\n"
@@ -53,7 +53,7 @@ MAX_FILES = 200_000  # a data folder with more files than this is not signed (no
 
 def folder() -> Path:
     """`<medvqa's cache folder>/items`."""
-    from medvqa.core.api import cache_dir
+    from medvqa.core.files import cache_dir
 
     return cache_dir() / "items"
 

@@ -21,6 +21,7 @@ from medvqa.core.inference.cache import ResponseCache
 from medvqa.core.inference.secrets import redact_command_line, scrub
 from medvqa.core.run.interrupt import RunInterrupted, exit_on_second_interrupt
 from medvqa.core.items import DataError, fingerprint_items
+from medvqa.core.run.items import load_items
 from medvqa.core.run.names import path_part
 from medvqa.core.run.progress import for_stderr
 from medvqa.core.run.runner import DEFAULT_MAX_RESPONSE_BYTES, RunResult, RunSpec, execute
@@ -73,10 +74,6 @@ class RunOptions:
                 **({"context": self.context} if self.context else {})}
 
 
-# the keys of a manifest's `load` that `load_items` reads itself; any other goes to the loader as a keyword
-LOAD_KEYS = ("data", "split", "sample", "select", "limit")
-
-
 def repeat_seed(seed: int, repeat: int) -> int:
     """The seed repeat `repeat` of a run with `seed` is asked with: the run's own for repeat 0 (so
     the first repeat is the run without repeats), past it one drawn from (seed, repeat) by SHA-256,
@@ -86,17 +83,6 @@ def repeat_seed(seed: int, repeat: int) -> int:
         return seed
     digest = hashlib.sha256(f"medvqa-repeat\x00{seed}\x00{repeat}".encode()).digest()
     return int.from_bytes(digest[:4], "big") >> 1
-
-
-def load_items(benchmark, opts: dict[str, Any]):
-    split = "sample" if opts.get("sample") else opts.get("split")
-    data = Path(opts["data"]) if opts.get("data") else None
-    # a manifest written before `select` existed keeps its loader's own keywords: passed as given
-    legacy = {k: v for k, v in opts.items() if k not in LOAD_KEYS and v is not None}
-    items = benchmark.load(data, split, select=opts.get("select"), **legacy)
-    if opts.get("limit") is not None:
-        items = items[: opts["limit"]]
-    return items, split or (benchmark.default_split if data else "sample")
 
 
 def default_run_dir(bench: str, split: str, model: str, identity: dict, language: str | None = None) -> Path:
@@ -201,14 +187,14 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
         with guard(), reporter or nullcontext():
             result = execute(spec, progress=update)
         if options.judges:  # free-text answers judged once the answers are in; Ctrl-C here resumes too
-            from medvqa.core.scoring.judge import judge_run
+            from medvqa.core.run.judge import judge_run
 
             with guard():
                 result.judged = judge_run(run_dir, options.judges, backend_options=options.judge_options,
                                           cache=options.cache, cache_path=options.cache_path)
             result.records = read_records(run_dir)
         if options.extractor:  # the answers the strict reader could not read, read by the extractor
-            from medvqa.core.scoring.extract import extract_run
+            from medvqa.core.run.extract import extract_run
 
             with guard():
                 result.extracted = extract_run(run_dir, options.extractor, backend_options=options.extractor_options,

@@ -39,7 +39,7 @@ def dry_run(options) -> dict:
     from medvqa.core.run.store import newest_per_pair, read_all_records
     from medvqa.core.results import condition_order
 
-    from medvqa.core.inference.cache import default_cache_path
+    from medvqa.core.files import default_cache_path
 
     # a response cache not made yet has nothing in it: it stays unmade (a plan writes nothing)
     cache_file = Path(options.cache_path) if options.cache_path else default_cache_path()

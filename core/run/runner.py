@@ -32,7 +32,7 @@ from medvqa.core.run.interrupt import interrupts_deferred
 from medvqa.core.run.store import HELD_OUT, RunStore, newest_per_pair, pair_key
 from medvqa.core.results import FORMAT_VERSION
 from medvqa.core.metrics import headline_numbers
-from medvqa.core.repeats import repeat_numbers
+from medvqa.core.repeat_metrics import repeat_numbers
 from medvqa.core.usage import recorded_usage, usage_by_condition, usage_warning
 from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, health
 

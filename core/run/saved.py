@@ -11,7 +11,7 @@ from medvqa.core import plugins
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.items import DataError, Item
 from medvqa.core.run.item_cache import load_checked
-from medvqa.core.run.options import load_items
+from medvqa.core.run.items import load_items
 from medvqa.core.run.store import gc_paused, read_manifest, read_records
 
 

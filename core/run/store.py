@@ -24,13 +24,14 @@ import fcntl
 import gc
 import json
 import os
-import secrets
 import stat
 import time
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
+from medvqa.core.files import (READ_ONLY, link_error, open_no_link, remove_quietly, write_atomic,
+                               write_error)
 from medvqa.core.inference.secrets import Scrubber
 from medvqa.core.items import DataError
 from medvqa.core.jsonl import read_json
@@ -45,25 +46,6 @@ HELD_OUT = "held_out"
 # old manifest has it: a run written before it existed is in its benchmark's first language).
 IDENTITY = ("benchmark", "split", "data_fingerprint", "model", "params", "conditions", "templates", "convention",
             "language")
-_NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
-_READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
-
-
-def write_error(path: Path, exc: OSError) -> DataError:
-    """A failed write as one line naming the file and what to do."""
-    if exc.errno in _NO_SPACE:
-        advice = "free disk space (or raise the file-size limit) and run the same command again to resume"
-    elif exc.errno in _READ_ONLY:
-        advice = "make it writable, or choose another --run-dir"
-    else:
-        advice = "check the disk and run the same command again to resume"
-    return DataError(f"cannot write ({exc.strerror or exc}): {advice}", file=path)
-
-
-def link_error(path: Path) -> DataError:
-    """A symbolic link where a run directory's file should be, as one line."""
-    return DataError("is a symbolic link: files in a run directory are never written through a link; "
-                     "remove it, or choose another --run-dir", file=path)
 
 
 def refuse_links(run_dir: Path) -> None:
@@ -80,14 +62,6 @@ def refuse_links(run_dir: Path) -> None:
             raise link_error(Path(run_dir) / entry.name)
 
 
-def _open_no_link(path: Path, flags: int, mode: int = 0o644) -> int:
-    """`os.open` that never follows a symbolic link at `path` (a link is a `DataError`)."""
-    try:
-        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise link_error(path) from None
-        raise
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -95,75 +69,6 @@ def write_json_atomic(path: Path, data: Any) -> None:
     write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
 
 
-def write_atomic(path: str | Path, content: bytes | str | Callable[[BinaryIO], Any], *, sync: bool = True) -> Path:
-    """The one way medvqa writes a file (run files, pages, tables, figures, exports, caches).
-
-    `content` (bytes, text written as UTF-8, or a function writing to the open binary file) goes
-    into a new temporary file beside `path`, renamed over `path` when whole: a reader sees the
-    old file or the new one, never half of one. Nothing is written through a link: the
-    temporary file is created exclusively (`O_EXCL`, `O_NOFOLLOW`) under an unpredictable name,
-    so no file or link planted beside `path` is touched, and the rename replaces a link at
-    `path` itself, never its target. A failed write (a full disk, a read-only folder) leaves the
-    old file whole and no temporary file, and is a `DataError` naming `path`. A missing folder
-    of `path` is made. Without `sync` (a cache's file, made again if lost) the data is not
-    flushed to the disk first. A lone surrogate in text is written as its escape (`\\ud800`),
-    as records write it. Returns `path`."""
-    path = Path(path)
-    if isinstance(content, str):
-        content = content.encode("utf-8", "backslashreplace")
-    write = content if callable(content) else (lambda fh: fh.write(content))
-    tmp: Path | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = _new_temporary(path)
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            if sync:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:  # whatever stopped the write (Ctrl-C too): no temporary file stays
-        if tmp is not None:
-            _remove(tmp)
-        if isinstance(exc, OSError):
-            raise write_error(path, exc) from None
-        raise
-    return path
-
-
-def _new_temporary(path: Path) -> tuple[int, Path]:
-    """(descriptor, path) of a new empty file beside `path`, `.<name>.<16 random hex>.tmp`,
-    created exclusively and never through a link (another process's name is skipped)."""
-    for _ in range(100):
-        tmp = path.with_name(f".{path.name[:200]}.{secrets.token_hex(8)}.tmp")
-        try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644), tmp
-        except FileExistsError:
-            continue
-    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(path))
-
-
-def read_kept(path: Path) -> bytes | None:
-    """The bytes of a cache's file at `path`; None when there is none, or it is not a regular
-    file of its own (a link, a device, a pipe planted there is never read: `/dev/zero` would never
-    end)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            return fh.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
-        except OSError:
-            return None
-
-
-def _remove(path: Path) -> None:
-    """Remove a temporary file left by a failed write, if there is one and we can."""
-    try:
-        path.unlink(missing_ok=True)
-    except OSError:
-        pass  # a read-only folder holds none
 
 
 def read_manifest(run_dir: Path) -> dict:
@@ -323,24 +228,24 @@ def _open_lock_file(path: Path) -> tuple[int | None, bool]:
     run closed without a record) is created again, a bounded number of times."""
     for _ in range(10):
         try:
-            return _open_no_link(path, os.O_RDWR | os.O_CREAT | os.O_EXCL), True
+            return open_no_link(path, os.O_RDWR | os.O_CREAT | os.O_EXCL), True
         except FileExistsError:
             refused = False
         except OSError as exc:
-            if exc.errno not in _READ_ONLY:
+            if exc.errno not in READ_ONLY:
                 raise write_error(path, exc) from None
             refused = True  # we may not create it: open the one there, if there is one
         try:
-            return _open_no_link(path, os.O_RDWR), False
+            return open_no_link(path, os.O_RDWR), False
         except FileNotFoundError:
             if refused:
                 return None, False  # read-only, and no lock file to take
             continue  # removed in between: create it again
         except OSError as exc:
-            if exc.errno not in _READ_ONLY:
+            if exc.errno not in READ_ONLY:
                 raise write_error(path, exc) from None
         try:
-            return _open_no_link(path, os.O_RDONLY), False  # an existing lock file we may not write still locks
+            return open_no_link(path, os.O_RDONLY), False  # an existing lock file we may not write still locks
         except OSError:
             return None, False
     raise DataError("cannot lock the run directory (its lock file keeps changing)", file=path)
@@ -444,7 +349,7 @@ class RunStore:
             write_json_atomic(self.run_dir / MANIFEST, self._manifest)
             self._manifest = None
         try:
-            self._fd = _open_no_link(self.records_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            self._fd = open_no_link(self.records_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
             if not stat.S_ISREG(os.fstat(self._fd).st_mode):
                 raise DataError("is not a regular file; choose another --run-dir", file=self.records_path)
             if os.fstat(self._fd).st_size != self._end:
@@ -502,7 +407,7 @@ class RunStore:
         finally:
             if not self._wrote:
                 if self._lock is not None and self._created_lock:
-                    _remove(self.run_dir / LOCK)  # while still locked: no one else holds this file
+                    remove_quietly(self.run_dir / LOCK)  # while still locked: no one else holds this file
                 for folder in self._created:
                     try:
                         folder.rmdir()

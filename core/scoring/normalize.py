@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from medvqa.core.benchmark import AnswerConventions
+from medvqa.core.scoring.conventions import AnswerConventions
 from medvqa.core.items import Item
 from medvqa.core.scoring.patterns import CompiledPatterns, LanguagePatterns, compile_patterns
 

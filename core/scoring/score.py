@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from medvqa.core.benchmark import AnswerConventions
+from medvqa.core.scoring.conventions import AnswerConventions, Score
 from medvqa.core.items import Item
 from medvqa.core.scoring.normalize import normalize
 from medvqa.core.scoring.patterns import CompiledPatterns, LanguagePatterns, compile_patterns
@@ -17,14 +17,6 @@ from medvqa.core.scoring.patterns import CompiledPatterns, LanguagePatterns, com
 CHOICE_FORMATS = ("single", "multi", "alternatives")
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 _NON_DIGIT = re.compile(r"[^0-9]")
-
-
-@dataclass(frozen=True)
-class Score:
-    correct: bool
-    status: str  # answered | refusal | parse_failure | error | missing
-    predicted: tuple[str, ...] | None
-    rule: str | None
 
 
 def score(item: Item, response_text: str | None, *, error: str | None = None,

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 import medvqa
 from medvqa._phrasebook import PHRASES
 from medvqa.cli.main import cli
-from medvqa.core.benchmark import AnswerConventions
+from medvqa.core.scoring.conventions import AnswerConventions
 from medvqa.core.scoring.patterns import ENGLISH
 from medvqa.core.scoring.score import score
 from medvqa.testing import check_benchmark

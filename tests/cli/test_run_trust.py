@@ -205,7 +205,8 @@ def test_two_servers_serving_one_model_name_never_share_answers(tmp_path):
 def test_cache_entries_of_the_old_key_schema_are_not_reused(tmp_path):
     """An entry written under the old key (model, parameters and messages only) must not be
     served to a run, even where its key would have matched."""
-    from medvqa.core.inference.cache import ResponseCache, default_cache_path
+    from medvqa.core.files import default_cache_path
+    from medvqa.core.inference.cache import ResponseCache
     from medvqa.core.inference.litellm_backend import LiteLLMBackend
     from medvqa.core.messages import messages_for_key
 

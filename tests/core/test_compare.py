@@ -14,10 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 import medvqa
-from medvqa.core import compare as compare_module
-from medvqa.core.audit import stats
+from medvqa.core.compare import runs as compare_module
+from medvqa.core import stats
 from medvqa.cli.main import cli
-from medvqa.core.audit.stats import binomial_ci
+from medvqa.core.stats import binomial_ci
 
 from tests.conftest import shared_data
 

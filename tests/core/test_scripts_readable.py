@@ -151,7 +151,7 @@ def test_figures_draw_hebrew_japanese_portuguese_and_spanish_labels_with_real_gl
     import warnings
 
     from medvqa.core.audit.figures import _style
-    from medvqa.core.compare_figure import panel_figure
+    from medvqa.core.compare.figure import panel_figure
 
     levels = ["ישראל", "日本", "España", "Brasil"]
     table = [{"value": 0.5 + 0.03 * i, "ci_low": 0.4, "ci_high": 0.8, "n": 10} for i in range(8)]
@@ -167,7 +167,7 @@ def test_figures_draw_hebrew_japanese_portuguese_and_spanish_labels_with_real_gl
 
 
 def test_hebrew_labels_are_laid_out_right_to_left_in_figures():
-    from medvqa.core.compare_figure import visual
+    from medvqa.core.compare.figure import visual
 
     assert visual("ישראל") == "לארשי" and visual("שלום עולם") == "םלוע םולש"
     assert visual("ישראל (pass line 60.0 %)") == "לארשי (pass line 60.0 %)"

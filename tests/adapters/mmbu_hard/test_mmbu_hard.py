@@ -17,7 +17,8 @@ from medvqa.adapters.mmbu_hard.detection import iou, match, parse_boxes
 from medvqa.adapters.mmbu_hard.judge import read_verdict
 from medvqa.adapters.mmbu_hard.metrics import counts, micro_f1
 from medvqa.adapters.mmbu_hard.tables import MMBUTables
-from medvqa.core.scoring.judge import cohen_kappa, judge_run
+from medvqa.core.run.judge import judge_run
+from medvqa.core.scoring.judge import cohen_kappa
 from tests.adapters.mmbu_hard.cases import CASES, DETECTION, RULES, judge_reply, model_answer, write_fixture
 from tests.conftest import shared_data
 from tests.openai_server import OpenAIServer
@@ -402,7 +403,7 @@ def test_ctrl_c_while_judging_says_what_is_saved_and_how_to_resume(tmp_path, mon
     """`run --judge` judges after the answers: a Ctrl-C there ends like one during the answers."""
     from medvqa.core.run.interrupt import RunInterrupted
     from medvqa.core.run.options import RunOptions, run
-    from medvqa.core.scoring import judge
+    from medvqa.core.run import judge
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

@@ -106,8 +106,8 @@ def test_the_figure_is_in_the_page_and_written_as_png_and_svg(doc, tmp_path):
         _, i, key = json.loads(html_lib.unescape(path))
         assert text == f"{100 * d['table'][i][key]:.1f}"
     assert "pass line" in table and "65.0" in table and "60.0" in table
-    from medvqa.core.compare_figure import write_panel_figure
-    from medvqa.core.compare_render import markdown
+    from medvqa.core.compare.figure import write_panel_figure
+    from medvqa.core.compare.render import markdown
 
     (svg,) = write_panel_figure(d, tmp_path / "fig2.svg")  # what --figure FILE.svg writes
     assert svg.read_text(encoding="utf-8").lstrip().startswith("<?xml")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from medvqa.core.inference.litellm_backend import LiteLLMBackend
-from medvqa.core.scoring.rescore import rescore
+from medvqa.core.run.rescore import rescore
 from medvqa.core.run.options import RunOptions, run
 from medvqa.core.run.store import read_records
 

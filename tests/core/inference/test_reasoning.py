@@ -19,7 +19,7 @@ from medvqa.core.inference.reasoning import message_reasoning, reasoning_tokens,
 from medvqa.core.run.options import RunOptions, run
 from medvqa.core.run.runner import make_record, rescore_record
 from medvqa.core.run.store import read_records
-from medvqa.core.scoring.rescore import rescore
+from medvqa.core.run.rescore import rescore
 
 from tests.core.inference.synthetic import demo_item, litellm_backend, requests_for
 from tests.openai_server import REASONING_FORMS, OpenAIServer

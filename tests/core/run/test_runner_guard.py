@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from medvqa.core.run import runner
-from medvqa.core.scoring.rescore import rescore
+from medvqa.core.run.rescore import rescore
 from medvqa.core.run.options import RunOptions, run
 from medvqa.core.run.store import read_records
 

@@ -9,7 +9,7 @@ import pytest
 import medvqa
 
 from medvqa.ja import JAPANESE
-from medvqa.core.benchmark import AnswerConventions
+from medvqa.core.scoring.conventions import AnswerConventions
 from medvqa.core.items import Gold, Item, Option
 from medvqa.core.scoring.normalize import item_labels, normalize, read_json, rule0_clean
 from medvqa.core.scoring.patterns import ENGLISH, LanguagePatterns, compile_patterns

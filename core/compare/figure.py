@@ -9,7 +9,7 @@ draws the numbers the table shows. Built on `matplotlib.figure.Figure` (no pyplo
 audit figures' fonts (`core/audit/figures.py`): Japanese, Hebrew and Latin labels in real glyphs;
 SVG text is drawn as paths, so the file shows it without any font installed. This is what
 `medvqa compare --figure FILE` writes; the page draws the same panels as SVG markup
-(`core/charts.py`).
+(`core/audit/charts.py`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from medvqa.core.audit.figures import _style
-from medvqa.core.charts import LANGUAGE_COLOURS, PASS_COLOUR
+from medvqa.core.audit.charts import LANGUAGE_COLOURS, PASS_COLOUR
 from medvqa.core.render import percent
 
 # a run of right-to-left letters (Hebrew, Arabic), with the spaces and marks between them
@@ -103,7 +103,7 @@ def write_panel_figure(doc: dict, path: Path) -> list[Path]:
     panels = doc.get("panels") or []
     if not panels:
         raise ValueError("no figure to draw: no run's records hold a stratum to draw panels of (see --by)")
-    from medvqa.core.run.store import write_atomic
+    from medvqa.core.files import write_atomic
 
     written = []
     with _style():

@@ -23,7 +23,7 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
-from medvqa.core.audit import stats
+from medvqa.core import stats
 from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, between_models_holm, cluster_map,
                                         cluster_notes, default_cluster, experiment_labels, flat_row, intervals_statement,
                                         items_language, pair_image_removal, paired_accuracy_test, paired_section)
@@ -31,14 +31,15 @@ from medvqa.core.audit.pairing import language_delta_rows, manifest_language, sc
 from medvqa.core.audit.runs import distinct, join_runs
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.render import json_rows
-from medvqa.core.repeats import item_mean_pairs, n_repeats, paired_means_test, paired_repeats, study_repeats
+from medvqa.core.compare.repeats import study_repeats
+from medvqa.core.repeats import item_mean_pairs, n_repeats, paired_means_test, paired_repeats
 from medvqa.core.usage import usage_by_condition
 from medvqa.core import metrics
 from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived, model_name
 from medvqa.core.items import DataError, Item
 from medvqa.core.passlines import PassLines
 from medvqa.core.run.saved import SavedRun, read_runs, whole_exam_items
-from medvqa.core.audit.stats import RESAMPLES
+from medvqa.core.stats import RESAMPLES
 
 TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
                  "ci_method", "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate",
@@ -127,7 +128,7 @@ class Comparison:
     by: dict[str, list[str]] = field(default_factory=dict)  # benchmark -> strata shown
     # {"reading": the reading of every run (or "mixed"), "readings": {benchmark: reading}}
     reading: dict = field(default_factory=lambda: {"reading": metrics.STRICT, "readings": {}})
-    repeats: list[dict] = field(default_factory=list)  # runs asked --repeats K times: `repeats.study_repeats`
+    repeats: list[dict] = field(default_factory=list)  # runs asked --repeats K times: `compare.repeats.study_repeats`
     usage: list[dict] = field(default_factory=list)  # tokens and cost per model × benchmark × condition
     # what the intervals are (item-level; with --cluster, the cluster level beside): `intervals_statement`
     intervals: dict = field(default_factory=lambda: intervals_statement(None))

@@ -1,4 +1,4 @@
-"""A comparison (`core/compare.py`) as text: Markdown, CSV, LaTeX, JSON, Parquet, or one
+"""A comparison (`core/compare/runs.py`) as text: Markdown, CSV, LaTeX, JSON, Parquet, or one
 self-contained HTML page with a forest plot of Δimg and links to each run's audit page.
 
 Every number cell of the HTML page carries `data-path` (the JSON path of its value in the
@@ -16,11 +16,11 @@ from urllib.parse import quote, urlencode
 import pandas as pd
 
 from medvqa.core.audit.analysis import BETWEEN_MODELS_TEXT, intervals_text
-from medvqa.core.charts import round_ticks, text_width
-from medvqa.core.compare import OVERALL, Comparison
+from medvqa.core.audit.charts import round_ticks, text_width
+from medvqa.core.compare.runs import OVERALL, Comparison
 from medvqa.core.metrics import READINGS
 from medvqa.core.passlines import COLUMNS as PASS_COLUMNS, PassVerdict
-from medvqa.core.repeats import repeats_markdown
+from medvqa.core.compare.repeats import repeats_markdown
 from medvqa.core.results import condition_order
 from medvqa.core.render import (to_csv, FONT_STACK, bidi_auto, fmt, interval as _ci, percent as _pct, points as _pp,
                                 to_html, to_latex, to_markdown)
@@ -255,7 +255,7 @@ def write_parquet(comparison: Comparison, path: Path) -> Path:
     except ImportError:
         raise ValueError("--format parquet needs pyarrow, which is not installed: pip install 'medvqa[parquet]' "
                          "(or choose --format csv)") from None
-    from medvqa.core.run.store import write_atomic
+    from medvqa.core.files import write_atomic
 
     return write_atomic(path, lambda fh: comparison.table.to_parquet(fh, index=False))
 
@@ -304,7 +304,7 @@ def _other_html(row: dict, i: int) -> str:
 
 def _panel_html(doc: dict, panel: dict, k: int) -> str:
     """A panel view: its figure (SVG inline) and its table, each value tagged with its JSON path."""
-    from medvqa.core.charts import panel_chart
+    from medvqa.core.audit.charts import panel_chart
 
     table, paths = panel_frame(doc, panel)
 
@@ -454,7 +454,7 @@ def write_page(comparison: Comparison, path: Path, *, resamples: int | None, see
     run (or joined runs) it links to. Returns the files written."""
     from medvqa.core.audit.html import write_html
     from medvqa.core.audit.runs import audit_saved, distinct
-    from medvqa.core.run.store import write_atomic
+    from medvqa.core.files import write_atomic
     from medvqa.core.view import items_page_beside, write_view
 
     path = Path(path)

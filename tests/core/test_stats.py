@@ -4,7 +4,7 @@ import random
 import numpy as np
 import pytest
 
-from medvqa.core.audit import stats
+from medvqa.core import stats
 
 
 def exact_mcnemar(b: int, c: int) -> float:
@@ -197,7 +197,7 @@ def test_intervals_of_proportions_do_not_import_scipy_stats():
     import subprocess
     import sys
 
-    code = ("import sys; from medvqa.core.audit import stats; from medvqa.core.metrics import accuracy_ci; "
+    code = ("import sys; from medvqa.core import stats; from medvqa.core.metrics import accuracy_ci; "
             "print(accuracy_ci(7, 10), stats.wilson_ci(3, 9), stats.binomial_ci(2.5, 10)); "
             "print(sorted(m for m in ('scipy.stats', 'scipy.optimize') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()

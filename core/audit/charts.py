@@ -7,7 +7,7 @@ few string joins. Labels are SVG text, drawn by the browser with the page's font
 Hebrew (laid out right to left by the browser's bidirectional algorithm) and Latin labels are
 real text, selectable and searchable, and every mark carries a `<title>` with its number.
 `medvqa audit --figures DIR` and `medvqa compare --figure FILE` still write matplotlib figures
-(PNG and SVG files for print: `core/audit/figures.py`, `core/compare_figure.py`); both draw
+(PNG and SVG files for print: `core/audit/figures.py`, `core/compare/figure.py`); both draw
 the numbers of the same document.
 """
 
