@@ -6,6 +6,7 @@ from setuptools import find_packages, setup
 
 ROOTS = {"medvqa": "medvqa", "medvqa.core": "core", "medvqa.adapters": "adapters", "medvqa.cli": "cli"}
 
-packages = [name for prefix, folder in ROOTS.items()
-            for name in [prefix, *(f"{prefix}.{sub}" for sub in find_packages(folder))]]
+packages = [
+    name for prefix, folder in ROOTS.items() for name in [prefix, *(f"{prefix}.{sub}" for sub in find_packages(folder))]
+]
 setup(package_dir=ROOTS, packages=packages)

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO.parent / "shared" / "data" / "jmed48k-sample" / "JMed48k" / "Physician"
 FIRST_YEAR = 1900
 
-FLOOR = r'''
+FLOOR = r"""
 import json, sys, math
 import numpy as np
 
@@ -60,7 +60,7 @@ rng = np.random.default_rng(0)
 means = np.array([d[rng.integers(0, d.size, d.size)].mean() for _ in range(1000)])
 print(json.dumps({"n": len(keys), "mcnemar_p": p, "ci": [float(np.quantile(means, 0.025)),
                                                          float(np.quantile(means, 0.975))]}))
-'''
+"""
 
 
 def make_data(root: Path, copies: int) -> Path:
@@ -104,8 +104,24 @@ def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, f
     runs = []
     for name, model in (("a", "random"), ("b", "constant:A")):
         run_dir = tmp / f"run-{copies}-{name}"
-        timed(medvqa("run", "jmed48k", "--data", str(data), "--split", "full", "--model", model,
-                     "--conditions", "C+Q,C+Q+I", "--run-dir", str(run_dir), "--json"), env)
+        timed(
+            medvqa(
+                "run",
+                "jmed48k",
+                "--data",
+                str(data),
+                "--split",
+                "full",
+                "--model",
+                model,
+                "--conditions",
+                "C+Q,C+Q+I",
+                "--run-dir",
+                str(run_dir),
+                "--json",
+            ),
+            env,
+        )
         runs.append(run_dir)
     n_records = sum(1 for _ in open(runs[0] / "records.jsonl", encoding="utf-8"))
     floor_script = tmp / "floor.py"
@@ -113,8 +129,12 @@ def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, f
     a, b = (str(r) for r in runs)
     first = "audit RUN --json, first analysis (items loaded, checked, kept)"
     commands = {
-        "floor (read, pair, McNemar, bootstrap)": [sys.executable, str(floor_script),
-                                                   f"{a}/records.jsonl", f"{b}/records.jsonl"],
+        "floor (read, pair, McNemar, bootstrap)": [
+            sys.executable,
+            str(floor_script),
+            f"{a}/records.jsonl",
+            f"{b}/records.jsonl",
+        ],
         first: medvqa("audit", a, "--json"),
         "audit RUN --json": medvqa("audit", a, "--json"),
         "compare RUN_A RUN_B --json": medvqa("compare", a, b, "--json"),
@@ -136,8 +156,11 @@ def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, f
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--copies", default="30",
-                        help="copies of the two-exam sample, comma-separated for a growth table (30: 24,510 records)")
+    parser.add_argument(
+        "--copies",
+        default="30",
+        help="copies of the two-exam sample, comma-separated for a growth table (30: 24,510 records)",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     env = {**os.environ, "MEDVQA_CACHE_DIR": ""}
@@ -148,10 +171,12 @@ def main() -> None:
             n_records, rows = measure(copies, args.repeat, tmp, env)
             floor_best = rows[0][1]
             load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
-            print(f"\n{n_records:,} records a run ({2 * copies} exam years; best and median of {args.repeat}; "
-                  f"load average {load} at the end)")
-            print(f"| command | best s | median s | peak MiB | best vs the floor |")
-            print(f"|---|---|---|---|---|")
+            print(
+                f"\n{n_records:,} records a run ({2 * copies} exam years; best and median of {args.repeat}; "
+                f"load average {load} at the end)"
+            )
+            print("| command | best s | median s | peak MiB | best vs the floor |")
+            print("|---|---|---|---|---|")
             for label, best, median, rss in rows:
                 print(f"| `{label}` | {best:.2f} | {median:.2f} | {rss:.0f} | {best / floor_best:.1f} × |")
             sys.stdout.flush()

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy import optimize
@@ -50,8 +50,7 @@ from scipy import stats as st
 from scipy.special import gammaln
 
 from medvqa.adapters.mmbu_hard.metrics import micro_f1
-from medvqa.core import repeats
-from medvqa.core import stats
+from medvqa.core import repeats, stats
 
 SIZES = (20, 50, 200)
 EXACT_GRID = np.round(np.arange(0.01, 0.99 + 1e-9, 0.001), 3)
@@ -62,9 +61,12 @@ AGREEMENT = (0.0, 0.5, 0.8, 0.95)  # the share of items on which b copies a's an
 
 # ---------------------------------------------------------------- a proportion, exact
 
+
 def jeffreys(k: int, n: int) -> tuple[float, float]:
-    return (0.0 if k == 0 else float(st.beta.ppf(0.025, k + 0.5, n - k + 0.5)),
-            1.0 if k == n else float(st.beta.ppf(0.975, k + 0.5, n - k + 0.5)))
+    return (
+        0.0 if k == 0 else float(st.beta.ppf(0.025, k + 0.5, n - k + 0.5)),
+        1.0 if k == n else float(st.beta.ppf(0.975, k + 0.5, n - k + 0.5)),
+    )
 
 
 def mid_p_clopper_pearson(k: int, n: int) -> tuple[float, float]:
@@ -74,8 +76,10 @@ def mid_p_clopper_pearson(k: int, n: int) -> tuple[float, float]:
     def lower_tail(p):
         return st.binom.cdf(k, n, p) - st.binom.pmf(k, n, p) / 2 - 0.025
 
-    return (0.0 if k == 0 else optimize.brentq(upper_tail, 1e-12, 1 - 1e-12),
-            1.0 if k == n else optimize.brentq(lower_tail, 1e-12, 1 - 1e-12))
+    return (
+        0.0 if k == 0 else optimize.brentq(upper_tail, 1e-12, 1 - 1e-12),
+        1.0 if k == n else optimize.brentq(lower_tail, 1e-12, 1 - 1e-12),
+    )
 
 
 def proportion(interval):
@@ -85,12 +89,14 @@ def proportion(interval):
         pmf = st.binom.pmf(ks[None, :], n, EXACT_GRID[:, None])
         inside = (cis[:, 0][None, :] <= EXACT_GRID[:, None]) & (EXACT_GRID[:, None] <= cis[:, 1][None, :])
         return list(zip(EXACT_GRID, (pmf * inside).sum(axis=1)))
+
     return coverage
 
 
 # ---------------------------------------------------------------- two models on the same items, exact
 
-@lru_cache(maxsize=None)
+
+@cache
 def _tango_table(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     n10, n01 = np.array([(i, j) for i in range(n + 1) for j in range(n + 1 - i)]).T
     cis = np.array([stats.paired_difference_ci(int(i), int(j), n) for i, j in zip(n10, n01)])
@@ -106,14 +112,21 @@ def tango(agreement: float):
             pb = pa - 0.05
             p10, p01 = (1 - agreement) * pa * (1 - pb), (1 - agreement) * (1 - pa) * pb
             truth = p10 - p01
-            log_pmf = (gammaln(n + 1) - log_fact + n10 * np.log(p10) + n01 * np.log(p01)
-                       + (n - n10 - n01) * np.log1p(-p10 - p01))
+            log_pmf = (
+                gammaln(n + 1)
+                - log_fact
+                + n10 * np.log(p10)
+                + n01 * np.log(p01)
+                + (n - n10 - n01) * np.log1p(-p10 - p01)
+            )
             out.append((pa, float(np.sum(np.exp(log_pmf) * ((low <= truth + 1e-12) & (truth - 1e-12 <= high))))))
         return out
+
     return coverage
 
 
 # ---------------------------------------------------------------- simulated intervals
+
 
 def _share(hits: int, given: int) -> float:
     return hits / given if given else float("nan")
@@ -160,6 +173,7 @@ def delta_difference(agreement: float, test=stats.paired_contrast_test):
                     hits += got["ci"][0] - 1e-12 <= truth <= got["ci"][1] + 1e-12
             out.append((p, _share(hits, given), given / reps))
         return out
+
     return coverage
 
 
@@ -308,6 +322,7 @@ def repeated(identical: bool):
                     hits += got[0] <= p <= got[1]
             out.append((p, _share(hits, given)))
         return out
+
     return coverage
 
 
@@ -320,10 +335,19 @@ INTERVALS = [
     ("accuracy", "candidate: mid-p Clopper-Pearson", "mid-p-clopper-pearson", proportion(mid_p_clopper_pearson)),
     *(("tango", f"paired difference, b copies a on {a:.0%}", stats.TANGO, tango(a)) for a in AGREEMENT),
     ("macro", "macro average of 3 rows", stats.MOVER_WILSON, macro),
-    *(("delta", f"Δimg of a − Δimg of b, b copies a on {a:.0%}", DELTA_METHODS, delta_difference(a))
-      for a in AGREEMENT),
-    *(("delta", f"candidate: the z alone, b copies a on {a:.0%}", stats.PAIRED_Z,
-       delta_difference(a, stats.paired_z_difference)) for a in AGREEMENT),
+    *(
+        ("delta", f"Δimg of a − Δimg of b, b copies a on {a:.0%}", DELTA_METHODS, delta_difference(a))
+        for a in AGREEMENT
+    ),
+    *(
+        (
+            "delta",
+            f"candidate: the z alone, b copies a on {a:.0%}",
+            stats.PAIRED_Z,
+            delta_difference(a, stats.paired_z_difference),
+        )
+        for a in AGREEMENT
+    ),
     ("f1", "micro-F1 with boxes", stats.DELTA_RATIO, micro_f1_boxes),
     ("f1diff", "micro-F1 of a − micro-F1 of b", stats.EXPANDED_BOOTSTRAP, micro_f1_difference),
     ("cluster", "accuracy, clustered items (n clusters)", stats.CLUSTER_BOOTSTRAP, cluster),
@@ -344,8 +368,9 @@ def cell(points: list[tuple] | str) -> str:
         return "none given"
     worst, where = min(values)
     given = min((g for _, _, *rest in points for g in rest), default=1.0)
-    return (f"{worst:.3f} (p {where:g}) / {np.mean([c for c, _ in values]):.3f}"
-            + (f"; given {given:.0%}" if given < 1 else ""))
+    return f"{worst:.3f} (p {where:g}) / {np.mean([c for c, _ in values]):.3f}" + (
+        f"; given {given:.0%}" if given < 1 else ""
+    )
 
 
 def main() -> None:
@@ -353,7 +378,9 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--resamples", type=int, default=stats.RESAMPLES)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--only", help="comma-separated row groups: " + ", ".join(dict.fromkeys(g for g, *_ in INTERVALS)))
+    parser.add_argument(
+        "--only", help="comma-separated row groups: " + ", ".join(dict.fromkeys(g for g, *_ in INTERVALS))
+    )
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else None
     start = time.perf_counter()
@@ -365,8 +392,10 @@ def main() -> None:
         # each cell its own seeded stream: a row's numbers do not depend on the others
         cells = [cell(fn(n, args.reps, np.random.default_rng([args.seed, row, n]), args.resamples)) for n in SIZES]
         print(f"| {label} | {method} | " + " | ".join(cells) + " |", flush=True)
-    print(f"\n{args.reps} repetitions per simulated point, {args.resamples} bootstrap resamples, seed {args.seed}; "
-          f"{time.perf_counter() - start:.0f} s")
+    print(
+        f"\n{args.reps} repetitions per simulated point, {args.resamples} bootstrap resamples, seed {args.seed}; "
+        f"{time.perf_counter() - start:.0f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -42,15 +42,24 @@ def main() -> int:
     figure_booklet, t_figures = timed(read_figure_booklet, figures)
     figure_booklet.close()
     with tempfile.TemporaryDirectory() as out:
-        result, t_total = timed(extract, questions=[questions], figures=[figures], profession="Radiological Technologist",
-                                year=2025, section_names=["AM"], out=Path(out))
+        result, t_total = timed(
+            extract,
+            questions=[questions],
+            figures=[figures],
+            profession="Radiological Technologist",
+            year=2025,
+            section_names=["AM"],
+            out=Path(out),
+        )
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"cores used: {cores}")
     print(f"{questions.name}: read {t_read:.2f} s, parse {t_parse:.2f} s ({len(found)} questions)")
     print(f"{figures.name}: {t_figures:.2f} s ({len(figure_booklet.figures)} figures, {figure_booklet.method})")
-    print(f"extract() for the pair, images and report written: {t_total:.2f} s "
-          f"({len(result.records)} records, {len(result.errors)} errors) — goal < {GOAL:.0f} s: "
-          f"{'met' if t_total < GOAL else 'missed'}")
+    print(
+        f"extract() for the pair, images and report written: {t_total:.2f} s "
+        f"({len(result.records)} records, {len(result.errors)} errors) — goal < {GOAL:.0f} s: "
+        f"{'met' if t_total < GOAL else 'missed'}"
+    )
     return 0
 
 

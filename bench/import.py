@@ -31,8 +31,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 VISUALS = REPO.parent / "shared" / "data" / "worldmedqa-v-outputs" / "visuals"
-READ_ONLY = ("import glob, sys, pandas as pd; [pd.read_excel(f, dtype=str, keep_default_na=False) "
-             "for f in glob.glob(sys.argv[1] + '/*/*/*_result.xlsx')]")
+READ_ONLY = (
+    "import glob, sys, pandas as pd; [pd.read_excel(f, dtype=str, keep_default_na=False) "
+    "for f in glob.glob(sys.argv[1] + '/*/*/*_result.xlsx')]"
+)
 GOALS = {"import": 60.0, "compare": 15.0}
 
 
@@ -70,29 +72,38 @@ def main() -> int:
         for round_ in range(repeat):
             out = tmp / f"runs-{round_}"
             imp = medvqa("import", "worldmedqa_v", str(VISUALS), "--run-dir", str(out), "--json")
-            steps = {f"import of {n_tables} tables": imp, "again, all skipped": imp,
-                     "only reading them (pandas)": [sys.executable, "-c", READ_ONLY, str(VISUALS)]}
+            steps = {
+                f"import of {n_tables} tables": imp,
+                "again, all skipped": imp,
+                "only reading them (pandas)": [sys.executable, "-c", READ_ONLY, str(VISUALS)],
+            }
             for label, args in steps.items():
                 samples.setdefault(label, []).append(timed(args, env))
             image_runs = sorted(str(p) for p in out.glob("*/*_image") if p.is_dir())
             n_runs = len(image_runs)
             page = tmp / f"page-{round_}" / "compare.html"
-            steps = {f"compare of {n_runs} runs --json": medvqa("compare", *image_runs, "--json"),
-                     f"compare of {n_runs} runs --html": medvqa("compare", *image_runs, "--html", str(page))}
+            steps = {
+                f"compare of {n_runs} runs --json": medvqa("compare", *image_runs, "--json"),
+                f"compare of {n_runs} runs --html": medvqa("compare", *image_runs, "--html", str(page)),
+            }
             for label, args in steps.items():
                 samples.setdefault(label, []).append(timed(args, env))
             shutil.rmtree(out, ignore_errors=True)
     load = os.getloadavg()
-    print(f"WorldMedQA-V, {n_tables} published tables, {n_runs} with-image runs "
-          f"(best and median of {repeat}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f})")
+    print(
+        f"WorldMedQA-V, {n_tables} published tables, {n_runs} with-image runs "
+        f"(best and median of {repeat}; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f})"
+    )
     print("| command | best s | median s | peak MiB | goal | best / goal |")
     print("|---|---|---|---|---|---|")
     for label, got in samples.items():
         seconds = [s for s, _ in got]
         goal = next((g for key, g in GOALS.items() if label.startswith(key) and "skipped" not in label), None)
         goal_text = f"< {goal:.0f} s | {min(seconds) / goal:.2f}" if goal else "— | —"
-        print(f"| `{label}` | {min(seconds):.2f} | {statistics.median(seconds):.2f} | "
-              f"{max(m for _, m in got):.0f} | {goal_text} |")
+        print(
+            f"| `{label}` | {min(seconds):.2f} | {statistics.median(seconds):.2f} | "
+            f"{max(m for _, m in got):.0f} | {goal_text} |"
+        )
     first, floor = samples[f"import of {n_tables} tables"], samples["only reading them (pandas)"]
     print(f"import / reading alone: {min(s for s, _ in first) / min(s for s, _ in floor):.2f}")
     return 0

@@ -41,8 +41,14 @@ def prepare(tmp: Path, n: int) -> tuple[Path, Path, Path]:
     repeat = -(-n // len(CASES))
     info = write_fixture(tmp / "data", repeat=repeat, private=0)
     run_dir = tmp / "answered"
-    medvqa.run("mmbu_hard", f"replay:{info['replay']}", data=str(tmp / "data"), conditions="C+Q", run_dir=str(run_dir),
-               progress=False)
+    medvqa.run(
+        "mmbu_hard",
+        f"replay:{info['replay']}",
+        data=str(tmp / "data"),
+        conditions="C+Q",
+        run_dir=str(run_dir),
+        progress=False,
+    )
     saved = medvqa.read_run(run_dir)
     spec = saved.benchmark.judge()
     prompts, replies = [], {}
@@ -55,8 +61,9 @@ def prepare(tmp: Path, n: int) -> tuple[Path, Path, Path]:
     # keep exactly n judgeable records
     keep = {r["item_id"] for r in saved.records if spec.messages(saved.items[r["item_id"]], r) is not None}
     keep = set(sorted(keep, key=lambda i: int(i.rsplit("-", 1)[1]))[:n])
-    lines = [line for line in (run_dir / "records.jsonl").read_text().splitlines()
-             if json.loads(line)["item_id"] in keep]
+    lines = [
+        line for line in (run_dir / "records.jsonl").read_text().splitlines() if json.loads(line)["item_id"] in keep
+    ]
     (run_dir / "records.jsonl").write_text("\n".join(lines) + "\n")
     (tmp / "prompts.json").write_text(json.dumps(prompts[:n]))
     (tmp / "replies.json").write_text(json.dumps(replies))
@@ -69,8 +76,12 @@ def child_medvqa(args) -> dict:
 
     import_litellm()
     wall = time.perf_counter()
-    summary = judge_run(args.run_dir, [f"hosted_vllm/{MODEL}"], backend_options={"api_base": args.url,
-                        "concurrency": args.concurrency}, cache=False)
+    summary = judge_run(
+        args.run_dir,
+        [f"hosted_vllm/{MODEL}"],
+        backend_options={"api_base": args.url, "concurrency": args.concurrency},
+        cache=False,
+    )
     wall = time.perf_counter() - wall
     s = summary["judges"][f"hosted_vllm/{MODEL}"]
     return {"n": s["judged"], "wall_s": wall, "errors": s["judge_errors"]}
@@ -92,8 +103,9 @@ def child_bare(args) -> dict:
         async def one(messages):
             async with limit:
                 try:
-                    r = await litellm.acompletion(model=f"hosted_vllm/{MODEL}", api_base=args.url, messages=messages,
-                                                  timeout=120, **PARAMS)
+                    r = await litellm.acompletion(
+                        model=f"hosted_vllm/{MODEL}", api_base=args.url, messages=messages, timeout=120, **PARAMS
+                    )
                     return read_verdict(r.choices[0].message.content)
                 except Exception as exc:
                     return exc
@@ -107,8 +119,20 @@ def child_bare(args) -> dict:
 
 
 def contender(name: str, args, run_dir: Path, prompts: Path) -> dict:
-    cmd = [sys.executable, __file__, "--child", name, "--url", args.url, "--run-dir", str(run_dir),
-           "--prompts", str(prompts), "--concurrency", str(args.concurrency)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--child",
+        name,
+        "--url",
+        args.url,
+        "--run-dir",
+        str(run_dir),
+        "--prompts",
+        str(prompts),
+        "--concurrency",
+        str(args.concurrency),
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     if out.returncode != 0:
         raise SystemExit(f"{name} failed:\n{out.stderr[-3000:]}")
@@ -136,22 +160,28 @@ def main() -> None:
         os.environ["MEDVQA_CACHE_DIR"] = str(tmp / "cache")
         answered, prompts, replies = prepare(tmp, args.n)
         bound = args.concurrency / args.latency
-        print(f"judging {args.n} open answers, concurrency {args.concurrency}, latency {1000 * args.latency:.0f} ms; "
-              f"c/L bound {bound:.0f} req/s")
+        print(
+            f"judging {args.n} open answers, concurrency {args.concurrency}, latency {1000 * args.latency:.0f} ms; "
+            f"c/L bound {bound:.0f} req/s"
+        )
         with ServerProcess("--latency", str(args.latency), "--replies", str(replies)) as server:
             args.url = server.url
             results: dict[str, dict] = {}
             for round_ in range(args.rounds):  # alternating, so both meet the same load of the machine
-                for name in (("medvqa", "bare") if round_ % 2 == 0 else ("bare", "medvqa")):
+                for name in ("medvqa", "bare") if round_ % 2 == 0 else ("bare", "medvqa"):
                     run_dir = tmp / f"run-{name}-{round_}"
                     shutil.copytree(answered, run_dir)
                     r = contender(name, args, run_dir, prompts)
                     rate = r["n"] / r["wall_s"]
-                    print(f"  round {round_ + 1} {name:<8} {r['n']} verdicts in {r['wall_s']:.2f} s = {rate:7.1f} req/s "
-                          f"({rate / bound:.2f} of bound), errors {r['errors']}")
+                    print(
+                        f"  round {round_ + 1} {name:<8} {r['n']} verdicts in {r['wall_s']:.2f} s = {rate:7.1f} req/s "
+                        f"({rate / bound:.2f} of bound), errors {r['errors']}"
+                    )
                     if name not in results or r["wall_s"] < results[name]["wall_s"]:
                         results[name] = r
-            ratio = (results["medvqa"]["n"] / results["medvqa"]["wall_s"]) / (results["bare"]["n"] / results["bare"]["wall_s"])
+            ratio = (results["medvqa"]["n"] / results["medvqa"]["wall_s"]) / (
+                results["bare"]["n"] / results["bare"]["wall_s"]
+            )
             print(f"  medvqa / bare litellm throughput (best of {args.rounds} rounds each): {ratio:.2f} (goal >= 0.9)")
             # the cached re-judge: the judged run again (every record already judged), in process and
             # as the command; then a fresh copy of the answered run judged from the response cache
@@ -166,9 +196,24 @@ def main() -> None:
             judge_run(cached_run, [f"hosted_vllm/{MODEL}"], backend_options=options)
             in_process = time.perf_counter() - t
             t = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "medvqa.cli", "judge", str(cached_run), "--judge",
-                            f"hosted_vllm/{MODEL}", "--api-base", server.url, "--json"], check=True,
-                           capture_output=True, cwd=REPO, env={**os.environ})
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "medvqa.cli",
+                    "judge",
+                    str(cached_run),
+                    "--judge",
+                    f"hosted_vllm/{MODEL}",
+                    "--api-base",
+                    server.url,
+                    "--json",
+                ],
+                check=True,
+                capture_output=True,
+                cwd=REPO,
+                env={**os.environ},
+            )
             command = time.perf_counter() - t
             fresh = tmp / "run-fresh"
             shutil.copytree(answered, fresh)
@@ -176,11 +221,15 @@ def main() -> None:
             got = judge_run(fresh, [f"hosted_vllm/{MODEL}"], backend_options=options)
             from_cache = time.perf_counter() - t
             extra = server.stats()["requests"] - asked
-        print(f"  cached re-judge of the judged run: {in_process:.2f} s in process, {command:.2f} s as "
-              f"`medvqa judge` (goal < 3 s)")
+        print(
+            f"  cached re-judge of the judged run: {in_process:.2f} s in process, {command:.2f} s as "
+            f"`medvqa judge` (goal < 3 s)"
+        )
         hits = got["judges"][f"hosted_vllm/{MODEL}"]["cache_hits"]
-        print(f"  a fresh copy of the answered run judged from the response cache: {from_cache:.2f} s "
-              f"({hits} cache hits); requests sent by the three re-judges: {extra}")
+        print(
+            f"  a fresh copy of the answered run judged from the response cache: {from_cache:.2f} s "
+            f"({hits} cache hits); requests sent by the three re-judges: {extra}"
+        )
 
 
 if __name__ == "__main__":

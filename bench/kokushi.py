@@ -11,8 +11,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import medvqa
-
 GOAL_S = 3.0
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "igakuqa"
 
@@ -28,18 +26,38 @@ def main() -> int:
 
         items = medvqa.load("igakuqa", DATA)
         replay = Path(tmp) / "replay.jsonl"
-        replay.write_text("".join(json.dumps({"item_id": it.id, "condition": "C+Q",
-                                              "response": json.dumps({"answer": list(it.gold.alternatives[0])})}) + "\n"
-                                  for it in items), encoding="utf-8")
+        replay.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        "item_id": it.id,
+                        "condition": "C+Q",
+                        "response": json.dumps({"answer": list(it.gold.alternatives[0])}),
+                    }
+                )
+                + "\n"
+                for it in items
+            ),
+            encoding="utf-8",
+        )
         started = time.perf_counter()
         loaded = medvqa.load("igakuqa", DATA)
         load_s = time.perf_counter() - started
-        _, summary = medvqa.run("igakuqa", f"replay:{replay}", data=str(DATA), conditions="C+Q", cache=False,
-                                run_dir=str(Path(tmp) / "run"), progress=False)
+        _, summary = medvqa.run(
+            "igakuqa",
+            f"replay:{replay}",
+            data=str(DATA),
+            conditions="C+Q",
+            cache=False,
+            run_dir=str(Path(tmp) / "run"),
+            progress=False,
+        )
         total_s = time.perf_counter() - started
     assert summary["n_records"] == len(loaded) == 2000
-    print(f"load {load_s:.2f} s; load + run + score {total_s:.2f} s of 2000 items "
-          f"(accuracy {summary['accuracy']['C+Q']:.3f}); goal {GOAL_S:.1f} s: ratio {total_s / GOAL_S:.2f}")
+    print(
+        f"load {load_s:.2f} s; load + run + score {total_s:.2f} s of 2000 items "
+        f"(accuracy {summary['accuracy']['C+Q']:.3f}); goal {GOAL_S:.1f} s: ratio {total_s / GOAL_S:.2f}"
+    )
     return 0 if total_s < GOAL_S else 2
 
 

@@ -36,8 +36,24 @@ def make_runs(data: Path, models: list[str], tmp: Path, env: dict) -> list[str]:
     runs = []
     for model in models:
         run_dir = tmp / f"run-{data.name}-{model.replace(':', '-')}"
-        analysis.timed(analysis.medvqa("run", "jmed48k", "--data", str(data), "--split", "full", "--model", model,
-                                       "--conditions", "C+Q,C+Q+I", "--run-dir", str(run_dir), "--json"), env)
+        analysis.timed(
+            analysis.medvqa(
+                "run",
+                "jmed48k",
+                "--data",
+                str(data),
+                "--split",
+                "full",
+                "--model",
+                model,
+                "--conditions",
+                "C+Q,C+Q+I",
+                "--run-dir",
+                str(run_dir),
+                "--json",
+            ),
+            env,
+        )
         runs.append(str(run_dir))
     return runs
 
@@ -73,16 +89,21 @@ def main() -> int:
                 page = tmp / f"page-{round_}-{i}" / "page.html"
                 for form, extra in (("--json", ["--json"]), ("--html", ["--html", str(page)])):
                     samples.setdefault((label, form), []).append(
-                        analysis.timed(analysis.medvqa(command, *runs, *extra), env))
+                        analysis.timed(analysis.medvqa(command, *runs, *extra), env)
+                    )
     load = os.getloadavg()
-    print(f"pages vs their JSON (best and median of {args.repeat}; "
-          f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f})")
-    print(f"| what | --json best s (median), MiB | --html best s (median), MiB | html / json | goal |")
+    print(
+        f"pages vs their JSON (best and median of {args.repeat}; "
+        f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f})"
+    )
+    print("| what | --json best s (median), MiB | --html best s (median), MiB | html / json | goal |")
     print("|---|---|---|---|---|")
     for label in cases:
         j, h = best_median_peak(samples[(label, "--json")]), best_median_peak(samples[(label, "--html")])
-        print(f"| {label} | {j[0]:.2f} ({j[1]:.2f}), {j[2]:.0f} | {h[0]:.2f} ({h[1]:.2f}), {h[2]:.0f} | "
-              f"{h[0] / j[0]:.2f} × | ≤ {GOAL} × |")
+        print(
+            f"| {label} | {j[0]:.2f} ({j[1]:.2f}), {j[2]:.0f} | {h[0]:.2f} ({h[1]:.2f}), {h[2]:.0f} | "
+            f"{h[0] / j[0]:.2f} × | ≤ {GOAL} × |"
+        )
     return 0
 
 

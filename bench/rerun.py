@@ -36,8 +36,13 @@ COMPARED = ("item_id", "condition", "key", "response", "predicted", "status", "c
 def timed_run(args: list[str], env: dict) -> tuple[float, float, float]:
     """(wall seconds, CPU seconds, peak RSS in MiB) of one CLI run."""
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "medvqa.cli", "run", *args], cwd=REPO, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "medvqa.cli", "run", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -55,10 +60,14 @@ def records_of(run_dir: Path) -> list[dict]:
 
 def import_seconds(statement: str, before: str = "pass") -> float:
     """Best of 3 fresh interpreters: the seconds `statement` takes after `before`."""
-    code = (f"import os, time; os.environ.setdefault('LITELLM_LOCAL_MODEL_COST_MAP', 'True'); {before}\n"
-            f"t = time.perf_counter(); {statement}; print(time.perf_counter() - t)")
-    return min(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-                     .stdout) for _ in range(3))
+    code = (
+        f"import os, time; os.environ.setdefault('LITELLM_LOCAL_MODEL_COST_MAP', 'True'); {before}\n"
+        f"t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
+    )
+    return min(
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+        for _ in range(3)
+    )
 
 
 def baseline_comparison(args) -> None:
@@ -87,15 +96,18 @@ def baseline_comparison(args) -> None:
                     best[label] = took
         sent = server.stats()["requests"] - filled
     conditions = ", ".join(sorted({r["condition"] for r in first}))
-    print(f"IgakuQA, first {args.items:,} items ({len(first):,} records, {conditions}); best of {args.repeat}, "
-          "each a fresh process")
+    print(
+        f"IgakuQA, first {args.items:,} items ({len(first):,} records, {conditions}); best of {args.repeat}, "
+        "each a fresh process"
+    )
     print(f"  {'':<46} {'wall':>7} {'CPU':>7} {'peak RSS':>10}")
-    rows = [("random baseline", best["random"]),
-            ("hosted_vllm/test, every answer from the cache", best["cached"])]
+    rows = [("random baseline", best["random"]), ("hosted_vllm/test, every answer from the cache", best["cached"])]
     for label, (wall, cpu, rss) in rows:
         print(f"  {label:<46} {wall:6.2f}s {cpu:6.2f}s {rss:7.0f} MiB")
-    print(f"  {'ratio (cached re-run / random)':<46} {best['cached'][0] / best['random'][0]:6.2f}× "
-          f"{best['cached'][1] / best['random'][1]:6.2f}×")
+    print(
+        f"  {'ratio (cached re-run / random)':<46} {best['cached'][0] / best['random'][0]:6.2f}× "
+        f"{best['cached'][1] / best['random'][1]:6.2f}×"
+    )
     print(f"  first run, filling the cache: {fill[0]:.1f} s, {filled:,} requests (with the preflight)")
     print(f"  cached re-runs: {sent} requests sent; records equal to the first run's: {'yes' if same else 'NO'}")
     litellm_s = import_seconds("import litellm")
@@ -114,17 +126,34 @@ def synthetic(args) -> None:
         tmp = Path(tmp_name)
         data = write_exam(tmp / "data", args.synthetic_items, image_every=args.image_every, n_images=20, side=768)
         env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp / "cache")}
-        common = ["jmed48k", "--data", str(data), "--model", "hosted_vllm/test", "--api-base", server.url,
-                  "--conditions", "C,C+Q,C+I,C+Q+I", "--concurrency", str(args.concurrency), "--json"]
+        common = [
+            "jmed48k",
+            "--data",
+            str(data),
+            "--model",
+            "hosted_vllm/test",
+            "--api-base",
+            server.url,
+            "--conditions",
+            "C,C+Q,C+I,C+Q+I",
+            "--concurrency",
+            str(args.concurrency),
+            "--json",
+        ]
         rows = []
-        for label, run_dir in [("first run (fills the cache)", "run"), ("same command again (resume)", "run"),
-                               ("new run directory, from cache", "rerun")]:
+        for label, run_dir in [
+            ("first run (fills the cache)", "run"),
+            ("same command again (resume)", "run"),
+            ("new run directory, from cache", "rerun"),
+        ]:
             before = server.stats()["requests"]
             seconds, _, rss = timed_run([*common, "--run-dir", str(tmp / run_dir)], env)
             rows.append((label, seconds, server.stats()["requests"] - before, rss))
         n_records = sum(1 for _ in open(tmp / "rerun" / "records.jsonl", encoding="utf-8"))
-    print(f"{args.synthetic_items:,} items, {n_records:,} records (C, C+Q, C+I, C+Q+I; every {args.image_every}th "
-          "item with an image)")
+    print(
+        f"{args.synthetic_items:,} items, {n_records:,} records (C, C+Q, C+I, C+Q+I; every {args.image_every}th "
+        "item with an image)"
+    )
     for label, seconds, requests, rss in rows:
         print(f"  {label:<32} {seconds:7.1f} s   {requests:6,} requests   peak RSS {rss:6.0f} MiB")
 

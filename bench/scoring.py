@@ -26,11 +26,21 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "jmed48k-sample"
 
 RESPONSES = [
-    '{"answer": ["a"]}', '{"answer": ["c"]}', '{"answer": ["b", "e"]}', '{"answer": ["z"]}',
-    '```json\n{"answer": ["d"]}\n```', "答えは c です。", "正解：b", "The answer is (e).",
-    "画像が提供されていないため回答できません。", "I cannot determine the answer without the image.",
-    "Let me think step by step. The findings suggest pneumonia, so the answer is A.", "…",
-    '["b", "e"]', '{"answer": ["c->a->e"]}', "B→E→C",
+    '{"answer": ["a"]}',
+    '{"answer": ["c"]}',
+    '{"answer": ["b", "e"]}',
+    '{"answer": ["z"]}',
+    '```json\n{"answer": ["d"]}\n```',
+    "答えは c です。",
+    "正解：b",
+    "The answer is (e).",
+    "画像が提供されていないため回答できません。",
+    "I cannot determine the answer without the image.",
+    "Let me think step by step. The findings suggest pneumonia, so the answer is A.",
+    "…",
+    '["b", "e"]',
+    '{"answer": ["c->a->e"]}',
+    "B→E→C",
 ]
 
 
@@ -52,9 +62,19 @@ def main() -> None:
     bench = plugins.get_benchmark("jmed48k")
     items = [it for it in bench.load(DATA, None) if not it.excluded]
     patterns = plugins.answer_patterns()
-    records = [{"item_id": items[i % len(items)].id, "condition": Condition.CQ.value, "key": f"{i:064x}",
-                "response": RESPONSES[i % len(RESPONSES)], "error": None, "usage": {}, "latency_s": 0.1,
-                "cached": False} for i in range(args.n)]
+    records = [
+        {
+            "item_id": items[i % len(items)].id,
+            "condition": Condition.CQ.value,
+            "key": f"{i:064x}",
+            "response": RESPONSES[i % len(RESPONSES)],
+            "error": None,
+            "usage": {},
+            "latency_s": 0.1,
+            "cached": False,
+        }
+        for i in range(args.n)
+    ]
     by_id = {it.id: it for it in items}
 
     def timed(run) -> list[float]:

@@ -43,11 +43,13 @@ MODEL = "test"
 PARAMS = {"temperature": 0, "seed": 0, "response_format": {"type": "json_object"}}
 CONTENDERS = ("medvqa", "medvqa 2 workers", "medvqa 2 servers", "bare openai", "bare litellm")
 # (numerator, denominator, label) of the ratios printed
-RATIOS = (("medvqa", "bare openai", "medvqa / bare openai"),
-          ("medvqa", "bare litellm", "medvqa / bare litellm"),
-          ("medvqa 2 workers", None, "medvqa 2 workers / c/L bound"),
-          ("medvqa 2 servers", "medvqa", "2 servers / 1 server"),
-          ("bare litellm", "bare openai", "bare litellm / bare openai"))
+RATIOS = (
+    ("medvqa", "bare openai", "medvqa / bare openai"),
+    ("medvqa", "bare litellm", "medvqa / bare litellm"),
+    ("medvqa 2 workers", None, "medvqa 2 workers / c/L bound"),
+    ("medvqa 2 servers", "medvqa", "2 servers / 1 server"),
+    ("bare litellm", "bare openai", "bare litellm / bare openai"),
+)
 
 
 def cpu_seconds() -> float:
@@ -70,25 +72,38 @@ def write_requests(data: Path, path: Path) -> int:
 
 
 def run_medvqa(args) -> dict:
+    from medvqa.core import plugins
     from medvqa.core.inference.litellm_backend import import_litellm
     from medvqa.core.run.options import RunOptions, run
-
-    from medvqa.core import plugins
 
     import_litellm()
     import openai  # noqa: F401  (imported before the clock starts, as the bare loops' clients are)
 
     plugins.get_benchmark("jmed48k")  # the plugins' imports: the command's start-up, not its requests
 
-    options = RunOptions(benchmark="jmed48k", model=f"hosted_vllm/{MODEL}", data=args.data, conditions="C+Q+I",
-                         run_dir=args.run_dir, cache=False,
-                         backend_options={"api_base": args.url.split(","), "concurrency": args.concurrency,
-                                          "workers": args.workers, "response_format": "json_object"})
+    options = RunOptions(
+        benchmark="jmed48k",
+        model=f"hosted_vllm/{MODEL}",
+        data=args.data,
+        conditions="C+Q+I",
+        run_dir=args.run_dir,
+        cache=False,
+        backend_options={
+            "api_base": args.url.split(","),
+            "concurrency": args.concurrency,
+            "workers": args.workers,
+            "response_format": "json_object",
+        },
+    )
     wall, cpu = time.perf_counter(), cpu_seconds()
     result = run(options, progress=False)
     wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
-    return {"n": len(result.records), "wall_s": wall, "cpu_s": cpu,
-            "errors": sum(r["status"] == "error" for r in result.records)}
+    return {
+        "n": len(result.records),
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "errors": sum(r["status"] == "error" for r in result.records),
+    }
 
 
 def run_bare(args) -> dict:
@@ -103,12 +118,21 @@ def run_bare(args) -> dict:
 
         litellm.suppress_debug_info = True
         # what medvqa does for models litellm has no price for (saves a search of its price map per call)
-        litellm.register_model({f"hosted_vllm/{MODEL}": {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0,
-                                                         "litellm_provider": "hosted_vllm", "mode": "chat"}})
+        litellm.register_model(
+            {
+                f"hosted_vllm/{MODEL}": {
+                    "input_cost_per_token": 0.0,
+                    "output_cost_per_token": 0.0,
+                    "litellm_provider": "hosted_vllm",
+                    "mode": "chat",
+                }
+            }
+        )
 
         async def call(messages):
-            return await litellm.acompletion(model=f"hosted_vllm/{MODEL}", api_base=args.url, messages=messages,
-                                             timeout=120, max_retries=0, **PARAMS)
+            return await litellm.acompletion(
+                model=f"hosted_vllm/{MODEL}", api_base=args.url, messages=messages, timeout=120, max_retries=0, **PARAMS
+            )
     else:
         import openai
 
@@ -137,7 +161,7 @@ def run_bare(args) -> dict:
     return {"n": len(answers), "wall_s": wall, "cpu_s": cpu, "errors": sum(isinstance(a, Exception) for a in answers)}
 
 
-INSPECT_CHILD = r'''
+INSPECT_CHILD = r"""
 import json, os, sys, time
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
@@ -168,20 +192,42 @@ wall = time.perf_counter() - wall
 t = os.times()
 errors = sum(1 for s in (logs[0].samples or []) if s.error)
 print(json.dumps({"n": len(samples), "wall_s": wall, "cpu_s": t.user + t.system - cpu, "errors": errors}))
-'''
+"""
 
 
-def run_contender(name: str, args, urls: list[str], data: Path, requests: Path, concurrency: int,
-                  tmp: Path) -> dict | None:
+def run_contender(
+    name: str, args, urls: list[str], data: Path, requests: Path, concurrency: int, tmp: Path
+) -> dict | None:
     if name == "inspect_ai":
-        cmd = [args.inspect_python, "-c", INSPECT_CHILD, str(requests), urls[0], str(concurrency),
-               str(tmp / "inspect-logs")]
+        cmd = [
+            args.inspect_python,
+            "-c",
+            INSPECT_CHILD,
+            str(requests),
+            urls[0],
+            str(concurrency),
+            str(tmp / "inspect-logs"),
+        ]
     else:
         child = {"bare openai": "openai", "bare litellm": "litellm"}.get(name, "medvqa")
-        cmd = [sys.executable, __file__, "--child", child, "--url", ",".join(urls[:2] if "servers" in name else urls[:1]),
-               "--data", str(data), "--requests", str(requests), "--concurrency", str(concurrency),
-               "--workers", "2" if "workers" in name else "1",
-               "--run-dir", str(tmp / f"run-{name.replace(' ', '-')}-{time.monotonic_ns()}")]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            child,
+            "--url",
+            ",".join(urls[:2] if "servers" in name else urls[:1]),
+            "--data",
+            str(data),
+            "--requests",
+            str(requests),
+            "--concurrency",
+            str(concurrency),
+            "--workers",
+            "2" if "workers" in name else "1",
+            "--run-dir",
+            str(tmp / f"run-{name.replace(' ', '-')}-{time.monotonic_ns()}"),
+        ]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
     if out.returncode != 0:
         print(f"  {name}: failed\n{out.stderr[-3000:]}")
@@ -195,8 +241,10 @@ def one_round(names: list[str], args, urls, data, requests, concurrency, bound, 
     rates = {k: v["n"] / v["wall_s"] for k, v in results.items() if v}
     for name in [n for n in (*CONTENDERS, "inspect_ai") if n in rates]:
         r = results[name]
-        print(f"    {name:<18} {rates[name]:6.1f} req/s = {rates[name] / bound:.2f} of bound   "
-              f"CPU {1000 * r['cpu_s'] / r['n']:5.2f} ms/request   errors {r['errors']}")
+        print(
+            f"    {name:<18} {rates[name]:6.1f} req/s = {rates[name] / bound:.2f} of bound   "
+            f"CPU {1000 * r['cpu_s'] / r['n']:5.2f} ms/request   errors {r['errors']}"
+        )
     ratios = {}
     for top, bottom, label in RATIOS:
         if top in rates and (bottom is None or bottom in rates):
@@ -229,8 +277,10 @@ def main() -> None:
     for setting in args.settings.split(","):
         concurrency, latency, n = SETTINGS[setting]
         bound = concurrency / latency
-        print(f"({setting}) concurrency {concurrency}, latency {latency * 1000:.0f} ms, {n} image requests; "
-              f"c/L bound {bound:.0f} req/s")
+        print(
+            f"({setting}) concurrency {concurrency}, latency {latency * 1000:.0f} ms, {n} image requests; "
+            f"c/L bound {bound:.0f} req/s"
+        )
         rounds = []
         with tempfile.TemporaryDirectory(prefix="medvqa-bench-") as tmp_name, ExitStack() as servers:
             tmp = Path(tmp_name)
@@ -244,11 +294,18 @@ def main() -> None:
                 rounds.append(one_round(order, args, urls, data, requests, concurrency, bound, tmp))
         labels = [label for label in rounds[0] if all(label in r for r in rounds)]
         summary[setting] = {label: statistics.median(r[label] for r in rounds) for label in labels}
-        print(f"  median of {len(rounds)} rounds: " + "   ".join(
-            f"{k} {v:.2f}" for k, v in summary[setting].items() if not k.startswith("CPU")))
-        print("  CPU per request (ms, median): " + "   ".join(
-            f"{k.removeprefix('CPU/request ').removesuffix(' (ms)')} {v:.2f}"
-            for k, v in summary[setting].items() if k.startswith("CPU")))
+        print(
+            f"  median of {len(rounds)} rounds: "
+            + "   ".join(f"{k} {v:.2f}" for k, v in summary[setting].items() if not k.startswith("CPU"))
+        )
+        print(
+            "  CPU per request (ms, median): "
+            + "   ".join(
+                f"{k.removeprefix('CPU/request ').removesuffix(' (ms)')} {v:.2f}"
+                for k, v in summary[setting].items()
+                if k.startswith("CPU")
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -27,12 +27,27 @@ import medvqa
 GOAL_MS = 2000
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "igakuqa"
 JMED = DATA.parent / "jmed48k-sample"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
-def replay_run(tmp: Path, name: str, items, wrong_every: int | None, benchmark: str = "igakuqa", data: Path = DATA,
-               conditions: tuple[str, ...] = ("C+Q",)) -> Path:
+def replay_run(
+    tmp: Path,
+    name: str,
+    items,
+    wrong_every: int | None,
+    benchmark: str = "igakuqa",
+    data: Path = DATA,
+    conditions: tuple[str, ...] = ("C+Q",),
+) -> Path:
     lines = []
     for i, it in enumerate(items):
         keys = list(it.gold.alternatives[0])
@@ -46,15 +61,26 @@ def replay_run(tmp: Path, name: str, items, wrong_every: int | None, benchmark: 
     replay = tmp / f"{name}.jsonl"
     replay.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
     run_dir = tmp / name
-    medvqa.run(benchmark, f"replay:{replay}", data=str(data), conditions=",".join(conditions), cache=False,
-               run_dir=str(run_dir), progress=False)
+    medvqa.run(
+        benchmark,
+        f"replay:{replay}",
+        data=str(data),
+        conditions=",".join(conditions),
+        cache=False,
+        run_dir=str(run_dir),
+        progress=False,
+    )
     return run_dir
 
 
 def first_render(chromium: str, page: Path, profile: Path) -> tuple[int, float]:
     started = time.perf_counter()
-    out = subprocess.run([chromium, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [chromium, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     wall = time.perf_counter() - started
     found = re.search(r'data-rendered-ms="(\d+)"', out.stdout)
     if out.returncode != 0 or not found:
@@ -78,24 +104,30 @@ def main() -> int:
         measure(chromium, tmp, "igakuqa", runs)
         if JMED.is_dir():  # 800 items, 17 of them with images, C+Q and C+Q+I
             jmed = medvqa.load("jmed48k", path=JMED)
-            runs = [replay_run(tmp, f"jmed-{name}", jmed, every, "jmed48k", JMED, ("C+Q", "C+Q+I"))
-                    for name, every in (("right", None), ("third-wrong", 3))]
+            runs = [
+                replay_run(tmp, f"jmed-{name}", jmed, every, "jmed48k", JMED, ("C+Q", "C+Q+I"))
+                for name, every in (("right", None), ("third-wrong", 3))
+            ]
             print(f"JMed48k sample: {len(jmed)} items, C+Q and C+Q+I")
             measure(chromium, tmp, "jmed", runs)
     return 0
 
 
 def measure(chromium: str, tmp: Path, name: str, runs: list[Path]) -> None:
-    print(f"{'runs':>4} {'page MiB':>9} {'write s':>8} {'first render ms':>16} {'chromium load s':>16} "
-          f"{'render / goal':>14}")
+    print(
+        f"{'runs':>4} {'page MiB':>9} {'write s':>8} {'first render ms':>16} {'chromium load s':>16} "
+        f"{'render / goal':>14}"
+    )
     for n in (1, 2):
         page = tmp / f"{name}-view-{n}.html"
         started = time.perf_counter()
         medvqa.view(*runs[:n], html=page)
         write_s = time.perf_counter() - started
         rendered_ms, wall = first_render(chromium, page, tmp / f"{name}-profile-{n}")
-        print(f"{n:>4} {page.stat().st_size / 2 ** 20:>9.2f} {write_s:>8.2f} {rendered_ms:>16} {wall:>16.2f} "
-              f"{rendered_ms / GOAL_MS:>14.2f}")
+        print(
+            f"{n:>4} {page.stat().st_size / 2**20:>9.2f} {write_s:>8.2f} {rendered_ms:>16} {wall:>16.2f} "
+            f"{rendered_ms / GOAL_MS:>14.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from contextlib import contextmanager
-from typing import Any, Callable
+from typing import Any
 
 import click
 
@@ -78,18 +79,20 @@ def print_run_summary(summary: dict) -> None:
     another way (`medvqa import`: `medvqa.write_run`'s summary), whose lines about requests,
     tokens or the error threshold are left out when the summary has no such field."""
     click.echo(f"run directory: {summary['run_dir']}")
-    made = (f" (requested {summary['requested']}, from cache {summary['cache_hits']})"
-            if "requested" in summary else "")
+    made = f" (requested {summary['requested']}, from cache {summary['cache_hits']})" if "requested" in summary else ""
     click.echo(f"items: {summary['n_items']} ({summary['n_excluded']} excluded), records: {summary['n_records']}{made}")
     if summary.get("n_image_fallback"):
-        click.echo(f"image items without a usable image file: {summary['n_image_fallback']} "
-                   "(asked without their images only; no C+I or C+Q+I record)")
+        click.echo(
+            f"image items without a usable image file: {summary['n_image_fallback']} "
+            "(asked without their images only; no C+I or C+Q+I record)"
+        )
     usage = summary.get("usage") or {}
     if any(usage.values()):
         cost = f", cost ${summary['cost_usd']:.4f}" if summary.get("cost_usd") else ""
-        thought = (f" (of which {usage['reasoning_tokens']:,} reasoning)" if usage.get("reasoning_tokens") else "")
-        click.echo(f"tokens: {usage['prompt_tokens']:,} prompt + {usage['completion_tokens']:,} completion"
-                   f"{thought}{cost}")
+        thought = f" (of which {usage['reasoning_tokens']:,} reasoning)" if usage.get("reasoning_tokens") else ""
+        click.echo(
+            f"tokens: {usage['prompt_tokens']:,} prompt + {usage['completion_tokens']:,} completion{thought}{cost}"
+        )
     if summary.get("reading"):
         click.echo(f"reading: {summary['reading']} (--reading strict|assisted switches; docs/scoring.md)")
     click.echo(condition_table(summary["conditions"]))
@@ -98,14 +101,22 @@ def print_run_summary(summary: dict) -> None:
     for cond, u in (summary.get("usage_by_condition") or {}).items():
         thought = f" ({u['reasoning_tokens']:,} reasoning)" if u.get("reasoning_tokens") else ""
         cost = f", ${u['cost_usd']:.4f}" if u.get("cost_usd") else ""
-        click.echo(f"  {cond}: {u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} completion tokens{thought}{cost}")
+        click.echo(
+            f"  {cond}: {u['prompt_tokens']:,} prompt + {u['completion_tokens']:,} completion tokens{thought}{cost}"
+        )
     if summary.get("n_held_out"):
-        click.echo(f"held-out records (answers withheld, not scored): {summary['n_held_out']}; "
-                   f"medvqa export {summary['run_dir']} writes them for evaluation")
-    threshold = (f"; --max-error-rate {100 * summary['max_error_rate']:g}%"
-                 if summary.get("max_error_rate") is not None and summary["max_error_rate"] < 1 else "")
-    click.echo(f"errors: {summary['errors']} of {summary['n_records']} records "
-               f"({100 * summary['error_rate']:.1f}%{threshold})")
+        click.echo(
+            f"held-out records (answers withheld, not scored): {summary['n_held_out']}; "
+            f"medvqa export {summary['run_dir']} writes them for evaluation"
+        )
+    threshold = (
+        f"; --max-error-rate {100 * summary['max_error_rate']:g}%"
+        if summary.get("max_error_rate") is not None and summary["max_error_rate"] < 1
+        else ""
+    )
+    click.echo(
+        f"errors: {summary['errors']} of {summary['n_records']} records ({100 * summary['error_rate']:.1f}%{threshold})"
+    )
     for line in summary.get("warnings") or ():
         click.echo(line)
     click.echo(f"tables: medvqa report {summary['run_dir']}")
@@ -114,26 +125,39 @@ def print_run_summary(summary: dict) -> None:
 def condition_table(conditions: dict[str, dict]) -> str:
     """Per condition: n (and, for a run with repeats, the items its interval is over), accuracy
     with its 95 % CI, and every status."""
-    from medvqa.core.results import STATUSES
-
     from medvqa.core.metrics import READINGS
+    from medvqa.core.results import STATUSES
 
     # the other reading's accuracy, where an extractor read some replies (`assisted_*` or `strict_*`)
     other = next((r for r in READINGS if any(c.get(f"{r}_accuracy") is not None for c in conditions.values())), None)
     # records the benchmark's rules leave out of every denominator (withdrawn items), where there are any
     uncounted = any(c.get("uncounted") for c in conditions.values())
     repeated = any(c.get("repeats") for c in conditions.values())  # n counts item × repeat; the CI is over items
-    lines = [f"  {'condition':<11}{'n':>6}" + (f"  {'items':>6}" if repeated else "") + f"  {'accuracy':>8}  {'95% CI':<13}"
-             + "".join(f"  {s}" for s in STATUSES)
-             + ("  uncounted" if uncounted else "") + (f"  {other} accuracy (extracted)" if other else "")]
+    lines = [
+        f"  {'condition':<11}{'n':>6}"
+        + (f"  {'items':>6}" if repeated else "")
+        + f"  {'accuracy':>8}  {'95% CI':<13}"
+        + "".join(f"  {s}" for s in STATUSES)
+        + ("  uncounted" if uncounted else "")
+        + (f"  {other} accuracy (extracted)" if other else "")
+    ]
     for cond, c in conditions.items():  # in the metrics layer's order: C, C+Q, C+I, C+Q+I
         ci = f"{100 * c['ci'][0]:.1f}–{100 * c['ci'][1]:.1f}%" if c["ci"] else "-"
         acc = f"{100 * c['accuracy']:.1f}%" if c["accuracy"] is not None else "-"
-        extra = (f"  {100 * c[f'{other}_accuracy']:.1f}% ({c['extracted']})" if other and c.get(f"{other}_accuracy") is not None
-                 else "  -" if other else "")
+        extra = (
+            f"  {100 * c[f'{other}_accuracy']:.1f}% ({c['extracted']})"
+            if other and c.get(f"{other}_accuracy") is not None
+            else "  -"
+            if other
+            else ""
+        )
         items = f"  {c.get('n_items') or '-':>6}" if repeated else ""
-        lines.append(f"  {cond:<11}{c['n']:>6}{items}  {acc:>8}  {ci:<13}" + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES)
-                     + (f"  {c.get('uncounted', 0):>9}" if uncounted else "") + extra)
+        lines.append(
+            f"  {cond:<11}{c['n']:>6}{items}  {acc:>8}  {ci:<13}"
+            + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES)
+            + (f"  {c.get('uncounted', 0):>9}" if uncounted else "")
+            + extra
+        )
     if repeated:
         lines.append("  (n counts item × repeat; the 95% CI is item-level: each item's mean over its repeats)")
     return "\n".join(lines)
@@ -142,6 +166,7 @@ def condition_table(conditions: dict[str, dict]) -> str:
 def repeats_table(repeats: dict) -> str:
     """The numbers over a run's repeats (`core.repeat_metrics.repeat_numbers`): per condition the mean,
     the between-repeat SD, the item-level interval and each repeat's value; Δimg likewise."""
+
     def pct(x):
         return "-" if x is None else f"{100 * x:.1f}%"
 
@@ -151,12 +176,16 @@ def repeats_table(repeats: dict) -> str:
     def ci(c, fmt):
         return f"{fmt(c[0])} to {fmt(c[1])}" if c else "-"
 
-    lines = [f"over {repeats['repeats']} repeats (interval: {repeats['method']}):",
-             f"  {'condition':<11}{'items':>6}  {'mean':>7}  {'SD':>7}  {'95% CI':<17}  per repeat"]
+    lines = [
+        f"over {repeats['repeats']} repeats (interval: {repeats['method']}):",
+        f"  {'condition':<11}{'items':>6}  {'mean':>7}  {'SD':>7}  {'95% CI':<17}  per repeat",
+    ]
     for cond, c in repeats["conditions"].items():
         sd = "-" if c["between_repeat_sd"] is None else f"{100 * c['between_repeat_sd']:.1f}"
-        lines.append(f"  {cond:<11}{c['n_items']:>6}  {pct(c['mean']):>7}  {sd:>7}  {ci(c['ci'], pct):<17}  "
-                     + " ".join(pct(v) for v in c["per_repeat"]))
+        lines.append(
+            f"  {cond:<11}{c['n_items']:>6}  {pct(c['mean']):>7}  {sd:>7}  {ci(c['ci'], pct):<17}  "
+            + " ".join(pct(v) for v in c["per_repeat"])
+        )
     if repeats.get("delta_img"):
         lines.append("  " + delta_line("Δimg (C+Q+I − C+Q)", repeats["delta_img"]))
     return "\n".join(lines)
@@ -164,14 +193,16 @@ def repeats_table(repeats: dict) -> str:
 
 def delta_line(name: str, d: dict) -> str:
     """One paired factor over repeats (`core.repeats.paired_repeats`) on one line."""
+
     def pp(x):
         return "-" if x is None else f"{100 * x:+.1f} pp"
 
     pooled = d["pooled"]
     ci = f" [{pp(pooled['ci'][0])}, {pp(pooled['ci'][1])}]" if pooled["ci"] else ""
     sd = "" if d["between_repeat_sd"] is None else f", SD {100 * d['between_repeat_sd']:.1f} pp"
-    return (f"{name}: pooled {pp(pooled['delta'])}{ci} on {pooled['n_items']} items{sd}; per repeat "
-            + " ".join(pp(r["delta"]) for r in d["per_repeat"]))
+    return f"{name}: pooled {pp(pooled['delta'])}{ci} on {pooled['n_items']} items{sd}; per repeat " + " ".join(
+        pp(r["delta"]) for r in d["per_repeat"]
+    )
 
 
 def benchmarks_where(applies: Callable[[Any], bool]) -> list[str]:
@@ -219,9 +250,12 @@ class SelectionOption(BenchmarkOption):
     chosen benchmark names. Its help names the field of each benchmark that declares it."""
 
     def __init__(self, keyword: str):
-        super().__init__([keyword_option_name(keyword), keyword], metavar="V1,V2",
-                         applies=lambda b: keyword in b.selection_keywords,
-                         help="Comma-separated values, a shorthand for --select (the benchmark's own keyword):")
+        super().__init__(
+            [keyword_option_name(keyword), keyword],
+            metavar="V1,V2",
+            applies=lambda b: keyword in b.selection_keywords,
+            help="Comma-separated values, a shorthand for --select (the benchmark's own keyword):",
+        )
         self.keyword = keyword
 
     def get_help_record(self, ctx: click.Context):
@@ -249,8 +283,11 @@ def keyword_options(taken: set[str]) -> list[SelectionOption]:
     for keyword in [k for k in keywords if keyword_option_name(k) in taken]:
         if keyword not in _told:
             _told.add(keyword)
-            click.echo(f"medvqa: the selection keyword {keyword!r} has no option: {keyword_option_name(keyword)} "
-                       "is taken (use --select)", err=True)
+            click.echo(
+                f"medvqa: the selection keyword {keyword!r} has no option: {keyword_option_name(keyword)} "
+                "is taken (use --select)",
+                err=True,
+            )
         del keywords[keyword]
     return [SelectionOption(k) for k in keywords]
 
@@ -298,13 +335,18 @@ def progress_display():
 
 # `--reading` of every command that shows numbers: the headline's reading (the other beside it)
 reading_option = click.option(
-    "--reading", type=click.Choice(["strict", "assisted"]), default=None,
+    "--reading",
+    type=click.Choice(["strict", "assisted"]),
+    default=None,
     help="The reading of the headline numbers: strict (the rules alone) or assisted (an extractor's answer "
-         "where the rules could not read a reply: medvqa score --extractor, or a published extractor's). "
-         "Default: the benchmark's protocol's (docs/scoring.md); the other reading is shown beside it.")
+    "where the rules could not read a reply: medvqa score --extractor, or a published extractor's). "
+    "Default: the benchmark's protocol's (docs/scoring.md); the other reading is shown beside it.",
+)
 
 # `--model-name` of every command that writes a run (run, the imports): the name runs pair and compare by
 model_name_option = click.option(
-    "--model-name", metavar="NAME",
+    "--model-name",
+    metavar="NAME",
     help="The name the model goes by in tables, pairing (image, language) and compare (default: the model string, "
-         "kept beside it in the manifest): runs of one model under two strings pair when they share it.")
+    "kept beside it in the manifest): runs of one model under two strings pair when they share it.",
+)

@@ -13,9 +13,12 @@ EXIT_FAILED = 4  # the set ran, but one experiment or more failed (the summary n
 @click.command("eval")
 @click.argument("set_file", metavar="SET", type=click.Path(exists=True, dir_okay=False, path_type=str))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
-@click.option("--dry-run", is_flag=True,
-              help="Print every experiment's plan and the totals and send nothing: requests (already recorded, "
-                   "cached), tokens and cost.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print every experiment's plan and the totals and send nothing: requests (already recorded, "
+    "cached), tokens and cost.",
+)
 def command(set_file, as_json, dry_run) -> None:
     """Run every experiment of the eval set SET (TOML, YAML or JSON): each model on each
     benchmark in each language, one run directory each under the set's study_dir. Re-running
@@ -40,10 +43,12 @@ def command(set_file, as_json, dry_run) -> None:
                 click.echo("\n".join(plan_lines(plan)))
             t = doc["total"]
             unknown = f" (and {t['cost_unknown']} experiments of unknown price)" if t["cost_unknown"] else ""
-            click.echo(f"set: {t['experiments']} experiments, {t['pairs']} pairs, {t['recorded']} recorded, "
-                       f"{t['cached']} cached: {t['requests']} requests to send (and {t['preflight']} preflight); "
-                       f"{t['input_tokens']:,} input and {t['output_tokens']:,} output tokens, "
-                       f"${t['cost_usd']:.4f}{unknown}")
+            click.echo(
+                f"set: {t['experiments']} experiments, {t['pairs']} pairs, {t['recorded']} recorded, "
+                f"{t['cached']} cached: {t['requests']} requests to send (and {t['preflight']} preflight); "
+                f"{t['input_tokens']:,} input and {t['output_tokens']:,} output tokens, "
+                f"${t['cost_usd']:.4f}{unknown}"
+            )
             for f in doc["failed"]:
                 click.echo(f"  cannot plan {f['experiment']}: {f['failure']}")
         return
@@ -72,8 +77,10 @@ def command(set_file, as_json, dry_run) -> None:
         for note in result.notes:
             click.echo(note)
         done = len(result.outcomes) - len(result.failed)
-        click.echo(f"experiments: {done} of {len(result.outcomes)} done" +
-                   (f", {len(result.failed)} failed:" if result.failed else ""))
+        click.echo(
+            f"experiments: {done} of {len(result.outcomes)} done"
+            + (f", {len(result.failed)} failed:" if result.failed else "")
+        )
         for o in result.failed:
             click.echo(f"  {o.experiment.label} ({o.experiment.run_dir}): {o.failure}")
     if result.failed:

@@ -5,8 +5,11 @@ from ._common import print_json, user_errors
 
 @click.command("export")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=str))
-@click.option("--out", type=click.Path(dir_okay=False, path_type=str),
-              help="Predictions file to write (JSON lines; default: predictions.jsonl in the current folder).")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Predictions file to write (JSON lines; default: predictions.jsonl in the current folder).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
 def command(run_dir, out, as_json) -> None:
     """Write the predictions of RUN_DIR (one line per item and condition: the raw response and
@@ -18,5 +21,7 @@ def command(run_dir, out, as_json) -> None:
     if as_json:
         print_json(summary)
     else:
-        click.echo(f"wrote {summary['n_predictions']} predictions to {summary['out']} "
-                   f"({summary['n_without_response']} without a response)")
+        click.echo(
+            f"wrote {summary['n_predictions']} predictions to {summary['out']} "
+            f"({summary['n_without_response']} without a response)"
+        )

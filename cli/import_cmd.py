@@ -16,42 +16,92 @@ def generic_import(benchmark: str) -> click.Command:
 
     @click.command(benchmark)
     @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=str))
-    @click.option("--data", required=True, type=click.Path(exists=True, path_type=str),
-                  help="The benchmark's data, as for medvqa run.")
+    @click.option(
+        "--data",
+        required=True,
+        type=click.Path(exists=True, path_type=str),
+        help="The benchmark's data, as for medvqa run.",
+    )
     @click.option("--split", help="The split the answers are for (the benchmark's default when omitted).")
-    @click.option("--select", "select", multiple=True, metavar="FIELD=V1,V2",
-                  help="The items the answers are for, as medvqa run selects them (repeat for more fields), e.g. "
-                       "--select year=2026: items outside are not in the run, so none is recorded missing.")
+    @click.option(
+        "--select",
+        "select",
+        multiple=True,
+        metavar="FIELD=V1,V2",
+        help="The items the answers are for, as medvqa run selects them (repeat for more fields), e.g. "
+        "--select year=2026: items outside are not in the run, so none is recorded missing.",
+    )
     @click.option("--run-dir", required=True, type=click.Path(path_type=str), help="The run directory to write.")
     @click.option("--model", default="imported", show_default=True, help="The model's name, recorded in the manifest.")
     @click.option("--id-column", default="item_id", show_default=True, help="The field holding the item id.")
-    @click.option("--id-from", type=click.Choice(ID_FROM), default="column", show_default=True,
-                  help="column: an answer's item is its --id-column value; row: its position among the answers (1 "
-                       "for the first data row, row 2 of a sheet under its header, or for the first line of JSON "
-                       "Lines), matched to the items' ids as an id column's value is: for sources whose own "
-                       "numbers repeat.")
-    @click.option("--sheet", metavar="NAME", help="The sheet of an XLSX workbook to read (default: the first; with "
-                                                  "several, stderr says which was read and names the others).")
-    @click.option("--response-column", default="response", show_default=True,
-                  help="The field holding the raw answer; in a wide file, one column per model, the model's column.")
+    @click.option(
+        "--id-from",
+        type=click.Choice(ID_FROM),
+        default="column",
+        show_default=True,
+        help="column: an answer's item is its --id-column value; row: its position among the answers (1 "
+        "for the first data row, row 2 of a sheet under its header, or for the first line of JSON "
+        "Lines), matched to the items' ids as an id column's value is: for sources whose own "
+        "numbers repeat.",
+    )
+    @click.option(
+        "--sheet",
+        metavar="NAME",
+        help="The sheet of an XLSX workbook to read (default: the first; with "
+        "several, stderr says which was read and names the others).",
+    )
+    @click.option(
+        "--response-column",
+        default="response",
+        show_default=True,
+        help="The field holding the raw answer; in a wide file, one column per model, the model's column.",
+    )
     @click.option("--condition", help="The condition of lines that name none (default C+Q).")
-    @click.option("--as-printed", "printed", is_flag=True,
-                  help="Answers given one per question, as the exam prints it: a line that names no condition is "
-                       "C+Q+I for an image item (the source showed its images, whether or not their files are here) "
-                       "and C+Q for the others, and no other pair is expected of it (none is recorded missing).")
+    @click.option(
+        "--as-printed",
+        "printed",
+        is_flag=True,
+        help="Answers given one per question, as the exam prints it: a line that names no condition is "
+        "C+Q+I for an image item (the source showed its images, whether or not their files are here) "
+        "and C+Q for the others, and no other pair is expected of it (none is recorded missing).",
+    )
     @click.option("--convention", help="Score under this convention of the benchmark (its default when omitted).")
-    @click.option("--saved", is_flag=True,
-                  help="The responses are predictions saved in the benchmark's own format, not raw replies: read "
-                       "by its saved-answer convention (AnswerConventions.saved_label_sets: \"1,6\" or \"AC\" "
-                       "names a set of labels), as medvqa.score(item, text, saved=True) reads them.")
-    @click.option("--max-response-bytes", type=click.IntRange(min=1),
-                  help="What a record keeps of an answer (default 262144, 256 KiB), as in medvqa run; a longer one "
-                       "is cut and marked truncated.")
+    @click.option(
+        "--saved",
+        is_flag=True,
+        help="The responses are predictions saved in the benchmark's own format, not raw replies: read "
+        'by its saved-answer convention (AnswerConventions.saved_label_sets: "1,6" or "AC" '
+        "names a set of labels), as medvqa.score(item, text, saved=True) reads them.",
+    )
+    @click.option(
+        "--max-response-bytes",
+        type=click.IntRange(min=1),
+        help="What a record keeps of an answer (default 262144, 256 KiB), as in medvqa run; a longer one "
+        "is cut and marked truncated.",
+    )
     @click.option("--json", "as_json", is_flag=True, help="Print one JSON document on stdout, nothing else.")
     @reading_option
     @model_name_option
-    def command(file, data, split, select, run_dir, model, id_column, id_from, sheet, response_column, condition, printed,
-                convention, saved, max_response_bytes, as_json, reading, model_name) -> None:
+    def command(
+        file,
+        data,
+        split,
+        select,
+        run_dir,
+        model,
+        id_column,
+        id_from,
+        sheet,
+        response_column,
+        condition,
+        printed,
+        convention,
+        saved,
+        max_response_bytes,
+        as_json,
+        reading,
+        model_name,
+    ) -> None:
         """Import FILE, answers made elsewhere (JSON Lines {item_id, condition, response}, a JSON array
         of such objects, or CSV / XLSX with an id and a response column), as a run directory scored
         like any run. A wide file holds one column per model: import each with --response-column."""
@@ -67,19 +117,44 @@ def generic_import(benchmark: str) -> click.Command:
             bench = plugins.get_benchmark(benchmark)
             if convention:
                 bench = bench.with_convention(convention)
-            load = {"data": data, "split": split, **({"select": chosen} if (chosen := selections(benchmark, select, {}))
-                                                     else {})}
+            load = {
+                "data": data,
+                "split": split,
+                **({"select": chosen} if (chosen := selections(benchmark, select, {})) else {}),
+            }
             items, split_used = load_items(bench, load)
-            answers = read_answer_file(file, items, id_column=id_column, response_column=response_column,
-                                       condition=condition, sheet=sheet, id_from=id_from, printed=printed)
-            summary = medvqa.write_run(bench, items, answers, run_dir, model=model, load=load, split=split_used,
-                                       saved=saved, command_line=["medvqa", *sys.argv[1:]],
-                                       source={"file": file, "format": "generic",
-                                               **({"as_printed": True} if printed else {}),
-                                               **({"saved": True} if saved else {})},
-                                       reading=reading, model_name=model_name, images_attested=printed,
-                                       asked=(lambda it: (as_printed(it).value,)) if printed else None,
-                                       **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}))
+            answers = read_answer_file(
+                file,
+                items,
+                id_column=id_column,
+                response_column=response_column,
+                condition=condition,
+                sheet=sheet,
+                id_from=id_from,
+                printed=printed,
+            )
+            summary = medvqa.write_run(
+                bench,
+                items,
+                answers,
+                run_dir,
+                model=model,
+                load=load,
+                split=split_used,
+                saved=saved,
+                command_line=["medvqa", *sys.argv[1:]],
+                source={
+                    "file": file,
+                    "format": "generic",
+                    **({"as_printed": True} if printed else {}),
+                    **({"saved": True} if saved else {}),
+                },
+                reading=reading,
+                model_name=model_name,
+                images_attested=printed,
+                asked=(lambda it: (as_printed(it).value,)) if printed else None,
+                **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}),
+            )
             if not chosen and (hint := unanswered_hint(items, answers)):
                 summary["warnings"] = [*summary.get("warnings", []), hint]
         if as_json:
@@ -88,9 +163,12 @@ def generic_import(benchmark: str) -> click.Command:
         print_run_summary(summary)
         failures = sum(c.get("parse_failure", 0) for c in summary["conditions"].values())
         if failures and not saved and bench.answer_conventions().saved_label_sets:
-            click.echo(f"{failures} parse failures: if {file} holds predictions in {benchmark}'s own format (labels "
-                       "joined, such as \"1,6\") rather than raw replies, --saved reads them as its saved answers are "
-                       "read", err=True)
+            click.echo(
+                f"{failures} parse failures: if {file} holds predictions in {benchmark}'s own format (labels "
+                'joined, such as "1,6") rather than raw replies, --saved reads them as its saved answers are '
+                "read",
+                err=True,
+            )
 
     return command
 
@@ -103,10 +181,12 @@ def unanswered_hint(items, answers) -> str | None:
     answered = {item.id for item, *_ in answers} & runnable
     if len(answered) == len(runnable):
         return None
-    return (f"the file answers {len(answered)} of the {len(runnable)} items of the data: the other "
-            f"{len(runnable) - len(answered)} are recorded missing and count in every denominator; answers to "
-            "part of the data take --select FIELD=V1,V2 (as medvqa run selects items), and the items outside "
-            "are then not in the run")
+    return (
+        f"the file answers {len(answered)} of the {len(runnable)} items of the data: the other "
+        f"{len(runnable) - len(answered)} are recorded missing and count in every denominator; answers to "
+        "part of the data take --select FIELD=V1,V2 (as medvqa run selects items), and the items outside "
+        "are then not in the run"
+    )
 
 
 class _ImportGroup(click.Group):
@@ -129,6 +209,7 @@ def import_group(cli: click.Group) -> click.Group:
     first plugin that asks for it."""
     group = cli.commands.get("import")
     if group is None:
+
         @click.group("import", cls=_ImportGroup)
         def group() -> None:
             """Import predictions saved by another tool as a run directory: `medvqa import BENCH

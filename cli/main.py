@@ -4,8 +4,20 @@ through the `register_commands` hook."""
 
 import click
 
-from . import (audit_cmd, compare_cmd, eval_cmd, export_cmd, judge_cmd, list_cmd, new_adapter_cmd, report_cmd,
-               run_cmd, score_cmd, validate_cmd, view_cmd)
+from . import (
+    audit_cmd,
+    compare_cmd,
+    eval_cmd,
+    export_cmd,
+    judge_cmd,
+    list_cmd,
+    new_adapter_cmd,
+    report_cmd,
+    run_cmd,
+    score_cmd,
+    validate_cmd,
+    view_cmd,
+)
 
 
 class Commands(click.Group):
@@ -37,8 +49,20 @@ def cli() -> None:
     """Evaluate vision-language models on medical licensing exams and audit image use."""
 
 
-for module in (list_cmd, run_cmd, eval_cmd, score_cmd, judge_cmd, report_cmd, validate_cmd, audit_cmd, compare_cmd,
-               export_cmd, new_adapter_cmd, view_cmd):
+for module in (
+    list_cmd,
+    run_cmd,
+    eval_cmd,
+    score_cmd,
+    judge_cmd,
+    report_cmd,
+    validate_cmd,
+    audit_cmd,
+    compare_cmd,
+    export_cmd,
+    new_adapter_cmd,
+    view_cmd,
+):
     cli.add_command(module.command)
 
 

@@ -30,8 +30,16 @@ def command(benchmark, data, quiet, as_json) -> None:
     n_errors = len(errors(findings))
     total = f"{bench.name}: {n_errors} error(s), {len(findings) - n_errors} warning(s) in {shown_path(data, data)}"
     if as_json:
-        print_json({"benchmark": bench.name, "data": shown_path(data, data), "errors": n_errors,
-                    "warnings": len(findings) - n_errors, "rules": counts, "findings": [f.as_dict() for f in findings]})
+        print_json(
+            {
+                "benchmark": bench.name,
+                "data": shown_path(data, data),
+                "errors": n_errors,
+                "warnings": len(findings) - n_errors,
+                "rules": counts,
+                "findings": [f.as_dict() for f in findings],
+            }
+        )
     else:
         for line in _rule_lines(counts):
             click.echo(printable(line))

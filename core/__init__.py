@@ -16,7 +16,8 @@ def _check_not_shadowed() -> None:
     raise ImportError(
         f"the folder {where} shadows the installed medvqa package (its core is {_Path(__file__).parent}): "
         f"Python imports that folder ({what}) as 'medvqa' because it comes first on sys.path (the working "
-        f"directory); run from another directory or rename the folder")
+        f"directory); run from another directory or rename the folder"
+    )
 
 
 _check_not_shadowed()

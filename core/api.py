@@ -5,23 +5,30 @@ functions, so `import medvqa` stays fast."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from medvqa.core.items import Item
-    from medvqa.core.run.evalset import EvalResult, EvalSet
-    from medvqa.core.scoring.score import Score
+    from .items import Item
+    from .run.evalset import EvalResult, EvalSet
+    from .scoring.score import Score
 
 
-def load(benchmark: str, path: str | Path | None = None, split: str | None = None, *, language: str | None = None,
-         **options: Any) -> list[Item]:
+def load(
+    benchmark: str,
+    path: str | Path | None = None,
+    split: str | None = None,
+    *,
+    language: str | None = None,
+    **options: Any,
+) -> list[Item]:
     """Items of a registered benchmark (`medvqa list` shows them), in one of its languages
     (`language`; its first when None). `select={"year": [2024]}` chooses items by stratum; each
     field's values may be a list, one value or a comma-separated string."""
-    from medvqa.core.plugins import get_benchmark
+    from .plugins import get_benchmark
 
     if options.get("select"):
         options["select"] = _selection(options["select"])
@@ -33,9 +40,9 @@ def score(item: Item, response_text: str | None, *, error: str | None = None, sa
     """Read a raw model response under the registered language patterns and the answer
     conventions of the item's benchmark, and score it. `saved` marks a prediction saved in the
     benchmark's own format rather than a model's reply (docs/scoring.md)."""
-    from medvqa.core.scoring.conventions import AnswerConventions
-    from medvqa.core.plugins import answer_patterns, benchmarks
-    from medvqa.core.scoring.score import score as _score
+    from .plugins import answer_patterns, benchmarks
+    from .scoring.conventions import AnswerConventions
+    from .scoring.score import score as _score
 
     registered = benchmarks().get(item.benchmark)
     conventions = registered.obj.answer_conventions() if registered else AnswerConventions()
@@ -55,11 +62,14 @@ def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) ->
     backend's (`{"temperature": 0.2, "api_base": ["http://..."]}`)."""
     from dataclasses import fields
 
-    from medvqa.core.run.options import RunOptions, run as run_session
+    from .run.options import RunOptions
+    from .run.options import run as run_session
 
     accepted = {f.name for f in fields(RunOptions)} - {"benchmark", "model"}
     if unknown := sorted(set(options) - accepted):
-        raise TypeError(f"medvqa.run() got unknown options {', '.join(unknown)}; accepted: {', '.join(sorted(accepted))}")
+        raise TypeError(
+            f"medvqa.run() got unknown options {', '.join(unknown)}; accepted: {', '.join(sorted(accepted))}"
+        )
     # what the command line takes comma-separated (or repeated) takes a string or a list here
     if options.get("conditions") is not None:
         options["conditions"] = ",".join(_names(options["conditions"]))
@@ -68,7 +78,7 @@ def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) ->
     if isinstance(options.get("judges"), str):
         options["judges"] = _names(options["judges"])
     if options.get("backend_options"):  # typed as `medvqa run -M` types them ("IN,OUT" for a price, ...)
-        from medvqa.core.inference.backend_options import resolve
+        from .inference.backend_options import resolve
 
         options["backend_options"] = resolve(model, {}, options["backend_options"], given_as="backend_options[{!r}]")
     call = ", ".join([repr(benchmark), repr(model), *(f"{k}={v!r}" for k, v in options.items())])
@@ -86,11 +96,13 @@ def eval_set(source: str | Path | Mapping[str, Any], *, progress: bool = True) -
     set. A bad set raises `DataError` naming the file, the entry and the key, before anything runs."""
     import sys
 
-    from medvqa.core.run.evalset import read_set
+    from .run.evalset import read_set
 
     study = read_set(source)
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if progress else None
-    return run_eval_set(study, progress=say, command_line=["python", "-c", "import medvqa; medvqa.eval_set(...)"]).as_json()
+    return run_eval_set(
+        study, progress=say, command_line=["python", "-c", "import medvqa; medvqa.eval_set(...)"]
+    ).as_json()
 
 
 def records(run_dir: str | Path, *, reading: str | None = None) -> pd.DataFrame:
@@ -102,9 +114,9 @@ def records(run_dir: str | Path, *, reading: str | None = None) -> pd.DataFrame:
     `reading` used."""
     import pandas as pd
 
-    from medvqa.core import metrics
-    from medvqa.core.run.runner import RECORD_FIELDS
-    from medvqa.core.run.store import read_manifest, read_records
+    from . import metrics
+    from .run.runner import RECORD_FIELDS
+    from .run.store import read_manifest, read_records
 
     manifest = read_manifest(Path(run_dir))
     reading = metrics.reading_of(_installed_benchmark(manifest), reading)
@@ -117,7 +129,7 @@ def records(run_dir: str | Path, *, reading: str | None = None) -> pd.DataFrame:
 def _installed_benchmark(manifest: Mapping[str, Any]) -> Any:
     """The benchmark of a run's manifest under the run's convention, or None when its plugin
     is not installed (a saved run still reads, strictly)."""
-    from medvqa.core import plugins
+    from . import plugins
 
     entry = plugins.benchmarks().get(manifest["benchmark"])
     return entry.obj.with_convention(manifest.get("convention")) if entry else None
@@ -126,8 +138,10 @@ def _installed_benchmark(manifest: Mapping[str, Any]) -> Any:
 def _selection(select: Mapping[str, Any]) -> dict[str, list[str]]:
     """{field: values} with each field's values a list, one value or a comma-separated string,
     as {field: [value, ...]} (what `--select field=v1,v2` gives)."""
-    return {field: _names(values if isinstance(values, (list, tuple, set, frozenset)) else str(values))
-            for field, values in select.items()}
+    return {
+        field: _names(values if isinstance(values, (list, tuple, set, frozenset)) else str(values))
+        for field, values in select.items()
+    }
 
 
 def _names(by: str | Iterable[Any] | None) -> list[str]:
@@ -138,8 +152,16 @@ def _names(by: str | Iterable[Any] | None) -> list[str]:
     return [n.strip() for n in names if n.strip()]
 
 
-def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table: str | None = None,
-           pass_lines: bool = False, judges: bool = False, fmt: str | None = None, reading: str | None = None) -> Any:
+def report(
+    run_dir: str | Path,
+    *,
+    by: str | Iterable[str] | None = None,
+    table: str | None = None,
+    pass_lines: bool = False,
+    judges: bool = False,
+    fmt: str | None = None,
+    reading: str | None = None,
+) -> Any:
     """What `medvqa report` shows for a run: accuracy by condition (and `by` strata; without
     `by`, then by each of the benchmark's default strata, `by=""` for by condition only), or
     the benchmark's own `table` set, or its `pass_lines`, or the agreement of its `judges`.
@@ -155,26 +177,30 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     table names it. A run imported from published results that carries their accuracy (the
     manifest's `imported.published`, per condition) shows it beside them on the rows by condition
     (`published_accuracy`, `published_correct`)."""
-    from medvqa.core import metrics
-    from medvqa.core.metrics import held_fields, resolve_fields
-    from medvqa.core.passlines import PassLines, PassVerdict
-    from medvqa.core.render import Table, Tables, render
-    from medvqa.core.repeat_metrics import repeat_numbers, with_repeat_columns
-    from medvqa.core.usage import usage_by_condition, usage_columns
-    from medvqa.core.run.saved import read_run, whole_exam_items
-    from medvqa.core.run.store import read_manifest, read_records
+    from . import metrics
+    from .metrics import held_fields, resolve_fields
+    from .passlines import PassLines, PassVerdict
+    from .render import Table, Tables, render
+    from .repeat_metrics import repeat_numbers, with_repeat_columns
+    from .run.saved import read_run, whole_exam_items
+    from .run.store import read_manifest, read_records
+    from .usage import usage_by_condition, usage_columns
 
     run_dir = Path(run_dir)
     if sum(map(bool, (table, pass_lines, judges))) > 1:
-        raise ValueError("ask for either the benchmark's tables (--table), its pass lines (--pass) or its judges' "
-                         "agreement (--judges), not several")
+        raise ValueError(
+            "ask for either the benchmark's tables (--table), its pass lines (--pass) or its judges' "
+            "agreement (--judges), not several"
+        )
     if judges:
-        from medvqa.core.scoring.judge import agreement_tables, judge_agreement
+        from .scoring.judge import agreement_tables, judge_agreement
 
         doc = judge_agreement(read_records(run_dir))
         if not doc["n_judged"]:
-            raise ValueError(f"{run_dir}: no record was judged, so no judge has an accuracy or an agreement; "
-                             f"`medvqa judge {run_dir} --judge MODEL` (or `medvqa run ... --judge MODEL`) judges them")
+            raise ValueError(
+                f"{run_dir}: no record was judged, so no judge has an accuracy or an agreement; "
+                f"`medvqa judge {run_dir} --judge MODEL` (or `medvqa run ... --judge MODEL`) judges them"
+            )
         return doc if fmt in (None, "json") else agreement_tables(doc).render(fmt)
     if pass_lines:
         saved = read_run(run_dir).read_as(reading)
@@ -203,8 +229,10 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
             raise ValueError(f"benchmark {manifest['benchmark']!r} is not installed: no table set")
         tables = bench.report_tables(recs, manifest)
         if tables is None or table.lower() != bench.name:
-            raise ValueError(f"no table set {table!r} for this {bench.name} run"
-                             + (f"; its table set is {bench.name!r}" if tables is not None else ""))
+            raise ValueError(
+                f"no table set {table!r} for this {bench.name} run"
+                + (f"; its table set is {bench.name!r}" if tables is not None else "")
+            )
         tables.reading = reading
         if fmt is None and isinstance(tables, Tables):
             for t in tables.tables:
@@ -230,14 +258,22 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     for fields, frame in zip(groupings, frames):
         if published and not fields:  # an import of published results: the published accuracy beside medvqa's
             frame["published_accuracy"] = [(published.get(c) or {}).get("accuracy") for c in frame["condition"]]
-            frame["published_correct"] = pd.array([(published.get(c) or {}).get("correct") for c in frame["condition"]],
-                                                  dtype="Int64")
+            frame["published_correct"] = pd.array(
+                [(published.get(c) or {}).get("correct") for c in frame["condition"]], dtype="Int64"
+            )
             if any((published.get(c) or {}).get("artifact") for c in frame["condition"]):
                 frame["published_artifact"] = [(published.get(c) or {}).get("artifact") for c in frame["condition"]]
     if fmt not in (None, "csv", "json"):  # one table per grouping, each with its own columns and heading
-        return Tables([Table("by " + " and ".join(["condition", *fields]),
-                             "Accuracy by " + " and ".join(["condition", *fields]), t)
-                       for fields, t in zip(groupings, frames)]).render(fmt)
+        return Tables(
+            [
+                Table(
+                    "by " + " and ".join(["condition", *fields]),
+                    "Accuracy by " + " and ".join(["condition", *fields]),
+                    t,
+                )
+                for fields, t in zip(groupings, frames)
+            ]
+        ).render(fmt)
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     if fmt is None:
         frame.attrs["reading"] = reading
@@ -246,9 +282,17 @@ def report(run_dir: str | Path, *, by: str | Iterable[str] | None = None, table:
     return json.loads(text) if fmt == "json" else text
 
 
-def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
-          cohorts: str | Path | Mapping[str, Any] | None = None, refusals: str = "strict", examples: int = 3,
-          resamples: int | None = None, seed: int = 0, reading: str | None = None, cluster: str | None = None) -> dict:
+def audit(
+    *run_dirs: str | Path,
+    by: str | Iterable[str] | None = None,
+    cohorts: str | Path | Mapping[str, Any] | None = None,
+    refusals: str = "strict",
+    examples: int = 3,
+    resamples: int | None = None,
+    seed: int = 0,
+    reading: str | None = None,
+    cluster: str | None = None,
+) -> dict:
     """The visual-reliance audit of saved runs, as `medvqa audit --json` prints it. `by` names
     the strata (the benchmark's default strata when None); `cohorts` is a file or a mapping
     (`{cohort: [model, ...]}` or `{model: cohort}`). Runs of one model on the same data that
@@ -260,21 +304,36 @@ def audit(*run_dirs: str | Path, by: str | Iterable[str] | None = None,
     (`Benchmark.reading`). `reading` (and `readings`, per benchmark) in the document say which.
     `cluster` names a cluster level the benchmarks declare (`Benchmark.cluster_levels`): each
     interval then gets a cluster-bootstrap interval beside it; `intervals` says which are shown."""
-    from medvqa.core.audit.runs import audit_saved, read_runs
-    from medvqa.core.metrics import reading_of
+    from .audit.runs import audit_saved, read_runs
+    from .metrics import reading_of
 
     if not run_dirs:
         raise ValueError("no runs to audit")
     reading_of(None, reading)  # an unknown reading is refused before any run is read
     runs, repeated = read_runs(run_dirs)
-    return audit_saved(runs, repeated, by=tuple(_names(by)) if by is not None else None, cohorts=cohorts,
-                       refusals=refusals, examples=examples, resamples=resamples, seed=seed, reading=reading,
-                       cluster=cluster)
+    return audit_saved(
+        runs,
+        repeated,
+        by=tuple(_names(by)) if by is not None else None,
+        cohorts=cohorts,
+        refusals=refusals,
+        examples=examples,
+        resamples=resamples,
+        seed=seed,
+        reading=reading,
+        cluster=cluster,
+    )
 
 
-def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[str] | None = None,
-            resamples: int | None = None, seed: int = 0, reading: str | None = None,
-            cluster: str | None = None) -> pd.DataFrame:
+def compare(
+    run_dirs: str | Path | Iterable[str | Path],
+    *,
+    by: str | Iterable[str] | None = None,
+    resamples: int | None = None,
+    seed: int = 0,
+    reading: str | None = None,
+    cluster: str | None = None,
+) -> pd.DataFrame:
     """Runs of several models and benchmarks side by side, as `medvqa compare` computes them:
     one row per model × benchmark × condition × stratum level (`stratum` "overall" for the
     whole condition) with the benchmark's headline metric, its 95 % CI, n and the non-answer
@@ -282,34 +341,57 @@ def compare(run_dirs: str | Path | Iterable[str | Path], *, by: str | Iterable[s
     rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `panels`, `runs`, `notes`,
     `by`, `reading`, `readings` and `intervals`. Records are read as `reading` reads them (None: each benchmark's
     protocol's reading); `cluster` adds cluster-bootstrap intervals (see `audit`)."""
-    from medvqa.core.compare.runs import compare_runs
+    from .compare.runs import compare_runs
 
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]
-    result = compare_runs(list(run_dirs), by=_names(by) if by is not None else None, resamples=resamples, seed=seed,
-                          reading=reading, cluster=cluster)
+    result = compare_runs(
+        list(run_dirs),
+        by=_names(by) if by is not None else None,
+        resamples=resamples,
+        seed=seed,
+        reading=reading,
+        cluster=cluster,
+    )
     frame = result.table
     doc = result.as_json()
-    frame.attrs.update({key: doc[key] for key in ("delta_img", "delta_lang", "tests", "pass_lines", "panels", "runs",
-                                                  "notes", "by", "reading", "readings", "intervals")})
+    frame.attrs.update(
+        {
+            key: doc[key]
+            for key in (
+                "delta_img",
+                "delta_lang",
+                "tests",
+                "pass_lines",
+                "panels",
+                "runs",
+                "notes",
+                "by",
+                "reading",
+                "readings",
+                "intervals",
+            )
+        }
+    )
     return frame
 
 
-def run_eval_set(study: EvalSet, *, progress: Callable[[str], None] | None = None,
-                 command_line: list[str] | None = None) -> EvalResult:
+def run_eval_set(
+    study: EvalSet, *, progress: Callable[[str], None] | None = None, command_line: list[str] | None = None
+) -> EvalResult:
     """Run (or resume) the eval set `study` (`run.evalset.run_set`), then compare the experiments
     that finished: `compare.md` and `compare.json` in its study folder, and in the result. A
     failed comparison is a note; the set's runs stand."""
-    from medvqa.core.run.evalset import run_set
+    from .run.evalset import run_set
 
     result = run_set(study, progress=progress, command_line=command_line)
     finished = [o.experiment.run_dir for o in result.outcomes if o.summary is not None]
     if finished:
         import json
 
-        from medvqa.core.compare.render import markdown
-        from medvqa.core.compare.runs import compare_runs
-        from medvqa.core.files import write_atomic
+        from .compare.render import markdown
+        from .compare.runs import compare_runs
+        from .files import write_atomic
 
         try:
             comparison = compare_runs(finished)
@@ -319,6 +401,8 @@ def run_eval_set(study: EvalSet, *, progress: Callable[[str], None] | None = Non
             result.compare = comparison.as_json()
             result.compare_text = markdown(result.compare)
             write_atomic(result.study_dir / "compare.md", result.compare_text)
-            write_atomic(result.study_dir / "compare.json", json.dumps(result.compare, ensure_ascii=False, indent=1,
-                                                                  default=str, allow_nan=False))
+            write_atomic(
+                result.study_dir / "compare.json",
+                json.dumps(result.compare, ensure_ascii=False, indent=1, default=str, allow_nan=False),
+            )
     return result

@@ -9,20 +9,21 @@ default, so callers never probe for it.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from medvqa.core.conditions import Condition
-from medvqa.core.errors import UsageError
-from medvqa.core.headline import Headline, accuracy
-from medvqa.core.items import Item
-from medvqa.core.messages import Message, Template
-from medvqa.core.scoring.conventions import AnswerConventions
+from .conditions import Condition
+from .errors import UsageError
+from .headline import Headline, accuracy
+from .items import Item
+from .messages import Message, Template
+from .scoring.conventions import AnswerConventions
 
 if TYPE_CHECKING:
-    from medvqa.core.passlines import PassLines
-    from medvqa.core.render import Tables
+    from .passlines import PassLines
+    from .render import Tables
 
 
 def _values(value: Any) -> list[Any]:
@@ -63,8 +64,7 @@ class Benchmark:
     # stands beside it.
     reading: str = "strict"
     # Added to a refused image-removed request to ask for a best guess (in the exam's language).
-    forced_guess_instruction: str = ("If you are unsure, give your single best guess anyway; "
-                                     "an answer is required.")
+    forced_guess_instruction: str = "If you are unsure, give your single best guess anyway; an answer is required."
     # The names of the scoring conventions the benchmark offers, its default first (`--convention`).
     conventions: tuple[str, ...] = ()
     # The convention this object scores under (`with_convention`); None is the default one.
@@ -94,14 +94,16 @@ class Benchmark:
         """The language in force: the one chosen, else the first one offered."""
         return self.selected_language or self.offered_languages[0]
 
-    def with_language(self, code: str | None) -> "Benchmark":
+    def with_language(self, code: str | None) -> Benchmark:
         """This benchmark loading its items in the language `code` (a copy; None keeps this one).
         `load` and `template` consult `self.active_language`; a code the benchmark does not offer
         is a ValueError naming those it does."""
         if code is None or code == self.active_language:
             return self
         if code not in self.offered_languages:
-            raise ValueError(f"unknown language {code!r} for {self.name}; it offers: {', '.join(self.offered_languages)}")
+            raise ValueError(
+                f"unknown language {code!r} for {self.name}; it offers: {', '.join(self.offered_languages)}"
+            )
         chosen = copy.copy(self)
         chosen.selected_language = code
         return chosen
@@ -112,7 +114,7 @@ class Benchmark:
         offers none)."""
         return self.convention or (self.conventions[0] if self.conventions else None)
 
-    def with_convention(self, name: str | None) -> "Benchmark":
+    def with_convention(self, name: str | None) -> Benchmark:
         """This benchmark scoring under the convention `name` (a copy; None keeps this one).
         Everything that reads answers, tables and pass lines consults `self.convention`."""
         if name is None or name == self.convention:
@@ -124,8 +126,14 @@ class Benchmark:
         chosen.convention = name
         return chosen
 
-    def load(self, path: Path | None = None, split: str | None = None, *,
-             select: Mapping[str, Sequence[str]] | None = None, **options: Any) -> list[Item]:
+    def load(
+        self,
+        path: Path | None = None,
+        split: str | None = None,
+        *,
+        select: Mapping[str, Sequence[str]] | None = None,
+        **options: Any,
+    ) -> list[Item]:
         """Items of `split` from `path` (or the benchmark's default source), keeping only those
         that `select` admits (`medvqa run --select field=value`; see `select_items`)."""
         raise NotImplementedError
@@ -138,12 +146,14 @@ class Benchmark:
             raise ValueError(f"unknown split {split!r} for {self.name}; choose from {', '.join(self.splits)}")
         return split
 
-    def keyword_selection(self, select: Mapping[str, Sequence[Any]] | None = None,
-                          **keywords: Sequence[Any] | None) -> dict[str, list[str]]:
+    def keyword_selection(
+        self, select: Mapping[str, Sequence[Any]] | None = None, **keywords: Sequence[Any] | None
+    ) -> dict[str, list[str]]:
         """`select` with the benchmark's `selection_keywords` added to their fields, as their
         `medvqa run` options add to `--select`; every value as text (as `select_items` reads one
         value or a comma-separated string), a field or keyword without values left out. A
         keyword the benchmark does not declare is an error naming those it does."""
+
         def text(values: Any) -> list[str]:
             return [str(v) for v in (values.split(",") if isinstance(values, str) else _values(values))]
 
@@ -151,9 +161,11 @@ class Benchmark:
         given = {name: values for name, values in keywords.items() if values}
         if unknown := [name for name in given if name not in self.selection_keywords]:
             takes = ", ".join(f"{k} (--{k.replace('_', '-')}, field {f})" for k, f in self.selection_keywords.items())
-            raise UsageError(f"{self.name} takes no option {', '.join(map(repr, unknown))}; its selection keywords: "
-                             f"{takes or 'none'}; select={{FIELD: [...]}} (--select FIELD=V1,V2) selects on any "
-                             "field of its items")
+            raise UsageError(
+                f"{self.name} takes no option {', '.join(map(repr, unknown))}; its selection keywords: "
+                f"{takes or 'none'}; select={{FIELD: [...]}} (--select FIELD=V1,V2) selects on any "
+                "field of its items"
+            )
         for name, values in given.items():
             wanted.setdefault(self.selection_keywords[name], []).extend(text(values))
         return wanted
@@ -168,9 +180,13 @@ class Benchmark:
             field = self.stratum_aliases.get(name, name)
             if items and not any(field in it.meta for it in items):
                 known = sorted({k for it in items for k in it.meta})
-                raise UsageError(f"--select {name}: {self.name} items have no field {field!r}; fields: {', '.join(known)}")
+                raise UsageError(
+                    f"--select {name}: {self.name} items have no field {field!r}; fields: {', '.join(known)}"
+                )
             # values as a list, or (from Python) one value or a comma-separated string
-            wanted = {str(v).strip().casefold() for v in (values.split(",") if isinstance(values, str) else _values(values))}
+            wanted = {
+                str(v).strip().casefold() for v in (values.split(",") if isinstance(values, str) else _values(values))
+            }
             items = [it for it in items if wanted & {str(v).casefold() for v in _values(it.meta.get(field))}]
         return items
 
@@ -216,8 +232,13 @@ class Benchmark:
         interval; a benchmark scored otherwise (micro-F1, points) overrides it, and
         `medvqa.metrics` then shows its value in every table."""
         acc = accuracy(records)
-        return {"metric": self.headline_metric, "value": acc.value, "n": acc.n,
-                "ci": list(acc.ci) if acc.ci is not None else None, "ci_method": acc.ci_method}
+        return {
+            "metric": self.headline_metric,
+            "value": acc.value,
+            "n": acc.n,
+            "ci": list(acc.ci) if acc.ci is not None else None,
+            "ci_method": acc.ci_method,
+        }
 
     def counts(self, record: Mapping[str, Any]) -> bool:
         """Whether `record` enters denominators under the convention in force (every record by
@@ -230,7 +251,6 @@ class Benchmark:
         models (`medvqa compare`) computes on every resample. By default `headline`'s value; a
         benchmark whose `headline` computes a costly interval overrides this too."""
         return self.headline(records)["value"]
-
 
     def judge(self) -> Any:
         """The `medvqa.JudgePrompt` with which a judge model scores this benchmark's free-text

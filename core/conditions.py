@@ -7,11 +7,11 @@ model is not told that the image is missing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
-from typing import Iterable
 
-from medvqa.core.errors import UsageError
-from medvqa.core.items import Item
+from .errors import UsageError
+from .items import Item
 
 
 class Condition(str, Enum):
@@ -75,5 +75,10 @@ def as_printed(item: Item) -> Condition:
 def plan(items: list[Item], conditions: tuple[Condition, ...]) -> list[tuple[Item, Condition]]:
     """Every (item, condition) pair to request, in a stable order: excluded items never enter,
     except held-out ones (asked, never scored)."""
-    return [(item, cond) for item in items if not item.excluded or item.held_out for cond in conditions
-            if cond in applicable(item)]
+    return [
+        (item, cond)
+        for item in items
+        if not item.excluded or item.held_out
+        for cond in conditions
+        if cond in applicable(item)
+    ]

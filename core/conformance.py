@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections import Counter
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from medvqa.core import hookspecs, plugins
-from medvqa.core.benchmark import Benchmark
-from medvqa.core.conditions import ALL, Condition, applicable, plan
-from medvqa.core.hookspecs import hookimpl
-from medvqa.core.items import DataError, Item, fingerprint_items
+from . import hookspecs, plugins
+from .benchmark import Benchmark
+from .conditions import ALL, Condition, applicable, plan
+from .hookspecs import hookimpl
+from .items import DataError, Item, fingerprint_items
 
 HOOKS = tuple(name for name in vars(hookspecs) if name.startswith("register_"))
 
@@ -91,16 +91,24 @@ def _resolve(benchmark: Benchmark | str) -> tuple[Benchmark, Any]:
     found = plugins.benchmarks().get(benchmark.name)
     if found is not None:
         if found.obj is not benchmark and type(found.obj) is not type(benchmark):
-            raise ValueError(f"a different benchmark named {benchmark.name!r} is registered by {found.plugin}; "
-                             "give the registered name, or another name")
+            raise ValueError(
+                f"a different benchmark named {benchmark.name!r} is registered by {found.plugin}; "
+                "give the registered name, or another name"
+            )
         return found.obj if type(found.obj) is type(benchmark) else benchmark, None
     temporary = _TemporaryPlugin(benchmark)
     plugins.manager().register(temporary, name=f"medvqa.testing:{benchmark.name}")
     return benchmark, temporary
 
 
-def check_benchmark(benchmark: Benchmark | str, data: str | Path | None = None, *, split: str | None = None,
-                    work_dir: str | Path | None = None, raise_on_problems: bool = True) -> KitReport:
+def check_benchmark(
+    benchmark: Benchmark | str,
+    data: str | Path | None = None,
+    *,
+    split: str | None = None,
+    work_dir: str | Path | None = None,
+    raise_on_problems: bool = True,
+) -> KitReport:
     """Check `benchmark` (a registered name or a `Benchmark` object) on the data at `data` (its
     default source when None; give `split="sample"` for a bundled sample). Runs go to
     `work_dir` (a temporary folder when None). Raises `ContractError` listing every broken
@@ -129,8 +137,14 @@ def _check(bench: Benchmark, data: Path | None, split: str | None, work: Path, r
         return
     not_items = [type(x).__name__ for x in first if not isinstance(x, Item)]
     if not_items or not first:
-        add(Problem("load", "load() returned no items" if not first else
-                    f"load() returned {len(not_items)} objects that are not medvqa.Item ({not_items[0]})"))
+        add(
+            Problem(
+                "load",
+                "load() returned no items"
+                if not first
+                else f"load() returned {len(not_items)} objects that are not medvqa.Item ({not_items[0]})",
+            )
+        )
         return
     report.n_items = len(first)
     _ids(bench, first, second, add, report)
@@ -168,8 +182,9 @@ def _ids(bench: Benchmark, first: list[Item], second: list[Item], add, report: K
         add(Problem("ids", "a second load gave different content (the data fingerprint must be stable)", changed))
 
 
-def _languages(bench: Benchmark, first: list[Item], data: Path | None, split: str | None, add,
-               report: KitReport) -> None:
+def _languages(
+    bench: Benchmark, first: list[Item], data: Path | None, split: str | None, add, report: KitReport
+) -> None:
     """Every other language the benchmark offers loads the same items (ids, order, gold), so
     runs in two languages pair item by item; an item in no single language is reported."""
     others = bench.offered_languages[1:]
@@ -185,21 +200,35 @@ def _languages(bench: Benchmark, first: list[Item], data: Path | None, split: st
             continue
         ids = [it.id for it in items]
         if ids != list(reference):
-            changed = next((a for a, b in zip(list(reference), ids) if a != b), None) or \
-                (set(reference) ^ set(ids) or {None}).pop()
-            add(Problem("languages", f"--language {code} gives other item ids or another order than "
-                                     f"{bench.offered_languages[0]} (runs in two languages pair by id)", changed))
+            changed = (
+                next((a for a, b in zip(list(reference), ids) if a != b), None)
+                or (set(reference) ^ set(ids) or {None}).pop()
+            )
+            add(
+                Problem(
+                    "languages",
+                    f"--language {code} gives other item ids or another order than "
+                    f"{bench.offered_languages[0]} (runs in two languages pair by id)",
+                    changed,
+                )
+            )
         for item in items:
             base = reference.get(item.id)
             if base is not None and item.gold != base.gold:
                 add(Problem("languages", f"the gold answer differs in --language {code}", item.id))
         if len({it.language for it in items} | {it.language for it in first}) < 2:
-            add(Problem("languages", f"the items of --language {code} hold the same Item.language as those of "
-                                     f"{bench.offered_languages[0]}"))
+            add(
+                Problem(
+                    "languages",
+                    f"the items of --language {code} hold the same Item.language as those of "
+                    f"{bench.offered_languages[0]}",
+                )
+            )
 
 
-def _selection_keywords(bench: Benchmark, first: list[Item], data: Path | None, split: str | None, add,
-                        report: KitReport) -> None:
+def _selection_keywords(
+    bench: Benchmark, first: list[Item], data: Path | None, split: str | None, add, report: KitReport
+) -> None:
     """Each selection keyword the benchmark declares selects what `select` on its field does:
     `load(KEYWORD=[v])` gives the loaded items whose field holds v (the first item's value)."""
     if not bench.selection_keywords:
@@ -207,12 +236,21 @@ def _selection_keywords(bench: Benchmark, first: list[Item], data: Path | None, 
     report.checks.append("selection")
     for keyword, field in bench.selection_keywords.items():
         field = bench.stratum_aliases.get(field, field)
-        values = [v for it in first for v in ([it.meta.get(field)] if not isinstance(it.meta.get(field), list)
-                                              else it.meta[field]) if v is not None]
+        values = [
+            v
+            for it in first
+            for v in ([it.meta.get(field)] if not isinstance(it.meta.get(field), list) else it.meta[field])
+            if v is not None
+        ]
         if not values:
             known = sorted({k for it in first for k in it.meta})
-            add(Problem("selection", f"the selection keyword {keyword!r} selects on {field!r}, a field no item has "
-                                     f"(fields: {', '.join(known)})"))
+            add(
+                Problem(
+                    "selection",
+                    f"the selection keyword {keyword!r} selects on {field!r}, a field no item has "
+                    f"(fields: {', '.join(known)})",
+                )
+            )
             continue
         try:
             chosen = [it.id for it in bench.load(data, split, **{keyword: [values[0]]})]
@@ -222,8 +260,14 @@ def _selection_keywords(bench: Benchmark, first: list[Item], data: Path | None, 
         expected = [it.id for it in bench.select_items(first, {field: [str(values[0])]})]
         if chosen != expected:
             odd = next((a for a, b in zip(chosen, expected) if a != b), None) or (set(chosen) ^ set(expected)).pop()
-            add(Problem("selection", f"load({keyword}=[{values[0]!r}]) gives {len(chosen)} items, select={{{field!r}: "
-                                     f"[{str(values[0])!r}]}} on the loaded items {len(expected)}", odd))
+            add(
+                Problem(
+                    "selection",
+                    f"load({keyword}=[{values[0]!r}]) gives {len(chosen)} items, select={{{field!r}: "
+                    f"[{str(values[0])!r}]}} on the loaded items {len(expected)}",
+                    odd,
+                )
+            )
 
 
 def _gold(items: list[Item], add, report: KitReport) -> None:
@@ -245,8 +289,14 @@ def _images(items: list[Item], root: Path | None, add, report: KitReport) -> Non
             if image.path is None:
                 continue
             if root is not None and not Path(image.path).resolve().is_relative_to(root.resolve()):
-                add(Problem("images", f"image {image.ref!r} resolves to {image.path}, outside the data root {root} "
-                                      "(build paths with medvqa.resolve_image)", item.id))
+                add(
+                    Problem(
+                        "images",
+                        f"image {image.ref!r} resolves to {image.path}, outside the data root {root} "
+                        "(build paths with medvqa.resolve_image)",
+                        item.id,
+                    )
+                )
                 continue
             try:
                 with Image.open(image.path) as im:
@@ -307,8 +357,13 @@ def _prompts(bench: Benchmark, items: list[Item], add, report: KitReport) -> Non
             if not condition.with_question and len(question) >= 12 and question[:40] in text:
                 add(Problem("prompts", f"{condition} shows the question, which only C+Q and C+Q+I may", item.id))
             if condition.with_image and n_images != len(item.usable_images):
-                add(Problem("prompts", f"{condition} shows {n_images} of the item's {len(item.usable_images)} images",
-                            item.id))
+                add(
+                    Problem(
+                        "prompts",
+                        f"{condition} shows {n_images} of the item's {len(item.usable_images)} images",
+                        item.id,
+                    )
+                )
             if not condition.with_image and n_images:
                 add(Problem("prompts", f"{condition} shows {n_images} image(s) without I", item.id))
 
@@ -326,19 +381,26 @@ def gold_response(item: Item, answer_key: str) -> str | None:
     return json.dumps({answer_key: list(gold.alternatives[0])}, ensure_ascii=False)
 
 
-def _runs(bench: Benchmark, items: list[Item], data: Path | None, split: str | None, work: Path, add,
-          report: KitReport) -> None:
-    from medvqa.core.api import audit
-    from medvqa.core.run.options import RunOptions, run
-    from medvqa.core.files import write_atomic
-    from medvqa.core.run.store import read_records
+def _runs(
+    bench: Benchmark, items: list[Item], data: Path | None, split: str | None, work: Path, add, report: KitReport
+) -> None:
+    from .api import audit
+    from .files import write_atomic
+    from .run.options import RunOptions, run
+    from .run.store import read_records
 
     report.checks.append("runs")
     conditions = ",".join(c.value for c in ALL)
     pairs = plan(items, ALL)
-    common = {"benchmark": bench.name, "data": str(data) if data is not None else None, "split": split,
-              "sample": split == "sample" and data is None, "conditions": conditions, "cache": False,
-              "allow_invalid": True}
+    common = {
+        "benchmark": bench.name,
+        "data": str(data) if data is not None else None,
+        "split": split,
+        "sample": split == "sample" and data is None,
+        "conditions": conditions,
+        "cache": False,
+        "allow_invalid": True,
+    }
     if common["sample"]:
         common["split"] = None
     answer_key = bench.answer_conventions().answer_key
@@ -347,12 +409,20 @@ def _runs(bench: Benchmark, items: list[Item], data: Path | None, split: str | N
     lines, unwritten = [], set()
     for item, condition in pairs:
         try:
-            lines.append(json.dumps({"item_id": item.id, "condition": condition.value,
-                                     "response": gold_response(item, answer_key)}, ensure_ascii=False) + "\n")
+            lines.append(
+                json.dumps(
+                    {"item_id": item.id, "condition": condition.value, "response": gold_response(item, answer_key)},
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
         except Exception as exc:  # a gold answer the kit cannot state is the item's problem, not a crash
             if item.id not in unwritten:
-                add(Problem("runs", f"the gold answer cannot be written as a reply ({type(exc).__name__}: {exc})",
-                            item.id))
+                add(
+                    Problem(
+                        "runs", f"the gold answer cannot be written as a reply ({type(exc).__name__}: {exc})", item.id
+                    )
+                )
             unwritten.add(item.id)
     runs = [("random", "random")]
     try:
@@ -363,8 +433,10 @@ def _runs(bench: Benchmark, items: list[Item], data: Path | None, split: str | N
     # free text is scored by a judge model, which the kit has not: replayed, not held to 100 %
     judged = {item.id for item, _ in pairs if item.gold is not None and item.gold.format == "text"}
     if judged:
-        report.notes.append(f"{len(judged)} free-text item(s) are replayed but left out of the gold replay's "
-                            "100 % check: their correctness is a judge's verdict (medvqa judge)")
+        report.notes.append(
+            f"{len(judged)} free-text item(s) are replayed but left out of the gold replay's "
+            "100 % check: their correctness is a judge's verdict (medvqa judge)"
+        )
     run_dirs = {}
     for name, model in runs:
         run_dir = work / name
@@ -385,12 +457,23 @@ def _runs(bench: Benchmark, items: list[Item], data: Path | None, split: str | N
             if r["item_id"] in skip:
                 continue
             if r["status"] in ("error", "missing"):
-                add(Problem("runs", f"the {name} run's {r['condition']} record is {r['status']}: {r.get('error')}",
-                            r["item_id"]))
+                add(
+                    Problem(
+                        "runs",
+                        f"the {name} run's {r['condition']} record is {r['status']}: {r.get('error')}",
+                        r["item_id"],
+                    )
+                )
             elif name == "gold" and not r["correct"] and r["item_id"] not in judged:
-                add(Problem("runs", f"the gold answer replayed in {r['condition']} scores as wrong "
-                                    f"(status {r['status']}, read {r['predicted']}, rule {r['rule']}): "
-                                    f"{r['response']!r}", r["item_id"]))
+                add(
+                    Problem(
+                        "runs",
+                        f"the gold answer replayed in {r['condition']} scores as wrong "
+                        f"(status {r['status']}, read {r['predicted']}, rule {r['rule']}): "
+                        f"{r['response']!r}",
+                        r["item_id"],
+                    )
+                )
     report.checks.append("audit")
     for name, run_dir in run_dirs.items():
         try:
@@ -410,8 +493,13 @@ def _hooks(bench: Benchmark, add, report: KitReport) -> None:
         plugin = plugins.manager().get_plugin(found.plugin)
         for caller in plugins.manager().get_hookcallers(plugin) or []:
             if caller.name not in HOOKS:
-                add(Problem("hooks", f"plugin {found.plugin} implements {caller.name}, which is not a documented "
-                                     f"hook ({', '.join(HOOKS)})"))
+                add(
+                    Problem(
+                        "hooks",
+                        f"plugin {found.plugin} implements {caller.name}, which is not a documented "
+                        f"hook ({', '.join(HOOKS)})",
+                    )
+                )
     for cls in type(bench).__mro__:
         if cls is Benchmark or not issubclass(cls, Benchmark):
             continue
@@ -420,5 +508,9 @@ def _hooks(bench: Benchmark, add, report: KitReport) -> None:
                 continue
             close = difflib.get_close_matches(name, SURFACE, n=1, cutoff=0.85)
             if close:
-                add(Problem("hooks", f"{cls.__name__}.{name} is not part of the Benchmark surface; "
-                                     f"did you mean {close[0]!r}?"))
+                add(
+                    Problem(
+                        "hooks",
+                        f"{cls.__name__}.{name} is not part of the Benchmark surface; did you mean {close[0]!r}?",
+                    )
+                )

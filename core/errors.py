@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class UsageError(ValueError):
@@ -20,8 +20,9 @@ class UnknownBenchmarkError(UsageError, KeyError):
         known = sorted(known)
         close = difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.5)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        super().__init__(f"unknown benchmark {name!r}{hint}; installed: {', '.join(known) or 'none'} "
-                         "(see `medvqa list`)")
+        super().__init__(
+            f"unknown benchmark {name!r}{hint}; installed: {', '.join(known) or 'none'} (see `medvqa list`)"
+        )
         self.name, self.known, self.nearest = name, known, close[0] if close else None
 
     def __str__(self) -> str:

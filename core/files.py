@@ -11,10 +11,11 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO
 
-from medvqa.core.items import DataError
+from .items import DataError
 
 NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
@@ -29,7 +30,8 @@ def cache_dir() -> Path:
     """medvqa's cache folder (`$MEDVQA_CACHE_DIR`, else `$XDG_CACHE_HOME/medvqa`, else
     `~/.cache/medvqa`): the response cache and any state an adapter keeps between runs."""
     root = os.environ.get("MEDVQA_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "medvqa")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "medvqa"
+    )
     return Path(root)
 
 
@@ -46,8 +48,11 @@ def write_error(path: Path, exc: OSError) -> DataError:
 
 def link_error(path: Path) -> DataError:
     """A symbolic link where a run directory's file should be, as one line."""
-    return DataError("is a symbolic link: files in a run directory are never written through a link; "
-                     "remove it, or choose another --run-dir", file=path)
+    return DataError(
+        "is a symbolic link: files in a run directory are never written through a link; "
+        "remove it, or choose another --run-dir",
+        file=path,
+    )
 
 
 def open_no_link(path: Path, flags: int, mode: int = 0o644) -> int:

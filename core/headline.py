@@ -10,10 +10,11 @@ item's mean (`repeats.item_ci`): the repeats of one item are not more items.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping, TypedDict
+from typing import TypedDict
 
-from medvqa.core.repeats import item_ci, item_means
+from .repeats import item_ci, item_means
 
 ACCURACY = "accuracy"
 # the interval of an accuracy: `stats.binomial_ci`'s, named as `stats.WILSON` names it (kept apart so
@@ -53,7 +54,7 @@ def live(records: Iterable[Mapping]) -> list[Mapping]:
 
 def accuracy_ci(correct: int, n: int) -> tuple[float, float] | None:
     """The 95 % interval of correct / n (`WILSON`); None when n = 0."""
-    from medvqa.core.stats import binomial_ci  # numpy and scipy, imported on first use
+    from .stats import binomial_ci  # numpy and scipy, imported on first use
 
     return binomial_ci(correct, n)
 

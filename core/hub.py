@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from medvqa.core.items import DataError
+from .items import DataError
 
 
-def from_hub(repo_id: str, no_data: str, *, download: Callable[..., str] | None = None,
-             before_download: Callable[[], Any] | None = None, **query: Any) -> Path:
+def from_hub(
+    repo_id: str,
+    no_data: str,
+    *,
+    download: Callable[..., str] | None = None,
+    before_download: Callable[[], Any] | None = None,
+    **query: Any,
+) -> Path:
     """The local path of a Hub dataset (`huggingface_hub.snapshot_download`, or `hf_hub_download`
     of one file when `query` has a `filename`): the cached copy without touching the network,
     else downloaded into the Hugging Face cache, `before_download()` called first (a licence

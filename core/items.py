@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import reprlib
+from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -74,17 +75,20 @@ def resolve_image(root: Path, ref: str, *, file: Path | str, record: str) -> Pat
         raise DataError(f"empty or invalid image reference {brief(ref)}", file=file, record=record)
     candidate = Path(ref)
     if candidate.is_absolute():
-        raise DataError(f"image reference {brief(ref)} is absolute; it must be relative to {given}",
-                        file=file, record=record)
+        raise DataError(
+            f"image reference {brief(ref)} is absolute; it must be relative to {given}", file=file, record=record
+        )
     try:
         resolved = (root / candidate).resolve()
         if not resolved.is_relative_to(root):
-            raise DataError(f"image reference {brief(ref)} escapes the dataset folder {given}",
-                            file=file, record=record)
+            raise DataError(
+                f"image reference {brief(ref)} escapes the dataset folder {given}", file=file, record=record
+            )
         return resolved if resolved.is_file() else None
     except OSError as exc:  # e.g. a name too long for the file system
-        raise DataError(f"image reference {brief(ref)} is not a usable file name ({exc.strerror})",
-                        file=file, record=record) from None
+        raise DataError(
+            f"image reference {brief(ref)} is not a usable file name ({exc.strerror})", file=file, record=record
+        ) from None
 
 
 GoldFormat = Literal["single", "multi", "alternatives", "numeric", "text", "bbox"]
@@ -130,7 +134,7 @@ class Gold(BaseModel):
         return frozenset(k for alt in self.alternatives for k in alt)
 
     @classmethod
-    def from_json(cls, value: Any, *, file: str | Path | None = None, record: str | None = None) -> "Gold | None":
+    def from_json(cls, value: Any, *, file: str | Path | None = None, record: str | None = None) -> Gold | None:
         """Parse the release's `correct_answer`: `null`, `"A"`, `["A"]`, `["B","D"]`,
         `[["1"],["4"]]` or `[["2","4"],["3","4"]]`. Returns None for no usable answer."""
         if value is None or value == [] or value == "":
@@ -144,8 +148,9 @@ class Gold(BaseModel):
                 alts = []
                 for alt in value:
                     if not alt or not all(isinstance(k, (str, int)) and not isinstance(k, bool) for k in alt):
-                        raise DataError(f"malformed alternative {brief(alt)} in correct_answer", file=file,
-                                        record=record)
+                        raise DataError(
+                            f"malformed alternative {brief(alt)} in correct_answer", file=file, record=record
+                        )
                     alts.append(tuple(str(k).strip() for k in alt))
                 return cls(alternatives=tuple(alts), raw=value)
             if all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
@@ -195,7 +200,7 @@ class Item(BaseModel):
         return options
 
     @model_validator(mode="after")
-    def _excluded_has_reason(self) -> "Item":
+    def _excluded_has_reason(self) -> Item:
         if self.gold is None and self.exclusion_reason is None:
             object.__setattr__(self, "exclusion_reason", "no usable official answer")
         return self

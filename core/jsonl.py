@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import sys
 import zipfile
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any
 
-from medvqa.core.errors import UsageError
-from medvqa.core.items import DataError, brief
+from .errors import UsageError
+from .items import DataError, brief
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
@@ -37,8 +38,9 @@ def numbered_jsonl(path: str | Path) -> list[tuple[int, dict]]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", file=path,
-                            record=f"line {lineno}") from None
+            raise DataError(
+                f"not valid JSON ({exc.msg} at column {exc.colno})", file=path, record=f"line {lineno}"
+            ) from None
         except (ValueError, RecursionError) as exc:  # an integer too long, nesting too deep
             raise DataError(f"not valid JSON ({_why(exc)})", file=path, record=f"line {lineno}") from None
         if not isinstance(row, dict):
@@ -70,8 +72,12 @@ def load_yaml(text: str, *, file: str | Path) -> Any:
 
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if getattr(event, "anchor", None) is not None:
-            raise DataError(f"YAML anchors and aliases (&{brief_message(event.anchor, 40)}, *...) are not read in a "
-                            "config file: write each value out", file=file, record=f"line {event.start_mark.line + 1}")
+            raise DataError(
+                f"YAML anchors and aliases (&{brief_message(event.anchor, 40)}, *...) are not read in a "
+                "config file: write each value out",
+                file=file,
+                record=f"line {event.start_mark.line + 1}",
+            )
     return yaml.safe_load(text)
 
 
@@ -83,8 +89,13 @@ MAX_WORKBOOK_BYTES = 256 * 1024 * 1024
 _DOCTYPE = tuple("<!DOCTYPE".encode(codec) for codec in ("utf-8", "utf-16-le", "utf-16-be"))
 
 
-def read_table(path: str | Path, columns: Sequence[str] = (), *, sheet: str | None = None,
-               notice: Callable[[str], None] | None = None) -> list[dict[str, str]]:
+def read_table(
+    path: str | Path,
+    columns: Sequence[str] = (),
+    *,
+    sheet: str | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> list[dict[str, str]]:
     """The rows of a CSV, TSV or XLSX table, every value as text ("" for an empty cell). A file
     that is not such a table, cannot be read as one, or lacks one of `columns` raises DataError
     naming it.
@@ -101,8 +112,10 @@ def read_table(path: str | Path, columns: Sequence[str] = (), *, sheet: str | No
     if suffix not in TABLE_SUFFIXES:
         raise DataError("a table is read from a .csv, .tsv or .xlsx file", file=path)
     if sheet is not None and suffix not in (".xlsx", ".xls"):
-        raise UsageError(f"--sheet {sheet!r}: {path} is a {suffix} table, which has no sheets "
-                         "(--sheet chooses a sheet of an .xlsx workbook)")
+        raise UsageError(
+            f"--sheet {sheet!r}: {path} is a {suffix} table, which has no sheets "
+            "(--sheet chooses a sheet of an .xlsx workbook)"
+        )
     try:
         if suffix == ".xlsx":
             check_workbook(path)
@@ -113,14 +126,15 @@ def read_table(path: str | Path, columns: Sequence[str] = (), *, sheet: str | No
             with pd.ExcelFile(path, engine="openpyxl" if suffix == ".xlsx" else "xlrd") as book:
                 names = [str(name) for name in book.sheet_names]
                 if sheet is not None and sheet not in names:
-                    raise DataError(f"no sheet {sheet!r} (--sheet); the sheets are {brief_list(names)}",
-                                    file=path)
+                    raise DataError(f"no sheet {sheet!r} (--sheet); the sheets are {brief_list(names)}", file=path)
                 if sheet is None and len(names) > 1:
                     (notice or _to_stderr)(
                         f"{path}: read the sheet {names[0]!r}, the first of {len(names)}; the others are "
-                        f"{brief_list(names[1:])} (--sheet NAME chooses)")
-                frame = pd.read_excel(book, sheet_name=names.index(sheet) if sheet is not None else 0, dtype=str,
-                                      keep_default_na=False)
+                        f"{brief_list(names[1:])} (--sheet NAME chooses)"
+                    )
+                frame = pd.read_excel(
+                    book, sheet_name=names.index(sheet) if sheet is not None else 0, dtype=str, keep_default_na=False
+                )
         else:
             frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False)
     except DataError:
@@ -135,8 +149,11 @@ def read_table(path: str | Path, columns: Sequence[str] = (), *, sheet: str | No
         raise DataError(f"unreadable workbook ({type(exc).__name__}: {brief_message(exc)})", file=path) from None
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise DataError(f"the table has no column {', '.join(missing)}; its columns are "
-                        f"{brief_list(frame.columns)}", file=path, record="row 1 (the header)")
+        raise DataError(
+            f"the table has no column {', '.join(missing)}; its columns are {brief_list(frame.columns)}",
+            file=path,
+            record="row 1 (the header)",
+        )
     return frame.to_dict("records")
 
 
@@ -149,12 +166,18 @@ def check_workbook(path: Path) -> None:
         members = book.infolist()
         total = sum(m.file_size for m in members)
         if total > MAX_WORKBOOK_BYTES:
-            raise DataError(f"the workbook holds {total:,} bytes uncompressed, more than a table is read from "
-                            f"({MAX_WORKBOOK_BYTES:,}): a zip bomb?", file=path)
+            raise DataError(
+                f"the workbook holds {total:,} bytes uncompressed, more than a table is read from "
+                f"({MAX_WORKBOOK_BYTES:,}): a zip bomb?",
+                file=path,
+            )
         for member in members:
             if member.filename.endswith((".xml", ".rels")) and _declares_doctype(book, member):
-                raise DataError(f"its member {brief_message(member.filename)} declares a document type (<!DOCTYPE), "
-                                "which no spreadsheet program writes", file=path)
+                raise DataError(
+                    f"its member {brief_message(member.filename)} declares a document type (<!DOCTYPE), "
+                    "which no spreadsheet program writes",
+                    file=path,
+                )
 
 
 def _declares_doctype(book: zipfile.ZipFile, member: zipfile.ZipInfo) -> bool:
@@ -182,8 +205,14 @@ def brief_list(values: Sequence[Any], most: int = 20) -> str:
     return shown if len(values) <= most else f"{shown}, … ({len(values)} in all)"
 
 
-def refuse_repeat(seen: dict[Hashable, tuple[str | None, str]], key: Hashable, where: str, *,
-                  file: str | Path | None = None, what: str) -> None:
+def refuse_repeat(
+    seen: dict[Hashable, tuple[str | None, str]],
+    key: Hashable,
+    where: str,
+    *,
+    file: str | Path | None = None,
+    what: str,
+) -> None:
     """Note in `seen` that `key` (an item id, an (id, condition) pair) is given at `where` ("row
     72", "line 3") of `file`. A key given before raises DataError(`what`) naming the file and both
     places ("row 71 and row 72"; the first place's file too when it was another): an import never

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from medvqa.core.conditions import Condition
-from medvqa.core.items import ImageRef, ImageRole, Item
+from .conditions import Condition
+from .items import ImageRef, ImageRole, Item
 
 Message = dict  # {"role": str, "content": str | list[dict]}
 
@@ -57,10 +57,12 @@ class Template:
     reference_header: str = ""
     options_header: str = "Options:"
     option_line: str = "{label}. {text}"
-    instruction: str = ('Answer with the option label(s) only, as JSON: {{"answer": ["<label>"]}}. '
-                        "Valid labels: {labels}. Choose {n}.")
-    numeric_instruction: str = ('Answer with the digits of the result, one per slot, as JSON: '
-                                '{{"answer": ["<digit>", ...]}} ({slots} slots).')
+    instruction: str = (
+        'Answer with the option label(s) only, as JSON: {{"answer": ["<label>"]}}. Valid labels: {labels}. Choose {n}.'
+    )
+    numeric_instruction: str = (
+        'Answer with the digits of the result, one per slot, as JSON: {{"answer": ["<digit>", ...]}} ({slots} slots).'
+    )
     image_instruction: str = ""  # added when images are shown
     labels_joiner: str = ", "
     extra: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # adapter-specific strings
@@ -134,8 +136,10 @@ def messages_for_key(messages: list[Message]) -> str:
         return part
 
     canon = [
-        {"role": m["role"], "content": m["content"] if isinstance(m["content"], str) else [strip(p) for p in m["content"]]}
+        {
+            "role": m["role"],
+            "content": m["content"] if isinstance(m["content"], str) else [strip(p) for p in m["content"]],
+        }
         for m in messages
     ]
     return json.dumps(canon, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-

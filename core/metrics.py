@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from medvqa.core.headline import ACCURACY, WILSON, accuracy, accuracy_ci, live
-from medvqa.core.results import NON_ANSWERS, STATUSES, condition_order
+from .headline import ACCURACY, WILSON, accuracy, accuracy_ci, live
+from .results import NON_ANSWERS, STATUSES, condition_order
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from medvqa.core.benchmark import Benchmark
+    from .benchmark import Benchmark
 
 UNKNOWN = "unknown"  # the level of a record without a value for the stratum
 NONE = "none"  # the level of an empty list-valued stratum
@@ -102,10 +103,20 @@ class Cell:
         """A table row's accuracy columns: n, correct, accuracy, its 95 % (Wilson) interval (ci_low,
         ci_high, ci_method, whatever the headline metric), the count of each of `statuses` and,
         where an extraction exists, the assisted columns (`assisted_columns`)."""
-        ci, method = (self.ci, self.ci_method) if self.metric == ACCURACY else (accuracy_ci(self.correct, self.n), WILSON)
-        return {"n": self.n, "correct": self.correct, "accuracy": self.accuracy, "ci_low": ci[0] if ci else None,
-                "ci_high": ci[1] if ci else None, "ci_method": method if ci else None, **self.repeat_columns(),
-                **{s: self.statuses.get(s, 0) for s in statuses}, **assisted_columns(self)}
+        ci, method = (
+            (self.ci, self.ci_method) if self.metric == ACCURACY else (accuracy_ci(self.correct, self.n), WILSON)
+        )
+        return {
+            "n": self.n,
+            "correct": self.correct,
+            "accuracy": self.accuracy,
+            "ci_low": ci[0] if ci else None,
+            "ci_high": ci[1] if ci else None,
+            "ci_method": method if ci else None,
+            **self.repeat_columns(),
+            **{s: self.statuses.get(s, 0) for s in statuses},
+            **assisted_columns(self),
+        }
 
     def repeat_columns(self) -> dict[str, int]:
         """{n_items, repeats} of a group of repeated records; {} otherwise."""
@@ -114,17 +125,29 @@ class Cell:
     def as_dict(self) -> dict[str, Any]:
         """{n, correct, accuracy, ci, ci_method, <every status>, uncounted} (and metric and value
         when the headline is not accuracy)."""
-        out = {"n": self.n, "correct": self.correct, "accuracy": self.accuracy,
-               "ci": list(self.ci) if self.ci is not None else None, "ci_method": self.ci_method,
-               **{s: self.statuses.get(s, 0) for s in STATUSES}, "uncounted": self.uncounted,
-               **self.repeat_columns()}
+        out = {
+            "n": self.n,
+            "correct": self.correct,
+            "accuracy": self.accuracy,
+            "ci": list(self.ci) if self.ci is not None else None,
+            "ci_method": self.ci_method,
+            **{s: self.statuses.get(s, 0) for s in STATUSES},
+            "uncounted": self.uncounted,
+            **self.repeat_columns(),
+        }
         if self.metric != ACCURACY:
             out.update(metric=self.metric, value=self.value)
         if self.other_correct is not None:
             ci = accuracy_ci(self.other_correct, self.n)
             other = self.other_reading
-            out.update({f"{other}_correct": self.other_correct, f"{other}_accuracy": self.other_accuracy,
-                        f"{other}_ci": list(ci) if ci is not None else None, "extracted": self.extracted})
+            out.update(
+                {
+                    f"{other}_correct": self.other_correct,
+                    f"{other}_accuracy": self.other_accuracy,
+                    f"{other}_ci": list(ci) if ci is not None else None,
+                    "extracted": self.extracted,
+                }
+            )
         return out
 
 
@@ -137,8 +160,13 @@ def assisted_columns(c: Cell) -> dict[str, Any]:
         return {}
     ci = accuracy_ci(c.other_correct, c.n) or (None, None)
     other = c.other_reading
-    return {f"{other}_correct": c.other_correct, f"{other}_accuracy": c.other_accuracy,
-            f"{other}_ci_low": ci[0], f"{other}_ci_high": ci[1], "extracted": c.extracted}
+    return {
+        f"{other}_correct": c.other_correct,
+        f"{other}_accuracy": c.other_accuracy,
+        f"{other}_ci_low": ci[0],
+        f"{other}_ci_high": ci[1],
+        "extracted": c.extracted,
+    }
 
 
 def with_assisted(columns: Sequence[str], rows: Iterable[Mapping]) -> list[str]:
@@ -163,7 +191,7 @@ def add_ci(frame: pd.DataFrame) -> None:
 def counted(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> tuple[list[Mapping], int]:
     """(the records that enter denominators, how many others the benchmark's rules leave out).
     Held-out records (answers withheld) are neither."""
-    from medvqa.core.benchmark import Benchmark
+    from .benchmark import Benchmark
 
     alive = live(records)
     if benchmark is None or type(benchmark).counts is Benchmark.counts:  # (the default counts every record)
@@ -197,10 +225,18 @@ def assisted_record(record: Mapping) -> Mapping:
     if assisted is None:
         return record
     predicted = assisted.get("predicted")
-    strict = {"predicted": record.get("predicted"), "correct": bool(record.get("correct")),
-              "status": record.get("status")}
-    return {**record, "predicted": predicted, "correct": bool(assisted.get("correct")),
-            "status": "answered" if predicted else PARSE_FAILURE, STRICT_READING: strict}
+    strict = {
+        "predicted": record.get("predicted"),
+        "correct": bool(record.get("correct")),
+        "status": record.get("status"),
+    }
+    return {
+        **record,
+        "predicted": predicted,
+        "correct": bool(assisted.get("correct")),
+        "status": "answered" if predicted else PARSE_FAILURE,
+        STRICT_READING: strict,
+    }
 
 
 def reading_of(benchmark: Benchmark | None, reading: str | None = None) -> str:
@@ -244,8 +280,11 @@ def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell
     as_assisted = len([r for r in kept if r.get(STRICT_READING) is not None])  # (`strict_reading`, inline: per record)
     extracted = as_assisted or len([r for r in kept if r.get("assisted") and assisted_reading(r) is not None])
     if as_assisted:  # records read assisted: the strict reading beside
-        assisted = {"other_correct": sum(bool((strict_reading(r) or r).get("correct")) for r in kept),
-                    "extracted": extracted, "reading": ASSISTED}
+        assisted = {
+            "other_correct": sum(bool((strict_reading(r) or r).get("correct")) for r in kept),
+            "extracted": extracted,
+            "reading": ASSISTED,
+        }
     elif extracted:
         assisted = {"other_correct": sum(assisted_correct(r) for r in kept), "extracted": extracted}
     else:
@@ -253,16 +292,27 @@ def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell
     if benchmark is not None and benchmark.headline_metric != ACCURACY:
         head = benchmark.headline(kept)
         ci = head.get("ci")
-        return Cell(n, correct, head.get("value"), tuple(ci) if ci else None, head.get("ci_method", "bootstrap"),
-                    head.get("metric", benchmark.headline_metric), dict(statuses), left_out, **assisted)
+        return Cell(
+            n,
+            correct,
+            head.get("value"),
+            tuple(ci) if ci else None,
+            head.get("ci_method", "bootstrap"),
+            head.get("metric", benchmark.headline_metric),
+            dict(statuses),
+            left_out,
+            **assisted,
+        )
     acc = accuracy(kept)
     over_repeats = {"repeats": acc.repeats, "n_items": acc.n_items} if acc.repeats > 1 else {}
-    return Cell(n, correct, acc.value, acc.ci, acc.ci_method, ACCURACY, dict(statuses), left_out, **assisted,
-                **over_repeats)
+    return Cell(
+        n, correct, acc.value, acc.ci, acc.ci_method, ACCURACY, dict(statuses), left_out, **assisted, **over_repeats
+    )
 
 
-def parse_failure_warnings(records: Iterable[Mapping], benchmark: Benchmark | None = None,
-                           threshold: float = PARSE_FAILURE_WARNING) -> list[str]:
+def parse_failure_warnings(
+    records: Iterable[Mapping], benchmark: Benchmark | None = None, threshold: float = PARSE_FAILURE_WARNING
+) -> list[str]:
     """One line per condition whose share of parse failures exceeds `threshold`, naming the share
     and the two remedies. A warning, never an exit status: a model that babbles is a result."""
     out = []
@@ -271,22 +321,31 @@ def parse_failure_warnings(records: Iterable[Mapping], benchmark: Benchmark | No
         failures = c.statuses.get(PARSE_FAILURE, 0)
         if c.n and failures / c.n > threshold:
             if c.reading == ASSISTED:
-                out.append(f"warning: {key[0]}: {failures} of {c.n} answers ({100 * failures / c.n:.1f} %) could be "
-                           f"read neither by the strict reader nor by the extractor and count as wrong")
+                out.append(
+                    f"warning: {key[0]}: {failures} of {c.n} answers ({100 * failures / c.n:.1f} %) could be "
+                    f"read neither by the strict reader nor by the extractor and count as wrong"
+                )
                 continue
             # once an extractor has read them, the remedy left is the reading (or a convention)
-            remedy = ("; the assisted reading counts the extractor's answers (--reading assisted)" if c.extracted else
-                      "; use a scoring convention that fits the output (--convention) or read them with an "
-                      "extractor model (--extractor MODEL)")
+            remedy = (
+                "; the assisted reading counts the extractor's answers (--reading assisted)"
+                if c.extracted
+                else "; use a scoring convention that fits the output (--convention) or read them with an "
+                "extractor model (--extractor MODEL)"
+            )
             named = foreign_labels(rs, benchmark)
             if named and 2 * sum(named.values()) >= failures:  # an extractor would read the same label
                 labels = ", ".join(repr(k) for k, _ in named.most_common(3))
-                remedy = (f"; {sum(named.values())} of them are well-formed answers naming a label not among "
-                          f"their item's options ({labels}): the model (or a baseline such as constant:LABEL) "
-                          f"answers in labels these items do not use")
+                remedy = (
+                    f"; {sum(named.values())} of them are well-formed answers naming a label not among "
+                    f"their item's options ({labels}): the model (or a baseline such as constant:LABEL) "
+                    f"answers in labels these items do not use"
+                )
             extracted = f"; {c.extracted} read by the extractor" if c.extracted else ""
-            out.append(f"warning: {key[0]}: {failures} of {c.n} answers ({100 * failures / c.n:.1f} %) could not be "
-                       f"read by the strict reader and count as wrong{extracted}{remedy}")
+            out.append(
+                f"warning: {key[0]}: {failures} of {c.n} answers ({100 * failures / c.n:.1f} %) could not be "
+                f"read by the strict reader and count as wrong{extracted}{remedy}"
+            )
     return out
 
 
@@ -322,8 +381,10 @@ def delta_warning(flags: Sequence[bool], threshold: float = PARSE_FAILURE_WARNIN
     n, k = len(flags), sum(map(bool, flags))
     warning = None
     if n and k / n > threshold:
-        warning = (f"{k} of {n} pairs ({100 * k / n:.1f} %) hold a reply the reading could not read (a parse "
-                   f"failure, counted wrong): this Δ may measure the reader, not the model")
+        warning = (
+            f"{k} of {n} pairs ({100 * k / n:.1f} %) hold a reply the reading could not read (a parse "
+            f"failure, counted wrong): this Δ may measure the reader, not the model"
+        )
     return {"unreadable_pairs": k, "warning": warning}
 
 
@@ -338,8 +399,9 @@ def level_keys(value: Any) -> list[str]:
     return [value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)]
 
 
-def held_fields(by: Iterable[str], records: Sequence[Mapping],
-                aliases: Mapping[str, str] | None = None) -> tuple[dict[str, str], list[str]]:
+def held_fields(
+    by: Iterable[str], records: Sequence[Mapping], aliases: Mapping[str, str] | None = None
+) -> tuple[dict[str, str], list[str]]:
     """({stratum name: the record field holding it} for each name the records hold, directly or
     through one of the benchmark's aliases; [the names they do not hold])."""
     aliases = aliases or {}
@@ -357,14 +419,16 @@ def held_fields(by: Iterable[str], records: Sequence[Mapping],
     return fields, missing
 
 
-def resolve_fields(by: Iterable[str], records: Sequence[Mapping], source: str = "",
-                   aliases: Mapping[str, str] | None = None) -> dict[str, str]:
+def resolve_fields(
+    by: Iterable[str], records: Sequence[Mapping], source: str = "", aliases: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """`held_fields`, where a name no record holds is a ValueError naming the fields there are."""
     fields, missing = held_fields(by, records, aliases)
     if missing:
         available = set().union(*records) if records else set()
-        raise ValueError(f"{source or 'the run'}: records have no field {missing[0]!r}; "
-                         f"available: {', '.join(sorted(available))}")
+        raise ValueError(
+            f"{source or 'the run'}: records have no field {missing[0]!r}; available: {', '.join(sorted(available))}"
+        )
     return fields
 
 
@@ -411,20 +475,30 @@ def by_condition(records: Iterable[Mapping], benchmark: Benchmark | None = None)
     return {key[0]: cell(rs, benchmark).as_dict() for key, rs in group(records).items()}
 
 
-def headline_numbers(records: Iterable[Mapping], benchmark: Benchmark | None = None,
-                     reading: str | None = None) -> dict[str, Any]:
+def headline_numbers(
+    records: Iterable[Mapping], benchmark: Benchmark | None = None, reading: str | None = None
+) -> dict[str, Any]:
     """A run's summary numbers under `reading` (None: the benchmark's protocol's): {reading,
     accuracy: {condition: fraction}, conditions: {condition: Cell.as_dict()}, warnings}. The run,
     the import and the re-scoring commands all print these."""
     reading = reading_of(benchmark, reading)
     records = read(records, reading)
     conditions = by_condition(records, benchmark)
-    return {"reading": reading, "accuracy": {c: v["accuracy"] for c, v in conditions.items()},
-            "conditions": conditions, "warnings": parse_failure_warnings(records, benchmark)}
+    return {
+        "reading": reading,
+        "accuracy": {c: v["accuracy"] for c, v in conditions.items()},
+        "conditions": conditions,
+        "warnings": parse_failure_warnings(records, benchmark),
+    }
 
 
-def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchmark | None = None,
-          excluded: Iterable[Mapping] = (), reading: str | None = None) -> pd.DataFrame:
+def table(
+    records: Iterable[Mapping],
+    by: Sequence[str] = (),
+    benchmark: Benchmark | None = None,
+    excluded: Iterable[Mapping] = (),
+    reading: str | None = None,
+) -> pd.DataFrame:
     """One row per condition (× level of each field of `by`): n (with `n_items` and `repeats`
     beside it for a run asked --repeats K times), n_excluded (items without a usable gold answer
     in that level that the condition would ask: `excluded_counts`), uncounted, correct, accuracy,
@@ -438,8 +512,19 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
         records = read(records, reading)
     by = list(by)
     headline = benchmark is not None and benchmark.headline_metric != ACCURACY
-    columns = ["condition", *by, "n", "n_excluded", "uncounted", "correct", "accuracy", *CI_COLUMNS, "ci_method",
-               *STATUSES, *(["metric", "value"] if headline else [])]
+    columns = [
+        "condition",
+        *by,
+        "n",
+        "n_excluded",
+        "uncounted",
+        "correct",
+        "accuracy",
+        *CI_COLUMNS,
+        "ci_method",
+        *STATUSES,
+        *(["metric", "value"] if headline else []),
+    ]
     repeated = False
     excluded, n_excluded = list(excluded), {}
     rows = []
@@ -449,14 +534,19 @@ def table(records: Iterable[Mapping], by: Sequence[str] = (), benchmark: Benchma
             continue  # held-out records only
         if key[0] not in n_excluded:
             n_excluded[key[0]] = excluded_counts(excluded, key[0], by)
-        row = {"condition": key[0], **dict(zip(by, key[1:])), "n_excluded": n_excluded[key[0]][key[1:]],
-               "uncounted": c.uncounted, **c.accuracy_columns(STATUSES)}
+        row = {
+            "condition": key[0],
+            **dict(zip(by, key[1:])),
+            "n_excluded": n_excluded[key[0]][key[1:]],
+            "uncounted": c.uncounted,
+            **c.accuracy_columns(STATUSES),
+        }
         if headline:
             row.update(metric=c.metric, value=c.value)
         repeated |= c.repeats > 1
         rows.append(row)
     if repeated:  # a run asked --repeats K times: the items its interval is over, and K, beside n
-        columns[columns.index("n") + 1:columns.index("n") + 1] = ["n_items", "repeats"]
+        columns[columns.index("n") + 1 : columns.index("n") + 1] = ["n_items", "repeats"]
     if reading is not None:
         rows = [{**row, "reading": reading} for row in rows]
         columns.append("reading")

@@ -27,7 +27,7 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from medvqa.core.render import Table, Tables, percent, points
+from .render import Table, Tables, percent, points
 
 PASS, FAIL, NOT_EVALUABLE = "pass", "fail", "not evaluable"
 PASS_ON_EVALUABLE = "pass on the evaluable criteria"
@@ -56,6 +56,7 @@ class PassVerdict(BaseModel):
 
     def shown(self) -> dict[str, str]:
         """The row as a person reads it: shares as percentages, margins signed."""
+
         def value(v: int | float | str | None, signed: bool = False) -> str:
             if v is None or isinstance(v, str):
                 return "–" if v is None else v
@@ -65,9 +66,17 @@ class PassVerdict(BaseModel):
                 return f"{v:+d}" if signed else str(v)
             return f"{v:+g}" if signed else f"{v:g}"
 
-        return {"exam": self.exam, "criterion": self.criterion, "status": self.status, "points": value(self.points),
-                "required": value(self.required), "maximum": value(self.maximum),
-                "margin": value(self.margin, signed=True), "note": self.note, "treatments": "; ".join(self.treatments)}
+        return {
+            "exam": self.exam,
+            "criterion": self.criterion,
+            "status": self.status,
+            "points": value(self.points),
+            "required": value(self.required),
+            "maximum": value(self.maximum),
+            "margin": value(self.margin, signed=True),
+            "note": self.note,
+            "treatments": "; ".join(self.treatments),
+        }
 
 
 class PassLines(BaseModel):
@@ -82,8 +91,10 @@ class PassLines(BaseModel):
 
     def frame(self, shown: bool = False) -> pd.DataFrame:
         """One row per verdict: raw values (lists of treatments joined), or `shown` as text."""
-        rows = [r.shown() if shown else {**r.model_dump(exclude={"unit", "scope"}), "treatments": "; ".join(r.treatments)}
-                for r in self.rows]
+        rows = [
+            r.shown() if shown else {**r.model_dump(exclude={"unit", "scope"}), "treatments": "; ".join(r.treatments)}
+            for r in self.rows
+        ]
         return pd.DataFrame(rows, columns=COLUMNS)
 
     def as_json(self) -> dict:

@@ -12,14 +12,15 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, entry_points, version
-from typing import Any, Callable
+from typing import Any
 
 import pluggy
 
-from medvqa.core import hookspecs
+from . import hookspecs
 
 GROUP = "medvqa"
 # Registered after the entry points: pluggy calls the last registered first, so built-in
@@ -68,15 +69,19 @@ def _load() -> _Loaded:
         try:
             plugin = ep.load()
         except Exception as exc:
-            raise PluginError(f"plugin {ep.name} ({ep.dist.name if ep.dist else ep.value}) failed to load: "
-                              f"{type(exc).__name__}: {exc} (MEDVQA_LOAD_PLUGINS limits which plugins load)") from exc
+            raise PluginError(
+                f"plugin {ep.name} ({ep.dist.name if ep.dist else ep.value}) failed to load: "
+                f"{type(exc).__name__}: {exc} (MEDVQA_LOAD_PLUGINS limits which plugins load)"
+            ) from exc
         pm.register(plugin, name=ep.name)
         distributions[ep.name] = ep.dist
     if allowed:
         if unknown := sorted(allowed - {ep.name for ep in found}):
-            print(f"medvqa: MEDVQA_LOAD_PLUGINS names {', '.join(unknown)}, not installed; third-party plugins "
-                  f"installed: {', '.join(sorted(ep.name for ep in found)) or 'none'} (built-in plugins always load)",
-                  file=sys.stderr)
+            print(
+                f"medvqa: MEDVQA_LOAD_PLUGINS names {', '.join(unknown)}, not installed; third-party plugins "
+                f"installed: {', '.join(sorted(ep.name for ep in found)) or 'none'} (built-in plugins always load)",
+                file=sys.stderr,
+            )
     for path in DEFAULT_PLUGINS:
         pm.register(importlib.import_module(path), name=path)
     try:
@@ -155,7 +160,7 @@ def _collect(hook_name: str) -> tuple[Registered, ...]:
 
 
 def benchmarks() -> dict[str, Registered]:
-    from medvqa.core.benchmark import Benchmark
+    from .benchmark import Benchmark
 
     return _unique("register_benchmarks", "benchmark", Benchmark, lambda b: b.name)
 
@@ -166,7 +171,7 @@ def backends() -> dict[str, Registered]:
 
 def answer_patterns() -> tuple:
     """Every registered `LanguagePatterns`, in pluggy's calling order (built-in plugins first)."""
-    from medvqa.core.scoring.patterns import LanguagePatterns
+    from .scoring.patterns import LanguagePatterns
 
     found = _collect("register_answer_patterns")
     for r in found:
@@ -176,8 +181,7 @@ def answer_patterns() -> tuple:
 
 def _require(r: Registered, cls: type, what: str) -> None:
     if not isinstance(r.obj, cls):
-        raise PluginError(f"plugin {r.plugin} registered {r.obj!r} as {what}; expected an instance of "
-                          f"{cls.__name__}")
+        raise PluginError(f"plugin {r.plugin} registered {r.obj!r} as {what}; expected an instance of {cls.__name__}")
 
 
 def _unique(hook_name: str, what: str, cls: type | None, key: Callable[[Any], str]) -> dict[str, Registered]:
@@ -196,7 +200,7 @@ def get_benchmark(name: str):
     found = benchmarks()
     key = name.lower()
     if key not in found:
-        from medvqa.core.errors import UnknownBenchmarkError
+        from .errors import UnknownBenchmarkError
 
         raise UnknownBenchmarkError(name, found)
     return found[key].obj
@@ -227,7 +231,7 @@ def get_backend(model: str, **options):
     any other string, which goes to the `litellm` backend (`openai/gpt-5`, `hosted_vllm/x`).
     Always a `Backend`: the one place backends are built, so what a plugin's factory returns
     in the older protocol (an object with `model`, `params`, `generate`) is wrapped here."""
-    from medvqa.core.inference.base import as_backend
+    from .inference.base import as_backend
 
     registered = _registered_factory(model)
     source = f"the backend factory {registered.obj.prefix!r} of plugin {registered.plugin}"

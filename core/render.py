@@ -11,20 +11,28 @@ import html
 import json
 import math
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import pandas as pd
 
 MISSING = "–"
 FORMATS = ("text", "md", "csv", "latex", "json", "html")
 # columns shown as percentages by name, and their headings
-PERCENT_COLUMNS = {"accuracy": "accuracy %", "ci_low": "CI low %", "ci_high": "CI high %",
-                   "assisted_accuracy": "assisted accuracy %", "assisted_ci_low": "assisted CI low %",
-                   "assisted_ci_high": "assisted CI high %", "strict_accuracy": "strict accuracy %",
-                   "strict_ci_low": "strict CI low %", "strict_ci_high": "strict CI high %",
-                   "published_accuracy": "published accuracy %"}
+PERCENT_COLUMNS = {
+    "accuracy": "accuracy %",
+    "ci_low": "CI low %",
+    "ci_high": "CI high %",
+    "assisted_accuracy": "assisted accuracy %",
+    "assisted_ci_low": "assisted CI low %",
+    "assisted_ci_high": "assisted CI high %",
+    "strict_accuracy": "strict accuracy %",
+    "strict_ci_low": "strict CI low %",
+    "strict_ci_high": "strict CI high %",
+    "published_accuracy": "published accuracy %",
+}
 
 
 def is_missing(value: Any) -> bool:
@@ -53,8 +61,12 @@ def interval(low: Any, high: Any, show: Callable[[Any], str] = percent) -> str:
 
 
 NUMBER_FORMATS: dict[str, Callable[[Any], str]] = {
-    "pct": percent, "pp": points, "p": p_value, "int": lambda v: MISSING if is_missing(v) else str(int(v)),
-    "text": lambda v: MISSING if is_missing(v) else str(v)}
+    "pct": percent,
+    "pp": points,
+    "p": p_value,
+    "int": lambda v: MISSING if is_missing(v) else str(int(v)),
+    "text": lambda v: MISSING if is_missing(v) else str(v),
+}
 
 
 def fmt(value: Any, kind: str) -> str:
@@ -91,20 +103,37 @@ def to_text(frame: pd.DataFrame, formats: Mapping[str, str] | None = None) -> st
     head, rows = cells(frame, formats)
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(head)]
     right = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
-    return "\n".join("  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(line, widths, right)).rstrip()
-                     for line in [head, *rows]) + "\n"
+    return (
+        "\n".join(
+            "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(line, widths, right)).rstrip()
+            for line in [head, *rows]
+        )
+        + "\n"
+    )
 
 
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", MISSING: "--"}
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    MISSING: "--",
+}
 
 
 def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
-def to_latex(frame: pd.DataFrame, caption: str | None = None, notes: Iterable[str] = (),
-             formats: Mapping[str, str] | None = None) -> str:
+def to_latex(
+    frame: pd.DataFrame, caption: str | None = None, notes: Iterable[str] = (), formats: Mapping[str, str] | None = None
+) -> str:
     """A booktabs `table` float (needs \\usepackage{booktabs}): numbers right-aligned, each
     note as a footnote-size line under the tabular."""
     head, rows = cells(frame, formats)
@@ -120,9 +149,14 @@ def to_latex(frame: pd.DataFrame, caption: str | None = None, notes: Iterable[st
     return "\n".join(lines) + "\n"
 
 
-def to_html(frame: pd.DataFrame, formats: Mapping[str, str] | None = None, *, table_id: str | None = None,
-            row_attrs: Callable[[dict], str] | None = None,
-            cell: Callable[[int, str, str], str | None] | None = None) -> str:
+def to_html(
+    frame: pd.DataFrame,
+    formats: Mapping[str, str] | None = None,
+    *,
+    table_id: str | None = None,
+    row_attrs: Callable[[dict], str] | None = None,
+    cell: Callable[[int, str, str], str | None] | None = None,
+) -> str:
     """An HTML `<table>`; `row_attrs(row)` adds attributes to a row's `<tr>` (e.g. a filter key);
     `cell(i, column, text)` may return the whole `<td>` of the i-th row's cell in `column` (`text`
     is its value as shown, escaped), e.g. one tagged with where the value comes from; None keeps
@@ -134,8 +168,10 @@ def to_html(frame: pd.DataFrame, formats: Mapping[str, str] | None = None, *, ta
     klass = [' class="num"' if pd.api.types.is_numeric_dtype(frame[c]) else "" for c in frame.columns]
     for i, (record, row) in enumerate(zip(records, rows)):
         attrs = row_attrs(record) if row_attrs else ""
-        tds = [(cell and cell(i, column, html.escape(v))) or f"<td{c}>{html.escape(v)}</td>"
-               for column, v, c in zip(frame.columns, row, klass)]
+        tds = [
+            (cell and cell(i, column, html.escape(v))) or f"<td{c}>{html.escape(v)}</td>"
+            for column, v, c in zip(frame.columns, row, klass)
+        ]
         out.append(f"<tr{attrs}>" + "".join(tds) + "</tr>")
     return "".join(out) + "</tbody></table>"
 
@@ -143,6 +179,7 @@ def to_html(frame: pd.DataFrame, formats: Mapping[str, str] | None = None, *, ta
 def json_rows(frame: pd.DataFrame) -> list[dict]:
     """The rows as JSON values: numpy scalars as Python numbers, NaN and a missing whole number
     (`pd.NA`) as null (full precision)."""
+
     def plain(v: Any) -> Any:
         v = v.item() if hasattr(v, "item") and not isinstance(v, (list, dict, str)) else v
         return None if is_missing(v) else v
@@ -159,6 +196,7 @@ def to_csv(frame: pd.DataFrame) -> str:
     model's name, a stratum's level) that starts like a formula is prefixed with `'`, as OWASP
     recommends against CSV injection, so it is shown as text and never run. Numbers, negative
     ones included, are written as they are."""
+
     def safe(value: Any) -> Any:
         return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
 
@@ -182,8 +220,11 @@ def render(frame: pd.DataFrame, fmt: str, formats: Mapping[str, str] | None = No
 def reading_note(reading: str) -> str:
     """The line under a table that says which reading its headline numbers use."""
     other = "assisted" if reading == "strict" else "strict"
-    how = ("the rules alone; an extractor's answer counts in the assisted columns" if reading == "strict"
-           else "an extractor's answer where the rules could not read the reply; the strict columns read the rules alone")
+    how = (
+        "the rules alone; an extractor's answer counts in the assisted columns"
+        if reading == "strict"
+        else "an extractor's answer where the rules could not read the reply; the strict columns read the rules alone"
+    )
     return f"Reading: {reading} ({how}; --reading {other} switches)."
 
 
@@ -216,22 +257,41 @@ class Tables:
         """`text`, `md`, `csv`, `latex`, `json` or `html`."""
         said = {"reading": self.reading} if self.reading else {}
         if fmt == "json":
-            doc = {t.name: {"title": t.title, "rows": json_rows(t.frame), "notes": t.notes, **said}
-                   for t in self.tables}
+            doc = {
+                t.name: {"title": t.title, "rows": json_rows(t.frame), "notes": t.notes, **said} for t in self.tables
+            }
             return json.dumps(doc, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
         if self.reading:
-            self = Tables([Table(t.name, t.title, t.frame, [*t.notes, reading_note(self.reading)], t.formats)
-                           for t in self.tables])
+            self = Tables(
+                [
+                    Table(t.name, t.title, t.frame, [*t.notes, reading_note(self.reading)], t.formats)
+                    for t in self.tables
+                ]
+            )
         if fmt == "latex":
             return "\n".join(to_latex(t.frame, caption=t.title, notes=t.notes, formats=t.formats) for t in self.tables)
         esc = html.escape if fmt == "html" else str
-        title, note = {"md": ("### {}\n\n", "\n{}\n"), "csv": ("# {}\n", "# {}\n"), "html": ("<h3>{}</h3>", "<p>{}</p>"),
-                       "text": ("{}\n\n", "\n{}\n")}[fmt] if fmt in FORMATS else ("", "")
+        title, note = (
+            {
+                "md": ("### {}\n\n", "\n{}\n"),
+                "csv": ("# {}\n", "# {}\n"),
+                "html": ("<h3>{}</h3>", "<p>{}</p>"),
+                "text": ("{}\n\n", "\n{}\n"),
+            }[fmt]
+            if fmt in FORMATS
+            else ("", "")
+        )
         # a table without rows shows no empty grid: its notes say why it is empty
-        blocks = [title.format(esc(t.title)) + (render(t.frame, fmt, t.formats) if len(t.frame) or fmt == "csv"
-                                                else note.format("No rows.").lstrip("\n"))
-                  + "".join(note.format(esc(n)) for n in t.notes)
-                  for t in self.tables]
+        blocks = [
+            title.format(esc(t.title))
+            + (
+                render(t.frame, fmt, t.formats)
+                if len(t.frame) or fmt == "csv"
+                else note.format("No rows.").lstrip("\n")
+            )
+            + "".join(note.format(esc(n)) for n in t.notes)
+            for t in self.tables
+        ]
         return "\n".join(blocks)
 
 
@@ -240,13 +300,50 @@ class Tables:
 # The pages' fonts, tried in order for each character: Latin with Portuguese and Spanish accents,
 # Hebrew, Japanese; the system's fonts after them. Debian: fonts-noto-core (Noto Sans, Noto Sans
 # Hebrew), fonts-ipaexfont-gothic or fonts-noto-cjk (Japanese), fonts-dejavu-core.
-FONT_STACK = ('"Noto Sans", "DejaVu Sans", "Noto Sans Hebrew", "IPAexGothic", "Noto Sans CJK JP", '
-              '"Hiragino Sans", "Yu Gothic", "Meiryo", "Arial Hebrew", "Segoe UI", Arial, system-ui, sans-serif')
+FONT_STACK = (
+    '"Noto Sans", "DejaVu Sans", "Noto Sans Hebrew", "IPAexGothic", "Noto Sans CJK JP", '
+    '"Hiragino Sans", "Yu Gothic", "Meiryo", "Arial Hebrew", "Segoe UI", Arial, system-ui, sans-serif'
+)
 # Elements that hold text: each gets dir="auto", so Hebrew reads right to left in its own element
 # and Latin stays left to right beside it.
-TEXT_ELEMENTS = ("p", "li", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "span", "code", "pre", "caption",
-                 "figcaption", "label", "a", "option", "summary", "dt", "dd", "title", "button", "legend", "div",
-                 "section", "nav", "select", "textarea", "blockquote", "q", "em", "strong", "b", "i", "small")
+TEXT_ELEMENTS = (
+    "p",
+    "li",
+    "td",
+    "th",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "span",
+    "code",
+    "pre",
+    "caption",
+    "figcaption",
+    "label",
+    "a",
+    "option",
+    "summary",
+    "dt",
+    "dd",
+    "title",
+    "button",
+    "legend",
+    "div",
+    "section",
+    "nav",
+    "select",
+    "textarea",
+    "blockquote",
+    "q",
+    "em",
+    "strong",
+    "b",
+    "i",
+    "small",
+)
 _OPEN_TAG = re.compile(r"<(%s)(?=[\s>/])([^>]*)>" % "|".join(TEXT_ELEMENTS), re.IGNORECASE)
 # content the page must not touch: scripts, styles, inline SVG (its <title> elements are tooltips)
 _VERBATIM = re.compile(r"(<script\b.*?</script>|<style\b.*?</style>|<svg\b.*?</svg>)", re.IGNORECASE | re.DOTALL)
@@ -256,6 +353,7 @@ def bidi_auto(page: str) -> str:
     """`page` with `dir="auto"` on every text element that has no `dir` yet, outside scripts,
     styles and inline SVG: each element's direction follows its first strong character (Hebrew
     right to left, Latin and Japanese left to right)."""
+
     def tag(m: re.Match) -> str:
         if re.search(r"\sdir\s*=", m.group(2), re.IGNORECASE):
             return m.group(0)

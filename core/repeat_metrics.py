@@ -12,13 +12,13 @@ condition, `repeat_numbers` gives:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from statistics import fmean, stdev
-from typing import Any, Iterable, Mapping
+from typing import Any
 
-from medvqa.core import metrics
-from medvqa.core.repeats import (IMAGE_PAIR, ITEM_INTERVAL, NO_INTERVAL, by_repeat, item_ci, item_means,
-                                 paired_repeats)
-from medvqa.core.results import condition_order
+from . import metrics
+from .repeats import IMAGE_PAIR, ITEM_INTERVAL, NO_INTERVAL, by_repeat, item_ci, item_means, paired_repeats
+from .results import condition_order
 
 
 def repeat_numbers(records: Iterable[Mapping], benchmark: Any = None, reading: str | None = None) -> dict | None:
@@ -31,18 +31,23 @@ def repeat_numbers(records: Iterable[Mapping], benchmark: Any = None, reading: s
     kept = metrics.counted(records, benchmark)[0]
     accuracy = benchmark is None or benchmark.headline_metric == metrics.ACCURACY
     conditions = sorted({r["condition"] for r in records}, key=condition_order)
-    out: dict[str, Any] = {"repeats": len(repeats), "method": ITEM_INTERVAL if accuracy else NO_INTERVAL,
-                           "conditions": {}}
+    out: dict[str, Any] = {
+        "repeats": len(repeats),
+        "method": ITEM_INTERVAL if accuracy else NO_INTERVAL,
+        "conditions": {},
+    }
     for cond in conditions:
         values = [metrics.cell([r for r in rs if r["condition"] == cond], benchmark).value for rs in repeats.values()]
         values = [v for v in values if v is not None]
         means = item_means(r for r in kept if r["condition"] == cond)
         ci, method = item_ci(means) if accuracy else (None, None)
         out["conditions"][cond] = {
-            "n_items": len(means), "per_repeat": values,
+            "n_items": len(means),
+            "per_repeat": values,
             "mean": fmean(values) if values else None,
             "between_repeat_sd": stdev(values) if len(values) > 1 else None,
-            "ci": list(ci) if ci else None, "ci_method": method,
+            "ci": list(ci) if ci else None,
+            "ci_method": method,
         }
     with_image, without = IMAGE_PAIR
     if with_image in conditions and without in conditions:
@@ -51,8 +56,7 @@ def repeat_numbers(records: Iterable[Mapping], benchmark: Any = None, reading: s
     return out
 
 
-REPEAT_COLUMNS = ("repeats", "mean_over_repeats", "between_repeat_sd", "item_ci_low", "item_ci_high",
-                  "item_ci_method")
+REPEAT_COLUMNS = ("repeats", "mean_over_repeats", "between_repeat_sd", "item_ci_low", "item_ci_high", "item_ci_method")
 
 
 def with_repeat_columns(frame, numbers: dict):

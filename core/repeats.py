@@ -21,16 +21,17 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from statistics import fmean, stdev
-from typing import Iterable, Mapping, Sequence
 
-from medvqa.core.results import condition_order, is_derived
+from .results import condition_order, is_derived
 
 # the `ci_method` of an item-level interval: Student's t over the items' means, or (no spread
 # among them) Wilson's on the items
 ITEM_T, ITEM_WILSON = "item-mean-t", "item-mean-wilson"
-ITEM_INTERVAL = ("Student's t over items (each item's mean over the repeats); Wilson on the items where "
-                 "their means do not vary")
+ITEM_INTERVAL = (
+    "Student's t over items (each item's mean over the repeats); Wilson on the items where their means do not vary"
+)
 NO_INTERVAL = "none: the headline metric is not a mean over items"
 IMAGE_PAIR = ("C+Q+I", "C+Q")
 
@@ -82,7 +83,7 @@ def item_ci(per_item: Sequence[float], lower: float = 0.0) -> tuple[tuple[float,
     if found is None:  # no spread among the items: the Wilson interval of a proportion on them
         if lower < 0:
             return None, None
-        from medvqa.core.stats import binomial_ci  # (numpy and scipy on first use)
+        from .stats import binomial_ci  # (numpy and scipy on first use)
 
         exact = binomial_ci(mean * len(per_item), len(per_item))  # (expected counts where means are not 0 or 1)
         return (tuple(exact), ITEM_WILSON) if exact else (None, None)
@@ -112,11 +113,18 @@ def paired_repeats(a: Iterable[Mapping], b: Iterable[Mapping]) -> dict:
     values = [d["delta"] for d in deltas]
     means = [fmean(v) for v in per_item.values()]
     ci, method = item_ci(means, lower=-1.0)
-    return {"per_repeat": deltas, "mean": fmean(values) if values else None,
-            "between_repeat_sd": stdev(values) if len(values) > 1 else None,
-            "pooled": {"n_items": len(means), "delta": fmean(means) if means else None,
-                       "ci": list(ci) if ci else None, "ci_method": method},
-            "method": ITEM_INTERVAL.split(";")[0]}
+    return {
+        "per_repeat": deltas,
+        "mean": fmean(values) if values else None,
+        "between_repeat_sd": stdev(values) if len(values) > 1 else None,
+        "pooled": {
+            "n_items": len(means),
+            "delta": fmean(means) if means else None,
+            "ci": list(ci) if ci else None,
+            "ci_method": method,
+        },
+        "method": ITEM_INTERVAL.split(";")[0],
+    }
 
 
 ITEM_PAIRED_T = "item-mean-paired-t"  # the `test` of `paired_means_test`
@@ -131,13 +139,21 @@ def paired_means_test(a: Sequence[float], b: Sequence[float]) -> dict:
     test where the contrasts do not vary (one item, or every item's the same)."""
     d = [x - y for x, y in zip(a, b, strict=True)]
     ci, method = item_ci(d, lower=-1.0)
-    out = {"n": len(d), "difference": fmean(d) if d else None, "ci": list(ci) if ci else None, "ci_method": method,
-           "test": ITEM_PAIRED_T, "p": None, "p_bound": None, "note": None}
+    out = {
+        "n": len(d),
+        "difference": fmean(d) if d else None,
+        "ci": list(ci) if ci else None,
+        "ci_method": method,
+        "test": ITEM_PAIRED_T,
+        "p": None,
+        "p_bound": None,
+        "note": None,
+    }
     if ci is None:
         return {**out, "note": "every item gives the same contrast: no interval, no test" if d else None}
     from scipy.special import stdtr
 
-    from medvqa.core.stats import P_FLOOR
+    from .stats import P_FLOOR
 
     t = fmean(d) / (stdev(d) / math.sqrt(len(d)))
     p = 2 * float(stdtr(len(d) - 1, -abs(t)))
@@ -164,7 +180,11 @@ def language_repeats(local: Iterable[Mapping], other: Iterable[Mapping]) -> dict
     """Δlang per repeat and pooled, per condition both runs hold (their base conditions):
     {condition: `paired_repeats(local, other)`}."""
     local, other = list(local), list(other)
-    conditions = sorted({r["condition"] for r in local if not is_derived(r["condition"])}
-                        & {r["condition"] for r in other}, key=condition_order)
-    return {c: paired_repeats([r for r in local if r["condition"] == c], [r for r in other if r["condition"] == c])
-            for c in conditions}
+    conditions = sorted(
+        {r["condition"] for r in local if not is_derived(r["condition"])} & {r["condition"] for r in other},
+        key=condition_order,
+    )
+    return {
+        c: paired_repeats([r for r in local if r["condition"] == c], [r for r in other if r["condition"] == c])
+        for c in conditions
+    }

@@ -13,14 +13,15 @@ identical numbers: nothing a number depends on changed between them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from medvqa.core.conditions import ALL, FORCED_SUFFIX, Condition
-from medvqa.core.items import DataError
+from .conditions import ALL, FORCED_SUFFIX, Condition
+from .items import DataError
 
 FORMAT_VERSION = 2
 
@@ -53,8 +54,10 @@ def base_condition(label: str) -> Condition:
     try:
         return Condition(base)
     except ValueError:
-        raise ValueError(f"unknown condition {label!r}; conditions are {', '.join(CONDITION_NAMES)}, "
-                         f"optionally with a derived suffix such as {FORCED_SUFFIX!r}") from None
+        raise ValueError(
+            f"unknown condition {label!r}; conditions are {', '.join(CONDITION_NAMES)}, "
+            f"optionally with a derived suffix such as {FORCED_SUFFIX!r}"
+        ) from None
 
 
 def is_derived(label: str) -> bool:
@@ -178,8 +181,11 @@ def check_record(data: Mapping[str, Any], *, file: Path | None = None, line: int
     try:
         Record.model_validate(data)
     except ValidationError as exc:
-        raise DataError(f"damaged record ({_first_problem(exc)})", file=file,
-                        record=f"line {line}" if line is not None else str(data.get("item_id"))) from None
+        raise DataError(
+            f"damaged record ({_first_problem(exc)})",
+            file=file,
+            record=f"line {line}" if line is not None else str(data.get("item_id")),
+        ) from None
     return data if isinstance(data, dict) else dict(data)
 
 
@@ -188,8 +194,10 @@ def upgrade_manifest(data: Mapping[str, Any], *, file: Path | None = None) -> di
     Version 1 (no `format` field) differs only in lacking it."""
     version = data.get("format", 1)
     if not isinstance(version, int) or version < 1 or version > FORMAT_VERSION:
-        raise DataError(f"manifest format {version!r} is not one this medvqa reads (1 to {FORMAT_VERSION}); "
-                        "upgrade medvqa", file=file)
+        raise DataError(
+            f"manifest format {version!r} is not one this medvqa reads (1 to {FORMAT_VERSION}); upgrade medvqa",
+            file=file,
+        )
     out = {**data, "format": FORMAT_VERSION}
     try:
         Manifest.model_validate(out)

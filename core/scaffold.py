@@ -43,7 +43,7 @@ def option_labels(spec: str | None, language: str = "en") -> tuple[str, ...]:
     """The labels `--labels SPEC` names ("1-5" → 1, 2, 3, 4, 5); None: the language's default."""
     spec = DEFAULT_LABELS.get(language, "A-E") if spec is None else spec.strip()
     if not LABEL_RANGE.match(spec):
-        from medvqa.core.errors import UsageError
+        from .errors import UsageError
 
         raise UsageError(f"--labels {spec!r}: give a range of option labels from the first one: {LABEL_FORMS}")
     first, last = spec.split("-")
@@ -63,18 +63,61 @@ def _phrases(language: str) -> tuple[dict, bool]:
 # The fixture's items: as many options as the exam has labels (the first ones of each list), the
 # answers given by position (the second option; the first and third; the third).
 FIXTURE_ITEMS = [
-    {"id": "q1", "question": "Which organ secretes insulin?",
-     "options": ["Liver", "Pancreas", "Kidney", "Spleen", "Gallbladder", "Stomach", "Thyroid gland",
-                 "Adrenal gland", "Lung", "Heart"],
-     "answer": 1, "subject": "endocrinology"},
-    {"id": "q2", "question": "Which two vessels carry oxygenated blood in an adult?",
-     "options": ["Pulmonary vein", "Pulmonary artery", "Aorta", "Superior vena cava", "Inferior vena cava",
-                 "Portal vein", "Internal jugular vein", "Femoral vein", "Coronary sinus", "Great saphenous vein"],
-     "answer": [0, 2], "subject": "cardiology"},
-    {"id": "q3", "question": "The image shows one round cell on a plain background. What shape is the cell?",
-     "options": ["Square", "Triangle", "Round", "Star-shaped", "Hexagonal", "Crescent-shaped", "Rectangular",
-                 "Diamond-shaped", "Spindle-shaped", "Heart-shaped"],
-     "answer": 2, "subject": "haematology", "images": ["images/q3.png"]},
+    {
+        "id": "q1",
+        "question": "Which organ secretes insulin?",
+        "options": [
+            "Liver",
+            "Pancreas",
+            "Kidney",
+            "Spleen",
+            "Gallbladder",
+            "Stomach",
+            "Thyroid gland",
+            "Adrenal gland",
+            "Lung",
+            "Heart",
+        ],
+        "answer": 1,
+        "subject": "endocrinology",
+    },
+    {
+        "id": "q2",
+        "question": "Which two vessels carry oxygenated blood in an adult?",
+        "options": [
+            "Pulmonary vein",
+            "Pulmonary artery",
+            "Aorta",
+            "Superior vena cava",
+            "Inferior vena cava",
+            "Portal vein",
+            "Internal jugular vein",
+            "Femoral vein",
+            "Coronary sinus",
+            "Great saphenous vein",
+        ],
+        "answer": [0, 2],
+        "subject": "cardiology",
+    },
+    {
+        "id": "q3",
+        "question": "The image shows one round cell on a plain background. What shape is the cell?",
+        "options": [
+            "Square",
+            "Triangle",
+            "Round",
+            "Star-shaped",
+            "Hexagonal",
+            "Crescent-shaped",
+            "Rectangular",
+            "Diamond-shaped",
+            "Spindle-shaped",
+            "Heart-shaped",
+        ],
+        "answer": 2,
+        "subject": "haematology",
+        "images": ["images/q3.png"],
+    },
 ]
 
 
@@ -83,8 +126,13 @@ def fixture_rows(labels: tuple[str, ...]) -> list[dict]:
     rows = []
     for item in FIXTURE_ITEMS:
         answer = item["answer"]
-        rows.append({**item, "options": dict(zip(labels, item["options"])),
-                     "answer": [labels[i] for i in answer] if isinstance(answer, list) else labels[answer]})
+        rows.append(
+            {
+                **item,
+                "options": dict(zip(labels, item["options"])),
+                "answer": [labels[i] for i in answer] if isinstance(answer, list) else labels[answer],
+            }
+        )
     return rows
 
 
@@ -98,7 +146,7 @@ def _png() -> bytes:
     return out.getvalue()
 
 
-PYPROJECT = '''[build-system]
+PYPROJECT = """[build-system]
 requires = ["setuptools>=69"]
 build-backend = "setuptools.build_meta"
 
@@ -122,7 +170,7 @@ packages = ["__MODULE__"]
 
 [tool.setuptools.package-data]
 __MODULE__ = ["fixture/*.jsonl", "fixture/images/*.png"]
-'''
+"""
 
 INIT = '''"""medvqa adapter for __TITLE__ (written by `medvqa new-adapter`)."""
 '''
@@ -140,14 +188,14 @@ def register_benchmarks(register):
     register(__CLASS__())
 __PATTERNS_HOOK__'''
 
-PATTERNS_HOOK = '''
+PATTERNS_HOOK = """
 
 @medvqa.hookimpl
 def register_answer_patterns(register):
     from .prompts import PATTERNS
 
     register(PATTERNS)
-'''
+"""
 
 PROMPTS = '''"""The words around an item, and how answers are phrased, in __LANGNAME__.
 Adjust them to the exam's own wording; the template's hash lands in every run manifest."""
@@ -375,7 +423,7 @@ def test_answers_in_the_exam_language_are_read():
         assert (read.predicted, read.correct) == ((key,), True), it.id
 '''
 
-README = '''# medvqa-__DIST__
+README = """# medvqa-__DIST__
 
 A [medvqa](https://pypi.org/project/medvqa/) adapter for __TITLE__, written by
 `medvqa new-adapter __NAME____LANGOPT__ --labels __LABELSPEC__`.
@@ -398,28 +446,33 @@ python -m pytest -q                      # its own tests and the conformance kit
 
 Next steps are in medvqa's docs/adding-an-exam.md: the real release's layout, its answer
 conventions, its pass lines and its download.
-'''
+"""
 
 
 def _py(value) -> str:
     return pprint.pformat(value, width=100)
 
 
-def write_adapter(name: str, out_dir: str | Path = ".", *, language: str = "en", title: str | None = None,
-                  labels: str | None = None) -> Scaffold:
+def write_adapter(
+    name: str, out_dir: str | Path = ".", *, language: str = "en", title: str | None = None, labels: str | None = None
+) -> Scaffold:
     """Write the adapter package `name` into `out_dir/name` (which must not exist or be empty),
     its options labelled `labels` ("A-E", "a-e", "1-5"; None: the language's default)."""
     if not NAME.match(name) or keyword.iskeyword(name):
-        raise ValueError(f"adapter name {name!r}: use 2-40 lower-case letters, digits and underscores, "
-                         "starting with a letter (it is the benchmark's name in `medvqa run NAME`)")
+        raise ValueError(
+            f"adapter name {name!r}: use 2-40 lower-case letters, digits and underscores, "
+            "starting with a letter (it is the benchmark's name in `medvqa run NAME`)"
+        )
     if not LANGUAGE.match(language):
         raise ValueError(f"--language {language!r}: give an ISO 639 code such as en, ko, pl")
     keys = option_labels(labels, language)
-    from medvqa.core import plugins
+    from . import plugins
 
     if name in plugins.benchmarks():
-        raise ValueError(f"a benchmark named {name!r} is already installed ({plugins.benchmarks()[name].plugin}); "
-                         "choose another name")
+        raise ValueError(
+            f"a benchmark named {name!r} is already installed ({plugins.benchmarks()[name].plugin}); "
+            "choose another name"
+        )
     root = Path(out_dir) / name
     if root.exists() and any(root.iterdir()):
         raise ValueError(f"{root} exists and is not empty: choose another --out or name")
@@ -435,22 +488,35 @@ def write_adapter(name: str, out_dir: str | Path = ".", *, language: str = "en",
     else:
         answer = "".join(f'rf"{p}{{medvqa.ANSWER_TOKEN}}", ' for p in words["answer_prefixes"]).rstrip()
         pattern_import = ""
-        patterns = (f'\n# answer phrases (Rule 6 of the answer reader); English always applies, and so do the\n'
-                    f'# refusal sentences of every language medvqa ships (add the exam\'s own as refusal=(...))\n'
-                    f'PATTERNS = medvqa.LanguagePatterns(language="{language}", answer=({answer}))\n')
+        patterns = (
+            f"\n# answer phrases (Rule 6 of the answer reader); English always applies, and so do the\n"
+            f"# refusal sentences of every language medvqa ships (add the exam's own as refusal=(...))\n"
+            f'PATTERNS = medvqa.LanguagePatterns(language="{language}", answer=({answer}))\n'
+        )
     has_patterns = bool(pattern_import or patterns)
     langname = words["name"] if known else f"English (no phrasebook for {language!r} yet: translate them)"
     subst = {
-        "__DIST__": name.replace("_", "-"), "__NAME__": name, "__MODULE__": module, "__CLASS__": cls,
-        "__TITLE__": title, "__LANG__": language, "__LANGNAME__": langname,
+        "__DIST__": name.replace("_", "-"),
+        "__NAME__": name,
+        "__MODULE__": module,
+        "__CLASS__": cls,
+        "__TITLE__": title,
+        "__LANG__": language,
+        "__LANGNAME__": langname,
         "__LANGOPT__": f" --language {language}" if language != "en" else "",
-        "__QUESTION_HEADER__": _py(words["question_header"]), "__OPTIONS_HEADER__": _py(words["options_header"]),
+        "__QUESTION_HEADER__": _py(words["question_header"]),
+        "__OPTIONS_HEADER__": _py(words["options_header"]),
         "__INSTRUCTION__": _py(words["numbered_instruction" if numbered else "instruction"]),
         "__IMAGE_INSTRUCTION__": _py(words["image_instruction"]),
-        "__FORCED_GUESS__": _py(words["forced_guess"]), "__PATTERN_IMPORT__": pattern_import,
-        "__PATTERNS__": patterns, "__PATTERNS_HOOK__": PATTERNS_HOOK if has_patterns else "",
+        "__FORCED_GUESS__": _py(words["forced_guess"]),
+        "__PATTERN_IMPORT__": pattern_import,
+        "__PATTERNS__": patterns,
+        "__PATTERNS_HOOK__": PATTERNS_HOOK if has_patterns else "",
         "__SAMPLE_REPLY__": _py(words["sample_reply"]),
-        "__LABELS__": repr(keys), "__LABELSPEC__": f"{keys[0]}-{keys[-1]}", "__L0__": keys[0], "__L1__": keys[1],
+        "__LABELS__": repr(keys),
+        "__LABELSPEC__": f"{keys[0]}-{keys[-1]}",
+        "__L0__": keys[0],
+        "__L1__": keys[1],
         "__LABELWORD__": "numbers" if numbered else "letters",
     }
 
@@ -460,14 +526,18 @@ def write_adapter(name: str, out_dir: str | Path = ".", *, language: str = "en",
         return text
 
     files = {
-        "pyproject.toml": fill(PYPROJECT), "README.md": fill(README),
-        f"{module}/__init__.py": fill(INIT), f"{module}/plugin.py": fill(PLUGIN),
-        f"{module}/prompts.py": fill(PROMPTS), f"{module}/benchmark.py": fill(BENCHMARK),
-        f"{module}/fixture/items.jsonl": "".join(json.dumps(row, ensure_ascii=False) + "\n"
-                                                 for row in fixture_rows(keys)),
+        "pyproject.toml": fill(PYPROJECT),
+        "README.md": fill(README),
+        f"{module}/__init__.py": fill(INIT),
+        f"{module}/plugin.py": fill(PLUGIN),
+        f"{module}/prompts.py": fill(PROMPTS),
+        f"{module}/benchmark.py": fill(BENCHMARK),
+        f"{module}/fixture/items.jsonl": "".join(
+            json.dumps(row, ensure_ascii=False) + "\n" for row in fixture_rows(keys)
+        ),
         f"tests/test_{name}.py": fill(TESTS),
     }
-    from medvqa.core.files import write_atomic
+    from .files import write_atomic
 
     written = [write_atomic(root / rel, text) for rel, text in files.items()]
     written.append(write_atomic(root / module / "fixture" / "images" / "q3.png", _png()))

@@ -41,7 +41,8 @@ tests and intervals that need them, so a run's summary does without."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -98,8 +99,9 @@ def _normal_quantile(q: float) -> float:
     return float(ndtri(q))
 
 
-def bootstrap_ci(values: Sequence[float], *, resamples: int = RESAMPLES, seed: int = 0,
-                 level: float = LEVEL) -> tuple[float, float] | None:
+def bootstrap_ci(
+    values: Sequence[float], *, resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL
+) -> tuple[float, float] | None:
     """Percentile bootstrap CI of the mean of per-item `values` (resampling items). None for no
     items and where every resample gives the same mean (one item, or all values equal): a
     bootstrap has no interval to give there; use an exact or score interval instead."""
@@ -108,8 +110,15 @@ def bootstrap_ci(values: Sequence[float], *, resamples: int = RESAMPLES, seed: i
         return None
     from scipy import stats
 
-    res = stats.bootstrap((data,), np.mean, n_resamples=resamples, confidence_level=level,
-                          method="percentile", vectorized=True, rng=np.random.default_rng(seed))
+    res = stats.bootstrap(
+        (data,),
+        np.mean,
+        n_resamples=resamples,
+        confidence_level=level,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(seed),
+    )
     return (float(res.confidence_interval.low), float(res.confidence_interval.high))
 
 
@@ -149,8 +158,13 @@ def mcnemar(n10: int, n01: int) -> dict:
         # 2·P(X ≤ k) − P(X = k) = P(X = k)·(2·S − 1), S = P(X ≤ k) / P(X = k) ≥ 1
         mid = bounded(log_pk + float(np.log(2 * np.exp(log_tail - log_pk) - 1)))
         exact = bounded(np.log(2.0) + log_tail)
-    return {"test": MIDP, **mid, "exact_p": exact["p"], "exact_p_bound": exact["p_bound"],
-            "exact_log10_p": exact["log10_p"]}
+    return {
+        "test": MIDP,
+        **mid,
+        "exact_p": exact["p"],
+        "exact_p_bound": exact["p_bound"],
+        "exact_log10_p": exact["log10_p"],
+    }
 
 
 def mcnemar_exact(n10: int, n01: int) -> float:
@@ -223,8 +237,9 @@ def wilson_ci(successes: float, n: int, *, level: float = LEVEL) -> tuple[float,
     return (0.0 if p == 0 else max(0.0, float(centre - half)), 1.0 if p == 1 else min(1.0, float(centre + half)))
 
 
-def mean_of_proportions_ci(successes: Sequence[int], ns: Sequence[int], *,
-                           level: float = LEVEL) -> tuple[float, float] | None:
+def mean_of_proportions_ci(
+    successes: Sequence[int], ns: Sequence[int], *, level: float = LEVEL
+) -> tuple[float, float] | None:
     """CI of the unweighted mean m = Σ pᵢ / k of independent proportions pᵢ = successes[i] / ns[i]
     (a macro average): MOVER (Zou & Donner 2008; Zou, Huang & Zhang 2009) from each row's limits
     [lᵢ, uᵢ] (`binomial_ci`): m − √Σ((pᵢ − lᵢ)/k)² to m + √Σ((uᵢ − pᵢ)/k)². It is centred on the
@@ -276,8 +291,9 @@ def paired_difference_ci(n10: float, n01: float, n: int, *, level: float = LEVEL
             return bound
         from scipy import optimize
 
-        return float(optimize.brentq(lambda d: score(d) - target, min(bound, estimate), max(bound, estimate),
-                                     xtol=1e-12))
+        return float(
+            optimize.brentq(lambda d: score(d) - target, min(bound, estimate), max(bound, estimate), xtol=1e-12)
+        )
 
     return (solve(z, -1.0), solve(-z, 1.0))
 
@@ -304,8 +320,9 @@ def bootstrap_p(differences: Sequence[float], resamples: int) -> tuple[float, st
     return (p, "=") if p > 0 else (1 / resamples, "<")
 
 
-def resampled_sums(columns: np.ndarray, clusters: Sequence[Any] | None = None, *, resamples: int = RESAMPLES,
-                   seed: int = 0) -> np.ndarray:
+def resampled_sums(
+    columns: np.ndarray, clusters: Sequence[Any] | None = None, *, resamples: int = RESAMPLES, seed: int = 0
+) -> np.ndarray:
     """(resamples × k) totals of the k per-item `columns` (n × k) over seeded bootstrap resamples:
     of items, or of whole clusters (`clusters`: one id per item; every item of a drawn cluster
     comes along, Davison & Hinkley 1997, §3.8, and Field & Welsh 2007, JRSS B 69:369–390). The
@@ -325,8 +342,12 @@ def resampled_sums(columns: np.ndarray, clusters: Sequence[Any] | None = None, *
     rows, counts = np.unique(data, axis=0, return_counts=True)
     rng = np.random.default_rng(seed)
     block = max(1, _RESAMPLE_CELLS // len(rows))
-    return np.concatenate([rng.multinomial(units, counts / units, size=min(block, resamples - start)) @ rows
-                           for start in range(0, resamples, block)])
+    return np.concatenate(
+        [
+            rng.multinomial(units, counts / units, size=min(block, resamples - start)) @ rows
+            for start in range(0, resamples, block)
+        ]
+    )
 
 
 def _percentile(values: np.ndarray, level: float) -> tuple[float, float]:
@@ -365,9 +386,17 @@ def expanded_p(p: float, units: int) -> float:
     return min(1.0, 2 * float(stdtr(units - 1, -t)))
 
 
-def bootstrap_difference(a: Sequence[float], b: Sequence[float], *, clusters: Sequence[Any] | None = None,
-                         resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL,
-                         min_n: int = MIN_BOOTSTRAP_N, expanded: bool = True) -> dict:
+def bootstrap_difference(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    clusters: Sequence[Any] | None = None,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+    level: float = LEVEL,
+    min_n: int = MIN_BOOTSTRAP_N,
+    expanded: bool = True,
+) -> dict:
     """Mean of `a` − mean of `b` over the same items, its percentile interval and its two-sided
     p-value from one paired bootstrap (items resampled jointly, or whole `clusters`): {"n",
     "n_units", "difference", "ci", "ci_method", "test", "p", "p_bound", "note"}: the expanded
@@ -380,11 +409,23 @@ def bootstrap_difference(a: Sequence[float], b: Sequence[float], *, clusters: Se
     n = int(x.size)
     units = len(set(clusters)) if clusters is not None else n
     method = CLUSTER_BOOTSTRAP if clusters is not None else EXPANDED_BOOTSTRAP if expanded else BOOTSTRAP
-    out = {"n": n, "n_units": units, "difference": float(np.mean(x - y)) if n else None, "ci": None,
-           "ci_method": method, "test": PAIRED_BOOTSTRAP, "p": None, "p_bound": None, "note": None}
+    out = {
+        "n": n,
+        "n_units": units,
+        "difference": float(np.mean(x - y)) if n else None,
+        "ci": None,
+        "ci_method": method,
+        "test": PAIRED_BOOTSTRAP,
+        "p": None,
+        "p_bound": None,
+        "note": None,
+    }
     if units < min_n:
-        return {**out, "note": f"{units} {'clusters' if clusters is not None else 'items'}: below {min_n}, "
-                               "a bootstrap gives no interval and no test"}
+        return {
+            **out,
+            "note": f"{units} {'clusters' if clusters is not None else 'items'}: below {min_n}, "
+            "a bootstrap gives no interval and no test",
+        }
     sums = resampled_sums(np.column_stack([x - y, np.ones(n)]), clusters, resamples=resamples, seed=seed)
     d = sums[:, 0] / sums[:, 1]
     if np.all(d == d[0]):
@@ -392,7 +433,12 @@ def bootstrap_difference(a: Sequence[float], b: Sequence[float], *, clusters: Se
     p, bound = bootstrap_p(d, resamples)
     if not expanded:
         return {**out, "ci": list(_percentile(d, level)), "p": p, "p_bound": bound}
-    return {**out, "ci": list(_percentile(d, expanded_level(units, level))), "p": expanded_p(p, units), "p_bound": bound}
+    return {
+        **out,
+        "ci": list(_percentile(d, expanded_level(units, level))),
+        "p": expanded_p(p, units),
+        "p_bound": bound,
+    }
 
 
 def paired_z_difference(a: Sequence[float], b: Sequence[float], *, level: float = LEVEL) -> dict:
@@ -406,8 +452,17 @@ def paired_z_difference(a: Sequence[float], b: Sequence[float], *, level: float 
     and no test where every contrast is equal (no spread to measure)."""
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     n = int(d.size)
-    out = {"n": n, "difference": float(d.mean()) if n else None, "ci": None, "ci_method": PAIRED_Z,
-           "test": PAIRED_Z_TEST, "p": None, "p_bound": None, "log10_p": None, "note": None}
+    out = {
+        "n": n,
+        "difference": float(d.mean()) if n else None,
+        "ci": None,
+        "ci_method": PAIRED_Z,
+        "test": PAIRED_Z_TEST,
+        "p": None,
+        "p_bound": None,
+        "log10_p": None,
+        "note": None,
+    }
     if n == 0:
         return {**out, "note": NO_PAIRS}
     if n < 2 or np.all(d == d[0]):
@@ -421,8 +476,7 @@ def paired_z_difference(a: Sequence[float], b: Sequence[float], *, level: float 
     return {**out, "ci": [float(d.mean() - z * se), float(d.mean() + z * se)], **p}
 
 
-def _sign_flips(values: np.ndarray, counts: np.ndarray, seed: int,
-                limit: int) -> tuple[np.ndarray, np.ndarray, bool]:
+def _sign_flips(values: np.ndarray, counts: np.ndarray, seed: int, limit: int) -> tuple[np.ndarray, np.ndarray, bool]:
     """The sign-flip distribution of contrasts grouped by value (`counts[j]` contrasts equal to
     `values[j]`): per outcome, each group's sum of signs (2·pluses − count), its probability, and
     whether the outcomes are every one (exact: while they number at most `limit`) or
@@ -456,9 +510,19 @@ def sign_flip_difference(a: Sequence[float], b: Sequence[float], *, level: float
     neither where every contrast is equal, no interval below 5 items (where no δ is rejected)."""
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     n = int(d.size)
-    out = {"n": n, "n_nonzero": int(np.count_nonzero(d)), "difference": float(d.mean()) if n else None, "ci": None,
-           "ci_method": SIGN_FLIP, "test": SIGN_FLIP_EXACT, "p": None, "p_bound": None, "log10_p": None,
-           "exact_p": None, "note": None}
+    out = {
+        "n": n,
+        "n_nonzero": int(np.count_nonzero(d)),
+        "difference": float(d.mean()) if n else None,
+        "ci": None,
+        "ci_method": SIGN_FLIP,
+        "test": SIGN_FLIP_EXACT,
+        "p": None,
+        "p_bound": None,
+        "log10_p": None,
+        "exact_p": None,
+        "note": None,
+    }
     if n == 0:
         return {**out, "note": NO_PAIRS}
     if np.all(d == d[0]):
@@ -466,8 +530,10 @@ def sign_flip_difference(a: Sequence[float], b: Sequence[float], *, level: float
     values, counts = np.unique(d, return_counts=True)
     moved = values != 0
     # at δ = 0 only the non-zero contrasts flip: the test's outcomes are theirs (exact far more often)
-    flips = {True: _sign_flips(values, counts.astype(float), seed, EXACT_INTERVAL_FLIPS),
-             False: _sign_flips(values[moved], counts[moved].astype(float), seed, EXACT_SIGN_FLIPS)}
+    flips = {
+        True: _sign_flips(values, counts.astype(float), seed, EXACT_INTERVAL_FLIPS),
+        False: _sign_flips(values[moved], counts[moved].astype(float), seed, EXACT_SIGN_FLIPS),
+    }
 
     def p_at(delta: float) -> tuple[float, float]:  # (mid-p, exact p) of "symmetric about delta"
         signs, weights, _ = flips[delta != 0]
@@ -491,9 +557,15 @@ def sign_flip_difference(a: Sequence[float], b: Sequence[float], *, level: float
 
     alpha = 1 - level
     mid, whole = p_at(0.0)
-    said = {"test": SIGN_FLIP_EXACT if flips[False][2] else SIGN_FLIP_MONTE_CARLO, "exact_p": whole,
-            **(bounded(float(np.log(mid))) if mid > 0 else {"p": 1 / MONTE_CARLO_FLIPS, "p_bound": "<",
-                                                             "log10_p": -float(np.log10(MONTE_CARLO_FLIPS))})}
+    said = {
+        "test": SIGN_FLIP_EXACT if flips[False][2] else SIGN_FLIP_MONTE_CARLO,
+        "exact_p": whole,
+        **(
+            bounded(float(np.log(mid)))
+            if mid > 0
+            else {"p": 1 / MONTE_CARLO_FLIPS, "p_bound": "<", "log10_p": -float(np.log10(MONTE_CARLO_FLIPS))}
+        ),
+    }
     notes = []
     if not flips[False][2]:
         se = float(np.sqrt(max(mid * (1 - mid), 1 / MONTE_CARLO_FLIPS) / MONTE_CARLO_FLIPS))
@@ -506,8 +578,9 @@ def sign_flip_difference(a: Sequence[float], b: Sequence[float], *, level: float
     return {**out, **said, "ci": [limit(low_end), limit(high_end)], "note": "; ".join(notes) or None}
 
 
-def paired_contrast_test(a: Sequence[float], b: Sequence[float], *, level: float = LEVEL, seed: int = 0,
-                         span: float = 2.0) -> dict:
+def paired_contrast_test(
+    a: Sequence[float], b: Sequence[float], *, level: float = LEVEL, seed: int = 0, span: float = 2.0
+) -> dict:
     """A difference of two paired Δ's (two models' Δimg on the same items) from the per-item
     contrasts, by how many are non-zero (m); `test` and `ci_method` say which method gave what:
 
@@ -540,9 +613,16 @@ def paired_contrast_test(a: Sequence[float], b: Sequence[float], *, level: float
     return out
 
 
-def bootstrap_statistic(n: int, statistic: Callable[[np.ndarray], float | None], estimate: float | None, *,
-                        resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL,
-                        min_n: int = MIN_BOOTSTRAP_N) -> dict:
+def bootstrap_statistic(
+    n: int,
+    statistic: Callable[[np.ndarray], float | None],
+    estimate: float | None,
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+    level: float = LEVEL,
+    min_n: int = MIN_BOOTSTRAP_N,
+) -> dict:
     """The seeded percentile bootstrap of a difference no closed form covers (a non-accuracy
     headline, such as micro-F1, of one model minus another's on the same items): `statistic(idx)`
     is the difference on the items at indices `idx` (None where it is undefined), `estimate` its
@@ -565,9 +645,16 @@ def bootstrap_statistic(n: int, statistic: Callable[[np.ndarray], float | None],
     return {**out, "ci": [low, high], "ci_method": EXPANDED_BOOTSTRAP, "p": p, "p_bound": bound}
 
 
-def cluster_bootstrap(numerator: Sequence[float], denominator: Sequence[float], clusters: Sequence[Any], *,
-                      resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL,
-                      min_clusters: int = MIN_BOOTSTRAP_N) -> dict:
+def cluster_bootstrap(
+    numerator: Sequence[float],
+    denominator: Sequence[float],
+    clusters: Sequence[Any],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+    level: float = LEVEL,
+    min_clusters: int = MIN_BOOTSTRAP_N,
+) -> dict:
     """Expanded percentile interval (`expanded_level`, over the number of clusters) of
     Σ numerator / Σ denominator (an accuracy: correct and 1 per item; a
     Δ: the difference and 1 per pair; micro-F1: 2TP and 2TP + FP + FN) resampling whole
@@ -585,8 +672,9 @@ def cluster_bootstrap(numerator: Sequence[float], denominator: Sequence[float], 
     return {**out, "ci": list(_percentile(values, expanded_level(units, level)))}
 
 
-def ratio_ci(numerator: Sequence[float], denominator: Sequence[float], *, level: float = LEVEL,
-             min_n: int = MIN_RATIO_N) -> dict:
+def ratio_ci(
+    numerator: Sequence[float], denominator: Sequence[float], *, level: float = LEVEL, min_n: int = MIN_RATIO_N
+) -> dict:
     """The delta-method interval of a ratio estimator R = Σx / Σy over n independent datapoints
     (Cochran 1977, *Sampling Techniques*, 3rd ed., §6.3–6.4: var R ≈ Σ(xᵢ − R·yᵢ)² / (n(n − 1)ȳ²)),
     with a t quantile on n − 1 degrees of freedom, clipped to [0, 1]: {"ci", "ci_method",
@@ -605,13 +693,14 @@ def ratio_ci(numerator: Sequence[float], denominator: Sequence[float], *, level:
         return {**out, "note": "every datapoint has the same ratio: no interval"}
     from scipy.special import stdtrit
 
-    se = float(np.sqrt(np.sum(residual ** 2) / (n * (n - 1)))) / float(y.mean())
+    se = float(np.sqrt(np.sum(residual**2) / (n * (n - 1)))) / float(y.mean())
     t = float(stdtrit(n - 1, 0.5 + level / 2))
     return {**out, "ci": [max(0.0, float(r - t * se)), min(1.0, float(r + t * se))]}
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int = RESAMPLES,
-                     seed: int = 0, level: float = LEVEL) -> dict:
+def paired_bootstrap(
+    a: Sequence[float], b: Sequence[float], *, resamples: int = RESAMPLES, seed: int = 0, level: float = LEVEL
+) -> dict:
     """Difference of means `a − b` over the same items, resampling items jointly:
     {"n", "difference", "ci", "p", "p_bound"} with a two-sided bootstrap p-value for a zero
     difference (`bootstrap_p`: bounded by 1/B, never 0). `ci` is None where every resample

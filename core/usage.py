@@ -17,12 +17,13 @@ absurd nor make a file that is not JSON.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from medvqa.core.results import condition_order
+from .results import condition_order
 
 TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
-MAX_TOKENS = 2 ** 53
+MAX_TOKENS = 2**53
 
 
 def token_count(value: Any) -> int | None:
@@ -55,8 +56,10 @@ def usage_warning(records: Iterable[Mapping]) -> str | None:
         fields.update(bad)
     if not n:
         return None
-    return (f"warning: {n} answers came with usage that is no count ({', '.join(sorted(fields))}: negative, "
-            "fractional, NaN, Infinity or text); kept as null and left out of the token and cost sums")
+    return (
+        f"warning: {n} answers came with usage that is no count ({', '.join(sorted(fields))}: negative, "
+        "fractional, NaN, Infinity or text); kept as null and left out of the token and cost sums"
+    )
 
 
 def usage_by_condition(records: Iterable[Mapping]) -> dict[str, dict]:
@@ -66,8 +69,9 @@ def usage_by_condition(records: Iterable[Mapping]) -> dict[str, dict]:
     seen = False
     for r in records:
         usage = r.get("usage")
-        row = out.get(r["condition"]) or out.setdefault(r["condition"], {**{k: 0 for k in TOKEN_FIELDS},
-                                                                         "cost_usd": 0.0, "cached": 0})
+        row = out.get(r["condition"]) or out.setdefault(
+            r["condition"], {**{k: 0 for k in TOKEN_FIELDS}, "cost_usd": 0.0, "cached": 0}
+        )
         row["cached"] += bool(r.get("cached"))
         if not usage:  # (a baseline's or an imported record: nothing to add)
             continue
@@ -78,7 +82,10 @@ def usage_by_condition(records: Iterable[Mapping]) -> dict[str, dict]:
         row["cost_usd"] += usage_cost(usage.get("cost_usd")) or 0.0
     if not seen:
         return {}
-    return {c: {**v, "cost_usd": round(v["cost_usd"], 8)} for c, v in sorted(out.items(), key=lambda kv: condition_order(kv[0]))}
+    return {
+        c: {**v, "cost_usd": round(v["cost_usd"], 8)}
+        for c, v in sorted(out.items(), key=lambda kv: condition_order(kv[0]))
+    }
 
 
 def usage_columns(frame, by_condition: Mapping[str, Mapping]):

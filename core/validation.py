@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Literal
 
-from medvqa.core.items import DataError
+from .items import DataError
 
 Level = Literal["error", "warning"]
 
@@ -53,9 +54,17 @@ def nothing_to_evaluate(benchmark, path: str | Path) -> list[Finding]:
         return []
     if not items or not all(it.excluded and not it.held_out for it in items):
         return []
-    return [Finding(file=str(path), section=None, number=None, rule=NO_ANSWERS, level="error",
-                    message=f"none of the {len(items)} items has a usable official answer (missing or unusable "
-                            f"answer key): nothing to evaluate")]
+    return [
+        Finding(
+            file=str(path),
+            section=None,
+            number=None,
+            rule=NO_ANSWERS,
+            level="error",
+            message=f"none of the {len(items)} items has a usable official answer (missing or unusable "
+            f"answer key): nothing to evaluate",
+        )
+    ]
 
 
 def errors(findings: Iterable[Finding]) -> list[Finding]:
@@ -108,8 +117,11 @@ def require_valid(benchmark, path: str | Path | None, allow_invalid: bool) -> li
     if bad and not allow_invalid:
         listing = "\n".join(f"  {f}" for f in bad)
         data = shown_path(path, path)
-        raise DataError(f"{len(bad)} error(s) in the data (see `medvqa validate {benchmark.name} --data {data}`); "
-                        f"fix them or pass --allow-invalid:\n{listing}", file=data)
+        raise DataError(
+            f"{len(bad)} error(s) in the data (see `medvqa validate {benchmark.name} --data {data}`); "
+            f"fix them or pass --allow-invalid:\n{listing}",
+            file=data,
+        )
     return findings
 
 

@@ -18,25 +18,30 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from medvqa.core.audit.analysis import model_names, pair_image_removal, state_of
-from medvqa.core.audit.html import thumbnail
-from medvqa.core.audit.pairing import pair_records, same_but_language, side
-from medvqa.core.audit.runs import join_runs, read_runs, run_input
-from medvqa.core.items import Item
-from medvqa.core.metrics import level_keys, reading_summary
-from medvqa.core.render import FONT_STACK, bidi_auto
-from medvqa.core.results import condition_order, is_derived, model_name
-from medvqa.core.run.saved import SavedRun
-from medvqa.core.files import write_atomic
+from .audit.analysis import model_names, pair_image_removal, state_of
+from .audit.html import thumbnail
+from .audit.pairing import pair_records, same_but_language, side
+from .audit.runs import join_runs, read_runs, run_input
+from .files import write_atomic
+from .items import Item
+from .metrics import level_keys, reading_summary
+from .render import FONT_STACK, bidi_auto
+from .results import condition_order, is_derived, model_name
+from .run.saved import SavedRun
 
 IMAGE_PX = 384  # the longer side of an embedded image
 # The image-removal transitions (`medvqa audit`): correct with the image (C+Q+I), without it (C+Q).
-TRANSITIONS = {"p11": "right with and without the image", "p10": "right only with the image",
-               "p01": "right only without the image", "p00": "wrong with and without the image"}
+TRANSITIONS = {
+    "p11": "right with and without the image",
+    "p10": "right only with the image",
+    "p01": "right only without the image",
+    "p00": "wrong with and without the image",
+}
 
 
 def gold_text(item: Item) -> str:
@@ -119,9 +124,14 @@ def _reading(rec: dict, item: Item) -> dict:
     """One record as the page shows it; `p` the keys read (compared between models), `l` the
     same as the exam's labels."""
     labels = {o.key: o.label for o in item.options}
-    out: dict[str, Any] = {"s": rec.get("status"), "c": rec.get("correct"), "r": rec.get("response"),
-                           "p": rec.get("predicted"), "u": rec.get("rule"),
-                           "l": [labels.get(k, k) for k in rec.get("predicted") or ()]}
+    out: dict[str, Any] = {
+        "s": rec.get("status"),
+        "c": rec.get("correct"),
+        "r": rec.get("response"),
+        "p": rec.get("predicted"),
+        "u": rec.get("rule"),
+        "l": [labels.get(k, k) for k in rec.get("predicted") or ()],
+    }
     if rec.get("error"):
         out["e"] = rec["error"]
     if rec.get("scoring_error"):
@@ -132,8 +142,16 @@ def _reading(rec: dict, item: Item) -> dict:
             out.setdefault("x", {})[key.removesuffix("_reading")] = reading_text(extraction[key], labels)
     judgements = rec.get("judgements") or {}
     if judgements:
-        out["j"] = [{"m": model, "v": j.get("verdict"), "r": j.get("response"), "e": j.get("error"),
-                     "primary": model == rec.get("judge")} for model, j in judgements.items()]
+        out["j"] = [
+            {
+                "m": model,
+                "v": j.get("verdict"),
+                "r": j.get("response"),
+                "e": j.get("error"),
+                "primary": model == rec.get("judge"),
+            }
+            for model, j in judgements.items()
+        ]
     return out
 
 
@@ -160,11 +178,16 @@ def view_document(runs: Sequence[SavedRun], *, image_px: int = IMAGE_PX) -> dict
             entry = entries.get((bench, item.id))
             if entry is None:
                 entry = entries[(bench, item.id)] = _item_entry(item, bench, images)
-            if key not in entry["aq"] and (item.question != entry["q"] or any(
-                    [o.label, o.text] != shown for o, shown in zip(item.options, entry["o"]))):
+            if key not in entry["aq"] and (
+                item.question != entry["q"]
+                or any([o.label, o.text] != shown for o, shown in zip(item.options, entry["o"]))
+            ):
                 # this run asked the item otherwise (another language): shown in its column
-                entry["aq"][key] = {"q": item.question, "o": [[o.label, o.text] for o in item.options],
-                                    "g": gold_text(item)}
+                entry["aq"][key] = {
+                    "q": item.question,
+                    "o": [[o.label, o.text] for o in item.options],
+                    "g": gold_text(item),
+                }
             for f in fields:
                 if f in rec:
                     values = level_keys(rec[f])
@@ -182,8 +205,16 @@ def view_document(runs: Sequence[SavedRun], *, image_px: int = IMAGE_PX) -> dict
     return {
         **reading_summary(runs),
         "language_pairs": language_pairs,
-        "runs": [{"label": label, "model": model_name(g[0].manifest), "model_string": g[0].manifest["model"], "benchmark": g[0].manifest["benchmark"], "paths": [str(r.path) for r in g]}
-                 for label, g in zip(labels, groups)],
+        "runs": [
+            {
+                "label": label,
+                "model": model_name(g[0].manifest),
+                "model_string": g[0].manifest["model"],
+                "benchmark": g[0].manifest["benchmark"],
+                "paths": [str(r.path) for r in g],
+            }
+            for label, g in zip(labels, groups)
+        ],
         "benchmarks": list(dict.fromkeys(run.manifest["benchmark"] for run in runs)),
         "conditions": sorted({r["condition"] for r in records}, key=condition_order),
         "statuses": sorted({r["status"] for r in records}),
@@ -212,8 +243,9 @@ def _language_transitions(groups: Sequence[Sequence[SavedRun]], entries: dict[tu
         kb = {(r["item_id"], r["condition"]): r for r in sb.records}
         items = {k: v for k, v in sa.items.items() if k in sb.items}
         key = str(len(out))
-        conditions = sorted({c for _, c in ka if not is_derived(c)} & {c for _, c in kb if not is_derived(c)},
-                            key=condition_order)
+        conditions = sorted(
+            {c for _, c in ka if not is_derived(c)} & {c for _, c in kb if not is_derived(c)}, key=condition_order
+        )
         for cond in conditions:
             for pair in pair_records(items, ka, kb, cond)[0]:
                 entry = entries.get((a[0].manifest["benchmark"], pair.item.id))
@@ -225,10 +257,19 @@ def _language_transitions(groups: Sequence[Sequence[SavedRun]], entries: dict[tu
 
 def _item_entry(item: Item, bench: str, images: _Images) -> dict:
     imgs = [i for ref in item.usable_images if ref.path is not None and (i := images.add(ref.path)) is not None]
-    return {"id": item.id, "b": bench, "q": item.question,
-            "o": [[o.label, o.text] for o in item.options], "g": gold_text(item),
-            "gb": [list(b) for b in item.gold.all_boxes] if item.gold is not None else [],
-            "i": imgs, "st": {}, "runs": {}, "t": {}, "aq": {}}
+    return {
+        "id": item.id,
+        "b": bench,
+        "q": item.question,
+        "o": [[o.label, o.text] for o in item.options],
+        "g": gold_text(item),
+        "gb": [list(b) for b in item.gold.all_boxes] if item.gold is not None else [],
+        "i": imgs,
+        "st": {},
+        "runs": {},
+        "t": {},
+        "aq": {},
+    }
 
 
 def _json_for_script(doc: dict) -> str:
@@ -245,16 +286,18 @@ def render_view(doc: dict) -> str:
     style = (_ASSETS / "view.css").read_text(encoding="utf-8").replace("FONT_STACK", FONT_STACK)
     script = (_ASSETS / "view.js").read_text(encoding="utf-8")
     n_runs = len(doc["runs"])
-    return bidi_auto(f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>medvqa view</title>'
-            f"<style>{style}</style></head><body>"
-            f"<h1>Items of {n_runs} run{'s' if n_runs != 1 else ''}</h1>"
-            f'<p id="reading">Reading: {html.escape(str(doc.get("reading", "strict")))} (statuses and verdicts; '
-            "--reading switches)</p>"
-            '<form id="filters" onsubmit="return false"></form>'
-            '<p id="status-line"></p><nav class="pager" id="pager-top"></nav><div id="items"></div>'
-            '<nav class="pager" id="pager-bottom"></nav>'
-            f'<script type="application/json" id="view-data">{_json_for_script(doc)}</script>'
-            f"<script>{script}</script></body></html>\n")
+    return bidi_auto(
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>medvqa view</title>'
+        f"<style>{style}</style></head><body>"
+        f"<h1>Items of {n_runs} run{'s' if n_runs != 1 else ''}</h1>"
+        f'<p id="reading">Reading: {html.escape(str(doc.get("reading", "strict")))} (statuses and verdicts; '
+        "--reading switches)</p>"
+        '<form id="filters" onsubmit="return false"></form>'
+        '<p id="status-line"></p><nav class="pager" id="pager-top"></nav><div id="items"></div>'
+        '<nav class="pager" id="pager-bottom"></nav>'
+        f'<script type="application/json" id="view-data">{_json_for_script(doc)}</script>'
+        f"<script>{script}</script></body></html>\n"
+    )
 
 
 def write_view(runs: Sequence[SavedRun], path: str | Path, *, image_px: int = IMAGE_PX) -> Path:
@@ -268,12 +311,13 @@ def items_page_beside(page: Path) -> Path:
     return page.with_name(f"{page.stem}-items.html")
 
 
-def view(*run_dirs: str | Path, html: str | Path = "view.html", image_px: int = IMAGE_PX,
-         reading: str | None = None) -> Path:
+def view(
+    *run_dirs: str | Path, html: str | Path = "view.html", image_px: int = IMAGE_PX, reading: str | None = None
+) -> Path:
     """Write one self-contained HTML page showing every item, image, response and verdict of
     the saved runs `run_dirs`, as `medvqa view RUN ... --html FILE` does; returns its path.
     Statuses and verdicts are those of `reading` (None: each benchmark's protocol's reading)."""
-    from medvqa.core.metrics import reading_of
+    from .metrics import reading_of
 
     if not run_dirs:
         raise ValueError("medvqa.view() needs at least one run directory")

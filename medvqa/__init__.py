@@ -102,26 +102,25 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from medvqa.core.api import RunOutcome, audit, compare, load, records, report, run, score
     from medvqa.core.benchmark import Benchmark
-    from medvqa.core.scoring.conventions import AnswerConventions
     from medvqa.core.conditions import Condition, as_printed
-    from medvqa.core.errors import UnknownBenchmarkError, UsageError
-    from medvqa.core.errors import PreflightError
-    from medvqa.core.plugins import PluginError
-    from medvqa.core.run.interrupt import RunInterrupted
+    from medvqa.core.errors import PreflightError, UnknownBenchmarkError, UsageError
+    from medvqa.core.files import cache_dir, write_atomic
     from medvqa.core.hookspecs import hookimpl
-    from medvqa.core.inference.base import Backend, Request, Response
     from medvqa.core.hub import from_hub
-    from medvqa.core.run.imported import write_run
-    from medvqa.core.run.names import run_dirs
+    from medvqa.core.inference.base import Backend, Request, Response
     from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image
     from medvqa.core.jsonl import numbered_jsonl, read_json, read_jsonl, read_table, refuse_repeat
-    from medvqa.core.scoring.judge import JudgePrompt
     from medvqa.core.messages import Template
     from medvqa.core.passlines import PassLines, PassVerdict
-    from medvqa.core.scoring.patterns import ANSWER_TOKEN, LanguagePatterns
+    from medvqa.core.plugins import PluginError
     from medvqa.core.results import Manifest, Record, Status
+    from medvqa.core.run.imported import write_run
+    from medvqa.core.run.interrupt import RunInterrupted
+    from medvqa.core.run.names import run_dirs
     from medvqa.core.run.saved import SavedRun, read_run
-    from medvqa.core.files import cache_dir, write_atomic
+    from medvqa.core.scoring.conventions import AnswerConventions
+    from medvqa.core.scoring.judge import JudgePrompt
+    from medvqa.core.scoring.patterns import ANSWER_TOKEN, LanguagePatterns
     from medvqa.core.scoring.score import Score
     from medvqa.core.validation import Finding, lone_surrogate
     from medvqa.core.view import view

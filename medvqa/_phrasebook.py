@@ -18,11 +18,12 @@ from __future__ import annotations
 PHRASES: dict[str, dict] = {
     "en": {
         "name": "English",
-        "question_header": "Question: ", "options_header": "Options:",
+        "question_header": "Question: ",
+        "options_header": "Options:",
         "instruction": 'Answer with the option letter(s) only, as JSON: {{"answer": ["<letter>"]}}. '
-                       "Valid letters: {labels}. Choose {n}.",
+        "Valid letters: {labels}. Choose {n}.",
         "numbered_instruction": 'Answer with the option number(s) only, as JSON: {{"answer": ["<number>"]}}. '
-                                "Valid numbers: {labels}. Choose {n}.",
+        "Valid numbers: {labels}. Choose {n}.",
         "image_instruction": "Use the image(s) shown.",
         "answer_prefixes": [],
         "forced_guess": "If you are unsure, give your single best guess anyway; an answer is required.",
@@ -30,7 +31,8 @@ PHRASES: dict[str, dict] = {
     },
     "ja": {  # the Japanese answer patterns are medvqa.ja.JAPANESE
         "name": "Japanese",
-        "question_header": "問題: ", "options_header": "選択肢:",
+        "question_header": "問題: ",
+        "options_header": "選択肢:",
         "instruction": '選択肢の記号のみを JSON で答えてください: {{"answer": ["記号"]}}。記号: {labels}。{n} つ選んでください。',
         "numbered_instruction": '選択肢の番号のみを JSON で答えてください: {{"answer": ["番号"]}}。番号: {labels}。{n} つ選んでください。',
         "image_instruction": "画像を参照してください。",
@@ -41,7 +43,8 @@ PHRASES: dict[str, dict] = {
     },
     "ko": {
         "name": "Korean",
-        "question_header": "문제: ", "options_header": "보기:",
+        "question_header": "문제: ",
+        "options_header": "보기:",
         "instruction": '보기 기호만 JSON으로 답하시오: {{"answer": ["기호"]}}. 기호: {labels}. {n}개를 고르시오.',
         "numbered_instruction": '보기 번호만 JSON으로 답하시오: {{"answer": ["번호"]}}. 번호: {labels}. {n}개를 고르시오.',
         "image_instruction": "제시된 영상을 참고하시오.",
@@ -51,11 +54,12 @@ PHRASES: dict[str, dict] = {
     },
     "pl": {
         "name": "Polish",
-        "question_header": "Pytanie: ", "options_header": "Odpowiedzi:",
+        "question_header": "Pytanie: ",
+        "options_header": "Odpowiedzi:",
         "instruction": 'Podaj wyłącznie literę odpowiedzi w formacie JSON: {{"answer": ["<litera>"]}}. '
-                       "Dozwolone litery: {labels}. Wybierz {n}.",
+        "Dozwolone litery: {labels}. Wybierz {n}.",
         "numbered_instruction": 'Podaj wyłącznie numer odpowiedzi w formacie JSON: {{"answer": ["<numer>"]}}. '
-                                "Dozwolone numery: {labels}. Wybierz {n}.",
+        "Dozwolone numery: {labels}. Wybierz {n}.",
         "image_instruction": "Skorzystaj z załączonego obrazu.",
         "answer_prefixes": [r"(?:prawidłowa\s+)?odpowied[źz](?:\s+to)?\s*:?\s*"],
         "forced_guess": "Jeśli nie masz pewności, i tak wskaż jedną najbardziej prawdopodobną odpowiedź.",
@@ -63,11 +67,12 @@ PHRASES: dict[str, dict] = {
     },
     "de": {
         "name": "German",
-        "question_header": "Frage: ", "options_header": "Antwortmöglichkeiten:",
+        "question_header": "Frage: ",
+        "options_header": "Antwortmöglichkeiten:",
         "instruction": 'Antworte nur mit dem Buchstaben der Antwort als JSON: {{"answer": ["<Buchstabe>"]}}. '
-                       "Gültige Buchstaben: {labels}. Wähle {n}.",
+        "Gültige Buchstaben: {labels}. Wähle {n}.",
         "numbered_instruction": 'Antworte nur mit der Nummer der Antwort als JSON: {{"answer": ["<Nummer>"]}}. '
-                                "Gültige Nummern: {labels}. Wähle {n}.",
+        "Gültige Nummern: {labels}. Wähle {n}.",
         "image_instruction": "Beziehe das Bild ein.",
         "answer_prefixes": [r"(?:die\s+)?(?:richtige\s+)?antwort\s*(?:ist|:)\s*"],
         "forced_guess": "Wenn du unsicher bist, gib trotzdem deine beste Vermutung an; eine Antwort ist Pflicht.",
@@ -75,11 +80,12 @@ PHRASES: dict[str, dict] = {
     },
     "fr": {
         "name": "French",
-        "question_header": "Question : ", "options_header": "Propositions :",
+        "question_header": "Question : ",
+        "options_header": "Propositions :",
         "instruction": 'Répondez uniquement par la lettre, en JSON : {{"answer": ["<lettre>"]}}. '
-                       "Lettres valides : {labels}. Choisissez-en {n}.",
+        "Lettres valides : {labels}. Choisissez-en {n}.",
         "numbered_instruction": 'Répondez uniquement par le numéro, en JSON : {{"answer": ["<numéro>"]}}. '
-                                "Numéros valides : {labels}. Choisissez-en {n}.",
+        "Numéros valides : {labels}. Choisissez-en {n}.",
         "image_instruction": "Appuyez-vous sur l'image.",
         "answer_prefixes": [r"(?:la\s+)?(?:bonne\s+)?réponse\s*(?:est|:)\s*"],
         "forced_guess": "Si vous n'êtes pas sûr, donnez quand même votre meilleure réponse ; une réponse est exigée.",
@@ -87,11 +93,12 @@ PHRASES: dict[str, dict] = {
     },
     "es": {
         "name": "Spanish",
-        "question_header": "Pregunta: ", "options_header": "Opciones:",
+        "question_header": "Pregunta: ",
+        "options_header": "Opciones:",
         "instruction": 'Responda solo con la letra de la opción, en JSON: {{"answer": ["<letra>"]}}. '
-                       "Letras válidas: {labels}. Elija {n}.",
+        "Letras válidas: {labels}. Elija {n}.",
         "numbered_instruction": 'Responda solo con el número de la opción, en JSON: {{"answer": ["<número>"]}}. '
-                                "Números válidos: {labels}. Elija {n}.",
+        "Números válidos: {labels}. Elija {n}.",
         "image_instruction": "Utilice la imagen.",
         "answer_prefixes": [r"(?:la\s+)?respuesta(?:\s+correcta)?\s*(?:es|:)\s*"],
         "forced_guess": "Si no está seguro, dé igualmente su mejor respuesta; la respuesta es obligatoria.",
@@ -99,11 +106,12 @@ PHRASES: dict[str, dict] = {
     },
     "pt": {
         "name": "Portuguese",
-        "question_header": "Pergunta: ", "options_header": "Alternativas:",
+        "question_header": "Pergunta: ",
+        "options_header": "Alternativas:",
         "instruction": 'Responda apenas com a letra da alternativa, em JSON: {{"answer": ["<letra>"]}}. '
-                       "Letras válidas: {labels}. Escolha {n}.",
+        "Letras válidas: {labels}. Escolha {n}.",
         "numbered_instruction": 'Responda apenas com o número da alternativa, em JSON: {{"answer": ["<número>"]}}. '
-                                "Números válidos: {labels}. Escolha {n}.",
+        "Números válidos: {labels}. Escolha {n}.",
         "image_instruction": "Utilize a imagem.",
         "answer_prefixes": [r"(?:a\s+)?resposta(?:\s+correta)?\s*(?:é|:)\s*"],
         "forced_guess": "Se não tiver certeza, dê mesmo assim o seu melhor palpite; a resposta é obrigatória.",
@@ -111,11 +119,12 @@ PHRASES: dict[str, dict] = {
     },
     "it": {
         "name": "Italian",
-        "question_header": "Domanda: ", "options_header": "Opzioni:",
-        "instruction": "Rispondi solo con la lettera dell'opzione, in JSON: {{\"answer\": [\"<lettera>\"]}}. "
-                       "Lettere valide: {labels}. Scegline {n}.",
-        "numbered_instruction": "Rispondi solo con il numero dell'opzione, in JSON: {{\"answer\": [\"<numero>\"]}}. "
-                                "Numeri validi: {labels}. Scegline {n}.",
+        "question_header": "Domanda: ",
+        "options_header": "Opzioni:",
+        "instruction": 'Rispondi solo con la lettera dell\'opzione, in JSON: {{"answer": ["<lettera>"]}}. '
+        "Lettere valide: {labels}. Scegline {n}.",
+        "numbered_instruction": 'Rispondi solo con il numero dell\'opzione, in JSON: {{"answer": ["<numero>"]}}. '
+        "Numeri validi: {labels}. Scegline {n}.",
         "image_instruction": "Usa l'immagine.",
         "answer_prefixes": [r"(?:la\s+)?risposta(?:\s+corretta)?\s*(?:è|:)\s*"],
         "forced_guess": "Se non sei sicuro, dai comunque la tua risposta migliore; una risposta è obbligatoria.",
@@ -123,7 +132,8 @@ PHRASES: dict[str, dict] = {
     },
     "zh": {
         "name": "Chinese",
-        "question_header": "题目：", "options_header": "选项：",
+        "question_header": "题目：",
+        "options_header": "选项：",
         "instruction": '请只用 JSON 回答选项字母：{{"answer": ["字母"]}}。有效选项：{labels}。选择 {n} 个。',
         "numbered_instruction": '请只用 JSON 回答选项编号：{{"answer": ["编号"]}}。有效选项：{labels}。选择 {n} 个。',
         "image_instruction": "请参考所示图像。",

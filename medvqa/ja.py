@@ -34,8 +34,10 @@ JAPANESE = LanguagePatterns(
 # The prompt sentences every Japanese exam adapter shares (JMed48k Appendix K.3's wording); a
 # `medvqa.Template` formats {labels} and {n} in the instruction.
 SYSTEM_PROMPT = "あなたは日本の医療系国家試験を解く専門家です。"
-ANSWER_INSTRUCTION = ('回答は選択肢の記号のみを、次の JSON 形式で出力してください: {{"answer": ["記号"]}}\n'
-                      "選択肢の記号: {labels}\n選ぶ数: {n}つ")
+ANSWER_INSTRUCTION = (
+    '回答は選択肢の記号のみを、次の JSON 形式で出力してください: {{"answer": ["記号"]}}\n'
+    "選択肢の記号: {labels}\n選ぶ数: {n}つ"
+)
 FORCED_GUESS = "確信が持てない場合でも、最も可能性が高いと考える選択肢を必ず選んで回答してください。"
 
 _KANJI_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九", start=1)}

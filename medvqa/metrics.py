@@ -8,9 +8,40 @@ benchmark's own tables too. Group records with `group`, count a group with `cell
     (2, 1, 0.5, 1)
 """
 
-from medvqa.core.metrics import (ASSISTED_COLUMNS, CI_COLUMNS, READINGS, Cell, accuracy_ci, assisted_columns, cell,
-                                 counted, excluded_counts, group, level_keys, read, table, with_assisted)
+from medvqa.core.metrics import (
+    ASSISTED_COLUMNS,
+    CI_COLUMNS,
+    READINGS,
+    Cell,
+    accuracy_ci,
+    assisted_columns,
+    cell,
+    counted,
+    excluded_counts,
+    group,
+    level_keys,
+    read,
+    table,
+    with_assisted,
+)
 from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived
 
-__all__ = ["ASSISTED_COLUMNS", "CI_COLUMNS", "READINGS", "Cell", "accuracy_ci", "assisted_columns", "cell", "counted",
-           "excluded_counts", "group", "level_keys", "read", "table", "with_assisted", "NON_ANSWERS", "STATUSES", "is_derived"]
+__all__ = [
+    "ASSISTED_COLUMNS",
+    "CI_COLUMNS",
+    "READINGS",
+    "Cell",
+    "accuracy_ci",
+    "assisted_columns",
+    "cell",
+    "counted",
+    "excluded_counts",
+    "group",
+    "level_keys",
+    "read",
+    "table",
+    "with_assisted",
+    "NON_ANSWERS",
+    "STATUSES",
+    "is_derived",
+]

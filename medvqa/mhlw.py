@@ -52,18 +52,26 @@ from __future__ import annotations
 import csv
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
-
-from typing import Mapping
 
 from medvqa.core.items import DataError, Item
 from medvqa.core.passlines import FAIL, NOT_EVALUABLE, OVERALL, PASS, PASS_ON_EVALUABLE, PassLines, PassVerdict
 
-__all__ = ["CRITERIA_FILE", "JAPANESE_NAMES", "PROFESSIONS", "Rule", "evaluate", "load_rules", "pass_lines",
-           "scoring_record", "case_clusters", "linked_numbers"]
+__all__ = [
+    "CRITERIA_FILE",
+    "JAPANESE_NAMES",
+    "PROFESSIONS",
+    "Rule",
+    "evaluate",
+    "load_rules",
+    "pass_lines",
+    "scoring_record",
+    "case_clusters",
+    "linked_numbers",
+]
 
 # Release directory name → English name, in MHLW's order of the eleven professions.
 PROFESSIONS = {
@@ -81,10 +89,17 @@ PROFESSIONS = {
 }
 # Japanese name of each profession's licence → release directory name.
 JAPANESE_NAMES = {
-    "医師": "Physician", "歯科医師": "Dentist", "薬剤師": "Pharmacist", "看護師": "Nurse",
-    "保健師": "Public_Health_Nurse", "助産師": "Midwife", "理学療法士": "Physical_Therapist",
-    "作業療法士": "Occupational_Therapist", "視能訓練士": "Orthoptist",
-    "診療放射線技師": "Radiological_Technologist", "臨床検査技師": "Clinical_Laboratory_Technologist",
+    "医師": "Physician",
+    "歯科医師": "Dentist",
+    "薬剤師": "Pharmacist",
+    "看護師": "Nurse",
+    "保健師": "Public_Health_Nurse",
+    "助産師": "Midwife",
+    "理学療法士": "Physical_Therapist",
+    "作業療法士": "Occupational_Therapist",
+    "視能訓練士": "Orthoptist",
+    "診療放射線技師": "Radiological_Technologist",
+    "臨床検査技師": "Clinical_Laboratory_Technologist",
 }
 
 CRITERIA_FILE = Path(__file__).parent / "data" / "mhlw" / "pass_criteria.csv"
@@ -154,8 +169,16 @@ class Criterion:
         return self.points - self.required
 
     def verdict(self, exam: str) -> PassVerdict:
-        return PassVerdict(exam=exam, criterion=self.id, status=self.status, points=self.points, required=self.required,
-                           maximum=self.max, margin=self.margin, note=self.note)
+        return PassVerdict(
+            exam=exam,
+            criterion=self.id,
+            status=self.status,
+            points=self.points,
+            required=self.required,
+            maximum=self.max,
+            margin=self.margin,
+            note=self.note,
+        )
 
 
 @dataclass
@@ -187,8 +210,15 @@ class CellResult:
         criteria a qualified pass did not weigh), then one row per criterion."""
         if self.not_evaluated:
             note = "; ".join(filter(None, [f"not evaluated: {', '.join(self.not_evaluated)} (see their rows)", note]))
-        overall = PassVerdict(exam=self.exam, criterion=OVERALL, status=self.result, margin=self.margin,
-                              treatments=tuple(treatments), note=note, not_evaluated=self.not_evaluated)
+        overall = PassVerdict(
+            exam=self.exam,
+            criterion=OVERALL,
+            status=self.result,
+            margin=self.margin,
+            treatments=tuple(treatments),
+            note=note,
+            not_evaluated=self.not_evaluated,
+        )
         return [overall, *(c.verdict(self.exam) for c in self.criteria)]
 
 
@@ -218,9 +248,14 @@ def scoring_record(records: Iterable[dict]) -> dict[str, dict]:
     return chosen
 
 
-def evaluate(items: Iterable[Item], records: Iterable[dict], rules: list[Rule] | None = None, *,
-             kinki: Mapping[tuple[str, int], int] | None = None,
-             points: Mapping[str, int] | None = None) -> list[CellResult]:
+def evaluate(
+    items: Iterable[Item],
+    records: Iterable[dict],
+    rules: list[Rule] | None = None,
+    *,
+    kinki: Mapping[tuple[str, int], int] | None = None,
+    points: Mapping[str, int] | None = None,
+) -> list[CellResult]:
     """The verdict (see the module's docstring) of every profession-year among `items`. `kinki`
     gives, per (profession, year), how many questions were answered with a 禁忌肢 option; the
     `max_kinki` criteria of those cells are then decided. `points` gives items' own points
@@ -242,8 +277,15 @@ def evaluate(items: Iterable[Item], records: Iterable[dict], rules: list[Rule] |
     return out
 
 
-def evaluate_cell(profession: str, year: int, items: list[Item], counted: dict[str, dict],
-                  rules: list[Rule], kinki: int | None = None, points: Mapping[str, int] | None = None) -> CellResult:
+def evaluate_cell(
+    profession: str,
+    year: int,
+    items: list[Item],
+    counted: dict[str, dict],
+    rules: list[Rule],
+    kinki: int | None = None,
+    points: Mapping[str, int] | None = None,
+) -> CellResult:
     weights = [r for r in rules if r.kind == "weight"]
     scored = [it for it in items if not it.excluded]
     parts, unmatched = _assign(scored, weights, points or {})
@@ -255,14 +297,23 @@ def evaluate_cell(profession: str, year: int, items: list[Item], counted: dict[s
             on_points.append(_points_criterion(rule, tally))
             criteria.append(on_points[-1])
         elif rule.kind == "max_kinki" and kinki is not None and unasked:
-            criteria.append(Criterion(rule.name, kinki, None, rule.required, NOT_EVALUABLE,
-                                      f"{unasked} of the exam's {len(scored)} questions have no record: "
-                                      "a verdict needs the whole exam", rule.source))
+            criteria.append(
+                Criterion(
+                    rule.name,
+                    kinki,
+                    None,
+                    rule.required,
+                    NOT_EVALUABLE,
+                    f"{unasked} of the exam's {len(scored)} questions have no record: a verdict needs the whole exam",
+                    rule.source,
+                )
+            )
         elif rule.kind == "max_kinki" and kinki is not None:
             criteria.append(_kinki_criterion(rule, kinki))
         elif rule.kind in UNDECIDABLE:
-            criteria.append(Criterion(rule.name, None, None, rule.required, NOT_EVALUABLE,
-                                      UNDECIDABLE[rule.kind], rule.source))
+            criteria.append(
+                Criterion(rule.name, None, None, rule.required, NOT_EVALUABLE, UNDECIDABLE[rule.kind], rule.source)
+            )
     if not on_points:  # no criterion known: report the points of each part
         criteria = [tally.points_only(name) for name in (list(parts) or ["total"])] + criteria
     if any(c.status == FAIL for c in criteria):
@@ -293,8 +344,10 @@ class _Tally:
             return f"the criteria file does not say which questions form part {', '.join(unknown)}"
         missing = [it.id for n in names for it, _ in self.parts[n] if it.id not in self.counted]
         if missing:
-            return (f"{len(missing)} item(s) have no C+Q or C+Q+I record (e.g. {', '.join(missing[:3])}): "
-                    "a verdict needs the whole exam")
+            return (
+                f"{len(missing)} item(s) have no C+Q or C+Q+I record (e.g. {', '.join(missing[:3])}): "
+                "a verdict needs the whole exam"
+            )
         return None
 
     def points(self, names: list[str]) -> tuple[int, int]:
@@ -325,8 +378,15 @@ def _points_criterion(rule: Rule, tally: _Tally) -> Criterion:
 def _kinki_criterion(rule: Rule, selections: int) -> Criterion:
     """`<=N` 禁忌肢 selections: pass when the count is within the limit."""
     limit = int(rule.required.lstrip("<="))
-    return Criterion(rule.name, selections, None, rule.required, PASS if selections <= limit else FAIL,
-                     f"{selections} question(s) answered with a 禁忌肢 option; at most {limit} allowed", rule.source)
+    return Criterion(
+        rule.name,
+        selections,
+        None,
+        rule.required,
+        PASS if selections <= limit else FAIL,
+        f"{selections} question(s) answered with a 禁忌肢 option; at most {limit} allowed",
+        rule.source,
+    )
 
 
 def _line(rule: Rule, data_max: int) -> tuple[int | None, str]:
@@ -343,8 +403,10 @@ def _line(rule: Rule, data_max: int) -> tuple[int | None, str]:
     scaled = _scaled(rule.scaling, data_max)
     if scaled is not None:
         return scaled, f"maximum {data_max} instead of {official}: line scaled as the source states ({rule.scaling})"
-    return None, (f"the data's maximum is {data_max} but the line {required} applies to {official}, "
-                  "and the source states no line for this maximum")
+    return None, (
+        f"the data's maximum is {data_max} but the line {required} applies to {official}, "
+        "and the source states no line for this maximum"
+    )
 
 
 def _scaled(scaling: str, data_max: int) -> int | None:
@@ -356,8 +418,9 @@ def _scaled(scaling: str, data_max: int) -> int | None:
     return int(table[str(data_max)]) if str(data_max) in table else None
 
 
-def _assign(items: list[Item], weights: list[Rule],
-            points: Mapping[str, int]) -> tuple[dict[str, list[tuple[Item, int]]], list[Item]]:
+def _assign(
+    items: list[Item], weights: list[Rule], points: Mapping[str, int]
+) -> tuple[dict[str, list[tuple[Item, int]]], list[Item]]:
     """part → [(item, points)], and the items no weight row covers."""
     parts: dict[str, list[tuple[Item, int]]] = {w.parts: [] for w in weights}
     unmatched = []
@@ -365,8 +428,11 @@ def _assign(items: list[Item], weights: list[Rule],
         section, number = str(item.meta.get("section")), _int(item.meta.get("number"))
         hits = [w for w in weights if w.covers(section, number)]
         if len(hits) > 1:
-            raise DataError(f"criteria rows {', '.join(w.criterion_id for w in hits)} all cover {item.id}",
-                            file=CRITERIA_FILE, record=hits[0].criterion_id)
+            raise DataError(
+                f"criteria rows {', '.join(w.criterion_id for w in hits)} all cover {item.id}",
+                file=CRITERIA_FILE,
+                record=hits[0].criterion_id,
+            )
         if hits:
             parts[hits[0].parts].append((item, points.get(item.id, int(hits[0].points_each))))
         elif weights:

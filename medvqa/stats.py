@@ -14,8 +14,30 @@ Outputs name each interval's method in `ci_method`: `wilson-score-bcd` (`WILSON`
     [0.397, 0.892]
 """
 
-from medvqa.core.stats import (WILSON, binomial_ci, bootstrap_ci, bootstrap_p, holm, macro_method, mcnemar,
-                                     mcnemar_exact, mean_of_proportions_ci, paired_difference_ci, ratio_ci)
+from medvqa.core.stats import (
+    WILSON,
+    binomial_ci,
+    bootstrap_ci,
+    bootstrap_p,
+    holm,
+    macro_method,
+    mcnemar,
+    mcnemar_exact,
+    mean_of_proportions_ci,
+    paired_difference_ci,
+    ratio_ci,
+)
 
-__all__ = ["WILSON", "binomial_ci", "bootstrap_ci", "bootstrap_p", "holm", "macro_method", "mcnemar", "mcnemar_exact",
-           "mean_of_proportions_ci", "paired_difference_ci", "ratio_ci"]
+__all__ = [
+    "WILSON",
+    "binomial_ci",
+    "bootstrap_ci",
+    "bootstrap_p",
+    "holm",
+    "macro_method",
+    "mcnemar",
+    "mcnemar_exact",
+    "mean_of_proportions_ci",
+    "paired_difference_ci",
+    "ratio_ci",
+]

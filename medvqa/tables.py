@@ -10,9 +10,35 @@ percentage points, p-values, intervals, missing values) and one writer per outpu
     | Nurse | 50.0 |
 """
 
-from medvqa.core.render import (Table, Tables, fmt, interval, p_value, percent, points, render, to_html, to_latex,
-                                to_markdown, to_text)
 from medvqa.core.metrics import CI_COLUMNS, add_ci
+from medvqa.core.render import (
+    Table,
+    Tables,
+    fmt,
+    interval,
+    p_value,
+    percent,
+    points,
+    render,
+    to_html,
+    to_latex,
+    to_markdown,
+    to_text,
+)
 
-__all__ = ["CI_COLUMNS", "Table", "Tables", "add_ci", "fmt", "interval", "p_value", "percent",
-           "points", "render", "to_html", "to_latex", "to_markdown", "to_text"]
+__all__ = [
+    "CI_COLUMNS",
+    "Table",
+    "Tables",
+    "add_ci",
+    "fmt",
+    "interval",
+    "p_value",
+    "percent",
+    "points",
+    "render",
+    "to_html",
+    "to_latex",
+    "to_markdown",
+    "to_text",
+]

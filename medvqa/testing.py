@@ -19,8 +19,9 @@ import medvqa.core  # noqa: F401  (says so when a folder named medvqa shadows th
 __all__ = ["ContractError", "KitReport", "check_benchmark", "medvqa_check"]
 
 
-def check_benchmark(benchmark: Any, data: Any = None, *, split: str | None = None, work_dir: Any = None,
-                    raise_on_problems: bool = True):
+def check_benchmark(
+    benchmark: Any, data: Any = None, *, split: str | None = None, work_dir: Any = None, raise_on_problems: bool = True
+):
     """Check a benchmark (a registered name or a `medvqa.Benchmark` object) on the data at
     `data`; raises `ContractError` listing every broken contract, naming the item. Returns a
     `KitReport`."""
@@ -47,6 +48,7 @@ except ImportError:  # the kit works without pytest; only the fixture needs it
     pytest = None
 
 if pytest is not None:
+
     @pytest.fixture
     def medvqa_check(tmp_path):
         """`check_benchmark` with the kit's runs written under the test's `tmp_path`."""
@@ -56,5 +58,6 @@ if pytest is not None:
 
         return check
 else:  # pragma: no cover
+
     def medvqa_check(*_args, **_kwargs):
         raise RuntimeError("medvqa_check is a pytest fixture: install pytest")

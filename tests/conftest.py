@@ -15,8 +15,11 @@ def shared_data(*parts: str) -> Path:
     """A path under ../shared/data; fails (never skips) when the folder is absent."""
     path = SHARED_DATA.joinpath(*parts)
     if not path.exists():
-        pytest.fail(f"real test data not found at {path}: these tests need ../shared/data beside the "
-                    f"repository checkout ({REPO})", pytrace=False)
+        pytest.fail(
+            f"real test data not found at {path}: these tests need ../shared/data beside the "
+            f"repository checkout ({REPO})",
+            pytrace=False,
+        )
     return path
 
 
@@ -64,4 +67,3 @@ def _forget_credentials():
     forget()
     yield
     forget()
-

@@ -50,10 +50,30 @@ SAMPLE = ("--sample", "--seed", "0")
 RESAMPLES = ("--resamples", "200", "--seed", "0")
 COMMANDS: dict[str, list[str]] = {
     # the bundled JMed48k sample, two baselines under every condition
-    "sample-run-random": ["run", "jmed48k", *SAMPLE, "--model", "random", "--conditions", "C,C+Q,C+I,C+Q+I",
-                          "--run-dir", "{tmp}/sample/random", "--json"],
-    "sample-run-constant": ["run", "jmed48k", *SAMPLE, "--model", "constant:1", "--conditions", "C,C+Q,C+I,C+Q+I",
-                            "--run-dir", "{tmp}/sample/constant", "--json"],
+    "sample-run-random": [
+        "run",
+        "jmed48k",
+        *SAMPLE,
+        "--model",
+        "random",
+        "--conditions",
+        "C,C+Q,C+I,C+Q+I",
+        "--run-dir",
+        "{tmp}/sample/random",
+        "--json",
+    ],
+    "sample-run-constant": [
+        "run",
+        "jmed48k",
+        *SAMPLE,
+        "--model",
+        "constant:1",
+        "--conditions",
+        "C,C+Q,C+I,C+Q+I",
+        "--run-dir",
+        "{tmp}/sample/constant",
+        "--json",
+    ],
     "sample-report": ["report", "{tmp}/sample/random", "--json"],
     "sample-report-table-jmed48k": ["report", "{tmp}/sample/random", "--table", "jmed48k", "--json"],
     "sample-report-pass": ["report", "{tmp}/sample/random", "--pass", "--json"],
@@ -62,8 +82,21 @@ COMMANDS: dict[str, list[str]] = {
     "sample-view": ["view", "{tmp}/sample/random", "{tmp}/sample/constant", "--html", "{tmp}/sample/view.html"],
     "sample-score": ["score", "{tmp}/sample/random", "--json"],
     # IgakuQA, one exam block (116A), random
-    "igakuqa-run-random": ["run", "igakuqa", "--data", "{data}/igakuqa", "--select", "block=116A", "--model", "random",
-                           "--seed", "0", "--run-dir", "{tmp}/igakuqa/random", "--json"],
+    "igakuqa-run-random": [
+        "run",
+        "igakuqa",
+        "--data",
+        "{data}/igakuqa",
+        "--select",
+        "block=116A",
+        "--model",
+        "random",
+        "--seed",
+        "0",
+        "--run-dir",
+        "{tmp}/igakuqa/random",
+        "--json",
+    ],
     "igakuqa-report": ["report", "{tmp}/igakuqa/random", "--json"],
     "igakuqa-report-table-igakuqa": ["report", "{tmp}/igakuqa/random", "--table", "igakuqa", "--json"],
     "igakuqa-report-pass": ["report", "{tmp}/igakuqa/random", "--pass", "--json"],
@@ -71,14 +104,48 @@ COMMANDS: dict[str, list[str]] = {
     "igakuqa-view": ["view", "{tmp}/igakuqa/random", "--html", "{tmp}/igakuqa/view.html"],
     "igakuqa-score": ["score", "{tmp}/igakuqa/random", "--json"],
     # MIR: 2026's nine published models; 2024's GPT-4 without the image and GPT-4 Vision with it
-    "mir-import-2026": ["import", "mir", "{data}/mir/2026/MIR26.xlsx", "--data", "{data}/mir",
-                        "--run-dir", "{tmp}/mir26", "--json"],
-    "mir-import-2024-gpt4": ["import", "mir", "{data}/mir/2024/MIR24GPT_final.xlsx", "--data", "{data}/mir",
-                             "--response-column", " GPT-4", "--condition", "C+Q", "--model", "gpt-4",
-                             "--run-dir", "{tmp}/mir24/gpt4", "--json"],
-    "mir-import-2024-gpt4v": ["import", "mir", "{data}/mir/2024/MIR24GPT_vision_answered_v2.xlsx", "--data",
-                              "{data}/mir", "--response-column", " GPT-4 Vision", "--model", "gpt-4-vision",
-                              "--model-name", "gpt-4", "--run-dir", "{tmp}/mir24/gpt4v", "--json"],
+    "mir-import-2026": [
+        "import",
+        "mir",
+        "{data}/mir/2026/MIR26.xlsx",
+        "--data",
+        "{data}/mir",
+        "--run-dir",
+        "{tmp}/mir26",
+        "--json",
+    ],
+    "mir-import-2024-gpt4": [
+        "import",
+        "mir",
+        "{data}/mir/2024/MIR24GPT_final.xlsx",
+        "--data",
+        "{data}/mir",
+        "--response-column",
+        " GPT-4",
+        "--condition",
+        "C+Q",
+        "--model",
+        "gpt-4",
+        "--run-dir",
+        "{tmp}/mir24/gpt4",
+        "--json",
+    ],
+    "mir-import-2024-gpt4v": [
+        "import",
+        "mir",
+        "{data}/mir/2024/MIR24GPT_vision_answered_v2.xlsx",
+        "--data",
+        "{data}/mir",
+        "--response-column",
+        " GPT-4 Vision",
+        "--model",
+        "gpt-4-vision",
+        "--model-name",
+        "gpt-4",
+        "--run-dir",
+        "{tmp}/mir24/gpt4v",
+        "--json",
+    ],
     "mir-report": ["report", "{tmp}/mir26/gpt52", "--json"],
     "mir-report-table-mir": ["report", "{tmp}/mir26/gpt52", "--table", "mir", "--json"],
     "mir-report-table-mir-2024": ["report", "{tmp}/mir24/gpt4", "--table", "mir", "--json"],
@@ -88,23 +155,53 @@ COMMANDS: dict[str, list[str]] = {
     "mir-view-2026": ["view", "{tmp}/mir26/gpt52", "{tmp}/mir26/o3", "--html", "{tmp}/mir26/view.html"],
     "mir-score": ["score", "{tmp}/mir26/gpt52", "--json"],
     # WorldMedQA-V Japan: GPT-4o's four published tables
-    **{f"worldmedqa_v-import-{lang}-{cond}": [
-        "import", "worldmedqa_v",
-        f"{{data}}/worldmedqa-v-japan/visuals/outputs_{folder}/GPT4o/GPT4o_japan_{lang}_gpt-4o-mini_result.xlsx",
-        "--data", "{data}/worldmedqa-v-japan", "--run-dir", f"{{tmp}}/wmv/{lang}-{cond}", "--json"]
-       for lang in ("local", "english") for cond, folder in (("image", "w_images"), ("blind", "blind"))},
+    **{
+        f"worldmedqa_v-import-{lang}-{cond}": [
+            "import",
+            "worldmedqa_v",
+            f"{{data}}/worldmedqa-v-japan/visuals/outputs_{folder}/GPT4o/GPT4o_japan_{lang}_gpt-4o-mini_result.xlsx",
+            "--data",
+            "{data}/worldmedqa-v-japan",
+            "--run-dir",
+            f"{{tmp}}/wmv/{lang}-{cond}",
+            "--json",
+        ]
+        for lang in ("local", "english")
+        for cond, folder in (("image", "w_images"), ("blind", "blind"))
+    },
     "worldmedqa_v-report": ["report", "{tmp}/wmv/local-image", "--json"],
     "worldmedqa_v-report-table-worldmedqa_v": ["report", "{tmp}/wmv/local-image", "--table", "worldmedqa_v", "--json"],
     "worldmedqa_v-report-pass": ["report", "{tmp}/wmv/local-image", "--pass", "--json"],
-    "worldmedqa_v-audit": ["audit", "{tmp}/wmv/local-image", "{tmp}/wmv/local-blind", "{tmp}/wmv/english-image",
-                           "{tmp}/wmv/english-blind", *RESAMPLES, "--json"],
-    "worldmedqa_v-compare": ["compare", "{tmp}/wmv/local-image", "{tmp}/wmv/local-blind", "{tmp}/wmv/english-image",
-                             "{tmp}/wmv/english-blind", *RESAMPLES, "--json"],
+    "worldmedqa_v-audit": [
+        "audit",
+        "{tmp}/wmv/local-image",
+        "{tmp}/wmv/local-blind",
+        "{tmp}/wmv/english-image",
+        "{tmp}/wmv/english-blind",
+        *RESAMPLES,
+        "--json",
+    ],
+    "worldmedqa_v-compare": [
+        "compare",
+        "{tmp}/wmv/local-image",
+        "{tmp}/wmv/local-blind",
+        "{tmp}/wmv/english-image",
+        "{tmp}/wmv/english-blind",
+        *RESAMPLES,
+        "--json",
+    ],
     "worldmedqa_v-view": ["view", "{tmp}/wmv/local-image", "{tmp}/wmv/local-blind", "--html", "{tmp}/wmv/view.html"],
     "worldmedqa_v-score": ["score", "{tmp}/wmv/local-image", "--json"],
     # one headline table across the four benchmarks
-    "cross-benchmark-compare": ["compare", "{tmp}/sample/random", "{tmp}/igakuqa/random", "{tmp}/mir26/gpt52",
-                                "{tmp}/wmv/local-image", *RESAMPLES, "--json"],
+    "cross-benchmark-compare": [
+        "compare",
+        "{tmp}/sample/random",
+        "{tmp}/igakuqa/random",
+        "{tmp}/mir26/gpt52",
+        "{tmp}/wmv/local-image",
+        *RESAMPLES,
+        "--json",
+    ],
     # an eval set of both baselines on the sample and on IgakuQA 116A, planned only
     "eval-dry-run": ["eval", "{tmp}/set.toml", "--dry-run", "--json"],
 }
@@ -150,8 +247,12 @@ def produce(tmp: Path) -> dict[str, bytes]:
 
     data = shared_data()
     cache = tmp / "cache"
-    roots = dict(sorted({str(cache): "<cache>", str(tmp): "<tmp>", str(data): "<data>", str(REPO): "<repo>"}.items(),
-                        key=lambda kv: -len(kv[0])))
+    roots = dict(
+        sorted(
+            {str(cache): "<cache>", str(tmp): "<tmp>", str(data): "<data>", str(REPO): "<repo>"}.items(),
+            key=lambda kv: -len(kv[0]),
+        )
+    )
     (tmp / "set.toml").write_text(EVAL_SET.format(data=data), encoding="utf-8")
     out = {}
     with patch.dict(os.environ, {"MEDVQA_CACHE_DIR": str(cache)}):

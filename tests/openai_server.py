@@ -48,9 +48,9 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 from urllib.request import urlopen
 
 from aiohttp import web
@@ -88,7 +88,7 @@ class Faults:
     trickle_s: float = 0.5
 
     @classmethod
-    def every_kind(cls, total: float, **kw) -> "Faults":
+    def every_kind(cls, total: float, **kw) -> Faults:
         """`total` split evenly over the transient kinds."""
         each = total / len(FAULT_KINDS)
         return cls(**{k: each for k in FAULT_KINDS}, **kw)
@@ -169,8 +169,11 @@ def answer_for(messages: list[dict], key: str) -> list[str]:
     text = "\n".join(t for _, parts in canonical_messages(messages) for kind, t in parts if kind == "text")
     rng = random.Random(key)
     listed = _LABEL_LIST.search(text)
-    labels = ([x.strip() for x in listed.group(1).split(",") if x.strip()] if listed
-              else list(dict.fromkeys(_OPTION_LINE.findall(text))))
+    labels = (
+        [x.strip() for x in listed.group(1).split(",") if x.strip()]
+        if listed
+        else list(dict.fromkeys(_OPTION_LINE.findall(text)))
+    )
     if labels:
         n = int(m.group(1)) if (m := _CHOOSE.search(text)) else 1
         return sorted(rng.sample(labels, min(max(n, 1), len(labels))))
@@ -189,13 +192,17 @@ def shaped_answer(labels: list[str], response_format: dict | None) -> dict:
     return {required[0]: (labels[0] if labels else "") if kind == "string" else labels}
 
 
-def completion_body(model: str, key: str, text: str | None, prompt_chars: int, refusal: str | None = None,
-                    reasoning: dict | None = None) -> dict:
+def completion_body(
+    model: str, key: str, text: str | None, prompt_chars: int, refusal: str | None = None, reasoning: dict | None = None
+) -> dict:
     """The chat completion; `reasoning`: {"field": name or None, "text": the reasoning, "finish": reason}."""
     prompt_tokens, completion_tokens = 1 + prompt_chars // 4, 1 + len(text or refusal or "") // 4
     message = {"role": "assistant", "content": text, **({"refusal": refusal} if refusal is not None else {})}
-    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-             "total_tokens": prompt_tokens + completion_tokens}
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
     finish = "stop"
     if reasoning is not None:
         thought = 1 + len(reasoning["text"]) // 4
@@ -205,10 +212,15 @@ def completion_body(model: str, key: str, text: str | None, prompt_chars: int, r
             usage["total_tokens"] += thought
         usage["completion_tokens_details"] = {"reasoning_tokens": thought}
         finish = reasoning["finish"]
-    return {"id": f"chatcmpl-{key[:24]}", "object": "chat.completion", "created": int(time.time()),
-            "model": model, "system_fingerprint": "medvqa-test-server",
-            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
-            "usage": usage}
+    return {
+        "id": f"chatcmpl-{key[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": "medvqa-test-server",
+        "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+        "usage": usage,
+    }
 
 
 REASONING_FORMS = ("reasoning_content", "reasoning", "think", "thinking")
@@ -222,7 +234,7 @@ def with_reasoning(text: str, reasoning: str, form: str, max_tokens: int | None)
     if budget is not None and len(reasoning) > budget:
         reasoning, text, finish = reasoning[:budget], None, "length"
     elif budget is not None and len(text) > budget - len(reasoning):
-        text, finish = text[:budget - len(reasoning)], "length"
+        text, finish = text[: budget - len(reasoning)], "length"
     if form in ("think", "thinking"):
         closed = f"</{form}>" if text is not None else ""
         content = f"<{form}>{reasoning}{closed}{text or ''}"
@@ -253,7 +265,7 @@ class OpenAIServer:
     # requests differing only in their seed (a run's repeats) get answers drawn independently
     sampling: bool = False
     # the batch API: its faults, and `batch_hold` keeps every batch in progress until it is cleared
-    batch_faults: "BatchFaults" = field(default_factory=lambda: BatchFaults())
+    batch_faults: BatchFaults = field(default_factory=lambda: BatchFaults())
     batch_hold: bool = False
     # a hostile server's token counts: this `usage` block in every answer (chat and batch lines)
     # instead of the counted one, sent as given (`NaN` and `Infinity` as Python writes them); or a
@@ -299,8 +311,17 @@ class OpenAIServer:
                 purpose = await part.text()
         file_id = f"file-{len(self.files) + 1}"
         self.files[file_id] = data
-        return web.json_response({"id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
-                                  "filename": "input.jsonl", "purpose": purpose, "status": "processed"})
+        return web.json_response(
+            {
+                "id": file_id,
+                "object": "file",
+                "bytes": len(data),
+                "created_at": int(time.time()),
+                "filename": "input.jsonl",
+                "purpose": purpose,
+                "status": "processed",
+            }
+        )
 
     async def _file_content(self, request: web.Request) -> web.Response:
         return web.Response(body=self.files[request.match_info["file_id"]], content_type="application/octet-stream")
@@ -312,13 +333,27 @@ class OpenAIServer:
         self.batches[batch_id] = {"lines": lines, "polls": 0, "body": body, "result": None}
         return web.json_response(self._batch_object(batch_id, "validating"))
 
-    def _batch_object(self, batch_id: str, status: str, output: str | None = None, errors: str | None = None,
-                      counts: tuple[int, int] = (0, 0)) -> dict:
+    def _batch_object(
+        self,
+        batch_id: str,
+        status: str,
+        output: str | None = None,
+        errors: str | None = None,
+        counts: tuple[int, int] = (0, 0),
+    ) -> dict:
         b = self.batches[batch_id]
-        return {"id": batch_id, "object": "batch", "endpoint": b["body"]["endpoint"],
-                "input_file_id": b["body"]["input_file_id"], "completion_window": b["body"]["completion_window"],
-                "status": status, "output_file_id": output, "error_file_id": errors, "created_at": int(time.time()),
-                "request_counts": {"total": len(b["lines"]), "completed": counts[0], "failed": counts[1]}}
+        return {
+            "id": batch_id,
+            "object": "batch",
+            "endpoint": b["body"]["endpoint"],
+            "input_file_id": b["body"]["input_file_id"],
+            "completion_window": b["body"]["completion_window"],
+            "status": status,
+            "output_file_id": output,
+            "error_file_id": errors,
+            "created_at": int(time.time()),
+            "request_counts": {"total": len(b["lines"]), "completed": counts[0], "failed": counts[1]},
+        }
 
     async def _retrieve_batch(self, request: web.Request) -> web.Response:
         batch_id = request.match_info["batch_id"]
@@ -343,17 +378,31 @@ class OpenAIServer:
             key = content_key(messages)
             self.batch_lines[key] += 1
             if f.failed_line_every and batch_id == "batch_1" and i % f.failed_line_every == 0:
-                errors.append({"id": f"req-{i}", "custom_id": line["custom_id"],
-                               "response": {"status_code": 500, "request_id": f"req-{i}",
-                                            "body": {"error": {"message": "internal error", "type": "server_error"}}},
-                               "error": None})
+                errors.append(
+                    {
+                        "id": f"req-{i}",
+                        "custom_id": line["custom_id"],
+                        "response": {
+                            "status_code": 500,
+                            "request_id": f"req-{i}",
+                            "body": {"error": {"message": "internal error", "type": "server_error"}},
+                        },
+                        "error": None,
+                    }
+                )
                 continue
             text = self._reply(messages, key, line["body"].get("response_format"))
             body = completion_body(line["body"].get("model", self.model), key, text, body_chars(line["body"]), None)
             if (usage := self._usage(messages)) is not None:
                 body["usage"] = usage
-            outputs.append({"id": f"req-{i}", "custom_id": line["custom_id"],
-                            "response": {"status_code": 200, "request_id": f"req-{i}", "body": body}, "error": None})
+            outputs.append(
+                {
+                    "id": f"req-{i}",
+                    "custom_id": line["custom_id"],
+                    "response": {"status_code": 200, "request_id": f"req-{i}", "body": body},
+                    "error": None,
+                }
+            )
         lines = [json.dumps(o) for o in outputs]
         hostile = f.every_batch or batch_id == "batch_1"
         if hostile and 0 <= f.repeated_line < len(outputs):
@@ -372,13 +421,20 @@ class OpenAIServer:
         return ("expired" if expired else "completed", out_id, err_id, (len(outputs), len(errors)))
 
     async def _models(self, request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": self.model, "object": "model",
-                                                               "owned_by": "medvqa-test-server"}]})
+        return web.json_response(
+            {"object": "list", "data": [{"id": self.model, "object": "model", "owned_by": "medvqa-test-server"}]}
+        )
 
     async def _stats(self, request: web.Request) -> web.Response:
-        return web.json_response({"requests": sum(self.counts.values()), "keys": len(self.counts),
-                                  "outcomes": dict(self.outcomes), "faults": asdict(self.faults),
-                                  "latency": self.latency})
+        return web.json_response(
+            {
+                "requests": sum(self.counts.values()),
+                "keys": len(self.counts),
+                "outcomes": dict(self.outcomes),
+                "faults": asdict(self.faults),
+                "latency": self.latency,
+            }
+        )
 
     async def _counts(self, request: web.Request) -> web.Response:
         return web.json_response(dict(self.counts))
@@ -389,8 +445,9 @@ class OpenAIServer:
             body = json.loads(raw)
             messages = body["messages"]
         except (ValueError, KeyError, TypeError):
-            return web.json_response({"error": {"message": "invalid request body", "type": "invalid_request_error"}},
-                                     status=400)
+            return web.json_response(
+                {"error": {"message": "invalid request body", "type": "invalid_request_error"}}, status=400
+            )
         key = content_key(messages)
         attempt = self.counts[key]
         self.counts[key] += 1
@@ -401,21 +458,29 @@ class OpenAIServer:
         if self.latency:
             await asyncio.sleep(self.latency)
         if fault == "rate_limit":
-            return web.json_response({"error": {"message": "rate limited", "type": "rate_limit_error"}}, status=429,
-                                     headers={"Retry-After": f"{self.faults.retry_after_s:g}"})
+            return web.json_response(
+                {"error": {"message": "rate limited", "type": "rate_limit_error"}},
+                status=429,
+                headers={"Retry-After": f"{self.faults.retry_after_s:g}"},
+            )
         if fault == "bad_request":
-            return web.json_response({"error": {"message": "invalid image", "type": "invalid_request_error"}}, status=400)
+            return web.json_response(
+                {"error": {"message": "invalid image", "type": "invalid_request_error"}}, status=400
+            )
         if fault == "auth_error":
             presented = request.headers.get("Authorization", "").removeprefix("Bearer ")
-            return web.json_response({"error": {"message": f"Incorrect API key provided: {presented}",
-                                                "type": "invalid_request_error"}}, status=401)
+            return web.json_response(
+                {"error": {"message": f"Incorrect API key provided: {presented}", "type": "invalid_request_error"}},
+                status=401,
+            )
         if fault == "server_error":
             return web.json_response({"error": {"message": "internal error", "type": "server_error"}}, status=500)
         if fault == "timeout":
             await asyncio.sleep(self.faults.hang_s)
         if fault == "non_json":
-            return web.Response(text="<html><body>502 upstream went away</body></html>", status=200,
-                                content_type="application/json")
+            return web.Response(
+                text="<html><body>502 upstream went away</body></html>", status=200, content_type="application/json"
+            )
         drawn = key
         if self.sampling and (body.get("temperature") or 0) > 0:
             drawn = f"{key}:{body.get('seed')}"
@@ -432,8 +497,9 @@ class OpenAIServer:
         reasoning = None
         thought = self.think(prompt_text(messages)) if self.think is not None and fault is None else None
         if thought is not None:
-            text, reasoning = with_reasoning(text, thought, self.reasoning_form,
-                                             body.get("max_tokens") or body.get("max_completion_tokens"))
+            text, reasoning = with_reasoning(
+                text, thought, self.reasoning_form, body.get("max_tokens") or body.get("max_completion_tokens")
+            )
         answer = completion_body(body.get("model", self.model), key, text, body_chars(body), refusal, reasoning)
         if (usage := self._usage(messages)) is not None:
             answer["usage"] = usage
@@ -443,7 +509,7 @@ class OpenAIServer:
             response.content_length = len(payload)
             await response.prepare(request)
             for i in range(len(payload)):
-                await response.write(payload[i:i + 1])
+                await response.write(payload[i : i + 1])
                 await asyncio.sleep(self.faults.trickle_s)
             return response
         if fault == "truncated":
@@ -475,7 +541,7 @@ class OpenAIServer:
         self.port = self._runner.addresses[0][1]  # the port bound (a free one for port 0)
         self._ready.set()
 
-    def start(self) -> "OpenAIServer":
+    def start(self) -> OpenAIServer:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="openai-test-server", daemon=True)
         self._thread.start()
@@ -502,7 +568,7 @@ class OpenAIServer:
         except KeyboardInterrupt:
             pass
 
-    def __enter__(self) -> "OpenAIServer":
+    def __enter__(self) -> OpenAIServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -514,8 +580,12 @@ class ServerProcess:
     `ServerProcess("--latency", "0.2")`; `.url`, `.counts()`, `.stats()`, `.stop()`."""
 
     def __init__(self, *args: str):
-        self._proc = subprocess.Popen([sys.executable, "-m", "tests.openai_server", "--port", "0", *args],
-                                      cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE, text=True)
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.openai_server", "--port", "0", *args],
+            cwd=Path(__file__).resolve().parents[1],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         line = self._proc.stdout.readline().strip()
         if not line.startswith("listening on "):
             self._proc.kill()
@@ -537,7 +607,7 @@ class ServerProcess:
         self._proc.wait(timeout=10)
         self._proc.stdout.close()
 
-    def __enter__(self) -> "ServerProcess":
+    def __enter__(self) -> ServerProcess:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -563,8 +633,9 @@ def main(argv: list[str] | None = None) -> None:
             setattr(faults, kind, getattr(args, kind))
     faults.retry_after_s, faults.hang_s = args.retry_after, args.hang
     replies = json.loads(Path(args.replies).read_text()) if args.replies else None
-    OpenAIServer(latency=args.latency, faults=faults, seed=args.seed, host=args.host, port=args.port,
-                 replies=replies).serve_forever()
+    OpenAIServer(
+        latency=args.latency, faults=faults, seed=args.seed, host=args.host, port=args.port, replies=replies
+    ).serve_forever()
 
 
 if __name__ == "__main__":

@@ -18,14 +18,35 @@ from click.testing import CliRunner
 import medvqa
 from medvqa.cli.main import cli
 from medvqa.core.run.store import read_records
-
 from tests.conftest import REPO, shared_data
 
-SURFACE = {"Benchmark", "Item", "Gold", "Option", "ImageRef", "Template", "LanguagePatterns", "Finding", "hookimpl",
-           "load", "score", "run", "records", "report", "audit", "compare", "AnswerConventions", "DataError", "resolve_image",
-           "Condition", "ANSWER_TOKEN", "read_jsonl"}
-PUBLIC_MODULES = ["medvqa"] + sorted(f"medvqa.{p.stem}" for p in (REPO / "medvqa").glob("*.py")
-                                     if not p.name.startswith("_"))
+SURFACE = {
+    "Benchmark",
+    "Item",
+    "Gold",
+    "Option",
+    "ImageRef",
+    "Template",
+    "LanguagePatterns",
+    "Finding",
+    "hookimpl",
+    "load",
+    "score",
+    "run",
+    "records",
+    "report",
+    "audit",
+    "compare",
+    "AnswerConventions",
+    "DataError",
+    "resolve_image",
+    "Condition",
+    "ANSWER_TOKEN",
+    "read_jsonl",
+}
+PUBLIC_MODULES = ["medvqa"] + sorted(
+    f"medvqa.{p.stem}" for p in (REPO / "medvqa").glob("*.py") if not p.name.startswith("_")
+)
 
 
 def python_blocks(text: str) -> list[str]:
@@ -37,11 +58,20 @@ def public_names() -> list[str]:
 
 
 def test_the_surface_is_listed_and_every_name_resolves():
-    out = subprocess.run([sys.executable, "-c", "import medvqa; print(medvqa.__all__)"], capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", "import medvqa; print(medvqa.__all__)"], capture_output=True, text=True, check=True
+    )
     assert SURFACE <= set(ast.literal_eval(out.stdout))
-    assert PUBLIC_MODULES == ["medvqa", "medvqa.commands", "medvqa.ja", "medvqa.metrics", "medvqa.mhlw", "medvqa.stats",
-                              "medvqa.tables", "medvqa.testing"]
+    assert PUBLIC_MODULES == [
+        "medvqa",
+        "medvqa.commands",
+        "medvqa.ja",
+        "medvqa.metrics",
+        "medvqa.mhlw",
+        "medvqa.stats",
+        "medvqa.tables",
+        "medvqa.testing",
+    ]
     for dotted in public_names():
         module, _, name = dotted.rpartition(".")
         assert getattr(import_module(module), name) is not None, dotted
@@ -51,8 +81,10 @@ def test_the_surface_is_listed_and_every_name_resolves():
 
 
 def test_import_medvqa_loads_nothing_heavy():
-    code = ("import sys, medvqa; from medvqa import hookimpl; "
-            "print(sorted(m for m in ('pandas', 'pydantic', 'litellm', 'numpy', 'medvqa.core.items') if m in sys.modules))")
+    code = (
+        "import sys, medvqa; from medvqa import hookimpl; "
+        "print(sorted(m for m in ('pandas', 'pydantic', 'litellm', 'numpy', 'medvqa.core.items') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -134,8 +166,9 @@ def test_the_docs_python_imports_only_public_medvqa_names(tmp_path):
             path = tmp_path / f"{doc.stem}_{number}.py"
             path.write_text(block, encoding="utf-8")
             for module, name, _ in imports(path):
-                if module.split(".")[0] == "medvqa" and (module not in PUBLIC_MODULES or (
-                        name is not None and name not in import_module(module).__all__)):
+                if module.split(".")[0] == "medvqa" and (
+                    module not in PUBLIC_MODULES or (name is not None and name not in import_module(module).__all__)
+                ):
                     bad.append(f"{doc.relative_to(REPO)} block {number}: {module}.{name or ''}")
     assert not bad, "\n".join(bad)
 
@@ -143,8 +176,11 @@ def test_the_docs_python_imports_only_public_medvqa_names(tmp_path):
 def test_pass_report_states_the_types_of_its_arguments():
     """`pass_report(items, records)`: items are medvqa.Item objects, records dicts; the hook's
     docs and its docstring say so."""
-    row = next(line for line in (REPO / "docs" / "plugins.md").read_text(encoding="utf-8").splitlines()
-               if line.startswith("| `pass_report(items, records)`"))
+    row = next(
+        line
+        for line in (REPO / "docs" / "plugins.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `pass_report(items, records)`")
+    )
     assert "`items` is a `list[medvqa.Item]`" in row and "`records` a `list[dict]`" in row
     doc = " ".join(medvqa.Benchmark.pass_report.__doc__.split())
     assert "`items` are `medvqa.Item`s" in doc and "`records` are dicts" in doc
@@ -166,15 +202,21 @@ def invoke_json(*args):
 def test_run_returns_the_run_directory_and_the_summary_run_prints(sample_run, tmp_path):
     run_dir, summary = sample_run
     assert (run_dir / "manifest.json").is_file() and summary["run_dir"] == str(run_dir)
-    printed = invoke_json("run", "jmed48k", "--sample", "--model", "random", "--no-cache", "--run-dir", tmp_path / "cli")
-    assert {k: v for k, v in summary.items() if k in printed and k != "run_dir"} == \
-        {k: v for k, v in printed.items() if k != "run_dir"}
+    printed = invoke_json(
+        "run", "jmed48k", "--sample", "--model", "random", "--no-cache", "--run-dir", tmp_path / "cli"
+    )
+    assert {k: v for k, v in summary.items() if k in printed and k != "run_dir"} == {
+        k: v for k, v in printed.items() if k != "run_dir"
+    }
     live = [it for it in medvqa.load("jmed48k", split="sample") if not it.excluded]
     assert summary["n_records"] == len(live) + sum(it.image_available for it in live) == 22
     assert set(summary["accuracy"]) == {"C+Q", "C+Q+I"}
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["command_line"] == ["python", "-c", "import medvqa; medvqa.run('jmed48k', 'random', sample=True, "
-                                        f"run_dir={str(run_dir)!r}, cache=False)"]
+    assert manifest["command_line"] == [
+        "python",
+        "-c",
+        f"import medvqa; medvqa.run('jmed48k', 'random', sample=True, run_dir={str(run_dir)!r}, cache=False)",
+    ]
     assert manifest["plugins"]["medvqa.adapters.jmed48k.plugin"]["distribution"] == "medvqa"
     with pytest.raises(TypeError, match="unknown options smaple; accepted: .*sample"):
         medvqa.run("jmed48k", "random", smaple=True)
@@ -200,15 +242,20 @@ def test_records_are_the_newest_record_of_each_pair(sample_run):
 
 def values(frame) -> list[dict]:
     """A DataFrame's rows as plain values, a missing one (NaN, None) as None: how JSON says them."""
-    return [{k: None if v is None or (isinstance(v, float) and math.isnan(v)) else v for k, v in row.items()}
-            for row in frame.to_dict(orient="records")]
+    return [
+        {k: None if v is None or (isinstance(v, float) and math.isnan(v)) else v for k, v in row.items()}
+        for row in frame.to_dict(orient="records")
+    ]
 
 
-@pytest.mark.parametrize("args,kwargs", [
-    ((), {}),
-    (("--by", "profession,year"), {"by": ["profession", "year"]}),
-    (("--by", ""), {"by": ""}),
-])
+@pytest.mark.parametrize(
+    "args,kwargs",
+    [
+        ((), {}),
+        (("--by", "profession,year"), {"by": ["profession", "year"]}),
+        (("--by", ""), {"by": ""}),
+    ],
+)
 def test_report_returns_a_dataframe_of_what_report_json_prints(sample_run, args, kwargs):
     run_dir, _ = sample_run
     printed = invoke_json("report", run_dir, *args)
@@ -234,8 +281,15 @@ def test_report_tables_and_pass_lines_are_dataframes_of_what_json_prints(sample_
     printed = invoke_json("report", run_dir, "--pass")
     verdicts = medvqa.report(run_dir, pass_lines=True)
     assert values(verdicts) == printed["rows"]
-    assert verdicts.criterion.tolist() == ["overall", "hisshu", "general", "kinki", "overall", "hisshu",
-                                           "general+situational"]  # Physician 2024, then Nurse 2023
+    assert verdicts.criterion.tolist() == [
+        "overall",
+        "hisshu",
+        "general",
+        "kinki",
+        "overall",
+        "hisshu",
+        "general+situational",
+    ]  # Physician 2024, then Nurse 2023
     assert verdicts.attrs == {k: v for k, v in printed.items() if k != "rows"}
     assert medvqa.report(run_dir, pass_lines=True, fmt="json") == printed
 
@@ -257,8 +311,11 @@ def test_report_of_a_published_run_shows_the_other_reading_in_flat_columns(tmp_p
     assert values(strict) == invoke_json("report", run_dir, "--by", "", "--reading", "strict")
     row = strict.iloc[0]
     assert (row.reading, row.correct, row.assisted_correct) == ("strict", 57, 149)
-    assert (row.assisted_accuracy, row.assisted_ci_low, row.assisted_ci_high) == \
-        (headline.accuracy[0], headline.ci_low[0], headline.ci_high[0])
+    assert (row.assisted_accuracy, row.assisted_ci_low, row.assisted_ci_high) == (
+        headline.accuracy[0],
+        headline.ci_low[0],
+        headline.ci_high[0],
+    )
     # compare's cell of this run is report's row, column for column
     cell = medvqa.compare(run_dir, reading="strict", resamples=50).query("stratum == 'overall'").iloc[0]
     for column in ("n", "ci_low", "ci_high", "assisted_accuracy", "assisted_ci_low", "assisted_ci_high", "extracted"):
@@ -266,8 +323,9 @@ def test_report_of_a_published_run_shows_the_other_reading_in_flat_columns(tmp_p
     assert cell.value == row.accuracy
     # the records read as report reads them: the protocol's reading, or the one asked for
     frame = medvqa.records(run_dir)
-    assert frame.attrs["reading"] == "assisted" and frame.groupby("condition")["correct"].mean().to_dict() == \
-        {"C+Q+I": 149 / 168}
+    assert frame.attrs["reading"] == "assisted" and frame.groupby("condition")["correct"].mean().to_dict() == {
+        "C+Q+I": 149 / 168
+    }
     assert frame["strict_reading"].notna().sum() == 101  # the replies the extractor read, their strict reading kept
     strict_frame = medvqa.records(run_dir, reading="strict")
     assert strict_frame.attrs["reading"] == "strict" and strict_frame["correct"].sum() == 57

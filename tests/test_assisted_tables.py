@@ -56,8 +56,14 @@ def answers(items: list, conditions: tuple[str, ...]) -> tuple[list[dict], dict[
     line (missing). Returns (lines, {(item, condition): right} of the prose answers)."""
     lines, prose_right = [], {}
     for i, it in enumerate(items):
-        if (it.excluded or not it.options or it.gold is None or it.gold.format != "single"
-                or it.meta.get("withdrawn") or it.meta.get("credited_to_all")):
+        if (
+            it.excluded
+            or not it.options
+            or it.gold is None
+            or it.gold.format != "single"
+            or it.meta.get("withdrawn")
+            or it.meta.get("credited_to_all")
+        ):
             continue
         gold = it.gold.alternatives[0][0]
         for cond in conditions:
@@ -85,8 +91,10 @@ def report(run_dir: Path, by: str, reading: str = "strict") -> list[dict]:
 
 def strict(tables: dict) -> dict:
     """The tables without their assisted columns."""
+
     def rows(t):
         return t["rows"] if isinstance(t, dict) else t
+
     return {name: [{k: v for k, v in r.items() if k not in ASSISTED} for r in rows(t)] for name, t in tables.items()}
 
 
@@ -95,24 +103,38 @@ def plan(bench: str, tables: dict) -> list[tuple[list[dict], str, callable]]:
     row): which of its tables count the same cells as `report`."""
     rows = {name: (t["rows"] if isinstance(t, dict) else t) for name, t in tables.items()}
     if bench in ("igakuqa", "yakugakuqa"):
-        return [(rows["by_block"], "block", lambda r: (r["condition"], r["block"])),
-                (rows["by_year"], "year", lambda r: (r["condition"], r["year"]))]
+        return [
+            (rows["by_block"], "block", lambda r: (r["condition"], r["block"])),
+            (rows["by_year"], "year", lambda r: (r["condition"], r["year"])),
+        ]
     if bench == "polish_pes":
         sets = {"VQA": "vqa", "QA": "qa"}
-        return [(rows["configurations"], "set", lambda r: (r["condition"], sets[r["set"]])),
-                (rows["visual_domain"], "visual_domain", lambda r: (r["condition"], r["visual_domain"]))]
+        return [
+            (rows["configurations"], "set", lambda r: (r["condition"], sets[r["set"]])),
+            (rows["visual_domain"], "visual_domain", lambda r: (r["condition"], r["visual_domain"])),
+        ]
     if bench == "worldmedqa_v":
         return [(rows["by_country"], "country,language", lambda r: (r["condition"], r["country"], r["language"]))]
     if bench == "mmbu_hard":
-        return [([r for r in rows["micro_f1"] if r["format"] == "closed"], "task,format",
-                 lambda r: (r["condition"], r["task"], r["format"]))]
+        return [
+            (
+                [r for r in rows["micro_f1"] if r["format"] == "closed"],
+                "task,format",
+                lambda r: (r["condition"], r["task"], r["format"]),
+            )
+        ]
     names = {v: k for k, v in PROFESSIONS.items()}  # jmed48k: its tables name professions in English
     # a profession whose image items all have their images is the C+Q+I cell of report
     with_images = [r for r in rows["with_images"] if r["profession"] != "Macro average" and r["without_image"] == 0]
     assert with_images
-    return [([r for r in rows["text_only"] if r["profession"] != "Macro average"], "profession,has_image",
-             lambda r: ("C+Q", names.get(r["profession"], r["profession"]), "false")),
-            (with_images, "profession,has_image", lambda r: ("C+Q+I", names.get(r["profession"], r["profession"]), "true"))]
+    return [
+        (
+            [r for r in rows["text_only"] if r["profession"] != "Macro average"],
+            "profession,has_image",
+            lambda r: ("C+Q", names.get(r["profession"], r["profession"]), "false"),
+        ),
+        (with_images, "profession,has_image", lambda r: ("C+Q+I", names.get(r["profession"], r["profession"]), "true")),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -125,8 +147,20 @@ def extracted(tmp_path_factory):
         replay = tmp / f"{bench}.jsonl"
         replay.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
         run_dir = tmp / bench
-        args = ["run", bench, "--data", data(), "--model", f"replay:{replay}", "--conditions", ",".join(conditions),
-                "--run-dir", run_dir, "--no-cache", "--json"]
+        args = [
+            "run",
+            bench,
+            "--data",
+            data(),
+            "--model",
+            f"replay:{replay}",
+            "--conditions",
+            ",".join(conditions),
+            "--run-dir",
+            run_dir,
+            "--no-cache",
+            "--json",
+        ]
         args += ["--split", split] if split else []
         args += [a for field, values in select.items() for a in ("--select", f"{field}={','.join(values)}")]
         invoke(*args, codes=(0, 4))  # 4: the items left without an answer are missing
@@ -142,7 +176,9 @@ def extracted(tmp_path_factory):
     with OpenAIServer(reply=reply) as server:
         for bench, (run_dir, prose_right, _) in runs.items():
             n = len(asked)
-            doc = json.loads(invoke("score", run_dir, "--extractor", MODEL, "--extractor-api-base", server.url, "--json"))
+            doc = json.loads(
+                invoke("score", run_dir, "--extractor", MODEL, "--extractor-api-base", server.url, "--json")
+            )
             # the prose answers of the pairs the run holds, and only those, were read (an item's prose
             # under C+Q and C+Q+I is one extractor prompt: asked once)
             held = {(r["item_id"], r["condition"]) for r in read_records(run_dir)}
@@ -183,23 +219,39 @@ def test_each_benchmark_table_shows_the_assisted_accuracy_of_report(extracted, b
         for table in ("text_only", "with_images", "dominant_type", "any_type"):
             *rows, macro = after[table]["rows"]
             assisted = [r["correct"] if r["assisted_correct"] is None else r["assisted_correct"] for r in rows]
-            assert macro["assisted_correct"] == sum(assisted) and macro["extracted"] == sum(r["extracted"] or 0 for r in rows)
-            assert macro["assisted_accuracy"] == pytest.approx(sum(a / r["n"] for a, r in zip(assisted, rows)) / len(rows))
+            assert macro["assisted_correct"] == sum(assisted) and macro["extracted"] == sum(
+                r["extracted"] or 0 for r in rows
+            )
+            assert macro["assisted_accuracy"] == pytest.approx(
+                sum(a / r["n"] for a, r in zip(assisted, rows)) / len(rows)
+            )
             assert macro["assisted_ci_low"] < macro["assisted_accuracy"] < macro["assisted_ci_high"]
     text = invoke("report", run_dir, "--table", bench, "--format", "text", "--reading", "strict")
     assert "assisted accuracy %" in text
 
 
 def test_compare_shows_the_assisted_accuracy_of_report_beside_the_strict_one(extracted):
-    doc = json.loads(invoke("compare", *[run_dir for run_dir, _, _ in extracted.values()], "--json",
-                            "--resamples", "20", "--reading", "strict"))
+    doc = json.loads(
+        invoke(
+            "compare",
+            *[run_dir for run_dir, _, _ in extracted.values()],
+            "--json",
+            "--resamples",
+            "20",
+            "--reading",
+            "strict",
+        )
+    )
     rows = {(r["benchmark"], r["condition"]): r for r in doc["table"] if r["stratum"] == "overall"}
     for bench, (run_dir, _, _) in extracted.items():
         for want in report(run_dir, ""):
             row = rows[(bench, want["condition"])]
             assert row["n"] == want["n"] and row["extracted"] == want["extracted"] > 0, (bench, want["condition"])
             assert (row["assisted_accuracy"], row["assisted_ci_low"], row["assisted_ci_high"]) == (
-                want["assisted_accuracy"], want["assisted_ci_low"], want["assisted_ci_high"])
+                want["assisted_accuracy"],
+                want["assisted_ci_low"],
+                want["assisted_ci_high"],
+            )
 
 
 @pytest.mark.parametrize("bench", list(BENCHMARKS))
@@ -230,14 +282,23 @@ def test_each_reading_is_one_reading_in_every_output(extracted, bench):
             assert row["reading"] == reading and row[f"{other}_accuracy"] is not None, (bench, reading, cond)
             for cell in (table[cond], marginals["marginals"]["overall"][cond]):
                 assert cell["n"] == row["n"] and cell["accuracy" if "accuracy" in cell else "value"] == pytest.approx(
-                    row["accuracy"] if bench != "mmbu_hard" or "accuracy" in cell else cell["value"], abs=1e-12)
+                    row["accuracy"] if bench != "mmbu_hard" or "accuracy" in cell else cell["value"], abs=1e-12
+                )
             assert table[cond][f"{other}_accuracy"] == row[f"{other}_accuracy"]
         tables = json.loads(invoke("report", run_dir, "--table", bench, "--json", "--reading", reading))
         assert all(t["reading"] == reading for t in tables.values())
     for cond, strict_row in by_reading["strict"].items():
         assisted_row = by_reading["assisted"][cond]
         assert assisted_row["n"] == strict_row["n"] and assisted_row["extracted"] == strict_row["extracted"]
-        assert assisted_row["correct"] == strict_row["assisted_correct"] > strict_row["correct"] == assisted_row["strict_correct"]
-        assert (assisted_row["ci_low"], assisted_row["ci_high"]) == (strict_row["assisted_ci_low"], strict_row["assisted_ci_high"])
+        assert (
+            assisted_row["correct"]
+            == strict_row["assisted_correct"]
+            > strict_row["correct"]
+            == assisted_row["strict_correct"]
+        )
+        assert (assisted_row["ci_low"], assisted_row["ci_high"]) == (
+            strict_row["assisted_ci_low"],
+            strict_row["assisted_ci_high"],
+        )
         # the extractor named an option for every prose answer: no parse failure is left under it
         assert assisted_row["parse_failure"] == 0 < strict_row["parse_failure"]

@@ -42,8 +42,20 @@ def runs(tmp_path_factory):
         source = ["--sample"] if data is None else ["--data", data()]
         for model in MODELS:
             run_dir = tmp / f"{bench}-{model.replace(':', '-')}"
-            summary = invoke("run", bench, *source, *select, "--model", model, "--conditions", "C,C+Q,C+I,C+Q+I",
-                             "--no-cache", "--run-dir", run_dir, "--json")
+            summary = invoke(
+                "run",
+                bench,
+                *source,
+                *select,
+                "--model",
+                model,
+                "--conditions",
+                "C,C+Q,C+I,C+Q+I",
+                "--no-cache",
+                "--run-dir",
+                run_dir,
+                "--json",
+            )
             out[(bench, model)] = (run_dir, summary)
     return out
 
@@ -67,7 +79,11 @@ def test_every_cell_has_one_n_and_one_value_in_every_command(runs):
         assert [r["condition"] for r in report] == list(summary["conditions"])
         for row in report:
             cond = row["condition"]
-            cells = [summary["conditions"][cond], marginals["overall"][cond], by_compare[(bench, model, cond, "overall", "")]]
+            cells = [
+                summary["conditions"][cond],
+                marginals["overall"][cond],
+                by_compare[(bench, model, cond, "overall", "")],
+            ]
             for other in cells:
                 assert other["n"] == row["n"], (bench, model, cond)
                 assert value(other) == pytest.approx(value(row), abs=1e-12), (bench, model, cond)
@@ -90,9 +106,12 @@ def test_every_cell_has_one_n_and_one_value_in_every_command(runs):
 def tables_agree(bench: str, run_dir: Path, tables: dict) -> int:
     """The benchmark's own tables against `report --by` on the same cells; returns cells checked."""
     checked = 0
-    plan = {"igakuqa": [("by_block", "block"), ("by_year", "year")],
-            "yakugakuqa": [("by_block", "block"), ("by_year", "year")],
-            "polish_pes": [("configurations", "set")], "worldmedqa_v": [("by_country", "country")]}.get(bench, [])
+    plan = {
+        "igakuqa": [("by_block", "block"), ("by_year", "year")],
+        "yakugakuqa": [("by_block", "block"), ("by_year", "year")],
+        "polish_pes": [("configurations", "set")],
+        "worldmedqa_v": [("by_country", "country")],
+    }.get(bench, [])
     for table, field in plan:
         report = {(r["condition"], r[field]): r for r in invoke("report", run_dir, "--by", field, "--json")}
         for row in tables[table]["rows"]:
@@ -102,7 +121,10 @@ def tables_agree(bench: str, run_dir: Path, tables: dict) -> int:
             assert (row.get("ci_low"), row.get("ci_high")) == (want["ci_low"], want["ci_high"])
             checked += 1
     if bench == "mmbu_hard":
-        report = {(r["condition"], r["task"], r["format"]): r for r in invoke("report", run_dir, "--by", "task,format", "--json")}
+        report = {
+            (r["condition"], r["task"], r["format"]): r
+            for r in invoke("report", run_dir, "--by", "task,format", "--json")
+        }
         for row in tables["micro_f1"]["rows"]:
             want = report[(row["condition"], row["task"], row["format"])]
             assert row["n"] == want["n"] and row["micro_f1"] == pytest.approx(want["value"], abs=1e-12)

@@ -5,7 +5,6 @@ the run's own number: `report`'s accuracy where the headline is accuracy, the be
 `headline` (micro-F1 for MMBU-hard) otherwise."""
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -38,18 +37,31 @@ def runs(tmp_path_factory):
     out = {}
     for bench, (data, select) in BENCHMARKS.items():
         path = data() if data else None
-        items = [it for it in medvqa.load(bench, path, split="sample" if path is None else None, select=select)
-                 if not it.excluded]
+        items = [
+            it
+            for it in medvqa.load(bench, path, split="sample" if path is None else None, select=select)
+            if not it.excluded
+        ]
         replay = tmp / f"{bench}-gold.jsonl"
         with replay.open("w", encoding="utf-8") as fh:
             for it in items:
                 for cond in ("C", "C+Q", "C+I", "C+Q+I"):
-                    fh.write(json.dumps({"item_id": it.id, "condition": cond, "response": gold_response(bench, it)}) + "\n")
+                    fh.write(
+                        json.dumps({"item_id": it.id, "condition": cond, "response": gold_response(bench, it)}) + "\n"
+                    )
         for name, model in (("random", "random"), ("constant", "constant:A"), ("gold", f"replay:{replay}")):
             run_dir = tmp / f"{bench}-{name}"
             options = {"sample": True} if path is None else {"data": str(path)}
-            medvqa.run(bench, model, conditions="C,C+Q,C+I,C+Q+I", select=select, run_dir=str(run_dir), cache=False,
-                       progress=False, **options)
+            medvqa.run(
+                bench,
+                model,
+                conditions="C,C+Q,C+I,C+Q+I",
+                select=select,
+                run_dir=str(run_dir),
+                cache=False,
+                progress=False,
+                **options,
+            )
             out[(bench, name)] = run_dir
     return out
 
@@ -62,7 +74,9 @@ def test_one_table_over_four_benchmarks_whose_cells_are_each_runs_own_numbers(ru
         saved = medvqa.read_run(run_dir)
         model = saved.manifest["model"]
         for row in medvqa.report(run_dir, by="").to_dict(orient="records"):
-            cell = overall[(overall.benchmark == bench) & (overall.model == model) & (overall.condition == row["condition"])]
+            cell = overall[
+                (overall.benchmark == bench) & (overall.model == model) & (overall.condition == row["condition"])
+            ]
             assert len(cell) == 1, (bench, name, row["condition"])
             cell = cell.iloc[0]
             assert cell.n == row["n"]

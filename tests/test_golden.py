@@ -16,7 +16,8 @@ def test_every_command_of_the_set_prints_its_golden_json_byte_for_byte(tmp_path)
     kept = {p.stem for p in golden.GOLDEN.glob("*.json")}
     assert kept == set(produced), (
         f"golden files without a command: {sorted(kept - set(produced))}; commands without a golden file: "
-        f"{sorted(set(produced) - kept)} (python -m tests.golden --update writes them)")
+        f"{sorted(set(produced) - kept)} (python -m tests.golden --update writes them)"
+    )
     differences = []
     for name, content in produced.items():
         want = (golden.GOLDEN / f"{name}.json").read_bytes()
@@ -32,10 +33,14 @@ def test_the_comparison_names_the_first_differing_path():
     assert golden.first_difference(golden_doc, golden_doc) is None
     changed = {"conditions": {"C+Q": {"n": 17, "correct": 2}}, "runs": [{"model": "random"}, {"model": "x"}]}
     assert golden.first_difference(changed, golden_doc) == "$.conditions.C+Q.correct: 2 != golden 1"
-    assert golden.first_difference({**golden_doc, "runs": golden_doc["runs"][:1]}, golden_doc) == \
-        "$.runs: 1 elements != golden 2"
-    assert golden.first_difference({"runs": [], "conditions": {}}, {"conditions": {}, "runs": []}) == \
-        "$: keys in another order: ['runs', 'conditions'] != golden ['conditions', 'runs']"
+    assert (
+        golden.first_difference({**golden_doc, "runs": golden_doc["runs"][:1]}, golden_doc)
+        == "$.runs: 1 elements != golden 2"
+    )
+    assert (
+        golden.first_difference({"runs": [], "conditions": {}}, {"conditions": {}, "runs": []})
+        == "$: keys in another order: ['runs', 'conditions'] != golden ['conditions', 'runs']"
+    )
     assert golden.first_difference({"n": 1.0}, {"n": 1}) == "$.n: 1.0 != golden 1"
     layout = "the same JSON laid out otherwise, from line"
     assert golden.where_differs(b'{\n  "n": 1\n}\n', b'{\n "n": 1\n}\n') == f"{layout} 2"
@@ -45,7 +50,10 @@ def test_the_comparison_names_the_first_differing_path():
 
 def test_normalising_replaces_the_roots_and_the_images_only(tmp_path):
     roots = {str(tmp_path / "cache"): "<cache>", str(tmp_path): "<tmp>"}
-    text = (f'{{"run_dir": "{tmp_path / "r"}", "items": "{tmp_path / "cache" / "items"}",\n'
-            ' "i": ["data:image/jpeg;base64,/9j/4AAQSkZJRg=="], "note": "tmp", "n": 3}\n')
-    assert golden.normalise(text, roots) == ('{"run_dir": "<tmp>/r", "items": "<cache>/items",\n'
-                                             ' "i": ["<image>"], "note": "tmp", "n": 3}\n')
+    text = (
+        f'{{"run_dir": "{tmp_path / "r"}", "items": "{tmp_path / "cache" / "items"}",\n'
+        ' "i": ["data:image/jpeg;base64,/9j/4AAQSkZJRg=="], "note": "tmp", "n": 3}\n'
+    )
+    assert golden.normalise(text, roots) == (
+        '{"run_dir": "<tmp>/r", "items": "<cache>/items",\n "i": ["<image>"], "note": "tmp", "n": 3}\n'
+    )

@@ -22,8 +22,8 @@ import pytest
 from click.testing import CliRunner
 
 import medvqa as medvqa_api
-from medvqa.cli.main import cli
 from medvqa import read_table
+from medvqa.cli.main import cli
 from medvqa.core.run.names import path_part
 from tests.conftest import shared_data
 
@@ -33,12 +33,21 @@ MEMORY_LIMIT = 2 * 1024**3  # a command that reads a hostile file stays far belo
 def medvqa(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
     """The real command line in its own process, its address space capped (an attack that gets
     through fails there instead of taking the machine's memory)."""
+
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
     env = {**os.environ, "MEDVQA_CACHE_DIR": str(cwd / "cache")}
-    return subprocess.run([sys.executable, "-m", "medvqa.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, errors="backslashreplace", timeout=timeout, preexec_fn=cap)
+    return subprocess.run(
+        [sys.executable, "-m", "medvqa.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        errors="backslashreplace",
+        timeout=timeout,
+        preexec_fn=cap,
+    )
 
 
 def in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -69,8 +78,20 @@ def assert_clean_failure(result: subprocess.CompletedProcess, status: int = 1) -
 def test_csv_cells_that_start_like_a_formula_are_prefixed_and_numbers_are_not(tmp_path):
     names = ['=HYPERLINK("http://example.com","x")', "+1+1", "@SUM(A1)", "-2+3"]
     for n, name in enumerate(names):
-        run = in_process("run", "jmed48k", "--sample", "--model", f"constant:{n}", "--model-name", name,
-                     "--conditions", "C+Q", "--run-dir", f"run{n}", cwd=tmp_path)
+        run = in_process(
+            "run",
+            "jmed48k",
+            "--sample",
+            "--model",
+            f"constant:{n}",
+            "--model-name",
+            name,
+            "--conditions",
+            "C+Q",
+            "--run-dir",
+            f"run{n}",
+            cwd=tmp_path,
+        )
         assert run.returncode == 0, run.stderr[-2000:]
     out = in_process("compare", *(f"run{n}" for n in range(len(names))), "--format", "csv", cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -129,34 +150,57 @@ def zip_bomb(members: dict) -> None:
 
 
 def shared_string_out_of_range(members: dict) -> None:
-    members[SHEET] = members[SHEET].replace(b'<is><t>2</t></is>', b'<v>99</v>').replace(
-        b't="inlineStr"><v>99', b't="s"><v>99')
-    members["xl/sharedStrings.xml"] = (b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
-                                       b'count="1" uniqueCount="1"><si><t>a</t></si></sst>')
-    members["[Content_Types].xml"] = members["[Content_Types].xml"].replace(b"</Types>", (
-        b'<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.'
-        b'spreadsheetml.sharedStrings+xml"/></Types>'))
+    members[SHEET] = (
+        members[SHEET].replace(b"<is><t>2</t></is>", b"<v>99</v>").replace(b't="inlineStr"><v>99', b't="s"><v>99')
+    )
+    members["xl/sharedStrings.xml"] = (
+        b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+        b'count="1" uniqueCount="1"><si><t>a</t></si></sst>'
+    )
+    members["[Content_Types].xml"] = members["[Content_Types].xml"].replace(
+        b"</Types>",
+        (
+            b'<Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.'
+            b'spreadsheetml.sharedStrings+xml"/></Types>'
+        ),
+    )
 
 
 def doctype(members: dict) -> None:
-    members[SHEET] = (b'<?xml version="1.0"?><!DOCTYPE w [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>'
-                      + members[SHEET].replace(b"<t>2</t>", b"<t>&b;</t>"))
+    members[SHEET] = (
+        b'<?xml version="1.0"?><!DOCTYPE w [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;">]>'
+        + members[SHEET].replace(b"<t>2</t>", b"<t>&b;</t>")
+    )
 
 
 def cut_xml(members: dict) -> None:
     members[SHEET] = members[SHEET][:300]
 
 
-@pytest.mark.parametrize("edit, says", [
-    (zip_bomb, "uncompressed, more than a table is read from (268,435,456): a zip bomb?"),
-    (shared_string_out_of_range, "unreadable workbook (IndexError"),
-    (doctype, "declares a document type"),
-    (cut_xml, "unreadable workbook (ParseError: unclosed token"),
-], ids=["zip-bomb", "shared-string-index", "doctype", "bad-xml"])
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        (zip_bomb, "uncompressed, more than a table is read from (268,435,456): a zip bomb?"),
+        (shared_string_out_of_range, "unreadable workbook (IndexError"),
+        (doctype, "declares a document type"),
+        (cut_xml, "unreadable workbook (ParseError: unclosed token"),
+    ],
+    ids=["zip-bomb", "shared-string-index", "doctype", "bad-xml"],
+)
 def test_a_hostile_workbook_is_one_line_naming_it_and_nothing_is_written(edit, says, jmed_sample, tmp_path):
     book = workbook(tmp_path / "answers.xlsx", edit=edit)
-    result = medvqa("import", "jmed48k", str(book), "--data", str(jmed_sample), "--split", "sample",
-                    "--run-dir", "run", cwd=tmp_path)
+    result = medvqa(
+        "import",
+        "jmed48k",
+        str(book),
+        "--data",
+        str(jmed_sample),
+        "--split",
+        "sample",
+        "--run-dir",
+        "run",
+        cwd=tmp_path,
+    )
     err = assert_clean_failure(result)
     assert err.startswith(f"Error: {book}: ") and says in err, err
     assert not (tmp_path / "run").exists()
@@ -164,16 +208,37 @@ def test_a_hostile_workbook_is_one_line_naming_it_and_nothing_is_written(edit, s
 
 def test_the_same_workbook_unharmed_is_imported(jmed_sample, tmp_path):
     book = workbook(tmp_path / "answers.xlsx")
-    result = in_process("import", "jmed48k", str(book), "--data", str(jmed_sample), "--split", "sample",
-                    "--run-dir", "run", "--json", cwd=tmp_path)
+    result = in_process(
+        "import",
+        "jmed48k",
+        str(book),
+        "--data",
+        str(jmed_sample),
+        "--split",
+        "sample",
+        "--run-dir",
+        "run",
+        "--json",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout)["conditions"]["C+Q"]["answered"] == 1
 
 
 def test_a_huge_value_from_a_workbook_is_cut_in_the_message(jmed_sample, tmp_path):
     book = workbook(tmp_path / "answers.xlsx", item_id="x" * 30_000)
-    result = in_process("import", "jmed48k", str(book), "--data", str(jmed_sample), "--split", "sample",
-                    "--run-dir", "run", cwd=tmp_path)
+    result = in_process(
+        "import",
+        "jmed48k",
+        str(book),
+        "--data",
+        str(jmed_sample),
+        "--split",
+        "sample",
+        "--run-dir",
+        "run",
+        cwd=tmp_path,
+    )
     err = assert_clean_failure(result)  # under 2,000 characters
     assert f"{book}: record row 2: item 'xxxx" in err and "is not in the data" in err
 
@@ -190,14 +255,29 @@ def test_a_yaml_alias_bomb_is_refused_in_a_model_config_and_an_eval_set(tmp_path
     config = tmp_path / "model.yaml"
     config.write_text("temperature: 0\nparams:\n" + alias_bomb("  "))
     assert len(config.read_bytes()) < 1024
-    run = medvqa("run", "jmed48k", "--sample", "--model", "hosted_vllm/m", "--api-base", "http://127.0.0.1:9/v1",
-                 "--model-config", str(config), "--dry-run", cwd=tmp_path, timeout=60)
+    run = medvqa(
+        "run",
+        "jmed48k",
+        "--sample",
+        "--model",
+        "hosted_vllm/m",
+        "--api-base",
+        "http://127.0.0.1:9/v1",
+        "--model-config",
+        str(config),
+        "--dry-run",
+        cwd=tmp_path,
+        timeout=60,
+    )
     err = assert_clean_failure(run)
     assert f"{config}: record line 3: YAML anchors and aliases (&a, *...) are not read" in err, err
     study = tmp_path / "set.yaml"
-    study.write_text("study_dir: out\nmodels:\n  - model: hosted_vllm/m\n    options:\n"
-                     "      api_base: http://127.0.0.1:9/v1\n      params:\n" + alias_bomb("        ")
-                     + "benchmarks:\n  - benchmark: jmed48k\n    sample: true\n")
+    study.write_text(
+        "study_dir: out\nmodels:\n  - model: hosted_vllm/m\n    options:\n"
+        "      api_base: http://127.0.0.1:9/v1\n      params:\n"
+        + alias_bomb("        ")
+        + "benchmarks:\n  - benchmark: jmed48k\n    sample: true\n"
+    )
     planned = medvqa("eval", str(study), "--dry-run", cwd=tmp_path, timeout=60)
     err = assert_clean_failure(planned)
     assert f"{study}: record line 7: YAML anchors and aliases" in err, err
@@ -226,8 +306,9 @@ def mir_workbook(path: Path, models: list[str], answer: str = "1") -> Path:
 def test_a_workbooks_model_names_cannot_place_a_run_outside_run_dir(tmp_path):
     outside = tmp_path / "outside"
     book = mir_workbook(tmp_path / "MIR26_answers.xlsx", ["../escaped", f"{outside}", "gpt52"])
-    result = in_process("import", "mir", str(book), "--data", str(shared_data("mir")), "--run-dir", "out", "--json",
-                    cwd=tmp_path)
+    result = in_process(
+        "import", "mir", str(book), "--data", str(shared_data("mir")), "--run-dir", "out", "--json", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     written = sorted(str(p.parent.relative_to(tmp_path)) for p in tmp_path.rglob("manifest.json"))
     assert written == sorted(["out/escaped", f"out/{path_part(str(outside))}", "out/gpt52"])
@@ -240,11 +321,11 @@ def test_a_workbooks_model_names_cannot_place_a_run_outside_run_dir(tmp_path):
 
 def test_two_columns_naming_one_folder_are_refused_naming_both(tmp_path):
     book = mir_workbook(tmp_path / "MIR26_answers.xlsx", ["x/y", "x_y"])
-    result = in_process("import", "mir", str(book), "--data", str(shared_data("mir")), "--run-dir", "out",
-                        cwd=tmp_path)
+    result = in_process("import", "mir", str(book), "--data", str(shared_data("mir")), "--run-dir", "out", cwd=tmp_path)
     err = assert_clean_failure(result)
-    assert (f"{book}: column 'answer_x/y' and column 'answer_x_y' both name the run directory out/x_y: "
-            "rename one of them") in err
+    assert (
+        f"{book}: column 'answer_x/y' and column 'answer_x_y' both name the run directory out/x_y: rename one of them"
+    ) in err
     assert not (tmp_path / "out").exists()
 
 
@@ -253,8 +334,7 @@ def test_a_table_named_dot_dot_is_imported_under_run_dir(tmp_path):
     folder = tmp_path / "tables" / "outputs_w_images"
     folder.mkdir(parents=True)
     shutil.copyfile(table, folder / ".._japan_local.xlsx")
-    result = in_process("import", "worldmedqa_v", str(tmp_path / "tables"), "--run-dir", "out", "--json",
-                        cwd=tmp_path)
+    result = in_process("import", "worldmedqa_v", str(tmp_path / "tables"), "--run-dir", "out", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     written = [str(p.parent.relative_to(tmp_path)) for p in tmp_path.rglob("manifest.json")]
     assert written == ["out/model/japan_local_image"]  # ".." leaves nothing of itself
@@ -268,13 +348,17 @@ def test_a_table_named_dot_dot_is_imported_under_run_dir(tmp_path):
 
 def test_eval_set_models_whose_folders_collide_are_refused_naming_both(tmp_path):
     study = tmp_path / "set.toml"
-    study.write_text('study_dir = "out"\n[[models]]\nmodel = "random"\nname = "x/y"\n[[models]]\n'
-                     'model = "constant:1"\nname = "x_y"\n[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n')
+    study.write_text(
+        'study_dir = "out"\n[[models]]\nmodel = "random"\nname = "x/y"\n[[models]]\n'
+        'model = "constant:1"\nname = "x_y"\n[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n'
+    )
     result = in_process("eval", str(study), cwd=tmp_path)
     err = assert_clean_failure(result)
-    assert err == (f"Error: {study}: benchmarks[0] (jmed48k) × models[0] (x/y) and benchmarks[0] (jmed48k) × "
-                   f"models[1] (x_y) both name the run directory {tmp_path / 'out' / 'jmed48k' / 'x_y'}: "
-                   "rename one of them\n")
+    assert err == (
+        f"Error: {study}: benchmarks[0] (jmed48k) × models[0] (x/y) and benchmarks[0] (jmed48k) × "
+        f"models[1] (x_y) both name the run directory {tmp_path / 'out' / 'jmed48k' / 'x_y'}: "
+        "rename one of them\n"
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -282,15 +366,20 @@ def test_eval_set_models_whose_folders_collide_are_refused_naming_both(tmp_path)
 
 
 def test_repeats_are_whole_numbers_within_the_bound(tmp_path):
-    over = in_process("run", "jmed48k", "--sample", "--model", "random", "--repeats", "100000000", "--dry-run",
-                  cwd=tmp_path)
+    over = in_process(
+        "run", "jmed48k", "--sample", "--model", "random", "--repeats", "100000000", "--dry-run", cwd=tmp_path
+    )
     assert over.returncode == 2 and "Invalid value for '--repeats': 100000000 is not from 1 to 1000" in over.stderr
-    for value, says in (("1e9", "repeats: Input should be a valid integer"),
-                        ("2.0", "repeats: Input should be a valid integer"),
-                        ("1001", "repeats: Input should be less than or equal to 1000")):
+    for value, says in (
+        ("1e9", "repeats: Input should be a valid integer"),
+        ("2.0", "repeats: Input should be a valid integer"),
+        ("1001", "repeats: Input should be less than or equal to 1000"),
+    ):
         study = tmp_path / "set.toml"
-        study.write_text(f'study_dir = "out"\nrepeats = {value}\n[[models]]\nmodel = "random"\n'
-                         '[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n')
+        study.write_text(
+            f'study_dir = "out"\nrepeats = {value}\n[[models]]\nmodel = "random"\n'
+            '[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n'
+        )
         result = in_process("eval", str(study), "--dry-run", cwd=tmp_path)
         assert result.returncode == 1 and result.stderr == f"Error: {study}: {says}\n", result.stderr
     with pytest.raises(ValueError, match="repeats must be a whole number from 1 to 1000, not 1001"):
@@ -315,17 +404,47 @@ def test_a_plan_of_a_thousand_repeats_counts_the_repeats_nothing_holds(tmp_path,
         return json.loads(result.stdout)
 
     with OpenAIServer() as server:
-        common = ("run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base", server.url,
-                  "--price", "1,2")
-        plan(*common, "--limit", "5", "--conditions", "C+Q", "--repeats", "2", "--run-dir", tmp_path / "first",
-             "--json")
-        one = plan(*common, "--conditions", "C+Q,C+Q+I", "--run-dir", tmp_path / "run", "--no-cache", "--dry-run",
-                   "--json")
-        five = plan(*common, "--limit", "5", "--conditions", "C+Q", "--run-dir", tmp_path / "run", "--no-cache",
-                    "--dry-run", "--json")
+        common = (
+            "run",
+            "jmed48k",
+            "--sample",
+            "--model",
+            "hosted_vllm/test",
+            "--api-base",
+            server.url,
+            "--price",
+            "1,2",
+        )
+        plan(
+            *common, "--limit", "5", "--conditions", "C+Q", "--repeats", "2", "--run-dir", tmp_path / "first", "--json"
+        )
+        one = plan(
+            *common, "--conditions", "C+Q,C+Q+I", "--run-dir", tmp_path / "run", "--no-cache", "--dry-run", "--json"
+        )
+        five = plan(
+            *common,
+            "--limit",
+            "5",
+            "--conditions",
+            "C+Q",
+            "--run-dir",
+            tmp_path / "run",
+            "--no-cache",
+            "--dry-run",
+            "--json",
+        )
         counted.clear()
-        many = plan(*common, "--conditions", "C+Q,C+Q+I", "--run-dir", tmp_path / "run", "--repeats", "1000",
-                    "--dry-run", "--json")
+        many = plan(
+            *common,
+            "--conditions",
+            "C+Q,C+Q+I",
+            "--run-dir",
+            tmp_path / "run",
+            "--repeats",
+            "1000",
+            "--dry-run",
+            "--json",
+        )
     assert (one["pairs"], one["requests"], five["requests"]) == (22, 22, 5)
     assert (many["pairs"], many["cached"], many["requests"], many["preflight"]) == (22_000, 10, 21_990, 1)
     assert many["conditions"] == {"C+Q": {"to_ask": 17_000, "cached": 10}, "C+Q+I": {"to_ask": 5_000, "cached": 0}}
@@ -343,11 +462,29 @@ def test_a_plan_of_a_thousand_repeats_counts_the_repeats_nothing_holds(tmp_path,
 def test_an_imported_answer_is_cut_as_a_reply_is(jmed_sample, tmp_path):
     first, second = [it for it in medvqa_api.load("jmed48k", split="sample") if not it.excluded][:2]
     answers = tmp_path / "answers.jsonl"
-    answers.write_text(json.dumps({"item_id": first.id, "response": "あ" * 100_000}) + "\n"  # 300,000 bytes
-                       + json.dumps({"item_id": second.id, "response": "2"}) + "\n", encoding="utf-8")
+    answers.write_text(
+        json.dumps({"item_id": first.id, "response": "あ" * 100_000})
+        + "\n"  # 300,000 bytes
+        + json.dumps({"item_id": second.id, "response": "2"})
+        + "\n",
+        encoding="utf-8",
+    )
     for run, more in (("default", ()), ("ten", ("--max-response-bytes", "10"))):
-        result = CliRunner().invoke(cli, ["import", "jmed48k", str(answers), "--data", str(jmed_sample), "--split",
-                                          "sample", "--run-dir", str(tmp_path / run), *more])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "import",
+                "jmed48k",
+                str(answers),
+                "--data",
+                str(jmed_sample),
+                "--split",
+                "sample",
+                "--run-dir",
+                str(tmp_path / run),
+                *more,
+            ],
+        )
         assert result.exit_code == 0, result.output
     default = {r["item_id"]: r for r in medvqa_api.read_run(tmp_path / "default").records}
     # 262,144 bytes hold 87,381 whole characters of three bytes (262,143 bytes)
@@ -356,8 +493,20 @@ def test_an_imported_answer_is_cut_as_a_reply_is(jmed_sample, tmp_path):
     ten = {r["item_id"]: r for r in medvqa_api.read_run(tmp_path / "ten").records}
     assert (ten[first.id]["response"], ten[first.id]["truncated"]) == ("あああ", True)
     mir = mir_workbook(tmp_path / "MIR26_answers.xlsx", ["long"], answer="1. " + "x" * 1000)
-    result = CliRunner().invoke(cli, ["import", "mir", str(mir), "--data", str(shared_data("mir")), "--run-dir",
-                                      str(tmp_path / "mir"), "--max-response-bytes", "100"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "import",
+            "mir",
+            str(mir),
+            "--data",
+            str(shared_data("mir")),
+            "--run-dir",
+            str(tmp_path / "mir"),
+            "--max-response-bytes",
+            "100",
+        ],
+    )
     assert result.exit_code == 0, result.output
     answered = [r for r in medvqa_api.read_run(tmp_path / "mir" / "long").records if r["response"]]
     assert [(len(r["response"]), r["truncated"]) for r in answered] == [(100, True)] * 3
@@ -367,8 +516,21 @@ def test_a_reply_whose_reasoning_is_cut_is_not_cached(tmp_path):
     from tests.openai_server import OpenAIServer
 
     with OpenAIServer(think=lambda prompt: "r" * 2000, reasoning_form="reasoning_content") as server:
-        args = ("run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base", server.url,
-                "--conditions", "C+Q", "--max-tokens", "1000", "--max-response-bytes", "300")
+        args = (
+            "run",
+            "jmed48k",
+            "--sample",
+            "--model",
+            "hosted_vllm/test",
+            "--api-base",
+            server.url,
+            "--conditions",
+            "C+Q",
+            "--max-tokens",
+            "1000",
+            "--max-response-bytes",
+            "300",
+        )
         for run in ("first", "second"):  # in this process: litellm is imported once
             result = CliRunner().invoke(cli, [*args, "--run-dir", str(tmp_path / run)])
             assert result.exit_code == 0, result.output

@@ -20,17 +20,18 @@ is one more line in `VARIANTS`, a later hostile answer one more line in `ANSWERS
 from __future__ import annotations
 
 import copy
-import re
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
 import sys
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -49,15 +50,37 @@ CLEAN_ERROR = None  # the data cannot even be searched for findings: a one-line 
 
 def base_questions() -> list[dict]:
     """Three valid records: a text item, an image item, a numeric-slot item."""
-    common = {"options": OPTIONS, "text_only": True, "img": {"content_img": "", "answer_img": ""},
-              "text_reference": None}
+    common = {
+        "options": OPTIONS,
+        "text_only": True,
+        "img": {"content_img": "", "answer_img": ""},
+        "text_reference": None,
+    }
     return [
-        {**common, "question_number": 1, "section": "A", "question_text": "最も大きい臓器はどれか。",
-         "correct_answer": ["C"]},
-        {**common, "question_number": 2, "section": "A", "question_text": "画像の臓器はどれか。",
-         "correct_answer": ["B"], "text_only": False, "img": {"content_img": IMAGE, "answer_img": ""}},
-        {**common, "question_number": 3, "section": "B", "question_text": "値を求めよ。解答欄は2つ",
-         "options": {}, "correct_answer": ["4", "2"]},
+        {
+            **common,
+            "question_number": 1,
+            "section": "A",
+            "question_text": "最も大きい臓器はどれか。",
+            "correct_answer": ["C"],
+        },
+        {
+            **common,
+            "question_number": 2,
+            "section": "A",
+            "question_text": "画像の臓器はどれか。",
+            "correct_answer": ["B"],
+            "text_only": False,
+            "img": {"content_img": IMAGE, "answer_img": ""},
+        },
+        {
+            **common,
+            "question_number": 3,
+            "section": "B",
+            "question_text": "値を求めよ。解答欄は2つ",
+            "options": {},
+            "correct_answer": ["4", "2"],
+        },
     ]
 
 
@@ -85,15 +108,20 @@ class Release:
         if not (self.cell / IMAGE).exists():
             Image.new("RGB", (32, 32), (200, 30, 30)).save(self.cell / IMAGE)
         if not (self.cell / QUESTIONS).is_dir():
-            (self.cell / QUESTIONS).write_bytes(self.questions_bytes if self.questions_bytes is not None else
-                                                json.dumps({"questions": self.questions}).encode())
+            (self.cell / QUESTIONS).write_bytes(
+                self.questions_bytes
+                if self.questions_bytes is not None
+                else json.dumps({"questions": self.questions}).encode()
+            )
         if self.taxonomy is not None or self.taxonomy_bytes is not None:
-            (self.cell / TAXONOMY).write_bytes(self.taxonomy_bytes if self.taxonomy_bytes is not None else
-                                               json.dumps(self.taxonomy).encode())
+            (self.cell / TAXONOMY).write_bytes(
+                self.taxonomy_bytes if self.taxonomy_bytes is not None else json.dumps(self.taxonomy).encode()
+            )
         return self.root
 
 
 # -- one-line edits ---------------------------------------------------------------------------
+
 
 def setq(index: int, name: str, value: Any) -> Callable[[Release], None]:
     """Set field `name` of question `index`."""
@@ -132,6 +160,7 @@ def image_bytes(data: bytes | Callable[[], bytes]) -> Callable[[Release], None]:
     def edit(r: Release) -> None:
         (r.cell / IMAGE).parent.mkdir(parents=True, exist_ok=True)
         (r.cell / IMAGE).write_bytes(data() if callable(data) else data)
+
     return edit
 
 
@@ -140,6 +169,7 @@ def symlink_image(target: str) -> Callable[[Release], None]:
         (r.cell / IMAGE).parent.mkdir(parents=True, exist_ok=True)
         (r.cell / f"{YEAR}_images/link.png").symlink_to(target)
         r.questions[1]["img"]["content_img"] = f"{YEAR}_images/link.png"
+
     return edit
 
 
@@ -157,11 +187,17 @@ def nested(depth: int) -> Any:
 
 def png_bomb(width: int = 12_000, height: int = 12_000) -> bytes:
     """A valid one-bit PNG of `width` x `height` white pixels, a few kilobytes compressed."""
+
     def chunk(kind: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
     row = b"\x00" + b"\xff" * ((width + 7) // 8)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(row * height, 9)) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(row * height, 9))
+        + chunk(b"IEND", b"")
+    )
 
 
 def afterwards(edit: Callable[[Path], None]) -> Callable[[Release], None]:
@@ -189,14 +225,15 @@ VARIANTS = [
     Variant("questions-in-shift-jis", questions_as("shift_jis"), "file"),
     Variant("questions-in-utf-16", questions_as("utf-16"), "file"),
     Variant("questions-invalid-utf-8", raw_questions(b'{"questions": ["\xff\xfe"]}'), "file"),
-    Variant("number-of-5000-digits", raw_questions(b'{"questions": [{"question_number": ' + b"9" * 5000 + b"}]}"),
-            "file"),
+    Variant(
+        "number-of-5000-digits", raw_questions(b'{"questions": [{"question_number": ' + b"9" * 5000 + b"}]}"), "file"
+    ),
     Variant("questions-file-missing", afterwards(lambda root: (root / CELL / QUESTIONS).unlink()), "file"),
     Variant("questions-file-is-a-folder", lambda r: (r.cell / QUESTIONS).mkdir(parents=True), "file"),
     Variant("record-not-an-object", replace_q(1, "not a record"), "record"),
     # ids
     Variant("question-number-object", setq(0, "question_number", {"n": 1}), "record-id"),
-    Variant("question-number-10**400", setq(0, "question_number", 10 ** 400), "record-id"),
+    Variant("question-number-10**400", setq(0, "question_number", 10**400), "record-id"),
     Variant("question-number-negative", setq(0, "question_number", -3), "record-id"),
     Variant("question-number-true", setq(0, "question_number", True), "record-id"),
     Variant("question-number-nan", setq(0, "question_number", float("nan")), "record-id"),
@@ -249,8 +286,9 @@ VARIANTS = [
     Variant("taxonomy-200000-deep", raw_taxonomy(DEEP), "file", TAXONOMY),
     Variant("taxonomy-image-types-5", tax("image_types", 5), "taxonomy-format", TAXONOMY),
     Variant("taxonomy-image-types-numbers", tax("image_types", [1, 2]), "taxonomy-format", TAXONOMY),
-    Variant("taxonomy-entry-a-string", lambda r: r.taxonomy.__setitem__("A2", "Radiology"), "taxonomy-format",
-            TAXONOMY),
+    Variant(
+        "taxonomy-entry-a-string", lambda r: r.taxonomy.__setitem__("A2", "Radiology"), "taxonomy-format", TAXONOMY
+    ),
     Variant("taxonomy-dominant-type-a-list", tax("dominant_type", ["Radiology"]), "taxonomy-format", TAXONOMY),
     Variant("taxonomy-image-as-options-yes", tax("image_as_options", "yes"), "taxonomy-format", TAXONOMY),
     Variant("taxonomy-lone-surrogate", tax("dominant_type", "Radio\ud800logy"), "taxonomy-format", TAXONOMY),
@@ -272,8 +310,15 @@ def build(variant: Variant, root: Path) -> Path:
 
 def medvqa(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "MEDVQA_CACHE_DIR": str(cwd / "cache")}
-    return subprocess.run([sys.executable, "-m", "medvqa.cli", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, errors="backslashreplace", timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "medvqa.cli", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        errors="backslashreplace",
+        timeout=120,
+    )
 
 
 def assert_clean_failure(result: subprocess.CompletedProcess) -> None:
@@ -285,16 +330,36 @@ def assert_clean_failure(result: subprocess.CompletedProcess) -> None:
 def test_the_table_has_a_variant_of_every_kind():
     assert len(VARIANTS) >= 45 and len({v.name for v in VARIANTS}) == len(VARIANTS)
     rules = {v.rule for v in VARIANTS}
-    assert {"file", "record-id", "text-encoding", "text-size", "taxonomy-format", "image-size", "gold-format",
-            "option-keys", "image-escape", CLEAN_ERROR} <= rules
+    assert {
+        "file",
+        "record-id",
+        "text-encoding",
+        "text-size",
+        "taxonomy-format",
+        "image-size",
+        "gold-format",
+        "option-keys",
+        "image-escape",
+        CLEAN_ERROR,
+    } <= rules
 
 
 def test_the_base_release_is_valid_and_runs(tmp_path):
     data = build(Variant("none", lambda r: None, None), tmp_path / "data")
     validate = medvqa("validate", "jmed48k", "--data", str(data), "--json", cwd=tmp_path)
     assert validate.returncode == 0 and json.loads(validate.stdout)["findings"] == []
-    run = medvqa("run", "jmed48k", "--data", str(data), "--model", "random", "--run-dir", str(tmp_path / "run"),
-                 "--json", cwd=tmp_path)
+    run = medvqa(
+        "run",
+        "jmed48k",
+        "--data",
+        str(data),
+        "--model",
+        "random",
+        "--run-dir",
+        str(tmp_path / "run"),
+        "--json",
+        cwd=tmp_path,
+    )
     assert run.returncode == 0 and run.stderr == "", run.stderr
     assert json.loads(run.stdout)["n_records"] == 4  # three items under C+Q, the image item also under C+Q+I
 
@@ -317,12 +382,25 @@ def test_bad_data_ends_in_a_finding_or_a_clean_error(variant, tmp_path):
             assert all(f["section"] is not None or f["number"] is not None for f in hits), hits
 
     run_dir = tmp_path / "run"
-    refused = medvqa("run", "jmed48k", "--data", str(data), "--model", "random", "--run-dir", str(run_dir), cwd=tmp_path)
+    refused = medvqa(
+        "run", "jmed48k", "--data", str(data), "--model", "random", "--run-dir", str(run_dir), cwd=tmp_path
+    )
     assert_clean_failure(refused)
     assert not run_dir.exists()
 
-    forced = medvqa("run", "jmed48k", "--data", str(data), "--model", "random", "--run-dir", str(run_dir),
-                    "--allow-invalid", "--json", cwd=tmp_path)
+    forced = medvqa(
+        "run",
+        "jmed48k",
+        "--data",
+        str(data),
+        "--model",
+        "random",
+        "--run-dir",
+        str(run_dir),
+        "--allow-invalid",
+        "--json",
+        cwd=tmp_path,
+    )
     if forced.returncode != 0:
         assert_clean_failure(forced)
         assert len(forced.stderr.strip().splitlines()) == 1, forced.stderr
@@ -345,9 +423,16 @@ def test_an_image_past_pillows_limit_is_an_error_for_its_request_only(tmp_path, 
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     data = build(Variant("bomb", image_bytes(png_bomb), "image-size"), tmp_path / "data")
     with OpenAIServer() as server:
+
         def records(run_dir: str, **backend) -> dict:
-            options = RunOptions(benchmark="jmed48k", model="hosted_vllm/test", data=str(data), allow_invalid=True,
-                                 run_dir=str(tmp_path / run_dir), backend_options={"api_base": [server.url], **backend})
+            options = RunOptions(
+                benchmark="jmed48k",
+                model="hosted_vllm/test",
+                data=str(data),
+                allow_invalid=True,
+                run_dir=str(tmp_path / run_dir),
+                backend_options={"api_base": [server.url], **backend},
+            )
             run(options, progress=False)
             return {(r["item_id"], r["condition"]): r for r in read_records(tmp_path / run_dir)}
 
@@ -383,9 +468,14 @@ def test_hostile_answers_end_in_a_status_never_a_crash(fault, status, cached, tm
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-hostile-0123456789abcdef")
     with OpenAIServer(faults=Faults(**{fault: 1.0})) as server:
-        options = RunOptions(benchmark="jmed48k", model="openai/test", sample=True, conditions="C+Q",
-                             run_dir=str(tmp_path / "run"),
-                             backend_options={"api_base": [server.url], "max_retries": 1, "retry_wait": 0.01})
+        options = RunOptions(
+            benchmark="jmed48k",
+            model="openai/test",
+            sample=True,
+            conditions="C+Q",
+            run_dir=str(tmp_path / "run"),
+            backend_options={"api_base": [server.url], "max_retries": 1, "retry_wait": 0.01},
+        )
         result = run(options, progress=False)
     records = read_records(tmp_path / "run")
     assert len(result.records) == len(records) == 17 and {r["status"] for r in records} == {status}
@@ -398,6 +488,7 @@ def test_hostile_answers_end_in_a_status_never_a_crash(fault, status, cached, tm
 
 def strict_json(text: str):
     """`text` read as JSON is, without Python's extensions: `NaN` and `Infinity` are errors."""
+
     def refuse(constant: str):
         raise ValueError(f"{constant} is not JSON")
 
@@ -421,13 +512,29 @@ def test_a_servers_hostile_usage_is_kept_as_null_and_every_json_stays_json(tmp_p
     from tests.openai_server import OpenAIServer
 
     probe = PROBE_MESSAGES[0]["content"]
-    hostile = {"prompt_tokens": 7, "completion_tokens": float("nan"), "total_tokens": float("inf"),
-               "completion_tokens_details": {"reasoning_tokens": -30}}
+    hostile = {
+        "prompt_tokens": 7,
+        "completion_tokens": float("nan"),
+        "total_tokens": float("inf"),
+        "completion_tokens_details": {"reasoning_tokens": -30},
+    }
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     run_dir = tmp_path / "run"
     server = OpenAIServer(usage=lambda text: None if text == probe else hostile).start()
-    request = ["run", "jmed48k", "--sample", "--conditions", "C+Q", "--model", "hosted_vllm/test", "--api-base",
-               server.url, "--price", "1000,2000", "--json"]
+    request = [
+        "run",
+        "jmed48k",
+        "--sample",
+        "--conditions",
+        "C+Q",
+        "--model",
+        "hosted_vllm/test",
+        "--api-base",
+        server.url,
+        "--price",
+        "1000,2000",
+        "--json",
+    ]
     try:
         result = CliRunner().invoke(cli, [*request, "--run-dir", str(run_dir)])
         sent = sum(server.counts.values())
@@ -443,15 +550,17 @@ def test_a_servers_hostile_usage_is_kept_as_null_and_every_json_stays_json(tmp_p
     records = [strict_json(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
     strict_json((run_dir / "manifest.json").read_text())
     assert len(records) == 17
-    assert all(r["usage"] == {"prompt_tokens": 7, "completion_tokens": None, "reasoning_tokens": None}
-               for r in records)
+    assert all(r["usage"] == {"prompt_tokens": 7, "completion_tokens": None, "reasoning_tokens": None} for r in records)
     assert summary["usage"] == {"prompt_tokens": 119, "completion_tokens": 0, "reasoning_tokens": 0}
     assert summary["cost_usd"] == 0.0
-    assert summary["usage_by_condition"] == {"C+Q": {"prompt_tokens": 119, "completion_tokens": 0,
-                                                     "reasoning_tokens": 0, "cost_usd": 0.0, "cached": 0}}
-    assert summary["warnings"] == ["warning: 17 answers came with usage that is no count (completion_tokens, "
-                                   "reasoning_tokens: negative, fractional, NaN, Infinity or text); kept as null and "
-                                   "left out of the token and cost sums"]
+    assert summary["usage_by_condition"] == {
+        "C+Q": {"prompt_tokens": 119, "completion_tokens": 0, "reasoning_tokens": 0, "cost_usd": 0.0, "cached": 0}
+    }
+    assert summary["warnings"] == [
+        "warning: 17 answers came with usage that is no count (completion_tokens, "
+        "reasoning_tokens: negative, fractional, NaN, Infinity or text); kept as null and "
+        "left out of the token and cost sums"
+    ]
     report = CliRunner().invoke(cli, ["report", str(run_dir), "--json"])
     assert report.exit_code == 0, report.output[-2000:]
     rows = [row for row in strict_json(report.output) if row.get("prompt_tokens") is not None]  # by condition
@@ -460,10 +569,14 @@ def test_a_servers_hostile_usage_is_kept_as_null_and_every_json_stays_json(tmp_p
     assert strict_json(again.output)["usage_by_condition"]["C+Q"]["completion_tokens"] == 5 * 17
     compared = CliRunner().invoke(cli, ["compare", str(run_dir), "--json"])
     assert compared.exit_code == 0, compared.output[-2000:]
-    assert [(u["condition"], u["prompt_tokens"], u["completion_tokens"], u["cost_usd"])
-            for u in strict_json(compared.output)["usage"]] == [("C+Q", 119, 0, 0.0)]
+    assert [
+        (u["condition"], u["prompt_tokens"], u["completion_tokens"], u["cost_usd"])
+        for u in strict_json(compared.output)["usage"]
+    ] == [("C+Q", 119, 0, 0.0)]
     from_cache = [strict_json(line) for line in (tmp_path / "again" / "records.jsonl").read_text().splitlines()]
-    assert [(r["usage"], r["cached"]) for r in from_cache] == [({"prompt_tokens": None, "completion_tokens": 5}, True)] * 17
+    assert [(r["usage"], r["cached"]) for r in from_cache] == [
+        ({"prompt_tokens": None, "completion_tokens": 5}, True)
+    ] * 17
 
 
 # Hostile usage of `medvqa run`: each row is a usage error (status 2) naming its option, before
@@ -506,6 +619,7 @@ def test_bad_values_are_usage_errors_naming_the_option(args, option, tmp_path):
 # its exit status and the one line it prints. Nothing outside the run directory changes, and the
 # run directory is as it was. One more line per new kind of attack.
 
+
 @dataclass(frozen=True)
 class RunDirCase:
     name: str
@@ -519,6 +633,7 @@ def link(name: str) -> Callable[[Path, Path], None]:
     def plant(run_dir: Path, victim: Path) -> None:
         (run_dir / name).unlink(missing_ok=True)
         (run_dir / name).symlink_to(victim)
+
     return plant
 
 
@@ -537,23 +652,55 @@ def both(*plants):
     return lambda run_dir, victim: [p(run_dir, victim) for p in plants]
 
 
-RERUN = lambda run_dir, data: ["run", "kokushimd10", "--data", str(data), "--model", "random", "--conditions", "C+Q",
-                               "--run-dir", str(run_dir)]
+RERUN = lambda run_dir, data: [
+    "run",
+    "kokushimd10",
+    "--data",
+    str(data),
+    "--model",
+    "random",
+    "--conditions",
+    "C+Q",
+    "--run-dir",
+    str(run_dir),
+]
 RESCORE = lambda run_dir, data: ["score", str(run_dir), "--convention", "kokushimd10"]
-LINK = r"Error: {run_dir}/{name}: is a symbolic link: files in a run directory are never written through a link; " \
-       r"remove it, or choose another --run-dir"
+LINK = (
+    r"Error: {run_dir}/{name}: is a symbolic link: files in a run directory are never written through a link; "
+    r"remove it, or choose another --run-dir"
+)
 RUN_DIRS = [
     RunDirCase("lock-is-a-link", both(cut_last_record, link("run.lock")), RERUN, 1, LINK.replace("{name}", "run.lock")),
-    RunDirCase("records-tmp-is-a-link", both(cut_last_record, link("records.jsonl.tmp")), RERUN, 1,
-               LINK.replace("{name}", r"records\.jsonl\.tmp")),
-    RunDirCase("manifest-tmp-is-a-link-under-score", link("manifest.json.tmp"), RESCORE, 1,
-               LINK.replace("{name}", r"manifest\.json\.tmp")),
-    RunDirCase("records-tmp-is-a-link-under-score", link("records.jsonl.tmp"), RESCORE, 1,
-               LINK.replace("{name}", r"records\.jsonl\.tmp")),
+    RunDirCase(
+        "records-tmp-is-a-link",
+        both(cut_last_record, link("records.jsonl.tmp")),
+        RERUN,
+        1,
+        LINK.replace("{name}", r"records\.jsonl\.tmp"),
+    ),
+    RunDirCase(
+        "manifest-tmp-is-a-link-under-score",
+        link("manifest.json.tmp"),
+        RESCORE,
+        1,
+        LINK.replace("{name}", r"manifest\.json\.tmp"),
+    ),
+    RunDirCase(
+        "records-tmp-is-a-link-under-score",
+        link("records.jsonl.tmp"),
+        RESCORE,
+        1,
+        LINK.replace("{name}", r"records\.jsonl\.tmp"),
+    ),
     RunDirCase("records-are-a-link", link("records.jsonl"), RESCORE, 1, LINK.replace("{name}", r"records\.jsonl")),
-    RunDirCase("foreign-folder-with-records", foreign, RERUN, 1,
-               r"Error: {run_dir}: holds records\.jsonl but no readable manifest\.json: not a run medvqa wrote; "
-               r"choose another --run-dir"),
+    RunDirCase(
+        "foreign-folder-with-records",
+        foreign,
+        RERUN,
+        1,
+        r"Error: {run_dir}: holds records\.jsonl but no readable manifest\.json: not a run medvqa wrote; "
+        r"choose another --run-dir",
+    ),
 ]
 
 
@@ -570,14 +717,18 @@ def test_hostile_run_directories_are_refused_with_one_line_and_nothing_changes(c
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
     case.plant(run_dir, victim)
-    before = {p.name: (p.is_symlink(), p.read_bytes() if p.is_file() and not p.is_symlink() else None)
-              for p in run_dir.iterdir()}
+    before = {
+        p.name: (p.is_symlink(), p.read_bytes() if p.is_file() and not p.is_symlink() else None)
+        for p in run_dir.iterdir()
+    }
     result = CliRunner().invoke(cli, case.command(run_dir, data))
     assert result.exit_code == case.status, result.output
     assert re.fullmatch(case.line.replace("{run_dir}", re.escape(str(run_dir))), result.output.strip()), result.output
     assert victim.read_text() == "precious\n"
-    assert {p.name: (p.is_symlink(), p.read_bytes() if p.is_file() and not p.is_symlink() else None)
-            for p in run_dir.iterdir()} == before
+    assert {
+        p.name: (p.is_symlink(), p.read_bytes() if p.is_file() and not p.is_symlink() else None)
+        for p in run_dir.iterdir()
+    } == before
 
 
 def test_score_during_a_run_says_so_and_changes_nothing(tmp_path):
@@ -599,8 +750,10 @@ def test_score_during_a_run_says_so_and_changes_nothing(tmp_path):
         for args in (["score", str(run_dir)], RESCORE(run_dir, data)):
             result = CliRunner().invoke(cli, args)
             assert result.exit_code == 1, result.output
-            assert result.output.strip() == (f"Error: {run_dir}: in use by process {os.getpid()} (lock run.lock): "
-                                             "wait for it to finish, or choose another --run-dir")
+            assert result.output.strip() == (
+                f"Error: {run_dir}: in use by process {os.getpid()} (lock run.lock): "
+                "wait for it to finish, or choose another --run-dir"
+            )
     finally:
         store.close()
     assert read_manifest(run_dir) == manifest
@@ -617,14 +770,29 @@ def test_a_failed_preflight_leaves_no_file_and_another_run_may_use_the_directory
     from medvqa.cli.main import cli
 
     run_dir = tmp_path / "runs" / "run"
-    failed = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base",
-                                      "http://127.0.0.1:9/v1", "--max-retries", "0", "--run-dir", str(run_dir)])
+    failed = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "jmed48k",
+            "--sample",
+            "--model",
+            "hosted_vllm/test",
+            "--api-base",
+            "http://127.0.0.1:9/v1",
+            "--max-retries",
+            "0",
+            "--run-dir",
+            str(run_dir),
+        ],
+    )
     assert failed.exit_code == 3 and "preflight request to hosted_vllm/test" in failed.output, failed.output
     assert not (tmp_path / "runs").exists()
     report = CliRunner().invoke(cli, ["report", str(run_dir)])
     assert report.exit_code != 0
-    other = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "random", "--run-dir", str(run_dir),
-                                     "--json"])
+    other = CliRunner().invoke(
+        cli, ["run", "jmed48k", "--sample", "--model", "random", "--run-dir", str(run_dir), "--json"]
+    )
     assert other.exit_code == 0, other.output
     assert json.loads(other.output)["n_records"] == 22
 
@@ -639,14 +807,33 @@ def test_html_pages_of_a_run_whose_image_is_a_decompression_bomb_are_written_wit
 
     data = build(Variant("bomb", image_bytes(lambda: png_bomb(14_000, 14_000)), "image-size"), tmp_path / "data")
     run_dir = tmp_path / "run"
-    ran = CliRunner().invoke(cli, ["run", "jmed48k", "--data", str(data), "--model", "random", "--allow-invalid",
-                                   "--run-dir", str(run_dir), "--max-error-rate", "1", "--json"])
+    ran = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "jmed48k",
+            "--data",
+            str(data),
+            "--model",
+            "random",
+            "--allow-invalid",
+            "--run-dir",
+            str(run_dir),
+            "--max-error-rate",
+            "1",
+            "--json",
+        ],
+    )
     assert ran.exit_code == 0, ran.output
-    audit = CliRunner().invoke(cli, ["audit", str(run_dir), "--html", str(tmp_path / "audit.html"), "--resamples", "20"])
+    audit = CliRunner().invoke(
+        cli, ["audit", str(run_dir), "--html", str(tmp_path / "audit.html"), "--resamples", "20"]
+    )
     assert audit.exit_code == 0 and "Warning" not in audit.output, audit.output
     page = (tmp_path / "audit.html").read_text(encoding="utf-8")
     assert 'data-item="Physician_2031_A_Q2"' in page and '<img alt="A2.png"' not in page
-    compare = CliRunner().invoke(cli, ["compare", str(run_dir), "--html", str(tmp_path / "c.html"), "--resamples", "20"])
+    compare = CliRunner().invoke(
+        cli, ["compare", str(run_dir), "--html", str(tmp_path / "c.html"), "--resamples", "20"]
+    )
     assert compare.exit_code == 0 and "Warning" not in compare.output, compare.output
     [audit_page] = (tmp_path / "c-audits").iterdir()
     assert 'data-item="Physician_2031_A_Q2"' in audit_page.read_text(encoding="utf-8")
@@ -663,7 +850,9 @@ def test_a_page_named_like_a_url_links_to_its_audits_relatively(tmp_path, monkey
     from medvqa.cli.main import cli
 
     monkeypatch.chdir(tmp_path)
-    assert CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "random", "--run-dir", "run"]).exit_code == 0
+    assert (
+        CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "random", "--run-dir", "run"]).exit_code == 0
+    )
     result = CliRunner().invoke(cli, ["compare", "run", "--html", 'javascript:alert(1)"<b>.html', "--resamples", "20"])
     assert result.exit_code == 0, result.output
     hrefs = []
@@ -676,5 +865,7 @@ def test_a_page_named_like_a_url_links_to_its_audits_relatively(tmp_path, monkey
     Links().feed((tmp_path / 'javascript:alert(1)"<b>.html').read_text(encoding="utf-8"))
     stem = "./javascript%3Aalert%281%29%22%3Cb%3E"
     assert hrefs and all(h.startswith((f"{stem}-audits/", f"{stem}-items.html#")) for h in hrefs), hrefs
-    assert any(h.startswith(f"{stem}-audits/") for h in hrefs) and any(h.startswith(f"{stem}-items.html#") for h in hrefs)
+    assert any(h.startswith(f"{stem}-audits/") for h in hrefs) and any(
+        h.startswith(f"{stem}-items.html#") for h in hrefs
+    )
     assert all((tmp_path / unquote(h.split("#")[0])).is_file() for h in hrefs)

@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from medvqa.cli.main import cli
-from medvqa.core.items import DataError
 from medvqa.core.files import write_atomic
+from medvqa.core.items import DataError
 
 VICTIM = "a file outside, never to be written\n"
 
@@ -36,8 +36,9 @@ def runs(tmp_path_factory) -> Path:
     """A folder holding two runs of the JMed48k sample (random, constant:A), C+Q and C+Q+I."""
     root = tmp_path_factory.mktemp("writes")
     for model, name in (("random", "r1"), ("constant:A", "r2")):
-        result = invoke("run", "jmed48k", "--sample", "--model", model, "--run-dir", name, "--no-cache", "--json",
-                        cwd=root)
+        result = invoke(
+            "run", "jmed48k", "--sample", "--model", model, "--run-dir", name, "--no-cache", "--json", cwd=root
+        )
         assert result.exit_code == 0, result.output
     return root
 
@@ -56,16 +57,31 @@ def plant(folder: Path, name: str) -> Path:
 COMMANDS = [
     ("view --html", ["view", "../r1", "../r2", "--html", "p.html"], ["p.html.tmp"], ["p.html"]),
     ("view --html over a link", ["view", "../r1", "--html", "p.html"], ["p.html"], ["p.html"]),
-    ("audit --html", ["audit", "../r1", "--html", "p.html", "--resamples", "20"],
-     ["p.html", "p-items.html.tmp"], ["p.html", "p-items.html"]),
-    ("compare --html", ["compare", "../r1", "../r2", "--html", "p.html", "--resamples", "20"],
-     ["p.html", "p-items.html.tmp", "p-audits/01-jmed48k-random.html"],
-     ["p.html", "p-items.html", "p-audits/01-jmed48k-random.html"]),
+    (
+        "audit --html",
+        ["audit", "../r1", "--html", "p.html", "--resamples", "20"],
+        ["p.html", "p-items.html.tmp"],
+        ["p.html", "p-items.html"],
+    ),
+    (
+        "compare --html",
+        ["compare", "../r1", "../r2", "--html", "p.html", "--resamples", "20"],
+        ["p.html", "p-items.html.tmp", "p-audits/01-jmed48k-random.html"],
+        ["p.html", "p-items.html", "p-audits/01-jmed48k-random.html"],
+    ),
     ("compare --out", ["compare", "../r1", "../r2", "--out", "c.md"], ["c.md"], ["c.md"]),
-    ("compare --format csv --out", ["compare", "../r1", "../r2", "--format", "csv", "--out", "c.csv"],
-     ["c.csv"], ["c.csv"]),
-    ("audit --figures", ["audit", "../r1", "--figures", "figs", "--resamples", "20"],
-     ["figs/states_overall.png", "figs/delta_overall.svg"], ["figs/states_overall.png", "figs/delta_overall.svg"]),
+    (
+        "compare --format csv --out",
+        ["compare", "../r1", "../r2", "--format", "csv", "--out", "c.csv"],
+        ["c.csv"],
+        ["c.csv"],
+    ),
+    (
+        "audit --figures",
+        ["audit", "../r1", "--figures", "figs", "--resamples", "20"],
+        ["figs/states_overall.png", "figs/delta_overall.svg"],
+        ["figs/states_overall.png", "figs/delta_overall.svg"],
+    ),
     ("export --out", ["export", "../r1", "--out", "p.jsonl"], ["p.jsonl"], ["p.jsonl"]),
 ]
 
@@ -88,13 +104,18 @@ def test_no_output_is_written_through_a_planted_link(runs, tmp_path, args, links
 def test_an_eval_sets_comparison_is_not_written_through_planted_links(tmp_path):
     study = tmp_path / "s"
     victims = [plant(study, "compare.md"), plant(study, "compare.json")]
-    (tmp_path / "set.toml").write_text('study_dir = "s"\n[[models]]\nmodel = "constant:A"\n[[models]]\n'
-                                       'model = "random"\n[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n'
-                                       'conditions = "C+Q"\n', encoding="utf-8")
+    (tmp_path / "set.toml").write_text(
+        'study_dir = "s"\n[[models]]\nmodel = "constant:A"\n[[models]]\n'
+        'model = "random"\n[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n'
+        'conditions = "C+Q"\n',
+        encoding="utf-8",
+    )
     result = invoke("eval", "set.toml", "--json", cwd=tmp_path)
     assert result.exit_code == 0, result.output
     assert [v.read_text(encoding="utf-8") for v in victims] == [VICTIM, VICTIM]
-    assert not (study / "compare.md").is_symlink() and "constant:A" in (study / "compare.md").read_text(encoding="utf-8")
+    assert not (study / "compare.md").is_symlink() and "constant:A" in (study / "compare.md").read_text(
+        encoding="utf-8"
+    )
     compared = json.loads((study / "compare.json").read_text(encoding="utf-8"))
     assert {r["model"] for r in compared["runs"]} == {"constant:A", "random"}
 
@@ -127,11 +148,14 @@ def full_disk(tmp_path):
     why, where mounting is refused: not root, or no tmpfs in this container)."""
     disk = tmp_path / "disk"
     disk.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True, text=True
+    )
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs to fill ({done.stderr.strip() or done.returncode}): "
-                    "the full-disk case is not checked here")
+        pytest.skip(
+            f"cannot mount a tmpfs to fill ({done.stderr.strip() or done.returncode}): "
+            "the full-disk case is not checked here"
+        )
     try:
         yield disk
     finally:
@@ -174,17 +198,20 @@ def test_a_decoded_image_is_not_written_through_a_link_at_a_guessable_name(tmp_p
     import hashlib
     import io
 
-    import medvqa
     from PIL import Image
+
+    import medvqa
 
     buf = io.BytesIO()
     Image.new("RGB", (8, 8), (0, 0, 255)).save(buf, format="PNG")
     png = buf.getvalue()
     tables = tmp_path / "wmqa"
     tables.mkdir()
-    (tables / "japan_local.tsv").write_text("index\tquestion\tA\tB\tC\tD\tanswer\timage\n"
-                                            f"1\t画像の所見は?\tア\tイ\tウ\tエ\tA\t{base64.b64encode(png).decode()}\n",
-                                            encoding="utf-8")
+    (tables / "japan_local.tsv").write_text(
+        "index\tquestion\tA\tB\tC\tD\tanswer\timage\n"
+        f"1\t画像の所見は?\tア\tイ\tウ\tエ\tA\t{base64.b64encode(png).decode()}\n",
+        encoding="utf-8",
+    )
     images = medvqa.cache_dir() / "worldmedqa_v" / "images"
     digest = hashlib.sha256(png).hexdigest()
     victim = plant(images, f"{digest}.tmp")  # where the image was written before it was renamed
@@ -204,5 +231,8 @@ def test_litellms_names_are_not_written_through_a_link_at_a_guessable_name(tmp_p
     victim = plant(path.parent, f"{path.name}.{os.getpid()}.tmp")  # named by the process id before
     model_names.remember_names(SimpleNamespace(provider_list=["openai"], model_list=["gpt-4o-mini"]))
     assert victim.read_text(encoding="utf-8") == VICTIM
-    assert json.loads(path.read_text(encoding="utf-8")) == {"litellm": found, "providers": ["openai"],
-                                                           "models": ["gpt-4o-mini"]}
+    assert json.loads(path.read_text(encoding="utf-8")) == {
+        "litellm": found,
+        "providers": ["openai"],
+        "models": ["gpt-4o-mini"],
+    }

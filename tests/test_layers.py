@@ -18,13 +18,28 @@ from tests import importgraph
 
 # From the ground up. A module is on the floor of the longest name here that it starts with.
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
-    ("ground", (
-        "medvqa.core.errors", "medvqa.core.items", "medvqa.core.conditions", "medvqa.core.results",
-        "medvqa.core.usage", "medvqa.core.jsonl", "medvqa.core.validation", "medvqa.core.messages",
-        "medvqa.core.render", "medvqa.core.passlines", "medvqa.core.hub", "medvqa.core.hookspecs",
-        "medvqa.core.stats", "medvqa.core.files", "medvqa.core.repeats", "medvqa.core.headline",
-        "medvqa._phrasebook",
-    )),
+    (
+        "ground",
+        (
+            "medvqa.core.errors",
+            "medvqa.core.items",
+            "medvqa.core.conditions",
+            "medvqa.core.results",
+            "medvqa.core.usage",
+            "medvqa.core.jsonl",
+            "medvqa.core.validation",
+            "medvqa.core.messages",
+            "medvqa.core.render",
+            "medvqa.core.passlines",
+            "medvqa.core.hub",
+            "medvqa.core.hookspecs",
+            "medvqa.core.stats",
+            "medvqa.core.files",
+            "medvqa.core.repeats",
+            "medvqa.core.headline",
+            "medvqa._phrasebook",
+        ),
+    ),
     # pure: a response, an item and conventions in, a score out
     ("scoring", ("medvqa.core.scoring",)),
     # what a plugin provides: a benchmark, a backend
@@ -66,9 +81,11 @@ def upward(arrows: list[importgraph.Arrow]) -> list[str]:
         if (a.importer, a.imported) in EXCEPTIONS:
             continue
         if floor_of(a.imported) > floor_of(a.importer):
-            found.append(f"{a.path.relative_to(importgraph.ROOT)}:{a.line}: {a.importer} "
-                         f"({FLOORS[floor_of(a.importer)][0]}) imports {a.imported} "
-                         f"({FLOORS[floor_of(a.imported)][0]})")
+            found.append(
+                f"{a.path.relative_to(importgraph.ROOT)}:{a.line}: {a.importer} "
+                f"({FLOORS[floor_of(a.importer)][0]}) imports {a.imported} "
+                f"({FLOORS[floor_of(a.imported)][0]})"
+            )
     return sorted(set(found))
 
 
@@ -98,6 +115,7 @@ def test_the_exceptions_are_still_needed():
 @pytest.fixture
 def planted(monkeypatch, tmp_path):
     """A copy of the modules with one import planted, read by the same graph."""
+
     def plant(relative: str, line: str) -> list[importgraph.Arrow]:
         root = tmp_path / "repo"
         for folder in importgraph.FOLDERS:
@@ -110,17 +128,21 @@ def planted(monkeypatch, tmp_path):
         target.write_text(target.read_text(encoding="utf-8") + textwrap.dedent(line), encoding="utf-8")
         monkeypatch.setattr(importgraph, "ROOT", root)
         return importgraph.arrows()
+
     return plant
 
 
 def test_a_planted_upward_import_inside_a_function_fails(planted):
     """The statistics (ground) reaching up to the audit, lazily, as `metrics` once reached
     into `audit/stats.py`: named with its file and line."""
-    arrows = planted("core/stats.py", """
+    arrows = planted(
+        "core/stats.py",
+        """
         def _late():
             from medvqa.core.audit.analysis import STATES
             return STATES
-    """)
+    """,
+    )
     found = upward(arrows)
     assert len(found) == 1
     assert found[0].startswith("core/stats.py:")
@@ -130,13 +152,17 @@ def test_a_planted_upward_import_inside_a_function_fails(planted):
 def test_a_planted_circle_on_one_floor_fails(planted):
     """Two run modules importing each other (the circle `run.saved` -> `run.options` ->
     `run.judge` -> `run.saved` was one): on one floor, still refused."""
-    arrows = planted("core/run/items.py", """
+    arrows = planted(
+        "core/run/items.py",
+        """
         if TYPE_CHECKING:
             from medvqa.core.run.saved import SavedRun
-    """)
+    """,
+    )
     assert upward(arrows) == []
     assert ["medvqa.core.run.items", "medvqa.core.run.saved"] in [
-        [m for m in c if m in ("medvqa.core.run.items", "medvqa.core.run.saved")] for c in circles(arrows)]
+        [m for m in c if m in ("medvqa.core.run.items", "medvqa.core.run.saved")] for c in circles(arrows)
+    ]
 
 
 def test_the_graph_reads_relative_imports():

@@ -25,7 +25,8 @@ MODELS = {"random": "random", "constant": "constant:a"}
 REPR = re.compile(
     r"[{\[(,:]\s*'[^'\n]*'\s*[:,\]}]"  # {'a': ..., ['a', ...], ('a', ...): single-quoted items of a container
     r"|\b(?:datetime|date|Decimal|PosixPath|np\.\w+|numpy\.\w+|Timestamp)\("  # reprs of values
-    r"|<[\w.]+ object at 0x|\bdtype[:=]")
+    r"|<[\w.]+ object at 0x|\bdtype[:=]"
+)
 
 
 def reprs(text: str) -> list[str]:
@@ -70,8 +71,19 @@ def runs(tmp_path_factory):
     for bench, (data, extra, _, _) in BENCHMARKS.items():
         for name, model in MODELS.items():
             run_dir = tmp / f"{bench}-{name}"
-            args = ["run", bench, "--model", model, "--conditions", "C,C+Q,C+I,C+Q+I", "--no-cache",
-                    "--run-dir", run_dir, *extra, *(["--data", data()] if data else [])]
+            args = [
+                "run",
+                bench,
+                "--model",
+                model,
+                "--conditions",
+                "C,C+Q,C+I,C+Q+I",
+                "--no-cache",
+                "--run-dir",
+                run_dir,
+                *extra,
+                *(["--data", data()] if data else []),
+            ]
             out[(bench, name, "run")] = invoke(*args)  # the summary and the progress lines
             out[(bench, name, "run --json")] = invoke(*args, "--json")
             out[(bench, name, "dir")] = run_dir
@@ -123,23 +135,32 @@ def test_no_command_prints_a_python_repr(runs, tmp_path):
 def test_compare_of_two_igakuqa_runs_shows_the_pass_lines_as_a_table(runs, tmp_path):
     pair = [runs[("igakuqa", "random", "dir")], runs[("igakuqa", "constant", "dir")]]
     md = invoke("compare", *pair, "--resamples", 50)
-    head = "| model | benchmark | exam | criterion | status | points | required | maximum | margin | note | treatments |"
+    head = (
+        "| model | benchmark | exam | criterion | status | points | required | maximum | margin | note | treatments |"
+    )
     assert head in md
     # 2018 (the 112th exam) has no sourced line: the points of each part, no verdict
     rows = [line for line in md.splitlines() if line.startswith("| random | igakuqa | Physician 2018 |")]
-    assert [line.split(" | ")[3:5] for line in rows] == [["overall", "not evaluable"], ["hisshu", "not evaluable"],
-                                                         ["general", "not evaluable"]]
+    assert [line.split(" | ")[3:5] for line in rows] == [
+        ["overall", "not evaluable"],
+        ["hisshu", "not evaluable"],
+        ["general", "not evaluable"],
+    ]
     doc = json.loads(invoke("compare", *pair, "--json", "--resamples", 50))
     # a criterion's name is the same in every year: a row is an exam and a criterion
     points = {(r["model"], r["exam"], r["criterion"]): (r["points"], r["maximum"]) for r in doc["pass_lines"]}
     report = json.loads(invoke("report", pair[0], "--pass", "--json"))
     assert {(r["exam"], r["criterion"]): (r["points"], r["maximum"]) for r in report["rows"]} == {
-        (e, c): v for (m, e, c), v in points.items() if m == "random"}
+        (e, c): v for (m, e, c), v in points.items() if m == "random"
+    }
     # 400 items, 112A43 withdrawn: maxima 200 + 299 (its 1 point out)
     assert points[("random", "Physician 2018", "hisshu")][1] + points[("random", "Physician 2018", "general")][1] == 499
     page = tmp_path / "c.html"
     invoke("compare", *pair, "--html", page, "--resamples", 50)
     html = page.read_text(encoding="utf-8")
-    table = html[html.index('<table id="pass">'):]
-    table = table[:table.index("</table>")]
-    assert table.count("<tr data-model=") == 6 and ('<td dir="auto">Physician 2018</td><td dir="auto">hisshu</td>') in table
+    table = html[html.index('<table id="pass">') :]
+    table = table[: table.index("</table>")]
+    assert (
+        table.count("<tr data-model=") == 6
+        and ('<td dir="auto">Physician 2018</td><td dir="auto">hisshu</td>') in table
+    )

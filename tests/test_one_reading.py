@@ -27,8 +27,12 @@ from tests.conftest import shared_data
 
 pytestmark = pytest.mark.slow  # four imports, then every command twice over them
 
-TABLES = (("outputs_w_images", "local"), ("outputs_w_images", "english"), ("outputs_blind", "local"),
-          ("outputs_blind", "english"))
+TABLES = (
+    ("outputs_w_images", "local"),
+    ("outputs_w_images", "english"),
+    ("outputs_blind", "local"),
+    ("outputs_blind", "english"),
+)
 CONDITION = {"outputs_w_images": "C+Q+I", "outputs_blind": "C+Q"}
 LANGUAGE = {"local": "ja", "english": "en"}
 
@@ -58,15 +62,23 @@ def expected(runs, reading: str) -> dict:
     out = {}
     for (folder, version), run_dir in runs.items():
         records = medvqa.read_run(run_dir).records
-        correct = [(r["assisted"]["correct"] if reading == "assisted" and r.get("assisted") and r["status"] == "parse_failure"
-                    else r["correct"]) for r in records]
+        correct = [
+            (
+                r["assisted"]["correct"]
+                if reading == "assisted" and r.get("assisted") and r["status"] == "parse_failure"
+                else r["correct"]
+            )
+            for r in records
+        ]
         out[(LANGUAGE[version], CONDITION[folder])] = sum(map(bool, correct)) / len(records)
     return out
 
 
 def deltas(acc: dict) -> dict:
-    return {"img": {lang: acc[(lang, "C+Q+I")] - acc[(lang, "C+Q")] for lang in ("ja", "en")},
-            "lang": {cond: acc[("ja", cond)] - acc[("en", cond)] for cond in ("C+Q", "C+Q+I")}}
+    return {
+        "img": {lang: acc[(lang, "C+Q+I")] - acc[(lang, "C+Q")] for lang in ("ja", "en")},
+        "lang": {cond: acc[("ja", cond)] - acc[("en", cond)] for cond in ("C+Q", "C+Q+I")},
+    }
 
 
 def pp(d: float) -> str:
@@ -75,8 +87,10 @@ def pp(d: float) -> str:
 
 
 def page_cells(page: str) -> dict[tuple, str]:
-    return {tuple(json.loads(html_lib.unescape(path))): text for path, text in
-            re.findall(r'data-path="([^"]+)" data-format="[a-z_]+">([^<]*)<', page)}
+    return {
+        tuple(json.loads(html_lib.unescape(path))): text
+        for path, text in re.findall(r'data-path="([^"]+)" data-format="[a-z_]+">([^<]*)<', page)
+    }
 
 
 @pytest.mark.parametrize("reading", [None, "strict", "assisted"])
@@ -86,8 +100,9 @@ def test_every_output_shows_one_headline_and_one_delta_under_each_reading(runs, 
     acc = expected(runs, used)
     want = deltas(acc)
     # the published conclusion, under either reading; its size is the reading's (measured)
-    assert want["lang"] == pytest.approx({"C+Q": (28 if used == "assisted" else 32) / 168,
-                                          "C+Q+I": (28 if used == "assisted" else 32) / 168}, abs=1e-12), want
+    assert want["lang"] == pytest.approx(
+        {"C+Q": (28 if used == "assisted" else 32) / 168, "C+Q+I": (28 if used == "assisted" else 32) / 168}, abs=1e-12
+    ), want
     dirs = list(runs.values())
 
     # report, report --table, the Python API's report: each run's headline accuracy
@@ -168,12 +183,15 @@ def test_every_output_shows_one_headline_and_one_delta_under_each_reading(runs, 
     text = invoke("audit", *dirs, "--resamples", "50", *flag)
     assert text.startswith(f"Reading: {used}:")
     for cond, d in want["lang"].items():
-        assert f"| overall | 168 |" in text and f"| {100 * d:+.1f} |" in text
+        assert "| overall | 168 |" in text and f"| {100 * d:+.1f} |" in text
 
     # the item browser: statuses and verdicts under the same reading
     path = medvqa.view(*dirs, html=tmp_path / "view.html", reading=reading)
-    view_doc = json.loads(re.search(r'<script type="application/json" id="view-data">(.*?)</script>',
-                                    path.read_text(encoding="utf-8"), re.S).group(1))
+    view_doc = json.loads(
+        re.search(
+            r'<script type="application/json" id="view-data">(.*?)</script>', path.read_text(encoding="utf-8"), re.S
+        ).group(1)
+    )
     assert view_doc["reading"] == used
     for gi, run in enumerate(view_doc["runs"]):
         lang = "ja" if any("local" in p for p in run["paths"]) else "en"
@@ -220,8 +238,11 @@ def test_one_label_per_experiment_in_audit_compare_and_the_browser(runs, tmp_pat
     audit = json.loads(invoke("audit", *dirs, "--json", "--resamples", "20"))
     compare = json.loads(invoke("compare", *dirs, "--json", "--resamples", "20"))
     page = medvqa.view(*dirs, html=tmp_path / "view.html")
-    doc = json.loads(re.search(r'<script type="application/json" id="view-data">(.*?)</script>',
-                               page.read_text(encoding="utf-8"), re.S).group(1))
+    doc = json.loads(
+        re.search(
+            r'<script type="application/json" id="view-data">(.*?)</script>', page.read_text(encoding="utf-8"), re.S
+        ).group(1)
+    )
     expected = {"GPT4o [ja]", "GPT4o [en]"}
     assert set(audit["models"]) == expected
     assert {r["model"] for r in compare["table"]} == expected

@@ -112,14 +112,19 @@ def classify(argv) -> str:
         return f"unhandled: {argv[0]!r} is not medvqa, pip or pytest"
     model = option_value(argv, "--model", "-m")
     sub = argv[1] if len(argv) > 1 else ""
-    remote = (sub == "judge" or bool(REMOTE_OPTIONS & {t.split("=", 1)[0] for t in argv})
-              or (model is not None and not model.startswith(BASELINES))
-              or any(t.startswith("api_base=") for t in argv)
-              or (sub == "run" and not {"--data", "--sample"} & {t.split("=", 1)[0] for t in argv}))
+    remote = (
+        sub == "judge"
+        or bool(REMOTE_OPTIONS & {t.split("=", 1)[0] for t in argv})
+        or (model is not None and not model.startswith(BASELINES))
+        or any(t.startswith("api_base=") for t in argv)
+        or (sub == "run" and not {"--data", "--sample"} & {t.split("=", 1)[0] for t in argv})
+    )
     if remote:
         return "remote"
     if PLACEHOLDER.search(" ".join(argv[1:])):
-        return f"unhandled: an offline command with a placeholder ({PLACEHOLDER.search(' '.join(argv[1:]))[0]}) cannot run"
+        return (
+            f"unhandled: an offline command with a placeholder ({PLACEHOLDER.search(' '.join(argv[1:]))[0]}) cannot run"
+        )
     return "offline"
 
 
@@ -143,10 +148,12 @@ def test_every_readme_command_is_checked_one_way_or_another():
 
 
 def test_the_reader_and_the_classifier_handle_what_a_readme_may_hold():
-    text = ("```bash\npip install -e '.[dev]' && medvqa run jmed48k --sample --model random  # offline\n"
-            "medvqa extract jmed48k --questions 77AM.pdf \\\n    --year 2025 --out release/\n```\n"
-            "```console\n$ medvqa list\nBenchmarks:\n  jmed48k\n```\n"
-            "```sh\nmedvqa view runs/a --html v.html#x  # the browser's page\n```\n")
+    text = (
+        "```bash\npip install -e '.[dev]' && medvqa run jmed48k --sample --model random  # offline\n"
+        "medvqa extract jmed48k --questions 77AM.pdf \\\n    --year 2025 --out release/\n```\n"
+        "```console\n$ medvqa list\nBenchmarks:\n  jmed48k\n```\n"
+        "```sh\nmedvqa view runs/a --html v.html#x  # the browser's page\n```\n"
+    )
     assert [(c.line, c.argv) for c in readme_commands(text)] == [
         (2, ("pip", "install", "-e", ".[dev]")),
         (2, ("medvqa", "run", "jmed48k", "--sample", "--model", "random")),
@@ -196,7 +203,7 @@ def test_pip_lines_install_this_project_with_extras_it_defines():
     assert lines
     for command in lines:
         argv = list(command.argv)
-        argv = argv[argv.index("install") + 1:]
+        argv = argv[argv.index("install") + 1 :]
         requirements = [a for a in argv if a not in ("-e", "--editable", "-q", "--quiet")]
         assert all(not a.startswith("-") for a in requirements), f"{command}: an option this test does not check"
         for requirement in requirements:
@@ -233,11 +240,12 @@ def test_remote_commands_exist_and_take_every_option_written(command):
     shown = CliRunner().invoke(cli, [*path, "--help"])
     assert shown.exit_code == 0, shown.output
     options = {name for p in click_command.params if isinstance(p, click.Option) for name in p.opts + p.secondary_opts}
-    for token in command.argv[1 + len(path):]:
+    for token in command.argv[1 + len(path) :]:
         if token.startswith("-") and not re.fullmatch(r"-\d.*", token):
             name = token.split("=", 1)[0]
-            assert name in options and re.search(rf"(^|[\s,/]){re.escape(name)}\b", shown.output, re.M), \
+            assert name in options and re.search(rf"(^|[\s,/]){re.escape(name)}\b", shown.output, re.M), (
                 f"{command}: `medvqa {' '.join(path)}` has no option {name}"
+            )
     if path[0] in ("run", "validate"):
         assert command.argv[2] in plugins.benchmarks(), f"{command}: no benchmark {command.argv[2]}"
 
@@ -248,7 +256,7 @@ def with_shared_data(argv) -> list[str]:
     for token in argv:
         head, sep, value = token.rpartition("=") if "=" in token and token.startswith("-") else ("", "", token)
         if value.startswith(SHARED):
-            value = str(shared_data(*value[len(SHARED):].strip("/").split("/")))
+            value = str(shared_data(*value[len(SHARED) :].strip("/").split("/")))
         out.append(head + sep + value)
     return out
 
@@ -258,12 +266,26 @@ def test_the_offline_readme_commands_run_for_real_in_order(tmp_path):
     commands = of_kind("offline")
     assert len(commands) >= 10
     # no network: the Hub offline, every HTTP(S) connection to a closed port
-    env = dict(os.environ, HF_HUB_OFFLINE="1", HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9",
-               http_proxy="http://127.0.0.1:9", https_proxy="http://127.0.0.1:9", NO_PROXY="", no_proxy="")
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        HTTP_PROXY="http://127.0.0.1:9",
+        HTTPS_PROXY="http://127.0.0.1:9",
+        http_proxy="http://127.0.0.1:9",
+        https_proxy="http://127.0.0.1:9",
+        NO_PROXY="",
+        no_proxy="",
+    )
     for command in commands:
         argv = with_shared_data(command.argv)
-        out = subprocess.run([sys.executable, "-m", "medvqa.cli", *argv[1:]], cwd=tmp_path, env=env,
-                             capture_output=True, text=True, timeout=600)
+        out = subprocess.run(
+            [sys.executable, "-m", "medvqa.cli", *argv[1:]],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert out.returncode == 0, f"{command}\nexit {out.returncode}\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}"
         assert (out.stdout + out.stderr).strip(), f"{command} printed nothing"
         for option in ("--run-dir", "--html", "--out"):
@@ -278,14 +300,19 @@ WRITES = ("--run-dir", "--html", "--out", "--figures", "--figure")
 def test_what_the_readme_commands_write_stays_in_an_ignored_folder():
     """A newcomer runs the tour in the checkout: every run directory and page it writes lands in
     a folder .gitignore ignores (runs/), never loose in the checkout (audit.html, view.html)."""
-    ignored = {line.strip().rstrip("/") for line in (REPO / ".gitignore").read_text(encoding="utf-8").splitlines()
-               if line.strip().endswith("/") and "*" not in line}
+    ignored = {
+        line.strip().rstrip("/")
+        for line in (REPO / ".gitignore").read_text(encoding="utf-8").splitlines()
+        if line.strip().endswith("/") and "*" not in line
+    }
     written = [(c, value) for c in COMMANDS for option in WRITES if (value := option_value(c.argv, option))]
     assert len(written) >= 5, written  # a run without --run-dir writes under runs/ (its default)
-    loose = [f"{c}: {value}" for c, value in written
-             if not value.startswith("../") and Path(value).parts[0] not in ignored]
-    assert not loose, "README commands write outside the ignored folders (" + ", ".join(sorted(ignored)) + "):\n" \
-        + "\n".join(loose)
+    loose = [
+        f"{c}: {value}" for c, value in written if not value.startswith("../") and Path(value).parts[0] not in ignored
+    ]
+    assert not loose, (
+        "README commands write outside the ignored folders (" + ", ".join(sorted(ignored)) + "):\n" + "\n".join(loose)
+    )
 
 
 FENCED = re.compile(r"^```.*?^```", re.M | re.S)
@@ -295,7 +322,9 @@ def anchors(path) -> set[str]:
     """The anchors GitHub gives a Markdown file's headings: lower case, punctuation dropped,
     spaces as hyphens."""
     text = FENCED.sub("", path.read_text(encoding="utf-8"))
-    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in re.findall(r"^#{1,6} (.+)$", text, re.M)}
+    return {
+        re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in re.findall(r"^#{1,6} (.+)$", text, re.M)
+    }
 
 
 def test_every_link_of_the_readme_and_the_docs_reaches_a_file_and_a_heading():

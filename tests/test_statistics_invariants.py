@@ -11,20 +11,31 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
-
-import numpy as np
 
 import medvqa
 from medvqa.cli.main import cli
 from medvqa.core import stats
 from medvqa.core.run.options import RunOptions, run
 
-ESTIMATES = {"ci": ("delta_img", "delta_lang", "difference", "accuracy", "value", "mean", "delta"), "ci_a_with": ("a_with",),
-             "ci_a_removed": ("a_removed",)}
-P_KEYS = ("p", "p_holm", "mcnemar_p", "mcnemar_p_holm", "mcnemar_exact_p", "exact_p", "p_cluster", "binomial_p",
-          "binomial_p_with")
+ESTIMATES = {
+    "ci": ("delta_img", "delta_lang", "difference", "accuracy", "value", "mean", "delta"),
+    "ci_a_with": ("a_with",),
+    "ci_a_removed": ("a_removed",),
+}
+P_KEYS = (
+    "p",
+    "p_holm",
+    "mcnemar_p",
+    "mcnemar_p_holm",
+    "mcnemar_exact_p",
+    "exact_p",
+    "p_cluster",
+    "binomial_p",
+    "binomial_p_with",
+)
 
 
 def answer(item, right: bool) -> list[str]:
@@ -38,14 +49,26 @@ def answer(item, right: bool) -> list[str]:
 
 def replay_run(tmp_path, name: str, with_image: bool, without_image: bool, limit: int | None = None):
     items = medvqa.load("jmed48k", split="sample")
-    lines = [{"item_id": it.id, "condition": cond, "response": json.dumps({"answer": answer(it, right)})}
-             for it in items if not it.excluded
-             for cond, right in (("C+Q+I", with_image), ("C+Q", without_image))]
+    lines = [
+        {"item_id": it.id, "condition": cond, "response": json.dumps({"answer": answer(it, right)})}
+        for it in items
+        if not it.excluded
+        for cond, right in (("C+Q+I", with_image), ("C+Q", without_image))
+    ]
     path = tmp_path / f"{name}.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     run_dir = tmp_path / name
-    run(RunOptions(benchmark="jmed48k", model=f"replay:{path}", sample=True, conditions="C+Q,C+Q+I",
-                   limit=limit, run_dir=str(run_dir)), progress=False)
+    run(
+        RunOptions(
+            benchmark="jmed48k",
+            model=f"replay:{path}",
+            sample=True,
+            conditions="C+Q,C+Q+I",
+            limit=limit,
+            run_dir=str(run_dir),
+        ),
+        progress=False,
+    )
     return run_dir
 
 
@@ -74,12 +97,20 @@ def intervals(doc):
             ci = row.get(key)
             if isinstance(ci, list) and len(ci) == 2 and all(isinstance(x, (int, float)) for x in ci):
                 estimate = next(row[k] for k in names if row.get(k) is not None)
-                yield (f"{path}.{key}", estimate, tuple(ci), row.get("n"),
-                       (row.get("ci_a_method") or method) if key != "ci" else method)
+                yield (
+                    f"{path}.{key}",
+                    estimate,
+                    tuple(ci),
+                    row.get("n"),
+                    (row.get("ci_a_method") or method) if key != "ci" else method,
+                )
         for low, high in (("ci_low", "ci_high"), ("f1_ci_low", "f1_ci_high")):
             if row.get(low) is not None:
-                estimate = next(row[k] for k in ("accuracy", "value", "delta_img", "delta_lang", "difference",
-                                                 "micro_f1") if row.get(k) is not None)
+                estimate = next(
+                    row[k]
+                    for k in ("accuracy", "value", "delta_img", "delta_lang", "difference", "micro_f1")
+                    if row.get(k) is not None
+                )
                 yield f"{path}.{low}", estimate, (row[low], row[high]), row.get("n"), method
 
 
@@ -93,8 +124,11 @@ def p_values(doc):
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("extremes")
-    return {"right": replay_run(tmp, "right", True, True), "wrong": replay_run(tmp, "wrong", False, False),
-            "image": replay_run(tmp, "image", True, False)}
+    return {
+        "right": replay_run(tmp, "right", True, True),
+        "wrong": replay_run(tmp, "wrong", False, False),
+        "image": replay_run(tmp, "image", True, False),
+    }
 
 
 def test_every_interval_contains_its_estimate_has_width_and_a_method_and_no_p_is_zero(runs):
@@ -124,14 +158,19 @@ def test_every_interval_contains_its_estimate_has_width_and_a_method_and_no_p_is
     overall = next(r for r in docs["report right"] if r["condition"] == "C+Q")
     assert overall["accuracy"] == 1.0 and overall["ci_high"] == 1.0 and overall["ci_low"] < 1.0
     one = docs["audit image"]["paired"]["by"]["dominant_type"]["Diagram"]
-    z2 = 1.959963984540054 ** 2
+    z2 = 1.959963984540054**2
     assert one["n"] == 1 and one["delta_img"] == 1.0
     assert one["ci"] == pytest.approx([(1 - z2) / (1 + z2), 1.0]) and one["ci_method"] == "tango-score"
     # strata of 1-2 pairs are descriptive: no test (and no Holm), a note; the overall row is the
     # primary Δimg and is tested at any n (5 pairs all one way: mid-p 1/32 = 0.03125)
     levels = docs["audit image"]["paired"]["by"]["dominant_type"]
-    assert all(v["mcnemar_p"] is None and v["mcnemar_p_holm"] is None and v["role"] == "secondary"
-               and v["note"].startswith("descriptive") for v in levels.values())
+    assert all(
+        v["mcnemar_p"] is None
+        and v["mcnemar_p_holm"] is None
+        and v["role"] == "secondary"
+        and v["note"].startswith("descriptive")
+        for v in levels.values()
+    )
     overall = docs["audit image"]["paired"]["overall"]
     assert (overall["role"], overall["test"]) == ("primary", "mcnemar-mid-p")
     assert (overall["mcnemar_p"], overall["mcnemar_exact_p"]) == pytest.approx((0.03125, 0.0625), rel=1e-12)
@@ -161,15 +200,23 @@ def test_audit_and_compare_give_the_same_exact_mcnemar_for_the_same_runs(tmp_pat
 
 # ---------------------------------------------------------------- every built-in benchmark, both readings
 
+
 def contradictions(doc):
     """(path, ci, p) of every row whose interval excludes 0 while its test says p ≥ 0.05, or the
     reverse, without a note that explains it."""
     for _, row in rows(doc):
         p = row.get("mcnemar_p", row.get("p"))
-        ci = row.get("ci") if isinstance(row.get("ci"), list) else (
-            [row["ci_low"], row["ci_high"]] if row.get("ci_low") is not None else None)
-        if isinstance(p, (int, float)) and ci and None not in ci and any(k in row for k in ("difference", "delta_img",
-                                                                                            "delta_lang")):
+        ci = (
+            row.get("ci")
+            if isinstance(row.get("ci"), list)
+            else ([row["ci_low"], row["ci_high"]] if row.get("ci_low") is not None else None)
+        )
+        if (
+            isinstance(p, (int, float))
+            and ci
+            and None not in ci
+            and any(k in row for k in ("difference", "delta_img", "delta_lang"))
+        ):
             if (ci[0] > 0 or ci[1] < 0) != (p < 0.05) and not row.get("note"):
                 yield row, ci, p
         # the image-as-options control: an accuracy's Wilson interval excludes the chance baseline
@@ -196,13 +243,26 @@ def igakuqa_run(tmp_path, name: str, right_with: bool, right_without: bool):
 
     data = shared_data("igakuqa")
     items = [it for it in medvqa.load("igakuqa", path=data, select={"year": ["2018"]}) if not it.excluded][:60]
-    lines = [{"item_id": it.id, "condition": cond, "response": json.dumps({"answer": answer(it, right)})}
-             for it in items for cond, right in (("C+Q+I", right_with), ("C+Q", right_without))]
+    lines = [
+        {"item_id": it.id, "condition": cond, "response": json.dumps({"answer": answer(it, right)})}
+        for it in items
+        for cond, right in (("C+Q+I", right_with), ("C+Q", right_without))
+    ]
     path = tmp_path / f"{name}.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     run_dir = tmp_path / name
-    run(RunOptions(benchmark="igakuqa", model=f"replay:{path}", data=str(data), conditions="C+Q,C+Q+I",
-                   select={"year": ["2018"]}, limit=60, run_dir=str(run_dir)), progress=False)
+    run(
+        RunOptions(
+            benchmark="igakuqa",
+            model=f"replay:{path}",
+            data=str(data),
+            conditions="C+Q,C+Q+I",
+            select={"year": ["2018"]},
+            limit=60,
+            run_dir=str(run_dir),
+        ),
+        progress=False,
+    )
     return run_dir
 
 
@@ -219,10 +279,12 @@ def test_no_zero_p_no_contradiction_one_n_and_named_methods_on_every_benchmark(r
         dirs = list(group.values())
         docs[f"audit {bench}"] = invoke("audit", *dirs, "--reading", reading, "--resamples", "100", "--json")
         docs[f"compare {bench}"] = invoke("compare", *dirs, "--reading", reading, "--resamples", "100", "--json")
-        docs[f"audit {bench} --cluster case"] = invoke("audit", *dirs, "--reading", reading, "--resamples", "100",
-                                                       "--cluster", "case", "--json")
-        docs[f"compare {bench} --cluster block"] = invoke("compare", *dirs, "--reading", reading, "--resamples",
-                                                          "100", "--cluster", "block", "--json")
+        docs[f"audit {bench} --cluster case"] = invoke(
+            "audit", *dirs, "--reading", reading, "--resamples", "100", "--cluster", "case", "--json"
+        )
+        docs[f"compare {bench} --cluster block"] = invoke(
+            "compare", *dirs, "--reading", reading, "--resamples", "100", "--cluster", "block", "--json"
+        )
         # the same comparison counts the same items in audit and compare (Benchmark.counts)
         audited = {(c["a"], c["b"], c["measure"]): c for c in docs[f"audit {bench}"]["comparisons"]}
         for t in docs[f"compare {bench}"]["tests"]:
@@ -234,8 +296,7 @@ def test_no_zero_p_no_contradiction_one_n_and_named_methods_on_every_benchmark(r
     assert {c["n"] for c in docs["audit igakuqa"]["comparisons"] if c["measure"] == "accuracy C+Q"} == {59}
     assert {r["n"] for r in docs["compare igakuqa"]["table"] if r["stratum"] == "overall"} == {59}
     # the image-as-options control is among what `contradictions` checks
-    assert any(isinstance(m["io_control"].get("binomial_p"), float)
-               for m in docs["audit jmed48k"]["models"].values())
+    assert any(isinstance(m["io_control"].get("binomial_p"), float) for m in docs["audit jmed48k"]["models"].values())
     for name, doc in docs.items():
         assert doc["intervals"]["item"].startswith("item-level"), name
         for where, estimate, (low, high), n, method in intervals(doc):
@@ -267,6 +328,7 @@ def test_mid_p_and_the_bound_below_the_smallest_float_by_hand():
     assert big["exact_log10_p"] == pytest.approx(-1578 * math.log10(2), abs=1e-9)
     assert stats.mcnemar_exact(0, 1076) == 1e-300
     from medvqa.core.render import p_value
+
     assert p_value(big["p"]) == "< 1e-300"
 
 
@@ -276,7 +338,11 @@ def test_cluster_bootstrap_on_a_small_fixture_by_hand():
     # The 2.5 % and 97.5 % quantiles of that distribution are 0 and 1 (Davison & Hinkley 1997,
     # §3.8: resample whole clusters).
     out = stats.cluster_bootstrap([1, 1, 0], [1, 1, 1], ["a", "a", "b"], resamples=4000, seed=0, min_clusters=1)
-    assert out["ci"] == [0.0, 1.0] and out["ci_method"] == "cluster-bootstrap-expanded-percentile" and out["n_clusters"] == 2
+    assert (
+        out["ci"] == [0.0, 1.0]
+        and out["ci_method"] == "cluster-bootstrap-expanded-percentile"
+        and out["n_clusters"] == 2
+    )
     sums = stats.resampled_sums(np.array([[1, 1], [1, 1], [0, 1]]), ["a", "a", "b"], resamples=4000, seed=0)
     shares = {v: float(np.mean(np.isclose(sums[:, 0] / sums[:, 1], v))) for v in (1.0, 2 / 3, 0.0)}
     assert shares == pytest.approx({1.0: 0.25, 2 / 3: 0.5, 0.0: 0.25}, abs=0.03)
@@ -303,8 +369,14 @@ def other_benchmark_runs(tmp_path_factory):
     medvqa.run("mmbu_hard", "random", data=str(proxy), run_dir=str(tmp / "mmbu_random"), progress=False)
     golds = {r["item_id"]: r["predicted"] for r in medvqa.read_run(tmp / "mmbu_random").records}
     replay = tmp / "mmbu.jsonl"
-    replay.write_text("".join(json.dumps({"item_id": i, "condition": c, "response": json.dumps({"answer": ["A"]})}) + "\n"
-                              for i in golds for c in ("C+Q", "C+Q+I")), encoding="utf-8")
+    replay.write_text(
+        "".join(
+            json.dumps({"item_id": i, "condition": c, "response": json.dumps({"answer": ["A"]})}) + "\n"
+            for i in golds
+            for c in ("C+Q", "C+Q+I")
+        ),
+        encoding="utf-8",
+    )
     medvqa.run("mmbu_hard", f"replay:{replay}", data=str(proxy), run_dir=str(tmp / "mmbu_replay"), progress=False)
     out["mmbu_hard"] = [tmp / "mmbu_random", tmp / "mmbu_replay"]
     data = shared_data("worldmedqa-v-japan")
@@ -313,22 +385,51 @@ def other_benchmark_runs(tmp_path_factory):
         for version in ("local", "english"):
             table = data / "visuals" / folder / "GPT4o" / f"GPT4o_japan_{version}_gpt-4o-mini_result.xlsx"
             run_dir = tmp / f"wmq-{folder}-{version}"
-            result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(table), "--data", str(data),
-                                              "--run-dir", str(run_dir), "--json"])
+            result = CliRunner().invoke(
+                cli, ["import", "worldmedqa_v", str(table), "--data", str(data), "--run-dir", str(run_dir), "--json"]
+            )
             assert result.exit_code == 0, result.output
             out["worldmedqa_v"].append(run_dir)
     fixture = __import__("pathlib").Path(__file__).parent / "adapters" / "polish_pes" / "data"
     for seed in (0, 1):
-        run(RunOptions(benchmark="polish_pes", model="random", data=str(fixture), seed=seed, model_name=f"random{seed}",
-                       conditions="C+Q,C+Q+I", run_dir=str(tmp / f"pes{seed}")), progress=False)
+        run(
+            RunOptions(
+                benchmark="polish_pes",
+                model="random",
+                data=str(fixture),
+                seed=seed,
+                model_name=f"random{seed}",
+                conditions="C+Q,C+Q+I",
+                run_dir=str(tmp / f"pes{seed}"),
+            ),
+            progress=False,
+        )
     out["polish_pes"] = [tmp / "pes0", tmp / "pes1"]
     mir = shared_data("mir")  # GPT-4 (C+Q, all 210) and GPT-4 Vision (C+Q+I, 1-25) under one name: Δimg
-    for name, book, column, model in (("gpt4", "MIR24GPT_final.xlsx", " GPT-4", "gpt-4"),
-                                      ("vision", "MIR24GPT_vision_answered_v2.xlsx", " GPT-4 Vision", "gpt-4-vision")):
-        result = CliRunner().invoke(cli, ["import", "mir", str(mir / "2024" / book), "--data", str(mir), "--run-dir",
-                                          str(tmp / f"mir-{name}"), "--response-column", column, "--model", model,
-                                          "--model-name", "gpt-4", "--json",
-                                          *(["--condition", "C+Q"] if name == "gpt4" else [])])
+    for name, book, column, model in (
+        ("gpt4", "MIR24GPT_final.xlsx", " GPT-4", "gpt-4"),
+        ("vision", "MIR24GPT_vision_answered_v2.xlsx", " GPT-4 Vision", "gpt-4-vision"),
+    ):
+        result = CliRunner().invoke(
+            cli,
+            [
+                "import",
+                "mir",
+                str(mir / "2024" / book),
+                "--data",
+                str(mir),
+                "--run-dir",
+                str(tmp / f"mir-{name}"),
+                "--response-column",
+                column,
+                "--model",
+                model,
+                "--model-name",
+                "gpt-4",
+                "--json",
+                *(["--condition", "C+Q"] if name == "gpt4" else []),
+            ],
+        )
         assert result.exit_code == 0, result.output
     out["mir"] = [tmp / "mir-gpt4", tmp / "mir-vision"]
     return out
@@ -337,8 +438,10 @@ def other_benchmark_runs(tmp_path_factory):
 @pytest.mark.parametrize("reading", ["strict", "assisted"])
 def test_the_invariants_hold_on_the_other_built_in_benchmarks(other_benchmark_runs, reading):
     for bench, dirs in other_benchmark_runs.items():
-        docs = {"audit": invoke("audit", *dirs, "--reading", reading, "--resamples", "100", "--json"),
-                "compare": invoke("compare", *dirs, "--reading", reading, "--resamples", "100", "--json")}
+        docs = {
+            "audit": invoke("audit", *dirs, "--reading", reading, "--resamples", "100", "--json"),
+            "compare": invoke("compare", *dirs, "--reading", reading, "--resamples", "100", "--json"),
+        }
         for name, doc in docs.items():
             for where, estimate, (low, high), n, method in intervals(doc):
                 assert method, (bench, name, where)
@@ -374,11 +477,19 @@ def test_tango_and_the_mid_p_disagree_only_where_a_note_says_so():
     # the exact conditional test disagreed in 12 (docs/audit.md, "Statistics").
     from medvqa.core.audit.analysis import agreement_note
 
-    noted = [(b, c) for b in range(18) for c in range(18 - b)
-             if agreement_note(stats.paired_difference_ci(b, c, 17), stats.mcnemar(b, c)["p"])]
+    noted = [
+        (b, c)
+        for b in range(18)
+        for c in range(18 - b)
+        if agreement_note(stats.paired_difference_ci(b, c, 17), stats.mcnemar(b, c)["p"])
+    ]
     assert noted == [(0, 4), (4, 0)]
-    exact = [(b, c) for b in range(18) for c in range(18 - b)
-             if agreement_note(stats.paired_difference_ci(b, c, 17), stats.mcnemar(b, c)["exact_p"])]
+    exact = [
+        (b, c)
+        for b in range(18)
+        for c in range(18 - b)
+        if agreement_note(stats.paired_difference_ci(b, c, 17), stats.mcnemar(b, c)["exact_p"])
+    ]
     assert len(exact) == 12 and (5, 0) in exact and (7, 1) in exact
 
 
@@ -421,8 +532,20 @@ def test_the_audit_pages_a_clustered_comparison_links_to_show_the_cluster_interv
     cluster-bootstrap intervals the comparison shows, as `audit --cluster case` of that run does
     (they were item-level only)."""
     page = tmp_path / "cmp.html"
-    result = CliRunner().invoke(cli, ["compare", str(runs["right"]), str(runs["image"]), "--cluster", "case",
-                                      "--resamples", "100", "--html", str(page)])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            str(runs["right"]),
+            str(runs["image"]),
+            "--cluster",
+            "case",
+            "--resamples",
+            "100",
+            "--html",
+            str(page),
+        ],
+    )
     assert result.exit_code == 0, result.output
     audits = sorted((tmp_path / "cmp-audits").glob("*.html"))
     assert len(audits) == 2
@@ -435,19 +558,32 @@ def test_the_audit_pages_a_clustered_comparison_links_to_show_the_cluster_interv
 
 # ---------------------------------------------------------------- clusters by default, repeated runs
 
-def block_run(tmp_path, name: str, right) -> "Path":
+
+def block_run(tmp_path, name: str, right) -> Path:
     """A replay of IgakuQA 2018's block 112B (real data: 49 items, five linked pairs 112B40–41 …
     112B48–49, so 44 cases), right on the items `right(number)` picks, under C+Q."""
     from tests.conftest import shared_data
 
     data = shared_data("igakuqa")
     items = medvqa.load("igakuqa", path=data, select={"block": ["112B"]})
-    lines = [{"item_id": it.id, "condition": "C+Q", "response": json.dumps({"answer": answer(it, right(it.id))})}
-             for it in items if not it.excluded]
+    lines = [
+        {"item_id": it.id, "condition": "C+Q", "response": json.dumps({"answer": answer(it, right(it.id))})}
+        for it in items
+        if not it.excluded
+    ]
     path = tmp_path / f"{name}.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    run(RunOptions(benchmark="igakuqa", model=f"replay:{path}", data=str(data), conditions="C+Q",
-                   select={"block": ["112B"]}, run_dir=str(tmp_path / name)), progress=False)
+    run(
+        RunOptions(
+            benchmark="igakuqa",
+            model=f"replay:{path}",
+            data=str(data),
+            conditions="C+Q",
+            select={"block": ["112B"]},
+            run_dir=str(tmp_path / name),
+        ),
+        progress=False,
+    )
     return tmp_path / name
 
 
@@ -483,12 +619,18 @@ def test_the_invariants_hold_on_repeated_runs(tmp_path):
     """The random baseline on the sample, three repeats, and a replay beside it: every interval of
     report, audit and compare contains its estimate, has width, names its method; no p is 0."""
     repeated = tmp_path / "random3"
-    run(RunOptions(benchmark="jmed48k", model="random", sample=True, conditions="C+Q,C+Q+I", repeats=3,
-                   run_dir=str(repeated)), progress=False)
+    run(
+        RunOptions(
+            benchmark="jmed48k", model="random", sample=True, conditions="C+Q,C+Q+I", repeats=3, run_dir=str(repeated)
+        ),
+        progress=False,
+    )
     right = replay_run(tmp_path, "right", True, False)
-    docs = {"report": invoke("report", repeated, "--json"),
-            "audit": invoke("audit", repeated, right, "--resamples", "200", "--json"),
-            "compare": invoke("compare", repeated, right, "--resamples", "200", "--json")}
+    docs = {
+        "report": invoke("report", repeated, "--json"),
+        "audit": invoke("audit", repeated, right, "--resamples", "200", "--json"),
+        "compare": invoke("compare", repeated, right, "--resamples", "200", "--json"),
+    }
     seen = 0
     for name, doc in docs.items():
         for where, estimate, (low, high), n, method in intervals(doc):

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from medvqa import Benchmark, Item, Template
 
 from . import hub, loader, templates
-from .validate import RULES
 from .professions import specialty_key
+from .validate import RULES
 
 SAMPLE = Path(__file__).parent / "sample"
 
@@ -26,8 +27,16 @@ class JMed48k(Benchmark):
     language = "ja"
     splits = ("full", "eval", "sample")
     default_split = "eval"
-    strata = ("profession", "year", "section", "has_image", "dominant_type", "image_types",
-              "image_as_options", "answer_format")
+    strata = (
+        "profession",
+        "year",
+        "section",
+        "has_image",
+        "dominant_type",
+        "image_types",
+        "image_as_options",
+        "answer_format",
+    )
     default_strata = ("profession", "dominant_type")
     stratum_aliases = {"image_type": "dominant_type"}  # `--by image_type`
     # a linked question set shares one case text ("次の文を読み、41、42の問いに答えよ。"); the exam
@@ -45,8 +54,14 @@ class JMed48k(Benchmark):
         blocks = {it.id: f"{it.meta.get('profession')} {it.meta.get('year')} {it.meta.get('section')}" for it in items}
         return case_clusters(items, blocks)
 
-    def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping[str, Sequence[str]] | None = None,
-             **keywords: Sequence[Any] | None) -> list[Item]:
+    def load(
+        self,
+        path: Path | None = None,
+        split: str | None = None,
+        *,
+        select: Mapping[str, Sequence[str]] | None = None,
+        **keywords: Sequence[Any] | None,
+    ) -> list[Item]:
         """`select` on `profession` (any alias) and `year` chooses release cells before they are
         read; other fields filter the items. `years=` and `professions=` add to them
         (`selection_keywords`)."""

@@ -15,14 +15,18 @@ from medvqa import DataError, cache_dir, from_hub, write_atomic
 REPO_ID = "JMed48k/JMed48k"
 FOLDER = "JMed48k-eval"
 LICENCE = "CC-BY-NC-4.0"
-LICENCE_NOTICE = (f"JMed48k-Eval ({REPO_ID} on the Hugging Face Hub) is licensed {LICENCE}: non-commercial use, "
-                  f"with attribution (cite arXiv 2605.22080). The questions are MHLW national exam items.")
-NO_DATA = ("JMed48k data not found: no --data folder was given and the Hugging Face dataset {repo} could not be "
-           "downloaded ({reason}). Either pass --data PATH, a local folder in the JMed48k release layout "
-           "(JMed48k/<Profession>/<Profession>_<year>/...), or go online and run the command again so medvqa "
-           f"downloads {{repo}} ({FOLDER}/) into the Hugging Face cache (or fetch it yourself with "
-           f"`hf download {{repo}} --repo-type dataset --include '{FOLDER}/*'`). "
-           "`--sample` runs the small bundled sample instead.")
+LICENCE_NOTICE = (
+    f"JMed48k-Eval ({REPO_ID} on the Hugging Face Hub) is licensed {LICENCE}: non-commercial use, "
+    f"with attribution (cite arXiv 2605.22080). The questions are MHLW national exam items."
+)
+NO_DATA = (
+    "JMed48k data not found: no --data folder was given and the Hugging Face dataset {repo} could not be "
+    "downloaded ({reason}). Either pass --data PATH, a local folder in the JMed48k release layout "
+    "(JMed48k/<Profession>/<Profession>_<year>/...), or go online and run the command again so medvqa "
+    f"downloads {{repo}} ({FOLDER}/) into the Hugging Face cache (or fetch it yourself with "
+    f"`hf download {{repo}} --repo-type dataset --include '{FOLDER}/*'`). "
+    "`--sample` runs the small bundled sample instead."
+)
 
 
 def download(*, notice=None) -> Path:

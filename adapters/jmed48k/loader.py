@@ -9,9 +9,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from medvqa import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, lone_surrogate, read_json, resolve_image
 from medvqa.ja import select_count
@@ -21,13 +22,24 @@ UNKNOWN = "unknown"
 OTHER = "Other/Unclear"
 # The paper's eight primary image types; OTHER is kept in metadata but left out of
 # type-stratified tables, and UNKNOWN marks image items with no taxonomy entry.
-PRIMARY_TYPES = ("Clinical Photograph", "Radiology", "Pathology/Microscopy", "Endoscopy",
-                 "Chart/Graph/Table", "Diagram", "Chemical/Molecular", "Waveform/Signal")
+PRIMARY_TYPES = (
+    "Clinical Photograph",
+    "Radiology",
+    "Pathology/Microscopy",
+    "Endoscopy",
+    "Chart/Graph/Table",
+    "Diagram",
+    "Chemical/Molecular",
+    "Waveform/Signal",
+)
 _CELL = re.compile(r"^(?P<specialty>.+)_(?P<year>\d{4})$")
 # `img` fields and the role of the images they reference (`supplementary_img` is written by
 # `medvqa extract` for questions whose printed text could not be read in full).
-IMAGE_FIELDS = (("content_img", ImageRole.CONTENT), ("answer_img", ImageRole.ANSWER),
-                ("supplementary_img", ImageRole.SUPPLEMENTARY))
+IMAGE_FIELDS = (
+    ("content_img", ImageRole.CONTENT),
+    ("answer_img", ImageRole.ANSWER),
+    ("supplementary_img", ImageRole.SUPPLEMENTARY),
+)
 REQUIRED = ("question_number", "section", "question_text", "options", "correct_answer")
 MAX_NUMBER = 100_000  # question numbers run from 1 to MAX_NUMBER - 1
 MAX_NAME_CHARS = 32  # sections, and question numbers written as names
@@ -55,8 +67,9 @@ def release_root(path: Path) -> Path:
     if not path.exists():
         raise DataError("data folder not found", file=path)
     for candidate in (path / "JMed48k", path / "JMed48k-eval" / "JMed48k", path / "JMed48k-eval", path):
-        if candidate.is_dir() and any(_CELL.match(c.name) for s in candidate.iterdir() if s.is_dir()
-                                      for c in s.iterdir() if c.is_dir()):
+        if candidate.is_dir() and any(
+            _CELL.match(c.name) for s in candidate.iterdir() if s.is_dir() for c in s.iterdir() if c.is_dir()
+        ):
             return candidate
     raise DataError("no JMed48k/{specialty}/{specialty}_{year}/ folders found", file=path)
 
@@ -117,8 +130,9 @@ def taxonomy_problems(entry: Any) -> list[str]:
 
 def is_name(value: Any) -> bool:
     """A section (or a question number written as text): letters, digits, `-` and `_`."""
-    return (isinstance(value, str) and 0 < len(value) <= MAX_NAME_CHARS
-            and all(ch.isalnum() or ch in "-_" for ch in value))
+    return (
+        isinstance(value, str) and 0 < len(value) <= MAX_NAME_CHARS and all(ch.isalnum() or ch in "-_" for ch in value)
+    )
 
 
 def is_number(value: Any) -> bool:
@@ -135,10 +149,17 @@ def record_problems(q: dict) -> list[tuple[str, str]]:
         out.append(("record-id", f"section must be a name of letters and digits, not {brief(q['section'])}"))
     number = q.get("question_number")
     if "question_number" in q and not (is_number(number) or is_name(number)):
-        out.append(("record-id", f"question_number must be a whole number from 1 to {MAX_NUMBER - 1:,} "
-                                 f"or a name, not {brief(number)}"))
-    texts = [(field, q[field]) for field in ("question_text", "text_reference")
-             if field in q and not (field == "text_reference" and q[field] is None)]
+        out.append(
+            (
+                "record-id",
+                f"question_number must be a whole number from 1 to {MAX_NUMBER - 1:,} or a name, not {brief(number)}",
+            )
+        )
+    texts = [
+        (field, q[field])
+        for field in ("question_text", "text_reference")
+        if field in q and not (field == "text_reference" and q[field] is None)
+    ]
     if isinstance(q.get("options"), dict):
         texts += [(f"options.{label}", text) for label, text in q["options"].items() if isinstance(text, str)]
     for field, text in texts:
@@ -194,8 +215,9 @@ def build_item(cell: Cell, q: dict, taxonomy: dict[str, dict], index: int) -> It
     if textless:
         raise DataError(f"option(s) {textless} have no text", file=file, record=qid)
     try:
-        options = tuple(Option(key=canonical_key(k, letters), label=str(k).strip(), text=v)
-                        for k, v in raw_options.items())
+        options = tuple(
+            Option(key=canonical_key(k, letters), label=str(k).strip(), text=v) for k, v in raw_options.items()
+        )
         gold = Gold.from_json(q["correct_answer"], file=file, record=qid)
     except ValueError as exc:
         if isinstance(exc, DataError):
@@ -210,8 +232,9 @@ def build_item(cell: Cell, q: dict, taxonomy: dict[str, dict], index: int) -> It
         refs = [(r, role) for field, role in IMAGE_FIELDS for r in image_refs(img.get(field))]
     except ValueError as exc:
         raise DataError(str(exc), file=file, record=qid) from None
-    images = tuple(ImageRef(ref=r, role=role, path=resolve_image(cell.folder, r, file=file, record=qid))
-                   for r, role in refs)
+    images = tuple(
+        ImageRef(ref=r, role=role, path=resolve_image(cell.folder, r, file=file, record=qid)) for r, role in refs
+    )
     tax = taxonomy.get(f"{section}{number}") or {}
     image_types = list(tax.get("image_types") or ([UNKNOWN] if images else []))
     dominant = tax.get("dominant_type") or (UNKNOWN if images else None)
@@ -255,8 +278,11 @@ def iter_items(selected: list[Cell]) -> Iterator[Item]:
                 raise DataError("question is not an object", file=cell.questions_file, record=f"#{i}")
             item = build_item(cell, q, taxonomy, i)
             if item.id in seen:
-                raise DataError(f"[duplicate-record] {item.id} already appears as question #{seen[item.id]}",
-                                file=cell.questions_file, record=f"#{i}")
+                raise DataError(
+                    f"[duplicate-record] {item.id} already appears as question #{seen[item.id]}",
+                    file=cell.questions_file,
+                    record=f"#{i}",
+                )
             seen[item.id] = i
             yield item
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from medvqa.mhlw import JAPANESE_NAMES as _JAPANESE, PROFESSIONS
+from medvqa.mhlw import JAPANESE_NAMES as _JAPANESE
+from medvqa.mhlw import PROFESSIONS
 
 
 def _fold(name: str) -> str:

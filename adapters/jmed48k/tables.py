@@ -22,7 +22,7 @@ Pure functions of a run's records and manifest.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import pandas as pd
 
@@ -41,30 +41,58 @@ def jmed48k_tables(records: list[dict], excluded: list[dict] = ()) -> Tables:
     """The tables above from a run's records and its manifest's `excluded` list."""
     text_only = [r for r in records if r["condition"] == "C+Q" and not r.get("has_image")]
     with_images, fallback = image_records(records)
-    macro_note = (f"{MACRO}: the unweighted mean of the accuracies above (its CI: MOVER from the rows' Wilson "
-                  "limits; rows: Wilson); its n and correct are sums.")
+    macro_note = (
+        f"{MACRO}: the unweighted mean of the accuracies above (its CI: MOVER from the rows' Wilson "
+        "limits; rows: Wilson); its n and correct are sums."
+    )
     if fallback:
-        fallback_note = (f"{len(fallback)} of {len(with_images)} image items have no usable image in the data "
-                         "and are counted under C+Q (without their images).")
+        fallback_note = (
+            f"{len(fallback)} of {len(with_images)} image items have no usable image in the data "
+            "and are counted under C+Q (without their images)."
+        )
     else:
-        fallback_note = f"All {len(with_images)} image items are counted under C+Q+I." if with_images else "No image items."
+        fallback_note = (
+            f"All {len(with_images)} image items are counted under C+Q+I." if with_images else "No image items."
+        )
     typed = [r for r in with_images if r.get("dominant_type") != OTHER]
-    return Tables([
-        Table("text_only", "Text-only items, C+Q: accuracy by profession",
-              accuracy_frame(text_only, "profession", _profession), [macro_note]),
-        Table("with_images", "Image items, C+Q+I (C+Q without a usable image): accuracy by profession",
-              accuracy_frame(with_images, "profession", _profession, fallback),
-              [fallback_note, macro_note]),
-        Table("dominant_type", "Image items, C+Q+I (C+Q without a usable image): accuracy by dominant image type",
-              accuracy_frame(typed, "dominant_type", _dominant_type, fallback),
-              [fallback_note, f"Items labelled {OTHER} are left out; `{UNKNOWN}`: no taxonomy entry.", macro_note]),
-        Table("any_type", "Image items, C+Q+I (C+Q without a usable image): accuracy by any image type",
-              accuracy_frame(with_images, "image_type", _image_types, fallback),
-              [fallback_note, f"An item counts once under each of its types; {OTHER} is left out; "
-                              f"`{UNKNOWN}`: no taxonomy entry.", macro_note]),
-        Table("exclusions", "Items per profession-year: excluded (null correct_answer) and scored",
-              exclusion_frame(records, excluded)),
-    ])
+    return Tables(
+        [
+            Table(
+                "text_only",
+                "Text-only items, C+Q: accuracy by profession",
+                accuracy_frame(text_only, "profession", _profession),
+                [macro_note],
+            ),
+            Table(
+                "with_images",
+                "Image items, C+Q+I (C+Q without a usable image): accuracy by profession",
+                accuracy_frame(with_images, "profession", _profession, fallback),
+                [fallback_note, macro_note],
+            ),
+            Table(
+                "dominant_type",
+                "Image items, C+Q+I (C+Q without a usable image): accuracy by dominant image type",
+                accuracy_frame(typed, "dominant_type", _dominant_type, fallback),
+                [fallback_note, f"Items labelled {OTHER} are left out; `{UNKNOWN}`: no taxonomy entry.", macro_note],
+            ),
+            Table(
+                "any_type",
+                "Image items, C+Q+I (C+Q without a usable image): accuracy by any image type",
+                accuracy_frame(with_images, "image_type", _image_types, fallback),
+                [
+                    fallback_note,
+                    f"An item counts once under each of its types; {OTHER} is left out; "
+                    f"`{UNKNOWN}`: no taxonomy entry.",
+                    macro_note,
+                ],
+            ),
+            Table(
+                "exclusions",
+                "Items per profession-year: excluded (null correct_answer) and scored",
+                exclusion_frame(records, excluded),
+            ),
+        ]
+    )
 
 
 def image_records(records: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -82,8 +110,9 @@ def image_records(records: list[dict]) -> tuple[list[dict], list[dict]]:
     return chosen, fallback
 
 
-def accuracy_frame(records: list[dict], label: str, keys: Callable[[dict], Iterable[str]],
-                   fallback: list[dict] | None = None) -> pd.DataFrame:
+def accuracy_frame(
+    records: list[dict], label: str, keys: Callable[[dict], Iterable[str]], fallback: list[dict] | None = None
+) -> pd.DataFrame:
     """One row per label (professions in release order, image types in the paper's order)
     with n, correct, accuracy and non-answer counts, then the macro-average row. With
     `fallback`, a column counts the items scored without their images."""
@@ -102,16 +131,25 @@ def accuracy_frame(records: list[dict], label: str, keys: Callable[[dict], Itera
         rows.append(row)
     columns = with_assisted([label, *ACCURACY_COLUMNS, *(["without_image"] if fallback is not None else [])], rows)
     if rows:
-        macro = {c: sum(row[c] for row in rows) for c in columns[1:] if c in ("n", "correct", *NON_ANSWERS, "without_image")}
+        macro = {
+            c: sum(row[c] for row in rows) for c in columns[1:] if c in ("n", "correct", *NON_ANSWERS, "without_image")
+        }
         macro.update({label: MACRO, "accuracy": sum(row["accuracy"] for row in rows) / len(rows)})
         macro["ci_low"], macro["ci_high"] = mean_of_proportions_ci([r["correct"] for r in rows], [r["n"] for r in rows])
         macro["ci_method"] = macro_method(len(rows))  # a macro of one row is that row, with its own interval
         other = next((r for r in READINGS if f"{r}_accuracy" in columns), None)  # the reading beside the headline
         if other:  # a row without an extraction: its other reading is the headline's
             assisted = [row.get(f"{other}_correct", row["correct"]) for row in rows]
-            macro.update({f"{other}_correct": sum(assisted), "extracted": sum(row.get("extracted", 0) for row in rows),
-                          f"{other}_accuracy": sum(a / row["n"] for a, row in zip(assisted, rows)) / len(rows)})
-            macro[f"{other}_ci_low"], macro[f"{other}_ci_high"] = mean_of_proportions_ci(assisted, [r["n"] for r in rows])
+            macro.update(
+                {
+                    f"{other}_correct": sum(assisted),
+                    "extracted": sum(row.get("extracted", 0) for row in rows),
+                    f"{other}_accuracy": sum(a / row["n"] for a, row in zip(assisted, rows)) / len(rows),
+                }
+            )
+            macro[f"{other}_ci_low"], macro[f"{other}_ci_high"] = mean_of_proportions_ci(
+                assisted, [r["n"] for r in rows]
+            )
         rows.append(macro)
     return pd.DataFrame(rows, columns=columns)
 
@@ -131,9 +169,17 @@ def exclusion_frame(records: list[dict], excluded: Iterable[dict]) -> pd.DataFra
     rows = []
     for (profession, year), ids in sorted(cells.items(), key=lambda kv: (_rank(kv[0][0]), kv[0][1] or 0)):
         scored = len(ids["text_only"]) + len(ids["with_images"])
-        rows.append({"profession": profession, "year": year, "items": scored + len(ids["excluded"]),
-                     "excluded": len(ids["excluded"]), "scored": scored,
-                     "text_only": len(ids["text_only"]), "with_images": len(ids["with_images"])})
+        rows.append(
+            {
+                "profession": profession,
+                "year": year,
+                "items": scored + len(ids["excluded"]),
+                "excluded": len(ids["excluded"]),
+                "scored": scored,
+                "text_only": len(ids["text_only"]),
+                "with_images": len(ids["with_images"]),
+            }
+        )
     columns = ["profession", "year", "items", "excluded", "scored", "text_only", "with_images"]
     if rows:
         total = {c: sum(row[c] for row in rows) for c in columns[2:]}

@@ -10,8 +10,10 @@ from medvqa import Template
 from medvqa.ja import ANSWER_INSTRUCTION as _INSTRUCTION
 from medvqa.ja import FORCED_GUESS, SYSTEM_PROMPT
 
-_NUMERIC = ('計算結果の数字を解答欄①②…の順に1桁ずつ、次の JSON 形式で出力してください: '
-            '{{"answer": ["数字", ...]}}（解答欄は{slots}つ）')
+_NUMERIC = (
+    "計算結果の数字を解答欄①②…の順に1桁ずつ、次の JSON 形式で出力してください: "
+    '{{"answer": ["数字", ...]}}（解答欄は{slots}つ）'
+)
 
 TEXT_ONLY = Template(
     name="jmed48k-ja-text",
@@ -28,8 +30,9 @@ TEXT_ONLY = Template(
 MULTIMODAL = replace(
     TEXT_ONLY,
     name="jmed48k-ja-multimodal",
-    image_instruction=("添付の画像をよく読んでから答えてください。選択肢が画像の中に示されている場合も、"
-                       "選択肢の記号で答えてください。"),
+    image_instruction=(
+        "添付の画像をよく読んでから答えてください。選択肢が画像の中に示されている場合も、選択肢の記号で答えてください。"
+    ),
 )
 
 __all__ = ["FORCED_GUESS", "MULTIMODAL", "TEXT_ONLY"]

@@ -16,8 +16,20 @@ from typing import Any
 
 from medvqa import DataError, Finding, Gold, brief, read_json
 
-from .loader import (IMAGE_FIELDS, OTHER, PRIMARY_TYPES, REQUIRED, Cell, cells, image_refs, is_name, is_number,
-                     read_questions, record_problems, taxonomy_problems)
+from .loader import (
+    IMAGE_FIELDS,
+    OTHER,
+    PRIMARY_TYPES,
+    REQUIRED,
+    Cell,
+    cells,
+    image_refs,
+    is_name,
+    is_number,
+    read_questions,
+    record_problems,
+    taxonomy_problems,
+)
 
 KNOWN_TYPES = frozenset((*PRIMARY_TYPES, OTHER))
 
@@ -39,7 +51,7 @@ RULES = {
     "image-reference": "an image reference that is not a string or list of strings",
     "image-escape": "an image reference that is absolute or leaves the cell folder",
     "image-missing": "a referenced image file is absent (a warning when the taxonomy says Other/Unclear: "
-                     "MHLW does not redistribute it)",
+    "MHLW does not redistribute it)",
     "image-unreadable": "a file Pillow cannot verify as an image",
     "image-size": "an image with more pixels than Pillow's decompression-bomb limit",
     "text-only-flag": "text_only disagrees with the image references",
@@ -90,8 +102,9 @@ def validate_cell(cell: Cell) -> list[Finding]:
         key = (str(section), str(number))
         if section is not None and number is not None:
             if key in seen:
-                out.add(q, "duplicate-record",
-                        f"section {key[0]} number {key[1]} already appears as question #{seen[key]}")
+                out.add(
+                    q, "duplicate-record", f"section {key[0]} number {key[1]} already appears as question #{seen[key]}"
+                )
             else:
                 seen[key] = index
         if "options" in q and "correct_answer" in q:
@@ -107,8 +120,7 @@ def _record_id(q: Any) -> tuple[str | None, Any]:
     if not isinstance(q, dict):
         return None, None
     section, number = q.get("section"), q.get("question_number")
-    return (section if is_name(section) else None,
-            number if is_number(number) or is_name(number) else None)
+    return (section if is_name(section) else None, number if is_number(number) or is_name(number) else None)
 
 
 def _read_questions(cell: Cell, out: _Collector) -> list:
@@ -130,8 +142,9 @@ def _read_taxonomy(cell: Cell, out: _Collector) -> dict:
         out.findings.append(Finding(str(path), None, None, "file", "error", exc.reason))
         return {}
     if not isinstance(data, dict):
-        out.findings.append(Finding(str(path), None, None, "file", "error",
-                                    'expected {"A1": {"image_types": [...], ...}, ...}'))
+        out.findings.append(
+            Finding(str(path), None, None, "file", "error", 'expected {"A1": {"image_types": [...], ...}, ...}')
+        )
         return {}
     good = {}
     for record, entry in data.items():
@@ -144,9 +157,16 @@ def _read_taxonomy(cell: Cell, out: _Collector) -> dict:
         labels = [*(entry.get("image_types") or []), entry.get("dominant_type")]
         unknown = sorted({t for t in labels if t is not None and t not in KNOWN_TYPES})
         if unknown:
-            out.findings.append(Finding(str(path), None, record, "taxonomy-type", "warning",
-                                        f"unknown image type(s) {', '.join(unknown)}; "
-                                        f"known: {', '.join(sorted(KNOWN_TYPES))}"))
+            out.findings.append(
+                Finding(
+                    str(path),
+                    None,
+                    record,
+                    "taxonomy-type",
+                    "warning",
+                    f"unknown image type(s) {', '.join(unknown)}; known: {', '.join(sorted(KNOWN_TYPES))}",
+                )
+            )
     return good
 
 
@@ -156,8 +176,9 @@ def _check_options(q: dict, out: _Collector, index: int) -> tuple[str, ...]:
     if options is None or options == {} or options == []:
         return ()
     if not isinstance(options, dict):
-        out.add(q, "option-keys", f"options must be an object of label → text, not {type(options).__name__}",
-                index=index)
+        out.add(
+            q, "option-keys", f"options must be an object of label → text, not {type(options).__name__}", index=index
+        )
         return ()
     labels = [str(k).strip() for k in options]
     letters = all(len(k) == 1 and k.isascii() and k.isalpha() for k in labels)
@@ -183,10 +204,13 @@ def _check_gold(q: dict, option_keys: tuple[str, ...], out: _Collector, index: i
     numeric = gold is not None and all(k.isdigit() for alt in gold.alternatives for k in alt)
     if not option_keys:
         if gold is None:
-            out.add(q, "no-options", "no options and no official answer (excluded from scoring)", "warning",
-                    index=index)
+            out.add(
+                q, "no-options", "no options and no official answer (excluded from scoring)", "warning", index=index
+            )
         elif not numeric:
-            out.add(q, "no-options", f"no options, and the gold {brief(gold.raw)} is not a numeric-slot answer", index=index)
+            out.add(
+                q, "no-options", f"no options, and the gold {brief(gold.raw)} is not a numeric-slot answer", index=index
+            )
         return
     if gold is None:
         return
@@ -194,8 +218,12 @@ def _check_gold(q: dict, option_keys: tuple[str, ...], out: _Collector, index: i
     for alt in gold.alternatives:
         outside = [k for k in alt if k.upper() not in canonical]
         if outside:
-            out.add(q, "gold-outside-options",
-                    f"gold {brief(gold.raw)}: key(s) {outside} not among the options {list(option_keys)}", index=index)
+            out.add(
+                q,
+                "gold-outside-options",
+                f"gold {brief(gold.raw)}: key(s) {outside} not among the options {list(option_keys)}",
+                index=index,
+            )
             return
 
 
@@ -215,8 +243,9 @@ def _check_images(cell: Cell, q: dict, tax: dict, out: _Collector, index: int) -
         if not isinstance(text_only, bool):
             out.add(q, "text-only-flag", f"text_only must be true or false, not {brief(text_only)}", index=index)
         elif text_only and refs:
-            out.add(q, "text-only-flag", f"text_only is true but the record references {len(refs)} image(s)",
-                    index=index)
+            out.add(
+                q, "text-only-flag", f"text_only is true but the record references {len(refs)} image(s)", index=index
+            )
         elif not text_only and not refs:
             out.add(q, "text-only-flag", "text_only is false but the record references no image", index=index)
     unclear = tax.get("dominant_type") == OTHER or set(tax.get("image_types") or ()) == {OTHER}
@@ -227,14 +256,22 @@ def _check_images(cell: Cell, q: dict, tax: dict, out: _Collector, index: int) -
             continue
         target = (root / ref).resolve()
         if Path(ref).is_absolute() or not target.is_relative_to(root):
-            out.add(q, "image-escape", f"image reference {brief(ref)} is absolute or leaves the cell folder {cell.folder}",
-                    index=index)
+            out.add(
+                q,
+                "image-escape",
+                f"image reference {brief(ref)} is absolute or leaves the cell folder {cell.folder}",
+                index=index,
+            )
             continue
         try:
             present = target.is_file()
         except OSError as exc:  # e.g. a name too long for the file system
-            out.add(q, "image-reference", f"image reference {brief(ref)} is not a usable file name ({exc.strerror})",
-                    index=index)
+            out.add(
+                q,
+                "image-reference",
+                f"image reference {brief(ref)} is not a usable file name ({exc.strerror})",
+                index=index,
+            )
             continue
         if not present:
             level = "warning" if unclear else "error"

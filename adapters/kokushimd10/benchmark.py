@@ -3,8 +3,9 @@ YakugakuQA, which share its item shape and MHLW's conventions."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from medvqa import Benchmark, Item, Template
 
@@ -32,7 +33,10 @@ class _MhlwExam(Benchmark):
         (`medvqa.mhlw.case_clusters`)."""
         from medvqa.mhlw import case_clusters
 
-        blocks = {it.id: f"{it.meta.get('profession') or ''} {it.meta.get('block') or it.meta.get('section')}".strip() for it in items}
+        blocks = {
+            it.id: f"{it.meta.get('profession') or ''} {it.meta.get('block') or it.meta.get('section')}".strip()
+            for it in items
+        }
         return case_clusters(items, blocks)
 
     def _load(self, path: Path) -> list[Item]:
@@ -41,8 +45,9 @@ class _MhlwExam(Benchmark):
     def _default_path(self) -> Path:
         raise ValueError(f"{self.name} has no download: pass --data PATH (a local copy of the data)")
 
-    def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None,
-             **keywords: Any) -> list[Item]:
+    def load(
+        self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None, **keywords: Any
+    ) -> list[Item]:
         split = self.checked_split(split)
         wanted = self.keyword_selection(select, **keywords)
         items = self._load(Path(path) if path is not None else self._default_path())

@@ -12,12 +12,18 @@ from medvqa.commands import model_name_option, print_json, print_run_summary, us
 
 _CONVENTION = click.option("--convention", help="Scoring convention (the benchmark's default, mhlw, when omitted).")
 _COMMON = [
-    click.option("--data", required=True, type=click.Path(exists=True, file_okay=False, path_type=str),
-                 help="The benchmark's data folder the predictions answer."),
+    click.option(
+        "--data",
+        required=True,
+        type=click.Path(exists=True, file_okay=False, path_type=str),
+        help="The benchmark's data folder the predictions answer.",
+    ),
     click.option("--run-dir", required=True, type=click.Path(path_type=str), help="The run directory to write."),
     click.option("--model", help="Model name for the manifest (default: named from the files)."),
     model_name_option,
-    click.option("--condition", default="C+Q", show_default=True, help="The condition the predictions were made under."),
+    click.option(
+        "--condition", default="C+Q", show_default=True, help="The condition the predictions were made under."
+    ),
     _CONVENTION,
     click.option("--json", "as_json", is_flag=True, help="Print one JSON summary on stdout, nothing else."),
 ]
@@ -37,8 +43,15 @@ def igakuqa(pred_files, data, run_dir, model, model_name, condition, convention,
     from .importer import import_igakuqa
 
     with user_errors():
-        summary = import_igakuqa([Path(p) for p in pred_files], Path(data), Path(run_dir), model=model,
-                                 model_name=model_name, condition=condition, convention=convention)
+        summary = import_igakuqa(
+            [Path(p) for p in pred_files],
+            Path(data),
+            Path(run_dir),
+            model=model,
+            model_name=model_name,
+            condition=condition,
+            convention=convention,
+        )
     _print(summary, as_json)
 
 
@@ -51,8 +64,15 @@ def kokushimd10(pred_files, data, run_dir, model, model_name, condition, convent
     from .importer import import_kokushimd10
 
     with user_errors():
-        summary = import_kokushimd10([Path(p) for p in pred_files], Path(data), Path(run_dir), model=model,
-                                     model_name=model_name, condition=condition, convention=convention)
+        summary = import_kokushimd10(
+            [Path(p) for p in pred_files],
+            Path(data),
+            Path(run_dir),
+            model=model,
+            model_name=model_name,
+            condition=condition,
+            convention=convention,
+        )
     _print(summary, as_json)
 
 
@@ -61,6 +81,8 @@ def _print(summary: dict, as_json: bool) -> None:
         print_json(summary)
         return
     print_run_summary(summary)  # as `medvqa run` prints it
-    click.echo(f"model {summary['model']}, convention {summary['convention']}; items without a prediction: "
-               f"{summary['n_missing']} (recorded as missing); the benchmark's tables: "
-               f"medvqa report {summary['run_dir']} --table {summary['benchmark']}")
+    click.echo(
+        f"model {summary['model']}, convention {summary['convention']}; items without a prediction: "
+        f"{summary['n_missing']} (recorded as missing); the benchmark's tables: "
+        f"medvqa report {summary['run_dir']} --table {summary['benchmark']}"
+    )

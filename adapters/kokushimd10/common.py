@@ -14,8 +14,24 @@ from medvqa.ja import normalize_width, select_count
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 # Item.meta fields copied into every record (reports, audits and the pass report read them).
-STRATA = ("profession", "year", "exam_round", "block", "section", "number", "category", "hisshu", "kinki_item",
-          "kinki", "text_only", "without_image", "points", "withdrawn", "credited_to_all", "human_accuracy")
+STRATA = (
+    "profession",
+    "year",
+    "exam_round",
+    "block",
+    "section",
+    "number",
+    "category",
+    "hisshu",
+    "kinki_item",
+    "kinki",
+    "text_only",
+    "without_image",
+    "points",
+    "withdrawn",
+    "credited_to_all",
+    "human_accuracy",
+)
 DEFAULT_STRATA = ("year", "block")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 _ALTERNATIVE = re.compile(r"\s+or\s+|\s*(?:または|又は|or)\s*", re.IGNORECASE)
@@ -92,7 +108,9 @@ def answer_key(raw: str, letters: bool) -> str:
     return key.upper() if letters else key
 
 
-def parse_answer(answer: Any, *, letters: bool, numeric: bool, file: Path, record: str) -> tuple[Gold | None, str | None, dict]:
+def parse_answer(
+    answer: Any, *, letters: bool, numeric: bool, file: Path, record: str
+) -> tuple[Gold | None, str | None, dict]:
     """(gold, exclusion reason, notes) from an MHLW answer list as these datasets write it:
 
     - `["c"]`, `["b", "e"]`, `"AC"`, `"A,C"`: one answer (a set of keys);
@@ -197,20 +215,43 @@ def find_images(root: Path, refs: list[str], stem: str, *, file: Path, record: s
     (where the data ships none, the reference names where the file would be). Files that are
     absent stay references without a path."""
     if not refs:
-        found = [f"images/{stem}{suffix}" for suffix in IMAGE_SUFFIXES if (root / "images" / f"{stem}{suffix}").is_file()]
+        found = [
+            f"images/{stem}{suffix}" for suffix in IMAGE_SUFFIXES if (root / "images" / f"{stem}{suffix}").is_file()
+        ]
         refs = found or [f"images/{stem}.png"]
-    return tuple(ImageRef(ref=ref, role=ImageRole.CONTENT, path=resolve_image(root, ref, file=file, record=record))
-                 for ref in refs)
+    return tuple(
+        ImageRef(ref=ref, role=ImageRole.CONTENT, path=resolve_image(root, ref, file=file, record=record))
+        for ref in refs
+    )
 
 
-def make_item(*, benchmark: str, item_id: str, question: str, options: tuple[Option, ...], gold: Gold | None,
-              exclusion: str | None, numeric: bool, images: tuple[ImageRef, ...], image_as_options: bool,
-              meta: dict[str, Any]) -> Item:
+def make_item(
+    *,
+    benchmark: str,
+    item_id: str,
+    question: str,
+    options: tuple[Option, ...],
+    gold: Gold | None,
+    exclusion: str | None,
+    numeric: bool,
+    images: tuple[ImageRef, ...],
+    image_as_options: bool,
+    meta: dict[str, Any],
+) -> Item:
     """An item with the adapter's strata; `without_image` marks items that need images the data
     does not hold (they run as C+Q only)."""
     meta = {**meta, "without_image": bool(images) and not all(im.available for im in images)}
-    return Item(id=item_id, benchmark=benchmark, question=question, options=options, gold=gold,
-                answer_format="numeric" if numeric else "choice",
-                n_select=None if numeric else select_count(question), images=images,
-                image_as_options=image_as_options, language="ja", meta=meta,
-                exclusion_reason=exclusion if gold is None else None)
+    return Item(
+        id=item_id,
+        benchmark=benchmark,
+        question=question,
+        options=options,
+        gold=gold,
+        answer_format="numeric" if numeric else "choice",
+        n_select=None if numeric else select_count(question),
+        images=images,
+        image_as_options=image_as_options,
+        language="ja",
+        meta=meta,
+        exclusion_reason=exclusion if gold is None else None,
+    )

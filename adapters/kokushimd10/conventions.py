@@ -25,11 +25,15 @@ from medvqa import AnswerConventions, Item, Score
 
 MHLW, IGAKUQA, KOKUSHIMD10 = "mhlw", "igakuqa", "kokushimd10"
 DEPARTURES = {
-    IGAKUQA: ("convention igakuqa departs from MHLW: correctness as IgakuQA's evaluate_main.py (comma-split "
-              "predictions, spaces kept; 116A71 always correct; 112B30 a or d); the MHLW lines applied to it"),
-    KOKUSHIMD10: ("convention kokushimd10 departs from MHLW: correctness, points, lines and the 禁忌肢 rule as "
-                  "KokushiMD-10's calculate_scores.py (hard-coded lines; withdrawn items not taken out of the "
-                  "maxima; more than 3 禁忌肢 answers fail whatever the year's limit)"),
+    IGAKUQA: (
+        "convention igakuqa departs from MHLW: correctness as IgakuQA's evaluate_main.py (comma-split "
+        "predictions, spaces kept; 116A71 always correct; 112B30 a or d); the MHLW lines applied to it"
+    ),
+    KOKUSHIMD10: (
+        "convention kokushimd10 departs from MHLW: correctness, points, lines and the 禁忌肢 rule as "
+        "KokushiMD-10's calculate_scores.py (hard-coded lines; withdrawn items not taken out of the "
+        "maxima; more than 3 禁忌肢 answers fail whatever the year's limit)"
+    ),
 }
 
 
@@ -63,8 +67,7 @@ def _igakuqa(item: Item, text: str, chain: Score, saved: bool) -> Score:
     prediction = sorted(igakuqa_prediction(item, text, chain, saved).split(","))
     raw = item.meta.get("answer_raw")
     gold = sorted(raw) if isinstance(raw, list) else [str(raw)]
-    correct = (item.id == "116A71" or (item.id == "112B30" and prediction in (["a"], ["d"]))
-               or prediction == gold)
+    correct = item.id == "116A71" or (item.id == "112B30" and prediction in (["a"], ["d"])) or prediction == gold
     return Score(correct, chain.status, chain.predicted, chain.rule)
 
 

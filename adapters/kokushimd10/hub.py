@@ -9,11 +9,13 @@ from pathlib import Path
 from medvqa import from_hub
 
 REPO_ID = "humanalysis-square/KokushiMD-10"
-NO_DATA = ("KokushiMD-10 data not found: no --data folder was given and the Hugging Face dataset {repo} could not "
-           "be downloaded ({reason}). Either pass --data PATH, a local folder in the release layout the authors' "
-           "scoring script reads (<profession>/<profession>_<year>_<section>.json, e.g. 医師/医師_2020_a.json), or "
-           "go online and run the command again so medvqa downloads {repo} into the Hugging Face cache (or fetch "
-           "it yourself with `hf download {repo} --repo-type dataset`).")
+NO_DATA = (
+    "KokushiMD-10 data not found: no --data folder was given and the Hugging Face dataset {repo} could not "
+    "be downloaded ({reason}). Either pass --data PATH, a local folder in the release layout the authors' "
+    "scoring script reads (<profession>/<profession>_<year>_<section>.json, e.g. 医師/医師_2020_a.json), or "
+    "go online and run the command again so medvqa downloads {repo} into the Hugging Face cache (or fetch "
+    "it yourself with `hf download {repo} --repo-type dataset`)."
+)
 
 
 def download() -> Path:

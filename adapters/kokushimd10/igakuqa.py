@@ -16,8 +16,21 @@ from typing import Any
 
 from medvqa import DataError, Item, read_jsonl
 
-from .common import (block_files, data_root, find_images, image_root, letter_options, make_item, parse_answer,
-                     no_surrogate, parse_human_accuracy, parse_kinki, parse_points, parse_text_only, problem_row)
+from .common import (
+    block_files,
+    data_root,
+    find_images,
+    image_root,
+    letter_options,
+    make_item,
+    no_surrogate,
+    parse_answer,
+    parse_human_accuracy,
+    parse_kinki,
+    parse_points,
+    parse_text_only,
+    problem_row,
+)
 
 BENCHMARK = "igakuqa"
 PROFESSION = "Physician"
@@ -66,21 +79,41 @@ def item_from_row(row: dict, metadata: dict[str, dict], *, year: int, file: Path
     points = parse_points(row.get("points"), file=file, record=pid)
     text_only = parse_text_only(row, file=file, record=pid)
     meta: dict[str, Any] = {
-        "profession": PROFESSION, "year": year, "exam_round": int(m["round"]), "block": f"{m['round']}{m['block']}",
-        "section": m["block"], "number": int(m["number"]), "category": extra.get("category"),
-        "hisshu": m["block"] in HISSHU_BLOCKS, "kinki": list(kinki), "kinki_item": bool(kinki),
-        "kinki_raw": extra.get("kinki"), "text_only": text_only, "points": points, "withdrawn": points == 0,
+        "profession": PROFESSION,
+        "year": year,
+        "exam_round": int(m["round"]),
+        "block": f"{m['round']}{m['block']}",
+        "section": m["block"],
+        "number": int(m["number"]),
+        "category": extra.get("category"),
+        "hisshu": m["block"] in HISSHU_BLOCKS,
+        "kinki": list(kinki),
+        "kinki_item": bool(kinki),
+        "kinki_raw": extra.get("kinki"),
+        "text_only": text_only,
+        "points": points,
+        "withdrawn": points == 0,
         "credited_to_all": pid in CREDITED_TO_ALL,
         "human_accuracy": parse_human_accuracy(extra.get("human_accuracy"), file=meta_file, record=pid),
-        "answer_raw": row.get("answer"), **notes,
+        "answer_raw": row.get("answer"),
+        **notes,
     }
     if pid in CREDITED_TO_ALL:
         meta["treatment"] = CREDITED_TO_ALL[pid]
     images = () if text_only else find_images(root, [], pid, file=file, record=pid)
     options = letter_options(choices)
-    return make_item(benchmark=BENCHMARK, item_id=pid, question=text, options=options, gold=gold,
-                     exclusion=exclusion, numeric=numeric, images=images, image_as_options=False, meta=meta)
-
+    return make_item(
+        benchmark=BENCHMARK,
+        item_id=pid,
+        question=text,
+        options=options,
+        gold=gold,
+        exclusion=exclusion,
+        numeric=numeric,
+        images=images,
+        image_as_options=False,
+        meta=meta,
+    )
 
 
 def translated(items: list[Item], file: Path) -> list[Item]:
@@ -88,15 +121,24 @@ def translated(items: list[Item], file: Path) -> list[Item]:
     (`problem_id`, `problem_text_en`, `choices_en`); everything else (gold, points, strata, how
     many options to choose) is the Japanese item's, so the two languages pair item by item."""
     if not file.is_file():
-        raise DataError("the English translation of this block is missing (IgakuQA ships it as "
-                        "<round>-<block>_translate.jsonl beside the block)", file=file)
+        raise DataError(
+            "the English translation of this block is missing (IgakuQA ships it as "
+            "<round>-<block>_translate.jsonl beside the block)",
+            file=file,
+        )
     rows = {}
     for line, row in enumerate(read_jsonl(file), start=1):
         pid = row.get("problem_id")
-        if not isinstance(pid, str) or not isinstance(row.get("problem_text_en"), str) \
-                or not isinstance(row.get("choices_en"), list):
-            raise DataError("each line needs problem_id, problem_text_en and choices_en", file=file,
-                            record=str(pid) if pid else f"line {line}")
+        if (
+            not isinstance(pid, str)
+            or not isinstance(row.get("problem_text_en"), str)
+            or not isinstance(row.get("choices_en"), list)
+        ):
+            raise DataError(
+                "each line needs problem_id, problem_text_en and choices_en",
+                file=file,
+                record=str(pid) if pid else f"line {line}",
+            )
         rows[pid] = row
     out = []
     for item in items:
@@ -105,8 +147,9 @@ def translated(items: list[Item], file: Path) -> list[Item]:
             raise DataError("the item has no English translation", file=file, record=item.id)
         choices = row["choices_en"]
         if len(choices) != len(item.options):
-            raise DataError(f"{len(choices)} English options for {len(item.options)} Japanese ones", file=file,
-                            record=item.id)
+            raise DataError(
+                f"{len(choices)} English options for {len(item.options)} Japanese ones", file=file, record=item.id
+            )
         options = tuple(o.model_copy(update={"text": str(text)}) for o, text in zip(item.options, choices))
         out.append(item.model_copy(update={"question": row["problem_text_en"], "options": options, "language": "en"}))
     return out

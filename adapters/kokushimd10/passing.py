@@ -19,8 +19,13 @@ from .conventions import DEPARTURES, KOKUSHIMD10, kokushimd10_prediction, script
 # calculate_scores.py's lines, per profession: {year: [line per part]} and how it splits parts.
 SCRIPT_LINES: dict[str, dict[int, list[int]]] = {
     "Physician": {2020: [158, 217], 2021: [160, 209], 2022: [158, 214], 2023: [160, 220], 2024: [160, 230]},
-    "Dentist": {2020: [64, 65, 260], 2021: [63, 53, 236], 2022: [64, 59, 237], 2023: [64, 63, 257],
-                2024: [64, 60, 254]},
+    "Dentist": {
+        2020: [64, 65, 260],
+        2021: [63, 53, 236],
+        2022: [64, 59, 237],
+        2023: [64, 63, 257],
+        2024: [64, 60, 254],
+    },
     "Nurse": {2020: [40, 155], 2021: [40, 159], 2022: [40, 167], 2023: [40, 152], 2024: [40, 158]},
     "Public_Health_Nurse": {y: [87] for y in range(2020, 2025)},
     "Midwife": {y: [87] for y in range(2020, 2025)},
@@ -32,9 +37,14 @@ SCRIPT_LINES: dict[str, dict[int, list[int]]] = {
 }
 # The script's parts (必修, 一般, 領域A/B, 実地), by the criteria names of `medvqa.mhlw`; the
 # nurse script's 一般 is every question after the 必修 ones, 一般 and 状況設定 alike.
-SCRIPT_PARTS = {"Physician": ["hisshu", "general"], "Dentist": ["hisshu", "areaA", "areaB"],
-                "Nurse": ["hisshu", "general+situational"], "Physical_Therapist": ["general", "practical"],
-                "Occupational_Therapist": ["general", "practical"], "Pharmacist": ["total"]}
+SCRIPT_PARTS = {
+    "Physician": ["hisshu", "general"],
+    "Dentist": ["hisshu", "areaA", "areaB"],
+    "Nurse": ["hisshu", "general+situational"],
+    "Physical_Therapist": ["general", "practical"],
+    "Occupational_Therapist": ["general", "practical"],
+    "Pharmacist": ["total"],
+}
 SCRIPT_KINKI = ("Physician", "Dentist")  # more than 3 questions with a 禁忌肢 answer fail
 
 
@@ -59,8 +69,11 @@ def treatments(items: list[Item]) -> dict[tuple[str, int], list[str]]:
         if it.excluded:
             note = f"excluded: {it.exclusion_reason}"
         elif it.meta.get("withdrawn"):
-            note = ("withdrawn (採点除外): no points, out of the maximum" if not it.meta.get("corrected")
-                    else "corrected question: no points, out of the maximum")
+            note = (
+                "withdrawn (採点除外): no points, out of the maximum"
+                if not it.meta.get("corrected")
+                else "corrected question: no points, out of the maximum"
+            )
         elif it.meta.get("credited_to_all"):
             note = f"{it.meta.get('treatment')}: correct whatever the answer"
         elif it.meta.get("multiply_accepted"):
@@ -77,7 +90,12 @@ def kinki_selections(items: list[Item], counted: dict[str, dict]) -> dict[tuple[
     for it in items:
         cell = (it.meta["profession"], int(it.meta["year"]))
         rec = counted.get(it.id)
-        if cell in out and rec and not it.meta.get("withdrawn") and set(rec.get("predicted") or ()) & set(it.meta["kinki"]):
+        if (
+            cell in out
+            and rec
+            and not it.meta.get("withdrawn")
+            and set(rec.get("predicted") or ()) & set(it.meta["kinki"])
+        ):
             out[cell] += 1
     return out
 
@@ -95,8 +113,9 @@ def pass_report(items: list[Item], records: list[dict], convention: str) -> Pass
     for cell in evaluate(scored, records, kinki=kinki, points=own):
         key = (cell.profession, cell.year)
         parts = "; ".join(f"{p} {got}/{top}" for p, got, top in _parts(items, counted, key))
-        note = f"points: {parts}; 禁忌肢 answers: " + ("not marked in the data" if kinki.get(key) is None
-                                                     else str(kinki[key]))
+        note = f"points: {parts}; 禁忌肢 answers: " + (
+            "not marked in the data" if kinki.get(key) is None else str(kinki[key])
+        )
         rows += cell.verdicts(treated.get(key, []), note)
     return PassLines(rows=rows, notes=notes, convention=convention)
 
@@ -116,7 +135,9 @@ def _parts(items: list[Item], counted: dict[str, dict], key: tuple[str, int]) ->
     return [(p, v[0], v[1]) for p, v in sorted(parts.items(), key=lambda kv: kv[0] != "hisshu")]
 
 
-def _script_rows(items: list[Item], counted: dict[str, dict], treated: dict[tuple[str, int], list[str]]) -> list[PassVerdict]:
+def _script_rows(
+    items: list[Item], counted: dict[str, dict], treated: dict[tuple[str, int], list[str]]
+) -> list[PassVerdict]:
     """calculate_scores.py, per profession and year: the exam's verdict, then each part's
     points against its line, then the 禁忌肢 count (physician and dentist)."""
     cells: dict[tuple[str, int], list[Item]] = {}
@@ -141,32 +162,59 @@ def _script_rows(items: list[Item], counted: dict[str, dict], treated: dict[tupl
             skip = it.meta.get("corrected") and profession != "Physician"
             if rec.get("correct") and not skip:
                 totals[part] += int(it.meta["points"])
-            pred = script_normal_form(kokushimd10_prediction(it, rec.get("response") or "", _as_score(rec),
-                                                              bool(rec.get("saved"))))
+            pred = script_normal_form(
+                kokushimd10_prediction(it, rec.get("response") or "", _as_score(rec), bool(rec.get("saved")))
+            )
             raw = it.meta.get("kinki_raw") or []
             if profession in SCRIPT_KINKI and any(ch in raw for ch in pred):
                 forbidden += 1
         exam = f"{PROFESSIONS.get(profession, profession)} {year}"
         names = SCRIPT_PARTS.get(profession, ["total"])[:n_parts]
         decided = not missing and lines is not None
-        parts = [PassVerdict(exam=exam, criterion=name, points=points, required=line,
-                             status=("pass" if points >= line else "fail") if decided else "not evaluable",
-                             margin=points - line if decided else None)
-                 for name, points, line in zip(names, totals, lines or [None] * n_parts)]
+        parts = [
+            PassVerdict(
+                exam=exam,
+                criterion=name,
+                points=points,
+                required=line,
+                status=("pass" if points >= line else "fail") if decided else "not evaluable",
+                margin=points - line if decided else None,
+            )
+            for name, points, line in zip(names, totals, lines or [None] * n_parts)
+        ]
         if profession in SCRIPT_KINKI:
-            parts.append(PassVerdict(exam=exam, criterion="kinki", points=forbidden, required="<=3",
-                                     margin=None if missing else 3 - forbidden, note="more than 3 fail",
-                                     status="not evaluable" if missing else "fail" if forbidden > 3 else "pass"))
+            parts.append(
+                PassVerdict(
+                    exam=exam,
+                    criterion="kinki",
+                    points=forbidden,
+                    required="<=3",
+                    margin=None if missing else 3 - forbidden,
+                    note="more than 3 fail",
+                    status="not evaluable" if missing else "fail" if forbidden > 3 else "pass",
+                )
+            )
         if missing:
-            result, note = "not evaluable", (f"{len(missing)} item(s) have no record (e.g. {missing[0]}): "
-                                             "a verdict needs the whole exam")
+            result, note = (
+                "not evaluable",
+                (f"{len(missing)} item(s) have no record (e.g. {missing[0]}): a verdict needs the whole exam"),
+            )
         elif lines is None:
             result, note = "not evaluable", f"calculate_scores.py has no line for {profession} {year}"
         else:
             result, note = ("pass" if all(p.status == "pass" for p in parts) else "fail"), ""
         margin = min(t - line for t, line in zip(totals, lines)) if decided else None
-        out += [PassVerdict(exam=exam, criterion="overall", status=result, margin=margin,
-                            treatments=tuple(treated.get((profession, year), [])), note=note), *parts]
+        out += [
+            PassVerdict(
+                exam=exam,
+                criterion="overall",
+                status=result,
+                margin=margin,
+                treatments=tuple(treated.get((profession, year), [])),
+                note=note,
+            ),
+            *parts,
+        ]
     return out
 
 

@@ -6,9 +6,16 @@ from medvqa.mhlw import JAPANESE_NAMES, PROFESSIONS
 
 # The release's folder and file prefix (the authors' ROLE_MAP keys) → MHLW release name.
 SHORT_NAMES = {
-    "医師": "Physician", "歯科": "Dentist", "看護": "Nurse", "保健": "Public_Health_Nurse", "助産": "Midwife",
-    "理学": "Physical_Therapist", "作業": "Occupational_Therapist", "診療": "Radiological_Technologist",
-    "視能": "Orthoptist", "薬剤": "Pharmacist",
+    "医師": "Physician",
+    "歯科": "Dentist",
+    "看護": "Nurse",
+    "保健": "Public_Health_Nurse",
+    "助産": "Midwife",
+    "理学": "Physical_Therapist",
+    "作業": "Occupational_Therapist",
+    "診療": "Radiological_Technologist",
+    "視能": "Orthoptist",
+    "薬剤": "Pharmacist",
 }
 
 
@@ -16,8 +23,12 @@ def _fold(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch.isalnum())
 
 
-_ALIASES = ({_fold(k): k for k in PROFESSIONS} | {_fold(v): k for k, v in PROFESSIONS.items()}
-            | {_fold(k): v for k, v in JAPANESE_NAMES.items()} | {_fold(k): v for k, v in SHORT_NAMES.items()})
+_ALIASES = (
+    {_fold(k): k for k in PROFESSIONS}
+    | {_fold(v): k for k, v in PROFESSIONS.items()}
+    | {_fold(k): v for k, v in JAPANESE_NAMES.items()}
+    | {_fold(k): v for k, v in SHORT_NAMES.items()}
+)
 
 
 def profession_key(name: str) -> str:
@@ -26,6 +37,8 @@ def profession_key(name: str) -> str:
     Unknown names raise ValueError listing the known ones."""
     key = _ALIASES.get(_fold(name))
     if key is None:
-        raise ValueError(f"unknown profession {name!r}; known: {', '.join(PROFESSIONS.values())} "
-                         f"(or their Japanese names: {', '.join(JAPANESE_NAMES)})")
+        raise ValueError(
+            f"unknown profession {name!r}; known: {', '.join(PROFESSIONS.values())} "
+            f"(or their Japanese names: {', '.join(JAPANESE_NAMES)})"
+        )
     return key

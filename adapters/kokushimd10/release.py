@@ -28,8 +28,18 @@ from typing import Any
 
 from medvqa import DataError, ImageRef, ImageRole, Item, brief, read_json, resolve_image
 
-from .common import digit_options, find_images, letter_options, make_item, parse_answer, parse_human_accuracy, \
-    no_surrogate, parse_kinki, parse_points, parse_text_only
+from .common import (
+    digit_options,
+    find_images,
+    letter_options,
+    make_item,
+    no_surrogate,
+    parse_answer,
+    parse_human_accuracy,
+    parse_kinki,
+    parse_points,
+    parse_text_only,
+)
 from .professions import SHORT_NAMES
 
 BENCHMARK = "kokushimd10"
@@ -52,18 +62,23 @@ def block_files(path: Path) -> list[tuple[str, int, str, Path]]:
         if m and m["prof"] in SHORT_NAMES:
             found.append((SHORT_NAMES[m["prof"]], int(m["year"]), m["section"].lower(), f))
     if not found:
-        raise DataError("no KokushiMD-10 block files (<profession>/<profession>_<year>_<section>.json, e.g. "
-                        "医師/医師_2020_a.json) found", file=path)
+        raise DataError(
+            "no KokushiMD-10 block files (<profession>/<profession>_<year>_<section>.json, e.g. "
+            "医師/医師_2020_a.json) found",
+            file=path,
+        )
     return found
 
 
 def hisshu(profession: str, section: str, number: int) -> bool:
     """必修 (必須) questions as the authors' script splits them: physician blocks B and E, dentist
     questions 1-20 and nurse 1-25 of each block, pharmacist block a1."""
-    return ((profession == "Physician" and section in ("b", "e"))
-            or (profession == "Dentist" and number <= 20)
-            or (profession == "Nurse" and number <= 25)
-            or (profession == "Pharmacist" and section == "a1"))
+    return (
+        (profession == "Physician" and section in ("b", "e"))
+        or (profession == "Dentist" and number <= 20)
+        or (profession == "Nurse" and number <= 25)
+        or (profession == "Pharmacist" and section == "a1")
+    )
 
 
 def load(path: Path) -> list[Item]:
@@ -74,8 +89,11 @@ def load(path: Path) -> list[Item]:
         if not isinstance(rows, list):
             raise DataError("a block file must hold a JSON list of questions", file=f)
         for position, row in enumerate(rows):
-            items.append(item_from_row(row, profession=profession, year=year, section=section, file=f, root=root,
-                                       position=position))
+            items.append(
+                item_from_row(
+                    row, profession=profession, year=year, section=section, file=f, root=root, position=position
+                )
+            )
     ids = [it.id for it in items]
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
@@ -102,15 +120,17 @@ def _options(row: dict, file: Path, record: str) -> tuple[list[str], list[str]]:
     raise DataError(f"unreadable options {brief(value)}", file=file, record=record)
 
 
-def item_from_row(row: Any, *, profession: str, year: int, section: str, file: Path, root: Path,
-                  position: int) -> Item:
+def item_from_row(row: Any, *, profession: str, year: int, section: str, file: Path, root: Path, position: int) -> Item:
     if not isinstance(row, dict):
         raise DataError(f"question {position + 1} is not a JSON object", file=file)
     index = str(row.get("index", "")).strip()
     m = _INDEX.fullmatch(index)
     if not m:
-        raise DataError(f"index {brief(row.get('index'))} is not a number or number-part (\"12\", \"12-1\")",
-                        file=file, record=f"position {position + 1}")
+        raise DataError(
+            f'index {brief(row.get("index"))} is not a number or number-part ("12", "12-1")',
+            file=file,
+            record=f"position {position + 1}",
+        )
     item_id = f"{profession}-{year}-{section.upper()}{index}"
     no_surrogate(row, file, item_id)
     question = _first(row, QUESTION_FIELDS)
@@ -119,27 +139,41 @@ def item_from_row(row: Any, *, profession: str, year: int, section: str, file: P
     labels, texts = _options(row, file, item_id)
     raw_answer = row.get("answer")
     answer_text = "".join(map(str, raw_answer)) if isinstance(raw_answer, list) else str(raw_answer or "")
-    digits = (bool(labels) and all(lb.isdigit() for lb in labels)) or (not labels and bool(re.fullmatch(
-        r"[\s,、，0-9]+", answer_text)) and bool(texts))
+    digits = (bool(labels) and all(lb.isdigit() for lb in labels)) or (
+        not labels and bool(re.fullmatch(r"[\s,、，0-9]+", answer_text)) and bool(texts)
+    )
     numeric = not texts
     options = digit_options(texts) if digits else letter_options(texts)
     gold, exclusion, notes = parse_answer(raw_answer, letters=not digits, numeric=numeric, file=file, record=item_id)
     if gold is not None and not numeric and not gold.keys <= {o.key for o in options}:
-        raise DataError(f"answer {brief(raw_answer)} names no option of the {len(options)}", file=file,
-                        record=item_id)
+        raise DataError(f"answer {brief(raw_answer)} names no option of the {len(options)}", file=file, record=item_id)
     kinki = parse_kinki(row.get("kinki"), letters=not digits, file=file, record=item_id)
     points = parse_points(row.get("points", 1), file=file, record=item_id)
     text_only = parse_text_only(row, file=file, record=item_id)
     number = int(m["number"])
     corrected = "corrected_question_index" in row
     meta: dict[str, Any] = {
-        "profession": profession, "year": year, "block": f"{profession}-{year}-{section.upper()}", "section": section.upper(),
-        "number": number, "index": index, "position": position, "category": row.get("category") or row.get("answer_sub2"),
-        "subject": row.get("answer_sub2"), "hisshu": hisshu(profession, section, number), "kinki": list(kinki),
-        "kinki_item": bool(kinki), "kinki_raw": row.get("kinki"), "text_only": text_only, "points": points,
-        "withdrawn": points == 0 or corrected, "corrected": corrected, "credited_to_all": False,
+        "profession": profession,
+        "year": year,
+        "block": f"{profession}-{year}-{section.upper()}",
+        "section": section.upper(),
+        "number": number,
+        "index": index,
+        "position": position,
+        "category": row.get("category") or row.get("answer_sub2"),
+        "subject": row.get("answer_sub2"),
+        "hisshu": hisshu(profession, section, number),
+        "kinki": list(kinki),
+        "kinki_item": bool(kinki),
+        "kinki_raw": row.get("kinki"),
+        "text_only": text_only,
+        "points": points,
+        "withdrawn": points == 0 or corrected,
+        "corrected": corrected,
+        "credited_to_all": False,
         "human_accuracy": parse_human_accuracy(row.get("human_accuracy"), file=file, record=item_id),
-        "answer_raw": raw_answer, **notes,
+        "answer_raw": raw_answer,
+        **notes,
     }
     refs = _first(row, IMAGE_FIELDS)
     refs = [refs] if isinstance(refs, str) else refs or []
@@ -147,9 +181,21 @@ def item_from_row(row: Any, *, profession: str, year: int, section: str, file: P
         raise DataError(f"unreadable image reference {brief(refs)}", file=file, record=item_id)
     images: tuple[ImageRef, ...] = ()
     if refs:
-        images = tuple(ImageRef(ref=r, role=ImageRole.CONTENT, path=resolve_image(root, r, file=file, record=item_id))
-                       for r in refs)
+        images = tuple(
+            ImageRef(ref=r, role=ImageRole.CONTENT, path=resolve_image(root, r, file=file, record=item_id))
+            for r in refs
+        )
     elif not text_only:
         images = find_images(root, [], item_id, file=file, record=item_id)
-    return make_item(benchmark=BENCHMARK, item_id=item_id, question=question, options=options, gold=gold,
-                     exclusion=exclusion, numeric=numeric, images=images, image_as_options=False, meta=meta)
+    return make_item(
+        benchmark=BENCHMARK,
+        item_id=item_id,
+        question=question,
+        options=options,
+        gold=gold,
+        exclusion=exclusion,
+        numeric=numeric,
+        images=images,
+        image_as_options=False,
+        meta=meta,
+    )

@@ -19,8 +19,20 @@ from medvqa.tables import Table, Tables
 
 from .conventions import MHLW
 
-COLUMNS = ["condition", "n", "correct", "accuracy", "ci_low", "ci_high", "score", "total", "human_mean", "without_image", "withdrawn",
-           "excluded"]
+COLUMNS = [
+    "condition",
+    "n",
+    "correct",
+    "accuracy",
+    "ci_low",
+    "ci_high",
+    "score",
+    "total",
+    "human_mean",
+    "without_image",
+    "withdrawn",
+    "excluded",
+]
 
 
 def tables(benchmark, records: list[dict], manifest: dict) -> Tables:
@@ -30,16 +42,27 @@ def tables(benchmark, records: list[dict], manifest: dict) -> Tables:
     by_block = _grouped(benchmark, records, excluded, "block")
     by_year = _grouped(benchmark, records, excluded, "year")
     corr = _difficulty([r for r in records if benchmark.counts(r)])
-    notes = [f"convention: {convention}" + ("; withdrawn items (採点除外) are out of n, accuracy, score and total"
-                                            if convention == MHLW else "; withdrawn items are counted as the "
-                                            "script counts them (0 points)"),
-             "human_mean: the examinees' mean accuracy over the same items (percent correct, as a fraction)"]
-    return Tables([
-        Table("by_block", "Accuracy, points and examinees by block", by_block, notes),
-        Table("by_year", "Accuracy, points and examinees by exam year", by_year, notes),
-        Table("difficulty", "Model correctness against item difficulty (examinees' accuracy)", corr,
-               ["r: Pearson correlation of per-item correctness (0/1) with examinees' accuracy (point-biserial)"]),
-    ])
+    notes = [
+        f"convention: {convention}"
+        + (
+            "; withdrawn items (採点除外) are out of n, accuracy, score and total"
+            if convention == MHLW
+            else "; withdrawn items are counted as the script counts them (0 points)"
+        ),
+        "human_mean: the examinees' mean accuracy over the same items (percent correct, as a fraction)",
+    ]
+    return Tables(
+        [
+            Table("by_block", "Accuracy, points and examinees by block", by_block, notes),
+            Table("by_year", "Accuracy, points and examinees by exam year", by_year, notes),
+            Table(
+                "difficulty",
+                "Model correctness against item difficulty (examinees' accuracy)",
+                corr,
+                ["r: Pearson correlation of per-item correctness (0/1) with examinees' accuracy (point-biserial)"],
+            ),
+        ]
+    )
 
 
 def _grouped(benchmark, records: list[dict], excluded: list[dict], field: str) -> pd.DataFrame:
@@ -51,11 +74,19 @@ def _grouped(benchmark, records: list[dict], excluded: list[dict], field: str) -
         kept, _ = counted(rs, benchmark)
         human = [float(r["human_accuracy"]) / 100 for r in kept if r.get("human_accuracy") is not None]
         points = [int(r.get("points") or 0) for r in kept]
-        out.append({field: level, "condition": condition, **c.accuracy_columns(()),
-                    "score": sum(p for p, r in zip(points, kept) if r.get("correct")), "total": sum(points),
-                    "human_mean": round(sum(human) / len(human), 4) if human else None,
-                    "without_image": sum(bool(r.get("without_image")) for r in kept),
-                    "withdrawn": c.uncounted, "excluded": excluded_counts(excluded, condition, [field])[(level,)]})
+        out.append(
+            {
+                field: level,
+                "condition": condition,
+                **c.accuracy_columns(()),
+                "score": sum(p for p, r in zip(points, kept) if r.get("correct")),
+                "total": sum(points),
+                "human_mean": round(sum(human) / len(human), 4) if human else None,
+                "without_image": sum(bool(r.get("without_image")) for r in kept),
+                "withdrawn": c.uncounted,
+                "excluded": excluded_counts(excluded, condition, [field])[(level,)],
+            }
+        )
     return pd.DataFrame(out, columns=with_assisted([field, *COLUMNS], out))
 
 

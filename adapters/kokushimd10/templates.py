@@ -33,8 +33,10 @@ TEXT_ONLY_EN = Template(
     question_header="Question:\n",
     options_header="Options:",
     option_line="{label}. {text}",
-    instruction=('Answer with the option label(s) only, as JSON: {{"answer": ["<label>"]}}\n'
-                 "Option labels: {labels}\nNumber to choose: {n}"),
+    instruction=(
+        'Answer with the option label(s) only, as JSON: {{"answer": ["<label>"]}}\n'
+        "Option labels: {labels}\nNumber to choose: {n}"
+    ),
     numeric_instruction='Give the numeric answer as JSON: {{"answer": ["<number>"]}} (no unit)',
 )
 

@@ -18,8 +18,19 @@ from typing import Any
 
 from medvqa import DataError, Item, Option, read_jsonl
 
-from .common import (BLOCK_FILE, block_files, data_root, digit_options, find_images, image_root, make_item, parse_answer,
-                     parse_points, parse_text_only, problem_row)
+from .common import (
+    BLOCK_FILE,
+    block_files,
+    data_root,
+    digit_options,
+    find_images,
+    image_root,
+    make_item,
+    parse_answer,
+    parse_points,
+    parse_text_only,
+    problem_row,
+)
 
 BENCHMARK = "yakugakuqa"
 PROFESSION = "Pharmacist"
@@ -35,8 +46,9 @@ PICTURE_OPTIONS = 5
 def load(path: Path) -> list[Item]:
     root = image_root(path, data_root(path, "YakugakuQA"))
     items: list[Item] = []
-    by_exam = itertools.groupby(block_files(path, "YakugakuQA"),
-                                key=lambda yf: (yf[0], yf[1].parent, BLOCK_FILE.fullmatch(yf[1].name)["round"]))
+    by_exam = itertools.groupby(
+        block_files(path, "YakugakuQA"), key=lambda yf: (yf[0], yf[1].parent, BLOCK_FILE.fullmatch(yf[1].name)["round"])
+    )
     for (year, year_dir, exam_round), blocks in by_exam:
         items += _exam(root, year_dir, year, exam_round, [f for _, f in blocks])
     return items
@@ -75,14 +87,17 @@ def picture_options(gold) -> tuple[Option, ...]:
     return tuple(Option(key=str(i), label=str(i), text="") for i in range(1, max([PICTURE_OPTIONS, *named]) + 1))
 
 
-def _item(row: dict, metadata: dict[int, dict], offset: int, *, year: int, file: Path, meta_file: Path,
-          root: Path) -> Item:
+def _item(
+    row: dict, metadata: dict[int, dict], offset: int, *, year: int, file: Path, meta_file: Path, root: Path
+) -> Item:
     pid, m, text, choices = problem_row(row, _ID, "107A001", file)
     image_options = choices == IMAGE_OPTIONS
-    if not image_options and (not isinstance(choices, list) or not all(isinstance(c, str) for c in choices)
-                              or not choices):
-        raise DataError(f"choices must be a list of texts or {IMAGE_OPTIONS!r}, got {choices!r:.60}", file=file,
-                        record=pid)
+    if not image_options and (
+        not isinstance(choices, list) or not all(isinstance(c, str) for c in choices) or not choices
+    ):
+        raise DataError(
+            f"choices must be a list of texts or {IMAGE_OPTIONS!r}, got {choices!r:.60}", file=file, record=pid
+        )
     gold, exclusion, notes = parse_answer(row.get("answer"), letters=False, numeric=False, file=file, record=pid)
     options = picture_options(gold) if image_options else digit_options(choices)
     if gold is not None and options and not gold.keys <= {o.key for o in options}:
@@ -93,16 +108,39 @@ def _item(row: dict, metadata: dict[int, dict], offset: int, *, year: int, file:
     text_only = parse_text_only(row, file=file, record=pid)
     points = parse_points(row.get("points", 1), file=file, record=pid)
     meta: dict[str, Any] = {
-        "profession": PROFESSION, "year": year, "exam_round": int(m["round"]), "block": f"{m['round']}{m['block']}",
-        "section": m["block"], "number": number, "category": extra.get("category"),
-        "hisshu": m["block"] in HISSHU_BLOCKS, "kinki": [], "kinki_item": False, "text_only": text_only,
-        "points": points, "withdrawn": points == 0, "credited_to_all": False, "human_accuracy": None,
-        "n_options": len(options), "answer_raw": row.get("answer"), **notes,
+        "profession": PROFESSION,
+        "year": year,
+        "exam_round": int(m["round"]),
+        "block": f"{m['round']}{m['block']}",
+        "section": m["block"],
+        "number": number,
+        "category": extra.get("category"),
+        "hisshu": m["block"] in HISSHU_BLOCKS,
+        "kinki": [],
+        "kinki_item": False,
+        "text_only": text_only,
+        "points": points,
+        "withdrawn": points == 0,
+        "credited_to_all": False,
+        "human_accuracy": None,
+        "n_options": len(options),
+        "answer_raw": row.get("answer"),
+        **notes,
         # the data writes 1 point per question; MHLW scores 2 each (690 points): its weights apply
         "weights_from_mhlw": True,
     }
     if note:
         meta["note"] = note
     images = () if text_only and not image_options else find_images(root, [], pid, file=file, record=pid)
-    return make_item(benchmark=BENCHMARK, item_id=pid, question=text, options=options, gold=gold,
-                     exclusion=exclusion, numeric=False, images=images, image_as_options=image_options, meta=meta)
+    return make_item(
+        benchmark=BENCHMARK,
+        item_id=pid,
+        question=text,
+        options=options,
+        gold=gold,
+        exclusion=exclusion,
+        numeric=False,
+        images=images,
+        image_as_options=image_options,
+        meta=meta,
+    )

@@ -3,8 +3,9 @@ options numbered 1-4, questions 1-25 on an image), scored as the exam scores it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from medvqa import Benchmark, Condition, Item, Template
 
@@ -15,8 +16,18 @@ class MIR(Benchmark):
     name = "mir"
     title = "MIR: Spain's residency entrance exam (Ministerio de Sanidad), 2024 and 2026"
     language = "es"
-    strata = ("year", "number", "part", "official", "image", "specialty", "block", "difficulty", "subjects",
-              "impugnable")
+    strata = (
+        "year",
+        "number",
+        "part",
+        "official",
+        "image",
+        "specialty",
+        "block",
+        "difficulty",
+        "subjects",
+        "impugnable",
+    )
     default_strata = ("year",)
     stratum_aliases = {"subject": "subjects", "especialidad": "specialty", "bloque": "block"}
     selection_keywords = {"years": "year"}  # `--years 2026`
@@ -26,15 +37,18 @@ class MIR(Benchmark):
     reading = "strict"
     validation_rules = loader.RULES
 
-    def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None,
-             **keywords: Any) -> list[Item]:
+    def load(
+        self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None, **keywords: Any
+    ) -> list[Item]:
         """Both years' items from the folder `path` (`../shared/data/mir`: 2024/ and 2026/),
         annulled questions excluded; `years=` selects by year."""
         self.checked_split(split)
         wanted = self.keyword_selection(select, **keywords)
         if path is None:
-            raise ValueError("mir needs --data PATH: a folder holding 2024/MIR24GPT_final.xlsx and/or "
-                             "2026/MIR26.xlsx (see docs/benchmarks/mir.md)")
+            raise ValueError(
+                "mir needs --data PATH: a folder holding 2024/MIR24GPT_final.xlsx and/or "
+                "2026/MIR26.xlsx (see docs/benchmarks/mir.md)"
+            )
         asked = {str(y) for y in wanted.get("year") or ()}  # read only the workbooks of the years asked
         years = tuple(y for y in loader.YEARS if str(y) in asked) or loader.YEARS
         return self.select_items(loader.load(Path(path), years).items, wanted)

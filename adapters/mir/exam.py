@@ -15,8 +15,8 @@ official 200 are the sheet's questions whose item is `official` (`rules.official
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from medvqa.metrics import Cell, cell, is_derived
 
@@ -77,8 +77,10 @@ def sheets(records: Iterable[dict], excluded: Iterable[dict] = ()) -> tuple[list
             if not picked:
                 continue
             if len(picked) != valid:
-                partial.append(f"MIR {year} {name}: answers to {len(picked)} of the {valid} valid questions; "
-                               "not an exam sheet, not shown")
+                partial.append(
+                    f"MIR {year} {name}: answers to {len(picked)} of the {valid} valid questions; "
+                    "not an exam sheet, not shown"
+                )
                 continue
             complete = True
             ordered = sorted(picked.values(), key=lambda r: int(r.get("number") or 0))

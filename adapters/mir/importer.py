@@ -41,8 +41,11 @@ def year_of(file: Path, year: int | None) -> int:
         return year
     m = _YEAR.search(file.name)
     if not m or 2000 + int(m[1]) not in loader.YEARS:
-        raise DataError(f"the file name does not say the year (MIR24..., MIR26...): give --year "
-                        f"({', '.join(map(str, loader.YEARS))})", file=file)
+        raise DataError(
+            f"the file name does not say the year (MIR24..., MIR26...): give --year "
+            f"({', '.join(map(str, loader.YEARS))})",
+            file=file,
+        )
     return 2000 + int(m[1])
 
 
@@ -62,8 +65,9 @@ def asked(item: medvqa.Item, condition: str) -> str:
     return condition if condition == "C+Q" else medvqa.as_printed(item).value
 
 
-def answers_of(file: Path, rows: list[dict], items: dict[str, medvqa.Item], year: int, column: str,
-               condition: str) -> tuple[list[tuple], list[str]]:
+def answers_of(
+    file: Path, rows: list[dict], items: dict[str, medvqa.Item], year: int, column: str, condition: str
+) -> tuple[list[tuple], list[str]]:
     """(item, condition, response) of each answered row, and the annulled questions answered."""
     stem_col = loader.COLUMNS[year][1]
     out, annulled = [], []
@@ -71,13 +75,20 @@ def answers_of(file: Path, rows: list[dict], items: dict[str, medvqa.Item], year
         where = f"row {position + 1}"  # row 1 is the header
         item_id = f"{loader.BENCHMARK}-{year}-{position}"
         if item_id not in items:
-            raise DataError(f"question {position} is not in the data's MIR {year} (the data has {len(items)})",
-                            file=file, record=where)
+            raise DataError(
+                f"question {position} is not in the data's MIR {year} (the data has {len(items)})",
+                file=file,
+                record=where,
+            )
         item = items[item_id]
         stem, _, _ = loader.split_options(loader.clean(row[stem_col]), file=file, record=where)
         if _spaceless(stem) != _spaceless(item.question):  # the vision workbook spaces one "?" otherwise
-            raise DataError(f"the stem differs from the data's question {item_id} (a workbook of another year, "
-                            "or its rows in another order?)", file=file, record=where)
+            raise DataError(
+                f"the stem differs from the data's question {item_id} (a workbook of another year, "
+                "or its rows in another order?)",
+                file=file,
+                record=where,
+            )
         text = row[column].strip()
         if not text:
             continue  # not asked
@@ -90,10 +101,20 @@ def answers_of(file: Path, rows: list[dict], items: dict[str, medvqa.Item], year
     return out, annulled
 
 
-def import_workbook(file: Path, data: Path, run_dir: Path, *, response_column: str | None = None,
-                    condition: str | None = None, model: str | None = None, model_name: str | None = None,
-                    sheet: str | None = None, year: int | None = None, reading: str | None = None,
-                    max_response_bytes: int | None = None) -> list[dict]:
+def import_workbook(
+    file: Path,
+    data: Path,
+    run_dir: Path,
+    *,
+    response_column: str | None = None,
+    condition: str | None = None,
+    model: str | None = None,
+    model_name: str | None = None,
+    sheet: str | None = None,
+    year: int | None = None,
+    reading: str | None = None,
+    max_response_bytes: int | None = None,
+) -> list[dict]:
     """Write one run per answer column of `file` (every `answer_<model>` column, each under
     `run_dir/<model>`, its name made safe by `medvqa.run_dirs`), or of `response_column` alone
     into `run_dir`; return their summaries. Nothing is written when any column or row is refused.
@@ -110,22 +131,36 @@ def import_workbook(file: Path, data: Path, run_dir: Path, *, response_column: s
     header = list(rows[0]) if rows else []
     if response_column is not None:
         if response_column not in header:
-            raise DataError(f"no {response_column!r} column (--response-column); the columns are "
-                            f"{medvqa.brief_list(header)}", file=file, record="row 1 (the header)")
+            raise DataError(
+                f"no {response_column!r} column (--response-column); the columns are {medvqa.brief_list(header)}",
+                file=file,
+                record="row 1 (the header)",
+            )
         default = response_column.strip()
-        columns = {model or (default[len(ANSWER_PREFIX):] if default.startswith(ANSWER_PREFIX) else default):
-                   (response_column, run_dir)}
+        columns = {
+            model or (default[len(ANSWER_PREFIX) :] if default.startswith(ANSWER_PREFIX) else default): (
+                response_column,
+                run_dir,
+            )
+        }
     else:
         if model or model_name:
-            raise DataError("--model and --model-name name one model: give --response-column too (the workbook "
-                            "holds a column per model)", file=file)
+            raise DataError(
+                "--model and --model-name name one model: give --response-column too (the workbook "
+                "holds a column per model)",
+                file=file,
+            )
         named = [c for c in header if c.startswith(ANSWER_PREFIX)]
         # each under its own folder of run_dir, whatever the header says (`answer_../../x`)
-        dirs = medvqa.run_dirs(run_dir, {f"column {c!r}": c[len(ANSWER_PREFIX):] for c in named}, file=file)
-        columns = {c[len(ANSWER_PREFIX):]: (c, dirs[f"column {c!r}"]) for c in named}
+        dirs = medvqa.run_dirs(run_dir, {f"column {c!r}": c[len(ANSWER_PREFIX) :] for c in named}, file=file)
+        columns = {c[len(ANSWER_PREFIX) :]: (c, dirs[f"column {c!r}"]) for c in named}
         if not columns:
-            raise DataError(f"no {ANSWER_PREFIX}<model> column: give --response-column (the columns are "
-                            f"{medvqa.brief_list(header)})", file=file, record="row 1 (the header)")
+            raise DataError(
+                f"no {ANSWER_PREFIX}<model> column: give --response-column (the columns are "
+                f"{medvqa.brief_list(header)})",
+                file=file,
+                record="row 1 (the header)",
+            )
     planned = {name: answers_of(file, rows, by_id, year, column, condition) for name, (column, _) in columns.items()}
     for _, target in columns.values():
         if (target / "manifest.json").exists():
@@ -134,13 +169,38 @@ def import_workbook(file: Path, data: Path, run_dir: Path, *, response_column: s
     summaries = []
     for name, (column, target) in columns.items():
         answers, annulled = planned[name]
-        summary = medvqa.write_run(bench, items, answers, target, model=name, load=load, saved=False,
-                                   command_line=["medvqa", *sys.argv[1:]], images_attested=False, reading=reading,
-                                   model_name=model_name, asked=lambda it: (asked(it, condition),),
-                                   source={"files": [str(file.resolve())], "column": column, "year": year,
-                                           "condition": condition, "annulled_answers": annulled},
-                                   **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}))
-        summaries.append({**summary, "benchmark": bench.name, "model": name, "model_name": model_name or name,
-                          "year": year, "column": column, "condition": condition,
-                          "annulled_answers": annulled})
+        summary = medvqa.write_run(
+            bench,
+            items,
+            answers,
+            target,
+            model=name,
+            load=load,
+            saved=False,
+            command_line=["medvqa", *sys.argv[1:]],
+            images_attested=False,
+            reading=reading,
+            model_name=model_name,
+            asked=lambda it: (asked(it, condition),),
+            source={
+                "files": [str(file.resolve())],
+                "column": column,
+                "year": year,
+                "condition": condition,
+                "annulled_answers": annulled,
+            },
+            **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}),
+        )
+        summaries.append(
+            {
+                **summary,
+                "benchmark": bench.name,
+                "model": name,
+                "model_name": model_name or name,
+                "year": year,
+                "column": column,
+                "condition": condition,
+                "annulled_answers": annulled,
+            }
+        )
     return summaries

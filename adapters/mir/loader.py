@@ -30,8 +30,10 @@ YEARS = (2024, 2026)
 FILES = {2024: ("2024/MIR24GPT_final.xlsx", "Preguntas 2024"), 2026: ("2026/MIR26.xlsx", None)}
 ACADEMY = "2026/Correcion_academia.xlsx"
 IMAGES = {2024: "2024/images/image_{n}.png", 2026: "2026/images/image_{n}.jpeg"}
-COLUMNS = {2024: ("Numero", "Pregunta", "Especialidad", "Respuesta correcta Ministerio V0. "),
-           2026: ("qnum", "Description", "image_refs", "Solucion")}
+COLUMNS = {
+    2024: ("Numero", "Pregunta", "Especialidad", "Respuesta correcta Ministerio V0. "),
+    2026: ("qnum", "Description", "image_refs", "Solucion"),
+}
 IMAGE_ITEMS = 25  # questions 1-25 go with an image (SOURCE.txt: images/ of questions 1-25)
 ANNULLED = "annulled by the Ministry (no key): in no denominator"
 # an option's number, then a dot ("3 ." in 2024's item 165), at the start or after white space
@@ -40,7 +42,7 @@ _MARKER = re.compile(r"(?:^|(?<=\s))([1-4])\s?\.(?=\s|$)")
 RULES = {
     "repeated-number": "a printed question number that repeats (numbered by position)",
     "missing-option-text": "an option whose text the source does not give (kept, empty)",
-    "spaced-option-label": "an option label printed with a space before its dot (\"3 .\")",
+    "spaced-option-label": 'an option label printed with a space before its dot ("3 .")',
     "annulled": "a question without a key: annulled, left out of every denominator",
     "academy-key": "the academy's key differs from the official one",
 }  # a stem whose options 1-4 cannot be read is no item: an error naming the file and the item
@@ -67,7 +69,7 @@ def split_options(text: str, *, file: Path, record: str) -> tuple[str, dict[str,
     ones = [i for i, m in enumerate(marks) if m[2] == "1"]
     for first in reversed(ones):
         chosen, want = [marks[first]], 2
-        for m in marks[first + 1:]:
+        for m in marks[first + 1 :]:
             if int(m[2]) == want or (want == 3 and m[2] == "4"):
                 chosen.append(m)
                 want = int(m[2]) + 1
@@ -80,10 +82,10 @@ def split_options(text: str, *, file: Path, record: str) -> tuple[str, dict[str,
         quirks.append("spaced-option-label")
     options = {}
     for m, nxt in zip(chosen, [*chosen[1:], None]):
-        options[m[2]] = text[m[1]:nxt[0] if nxt else len(text)].strip()
+        options[m[2]] = text[m[1] : nxt[0] if nxt else len(text)].strip()
     for label in LABELS:
         options.setdefault(label, "")
-    return text[:chosen[0][0]].strip(), dict(sorted(options.items())), quirks
+    return text[: chosen[0][0]].strip(), dict(sorted(options.items())), quirks
 
 
 def _academy(root: Path) -> dict[int, dict]:
@@ -98,12 +100,19 @@ def _academy(root: Path) -> dict[int, dict]:
             continue
         raw = row["IMPUGNABLE"].strip()
         verdict = {"no": "no", "si": "sí", "sí": "sí"}.get(raw.casefold(), "dudosa" if raw else None)
-        subjects = [re.sub(r"\s+", "", row[c]).upper() for c in ("ASIGNATURA 1", "ASIGNATURA 2", "ASIGNATURA 3")
-                    if row.get(c, "").strip()]
+        subjects = [
+            re.sub(r"\s+", "", row[c]).upper()
+            for c in ("ASIGNATURA 1", "ASIGNATURA 2", "ASIGNATURA 3")
+            if row.get(c, "").strip()
+        ]
         difficulty = row["DIFICULTAD"].strip()
-        out[int(number)] = {"block": row["BLOQUE"].strip() or None, "impugnable": verdict,
-                            "difficulty": int(float(difficulty)) if difficulty else None, "subjects": subjects,
-                            "academy_key": row.get("RESPUESTA", "").strip()}
+        out[int(number)] = {
+            "block": row["BLOQUE"].strip() or None,
+            "impugnable": verdict,
+            "difficulty": int(float(difficulty)) if difficulty else None,
+            "subjects": subjects,
+            "academy_key": row.get("RESPUESTA", "").strip(),
+        }
     return out
 
 
@@ -120,8 +129,11 @@ def load_year(root: Path, year: int) -> Source:
     if not path.is_file():
         raise DataError(f"no MIR {year} workbook here (expected {name}; see docs/benchmarks/mir.md)", file=root)
     number_col, stem_col, third, key_col = COLUMNS[year]
-    rows = [r for r in read_table(path, COLUMNS[year], sheet=sheet, notice=lambda _: None)
-            if r[number_col].strip() or r[stem_col].strip()]
+    rows = [
+        r
+        for r in read_table(path, COLUMNS[year], sheet=sheet, notice=lambda _: None)
+        if r[number_col].strip() or r[stem_col].strip()
+    ]
     academy = _academy(root) if year == 2026 else {}
     out = Source()
     keys = {n: _key(r[key_col]) for n, r in enumerate(rows, 1)}
@@ -137,34 +149,58 @@ def load_year(root: Path, year: int) -> Source:
         if number <= IMAGE_ITEMS and (year == 2024 or row[third].strip().isdigit()):
             ref = IMAGES[year].format(n=number)
             images = (ImageRef(ref=ref, path=(root / ref) if (root / ref).is_file() else None),)
-        meta = {"year": year, "number": number, "printed_number": printed,
-                "part": "scored" if number <= rules.SCORED else "reserve", "official": number in official,
-                "image": bool(images), "specialty": row[third].strip() or None if year == 2024 else None,
-                **{k: v for k, v in academy.get(number, {}).items() if k != "academy_key"}}
-        item = Item(id=item_id, benchmark=BENCHMARK, question=stem,
-                    options=tuple(Option(key=k, label=k, text=t) for k, t in options.items()),
-                    gold=Gold(alternatives=((key,),), raw=key) if key else None, images=images, language="es",
-                    meta=meta, exclusion_reason=None if key else ANNULLED)
+        meta = {
+            "year": year,
+            "number": number,
+            "printed_number": printed,
+            "part": "scored" if number <= rules.SCORED else "reserve",
+            "official": number in official,
+            "image": bool(images),
+            "specialty": row[third].strip() or None if year == 2024 else None,
+            **{k: v for k, v in academy.get(number, {}).items() if k != "academy_key"},
+        }
+        item = Item(
+            id=item_id,
+            benchmark=BENCHMARK,
+            question=stem,
+            options=tuple(Option(key=k, label=k, text=t) for k, t in options.items()),
+            gold=Gold(alternatives=((key,),), raw=key) if key else None,
+            images=images,
+            language="es",
+            meta=meta,
+            exclusion_reason=None if key else ANNULLED,
+        )
         out.items.append(item)
         for rule in quirks:
             out.findings.append(_finding(path, item_id, rule, row, printed, number))
         if key is None:
-            out.findings.append(Finding(file=str(path), section=None, number=item_id, rule="annulled",
-                                        level="warning", message=ANNULLED))
+            out.findings.append(
+                Finding(
+                    file=str(path), section=None, number=item_id, rule="annulled", level="warning", message=ANNULLED
+                )
+            )
         academy_key = academy.get(number, {}).get("academy_key")
         if key and academy_key and _key(academy_key) != key:
-            out.findings.append(Finding(file=str(root / ACADEMY), section=None, number=item_id,
-                                        rule="academy-key", level="warning",
-                                        message=f"the academy's key is {academy_key}, the official one {key}"))
+            out.findings.append(
+                Finding(
+                    file=str(root / ACADEMY),
+                    section=None,
+                    number=item_id,
+                    rule="academy-key",
+                    level="warning",
+                    message=f"the academy's key is {academy_key}, the official one {key}",
+                )
+            )
     return out
 
 
 def _finding(path: Path, item_id: str, rule: str, row: dict, printed: str, number: int) -> Finding:
-    message = {"repeated-number": f"printed as question {printed}; numbered {number} by its position",
-               "missing-option-text": "an option's text is not in the source: it is kept with no text",
-               "spaced-option-label": "an option label is printed with a space before its dot"}[rule]
-    return Finding(file=str(path), section=None, number=item_id, rule=rule,
-                   level="warning", message=message)
+    message = {
+        "repeated-number": f"printed as question {printed}; numbered {number} by its position",
+        "missing-option-text": "an option's text is not in the source: it is kept with no text",
+        "spaced-option-label": "an option label is printed with a space before its dot",
+    }[rule]
+    return Finding(file=str(path), section=None, number=item_id, rule=rule, level="warning", message=message)
 
 
 def load(root: Path, years: tuple[int, ...] = YEARS) -> Source:

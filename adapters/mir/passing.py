@@ -23,16 +23,41 @@ def reference_lines(items: list, records: list[dict]) -> PassLines:
     for s in sheets:
         official, best = s.official_sheet, rules.BEST_CANDIDATE.get(s.year)
         name = f"MIR {s.year} ({s.name})"
-        note = (f"{official.right} right, {official.wrong} wrong, {official.blank} blank of the official "
-                f"{official.n}; net {official.net:.2f}")
+        note = (
+            f"{official.right} right, {official.wrong} wrong, {official.blank} blank of the official "
+            f"{official.n}; net {official.net:.2f}"
+        )
         if best is None:
-            rows.append(PassVerdict(exam=name, criterion=CRITERION, status="not evaluable", points=official.right,
-                                    maximum=official.n, note=f"no best candidate published for {s.year}; {note}"))
+            rows.append(
+                PassVerdict(
+                    exam=name,
+                    criterion=CRITERION,
+                    status="not evaluable",
+                    points=official.right,
+                    maximum=official.n,
+                    note=f"no best candidate published for {s.year}; {note}",
+                )
+            )
             continue
-        rows.append(PassVerdict(exam=name, criterion=CRITERION, status="pass" if official.right >= best else "fail",
-                                points=official.right, required=best, maximum=rules.SCORED,
-                                margin=official.right - best, note=note))
-    return PassLines(rows=rows, title="MIR reference line: the best official candidate",
-                     notes=["The MIR has no pass mark here: the line is the year's best official candidate (2026: "
-                            "188 of 200 right); pass = reached it. Counted on the official 200 (annulled questions "
-                            "replaced by the reserves, in order).", *notes])
+        rows.append(
+            PassVerdict(
+                exam=name,
+                criterion=CRITERION,
+                status="pass" if official.right >= best else "fail",
+                points=official.right,
+                required=best,
+                maximum=rules.SCORED,
+                margin=official.right - best,
+                note=note,
+            )
+        )
+    return PassLines(
+        rows=rows,
+        title="MIR reference line: the best official candidate",
+        notes=[
+            "The MIR has no pass mark here: the line is the year's best official candidate (2026: "
+            "188 of 200 right); pass = reached it. Counted on the official 200 (annulled questions "
+            "replaced by the reserves, in order).",
+            *notes,
+        ],
+    )

@@ -15,8 +15,8 @@ Pure functions of numbers and records.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 SCORED = 200  # questions 1-200 score; 201-210 are reserves
 WRONG_PENALTY = 1 / 3  # each wrong answer takes away a third of a right one
@@ -30,7 +30,7 @@ def official_numbers(n_questions: int, annulled: Iterable[int]) -> list[int]:
     annulled = set(annulled)
     kept = [n for n in range(1, min(SCORED, n_questions) + 1) if n not in annulled]
     reserves = [n for n in range(SCORED + 1, n_questions + 1) if n not in annulled]
-    return kept + reserves[:SCORED - len(kept)]
+    return kept + reserves[: SCORED - len(kept)]
 
 
 @dataclass(frozen=True)

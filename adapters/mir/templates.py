@@ -16,8 +16,10 @@ TEMPLATE = Template(
     question_header="Pregunta: ",
     options_header="Opciones:",
     option_line="{label}. {text}",
-    instruction=('Responde solo con el número de la opción correcta, en JSON: {{"answer": ["<número>"]}}. '
-                 "Números válidos: {labels}."),
+    instruction=(
+        'Responde solo con el número de la opción correcta, en JSON: {{"answer": ["<número>"]}}. '
+        "Números válidos: {labels}."
+    ),
 )
 FORCED_GUESS = "Si no estás seguro, da igualmente tu mejor respuesta; la respuesta es obligatoria."
 

@@ -3,8 +3,9 @@ classification and detection, scored by micro-F1; open answers are judged by a m
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from medvqa import AnswerConventions, Benchmark, Item, Score, Template
 
@@ -31,9 +32,15 @@ class MMBUHard(Benchmark):
 
     # -- data ------------------------------------------------------------------------
 
-    def load(self, path: Path | None = None, split: str | None = None, *,
-             select: Mapping[str, list[str]] | None = None, context: str | None = None,
-             **keywords: Any) -> list[Item]:
+    def load(
+        self,
+        path: Path | None = None,
+        split: str | None = None,
+        *,
+        select: Mapping[str, list[str]] | None = None,
+        context: str | None = None,
+        **keywords: Any,
+    ) -> list[Item]:
         split = self.checked_split(split)
         wanted = self.keyword_selection(select, **keywords)  # it declares none: any keyword is an error
         context = context or "none"
@@ -72,12 +79,19 @@ class MMBUHard(Benchmark):
         for detection; closed items keep the default `{"answer": [<label>]}`."""
         kind = templates.template_kind(item.meta)
         if kind == "open":
-            return {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"],
-                    "additionalProperties": False}
+            return {
+                "type": "object",
+                "properties": {"answer": {"type": "string"}},
+                "required": ["answer"],
+                "additionalProperties": False,
+            }
         if kind == "detection":
-            return {"type": "object", "properties": {"box": {"type": "array", "items": {"type": "number"},
-                                                             "minItems": 4, "maxItems": 4}},
-                    "required": ["box"], "additionalProperties": False}
+            return {
+                "type": "object",
+                "properties": {"box": {"type": "array", "items": {"type": "number"}, "minItems": 4, "maxItems": 4}},
+                "required": ["box"],
+                "additionalProperties": False,
+            }
         return None
 
     def record_fields(self, item: Item) -> dict[str, Any]:
@@ -115,8 +129,14 @@ class MMBUHard(Benchmark):
         micro-F1 is an accuracy, else the delta-method interval of the ratio from 20 datapoints);
         answers not judged yet are left out, and with none judged the value is None ("not judged")."""
         result = micro_f1([counts(r, self.iou_threshold) for r in records])
-        return {"metric": "micro_f1", "value": result["value"], "n": result["n"], "ci": result["ci"],
-                "ci_method": result["ci_method"], "status": result["status"]}
+        return {
+            "metric": "micro_f1",
+            "value": result["value"],
+            "n": result["n"],
+            "ci": result["ci"],
+            "ci_method": result["ci_method"],
+            "status": result["status"],
+        }
 
     def headline_value(self, records: list[dict]) -> float | None:
         """Micro-F1 alone, with no interval: what a comparison's own bootstrap computes per resample."""

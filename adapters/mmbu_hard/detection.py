@@ -10,7 +10,9 @@ import re
 Box = tuple[float, float, float, float]
 IOU_THRESHOLD = 0.5
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-_FOUR = re.compile(rf"\[?\(?\s*({_NUMBER})\s*[,;\s]\s*({_NUMBER})\s*[,;\s]\s*({_NUMBER})\s*[,;\s]\s*({_NUMBER})\s*\]?\)?")
+_FOUR = re.compile(
+    rf"\[?\(?\s*({_NUMBER})\s*[,;\s]\s*({_NUMBER})\s*[,;\s]\s*({_NUMBER})\s*[,;\s]\s*({_NUMBER})\s*\]?\)?"
+)
 
 
 def as_box(value) -> Box | None:
@@ -80,8 +82,10 @@ def iou(a: Box, b: Box) -> float:
 def match(predicted: tuple[Box, ...], gold: tuple[Box, ...], threshold: float = IOU_THRESHOLD) -> tuple[int, int, int]:
     """(TP, FP, FN) by greedy matching: pairs taken in decreasing IoU, each box used once, a
     pair counting only when its IoU is at least `threshold`."""
-    pairs = sorted(((iou(p, g), i, j) for i, p in enumerate(predicted) for j, g in enumerate(gold)),
-                   key=lambda t: (-t[0], t[1], t[2]))
+    pairs = sorted(
+        ((iou(p, g), i, j) for i, p in enumerate(predicted) for j, g in enumerate(gold)),
+        key=lambda t: (-t[0], t[1], t[2]),
+    )
     used_p, used_g = set(), set()
     for value, i, j in pairs:
         if value < threshold:

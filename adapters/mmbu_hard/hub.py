@@ -10,11 +10,13 @@ from medvqa import from_hub
 
 REPO_ID = "ryandcunha/mmbu"
 CONTEXT_REPO_ID = "ryandcunha/mmbu-context"
-NO_DATA = ("MMBU data not found: no --data folder was given and the Hugging Face dataset {repo} could not be "
-           "downloaded ({reason}). Either pass --data PATH, a local folder of the authors' VLMEvalKit TSVs "
-           "(<task>.tsv with images/ beside it), or go online and run the command again so medvqa downloads "
-           "{repo} (and " + CONTEXT_REPO_ID + ") into the Hugging Face cache (or fetch it yourself with "
-           "`hf download {repo} --repo-type dataset`).")
+NO_DATA = (
+    "MMBU data not found: no --data folder was given and the Hugging Face dataset {repo} could not be "
+    "downloaded ({reason}). Either pass --data PATH, a local folder of the authors' VLMEvalKit TSVs "
+    "(<task>.tsv with images/ beside it), or go online and run the command again so medvqa downloads "
+    "{repo} (and " + CONTEXT_REPO_ID + ") into the Hugging Face cache (or fetch it yourself with "
+    "`hf download {repo} --repo-type dataset`)."
+)
 
 
 def download() -> Path:

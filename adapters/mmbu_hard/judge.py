@@ -58,7 +58,7 @@ def read_verdict(text: str | None) -> int | None:
     if not line or "\n" in line or line.count("[RESULT]") != 1:
         return None
     found = _VERDICT.search(line)
-    if found is None or line[found.end():].strip():
+    if found is None or line[found.end() :].strip():
         return None
     return int(found.group(1))
 

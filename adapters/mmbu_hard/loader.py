@@ -102,8 +102,11 @@ def gold_boxes(row: Row):
     except json.JSONDecodeError:
         boxes = None
     if boxes is None:
-        raise DataError(f"bbox {brief(raw)} is not [x, y, w, h] or a list of them (pixels, w and h >= 0)",
-                        file=row.file, record=row.id)
+        raise DataError(
+            f"bbox {brief(raw)} is not [x, y, w, h] or a list of them (pixels, w and h >= 0)",
+            file=row.file,
+            record=row.id,
+        )
     return boxes
 
 
@@ -152,8 +155,11 @@ def to_item(row: Row, labels: dict[str, tuple[str, ...]], context: str) -> Item:
             if key not in {o.key for o in options}:
                 by_text = [o.key for o in options if o.text.strip().lower() == answer.lower()]
                 if not by_text:
-                    raise DataError(f"answer {brief(answer)} is not one of the options "
-                                    f"{', '.join(o.key for o in options)}", file=row.file, record=row.id)
+                    raise DataError(
+                        f"answer {brief(answer)} is not one of the options {', '.join(o.key for o in options)}",
+                        file=row.file,
+                        record=row.id,
+                    )
                 key = by_text[0]
             gold = Gold.from_json(key, file=row.file, record=row.id)
         else:
@@ -163,15 +169,32 @@ def to_item(row: Row, labels: dict[str, tuple[str, ...]], context: str) -> Item:
         name = image_name(d["image_path"])
         path = resolve_image(row.file.parent, f"images/{name}", file=row.file, record=row.id)
         images = (ImageRef(ref=d["image_path"], path=path),)
-    meta = {"task": row.task, "format": fmt, "kind": kind, "modality": d.get("modality") or None,
-            "submodality": d.get("submodality") or None, "dataset": dataset_of(row), "split": split,
-            "class_label": d.get("class_label") or None, "context": context,
-            "label_set": list(labels.get(dataset_of(row), ())),
-            "context_fields": {name: next((d[c] for c in cols if d.get(c)), None)
-                               for name, cols in CONTEXT_FIELDS.items()}}
-    return Item(id=row.id, benchmark=BENCHMARK, question=d["question"], options=options, gold=gold,
-                answer_format=answer_format, images=images, language="en", meta=meta,
-                exclusion_reason=PRIVATE_REASON if split == "private" else None, held_out=split == "private")
+    meta = {
+        "task": row.task,
+        "format": fmt,
+        "kind": kind,
+        "modality": d.get("modality") or None,
+        "submodality": d.get("submodality") or None,
+        "dataset": dataset_of(row),
+        "split": split,
+        "class_label": d.get("class_label") or None,
+        "context": context,
+        "label_set": list(labels.get(dataset_of(row), ())),
+        "context_fields": {name: next((d[c] for c in cols if d.get(c)), None) for name, cols in CONTEXT_FIELDS.items()},
+    }
+    return Item(
+        id=row.id,
+        benchmark=BENCHMARK,
+        question=d["question"],
+        options=options,
+        gold=gold,
+        answer_format=answer_format,
+        images=images,
+        language="en",
+        meta=meta,
+        exclusion_reason=PRIVATE_REASON if split == "private" else None,
+        held_out=split == "private",
+    )
 
 
 def load_items(root: Path, context: str) -> list[Item]:

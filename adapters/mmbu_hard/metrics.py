@@ -62,14 +62,26 @@ def micro_f1(rows: list[tuple[int, int, int] | None], *, level: float = LEVEL) -
     n = len(rows)
     tp, fp, fn = (sum(r[i] for r in rows) for i in range(3))
     value = f1(tp, fp, fn)
-    out = {"value": value, "n": n, "n_unjudged": n_unjudged, "tp": tp, "fp": fp, "fn": fn, "ci": None,
-           "ci_method": None, "status": "not judged" if not n and n_unjudged else "scored"}
+    out = {
+        "value": value,
+        "n": n,
+        "n_unjudged": n_unjudged,
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "ci": None,
+        "ci_method": None,
+        "status": "not judged" if not n and n_unjudged else "scored",
+    }
     if n and value is not None and all(tuple(r) in ((1, 0, 0), (0, 1, 1)) for r in rows):
         return {**out, "ci": list(binomial_ci(tp, n, level=level)), "ci_method": WILSON}
     if n and value is not None:  # boxes: the ratio 2TP / (2TP + FP + FN) of sums over datapoints
         data = np.asarray(rows, dtype=float)
         ratio = ratio_ci(2 * data[:, 0], 2 * data[:, 0] + data[:, 1] + data[:, 2], level=level)
-        return {**out, "ci": ratio["ci"], "ci_method": ratio["ci_method"] if ratio["ci"] else None,
-                "ci_note": ratio["note"]}
+        return {
+            **out,
+            "ci": ratio["ci"],
+            "ci_method": ratio["ci_method"] if ratio["ci"] else None,
+            "ci_note": ratio["note"],
+        }
     return out
-

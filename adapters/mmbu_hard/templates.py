@@ -11,23 +11,36 @@ SYSTEM = "You are an expert in biomedical image analysis. Answer the question ab
 CONTEXT_LINES = {
     "none": (),
     "modality": (("modality", "Image modality: {}"),),
-    "full": (("specimen", "Specimen: {}"), ("modality", "Image modality: {}"),
-             ("stain_contrast", "Stain / contrast: {}"), ("preparation", "Preparation: {}"),
-             ("anatomical_site", "Anatomical site: {}")),
+    "full": (
+        ("specimen", "Specimen: {}"),
+        ("modality", "Image modality: {}"),
+        ("stain_contrast", "Stain / contrast: {}"),
+        ("preparation", "Preparation: {}"),
+        ("anatomical_site", "Anatomical site: {}"),
+    ),
 }
 INSTRUCTIONS = {
-    "closed": ('Answer with the option letter only, as JSON: {{"answer": ["<letter>"]}}. '
-               "Valid labels: {labels}. Choose {n}."),
+    "closed": (
+        'Answer with the option letter only, as JSON: {{"answer": ["<letter>"]}}. Valid labels: {labels}. Choose {n}.'
+    ),
     "open": 'Answer with the name of the class only (one concept), as JSON: {{"answer": "<class name>"}}.',
-    "detection": ('Locate the object the question asks about. Answer with its bounding box in pixels, as JSON: '
-                  '{{"box": [x, y, w, h]}} (x, y: top-left corner; w, h: width and height).'),
+    "detection": (
+        "Locate the object the question asks about. Answer with its bounding box in pixels, as JSON: "
+        '{{"box": [x, y, w, h]}} (x, y: top-left corner; w, h: width and height).'
+    ),
 }
 
 
 def _template(kind: str, context: str) -> Template:
     lines = tuple((name, fmt) for name, fmt in CONTEXT_LINES[context])
-    return Template(name=f"mmbu-{kind}-{context}", system=SYSTEM, question_header="Question: ",
-                    options_header="Options:", instruction=INSTRUCTIONS[kind], extra=lines)
+    return Template(
+        name=f"mmbu-{kind}-{context}",
+        system=SYSTEM,
+        question_header="Question: ",
+        options_header="Options:",
+        instruction=INSTRUCTIONS[kind],
+        extra=lines,
+    )
 
 
 TEMPLATES = {(kind, context): _template(kind, context) for kind in INSTRUCTIONS for context in CONTEXTS}

@@ -59,7 +59,14 @@ def validate(path: Path) -> list[Finding]:
             findings.append(_finding(row.file, item.id, "duplicate-id", f"item id also in {seen[item.id]}"))
         seen[item.id] = str(row.file)
         if item.images and not item.image_available:
-            findings.append(_finding(row.file, item.id, "image-missing",
-                                     f"image {loader.image_name(row.data['image_path'])} not found in "
-                                     f"{row.file.parent / 'images'}; the item is asked without it", "warning"))
+            findings.append(
+                _finding(
+                    row.file,
+                    item.id,
+                    "image-missing",
+                    f"image {loader.image_name(row.data['image_path'])} not found in "
+                    f"{row.file.parent / 'images'}; the item is asked without it",
+                    "warning",
+                )
+            )
     return findings

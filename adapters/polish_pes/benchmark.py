@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from medvqa import AnswerConventions, Benchmark, Condition, Item, Template
 
@@ -18,9 +19,17 @@ OTHER_BELOW_ENV = "MEDVQA_PES_OTHER_BELOW"
 
 # The user message: the question (in C+Q and C+Q+I), the attached image(s) (in C+I and C+Q+I),
 # the options as "A. ..." lines. The instruction is in the system prompt, so nothing follows.
-_BODY = dict(question_header="", options_header="", option_line="{label}. {text}", instruction="",
-             numeric_instruction="", extra=(("system_with_question", prompts.SYSTEM_WITH_QUESTION),
-                                            ("system_options_only", prompts.SYSTEM_OPTIONS_ONLY)))
+_BODY = dict(
+    question_header="",
+    options_header="",
+    option_line="{label}. {text}",
+    instruction="",
+    numeric_instruction="",
+    extra=(
+        ("system_with_question", prompts.SYSTEM_WITH_QUESTION),
+        ("system_options_only", prompts.SYSTEM_OPTIONS_ONLY),
+    ),
+)
 TEMPLATE = Template(name="polish_pes-pl", **_BODY)
 
 
@@ -30,8 +39,17 @@ class PolishPES(Benchmark):
     language = "pl"
     splits = (*SPLITS, HUB_SPLIT)
     default_split = "full"
-    strata = ("set", "year", "quarter", "specialty", "sheet", "image_importance", "visual_domain",
-              "human_n", "human_correct")
+    strata = (
+        "set",
+        "year",
+        "quarter",
+        "specialty",
+        "sheet",
+        "image_importance",
+        "visual_domain",
+        "human_n",
+        "human_correct",
+    )
     default_strata = ("specialty", "image_importance", "visual_domain")
     stratum_aliases = {"visual_domains": "visual_domain", "domain": "visual_domain"}
     selection_keywords = {"years": "year", "professions": "specialty"}  # `--professions Kardiologia`
@@ -48,8 +66,14 @@ class PolishPES(Benchmark):
                 raise ValueError(f"{OTHER_BELOW_ENV}={raw!r}: a whole number of VQA items is expected") from None
         self.other_below = other_below
 
-    def load(self, path: Path | None = None, split: str | None = None, *,
-             select: Mapping[str, list[str]] | None = None, **keywords: Any) -> list[Item]:
+    def load(
+        self,
+        path: Path | None = None,
+        split: str | None = None,
+        *,
+        select: Mapping[str, list[str]] | None = None,
+        **keywords: Any,
+    ) -> list[Item]:
         """Items of `split` (full: VQA then QA; vqa; qa; text-2018-2022: the Hub text set)
         from the folder `path`; `select` keeps items whose strata take one of the listed values
         (`Benchmark.select_items`; `years=` and `professions=` are read as `select` on year and
@@ -59,9 +83,11 @@ class PolishPES(Benchmark):
         if split == HUB_SPLIT:
             items = hub.text_items(Path(path) if path is not None else hub.download())
         elif path is None:
-            raise ValueError("polish_pes needs --data PATH: no copy of the PES VQA set is published; "
-                             f"lay it out as docs/benchmarks/polish_pes.md describes (or run --split {HUB_SPLIT} "
-                             f"for the Hub text set {hub.REPO_ID})")
+            raise ValueError(
+                "polish_pes needs --data PATH: no copy of the PES VQA set is published; "
+                f"lay it out as docs/benchmarks/polish_pes.md describes (or run --split {HUB_SPLIT} "
+                f"for the Hub text set {hub.REPO_ID})"
+            )
         else:
             items = loader.read_items(Path(path), SPLITS[split])
         return self.select_items(items, wanted)
@@ -97,4 +123,3 @@ class PolishPES(Benchmark):
         from .passing import pass_lines
 
         return pass_lines(records)
-

@@ -24,10 +24,12 @@ from .prompts import LETTERS
 
 REPO_ID = "amu-cai/PES-2018-2022"
 FILENAME = "test.json"
-NO_DATA = (f"PES text set not found: the Hugging Face dataset {{repo}} ({FILENAME}) could not be downloaded "
-           "({reason}). Either go online and run the command again so medvqa downloads it into the Hugging Face "
-           f"cache (or fetch it yourself with `hf download {{repo}} {FILENAME} --repo-type dataset`), or pass --data PATH, "
-           "a local folder in the PES layout (vqa.jsonl, qa.jsonl, images/; docs/benchmarks/polish_pes.md).")
+NO_DATA = (
+    f"PES text set not found: the Hugging Face dataset {{repo}} ({FILENAME}) could not be downloaded "
+    "({reason}). Either go online and run the command again so medvqa downloads it into the Hugging Face "
+    f"cache (or fetch it yourself with `hf download {{repo}} {FILENAME} --repo-type dataset`), or pass --data PATH, "
+    "a local folder in the PES layout (vqa.jsonl, qa.jsonl, images/; docs/benchmarks/polish_pes.md)."
+)
 
 _LABELLED = re.compile(r"([A-Ea-e])\s*[.)]\s")
 # item field -> accepted spellings in the Hub file, first match wins
@@ -60,9 +62,13 @@ def text_items(path: Path) -> list[Item]:
         got = {name: _pick(row, names) for name, names in FIELDS.items()}
         missing = [name for name in ("question", "options", "answer") if got[name] is None]
         if missing:
-            raise DataError(f"no {', '.join(missing)} field (accepted: "
-                            + "; ".join(f"{m}: {', '.join(FIELDS[m])}" for m in missing)
-                            + f"); the record has {', '.join(sorted(row))}", file=path, record=record)
+            raise DataError(
+                f"no {', '.join(missing)} field (accepted: "
+                + "; ".join(f"{m}: {', '.join(FIELDS[m])}" for m in missing)
+                + f"); the record has {', '.join(sorted(row))}",
+                file=path,
+                record=record,
+            )
         options = _options(got["options"], path, record)
         answer = _answer(got["answer"], options, path, record)
         specialty = str(got["specialty"] or "unknown").strip()
@@ -70,13 +76,28 @@ def text_items(path: Path) -> list[Item]:
         if rid in seen:
             rid = f"{rid}-{n}"
         seen.add(rid)
-        items.append(Item(id=rid, benchmark=BENCHMARK, question=str(got["question"]).strip(),
-                          options=tuple(Option(key=k, label=k, text=t) for k, t in options.items()),
-                          gold=Gold.from_json(answer, file=path, record=record), language="pl",
-                          meta={"set": "qa", "year": _int(got["year"]), "quarter": got["quarter"],
-                                "specialty": specialty, "sheet": f"{specialty} {got['year']} {got['quarter'] or ''}".strip(),
-                                "image_importance": None, "visual_domain": None, "human_n": None,
-                                "human_correct": None, "invalid": None}))
+        items.append(
+            Item(
+                id=rid,
+                benchmark=BENCHMARK,
+                question=str(got["question"]).strip(),
+                options=tuple(Option(key=k, label=k, text=t) for k, t in options.items()),
+                gold=Gold.from_json(answer, file=path, record=record),
+                language="pl",
+                meta={
+                    "set": "qa",
+                    "year": _int(got["year"]),
+                    "quarter": got["quarter"],
+                    "specialty": specialty,
+                    "sheet": f"{specialty} {got['year']} {got['quarter'] or ''}".strip(),
+                    "image_importance": None,
+                    "visual_domain": None,
+                    "human_n": None,
+                    "human_correct": None,
+                    "invalid": None,
+                },
+            )
+        )
     return items
 
 
@@ -87,8 +108,10 @@ def _rows(path: Path) -> Any:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path, record=f"line {line}") from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise DataError(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path, record=f"line {line}"
+        ) from None
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as exc:
@@ -101,8 +124,13 @@ def _rows(path: Path) -> Any:
         except (ValueError, RecursionError) as exc:
             # a first line that is no JSON value: the file is one JSON document, broken where json says
             failed, lineno = (whole, getattr(whole, "lineno", n)) if not rows else (exc, n)
-            why = ("nested too deeply" if isinstance(failed, RecursionError) else
-                   f"{failed.msg} at column {failed.colno}" if isinstance(failed, json.JSONDecodeError) else str(failed))
+            why = (
+                "nested too deeply"
+                if isinstance(failed, RecursionError)
+                else f"{failed.msg} at column {failed.colno}"
+                if isinstance(failed, json.JSONDecodeError)
+                else str(failed)
+            )
             raise DataError(f"neither JSON nor JSON lines ({why})", file=path, record=f"line {lineno}") from None
     return rows
 
@@ -119,7 +147,7 @@ def _options(value: Any, path: Path, record: str) -> dict[str, str]:
     else:
         raise DataError(f"unreadable options {brief(value)}", file=path, record=record)
     options = {k: str(v).strip() for k, v in pairs}
-    if list(options) != list(LETTERS[:len(options)]) or len(options) < 2:
+    if list(options) != list(LETTERS[: len(options)]) or len(options) < 2:
         raise DataError(f"options must be labelled A-E in order, not {brief(list(options))}", file=path, record=record)
     return options
 

@@ -19,9 +19,10 @@ Items with `invalid` set are kept as excluded items (never scored, counted per s
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from medvqa import DataError, Finding, Gold, ImageRef, Item, Option, brief, lone_surrogate, resolve_image
 
@@ -32,8 +33,7 @@ FILES = {"vqa": "vqa.jsonl", "qa": "qa.jsonl"}
 QUARTERS = ("Spring", "Autumn")
 IMPORTANCE = (0, 1, 2)
 DOMAINS = ("IMAGE", "WAVEFORM", "PLOT", "GRAPHIC", "TABLE", "COMPOSITE")
-COMMON = ("id", "year", "quarter", "specialty", "sheet", "question", "options", "answer", "invalid",
-          "human_answers")
+COMMON = ("id", "year", "quarter", "specialty", "sheet", "question", "options", "answer", "invalid", "human_answers")
 VQA_ONLY = ("images", "image_importance", "visual_domains")
 # rule → what a finding under it is (the summary `medvqa validate` prints, in this order)
 RULES = {
@@ -151,7 +151,10 @@ def _check_row(root: Path, path: Path, kind: str, row: dict, where: str, seen: d
     if kind == "qa":
         for name in VQA_ONLY:
             if row.get(name) not in (None, [], ""):
-                bad("qa-image-field", f"`{name}` is set, but QA control items carry no images ({FILES['vqa']} holds VQA items)")
+                bad(
+                    "qa-image-field",
+                    f"`{name}` is set, but QA control items carry no images ({FILES['vqa']} holds VQA items)",
+                )
     for name in sorted(set(row) - set(allowed) - set(VQA_ONLY)):
         bad("unknown-field", f"unknown field `{name}` (ignored)", "warning")
     year = row.get("year")
@@ -178,8 +181,12 @@ def _check_row(root: Path, path: Path, kind: str, row: dict, where: str, seen: d
         bad("answer", f"`answer` must be one of A-E, not {brief(answer)}")
     human = row.get("human_answers")
     if human is not None:
-        if not isinstance(human, dict) or not human or set(human) - set(LETTERS) or not all(
-                _is_int(v) and v >= 0 for v in human.values()):
+        if (
+            not isinstance(human, dict)
+            or not human
+            or set(human) - set(LETTERS)
+            or not all(_is_int(v) and v >= 0 for v in human.values())
+        ):
             bad("human-answers", f"`human_answers` must be null or counts per option A-E, not {brief(human)}")
         elif sum(human.values()) == 0:
             bad("human-answers", "`human_answers` counts add up to zero")
@@ -193,7 +200,9 @@ def _check_vqa(root: Path, path: Path, row: dict, record: str) -> list[Finding]:
     images = row.get("images")
     if "images" in row:
         if not isinstance(images, list) or not images or not all(isinstance(i, str) for i in images):
-            out.append(_finding(path, record, "images", f"`images` must be a non-empty list of paths, not {brief(images)}"))
+            out.append(
+                _finding(path, record, "images", f"`images` must be a non-empty list of paths, not {brief(images)}")
+            )
         else:
             for ref in images:
                 try:
@@ -205,15 +214,29 @@ def _check_vqa(root: Path, path: Path, row: dict, record: str) -> list[Finding]:
                     out.append(_finding(path, record, "image-missing", f"image {ref!r} not found under {root}"))
     importance = row.get("image_importance")
     if "image_importance" in row and (not _is_int(importance) or importance not in IMPORTANCE):
-        out.append(_finding(path, record, "image-importance", f"`image_importance` must be 0, 1 or 2, not {brief(importance)}"))
+        out.append(
+            _finding(path, record, "image-importance", f"`image_importance` must be 0, 1 or 2, not {brief(importance)}")
+        )
     domains = row.get("visual_domains")
     if "visual_domains" in row:
         if not isinstance(domains, list) or not domains or not all(isinstance(d, str) for d in domains):
-            out.append(_finding(path, record, "visual-domains",
-                                f"`visual_domains` must be a non-empty list of {', '.join(DOMAINS)}, not {brief(domains)}"))
+            out.append(
+                _finding(
+                    path,
+                    record,
+                    "visual-domains",
+                    f"`visual_domains` must be a non-empty list of {', '.join(DOMAINS)}, not {brief(domains)}",
+                )
+            )
         elif unknown := [d for d in domains if d not in DOMAINS]:
-            out.append(_finding(path, record, "visual-domains",
-                                f"unknown visual domain(s) {', '.join(map(repr, unknown))}; choose from {', '.join(DOMAINS)}"))
+            out.append(
+                _finding(
+                    path,
+                    record,
+                    "visual-domains",
+                    f"unknown visual domain(s) {', '.join(map(repr, unknown))}; choose from {', '.join(DOMAINS)}",
+                )
+            )
         elif len(set(domains)) != len(domains):
             out.append(_finding(path, record, "visual-domains", f"`visual_domains` repeats a domain: {domains}"))
     return out
@@ -246,8 +269,9 @@ def _item(root: Path, path: Path, kind: str, row: dict) -> Item:
         "human_correct": human.get(row["answer"], 0) if human and not invalid else None,
         "invalid": invalid,
     }
-    images = tuple(ImageRef(ref=ref, path=resolve_image(root, ref, file=path, record=rid))
-                   for ref in (row.get("images") or []))
+    images = tuple(
+        ImageRef(ref=ref, path=resolve_image(root, ref, file=path, record=rid)) for ref in (row.get("images") or [])
+    )
     return Item(
         id=rid,
         benchmark=BENCHMARK,
@@ -274,7 +298,12 @@ def iter_findings(root: Path) -> Iterator[Finding]:
         path = root / FILES[kind]
         if not path.is_file():
             level = "error" if kind == "vqa" else "warning"
-            yield _finding(path, None, "layout", f"{FILES[kind]} not found" +
-                           ("" if kind == "vqa" else ": no QA control set, only VQA items can run"), level)
+            yield _finding(
+                path,
+                None,
+                "layout",
+                f"{FILES[kind]} not found" + ("" if kind == "vqa" else ": no QA control set, only VQA items can run"),
+                level,
+            )
             continue
         yield from check_file(root, kind, seen).findings

@@ -21,12 +21,21 @@ SETS = {"vqa": "VQA", "qa": "QA"}
 
 def _verdict(exam: str, criterion: str, records: list[dict], line: float, what: str) -> PassVerdict:
     if not records:
-        return PassVerdict(exam=exam, criterion=criterion, status="not evaluable", required=line, unit="share",
-                           note=f"no items {what}")
+        return PassVerdict(
+            exam=exam, criterion=criterion, status="not evaluable", required=line, unit="share", note=f"no items {what}"
+        )
     share = cell(records).accuracy
-    return PassVerdict(exam=exam, criterion=criterion, status="pass" if share >= line else "fail", points=share,
-                       required=line, maximum=1.0, margin=share - line, unit="share",
-                       note=f"{len(records)} items {what}")
+    return PassVerdict(
+        exam=exam,
+        criterion=criterion,
+        status="pass" if share >= line else "fail",
+        points=share,
+        required=line,
+        maximum=1.0,
+        margin=share - line,
+        unit="share",
+        note=f"{len(records)} items {what}",
+    )
 
 
 def pass_lines(records: list[dict]) -> PassLines:
@@ -37,9 +46,18 @@ def pass_lines(records: list[dict]) -> PassLines:
             if not rs:
                 continue
             recent = [r for r in rs if (r.get("year") or 0) >= ORAL_EXEMPTION_SINCE]
-            rows += [_verdict(f"{label} {cond}", "pass line", rs, PASS_LINE, "in all sessions"),
-                     _verdict(f"{label} {cond}", "oral exemption", recent, ORAL_EXEMPTION_LINE,
-                              f"in sessions since {ORAL_EXEMPTION_SINCE}")]
-    note = (f"PES pass line {PASS_LINE:.0%}; oral exemption at {ORAL_EXEMPTION_LINE:.0%} "
-            f"(sessions since {ORAL_EXEMPTION_SINCE})")
+            rows += [
+                _verdict(f"{label} {cond}", "pass line", rs, PASS_LINE, "in all sessions"),
+                _verdict(
+                    f"{label} {cond}",
+                    "oral exemption",
+                    recent,
+                    ORAL_EXEMPTION_LINE,
+                    f"in sessions since {ORAL_EXEMPTION_SINCE}",
+                ),
+            ]
+    note = (
+        f"PES pass line {PASS_LINE:.0%}; oral exemption at {ORAL_EXEMPTION_LINE:.0%} "
+        f"(sessions since {ORAL_EXEMPTION_SINCE})"
+    )
     return PassLines(rows=rows, notes=[note])

@@ -13,11 +13,11 @@ from __future__ import annotations
 LETTERS = ("A", "B", "C", "D", "E")
 
 _FORMAT = (
-    'Wybierz dokładnie jedną odpowiedź spośród: A, B, C, D, E. '
+    "Wybierz dokładnie jedną odpowiedź spośród: A, B, C, D, E. "
     'Zwróć wyłącznie poprawny obiekt JSON w następującej strukturze: {"response": "<LETTER>"} '
-    'Zastąp <LETTER> jedną wybraną literą: A, B, C, D albo E. '
+    "Zastąp <LETTER> jedną wybraną literą: A, B, C, D albo E. "
     'Pole "response" musi być typu string. '
-    'Bez wyjaśnień, bez komentarzy, bez dodatkowego tekstu.'
+    "Bez wyjaśnień, bez komentarzy, bez dodatkowego tekstu."
 )
 
 # Appendix A.1: configurations with the question text (C+Q, C+Q+I).
@@ -38,5 +38,6 @@ RESPONSE_SCHEMA = {
     "additionalProperties": False,
 }
 
-FORCED_GUESS = ("Jeśli nie masz pewności, i tak wskaż jedną, najbardziej prawdopodobną odpowiedź; "
-                "odpowiedź jest wymagana.")
+FORCED_GUESS = (
+    "Jeśli nie masz pewności, i tak wskaż jedną, najbardziej prawdopodobną odpowiedź; odpowiedź jest wymagana."
+)

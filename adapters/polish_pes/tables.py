@@ -20,7 +20,7 @@ strict one (the metrics layer's `ASSISTED_COLUMNS`). Pure functions of the recor
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 import pandas as pd
 
@@ -29,7 +29,6 @@ from medvqa.stats import WILSON
 from medvqa.tables import Table, Tables
 
 from .loader import DOMAINS
-
 
 CONDITIONS = ("C", "C+Q", "C+I", "C+Q+I")
 SETS = {"vqa": "VQA", "qa": "QA"}
@@ -45,27 +44,68 @@ def pes_tables(records: list[dict], excluded: Iterable[dict] = (), *, other_belo
     excluded = list(excluded)
     group = specialty_groups(records, other_below)
     vqa = [r for r in records if r.get("set") == "vqa"]
-    pooled = f"Specialties with fewer than {other_below} scored VQA items are pooled as \"{OTHER}\"."
-    return Tables([
-        Table("configurations", "Accuracy per input configuration: VQA and QA control",
-              configuration_frame(records), [CHANCE_NOTE, "QA control items run in C and C+Q only."]),
-        Table("specialty_counts", "Items per specialty", specialty_counts(records, excluded, group), [pooled]),
-        Table("specialty", "Accuracy by specialty, set and configuration",
-              grouped_frame(records, "specialty", lambda r: (group(r.get("specialty")),), by_set=True,
-                            order=_specialty_order(group, records)), [pooled]),
-        Table("image_importance", "VQA items, C+Q and C+Q+I: accuracy by image importance (0 and 1 pooled)",
-              grouped_frame([r for r in vqa if r["condition"] in ("C+Q", "C+Q+I")], "image_importance",
-                            lambda r: (POOLED.get(r.get("image_importance"), "unknown"),), order=("0-1", "2")),
-              ["Image importance as annotated (0, 1, 2; 2 the highest): 0 and 1 pooled against 2, as the paper reports it."]),
-        Table("visual_domain", "VQA items: accuracy by visual domain",
-              grouped_frame(vqa, "visual_domain", lambda r: tuple(dict.fromkeys(r.get("visual_domain") or ["unknown"])),
-                            order=DOMAINS), ["An item with several visual domains counts once under each."]),
-        Table("human", "Items with examinee answers: human and model accuracy", human_frame(records),
-              ["examinees: the share of examinee answers that match the key (n: items, answers: examinee "
-               "answers); model rows: accuracy on the same items."]),
-        Table("exclusions", "Items per exam sheet: annulled by CEM (excluded) and scored",
-              exclusion_frame(records, excluded)),
-    ])
+    pooled = f'Specialties with fewer than {other_below} scored VQA items are pooled as "{OTHER}".'
+    return Tables(
+        [
+            Table(
+                "configurations",
+                "Accuracy per input configuration: VQA and QA control",
+                configuration_frame(records),
+                [CHANCE_NOTE, "QA control items run in C and C+Q only."],
+            ),
+            Table("specialty_counts", "Items per specialty", specialty_counts(records, excluded, group), [pooled]),
+            Table(
+                "specialty",
+                "Accuracy by specialty, set and configuration",
+                grouped_frame(
+                    records,
+                    "specialty",
+                    lambda r: (group(r.get("specialty")),),
+                    by_set=True,
+                    order=_specialty_order(group, records),
+                ),
+                [pooled],
+            ),
+            Table(
+                "image_importance",
+                "VQA items, C+Q and C+Q+I: accuracy by image importance (0 and 1 pooled)",
+                grouped_frame(
+                    [r for r in vqa if r["condition"] in ("C+Q", "C+Q+I")],
+                    "image_importance",
+                    lambda r: (POOLED.get(r.get("image_importance"), "unknown"),),
+                    order=("0-1", "2"),
+                ),
+                [
+                    "Image importance as annotated (0, 1, 2; 2 the highest): 0 and 1 pooled against 2, as the paper reports it."
+                ],
+            ),
+            Table(
+                "visual_domain",
+                "VQA items: accuracy by visual domain",
+                grouped_frame(
+                    vqa,
+                    "visual_domain",
+                    lambda r: tuple(dict.fromkeys(r.get("visual_domain") or ["unknown"])),
+                    order=DOMAINS,
+                ),
+                ["An item with several visual domains counts once under each."],
+            ),
+            Table(
+                "human",
+                "Items with examinee answers: human and model accuracy",
+                human_frame(records),
+                [
+                    "examinees: the share of examinee answers that match the key (n: items, answers: examinee "
+                    "answers); model rows: accuracy on the same items."
+                ],
+            ),
+            Table(
+                "exclusions",
+                "Items per exam sheet: annulled by CEM (excluded) and scored",
+                exclusion_frame(records, excluded),
+            ),
+        ]
+    )
 
 
 def specialty_groups(records: list[dict], other_below: int) -> Callable[[str | None], str]:
@@ -93,8 +133,9 @@ def configuration_frame(records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=with_assisted(["condition", "set", *ACCURACY], rows))
 
 
-def grouped_frame(records: list[dict], label: str, keys: Callable[[dict], tuple], *, by_set: bool = False,
-                  order: Iterable[str] = ()) -> pd.DataFrame:
+def grouped_frame(
+    records: list[dict], label: str, keys: Callable[[dict], tuple], *, by_set: bool = False, order: Iterable[str] = ()
+) -> pd.DataFrame:
     """One row per (label value[, set], condition) with the accuracy columns (the metrics
     layer's `group`); a record counts once under each of its keys."""
     tagged = [{**r, label: list(keys(r)), "set": SETS.get(r.get("set"), r.get("set"))} for r in records]
@@ -103,12 +144,20 @@ def grouped_frame(records: list[dict], label: str, keys: Callable[[dict], tuple]
     sets = list(SETS.values())
 
     def position(k: tuple) -> tuple:
-        return (rank.get(k[1], len(rank)), str(k[1]), sets.index(k[2]) if by_set and k[2] in sets else 0,
-                CONDITIONS.index(k[0]))
+        return (
+            rank.get(k[1], len(rank)),
+            str(k[1]),
+            sets.index(k[2]) if by_set and k[2] in sets else 0,
+            CONDITIONS.index(k[0]),
+        )
 
-    rows = [{label: k[1], **({"set": k[2]} if by_set else {}), "condition": k[0], **cell(groups[k]).accuracy_columns()}
-            for k in sorted(groups, key=position)]
-    return pd.DataFrame(rows, columns=with_assisted([label, *(["set"] if by_set else []), "condition", *ACCURACY], rows))
+    rows = [
+        {label: k[1], **({"set": k[2]} if by_set else {}), "condition": k[0], **cell(groups[k]).accuracy_columns()}
+        for k in sorted(groups, key=position)
+    ]
+    return pd.DataFrame(
+        rows, columns=with_assisted([label, *(["set"] if by_set else []), "condition", *ACCURACY], rows)
+    )
 
 
 def specialty_counts(records: list[dict], excluded: list[dict], group) -> pd.DataFrame:
@@ -126,8 +175,16 @@ def specialty_counts(records: list[dict], excluded: list[dict], group) -> pd.Dat
         c["sheets"].add(r.get("sheet"))
         c["excluded"].add(r["item_id"])
     order = {name: i for i, name in enumerate(_specialty_order(group, records))}
-    rows = [{"specialty": s, "sheets": len(c["sheets"]), "vqa_items": len(c["vqa"]), "qa_items": len(c["qa"]),
-             "excluded": len(c["excluded"])} for s, c in sorted(cells.items(), key=lambda kv: (order.get(kv[0], -1), kv[0]))]
+    rows = [
+        {
+            "specialty": s,
+            "sheets": len(c["sheets"]),
+            "vqa_items": len(c["vqa"]),
+            "qa_items": len(c["qa"]),
+            "excluded": len(c["excluded"]),
+        }
+        for s, c in sorted(cells.items(), key=lambda kv: (order.get(kv[0], -1), kv[0]))
+    ]
     columns = ["specialty", "sheets", "vqa_items", "qa_items", "excluded"]
     if rows:
         rows.append({"specialty": "Total", **{c: sum(row[c] for row in rows) for c in columns[1:]}})
@@ -143,15 +200,31 @@ def human_frame(records: list[dict]) -> pd.DataFrame:
         per_item = {r["item_id"]: (int(r["human_n"]), int(r.get("human_correct") or 0)) for r in rs}
         answers, correct = sum(n for n, _ in per_item.values()), sum(c for _, c in per_item.values())
         ci = accuracy_ci(correct, answers) or (None, None)
-        rows.append({"set": label, "who": "examinees", "condition": "", "n": len(per_item), "answers": answers,
-                     "correct": correct, "accuracy": correct / answers, "ci_low": ci[0], "ci_high": ci[1],
-                     "ci_method": WILSON})
+        rows.append(
+            {
+                "set": label,
+                "who": "examinees",
+                "condition": "",
+                "n": len(per_item),
+                "answers": answers,
+                "correct": correct,
+                "accuracy": correct / answers,
+                "ci_low": ci[0],
+                "ci_high": ci[1],
+                "ci_method": WILSON,
+            }
+        )
         for cond in CONDITIONS:
             if cs := [r for r in rs if r["condition"] == cond]:  # (the frame keeps only its columns)
-                rows.append({"set": label, "who": "model", "condition": cond, "answers": None,
-                             **cell(cs).accuracy_columns()})
-    frame = pd.DataFrame(rows, columns=with_assisted(["set", "who", "condition", "n", "answers", "correct", "accuracy",
-                                                      "ci_low", "ci_high", "ci_method"], rows))
+                rows.append(
+                    {"set": label, "who": "model", "condition": cond, "answers": None, **cell(cs).accuracy_columns()}
+                )
+    frame = pd.DataFrame(
+        rows,
+        columns=with_assisted(
+            ["set", "who", "condition", "n", "answers", "correct", "accuracy", "ci_low", "ci_high", "ci_method"], rows
+        ),
+    )
     frame["answers"] = pd.Series([r["answers"] for r in rows], dtype=object)  # whole numbers, empty on model rows
     return frame
 
@@ -161,18 +234,44 @@ def exclusion_frame(records: list[dict], excluded: list[dict]) -> pd.DataFrame:
 
     def cell(r: dict) -> dict:
         key = (SETS.get(r.get("set"), r.get("set")), str(r.get("sheet")))
-        return sheets.setdefault(key, {"specialty": r.get("specialty"), "year": r.get("year"),
-                                       "quarter": r.get("quarter"), "invalid": set(), "scored": set()})
+        return sheets.setdefault(
+            key,
+            {
+                "specialty": r.get("specialty"),
+                "year": r.get("year"),
+                "quarter": r.get("quarter"),
+                "invalid": set(),
+                "scored": set(),
+            },
+        )
 
     for r in excluded:
         cell(r)["invalid"].add(r["item_id"])
     for r in records:
         cell(r)["scored"].add(r["item_id"])
-    rows = [{"set": k[0], "sheet": k[1], "specialty": c["specialty"], "year": c["year"], "quarter": c["quarter"],
-             "items": len(c["invalid"]) + len(c["scored"]), "invalid": len(c["invalid"]), "scored": len(c["scored"])}
-            for k, c in sorted(sheets.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))]
+    rows = [
+        {
+            "set": k[0],
+            "sheet": k[1],
+            "specialty": c["specialty"],
+            "year": c["year"],
+            "quarter": c["quarter"],
+            "items": len(c["invalid"]) + len(c["scored"]),
+            "invalid": len(c["invalid"]),
+            "scored": len(c["scored"]),
+        }
+        for k, c in sorted(sheets.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
+    ]
     columns = ["set", "sheet", "specialty", "year", "quarter", "items", "invalid", "scored"]
     if rows:
-        rows.append({"set": "Total", "sheet": "", "specialty": "", "year": "", "quarter": "",
-                     **{c: sum(row[c] for row in rows) for c in ("items", "invalid", "scored")}})
+        rows.append(
+            {
+                "set": "Total",
+                "sheet": "",
+                "specialty": "",
+                "year": "",
+                "quarter": "",
+                **{c: sum(row[c] for row in rows) for c in ("items", "invalid", "scored")},
+            }
+        )
     return pd.DataFrame(rows, columns=columns)

@@ -5,8 +5,9 @@ country=japan` keeps one country."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from medvqa import AnswerConventions, Benchmark, Finding, Item, Template
 
@@ -19,8 +20,10 @@ TEMPLATE = Template(
     question_header="Question: ",
     options_header="Options:",
     option_line="{label}. {text}",
-    instruction=('Please select the correct answer from the options above. Answer with the option label only, '
-                 'as JSON: {{"answer": ["<label>"]}}. Valid labels: {labels}.'),
+    instruction=(
+        "Please select the correct answer from the options above. Answer with the option label only, "
+        'as JSON: {{"answer": ["<label>"]}}. Valid labels: {labels}.'
+    ),
 )
 # A unit with no number before it: the Japanese stems lost some numbers ("か月の男児", "体重 kg").
 _LOST_NUMBER = re.compile(r"(?:^|[^0-9０-９.\s])\s*(?:か月|kg\b)")
@@ -39,11 +42,20 @@ class WorldMedQAV(Benchmark):
     # extractor model's option where matching fails: the assisted reading.
     reading = "assisted"
     pass_on_whole_exams = False  # a passing threshold per country of the records (passing.py), no whole exam
-    validation_rules = {"lost-number": "a stem with a unit but not its number, as published (a warning)",
-                        "repeated-index": "an index that holds several questions, each kept as an item (a warning)"}
+    validation_rules = {
+        "lost-number": "a stem with a unit but not its number, as published (a warning)",
+        "repeated-index": "an index that holds several questions, each kept as an item (a warning)",
+    }
 
-    def load(self, path: Path | None = None, split: str | None = None, *, select: Mapping | None = None,
-             sheet: str | None = None, **keywords: Any) -> list[Item]:
+    def load(
+        self,
+        path: Path | None = None,
+        split: str | None = None,
+        *,
+        select: Mapping | None = None,
+        sheet: str | None = None,
+        **keywords: Any,
+    ) -> list[Item]:
         """The items of WorldMedQA-V's tables at `path` (the Hub's when None), or of one VLMEvalKit
         table that carries them (`path` a file, read at `sheet` for a workbook; its country from
         its name, else from `select`'s one country), in the benchmark's language."""
@@ -59,8 +71,9 @@ class WorldMedQAV(Benchmark):
         return TEMPLATE
 
     def answer_conventions(self) -> AnswerConventions:
-        return AnswerConventions(final_score=exact_score if self.active_convention == VLMEVALKIT_EXACT
-                                 else vlmevalkit_score)
+        return AnswerConventions(
+            final_score=exact_score if self.active_convention == VLMEVALKIT_EXACT else vlmevalkit_score
+        )
 
     def report_tables(self, records: list[dict], manifest: dict):
         from .tables import tables
@@ -93,9 +106,18 @@ class WorldMedQAV(Benchmark):
             found = [(path, self.load(path))]
         findings = []
         for file, items in found:
-            findings += [Finding(file=str(file), section=None, number=it.id, rule="lost-number", level="warning",
-                                 message="the stem has a unit without its number, as published")
-                         for it in items if _LOST_NUMBER.search(it.question)]
+            findings += [
+                Finding(
+                    file=str(file),
+                    section=None,
+                    number=it.id,
+                    rule="lost-number",
+                    level="warning",
+                    message="the stem has a unit without its number, as published",
+                )
+                for it in items
+                if _LOST_NUMBER.search(it.question)
+            ]
             findings += repeated_indices(items, str(file))
         return findings
 
@@ -107,8 +129,17 @@ def repeated_indices(items: list[Item], file: str) -> list[Finding]:
     groups: dict[tuple, list[Item]] = {}
     for it in items:
         groups.setdefault((it.meta["country"], it.meta["index"]), []).append(it)
-    return [Finding(file=file, section=None, number=f"{country}-{index}", rule="repeated-index", level="warning",
-                    message=f"index {index} holds {len(its)} different questions: "
-                            + ", ".join(f"{it.id} (gold {it.gold.raw})" for it in its)
-                            + "; each is an item and counts, as in the published accuracy")
-            for (country, index), its in groups.items() if len(its) > 1]
+    return [
+        Finding(
+            file=file,
+            section=None,
+            number=f"{country}-{index}",
+            rule="repeated-index",
+            level="warning",
+            message=f"index {index} holds {len(its)} different questions: "
+            + ", ".join(f"{it.id} (gold {it.gold.raw})" for it in its)
+            + "; each is an item and counts, as in the published accuracy",
+        )
+        for (country, index), its in groups.items()
+        if len(its) > 1
+    ]

@@ -9,11 +9,13 @@ from pathlib import Path
 from medvqa import from_hub
 
 REPO_ID = "WorldMedQA/V"
-NO_DATA = ("WorldMedQA-V data not found: no --data folder was given and the Hugging Face dataset {repo} could not "
-           "be downloaded ({reason}). Either pass --data PATH, a local folder of its tables "
-           "(<country>_local.tsv and <country>_english.tsv, or CSV with the columns index, question, A-D and "
-           "answer or correct_option), or go online and run the command again so medvqa downloads {repo} into the "
-           "Hugging Face cache (or fetch it yourself with `hf download {repo} --repo-type dataset`).")
+NO_DATA = (
+    "WorldMedQA-V data not found: no --data folder was given and the Hugging Face dataset {repo} could not "
+    "be downloaded ({reason}). Either pass --data PATH, a local folder of its tables "
+    "(<country>_local.tsv and <country>_english.tsv, or CSV with the columns index, question, A-D and "
+    "answer or correct_option), or go online and run the command again so medvqa downloads {repo} into the "
+    "Hugging Face cache (or fetch it yourself with `hf download {repo} --repo-type dataset`)."
+)
 
 
 def download() -> Path:

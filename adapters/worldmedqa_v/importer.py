@@ -32,16 +32,16 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import medvqa
 from medvqa import DataError
 
 from .benchmark import WorldMedQAV
-from .sources import Source, describe, tables_under
 from .loader import by_index, gold_letter, item_id_of, items_of_rows, occurrences
 from .matching import VLMEVALKIT_EXACT, can_infer, match_option
+from .sources import Source, describe, tables_under
 
 PUBLISHED_SOURCE = "vlmevalkit-result"
 LOG_PREFIX = "Match Log: "
@@ -50,28 +50,28 @@ PREFETCH_FAILED = "Failed in Prefetch"  # VLMEvalKit's log where matching failed
 # the causes a difference between medvqa's verdict and the published `hit` is named by
 CAUSES = {
     "empty-answer-column": "published `hit` 0 on {rows} whose reply names the gold option: the published verdicts "
-                           "compare with the empty `answer` column, not with `correct_option`",
-    "quantifier-check": "published `extracted` differs on {rows} where medvqa's matching reads \"A\" in a reply "
-                        "holding a lone \"A\": VLMEvalKit as the authors ran it asked its extractor model there (run "
-                        "with VERBOSE set, it takes a lone \"A\" among more than three words for an article), which "
-                        "named another option",
+    "compare with the empty `answer` column, not with `correct_option`",
+    "quantifier-check": 'published `extracted` differs on {rows} where medvqa\'s matching reads "A" in a reply '
+    'holding a lone "A": VLMEvalKit as the authors ran it asked its extractor model there (run '
+    'with VERBOSE set, it takes a lone "A" among more than three words for an article), which '
+    "named another option",
     "matching-version": "published `extracted` differs on {rows} where medvqa's matching (the one option letter "
-                        "with at most three words after it, else the one option text) reads another option: "
-                        "VLMEvalKit as the authors ran it did not read the reply so, and its extractor model named "
-                        "another option",
+    "with at most three words after it, else the one option text) reads another option: "
+    "VLMEvalKit as the authors ran it did not read the reply so, and its extractor model named "
+    "another option",
     "unread": "published `hit` 1 on {rows} whose reply neither medvqa's matching nor a published extractor "
-              "option reads",
+    "option reads",
     "unexplained": "medvqa's verdict differs from the published `hit` on {rows} for no cause named here",
 }
 # what is named beside the differences of verdicts (they change no verdict)
 NOTES = {
     "vlmevalkit-matched": "VLMEvalKit's matching read {replies} (its `log` repeats the reply) that medvqa's "
-                          "matching (a lone letter with at most three words after it) leaves unread, {gold} of them "
-                          "naming the gold option: a lone letter with more words after it, or an option's text in a "
-                          "reply longer than twice the options, both of which these runs' matching read; the table "
-                          "has no extractor column to read them",
+    "matching (a lone letter with at most three words after it) leaves unread, {gold} of them "
+    "naming the gold option: a lone letter with more words after it, or an option's text in a "
+    "reply longer than twice the options, both of which these runs' matching read; the table "
+    "has no extractor column to read them",
     "prefetch-failed": "VLMEvalKit's matching failed on {rows} and no extractor ran (`log`: \"Failed in "
-                       "Prefetch\"): published `hit` 0",
+    'Prefetch"): published `hit` 0',
 }
 
 
@@ -81,8 +81,13 @@ def published_reading(item, published: str, extractor: str | None) -> dict:
     that names no option of the item ("I") is a reading that could not tell (`predicted` null),
     incorrect, as it was a miss in VLMEvalKit's `hit`."""
     key = published.upper() if published.upper() in {o.key for o in item.options} else None
-    return {"predicted": [key] if key else None, "correct": key is not None and (key,) in item.gold.alternatives,
-            "source": PUBLISHED_SOURCE, "extractor": extractor, "response": published}
+    return {
+        "predicted": [key] if key else None,
+        "correct": key is not None and (key,) in item.gold.alternatives,
+        "source": PUBLISHED_SOURCE,
+        "extractor": extractor,
+        "response": published,
+    }
 
 
 def read_source(source: Source, sheet: str | None = None, *, items: bool = True) -> Source:
@@ -90,8 +95,9 @@ def read_source(source: Source, sheet: str | None = None, *, items: bool = True)
     where the table holds no question and options)."""
     source.rows = medvqa.read_table(source.file, ("index", "prediction"), sheet=sheet)
     carried = bool(source.rows) and all(c in source.rows[0] for c in ("question", "A", "B", "C", "D"))
-    source.items = items_of_rows(source.rows, source.country, source.language, source.file) if (
-        items and carried) else []
+    source.items = (
+        items_of_rows(source.rows, source.country, source.language, source.file) if (items and carried) else []
+    )
     return source
 
 
@@ -106,14 +112,24 @@ def repeats(source: Source) -> list[dict]:
         if len(rows) < 2 or not index.isdigit():
             continue
         ids = {n: item_id_of(source.country, int(index), n) for n, _ in rows}
-        named = ", ".join(f"row {number} {ids[n]} (gold {gold_letter(source.rows[number - 2])})"
-                          for n, number in sorted(rows))
-        order = "" if [n for n, _ in rows] == sorted(n for n, _ in rows) else (
-            "; listed here in the other order, numbered by gold letter so that every table names them alike")
-        out.append({"rule": "repeated-index", "level": "warning", "record": f"index {index}",
-                    "items": [ids[n] for n, _ in sorted(rows)],
-                    "message": f"index {index} holds {len(rows)} different questions: {named}; each is an item and "
-                               f"counts, as in the published accuracy{order}"})
+        named = ", ".join(
+            f"row {number} {ids[n]} (gold {gold_letter(source.rows[number - 2])})" for n, number in sorted(rows)
+        )
+        order = (
+            ""
+            if [n for n, _ in rows] == sorted(n for n, _ in rows)
+            else ("; listed here in the other order, numbered by gold letter so that every table names them alike")
+        )
+        out.append(
+            {
+                "rule": "repeated-index",
+                "level": "warning",
+                "record": f"index {index}",
+                "items": [ids[n] for n, _ in sorted(rows)],
+                "message": f"index {index} holds {len(rows)} different questions: {named}; each is an item and "
+                f"counts, as in the published accuracy{order}",
+            }
+        )
     return out
 
 
@@ -132,15 +148,22 @@ def published_accuracy(source: Source) -> dict | None:
             value = float(rows[0]["Overall"])
         except (IndexError, ValueError):
             raise DataError("no accuracy in its column Overall", file=acc, record="row 2") from None
-        out = {**(out or {}), "accuracy": value, "correct": round(value * n), "n": n, "source": acc.name,
-               **({"hit_correct": sum(hits)} if hits is not None else {})}
+        out = {
+            **(out or {}),
+            "accuracy": value,
+            "correct": round(value * n),
+            "n": n,
+            "source": acc.name,
+            **({"hit_correct": sum(hits)} if hits is not None else {}),
+        }
     return out
 
 
 def acc_csv(file: Path) -> Path | None:
     """`<model>_<country>_<version>_acc.csv` beside a result table, if there."""
-    m = re.fullmatch(r"(?P<stem>.+?_(?:brazil|israel|japan|spain)_(?:local|english))(?:_.+?_result)?\.\w+",
-                     file.name, re.IGNORECASE)
+    m = re.fullmatch(
+        r"(?P<stem>.+?_(?:brazil|israel|japan|spain)_(?:local|english))(?:_.+?_result)?\.\w+", file.name, re.IGNORECASE
+    )
     candidate = file.with_name(f"{m['stem']}_acc.csv") if m else None
     return candidate if candidate is not None and candidate.is_file() else None
 
@@ -157,7 +180,7 @@ def _log_body(row: dict) -> str | None:
     log = str(row.get("log", ""))
     if not log.startswith(LOG_PREFIX):
         return None
-    body = log[len(LOG_PREFIX):]
+    body = log[len(LOG_PREFIX) :]
     return body[:-2] if body.endswith(". ") else body
 
 
@@ -183,16 +206,22 @@ def plan(source: Source, items: list, bench, data: Path | None) -> list[tuple]:
             seen.setdefault(int(index), (str(file), f"row {number}"))
             question = str(row.get("question", "")).strip()
             if question and question != item.question:
-                raise DataError(f"the question differs from the data's {country} item in language "
-                                f"{source.language!r} (a table of another language or country?)", file=file,
-                                record=record)
+                raise DataError(
+                    f"the question differs from the data's {country} item in language "
+                    f"{source.language!r} (a table of another language or country?)",
+                    file=file,
+                    record=record,
+                )
         text = str(row["prediction"])
         published = str(row.get("extracted", "")).strip()
         extra = None
         if published:
             matched = can_infer(text, {o.key: o.text for o in item.options})
-            unread = matched is None and text.strip() and (bench.active_convention == VLMEVALKIT_EXACT
-                                                           or medvqa.score(item, text).status == "parse_failure")
+            unread = (
+                matched is None
+                and text.strip()
+                and (bench.active_convention == VLMEVALKIT_EXACT or medvqa.score(item, text).status == "parse_failure")
+            )
             if unread:
                 # VLMEvalKit asked its extractor model here: its answer is the record's assisted reading
                 extra = {"assisted": published_reading(item, published, source.extractor)}
@@ -238,35 +267,63 @@ def reconcile(source: Source, answers: list[tuple], records: list[dict]) -> dict
         if not hit and not str(row.get("answer", "")).strip() and not has_extracted:
             cause = "empty-answer-column"
         elif has_extracted and matched is not None and matched != published:
-            cause = ("quantifier-check" if match_option(text, choices, quantifier_check=True) is None
-                     and matched == "A" else "matching-version")
+            cause = (
+                "quantifier-check"
+                if match_option(text, choices, quantifier_check=True) is None and matched == "A"
+                else "matching-version"
+            )
         elif hit and mine["status"] == "parse_failure":
             cause = "unread"
         else:
             cause = "unexplained"
         causes.setdefault(cause, []).append(item.id)
-    differences = [{"cause": c, "n": len(ids), "items": ids, "message": CAUSES[c].format(**_counted(len(ids)))}
-                   for c, ids in causes.items()]
-    differences += [{"cause": c, "n": len(ids), "items": ids, "verdicts_differ": False,
-                     "message": NOTES[c].format(**_counted(len(ids)), gold=gold_named)} for c, ids in notes.items()]
+    differences = [
+        {"cause": c, "n": len(ids), "items": ids, "message": CAUSES[c].format(**_counted(len(ids)))}
+        for c, ids in causes.items()
+    ]
+    differences += [
+        {
+            "cause": c,
+            "n": len(ids),
+            "items": ids,
+            "verdicts_differ": False,
+            "message": NOTES[c].format(**_counted(len(ids)), gold=gold_named),
+        }
+        for c, ids in notes.items()
+    ]
     published = published_accuracy(source)
     n = len(answers)
-    counts = {"strict_correct": sum(bool(strict[it.id]["correct"]) for it, *_ in answers),
-              "assisted_correct": sum(bool(assisted[it.id]["correct"]) for it, *_ in answers), "n": n}
+    counts = {
+        "strict_correct": sum(bool(strict[it.id]["correct"]) for it, *_ in answers),
+        "assisted_correct": sum(bool(assisted[it.id]["correct"]) for it, *_ in answers),
+        "n": n,
+    }
     if published is not None:
-        published = {**published, "medvqa_assisted_correct": counts["assisted_correct"],
-                     "medvqa_strict_correct": counts["strict_correct"],
-                     "difference": counts["assisted_correct"] - published["correct"]}
+        published = {
+            **published,
+            "medvqa_assisted_correct": counts["assisted_correct"],
+            "medvqa_strict_correct": counts["strict_correct"],
+            "difference": counts["assisted_correct"] - published["correct"],
+        }
         if "empty-answer-column" in causes:  # the published number measures the empty column, not the model
             published["artifact"] = "empty-answer-column"
         if "hit_correct" in published and published["hit_correct"] != published["correct"]:
-            differences.append({"cause": "acc-csv", "n": abs(published["hit_correct"] - published["correct"]),
-                                "items": [], "verdicts_differ": False,
-                                "message": f"the published {published['source']} counts {published['correct']} "
-                                           f"correct, the table's `hit` column {published['hit_correct']}"})
-    return {"extractor_items": extractor_items, "differs_from_published": differs,
-            "published": {source.condition: published} if published is not None else {},
-            "differences": differences}
+            differences.append(
+                {
+                    "cause": "acc-csv",
+                    "n": abs(published["hit_correct"] - published["correct"]),
+                    "items": [],
+                    "verdicts_differ": False,
+                    "message": f"the published {published['source']} counts {published['correct']} "
+                    f"correct, the table's `hit` column {published['hit_correct']}",
+                }
+            )
+    return {
+        "extractor_items": extractor_items,
+        "differs_from_published": differs,
+        "published": {source.condition: published} if published is not None else {},
+        "differences": differences,
+    }
 
 
 def _counted(n: int) -> dict[str, str]:
@@ -281,10 +338,22 @@ def can_infer_lenient(text: str, choices: dict) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def import_table(file: Path, data: Path | None, run_dir: Path, *, language: str | None = None,
-                 condition: str | None = None, country: str | None = None, model: str | None = None,
-                 model_name: str | None = None, convention: str | None = None, reading: str | None = None,
-                 sheet: str | None = None, source: Source | None = None, max_response_bytes: int | None = None) -> dict:
+def import_table(
+    file: Path,
+    data: Path | None,
+    run_dir: Path,
+    *,
+    language: str | None = None,
+    condition: str | None = None,
+    country: str | None = None,
+    model: str | None = None,
+    model_name: str | None = None,
+    convention: str | None = None,
+    reading: str | None = None,
+    sheet: str | None = None,
+    source: Source | None = None,
+    max_response_bytes: int | None = None,
+) -> dict:
     """Write the run directory `run_dir` from one VLMEvalKit table of WorldMedQA-V. The country,
     the language and the model come from the file name (`GPT4o_japan_english.xlsx`) unless
     given; the condition from its folder (`condition_of`) unless given. The items are the
@@ -296,22 +365,39 @@ def import_table(file: Path, data: Path | None, run_dir: Path, *, language: str 
     first sheet, with a note on stderr when it has others). `source`: the table already read
     (`read_source`), as a folder import passes it. A reply longer than `max_response_bytes` (None:
     `medvqa.write_run`'s 256 KiB) is cut, its record marked `truncated`."""
-    source = source or read_source(describe(Path(file), model=model, country=country, language=language,
-                                            condition=condition), sheet, items=data is None)
+    source = source or read_source(
+        describe(Path(file), model=model, country=country, language=language, condition=condition),
+        sheet,
+        items=data is None,
+    )
     file = source.file
     bench = WorldMedQAV().with_language(source.language).with_convention(convention or VLMEVALKIT_EXACT)
     if data is not None:
         items = bench.load(data, select={"country": [source.country]})
-        load = {"data": str(Path(data).resolve()), "split": None, "sample": False, "limit": None,
-                "select": {"country": [source.country]}}
+        load = {
+            "data": str(Path(data).resolve()),
+            "split": None,
+            "sample": False,
+            "limit": None,
+            "select": {"country": [source.country]},
+        }
         items_from = {"data": str(Path(data).resolve())}
     else:
         if not source.items:
-            raise DataError("the table does not carry its items (no question and options A-D): give --data",
-                            file=file, record="row 1 (the header)")
+            raise DataError(
+                "the table does not carry its items (no question and options A-D): give --data",
+                file=file,
+                record="row 1 (the header)",
+            )
         items = by_index(source.items)
-        load = {"data": str(file.resolve()), "split": None, "sample": False, "limit": None,
-                "select": {"country": [source.country]}, **({"sheet": sheet} if sheet else {})}
+        load = {
+            "data": str(file.resolve()),
+            "split": None,
+            "sample": False,
+            "limit": None,
+            "select": {"country": [source.country]},
+            **({"sheet": sheet} if sheet else {}),
+        }
         items_from = {"file": str(file.resolve()), "rows": len(source.rows)}
     answers = plan(source, items, bench, data)
     findings = repeats(source)
@@ -321,20 +407,45 @@ def import_table(file: Path, data: Path | None, run_dir: Path, *, language: str 
         result.update(reconcile(source, answers, records))
         return result
 
-    summary = medvqa.write_run(bench, items, answers, run_dir, model=source.model, load=load, saved=False,
-                               command_line=["medvqa", *sys.argv[1:]], images_attested=True, reading=reading,
-                               model_name=model_name,
-                               source={"files": [str(file.resolve())], "condition": source.condition,
-                                       "country": source.country, "items_from": items_from, "findings": findings},
-                               reconcile=reconciled,
-                               **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}))
-    return {**summary, "benchmark": bench.name, "model": source.model, "language": source.language,
-            "country": source.country, "condition": source.condition, "convention": bench.active_convention,
-            "file": str(file), "n_extractor": len(result["extractor_items"]),
-            "differs_from_published": result["differs_from_published"],
-            "published": result["published"].get(source.condition), "differences": result["differences"],
-            "findings": findings, "items_from": items_from,
-            "n_missing": sum(1 for _, _, t, _ in answers if t is None) + len(items) - len(answers)}
+    summary = medvqa.write_run(
+        bench,
+        items,
+        answers,
+        run_dir,
+        model=source.model,
+        load=load,
+        saved=False,
+        command_line=["medvqa", *sys.argv[1:]],
+        images_attested=True,
+        reading=reading,
+        model_name=model_name,
+        source={
+            "files": [str(file.resolve())],
+            "condition": source.condition,
+            "country": source.country,
+            "items_from": items_from,
+            "findings": findings,
+        },
+        reconcile=reconciled,
+        **({"max_response_bytes": max_response_bytes} if max_response_bytes else {}),
+    )
+    return {
+        **summary,
+        "benchmark": bench.name,
+        "model": source.model,
+        "language": source.language,
+        "country": source.country,
+        "condition": source.condition,
+        "convention": bench.active_convention,
+        "file": str(file),
+        "n_extractor": len(result["extractor_items"]),
+        "differs_from_published": result["differs_from_published"],
+        "published": result["published"].get(source.condition),
+        "differences": result["differences"],
+        "findings": findings,
+        "items_from": items_from,
+        "n_missing": sum(1 for _, _, t, _ in answers if t is None) + len(items) - len(answers),
+    }
 
 
 def canonical(source: Source) -> list[tuple[int, object]]:
@@ -348,17 +459,34 @@ def first_difference(a: Source, b: Source) -> str | None:
     x, y = canonical(a), canonical(b)
     for (ra, ia), (rb, ib) in zip(x, y):
         if ia != ib:
-            what = next((name for name, u, v in (("id", ia.id, ib.id), ("question", ia.question, ib.question),
-                                                 ("options", ia.options, ib.options), ("gold", ia.gold, ib.gold))
-                         if u != v), "item")
+            what = next(
+                (
+                    name
+                    for name, u, v in (
+                        ("id", ia.id, ib.id),
+                        ("question", ia.question, ib.question),
+                        ("options", ia.options, ib.options),
+                        ("gold", ia.gold, ib.gold),
+                    )
+                    if u != v
+                ),
+                "item",
+            )
             return f"row {ra} ({ia.id}) and row {rb} ({ib.id}): the {what} differs"
     if len(x) != len(y):
         return f"row {min(len(x), len(y)) + 2}: one table has {len(x)} items, the other {len(y)}"
     return None
 
 
-def import_folder(root: Path, out: Path, *, convention: str | None = None, reading: str | None = None,
-                  progress: Callable[[dict], None] | None = None, max_response_bytes: int | None = None) -> dict:
+def import_folder(
+    root: Path,
+    out: Path,
+    *,
+    convention: str | None = None,
+    reading: str | None = None,
+    progress: Callable[[dict], None] | None = None,
+    max_response_bytes: int | None = None,
+) -> dict:
     """Import every table under `root` (`tables_under`) into `out/<model>/<country>_<version>_<image|blind>`
     (`Source.run_parts`; two tables whose folders come out the same are refused naming both), in
     one process: each table read once, its items taken from it. A run directory that already
@@ -370,11 +498,27 @@ def import_folder(root: Path, out: Path, *, convention: str | None = None, readi
     # under OUT whatever a file is named (`.._japan_local.xlsx`); two tables of one folder refused
     dirs = medvqa.run_dirs(out, {str(s.file): s.run_parts for s in sources}, file=root)
     todo = [s for s in sources if not (dirs[str(s.file)] / "manifest.json").exists()]
-    skipped = [{"run_dir": str(dirs[str(s.file)]), "file": str(s.file), "model": s.model, "country": s.country,
-                "language": s.language, "condition": s.condition} for s in sources if s not in todo]
+    skipped = [
+        {
+            "run_dir": str(dirs[str(s.file)]),
+            "file": str(s.file),
+            "model": s.model,
+            "country": s.country,
+            "language": s.language,
+            "condition": s.condition,
+        }
+        for s in sources
+        if s not in todo
+    ]
     total = 2 * len(todo)
-    state = {"done": 0, "total": total, "errors": 0, "cached": 0, "backend": {},
-             "conditions": {"read": {"done": 0, "total": len(todo)}, "import": {"done": 0, "total": len(todo)}}}
+    state = {
+        "done": 0,
+        "total": total,
+        "errors": 0,
+        "cached": 0,
+        "backend": {},
+        "conditions": {"read": {"done": 0, "total": len(todo)}, "import": {"done": 0, "total": len(todo)}},
+    }
 
     def step(phase: str) -> None:
         state["done"] += 1
@@ -390,8 +534,11 @@ def import_folder(root: Path, out: Path, *, convention: str | None = None, readi
         step("read")
         first = reference.setdefault(s.group, s)
         if first is not s and (where := first_difference(first, s)):
-            raise DataError(f"its {s.country} items ({s.language}) differ from those of {first.file}: {where}; "
-                            "tables of one country and language must hold the same items", file=s.file)
+            raise DataError(
+                f"its {s.country} items ({s.language}) differ from those of {first.file}: {where}; "
+                "tables of one country and language must hold the same items",
+                file=s.file,
+            )
     checked = set()  # a group with new tables: one table imported before is read and compared too
     for s in (t for t in sources if t not in todo):
         if s.group in reference and s.group not in checked:
@@ -399,13 +546,24 @@ def import_folder(root: Path, out: Path, *, convention: str | None = None, readi
             read_source(s)
             first = reference[s.group]
             if where := first_difference(s, first):
-                raise DataError(f"its {s.country} items ({s.language}) differ from those of {s.file} (imported "
-                                f"before): {where}; tables of one country and language must hold the same items",
-                                file=first.file)
+                raise DataError(
+                    f"its {s.country} items ({s.language}) differ from those of {s.file} (imported "
+                    f"before): {where}; tables of one country and language must hold the same items",
+                    file=first.file,
+                )
     runs = []
     for s in todo:
-        runs.append(import_table(s.file, None, dirs[str(s.file)], convention=convention, reading=reading, source=s,
-                                 max_response_bytes=max_response_bytes))
+        runs.append(
+            import_table(
+                s.file,
+                None,
+                dirs[str(s.file)],
+                convention=convention,
+                reading=reading,
+                source=s,
+                max_response_bytes=max_response_bytes,
+            )
+        )
         s.rows, s.items = [], []  # what is written need not stay in memory
         step("import")
     return {"runs": runs, "skipped": skipped, "passed_over": passed}

@@ -31,8 +31,9 @@ from medvqa import DataError, Gold, ImageRef, Item, Option, cache_dir, read_tabl
 BENCHMARK = "worldmedqa_v"
 COUNTRIES = {"brazil": "pt", "israel": "he", "japan": "ja", "spain": "es"}  # country -> local language
 LABELS = ("A", "B", "C", "D")
-TABLE = re.compile(r"(?:.*_)?(?P<country>brazil|israel|japan|spain)_(?P<version>local|english)\.(?:tsv|csv)",
-                   re.IGNORECASE)
+TABLE = re.compile(
+    r"(?:.*_)?(?P<country>brazil|israel|japan|spain)_(?P<version>local|english)\.(?:tsv|csv)", re.IGNORECASE
+)
 NAMED = re.compile(r"(?:^|_)(?P<country>brazil|israel|japan|spain)_(?:local|english)(?:_|\.)", re.IGNORECASE)
 VERSION = {"local": "local", "en": "english"}  # benchmark language -> table suffix
 
@@ -51,8 +52,11 @@ def tables(root: Path) -> dict[tuple[str, str], Path]:
             raise DataError(f"two tables for {key[0]} ({key[1]}): {found[key]} and {f}", file=f)
         found[key] = f
     if not found:
-        raise DataError("no WorldMedQA-V table here (<country>_local.tsv or <country>_english.tsv, "
-                        "CSV accepted; countries: brazil, israel, japan, spain)", file=root)
+        raise DataError(
+            "no WorldMedQA-V table here (<country>_local.tsv or <country>_english.tsv, "
+            "CSV accepted; countries: brazil, israel, japan, spain)",
+            file=root,
+        )
     return found
 
 
@@ -85,13 +89,22 @@ def item_from_row(row: dict[str, str], country: str, language: str, file: Path, 
     letter = gold_letter(row)
     options = tuple(Option(key=k, label=k, text=row[k].strip()) for k in LABELS if row[k].strip())
     if letter not in {o.key for o in options}:
-        raise DataError(f"the gold answer {letter or '(none)'!r} is not one of the options "
-                        f"{', '.join(o.key for o in options)}", file=file, record=item_id)
+        raise DataError(
+            f"the gold answer {letter or '(none)'!r} is not one of the options {', '.join(o.key for o in options)}",
+            file=file,
+            record=item_id,
+        )
     meta = {"country": country, "index": int(index), **({"occurrence": occurrence} if occurrence > 1 else {})}
-    return Item(id=item_id, benchmark=BENCHMARK, question=row["question"].strip(), options=options,
-                gold=Gold(alternatives=((letter,),), raw=letter),
-                images=(_image(row, country, file.parent, file, item_id, item_id.split("-", 1)[1]),),
-                language=language, meta=meta)
+    return Item(
+        id=item_id,
+        benchmark=BENCHMARK,
+        question=row["question"].strip(),
+        options=options,
+        gold=Gold(alternatives=((letter,),), raw=letter),
+        images=(_image(row, country, file.parent, file, item_id, item_id.split("-", 1)[1]),),
+        language=language,
+        meta=meta,
+    )
 
 
 def item_id_of(country: str, index: int, occurrence: int = 1) -> str:
@@ -145,14 +158,16 @@ def load_table(file: Path, language: str = "local", country: str | None = None, 
     name unless given."""
     country = country or country_of(file)
     if country not in COUNTRIES:
-        raise DataError("the file name does not say the country (<model>_<country>_<local|english>...): "
-                        "give --country", file=file)
+        raise DataError(
+            "the file name does not say the country (<model>_<country>_<local|english>...): give --country", file=file
+        )
     rows = read_table(file, ("index", "question", *LABELS), sheet=sheet, notice=lambda line: None)
     return by_index(items_of_rows(rows, country, language, file))
 
 
-def load(root: Path, language: str = "local", countries: list[str] | None = None, *,
-         sheet: str | None = None) -> list[Item]:
+def load(
+    root: Path, language: str = "local", countries: list[str] | None = None, *, sheet: str | None = None
+) -> list[Item]:
     """The items of every country in `root` (or of `countries`) in `language` ("local" or
     "en"), in country and index order. `root` may be one table that carries its items (a
     VLMEvalKit output or result table), read as `load_table` reads it."""

@@ -67,7 +67,7 @@ first: VLMEvalKit's word split keeps the quotes around the letter and would miss
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from medvqa import Item, Score
 

@@ -18,8 +18,10 @@ from medvqa.metrics import cell, is_derived
 from .loader import COUNTRIES
 
 PASS_LINES = {"japan": 0.70, "spain": 0.66, "israel": 0.60, "brazil": 0.65}
-NOTE = ("passing thresholds as the WorldMedQA-V paper's Figure 2 draws them (Japan 70 %, Spain 66 %, Israel 60 %, "
-        "Brazil 65 % of the questions); judged on the country's image questions only, not a whole exam")
+NOTE = (
+    "passing thresholds as the WorldMedQA-V paper's Figure 2 draws them (Japan 70 %, Spain 66 %, Israel 60 %, "
+    "Brazil 65 % of the questions); judged on the country's image questions only, not a whole exam"
+)
 
 
 def pass_lines(records: list[dict], benchmark=None) -> PassLines:
@@ -32,18 +34,39 @@ def pass_lines(records: list[dict], benchmark=None) -> PassLines:
         groups.setdefault((r["country"], str(r.get("language") or ""), r["condition"]), []).append(r)
     order = list(COUNTRIES)
     rows = []
-    for (country, language, condition), rs in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]),
-                                                                                      kv[0][1], kv[0][2])):
+    for (country, language, condition), rs in sorted(
+        groups.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1], kv[0][2])
+    ):
         line = PASS_LINES[country]
         c = cell(rs, benchmark)
         share = c.value
         exam = f"{country.capitalize()} {language} {condition}".replace("  ", " ")
         scope = {"country": country, "condition": condition, **({"language": language} if language else {})}
         if share is None:
-            rows.append(PassVerdict(exam=exam, criterion="passing threshold", status="not evaluable", required=line,
-                                    unit="share", note="no items counted", scope=scope))
+            rows.append(
+                PassVerdict(
+                    exam=exam,
+                    criterion="passing threshold",
+                    status="not evaluable",
+                    required=line,
+                    unit="share",
+                    note="no items counted",
+                    scope=scope,
+                )
+            )
             continue
-        rows.append(PassVerdict(exam=exam, criterion="passing threshold", status="pass" if share >= line else "fail",
-                                points=share, required=line, maximum=1.0, margin=share - line, unit="share",
-                                note=f"{c.n} image questions", scope=scope))
+        rows.append(
+            PassVerdict(
+                exam=exam,
+                criterion="passing threshold",
+                status="pass" if share >= line else "fail",
+                points=share,
+                required=line,
+                maximum=1.0,
+                margin=share - line,
+                unit="share",
+                note=f"{c.n} image questions",
+                scope=scope,
+            )
+        )
     return PassLines(rows=rows, notes=[NOTE], title="Passing thresholds (WorldMedQA-V Figure 2)")

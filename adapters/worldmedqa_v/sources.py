@@ -14,8 +14,11 @@ from medvqa import DataError
 
 from .loader import COUNTRIES, VERSION
 
-NAME = re.compile(r"(?:(?P<model>.+?)_)?(?P<country>brazil|israel|japan|spain)_(?P<version>local|english)"
-                  r"(?:_(?P<extractor>.+?)_result|_.*)?\.(?:xlsx|csv|tsv)", re.IGNORECASE)
+NAME = re.compile(
+    r"(?:(?P<model>.+?)_)?(?P<country>brazil|israel|japan|spain)_(?P<version>local|english)"
+    r"(?:_(?P<extractor>.+?)_result|_.*)?\.(?:xlsx|csv|tsv)",
+    re.IGNORECASE,
+)
 SUFFIXES = (".xlsx", ".csv", ".tsv")
 # the `source` of an assisted reading taken from VLMEvalKit's published result table
 FOLDER_PART = {"C+Q+I": "image", "C+Q": "blind"}  # a run directory's name: <country>_<version>_<this>
@@ -64,8 +67,14 @@ def language_of(value: str | None, country: str) -> str | None:
     raise medvqa.UsageError(f"--language {value!r}: {country}'s tables are local ({COUNTRIES.get(country)}) or en")
 
 
-def describe(file: Path, *, model: str | None = None, country: str | None = None, language: str | None = None,
-             condition: str | None = None) -> Source:
+def describe(
+    file: Path,
+    *,
+    model: str | None = None,
+    country: str | None = None,
+    language: str | None = None,
+    condition: str | None = None,
+) -> Source:
     """The `Source` of `file` from its name and folder (`GPT4o_japan_english_gpt-4o-mini_result.xlsx`
     under `outputs_blind/`), each part overridden where given."""
     if file.suffix.lower() not in SUFFIXES:
@@ -73,15 +82,22 @@ def describe(file: Path, *, model: str | None = None, country: str | None = None
     m = NAME.fullmatch(file.name)
     country = (country or (m["country"] if m else "")).lower()
     if not country:
-        raise DataError("the file name does not say the country (<model>_<country>_<local|english>.xlsx): "
-                        "give --country", file=file)
+        raise DataError(
+            "the file name does not say the country (<model>_<country>_<local|english>.xlsx): give --country", file=file
+        )
     if country not in COUNTRIES:
         raise medvqa.UsageError(f"--country {country!r}: one of {', '.join(COUNTRIES)}")
     language = language_of(language, country) or (
-        ("en" if m["version"].lower() == "english" else "local") if m else "local")
-    return Source(file=file, model=model or (m["model"] if m and m["model"] else file.stem), country=country,
-                  language=language, condition=condition or condition_of(file),
-                  extractor=m["extractor"] if m else None)
+        ("en" if m["version"].lower() == "english" else "local") if m else "local"
+    )
+    return Source(
+        file=file,
+        model=model or (m["model"] if m and m["model"] else file.stem),
+        country=country,
+        language=language,
+        condition=condition or condition_of(file),
+        extractor=m["extractor"] if m else None,
+    )
 
 
 def tables_under(root: Path) -> tuple[list[Source], list[dict]]:
@@ -105,6 +121,8 @@ def tables_under(root: Path) -> tuple[list[Source], list[dict]]:
         chosen[s.run_parts] = keep
         passed.append({"file": str(drop.file), "reason": f"another table of the same run is imported: {keep.file}"})
     if not chosen:
-        raise DataError("no WorldMedQA-V table under this folder (<model>_<country>_<local|english>[_<extractor>"
-                        "_result].xlsx)", file=root)
+        raise DataError(
+            "no WorldMedQA-V table under this folder (<model>_<country>_<local|english>[_<extractor>_result].xlsx)",
+            file=root,
+        )
     return sorted(chosen.values(), key=lambda s: s.run_parts), passed

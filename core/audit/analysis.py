@@ -13,23 +13,23 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from medvqa.core import stats
-from medvqa.core.repeats import item_mean_pairs, n_repeats, paired_means_test
-from medvqa.core.conditions import ALL, IMAGE_REMOVAL
-from medvqa.core.run.forced import FORCED_CONDITION
-from medvqa.core.items import DataError, Item
-from medvqa.core import metrics
-from medvqa.core.metrics import level_keys, resolve_fields
-from medvqa.core.scoring.normalize import read_json
-from medvqa.core.scoring.patterns import compile_patterns
-from medvqa.core.scoring.score import chance_of_correct
+from .. import metrics, stats
+from ..conditions import ALL, IMAGE_REMOVAL
+from ..items import DataError, Item
+from ..metrics import level_keys, resolve_fields
+from ..repeats import item_mean_pairs, n_repeats, paired_means_test
+from ..run.forced import FORCED_CONDITION
+from ..scoring.normalize import read_json
+from ..scoring.patterns import compile_patterns
+from ..scoring.score import chance_of_correct
 
 WITH, REMOVED = (c.value for c in IMAGE_REMOVAL)
 STATES = ("p11", "p10", "p01", "p00")
@@ -100,13 +100,16 @@ class _Run:
 
 # ---------------------------------------------------------------- indexing and strata
 
+
 def _index(run: RunInput) -> dict[tuple[str, str], dict]:
     out = {}
     for rec in run.records:
         if rec.get("item_id") not in run.items:
-            raise DataError("record names an item that is not in the data",
-                            file=Path(run.source) / "records.jsonl" if run.source else None,
-                            record=str(rec.get("item_id")))
+            raise DataError(
+                "record names an item that is not in the data",
+                file=Path(run.source) / "records.jsonl" if run.source else None,
+                record=str(rec.get("item_id")),
+            )
         out[(rec["item_id"], rec["condition"])] = rec
     return out
 
@@ -132,6 +135,7 @@ def _ci(values: Sequence[float], s: Settings):
 
 
 # ---------------------------------------------------------------- image-removal pairs
+
 
 def pair_image_removal(run: RunInput, by_key: dict | None = None) -> tuple[list[Pair], dict[str, list[str]]]:
     """Pairs (`C+Q+I`, `C+Q`) for every image item, and the image items left unpaired, by
@@ -166,12 +170,19 @@ def _correctness(record: dict, convention: str, forced_accuracy: float | None) -
     return 1.0 if record.get("correct") else 0.0
 
 
-def pair_values(pairs: list[Pair], convention: str = "strict",
-                forced_accuracy: float | None = None) -> list[tuple[Pair, float, float]]:
+def pair_values(
+    pairs: list[Pair], convention: str = "strict", forced_accuracy: float | None = None
+) -> list[tuple[Pair, float, float]]:
     """(pair, credit with image, credit image removed); conditional drops a pair whenever
     either side was refused."""
-    credits = [(p, _correctness(p.with_image, convention, forced_accuracy),
-                _correctness(p.removed, convention, forced_accuracy)) for p in pairs]
+    credits = [
+        (
+            p,
+            _correctness(p.with_image, convention, forced_accuracy),
+            _correctness(p.removed, convention, forced_accuracy),
+        )
+        for p in pairs
+    ]
     return [(p, cw, cr) for p, cw, cr in credits if cw is not None and cr is not None]
 
 
@@ -184,9 +195,11 @@ def agreement_note(ci: Sequence[float] | None, p: float | None, level: float = s
     excludes, rejects = ci[0] > 0 or ci[1] < 0, p < 1 - level
     if excludes == rejects:
         return None
-    return (f"the interval {'excludes' if excludes else 'includes'} 0 while the mid-p test gives p = {p:.3g}: "
-            "Tango's interval inverts the asymptotic McNemar test, which differs from the mid-p one near 0.05 "
-            "(docs/audit.md)")
+    return (
+        f"the interval {'excludes' if excludes else 'includes'} 0 while the mid-p test gives p = {p:.3g}: "
+        "Tango's interval inverts the asymptotic McNemar test, which differs from the mid-p one near 0.05 "
+        "(docs/audit.md)"
+    )
 
 
 def mcnemar_fields(n10: int, n01: int, ci: Sequence[float] | None) -> dict:
@@ -194,16 +207,23 @@ def mcnemar_fields(n10: int, n01: int, ci: Sequence[float] | None) -> dict:
     the exact conditional p beside it (`mcnemar_exact_p`) and a note where the interval and the
     test disagree (`agreement_note`)."""
     t = stats.mcnemar(n10, n01)
-    return {"test": t["test"], "mcnemar_p": t["p"], "mcnemar_p_bound": t["p_bound"], "mcnemar_log10_p": t["log10_p"],
-            "mcnemar_exact_p": t["exact_p"], "mcnemar_exact_p_bound": t["exact_p_bound"],
-            "note": agreement_note(ci, t["p"])}
+    return {
+        "test": t["test"],
+        "mcnemar_p": t["p"],
+        "mcnemar_p_bound": t["p_bound"],
+        "mcnemar_log10_p": t["log10_p"],
+        "mcnemar_exact_p": t["exact_p"],
+        "mcnemar_exact_p_bound": t["exact_p_bound"],
+        "note": agreement_note(ci, t["p"]),
+    }
 
 
 DESCRIPTIVE = "descriptive"
 
 
-def transition_row(values: Sequence[tuple[float, float]], s: Settings, *, tested: bool = True,
-                   clusters: Sequence[str] | None = None) -> dict:
+def transition_row(
+    values: Sequence[tuple[float, float]], s: Settings, *, tested: bool = True, clusters: Sequence[str] | None = None
+) -> dict:
     """The four states as fractions of the pool, accuracies, Δimg, CIs and McNemar's p.
     Δimg's interval is Tango's score interval for paired proportions; the accuracies' are
     Wilson's; the test is McNemar's mid-p, with the exact conditional p beside it.
@@ -214,19 +234,48 @@ def transition_row(values: Sequence[tuple[float, float]], s: Settings, *, tested
     interval (`ci_cluster`) beside the item-level one."""
     n = len(values)
     if n == 0:
-        return {"n": 0, **{k: None for k in (*STATES, "a_with", "a_removed", "delta_img", "ci",
-                                              "ci_a_with", "ci_a_removed", "mcnemar_p", "mcnemar_exact_p", "test",
-                                              "note")},
-                "ci_method": stats.TANGO, "ci_a_method": stats.WILSON}
+        return {
+            "n": 0,
+            **{
+                k: None
+                for k in (
+                    *STATES,
+                    "a_with",
+                    "a_removed",
+                    "delta_img",
+                    "ci",
+                    "ci_a_with",
+                    "ci_a_removed",
+                    "mcnemar_p",
+                    "mcnemar_exact_p",
+                    "test",
+                    "note",
+                )
+            },
+            "ci_method": stats.TANGO,
+            "ci_a_method": stats.WILSON,
+        }
     cw, cr = np.array(values, dtype=float).T
     states = {"p11": cw * cr, "p10": cw * (1 - cr), "p01": (1 - cw) * cr, "p00": (1 - cw) * (1 - cr)}
     binary = bool(np.all(np.isin(cw, (0.0, 1.0))) and np.all(np.isin(cr, (0.0, 1.0))))
     counts = {k: float(v.sum()) for k, v in states.items()}
     ci = list(stats.paired_difference_ci(counts["p10"], counts["p01"], n))
-    row = {"n": n, **{k: counts[k] / n for k in STATES}, "a_with": float(cw.mean()), "a_removed": float(cr.mean()),
-           "delta_img": counts["p10"] / n - counts["p01"] / n, "ci": ci, "ci_method": stats.TANGO,
-           "ci_a_method": stats.WILSON, "ci_a_with": _ci(cw, s), "ci_a_removed": _ci(cr, s),
-           "mcnemar_p": None, "mcnemar_exact_p": None, "test": None, "note": None}
+    row = {
+        "n": n,
+        **{k: counts[k] / n for k in STATES},
+        "a_with": float(cw.mean()),
+        "a_removed": float(cr.mean()),
+        "delta_img": counts["p10"] / n - counts["p01"] / n,
+        "ci": ci,
+        "ci_method": stats.TANGO,
+        "ci_a_method": stats.WILSON,
+        "ci_a_with": _ci(cw, s),
+        "ci_a_removed": _ci(cr, s),
+        "mcnemar_p": None,
+        "mcnemar_exact_p": None,
+        "test": None,
+        "note": None,
+    }
     if binary and tested:
         row.update(mcnemar_fields(int(counts["p10"]), int(counts["p01"]), ci))
     elif binary:
@@ -235,14 +284,25 @@ def transition_row(values: Sequence[tuple[float, float]], s: Settings, *, tested
         row["counts"] = {k.replace("p", "n", 1): int(counts[k]) for k in STATES}
     if clusters is not None:
         boot = stats.cluster_bootstrap(cw - cr, np.ones(n), clusters, resamples=s.resamples, seed=s.seed)
-        row.update(ci_cluster=boot["ci"], ci_cluster_method=boot["ci_method"], n_clusters=boot["n_clusters"],
-                   cluster_level=s.cluster, cluster_note=boot["note"])
+        row.update(
+            ci_cluster=boot["ci"],
+            ci_cluster_method=boot["ci_method"],
+            n_clusters=boot["n_clusters"],
+            cluster_level=s.cluster,
+            cluster_note=boot["note"],
+        )
     return row
 
 
-def paired_section(pairs: list[Pair], unpaired: Mapping[str, list[str]], fields: Mapping[str, str], s: Settings,
-                   forced_accuracy: float | None = None, source: str = "",
-                   clusters: Mapping[str, str] | None = None) -> dict:
+def paired_section(
+    pairs: list[Pair],
+    unpaired: Mapping[str, list[str]],
+    fields: Mapping[str, str],
+    s: Settings,
+    forced_accuracy: float | None = None,
+    source: str = "",
+    clusters: Mapping[str, str] | None = None,
+) -> dict:
     """The transition table of `pairs` under `s.refusals`, overall and by each stratum of `fields`
     (the first record's level), with the items left `unpaired` by reason: the image-removal
     section of the audit, the language pairing's and `compare`'s Δimg. The overall row is the
@@ -250,22 +310,31 @@ def paired_section(pairs: list[Pair], unpaired: Mapping[str, list[str]], fields:
     stratum of fewer than `stats.MIN_TESTED` pairs is descriptive (no test). Given `clusters`
     ({item id: cluster id}, `cluster_map`), each row gains its cluster-bootstrap interval."""
     if s.refusals == "imputed" and forced_accuracy is None and _has_paired_refusal(pairs):
-        raise ValueError(f"{source}: --refusals imputed needs forced-guess records ({FORCED_CONDITION}); "
-                         "run with --forced-guess first")
+        raise ValueError(
+            f"{source}: --refusals imputed needs forced-guess records ({FORCED_CONDITION}); "
+            "run with --forced-guess first"
+        )
     values = pair_values(pairs, s.refusals, forced_accuracy)
 
     def row(entries: Sequence[tuple[tuple[float, float], bool, str]], role: str) -> dict:  # (credits, unreadable, id)
         tested = role == PRIMARY or len(entries) >= stats.MIN_TESTED
         ids = [clusters.get(i, i) for _, _, i in entries] if clusters is not None else None
-        return {"role": role, **transition_row([v for v, _, _ in entries], s, tested=tested, clusters=ids),
-                **metrics.delta_warning([f for _, f, _ in entries])}
+        return {
+            "role": role,
+            **transition_row([v for v, _, _ in entries], s, tested=tested, clusters=ids),
+            **metrics.delta_warning([f for _, f, _ in entries]),
+        }
 
-    entries = [(p.with_image, ((cw, cr), metrics.unreadable(p.with_image, p.removed), p.item.id)) for p, cw, cr in values]
+    entries = [
+        (p.with_image, ((cw, cr), metrics.unreadable(p.with_image, p.removed), p.item.id)) for p, cw, cr in values
+    ]
     return {
         "convention": s.refusals,
         "overall": row([e for _, e in entries], PRIMARY),
-        "by": {name: with_holm({key: row(rows, SECONDARY) for key, rows in _group(entries, rec_field).items()})
-               for name, rec_field in fields.items()},
+        "by": {
+            name: with_holm({key: row(rows, SECONDARY) for key, rows in _group(entries, rec_field).items()})
+            for name, rec_field in fields.items()
+        },
         "unpaired": {reason: {"n": len(ids), "items": ids} for reason, ids in unpaired.items()},
     }
 
@@ -302,10 +371,14 @@ def cluster_notes(benchmarks: Iterable[Any], level: str | None) -> list[str]:
     missing = [b for b in benchmarks if level not in _levels(b)]
     if len(missing) == len(benchmarks):
         declared = sorted({lv for b in benchmarks for lv in _levels(b)})
-        raise ValueError(f"no benchmark of these runs declares the cluster level {level!r}; "
-                         + (f"levels: {', '.join(declared)}" if declared else "they declare no clusters"))
-    return [f"{getattr(b, 'name', 'a benchmark')} declares no cluster level {level!r}: item-level intervals only"
-            for b in missing]
+        raise ValueError(
+            f"no benchmark of these runs declares the cluster level {level!r}; "
+            + (f"levels: {', '.join(declared)}" if declared else "they declare no clusters")
+        )
+    return [
+        f"{getattr(b, 'name', 'a benchmark')} declares no cluster level {level!r}: item-level intervals only"
+        for b in missing
+    ]
 
 
 def cluster_map(benchmark: Any, items: Iterable[Item], level: str | None) -> dict[str, str] | None:
@@ -325,19 +398,39 @@ def flat_row(section: dict, keys: Sequence[str]) -> dict:
     row = section["overall"]
     ci = row.get("ci") or (None, None)
     cluster = row.get("ci_cluster") or (None, None)
-    return {"n": row["n"], **{k: row[k] for k in keys}, "ci_low": ci[0], "ci_high": ci[1],
-            "ci_method": row["ci_method"], "test": row.get("test"), "mcnemar_p": row["mcnemar_p"],
-            "mcnemar_p_bound": row.get("mcnemar_p_bound"), "mcnemar_exact_p": row.get("mcnemar_exact_p"),
-            **({"cluster_ci_low": cluster[0], "cluster_ci_high": cluster[1],
-                "cluster_ci_method": row["ci_cluster_method"], "cluster_level": row["cluster_level"],
-                "n_clusters": row["n_clusters"]} if "ci_cluster" in row else {}),
-            "n_unpaired": sum(u["n"] for u in section["unpaired"].values()),
-            "unreadable_pairs": row["unreadable_pairs"], "warning": row["warning"], "note": row.get("note")}
+    return {
+        "n": row["n"],
+        **{k: row[k] for k in keys},
+        "ci_low": ci[0],
+        "ci_high": ci[1],
+        "ci_method": row["ci_method"],
+        "test": row.get("test"),
+        "mcnemar_p": row["mcnemar_p"],
+        "mcnemar_p_bound": row.get("mcnemar_p_bound"),
+        "mcnemar_exact_p": row.get("mcnemar_exact_p"),
+        **(
+            {
+                "cluster_ci_low": cluster[0],
+                "cluster_ci_high": cluster[1],
+                "cluster_ci_method": row["ci_cluster_method"],
+                "cluster_level": row["cluster_level"],
+                "n_clusters": row["n_clusters"],
+            }
+            if "ci_cluster" in row
+            else {}
+        ),
+        "n_unpaired": sum(u["n"] for u in section["unpaired"].values()),
+        "unreadable_pairs": row["unreadable_pairs"],
+        "warning": row["warning"],
+        "note": row.get("note"),
+    }
 
 
-BETWEEN_MODELS_TEXT = ("p: each pair's own test; Holm p: adjusted by Holm's method over the model pairs that compare "
-                       "the same quantity (one benchmark's accuracy in one condition, or its Δimg), one family of tests "
-                       "(docs/audit.md).")
+BETWEEN_MODELS_TEXT = (
+    "p: each pair's own test; Holm p: adjusted by Holm's method over the model pairs that compare "
+    "the same quantity (one benchmark's accuracy in one condition, or its Δimg), one family of tests "
+    "(docs/audit.md)."
+)
 
 
 def between_models_holm(rows: list[dict], families: Sequence[Any]) -> list[dict]:
@@ -368,6 +461,7 @@ def _has_paired_refusal(pairs: list[Pair]) -> bool:
 
 # ---------------------------------------------------------------- ablation
 
+
 def _ablation_group(items: list[Item], conditions: list[str], run: _Run, s: Settings) -> dict:
     same = [it for it in items if all((it.id, c) in run.by_key for c in conditions)]
     chances = [c for it in same if (c := run.chance(it)) is not None]
@@ -397,8 +491,11 @@ def ablation(run: _Run, s: Settings) -> dict:
     # condition with the image (predictions imported from a source that showed it): the items
     # image removal pairs, counted alike here
     with_image = [c.value for c in ALL if c.with_image]
-    seen = {it.id for it in live if it.has_images and (it.image_available or any(
-        (it.id, c) in run.by_key for c in with_image))}
+    seen = {
+        it.id
+        for it in live
+        if it.has_images and (it.image_available or any((it.id, c) in run.by_key for c in with_image))
+    }
     groups = {
         "image": ([it for it in live if it.id in seen], image_conditions),
         "text_only": ([it for it in live if not it.has_images], text_conditions),
@@ -423,10 +520,13 @@ def _any_record(run: _Run, item: Item) -> dict | None:
 
 # ---------------------------------------------------------------- refusals
 
+
 def refusal_rates(records: list[dict]) -> dict:
     """Per condition label (forced guesses included, after their base): records, refusals and
     their rate."""
-    refused = {key[0]: (len(rs), sum(r.get("status") == "refusal" for r in rs)) for key, rs in metrics.group(records).items()}
+    refused = {
+        key[0]: (len(rs), sum(r.get("status") == "refusal" for r in rs)) for key, rs in metrics.group(records).items()
+    }
     return {c: {"n": n, "refusals": k, "rate": k / n} for c, (n, k) in refused.items()}
 
 
@@ -438,8 +538,13 @@ def forced_guess(records: list[dict]) -> dict:
     forced = [r for r in records if r["condition"] == FORCED_CONDITION]
     predicted = [r for r in forced if r.get("status") == "answered"]
     correct = sum(bool(r.get("correct")) for r in predicted)
-    return {"n": len(forced), "n_predicted": len(predicted), "n_no_prediction": len(forced) - len(predicted),
-            "correct": correct, "accuracy": correct / len(predicted) if predicted else None}
+    return {
+        "n": len(forced),
+        "n_predicted": len(predicted),
+        "n_no_prediction": len(forced) - len(predicted),
+        "correct": correct,
+        "accuracy": correct / len(predicted) if predicted else None,
+    }
 
 
 def refusal_section(run: _Run, s: Settings) -> dict:
@@ -452,21 +557,27 @@ def refusal_section(run: _Run, s: Settings) -> dict:
     for conv in CONVENTIONS:
         if conv == "imputed" and needs_forced and run.forced_accuracy is None:
             rows[conv] = None
-            notes[conv] = (f"refusals present but none of the {fg['n']} {FORCED_CONDITION} records received a "
-                           "prediction" if fg["n"] else
-                           f"refusals present but no {FORCED_CONDITION} records (run with --forced-guess)")
+            notes[conv] = (
+                f"refusals present but none of the {fg['n']} {FORCED_CONDITION} records received a prediction"
+                if fg["n"]
+                else f"refusals present but no {FORCED_CONDITION} records (run with --forced-guess)"
+            )
             continue
         rows[conv] = paired_section(run.pairs, {}, {}, replace(s, refusals=conv), run.forced_accuracy)["overall"]
-    paired_refusals = {c: sum(getattr(p, side).get("status") == "refusal" for p in run.pairs)
-                       for c, side in ((WITH, "with_image"), (REMOVED, "removed"))}
+    paired_refusals = {
+        c: sum(getattr(p, side).get("status") == "refusal" for p in run.pairs)
+        for c, side in ((WITH, "with_image"), (REMOVED, "removed"))
+    }
     # the rates sit under the image-removal table: over its items (every record of a paired item,
     # forced guesses included); a run without pairs has no such table, and its rates cover every record
     paired = {p.item.id for p in run.pairs}
     over = [r for r in run.input.records if r["item_id"] in paired] if paired else run.input.records
     return {
         "rates": refusal_rates(over),
-        "rates_over": {"items": len(paired) if paired else len({r["item_id"] for r in over}),
-                       "scope": "paired" if paired else "all"},
+        "rates_over": {
+            "items": len(paired) if paired else len({r["item_id"] for r in over}),
+            "scope": "paired" if paired else "all",
+        },
         "paired_refusals": paired_refusals,
         "forced_guess": fg,
         "delta_img": rows,
@@ -475,6 +586,7 @@ def refusal_section(run: _Run, s: Settings) -> dict:
 
 
 # ---------------------------------------------------------------- image-as-options control
+
 
 def stem_leaks(item: Item, patterns: Sequence = ()) -> bool:
     """Does the stem describe individual options? A label followed by a colon or by one of the
@@ -527,21 +639,28 @@ def io_control(run: _Run, s: Settings) -> dict:
         "binomial_p": binomial(removed_correct, baseline),
         "binomial_p_with": binomial(with_correct, baseline),
         "image_unavailable": {
-            "n": len(unavailable), "baseline": unavailable_baseline,
+            "n": len(unavailable),
+            "baseline": unavailable_baseline,
             "a_removed": _mean(unavailable_correct),
             "ci_a_removed": _ci(unavailable_correct, s),
             "ci_method": stats.WILSON,
             "test": stats.SCORE_TEST,
             "binomial_p": binomial(unavailable_correct, unavailable_baseline),
         },
-        "numeric": {"n": len(numeric), **{cond: {"n": len(got), "accuracy": _mean(got)}
-                                          for cond, got in ((c, correct(numeric, c)) for c in (WITH, REMOVED))}},
+        "numeric": {
+            "n": len(numeric),
+            **{
+                cond: {"n": len(got), "accuracy": _mean(got)}
+                for cond, got in ((c, correct(numeric, c)) for c in (WITH, REMOVED))
+            },
+        },
         "leakage_hits": len(leaks),
         "leakage_items": leaks,
     }
 
 
 # ---------------------------------------------------------------- selection bias
+
 
 def claimed_labels(response: str | None, key: str = "answer") -> list[str] | None:
     """The labels a response's JSON answer (under `key`, the benchmark's answer key) names,
@@ -574,8 +693,11 @@ def selection_bias(run: _Run) -> dict:
     key = bench.answer_conventions().answer_key if bench is not None else "answer"
     for (cond,), records in metrics.group(run.by_key.values()).items():
         choice = [(r, it) for r in records if (it := run.input.items[r["item_id"]]).options and it.gold is not None]
-        single = [(r, it) for r, it in choice if it.gold.format == "single"
-                  and r.get("predicted") is not None and len(r["predicted"]) == 1]
+        single = [
+            (r, it)
+            for r, it in choice
+            if it.gold.format == "single" and r.get("predicted") is not None and len(r["predicted"]) == 1
+        ]
         n = len(single)
         predicted = Counter(r["predicted"][0] for r, _ in single)
         gold = Counter(it.gold.alternatives[0][0] for _, it in single)
@@ -587,8 +709,9 @@ def selection_bias(run: _Run) -> dict:
             "predicted": {lab: predicted[lab] / n for lab in labels} if n else {},
             "gold": {lab: gold[lab] / n for lab in labels} if n else {},
             "difference": diff,
-            "over_selected": [{"label": lab, "difference": d} for lab, d in
-                              sorted(diff.items(), key=lambda kv: -kv[1]) if d > 0],
+            "over_selected": [
+                {"label": lab, "difference": d} for lab, d in sorted(diff.items(), key=lambda kv: -kv[1]) if d > 0
+            ],
             "n_records": len(choice),
             "n_outside": n_outside,
             "outside_share": n_outside / len(choice) if choice else None,
@@ -597,6 +720,7 @@ def selection_bias(run: _Run) -> dict:
 
 
 # ---------------------------------------------------------------- examples
+
 
 def state_of(pair: Pair) -> str:
     w, r = bool(pair.with_image.get("correct")), bool(pair.removed.get("correct"))
@@ -619,8 +743,12 @@ def _example(pair: Pair, run: _Run) -> dict:
     item = pair.item
 
     def side(rec: dict) -> dict:
-        return {"response": rec.get("response"), "predicted": rec.get("predicted"), "status": rec.get("status"),
-                "correct": bool(rec.get("correct"))}
+        return {
+            "response": rec.get("response"),
+            "predicted": rec.get("predicted"),
+            "status": rec.get("status"),
+            "correct": bool(rec.get("correct")),
+        }
 
     return {
         "item_id": item.id,
@@ -635,6 +763,7 @@ def _example(pair: Pair, run: _Run) -> dict:
 
 
 # ---------------------------------------------------------------- one run, several runs
+
 
 def marginals(run: RunInput, fields: Mapping[str, str]) -> dict:
     """Each condition's numbers over all of the run's records, overall and by each stratum, as
@@ -663,8 +792,15 @@ def audit_run(run: RunInput, settings: Settings = Settings()) -> dict:
         "source": run.source,
         "n_records": len(run.records),
         "marginals": margins,
-        "paired": paired_section(prepared.pairs, prepared.unpaired, fields, settings, prepared.forced_accuracy,
-                                 run.source or run.model, clusters),
+        "paired": paired_section(
+            prepared.pairs,
+            prepared.unpaired,
+            fields,
+            settings,
+            prepared.forced_accuracy,
+            run.source or run.model,
+            clusters,
+        ),
         "ablation": ablation(prepared, settings),
         "refusals": refusal_section(prepared, settings),
         "io_control": io_control(prepared, settings),
@@ -682,14 +818,16 @@ def parse_cohorts(data: Any, source: str | Path = "cohort file") -> dict[str, st
         if isinstance(value, list) and all(isinstance(m, str) for m in value):
             for model in value:
                 if model in out and out[model] != str(key):
-                    raise DataError(f"model {model!r} is in two cohorts ({out[model]}, {key})", file=source,
-                                    record=str(key))
+                    raise DataError(
+                        f"model {model!r} is in two cohorts ({out[model]}, {key})", file=source, record=str(key)
+                    )
                 out[model] = str(key)
         elif isinstance(value, str):
             out[str(key)] = value
         else:
-            raise DataError(f"cohort entry {key!r} must be a list of model names or a cohort name",
-                            file=source, record=str(key))
+            raise DataError(
+                f"cohort entry {key!r} must be a list of model names or a cohort name", file=source, record=str(key)
+            )
     return out
 
 
@@ -714,13 +852,17 @@ def cohort_rows(models: dict[str, dict], cohorts: dict[str, str]) -> dict:
         # each stratum any member has, each of its levels any member has (sorted)
         levels = {f: sorted({k for d in docs for k in d["by"].get(f, {})}) for d in docs for f in d["by"]}
         by = {f: {k: _mean_row([d["by"].get(f, {}).get(k) for d in docs]) for k in keys} for f, keys in levels.items()}
-        out[cohort] = {"models": names, "n_models": len(names),
-                       "paired": {"overall": _mean_row([d["overall"] for d in docs]), "by": by}}
+        out[cohort] = {
+            "models": names,
+            "n_models": len(names),
+            "paired": {"overall": _mean_row([d["overall"] for d in docs]), "by": by},
+        }
     return out
 
 
-def experiment_labels(experiments: Sequence[tuple[str, str, str, str]],
-                      parts: Sequence[str] | None = None) -> list[str]:
+def experiment_labels(
+    experiments: Sequence[tuple[str, str, str, str]], parts: Sequence[str] | None = None
+) -> list[str]:
     """The one label of each experiment (benchmark, model name, language of its items, its run's
     path) in every output that names experiments (audit, compare, the item browser): among the
     experiments of one benchmark, the model's name where no other has it; else the model's name
@@ -738,8 +880,11 @@ def experiment_labels(experiments: Sequence[tuple[str, str, str, str]],
         group = of_model[(bench, model)]
         if len(group) == 1:
             return model
-        differ = [values for values in ([parts[j] for j in group], [experiments[j][2] for j in group])
-                  if len(set(values)) > 1 and all(values)]
+        differ = [
+            values
+            for values in ([parts[j] for j in group], [experiments[j][2] for j in group])
+            if len(set(values)) > 1 and all(values)
+        ]
         return f"{model} [{', '.join(values[group.index(i)] for values in differ)}]" if differ else folder(i)
 
     def folder(i: int) -> str:
@@ -776,11 +921,15 @@ def scope(runs: Sequence[Any]) -> dict[str, str]:
 def model_names(runs: list[RunInput]) -> list[str]:
     """The audited runs' labels (`experiment_labels`); one model audited on two benchmarks is
     `model (benchmark)` on each, as the audit lists models without a benchmark column."""
-    labels = experiment_labels([(getattr(r.benchmark, "name", ""), r.model, items_language(r.items.values()), r.source)
-                                for r in runs], [", ".join(scope([r]).values()) for r in runs])
+    labels = experiment_labels(
+        [(getattr(r.benchmark, "name", ""), r.model, items_language(r.items.values()), r.source) for r in runs],
+        [", ".join(scope([r]).values()) for r in runs],
+    )
     seen = Counter(labels)
-    return [label if seen[label] == 1 else f"{label} ({getattr(r.benchmark, 'name', i)})"
-            for i, (label, r) in enumerate(zip(labels, runs))]
+    return [
+        label if seen[label] == 1 else f"{label} ({getattr(r.benchmark, 'name', i)})"
+        for i, (label, r) in enumerate(zip(labels, runs))
+    ]
 
 
 def items_language(items) -> str:
@@ -796,18 +945,37 @@ def paired_accuracy_test(a: Sequence[bool], b: Sequence[bool]) -> dict:
     n01 = sum(not bool(x) and bool(y) for x, y in zip(a, b))
     n = len(a)
     if n == 0:
-        return {"n": 0, "difference": None, "ci": None, "ci_method": stats.TANGO, "test": stats.MIDP, "p": None,
-                "exact_p": None, "note": None}
+        return {
+            "n": 0,
+            "difference": None,
+            "ci": None,
+            "ci_method": stats.TANGO,
+            "test": stats.MIDP,
+            "p": None,
+            "exact_p": None,
+            "note": None,
+        }
     ci = list(stats.paired_difference_ci(n10, n01, n))
     t = stats.mcnemar(n10, n01)
-    return {"n": n, "difference": (n10 - n01) / n, "ci": ci, "ci_method": stats.TANGO, "test": t["test"],
-            "p": t["p"], "p_bound": t["p_bound"], "log10_p": t["log10_p"], "exact_p": t["exact_p"],
-            "exact_p_bound": t["exact_p_bound"], "discordant": {"a_only": n10, "b_only": n01},
-            "note": agreement_note(ci, t["p"])}
+    return {
+        "n": n,
+        "difference": (n10 - n01) / n,
+        "ci": ci,
+        "ci_method": stats.TANGO,
+        "test": t["test"],
+        "p": t["p"],
+        "p_bound": t["p_bound"],
+        "log10_p": t["log10_p"],
+        "exact_p": t["exact_p"],
+        "exact_p_bound": t["exact_p_bound"],
+        "discordant": {"a_only": n10, "b_only": n01},
+        "note": agreement_note(ci, t["p"]),
+    }
 
 
-def delta_difference_test(a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool, bool]], s: Settings,
-                          clusters: Sequence[str] | None = None) -> dict:
+def delta_difference_test(
+    a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool, bool]], s: Settings, clusters: Sequence[str] | None = None
+) -> dict:
     """Δimg of model a − Δimg of model b on the items both paired ((with, removed) per item),
     from the per-item contrasts (`stats.paired_contrast_test`): the exact sign-flip test and the
     interval that inverts it where few contrasts are non-zero, the z where many are; `test` and
@@ -815,14 +983,39 @@ def delta_difference_test(a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool
     clusters resampled; its interval and p from the same resamples) stands beside it
     (`ci_cluster`, `p_cluster`)."""
     t = stats.paired_contrast_test([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b])
-    out = {k: t[k] for k in ("n", "n_nonzero", "difference", "ci", "ci_method", "test", "p", "p_bound", "log10_p",
-                             "exact_p", "note")}
+    out = {
+        k: t[k]
+        for k in (
+            "n",
+            "n_nonzero",
+            "difference",
+            "ci",
+            "ci_method",
+            "test",
+            "p",
+            "p_bound",
+            "log10_p",
+            "exact_p",
+            "note",
+        )
+    }
     if clusters is not None:
-        c = stats.bootstrap_difference([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b],
-                                       clusters=clusters, resamples=s.resamples, seed=s.seed)
-        out.update(ci_cluster=c["ci"], ci_cluster_method=c["ci_method"], p_cluster=c["p"],
-                   p_cluster_bound=c["p_bound"], n_clusters=c["n_units"], cluster_level=s.cluster,
-                   cluster_note=c["note"])
+        c = stats.bootstrap_difference(
+            [float(w) - float(r) for w, r in a],
+            [float(w) - float(r) for w, r in b],
+            clusters=clusters,
+            resamples=s.resamples,
+            seed=s.seed,
+        )
+        out.update(
+            ci_cluster=c["ci"],
+            ci_cluster_method=c["ci_method"],
+            p_cluster=c["p"],
+            p_cluster_bound=c["p_bound"],
+            n_clusters=c["n_units"],
+            cluster_level=s.cluster,
+            cluster_note=c["note"],
+        )
     return out
 
 
@@ -850,23 +1043,41 @@ def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[
                 test = paired_means_test(ma, mb)
             else:
                 test = paired_accuracy_test([bool(r.get("correct")) for r in a], [bool(r.get("correct")) for r in b])
-            row = {"a": names[i], "b": names[j], "measure": f"accuracy {cond}", **test,
-                   **metrics.delta_warning([metrics.unreadable(x, y) for x, y in zip(a, b)])}
+            row = {
+                "a": names[i],
+                "b": names[j],
+                "measure": f"accuracy {cond}",
+                **test,
+                **metrics.delta_warning([metrics.unreadable(x, y) for x, y in zip(a, b)]),
+            }
             if clusters is not None:
                 ca, cb = [float(bool(r.get("correct"))) for r in a], [float(bool(r.get("correct"))) for r in b]
-                c = stats.bootstrap_difference(ca, cb, clusters=[clusters.get(x, x) for x in shared],
-                                               resamples=s.resamples, seed=s.seed)
-                row.update(ci_cluster=c["ci"], ci_cluster_method=c["ci_method"], n_clusters=c["n_units"],
-                           cluster_level=s.cluster, cluster_note=c["note"])
+                c = stats.bootstrap_difference(
+                    ca, cb, clusters=[clusters.get(x, x) for x in shared], resamples=s.resamples, seed=s.seed
+                )
+                row.update(
+                    ci_cluster=c["ci"],
+                    ci_cluster_method=c["ci_method"],
+                    n_clusters=c["n_units"],
+                    cluster_level=s.cluster,
+                    cluster_note=c["note"],
+                )
             out.append(row)
         shared = sorted(set(da) & set(db))
         pa, pb = [da[x] for x in shared], [db[x] for x in shared]
         ids = [clusters.get(x, x) for x in shared] if clusters is not None else None
-        out.append({"a": names[i], "b": names[j], "measure": "delta_img",
-                    **delta_difference_test([_credits(p) for p in pa], [_credits(p) for p in pb], s, ids),
-                    **metrics.delta_warning([metrics.unreadable(x.with_image, x.removed, y.with_image, y.removed)
-                                             for x, y in zip(pa, pb)])})
-        families += [(getattr(runs[i].benchmark, "name", ""), row["measure"]) for row in out[len(families):]]
+        out.append(
+            {
+                "a": names[i],
+                "b": names[j],
+                "measure": "delta_img",
+                **delta_difference_test([_credits(p) for p in pa], [_credits(p) for p in pb], s, ids),
+                **metrics.delta_warning(
+                    [metrics.unreadable(x.with_image, x.removed, y.with_image, y.removed) for x, y in zip(pa, pb)]
+                ),
+            }
+        )
+        families += [(getattr(runs[i].benchmark, "name", ""), row["measure"]) for row in out[len(families) :]]
     return between_models_holm(out, families)
 
 
@@ -879,7 +1090,10 @@ def audit(runs: list[RunInput], settings: Settings = Settings(), cohorts: dict[s
     `models` (keyed by model name), with `comparisons` and, given cohorts, `cohorts`."""
     if not runs:
         raise ValueError("no runs to audit")
-    meta = {"settings": {**asdict(settings), "by": list(settings.by)}, "intervals": intervals_statement(settings.cluster)}
+    meta = {
+        "settings": {**asdict(settings), "by": list(settings.by)},
+        "intervals": intervals_statement(settings.cluster),
+    }
     names = model_names(runs)
     models = {name: audit_run(run, settings) for name, run in zip(names, runs)}
     if len(runs) == 1:
@@ -898,10 +1112,18 @@ def model_docs(doc: dict) -> dict[str, dict]:
 
 
 # the paired table's number columns, in Markdown and on the page: (heading, key, number format)
-PAIRED_COLUMNS = [("n", "n", "int"), *((s, s, "pct") for s in (*STATES, "a_with", "a_removed")),
-                  ("Δimg", "delta_img", "pp"), ("95 % CI", "ci", "ci_pp"), ("cluster 95 % CI", "ci_cluster", "ci_pp"),
-                  ("McNemar mid-p", "mcnemar_p", "p"), ("Holm p", "mcnemar_p_holm", "p"), ("role", "role", "text"),
-                  ("warning", "warning", "text"), ("note", "note", "text")]
+PAIRED_COLUMNS = [
+    ("n", "n", "int"),
+    *((s, s, "pct") for s in (*STATES, "a_with", "a_removed")),
+    ("Δimg", "delta_img", "pp"),
+    ("95 % CI", "ci", "ci_pp"),
+    ("cluster 95 % CI", "ci_cluster", "ci_pp"),
+    ("McNemar mid-p", "mcnemar_p", "p"),
+    ("Holm p", "mcnemar_p_holm", "p"),
+    ("role", "role", "text"),
+    ("warning", "warning", "text"),
+    ("note", "note", "text"),
+]
 # columns a table shows only where some row has a value
 OPTIONAL_COLUMNS = ("warning", "note", "cluster 95 % CI")
 
@@ -910,8 +1132,10 @@ def strata_rows(section: dict) -> list[tuple[str, list, dict]]:
     """A paired section's rows as (label, path in the section, row): overall, then one per level
     of each stratum."""
     return [("overall", ["overall"], section["overall"])] + [
-        (f"{name} = {level}", ["by", name, level], row) for name, levels in section["by"].items()
-        for level, row in levels.items()]
+        (f"{name} = {level}", ["by", name, level], row)
+        for name, levels in section["by"].items()
+        for level, row in levels.items()
+    ]
 
 
 def paired_markdown(section: dict, columns: list[tuple[str, str, str]], unpaired: str = "Unpaired items") -> list[str]:
@@ -919,20 +1143,26 @@ def paired_markdown(section: dict, columns: list[tuple[str, str, str]], unpaired
     then the items it left `unpaired` by reason, as lines."""
     import pandas as pd
 
-    from medvqa.core.render import to_markdown
+    from ..render import to_markdown
 
-    frame = pd.DataFrame([[label, *(row.get(key) for _, key, _ in columns)] for label, _, row in strata_rows(section)],
-                         columns=["stratum", *(heading for heading, _, _ in columns)])
+    frame = pd.DataFrame(
+        [[label, *(row.get(key) for _, key, _ in columns)] for label, _, row in strata_rows(section)],
+        columns=["stratum", *(heading for heading, _, _ in columns)],
+    )
     for name in OPTIONAL_COLUMNS:  # a warning (note, cluster interval) column only where a row has one
         if name in frame and frame[name].isna().all():
             frame = frame.drop(columns=name)
     reasons = ", ".join(f"{v['n']} {reason}" for reason, v in section["unpaired"].items())
-    return [to_markdown(frame, {heading: kind for heading, _, kind in columns}).rstrip("\n"),
-            *(["", f"{unpaired}: {reasons}."] if reasons else [])]
+    return [
+        to_markdown(frame, {heading: kind for heading, _, kind in columns}).rstrip("\n"),
+        *(["", f"{unpaired}: {reasons}."] if reasons else []),
+    ]
 
 
-ITEM_LEVEL = ("item-level: items treated as independent draws, so the intervals generalise to a population "
-              "of items like these (for the fixed exam itself, its accuracy is a count, not an estimate)")
+ITEM_LEVEL = (
+    "item-level: items treated as independent draws, so the intervals generalise to a population "
+    "of items like these (for the fixed exam itself, its accuracy is a count, not an estimate)"
+)
 
 
 def intervals_statement(cluster: str | None) -> dict:
@@ -940,10 +1170,18 @@ def intervals_statement(cluster: str | None) -> dict:
     level of the cluster-bootstrap intervals beside them (`default_cluster`; None with --cluster
     none or where no benchmark declares clusters)}. Every
     document that prints intervals carries it."""
-    return {"item": ITEM_LEVEL, "cluster": cluster,
-            **({"cluster_statement": f"cluster bootstrap over {cluster} (whole {cluster}s resampled): the intervals "
-                                     f"generalise to a population of {cluster}s like these (--cluster none: item-level only)"}
-               if cluster else {})}
+    return {
+        "item": ITEM_LEVEL,
+        "cluster": cluster,
+        **(
+            {
+                "cluster_statement": f"cluster bootstrap over {cluster} (whole {cluster}s resampled): the intervals "
+                f"generalise to a population of {cluster}s like these (--cluster none: item-level only)"
+            }
+            if cluster
+            else {}
+        ),
+    }
 
 
 def intervals_text(doc: dict) -> str:
@@ -954,10 +1192,15 @@ def intervals_text(doc: dict) -> str:
 def reading_text(doc: dict) -> str:
     """Which reading an audit document's records were read under (per benchmark where they differ)."""
     readings = doc.get("readings") or {}
-    said = (doc.get("reading") or "strict") if doc.get("reading") != "mixed" else \
-        "each benchmark's protocol's (" + ", ".join(f"{b} {r}" for b, r in readings.items()) + ")"
-    return (f"Reading: {said}: every count, Δ and test reads replies so (--reading strict|assisted "
-            "switches; docs/scoring.md).")
+    said = (
+        (doc.get("reading") or "strict")
+        if doc.get("reading") != "mixed"
+        else "each benchmark's protocol's (" + ", ".join(f"{b} {r}" for b, r in readings.items()) + ")"
+    )
+    return (
+        f"Reading: {said}: every count, Δ and test reads replies so (--reading strict|assisted "
+        "switches; docs/scoring.md)."
+    )
 
 
 def refusal_scope(refusals: dict) -> str:
@@ -973,7 +1216,7 @@ def summary_markdown(doc: dict) -> str:
     """A short human-readable summary: which reading, how runs were paired, per model the paired
     rows (overall and by stratum) with the image items left unpaired, refusal rates and the
     image-as-options control, as Markdown."""
-    from medvqa.core.render import percent as pct
+    from ..render import percent as pct
 
     lines = [reading_text(doc), ""]
     lines += [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
@@ -982,20 +1225,29 @@ def summary_markdown(doc: dict) -> str:
         lines += [f"## {name}", ""]
         if p["overall"]["n"] or p["unpaired"]:
             table, *unpaired = paired_markdown(p, PAIRED_COLUMNS, "Unpaired image items")
-            lines += [f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:", "", table, "",
-                      "95 % CI of Δimg: Tango's score interval for paired proportions; McNemar mid-p "
-                      "(Fagerland, Lydersen & Laake 2013; the exact conditional p is in --json); Holm p: adjusted by "
-                      "Holm's method over the tested levels of each stratum. The overall row is the pre-specified "
-                      f"primary Δimg; strata are secondary, and one of fewer than {stats.MIN_TESTED} pairs is "
-                      "descriptive (no test).", f"Intervals: {intervals_text(doc)}", *unpaired]
+            lines += [
+                f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:",
+                "",
+                table,
+                "",
+                "95 % CI of Δimg: Tango's score interval for paired proportions; McNemar mid-p "
+                "(Fagerland, Lydersen & Laake 2013; the exact conditional p is in --json); Holm p: adjusted by "
+                "Holm's method over the tested levels of each stratum. The overall row is the pre-specified "
+                f"primary Δimg; strata are secondary, and one of fewer than {stats.MIN_TESTED} pairs is "
+                "descriptive (no test).",
+                f"Intervals: {intervals_text(doc)}",
+                *unpaired,
+            ]
         else:  # a text-only run: no table of nothing
             lines.append("Image removal: no image items in these records, so no pairs.")
         rates = ", ".join(f"{c} {pct(v['rate'])} %" for c, v in m["refusals"]["rates"].items())
         io = m["io_control"]
         lines += ["", f"Refusal rates ({refusal_scope(m['refusals'])}): {rates or 'no records'}."]
         if io["n"]:  # items whose options are in the image only
-            lines.append(f"Image-as-options control: n {io['n']}, baseline {pct(io['baseline'])} %, with image "
-                         f"{pct(io['a_with'])} %, removed {pct(io['a_removed'])} %, stem leakage hits "
-                         f"{io['leakage_hits']}.")
+            lines.append(
+                f"Image-as-options control: n {io['n']}, baseline {pct(io['baseline'])} %, with image "
+                f"{pct(io['a_with'])} %, removed {pct(io['a_removed'])} %, stem leakage hits "
+                f"{io['leakage_hits']}."
+            )
         lines.append("")
     return "\n".join(lines)

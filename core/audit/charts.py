@@ -18,14 +18,28 @@ import re
 import unicodedata
 from html import escape
 
-from medvqa.core.audit.analysis import STATES, model_docs
-from medvqa.core.render import percent
+from ..render import percent
+from .analysis import STATES, model_docs
 
 STATE_COLOURS = {"p11": "#4c9a2a", "p10": "#2b6cb0", "p01": "#dd6b20", "p00": "#a0aec0"}
-STATE_NAMES = {"p11": "correct in both", "p10": "correct only with image",
-               "p01": "correct only without image", "p00": "wrong in both"}
-SERIES_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-                  "#bcbd22", "#17becf")
+STATE_NAMES = {
+    "p11": "correct in both",
+    "p10": "correct only with image",
+    "p01": "correct only without image",
+    "p00": "wrong in both",
+}
+SERIES_COLOURS = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 LANGUAGE_COLOURS = ("#2b6cb0", "#dd6b20", "#4c9a2a", "#805ad5")
 PASS_COLOUR = "#c53030"
 FONT = 11  # px, labels
@@ -44,31 +58,58 @@ class Svg:
         self.width, self.height, self.title = width, height, title
         self.parts: list[str] = []
 
-    def rect(self, x: float, y: float, w: float, h: float, fill: str, tip: str | None = None,
-             stroke: str | None = None) -> None:
+    def rect(
+        self, x: float, y: float, w: float, h: float, fill: str, tip: str | None = None, stroke: str | None = None
+    ) -> None:
         inner = f"<title>{escape(tip)}</title>" if tip else ""
         edge = f' stroke="{stroke}" stroke-width="0.5"' if stroke else ""
-        self.parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0):.1f}" height="{max(h, 0):.1f}" '
-                          f'fill="{fill}"{edge}>{inner}</rect>')
+        self.parts.append(
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0):.1f}" height="{max(h, 0):.1f}" '
+            f'fill="{fill}"{edge}>{inner}</rect>'
+        )
 
-    def line(self, x1: float, y1: float, x2: float, y2: float, stroke: str = "#222", width: float = 1,
-             dash: str | None = None) -> None:
+    def line(
+        self,
+        x1: float,
+        y1: float,
+        x2: float,
+        y2: float,
+        stroke: str = "#222",
+        width: float = 1,
+        dash: str | None = None,
+    ) -> None:
         extra = f' stroke-dasharray="{dash}"' if dash else ""
-        self.parts.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{stroke}" '
-                          f'stroke-width="{width}"{extra}/>')
+        self.parts.append(
+            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{stroke}" '
+            f'stroke-width="{width}"{extra}/>'
+        )
 
     def marker(self, x: float, y: float, colour: str, tip: str, shape: str = "circle") -> None:
-        body = (f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}">' if shape == "circle" else
-                f'<path d="M{x:.1f} {y - 5:.1f}L{x + 5:.1f} {y:.1f}L{x:.1f} {y + 5:.1f}L{x - 5:.1f} {y:.1f}Z" '
-                f'fill="{colour}">')
+        body = (
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}">'
+            if shape == "circle"
+            else f'<path d="M{x:.1f} {y - 5:.1f}L{x + 5:.1f} {y:.1f}L{x:.1f} {y + 5:.1f}L{x - 5:.1f} {y:.1f}Z" '
+            f'fill="{colour}">'
+        )
         self.parts.append(f"{body}<title>{escape(tip)}</title></{'circle' if shape == 'circle' else 'path'}>")
 
-    def text(self, x: float, y: float, text: str, anchor: str = "start", size: float = FONT,
-             fill: str = "#222", rotate: float | None = None, bold: bool = False) -> None:
+    def text(
+        self,
+        x: float,
+        y: float,
+        text: str,
+        anchor: str = "start",
+        size: float = FONT,
+        fill: str = "#222",
+        rotate: float | None = None,
+        bold: bool = False,
+    ) -> None:
         extra = f' transform="rotate({rotate} {x:.1f} {y:.1f})"' if rotate else ""
         weight = ' font-weight="bold"' if bold else ""
-        self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" '
-                          f'fill="{fill}"{weight}{extra}>{escape(str(text))}</text>')
+        self.parts.append(
+            f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" '
+            f'fill="{fill}"{weight}{extra}>{escape(str(text))}</text>'
+        )
 
     def legend(self, entries: list[tuple[str, str]], y: float) -> None:
         """One row of colour keys centred at height `y`."""
@@ -81,9 +122,11 @@ class Svg:
             x += w
 
     def render(self) -> str:
-        return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.width:.0f} {self.height:.0f}" '
-                f'width="{self.width:.0f}" height="{self.height:.0f}" role="img" font-family="inherit">'
-                f"<title>{escape(self.title)}</title>" + "".join(self.parts) + "</svg>")
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.width:.0f} {self.height:.0f}" '
+            f'width="{self.width:.0f}" height="{self.height:.0f}" role="img" font-family="inherit">'
+            f"<title>{escape(self.title)}</title>" + "".join(self.parts) + "</svg>"
+        )
 
 
 def paired_rows(doc: dict, field: str | None, cohorts: bool = False) -> dict[str, dict[str, dict]]:
@@ -109,8 +152,17 @@ def round_ticks(low: float, high: float, count: int = 5) -> list[float]:
     return [0.0 if abs(t) < 1e-9 * step else t for t in ticks]
 
 
-def _x_axis(svg: Svg, left: float, right: float, y: float, lo: float, hi: float, ticks: list[float],
-            label: str, fmt=lambda v: f"{v:g}") -> None:
+def _x_axis(
+    svg: Svg,
+    left: float,
+    right: float,
+    y: float,
+    lo: float,
+    hi: float,
+    ticks: list[float],
+    label: str,
+    fmt=lambda v: f"{v:g}",
+) -> None:
     scale = (right - left) / (hi - lo)
     svg.line(left, y, right, y)
     for t in ticks:
@@ -139,8 +191,14 @@ def states_chart(doc: dict, field: str | None = None) -> str:
             x = left
             for state in STATES:
                 w = (right - left) * row[state]
-                svg.rect(x, y + 3, w, ROW - 6, STATE_COLOURS[state],
-                         f"{model}, {label}: {STATE_NAMES[state]} {percent(row[state])} %")
+                svg.rect(
+                    x,
+                    y + 3,
+                    w,
+                    ROW - 6,
+                    STATE_COLOURS[state],
+                    f"{model}, {label}: {STATE_NAMES[state]} {percent(row[state])} %",
+                )
                 x += w
             y += ROW
         _x_axis(svg, left, right, y + 2, 0, 100, [0, 25, 50, 75, 100], "% of paired items")
@@ -193,8 +251,7 @@ def delta_chart(doc: dict, field: str | None = None) -> str:
                 tip += f" [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]"
             svg.marker(x, y, colour, tip, "circle" if is_model else "diamond")
     _x_axis(svg, left, right, bottom + 2, lo, hi, ticks, "Δimg = a_with − a_removed (percentage points)")
-    svg.legend([(name, SERIES_COLOURS[i % len(SERIES_COLOURS)]) for i, (name, _, _) in enumerate(series)],
-               bottom + 58)
+    svg.legend([(name, SERIES_COLOURS[i % len(SERIES_COLOURS)]) for i, (name, _, _) in enumerate(series)], bottom + 58)
     return svg.render()
 
 
@@ -230,10 +287,23 @@ def heatmap_chart(doc: dict, field: str) -> str:
             if key not in strata:
                 continue
             v = 100 * strata[key]["delta_img"]
-            svg.rect(gutter + cell_w * j, y, cell_w - 1, cell_h - 1, diverging(v, limit),
-                     f"{model}, {key}: Δimg {v:+.1f} pp", stroke="#cbd5e0")
-            svg.text(gutter + cell_w * j + cell_w / 2, y + cell_h / 2 + 4, f"{v:.1f}", anchor="middle", size=10,
-                     fill="#fff" if abs(v) > 0.6 * limit else "#000")
+            svg.rect(
+                gutter + cell_w * j,
+                y,
+                cell_w - 1,
+                cell_h - 1,
+                diverging(v, limit),
+                f"{model}, {key}: Δimg {v:+.1f} pp",
+                stroke="#cbd5e0",
+            )
+            svg.text(
+                gutter + cell_w * j + cell_w / 2,
+                y + cell_h / 2 + 4,
+                f"{v:.1f}",
+                anchor="middle",
+                size=10,
+                fill="#fff" if abs(v) > 0.6 * limit else "#000",
+            )
     return svg.render()
 
 
@@ -245,8 +315,11 @@ def chart_names(doc: dict) -> list[tuple[str, str, str | None]]:
     for field in doc["settings"]["by"]:
         if any(paired_rows(doc, field).values()):
             slug = re.sub(r"[^A-Za-z0-9_-]+", "_", field)
-            out += [(f"states_by_{slug}", "states", field), (f"delta_by_{slug}", "delta", field),
-                    (f"heatmap_{slug}", "heatmap", field)]
+            out += [
+                (f"states_by_{slug}", "states", field),
+                (f"delta_by_{slug}", "delta", field),
+                (f"heatmap_{slug}", "heatmap", field),
+            ]
     return out
 
 
@@ -270,15 +343,21 @@ def panel_chart(doc: dict, panel: dict) -> str:
     label_h = 10 + max([text_width(m, 10) * 0.6 for m in models] or [20])
     plot_h, axis_w = 180, 34
     panel_w, panel_h = axis_w + plot_w + 16, 24 + plot_h + label_h + 10
-    title = (f"{panel['benchmark']}: accuracy by {panel['stratum']} and language ({panel['condition']}), "
-             "95 % CI, pass line")
+    title = (
+        f"{panel['benchmark']}: accuracy by {panel['stratum']} and language ({panel['condition']}), 95 % CI, pass line"
+    )
     svg = Svg(max(ncols * panel_w, text_width(title, 12) + 20), 30 + nrows * panel_h + 30, title)
     svg.text(svg.width / 2, 18, title, anchor="middle", size=12, bold=True)
     for index, level in enumerate(levels):
         ox, oy = (index % ncols) * panel_w + axis_w, 30 + (index // ncols) * panel_h + 24
         line = panel["pass_lines"].get(level)
-        svg.text(ox + plot_w / 2, oy - 8, level if line is None else f"{level} (pass line {percent(line)} %)",
-                 anchor="middle", bold=True)
+        svg.text(
+            ox + plot_w / 2,
+            oy - 8,
+            level if line is None else f"{level} (pass line {percent(line)} %)",
+            anchor="middle",
+            bold=True,
+        )
 
         def y_of(value: float) -> float:
             return oy + plot_h * (1 - value)
@@ -317,7 +396,8 @@ def panel_chart(doc: dict, panel: dict) -> str:
             svg.line(ox, y_of(line), ox + plot_w, y_of(line), stroke=PASS_COLOUR, width=1.2, dash="5 3")
     entries = [(lang, LANGUAGE_COLOURS[k % len(LANGUAGE_COLOURS)]) for k, lang in enumerate(languages)]
     entries += [("published", "#000")] * any(
-        "overall_row" in c and table[c["overall_row"]].get("published_accuracy") is not None for c in panel["cells"])
+        "overall_row" in c and table[c["overall_row"]].get("published_accuracy") is not None for c in panel["cells"]
+    )
     entries += [("pass line", PASS_COLOUR)] * any(v is not None for v in panel["pass_lines"].values())
     svg.legend(entries, svg.height - 12)
     return svg.render()

@@ -16,9 +16,10 @@ import numpy as np
 from matplotlib import font_manager, rc_context
 from matplotlib.figure import Figure
 
-from medvqa.core.audit.analysis import STATES
-from medvqa.core.audit.charts import STATE_COLOURS, STATE_NAMES, chart_names
-from medvqa.core.audit.charts import paired_rows as _rows
+from .analysis import STATES
+from .charts import STATE_COLOURS, STATE_NAMES, chart_names
+from .charts import paired_rows as _rows
+
 # Sans-serif families tried after DejaVu Sans for glyphs it lacks (Japanese, Korean).
 _FALLBACK_FONTS = ("IPAexGothic", "IPAGothic", "Noto Sans CJK JP", "Noto Sans CJK KR", "NanumGothic")
 
@@ -88,8 +89,12 @@ def delta_figure(doc: dict, field: str | None = None) -> Figure:
         values = np.array([100 * r["delta_img"] for r in strata.values()])
         if is_model:
             cis = [r.get("ci") or [r["delta_img"]] * 2 for r in strata.values()]
-            err = np.array([[100 * (r["delta_img"] - lo), 100 * (hi - r["delta_img"])]
-                            for r, (lo, hi) in zip(strata.values(), cis)]).T
+            err = np.array(
+                [
+                    [100 * (r["delta_img"] - lo), 100 * (hi - r["delta_img"])]
+                    for r, (lo, hi) in zip(strata.values(), cis)
+                ]
+            ).T
             ax.errorbar(values, pos, xerr=err if len(values) else None, fmt="o", capsize=3, color=f"C{i}", label=name)
         else:
             ax.scatter(values, pos, marker="D", s=40, color=f"C{i}", label=name)
@@ -106,16 +111,25 @@ def heatmap_figure(doc: dict, field: str) -> Figure:
     """Models (rows) × strata (columns) of Δimg in percentage points."""
     rows = _rows(doc, field)
     keys = list(dict.fromkeys(k for strata in rows.values() for k in strata))
-    grid = np.array([[100 * strata[k]["delta_img"] if k in strata else math.nan for k in keys]
-                     for strata in rows.values()], dtype=float)
+    grid = np.array(
+        [[100 * strata[k]["delta_img"] if k in strata else math.nan for k in keys] for strata in rows.values()],
+        dtype=float,
+    )
     limit = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
     fig = Figure(figsize=(max(4, 1.1 * len(keys) + 2.5), max(2, 0.5 * len(rows) + 1.8)), layout="constrained")
     ax = fig.subplots()
     image = ax.imshow(grid, cmap="RdBu", vmin=-max(limit, 1.0), vmax=max(limit, 1.0), aspect="auto")
     for (i, j), v in np.ndenumerate(grid):
         if np.isfinite(v):
-            ax.text(j, i, f"{v:.1f}", ha="center", va="center", fontsize=8,
-                    color="white" if abs(v) > 0.6 * max(limit, 1.0) else "black")
+            ax.text(
+                j,
+                i,
+                f"{v:.1f}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if abs(v) > 0.6 * max(limit, 1.0) else "black",
+            )
     ax.set_xticks(range(len(keys)), keys, rotation=30, ha="right")
     ax.set_yticks(range(len(rows)), list(rows))
     fig.colorbar(image, ax=ax, label="Δimg (pp)")
@@ -133,12 +147,15 @@ def figures(doc: dict) -> dict[str, Figure]:
 
 def save_figures(doc: dict, out_dir: Path) -> list[Path]:
     """Write every figure as PNG and SVG into `out_dir`; returns the files written."""
-    from medvqa.core.files import write_atomic
+    from ..files import write_atomic
 
     written = []
     with _style():
         for stem, fig in figures(doc).items():
             for suffix, extra in ((".png", {"dpi": 150}), (".svg", {})):
-                written.append(write_atomic(Path(out_dir) / f"{stem}{suffix}",
-                                            lambda fh: fig.savefig(fh, format=suffix[1:], **extra)))
+                written.append(
+                    write_atomic(
+                        Path(out_dir) / f"{stem}{suffix}", lambda fh: fig.savefig(fh, format=suffix[1:], **extra)
+                    )
+                )
     return written

@@ -13,18 +13,27 @@ import html
 import io
 import json
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlencode
 
-from medvqa.core.audit.analysis import (BETWEEN_MODELS_TEXT, CONVENTIONS, PAIRED_COLUMNS, STATES, intervals_text,
-                                        model_docs, reading_text, refusal_scope, strata_rows)
-from medvqa.core.audit.pairing import language_columns
-from medvqa.core.stats import MIN_TESTED
-from medvqa.core.audit.charts import audit_charts
-from medvqa.core.render import FONT_STACK, bidi_auto, fmt, to_html
-
+from ..render import FONT_STACK, bidi_auto, fmt, to_html
+from ..stats import MIN_TESTED
+from .analysis import (
+    BETWEEN_MODELS_TEXT,
+    CONVENTIONS,
+    PAIRED_COLUMNS,
+    STATES,
+    intervals_text,
+    model_docs,
+    reading_text,
+    refusal_scope,
+    strata_rows,
+)
+from .charts import audit_charts
+from .pairing import language_columns
 
 _ABSENT = object()
 
@@ -53,27 +62,37 @@ class _Page:
     def add(self, text: str) -> None:
         self.parts.append(text)
 
-    def cell(self, path: list, kind: str, tag: str = "td", items: dict[str, str] | None = None,
-             text: str | None = None) -> str:
+    def cell(
+        self, path: list, kind: str, tag: str = "td", items: dict[str, str] | None = None, text: str | None = None
+    ) -> str:
         """A number from the document at `path` (shown as `text` when given), tagged with its path
         and format; with `items` (the item browser's filter of the items behind it), a link to
         them in the browser."""
         text = html.escape(fmt(_get(self.doc, path), kind)) if text is None else text
         if items is not None and self.view_href:
             text = f'<a class="view-link" href="{_e(self.view_href + "#" + urlencode(items))}">{text}</a>'
-        return (f'<{tag} class="num" data-path="{_e(json.dumps(path, ensure_ascii=False))}" '
-                f'data-format="{kind}">{text}</{tag}>')
+        return (
+            f'<{tag} class="num" data-path="{_e(json.dumps(path, ensure_ascii=False))}" '
+            f'data-format="{kind}">{text}</{tag}>'
+        )
 
     def row_attrs(self, strata: dict[str, list[str]]) -> str:
         for name, values in strata.items():
             self.filters.setdefault(name, set()).update(values)
         keys = [f"{name}={v}" for name, values in strata.items() for v in values]
-        return (f' data-fields="{_e(json.dumps(list(strata), ensure_ascii=False))}"'
-                f' data-strata="{_e(json.dumps(keys, ensure_ascii=False))}"')
+        return (
+            f' data-fields="{_e(json.dumps(list(strata), ensure_ascii=False))}"'
+            f' data-strata="{_e(json.dumps(keys, ensure_ascii=False))}"'
+        )
 
-    def table(self, texts: list[str], numbers: list[tuple[str, Any, str]], rows: list[tuple[list[str], list, dict]],
-              items: Callable[[int, str], dict[str, str]] | None = None,
-              cell: Callable[[int, str], str | None] | None = None) -> None:
+    def table(
+        self,
+        texts: list[str],
+        numbers: list[tuple[str, Any, str]],
+        rows: list[tuple[list[str], list, dict]],
+        items: Callable[[int, str], dict[str, str]] | None = None,
+        cell: Callable[[int, str], str | None] | None = None,
+    ) -> None:
         """A table through the one renderer: the text columns `texts`, then `numbers` (heading, key
         or keys under the row's path, format). Each row is (its texts, the document path of its
         numbers, its strata for the filter; rows are told apart by their texts); each number is
@@ -97,8 +116,14 @@ class _Page:
                 return "<td></td>"
             return self.cell(path, kinds[heading], items=items(i, keys[heading][-1]) if items else None, text=text)
 
-        self.add(to_html(pd.DataFrame(values, columns=[*texts, *keys]), kinds, cell=number,
-                         row_attrs=lambda row: attrs[tuple(row[h] for h in texts)]))
+        self.add(
+            to_html(
+                pd.DataFrame(values, columns=[*texts, *keys]),
+                kinds,
+                cell=number,
+                row_attrs=lambda row: attrs[tuple(row[h] for h in texts)],
+            )
+        )
 
 
 def _e(text: Any) -> str:
@@ -107,8 +132,10 @@ def _e(text: Any) -> str:
 
 def _strata_rows(base: list, section: dict) -> list[tuple[list[str], list, dict]]:
     """A paired section's rows for `_Page.table`; each level's row filters with its stratum."""
-    return [([label], [*base, *path], {path[1]: [path[2]]} if path[0] == "by" else {})
-            for label, path, _ in strata_rows(section)]
+    return [
+        ([label], [*base, *path], {path[1]: [path[2]]} if path[0] == "by" else {})
+        for label, path, _ in strata_rows(section)
+    ]
 
 
 def _warned(columns: list[tuple[str, Any, str]], rows: Any) -> list[tuple[str, Any, str]]:
@@ -122,16 +149,27 @@ def _paired_table(page: _Page, base: list, paired: dict, model: str) -> None:
     rows = _strata_rows([*base, "paired"], paired)
     # the item browser's filter of a cell: the model's paired items in the row's stratum, those
     # of one transition state for a state's cell
-    columns = [("95 % CI (Tango)" if key == "ci" else heading, key, kind)
-               for heading, key, kind in _warned(PAIRED_COLUMNS, [r for _, _, r in strata_rows(paired)])]
-    page.table(["stratum"], columns, rows, items=lambda i, key: {
-        "model": model, "transition": key if key in STATES else "paired",
-        **{"stratum": f"{name}={value}" for name, [value] in rows[i][2].items()}})
+    columns = [
+        ("95 % CI (Tango)" if key == "ci" else heading, key, kind)
+        for heading, key, kind in _warned(PAIRED_COLUMNS, [r for _, _, r in strata_rows(paired)])
+    ]
+    page.table(
+        ["stratum"],
+        columns,
+        rows,
+        items=lambda i, key: {
+            "model": model,
+            "transition": key if key in STATES else "paired",
+            **{"stratum": f"{name}={value}" for name, [value] in rows[i][2].items()},
+        },
+    )
     if paired["by"]:
-        page.add("<p>McNemar mid-p (Fagerland, Lydersen &amp; Laake 2013; the exact conditional p is in the JSON). "
-                 "The overall row is the primary Δimg; strata are secondary. Holm p: the mid-p adjusted by Holm's "
-                 f"method over the tested levels of each stratum; a stratum of fewer than {MIN_TESTED} pairs is "
-                 "descriptive (no test).</p>")
+        page.add(
+            "<p>McNemar mid-p (Fagerland, Lydersen &amp; Laake 2013; the exact conditional p is in the JSON). "
+            "The overall row is the primary Δimg; strata are secondary. Holm p: the mid-p adjusted by Holm's "
+            f"method over the tested levels of each stratum; a stratum of fewer than {MIN_TESTED} pairs is "
+            "descriptive (no test).</p>"
+        )
     page.add(f"<p>Intervals: {_e(intervals_text(page.doc))}</p>")
     _unpaired(page, "Image items not paired", paired["unpaired"])
 
@@ -147,24 +185,41 @@ def _language_tables(page: _Page, pairs: dict) -> None:
     for key, section in pairs.items():
         first, second = section["languages"]
         for cond, sec in section["conditions"].items():
-            page.add(f"<h3>{_e(key)}, {_e(cond)}: Δlang = {_e(first)} − {_e(second)}, refusals "
-                     f"{_e(sec['convention'])}</h3>")
-            page.table(["stratum"], _warned(language_columns(first, second), [r for _, _, r in strata_rows(sec)]),
-                       _strata_rows(["paired_language", key, "conditions", cond], sec))
+            page.add(
+                f"<h3>{_e(key)}, {_e(cond)}: Δlang = {_e(first)} − {_e(second)}, refusals {_e(sec['convention'])}</h3>"
+            )
+            page.table(
+                ["stratum"],
+                _warned(language_columns(first, second), [r for _, _, r in strata_rows(sec)]),
+                _strata_rows(["paired_language", key, "conditions", cond], sec),
+            )
             _unpaired(page, "Items not paired", sec["unpaired"])
 
 
 def _refusal_tables(page: _Page, base: list, refusals: dict) -> None:
     page.add(f"<h3>Refusals</h3><p>Rates {_e(refusal_scope(refusals))}.</p>")
-    page.table(["condition"], [("records", "n", "int"), ("refusals", "refusals", "int"), ("rate %", "rate", "pct")],
-               [([cond], [*base, "refusals", "rates", cond], {}) for cond in refusals["rates"]])
-    page.table(["convention"], [("n", "n", "int"), ("a_with", "a_with", "pct"), ("a_removed", "a_removed", "pct"),
-                                ("Δimg", "delta_img", "pp"), ("95 % CI", "ci", "ci_pp")],
-               [([conv], [*base, "refusals", "delta_img", conv], {}) for conv in CONVENTIONS])
+    page.table(
+        ["condition"],
+        [("records", "n", "int"), ("refusals", "refusals", "int"), ("rate %", "rate", "pct")],
+        [([cond], [*base, "refusals", "rates", cond], {}) for cond in refusals["rates"]],
+    )
+    page.table(
+        ["convention"],
+        [
+            ("n", "n", "int"),
+            ("a_with", "a_with", "pct"),
+            ("a_removed", "a_removed", "pct"),
+            ("Δimg", "delta_img", "pp"),
+            ("95 % CI", "ci", "ci_pp"),
+        ],
+        [([conv], [*base, "refusals", "delta_img", conv], {}) for conv in CONVENTIONS],
+    )
     page.add("".join(f'<p class="note">{conv}: {_e(note)}</p>' for conv, note in refusals["notes"].items() if note))
     fg = [*base, "refusals", "forced_guess"]
-    page.add(f"<p>Forced-guess records: {page.cell([*fg, 'n'], 'int', 'span')}, accuracy "
-             f"{page.cell([*fg, 'accuracy'], 'pct', 'span')} %</p>")
+    page.add(
+        f"<p>Forced-guess records: {page.cell([*fg, 'n'], 'int', 'span')}, accuracy "
+        f"{page.cell([*fg, 'accuracy'], 'pct', 'span')} %</p>"
+    )
 
 
 def _ablation_table(page: _Page, base: list, ablation: dict) -> None:
@@ -173,21 +228,48 @@ def _ablation_table(page: _Page, base: list, ablation: dict) -> None:
     page.add("<h3>Input ablation (accuracy %, same items per row)</h3>")
     rows = [([g], [*base, "ablation", g], {}) for g in groups] + [
         ([f"{name} = {value}: {g}"], [*base, "ablation", "by", name, value, g], {name: [value]})
-        for name, values in ablation["by"].items() for value, by_group in values.items() for g in by_group]
-    page.table(["items"], [("n", "n", "int"), ("random baseline", "baseline", "pct"),
-                           *((c, ("conditions", c, "accuracy"), "pct") for c in conds)], rows)
+        for name, values in ablation["by"].items()
+        for value, by_group in values.items()
+        for g in by_group
+    ]
+    page.table(
+        ["items"],
+        [
+            ("n", "n", "int"),
+            ("random baseline", "baseline", "pct"),
+            *((c, ("conditions", c, "accuracy"), "pct") for c in conds),
+        ],
+        rows,
+    )
 
 
 def _io_table(page: _Page, base: list) -> None:
     path = [*base, "io_control"]
     page.add("<h3>Image-as-options positive control</h3>")
-    page.table([], [(k, k, f) for k, f in (("n", "int"), ("baseline", "pct"), ("a_with", "pct"), ("ci_a_with", "ci"),
-                                          ("a_removed", "pct"), ("ci_a_removed", "ci"), ("binomial_p", "p"),
-                                          ("binomial_p_with", "p"), ("leakage_hits", "int"))], [([], path, {})])
+    page.table(
+        [],
+        [
+            (k, k, f)
+            for k, f in (
+                ("n", "int"),
+                ("baseline", "pct"),
+                ("a_with", "pct"),
+                ("ci_a_with", "ci"),
+                ("a_removed", "pct"),
+                ("ci_a_removed", "ci"),
+                ("binomial_p", "p"),
+                ("binomial_p_with", "p"),
+                ("leakage_hits", "int"),
+            )
+        ],
+        [([], path, {})],
+    )
     un = [*path, "image_unavailable"]
-    page.add(f"<p>Without their image files (text only): n {page.cell([*un, 'n'], 'int', 'span')}, accuracy "
-             f"{page.cell([*un, 'a_removed'], 'pct', 'span')} %, binomial p {page.cell([*un, 'binomial_p'], 'p', 'span')}"
-             "</p>")
+    page.add(
+        f"<p>Without their image files (text only): n {page.cell([*un, 'n'], 'int', 'span')}, accuracy "
+        f"{page.cell([*un, 'a_removed'], 'pct', 'span')} %, binomial p {page.cell([*un, 'binomial_p'], 'p', 'span')}"
+        "</p>"
+    )
 
 
 def _selection_table(page: _Page, base: list, bias: dict) -> None:
@@ -198,11 +280,28 @@ def _selection_table(page: _Page, base: list, bias: dict) -> None:
         if heading != "over-selected labels (pp)":
             return None
         path, over = rows[i][1], bias[rows[i][0][0]]["over_selected"]
-        return "<td>" + (", ".join(f'{_e(o["label"])} {page.cell([*path, "over_selected", j, "difference"], "pp", "span")}'
-                                   for j, o in enumerate(over)) or "none") + "</td>"
+        return (
+            "<td>"
+            + (
+                ", ".join(
+                    f"{_e(o['label'])} {page.cell([*path, 'over_selected', j, 'difference'], 'pp', 'span')}"
+                    for j, o in enumerate(over)
+                )
+                or "none"
+            )
+            + "</td>"
+        )
 
-    page.table(["condition"], [("n", "n", "int"), ("over-selected labels (pp)", "over_selected", "text"),
-                               ("outside the listed labels %", "outside_share", "pct")], rows, cell=over_selected)
+    page.table(
+        ["condition"],
+        [
+            ("n", "n", "int"),
+            ("over-selected labels (pp)", "over_selected", "text"),
+            ("outside the listed labels %", "outside_share", "pct"),
+        ],
+        rows,
+        cell=over_selected,
+    )
 
 
 THUMBNAILS = "thumbnails"  # the folder of kept thumbnails in medvqa's cache folder
@@ -222,16 +321,17 @@ def thumbnail(path: str, px: int, image_format: str = "PNG") -> str | None:
     import hashlib
     import os
 
-    from medvqa.core.files import cache_dir
-    from medvqa.core.items import DataError
-    from medvqa.core.files import read_kept, write_atomic
+    from ..files import cache_dir, read_kept, write_atomic
+    from ..items import DataError
 
     try:
         st = os.stat(path)
     except OSError:
         return None
-    key = hashlib.sha256(f"2|{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}|"
-                         f"{px}|{image_format}".encode("utf-8", "surrogateescape")).hexdigest()
+    key = hashlib.sha256(
+        f"2|{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}|"
+        f"{px}|{image_format}".encode("utf-8", "surrogateescape")
+    ).hexdigest()
     kept = cache_dir() / THUMBNAILS / key[:2] / key
     text = (read_kept(kept) or b"").decode("ascii", "replace")
     if DATA_URL.fullmatch(text):
@@ -268,45 +368,72 @@ def _examples(page: _Page, examples: dict) -> None:
     for state in STATES:
         page.add(f'<h4>{state}</h4><div class="examples">')
         for ex in examples.get(state, []):
-            thumbs = "".join(f'<img alt="{_e(Path(p).name)}" src="{_e(src)}">' for p in ex["images"]
-                             if (src := thumbnail(p, page.thumbnail_px)))
+            thumbs = "".join(
+                f'<img alt="{_e(Path(p).name)}" src="{_e(src)}">'
+                for p in ex["images"]
+                if (src := thumbnail(p, page.thumbnail_px))
+            )
             options = "<br>".join(f"{_e(o['label'])}. {_e(o['text'])}" for o in ex["options"])
             sides = "".join(
                 f"<p><b>{label}</b>: predicted {_e(ex[k]['predicted'])} ({_e(ex[k]['status'])}, "
                 f"{'correct' if ex[k]['correct'] else 'wrong'})</p><pre>{_e(ex[k]['response'])}</pre>"
-                for k, label in (("with_image", "with image"), ("removed", "image removed")))
-            page.add(f'<div class="example" data-item="{_e(ex["item_id"])}"{page.row_attrs(ex["strata"])}>'
-                     f"<h5>{_e(ex['item_id'])}</h5>{thumbs}<p>{_e(ex['question'])}</p><p>{options}</p>"
-                     f"<p>gold: {_e(ex['gold'])}</p>{sides}</div>")
+                for k, label in (("with_image", "with image"), ("removed", "image removed"))
+            )
+            page.add(
+                f'<div class="example" data-item="{_e(ex["item_id"])}"{page.row_attrs(ex["strata"])}>'
+                f"<h5>{_e(ex['item_id'])}</h5>{thumbs}<p>{_e(ex['question'])}</p><p>{options}</p>"
+                f"<p>gold: {_e(ex['gold'])}</p>{sides}</div>"
+            )
         page.add("</div>")
 
 
 def _cohorts(page: _Page, cohorts: dict) -> None:
     page.add("<h2>Cohorts (mean of member models)</h2>")
-    rows = [([name, label], path, strata) for name, c in cohorts.items()
-            for [label], path, strata in _strata_rows(["cohorts", name, "paired"], c["paired"])]
+    rows = [
+        ([name, label], path, strata)
+        for name, c in cohorts.items()
+        for [label], path, strata in _strata_rows(["cohorts", name, "paired"], c["paired"])
+    ]
     page.table(["cohort", "stratum"], [("models", "n_models", "int"), *PAIRED_COLUMNS[1:8]], rows)
 
 
 def _comparisons(page: _Page, comparisons: list) -> None:
-    page.add("<h2>Model differences (accuracy: McNemar mid-p, Tango interval; Δimg: sign-flip or z test and the "
-             "interval beside it)</h2>")
-    page.table(["a", "b", "measure"], _warned([("n", "n", "int"), ("a − b", "difference", "pp"),
-                                               ("95 % CI", "ci", "ci_pp"), ("cluster 95 % CI", "ci_cluster", "ci_pp"),
-                                               ("test", "test", "text"), ("p", "p", "p"), ("Holm p", "p_holm", "p"),
-                                               ("warning", "warning", "text"), ("note", "note", "text")], comparisons),
-               [([c["a"], c["b"], c["measure"]], ["comparisons", i], {}) for i, c in enumerate(comparisons)])
+    page.add(
+        "<h2>Model differences (accuracy: McNemar mid-p, Tango interval; Δimg: sign-flip or z test and the "
+        "interval beside it)</h2>"
+    )
+    page.table(
+        ["a", "b", "measure"],
+        _warned(
+            [
+                ("n", "n", "int"),
+                ("a − b", "difference", "pp"),
+                ("95 % CI", "ci", "ci_pp"),
+                ("cluster 95 % CI", "ci_cluster", "ci_pp"),
+                ("test", "test", "text"),
+                ("p", "p", "p"),
+                ("Holm p", "p_holm", "p"),
+                ("warning", "warning", "text"),
+                ("note", "note", "text"),
+            ],
+            comparisons,
+        ),
+        [([c["a"], c["b"], c["measure"]], ["comparisons", i], {}) for i, c in enumerate(comparisons)],
+    )
     page.add(f'<p class="note">{_e(BETWEEN_MODELS_TEXT)}</p>')
 
 
-_STYLE = """
+_STYLE = (
+    """
 body{font-family:%s;margin:1.5em;max-width:1200px}
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:2px 6px}
 td.num{text-align:right;font-variant-numeric:tabular-nums}.note{color:#a00}
 .examples{display:flex;flex-wrap:wrap;gap:1em}.example{border:1px solid #ddd;padding:.5em;width:360px}
 .example img{max-width:160px;margin:2px}pre{white-space:pre-wrap;background:#f6f6f6;padding:4px}
 figure svg{max-width:100%%;height:auto}
-""" % FONT_STACK
+"""
+    % FONT_STACK
+)
 
 _SCRIPT = """
 (function(){
@@ -330,8 +457,9 @@ _SCRIPT = """
 """
 
 
-def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: int = 160,
-                view_href: str | None = None) -> str:
+def render_html(
+    doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: int = 160, view_href: str | None = None
+) -> str:
     """The whole page as a string; `svgs` are the figures already rendered as SVG; `view_href`
     (relative) is the item browser of the same runs, which each paired cell links to filtered
     to its items."""
@@ -340,8 +468,10 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
     several = "models" in doc
     for name, m in models.items():
         base = ["models", name] if several else []
-        page.add(f'<section class="model" data-model="{_e(name)}"><h2>{_e(name)}</h2>'
-                 f"<p>{_e(m['source'])}: {m['n_records']} records</p>")
+        page.add(
+            f'<section class="model" data-model="{_e(name)}"><h2>{_e(name)}</h2>'
+            f"<p>{_e(m['source'])}: {m['n_records']} records</p>"
+        )
         _paired_table(page, base, m["paired"], name)
         _refusal_tables(page, base, m["refusals"])
         _ablation_table(page, base, m["ablation"])
@@ -357,25 +487,29 @@ def render_html(doc: dict, svgs: dict[str, str] | None = None, *, thumbnail_px: 
         _comparisons(page, doc["comparisons"])
     page.add("<h2>Figures</h2>")
     for stem, svg in (audit_charts(doc) if svgs is None else svgs).items():
-        page.add(f'<figure id="fig-{_e(stem)}">{svg[svg.index("<svg"):]}<figcaption>{_e(stem)}</figcaption></figure>')
+        page.add(f'<figure id="fig-{_e(stem)}">{svg[svg.index("<svg") :]}<figcaption>{_e(stem)}</figcaption></figure>')
     options = ['<option value="">all</option>'] + [
         f'<option value="{_e(f"{name}={v}")}">{_e(name)} = {_e(v)}</option>'
-        for name, values in page.filters.items() for v in sorted(values)]
+        for name, values in page.filters.items()
+        for v in sorted(values)
+    ]
     settings = doc["settings"]
-    head = (f"<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>medvqa audit</title>"
-            f"<style>{_STYLE}</style></head><body><h1>Visual-reliance audit</h1>"
-            f"<p>{_e(experiments_text(models))}; refusals {_e(settings['refusals'])}; {settings['resamples']} bootstrap "
-            f"resamples, seed {settings['seed']}. Percentages; differences (Δimg, a − b, over-selection) in "
-            f"percentage points.</p>"
-            f'<p id="reading" data-reading="{_e(doc.get("reading", "strict"))}">{_e(reading_text(doc))}</p>'
-            + "".join(f'<p class="note">{_e(note)}</p>' for note in doc.get("notes", []))
-            + f'<p><label>Stratum: <select id="stratum-filter">{"".join(options)}</select></label> '
-            f'showing <span id="filter-state">all</span></p>')
+    head = (
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>medvqa audit</title>'
+        f"<style>{_STYLE}</style></head><body><h1>Visual-reliance audit</h1>"
+        f"<p>{_e(experiments_text(models))}; refusals {_e(settings['refusals'])}; {settings['resamples']} bootstrap "
+        f"resamples, seed {settings['seed']}. Percentages; differences (Δimg, a − b, over-selection) in "
+        f"percentage points.</p>"
+        f'<p id="reading" data-reading="{_e(doc.get("reading", "strict"))}">{_e(reading_text(doc))}</p>'
+        + "".join(f'<p class="note">{_e(note)}</p>' for note in doc.get("notes", []))
+        + f'<p><label>Stratum: <select id="stratum-filter">{"".join(options)}</select></label> '
+        f'showing <span id="filter-state">all</span></p>'
+    )
     return bidi_auto(head + "\n".join(page.parts) + f"<script>{_SCRIPT}</script></body></html>\n")
 
 
 def experiments_text(models: dict[str, dict]) -> str:
-    """"1 model", "3 models", or "1 model in 2 experiments" where a model is audited in several
+    """ "1 model", "3 models", or "1 model in 2 experiments" where a model is audited in several
     languages or on several parts of a benchmark (each a section of its own)."""
     n_models = len({d.get("model", name) for name, d in models.items()})
     said = f"{n_models} model{'s' * (n_models != 1)}"
@@ -383,6 +517,6 @@ def experiments_text(models: dict[str, dict]) -> str:
 
 
 def write_html(doc: dict, path: Path, svgs: dict[str, str] | None = None, view_href: str | None = None) -> Path:
-    from medvqa.core.files import write_atomic
+    from ..files import write_atomic
 
     return write_atomic(Path(path), render_html(doc, svgs, view_href=view_href))

@@ -14,16 +14,26 @@ it declares first), `a_other` in the second, `delta_lang` = a_local − a_other 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from medvqa.core import metrics, plugins
-from medvqa.core.audit.analysis import (STATES, Pair, Settings, cluster_map, flat_row, forced_guess, paired_markdown,
-                                        paired_section, scope)
-from medvqa.core.inference.base import generation_params
-from medvqa.core.metrics import held_fields
-from medvqa.core.results import condition_order, is_derived, model_name
+from .. import metrics, plugins
+from ..inference.base import generation_params
+from ..metrics import held_fields
+from ..results import condition_order, is_derived, model_name
+from .analysis import (
+    STATES,
+    Pair,
+    Settings,
+    cluster_map,
+    flat_row,
+    forced_guess,
+    paired_markdown,
+    paired_section,
+    scope,
+)
 
 
 @dataclass(frozen=True)
@@ -38,8 +48,13 @@ class Factor:
     def row(self, row: dict) -> dict:
         """A `transition_row` (fields named for image removal) with its side and difference fields
         named after this factor."""
-        names = {"a_with": self.first, "a_removed": self.second, "ci_a_with": f"ci_{self.first}",
-                 "ci_a_removed": f"ci_{self.second}", "delta_img": self.delta}
+        names = {
+            "a_with": self.first,
+            "a_removed": self.second,
+            "ci_a_with": f"ci_{self.first}",
+            "ci_a_removed": f"ci_{self.second}",
+            "delta_img": self.delta,
+        }
         return {names.get(k, k): v for k, v in row.items()}
 
 
@@ -48,13 +63,18 @@ LANGUAGE = Factor("language", "a_local", "a_other", "delta_lang")
 
 
 def _factor_section(section: dict, factor: Factor) -> dict:
-    return {**section, "overall": factor.row(section["overall"]),
-            "by": {name: {level: factor.row(row) for level, row in levels.items()}
-                   for name, levels in section["by"].items()}}
+    return {
+        **section,
+        "overall": factor.row(section["overall"]),
+        "by": {
+            name: {level: factor.row(row) for level, row in levels.items()} for name, levels in section["by"].items()
+        },
+    }
 
 
-def pair_records(items: dict, first: dict[tuple[str, str], dict], second: dict[tuple[str, str], dict],
-                 condition: str) -> tuple[list[Pair], dict[str, list[str]]]:
+def pair_records(
+    items: dict, first: dict[tuple[str, str], dict], second: dict[tuple[str, str], dict], condition: str
+) -> tuple[list[Pair], dict[str, list[str]]]:
     """Pairs (record in `first`, record in `second`) of each item under `condition`, and the
     items with a record on one side only, by reason."""
     pairs, unpaired = [], {}
@@ -63,8 +83,9 @@ def pair_records(items: dict, first: dict[tuple[str, str], dict], second: dict[t
         if a is not None and b is not None:
             pairs.append(Pair(item, a, b))
         elif a is not None or b is not None:
-            unpaired.setdefault("no record in the first language" if a is None else
-                                "no record in the second language", []).append(item_id)
+            unpaired.setdefault(
+                "no record in the first language" if a is None else "no record in the second language", []
+            ).append(item_id)
     return pairs, unpaired
 
 
@@ -99,8 +120,13 @@ def side(runs: Sequence[Any]) -> LanguageSide:
     held = {r.get("language") for r in records if r.get("language")}
     language = next(iter(held)) if len(held) == 1 else code
     rank = bench.offered_languages.index(code) if code in bench.offered_languages else len(bench.offered_languages)
-    return LanguageSide(language, rank, " + ".join(str(run.path) for run in runs), records,
-                        {k: v for run in runs for k, v in run.items.items()})
+    return LanguageSide(
+        language,
+        rank,
+        " + ".join(str(run.path) for run in runs),
+        records,
+        {k: v for run in runs for k, v in run.items.items()},
+    )
 
 
 def same_but_language(a: Sequence[Any], b: Sequence[Any]) -> bool:
@@ -108,9 +134,12 @@ def same_but_language(a: Sequence[Any], b: Sequence[Any]) -> bool:
     (two files of saved answers replayed under one model name pair: where answers came from is
     not how they were generated)."""
     ma, mb = a[0].manifest, b[0].manifest
-    return (ma["benchmark"] == mb["benchmark"] and model_name(ma) == model_name(mb)
-            and generation_params(ma.get("params")) == generation_params(mb.get("params"))
-            and manifest_language(ma, a[0].benchmark) != manifest_language(mb, b[0].benchmark))
+    return (
+        ma["benchmark"] == mb["benchmark"]
+        and model_name(ma) == model_name(mb)
+        and generation_params(ma.get("params")) == generation_params(mb.get("params"))
+        and manifest_language(ma, a[0].benchmark) != manifest_language(mb, b[0].benchmark)
+    )
 
 
 def _index(records: list[dict]) -> dict[tuple[str, str], dict]:
@@ -124,8 +153,9 @@ def language_section(a: Sequence[Any], b: Sequence[Any], s: Settings) -> dict:
     model, benchmark = model_name(a[0].manifest), a[0].benchmark
     first, second = sorted((side(a), side(b)), key=lambda x: x.rank)
     ka, kb = _index(first.records), _index(second.records)
-    conditions = sorted({c for _, c in ka if not is_derived(c)} & {c for _, c in kb if not is_derived(c)},
-                        key=condition_order)
+    conditions = sorted(
+        {c for _, c in ka if not is_derived(c)} & {c for _, c in kb if not is_derived(c)}, key=condition_order
+    )
     fields, _ = held_fields(s.by, first.records + second.records, benchmark.stratum_aliases if benchmark else {})
     items = {k: v for k, v in first.items.items() if k in second.items}
     # --refusals imputed credits a refusal with the forced-guess accuracy of both runs together
@@ -141,8 +171,11 @@ def language_section(a: Sequence[Any], b: Sequence[Any], s: Settings) -> dict:
 def _language_sections(groups: Sequence[Sequence[Any]], s: Settings) -> list[tuple[Sequence[Any], dict]]:
     """(the first experiment, the `language_section`) of every two experiments (saved runs) that
     differ only in the language."""
-    return [(a, language_section(a, b, s)) for a, b in combinations(groups, 2)
-            if same_but_language(a, b) and _share_items(a, b)]
+    return [
+        (a, language_section(a, b, s))
+        for a, b in combinations(groups, 2)
+        if same_but_language(a, b) and _share_items(a, b)
+    ]
 
 
 def _share_items(a: Sequence[Any], b: Sequence[Any]) -> bool:
@@ -166,10 +199,18 @@ def language_pairs(groups: Sequence[Sequence[Any]], s: Settings) -> dict[str, di
 def language_delta_rows(groups: Sequence[Sequence[Any]], s: Settings) -> list[dict]:
     """`compare`'s Δlang rows: per model × benchmark × condition, for every two experiments that
     differ only in the language, on the items both hold (the audit's language pairing)."""
-    return [{"model": model_name(a[0].manifest), "benchmark": a[0].benchmark.name, "condition": cond,
-             "languages": " vs ".join(section["languages"]), "scope": scope_text(a),
-             **flat_row(sec, ("a_local", "a_other", "delta_lang"))}
-            for a, section in _language_sections(groups, s) for cond, sec in section["conditions"].items()]
+    return [
+        {
+            "model": model_name(a[0].manifest),
+            "benchmark": a[0].benchmark.name,
+            "condition": cond,
+            "languages": " vs ".join(section["languages"]),
+            "scope": scope_text(a),
+            **flat_row(sec, ("a_local", "a_other", "delta_lang")),
+        }
+        for a, section in _language_sections(groups, s)
+        for cond, sec in section["conditions"].items()
+    ]
 
 
 def scope_text(runs: Sequence[Any]) -> str:
@@ -179,11 +220,19 @@ def scope_text(runs: Sequence[Any]) -> str:
 
 def language_columns(first: str, second: str) -> list[tuple[str, str, str]]:
     """The language table's number columns, in Markdown and on the page: (heading, key, format)."""
-    return [("n", "n", "int"), *((h, s, "pct") for h, s in zip(("both right", f"only {first}", f"only {second}",
-                                                                "neither"), STATES)),
-            (first, "a_local", "pct"), (second, "a_other", "pct"), ("Δlang", "delta_lang", "pp"),
-            ("95 % CI", "ci", "ci_pp"), ("cluster 95 % CI", "ci_cluster", "ci_pp"), ("McNemar mid-p", "mcnemar_p", "p"),
-            ("role", "role", "text"), ("warning", "warning", "text"), ("note", "note", "text")]
+    return [
+        ("n", "n", "int"),
+        *((h, s, "pct") for h, s in zip(("both right", f"only {first}", f"only {second}", "neither"), STATES)),
+        (first, "a_local", "pct"),
+        (second, "a_other", "pct"),
+        ("Δlang", "delta_lang", "pp"),
+        ("95 % CI", "ci", "ci_pp"),
+        ("cluster 95 % CI", "ci_cluster", "ci_pp"),
+        ("McNemar mid-p", "mcnemar_p", "p"),
+        ("role", "role", "text"),
+        ("warning", "warning", "text"),
+        ("note", "note", "text"),
+    ]
 
 
 def language_markdown(doc: dict) -> str:
@@ -193,7 +242,12 @@ def language_markdown(doc: dict) -> str:
     for key, section in (doc.get("paired_language") or {}).items():
         first, second = section["languages"]
         for cond, sec in section["conditions"].items():
-            lines += [f"## Language: {key}, {cond}", "",
-                      f"{first} vs {second} on the same items (refusals {sec['convention']}); Δlang = {first} − {second}:",
-                      "", *paired_markdown(sec, language_columns(first, second)), ""]
+            lines += [
+                f"## Language: {key}, {cond}",
+                "",
+                f"{first} vs {second} on the same items (refusals {sec['convention']}); Δlang = {first} − {second}:",
+                "",
+                *paired_markdown(sec, language_columns(first, second)),
+                "",
+            ]
     return "\n" + "\n".join(lines) if lines else ""

@@ -9,16 +9,18 @@ the pair and no run given can complete it, a note says why.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from medvqa.core import plugins
-from medvqa.core.audit.analysis import REMOVED, WITH, RunInput, parse_cohorts
-from medvqa.core.metrics import held_fields
-from medvqa.core.items import DataError
-from medvqa.core.jsonl import load_yaml
-from medvqa.core.results import model_name
-from medvqa.core.run.saved import SavedRun, read_run, read_runs as read_saved_runs  # noqa: F401 (read_run: re-exported)
+from .. import plugins
+from ..items import DataError
+from ..jsonl import load_yaml
+from ..metrics import held_fields
+from ..results import model_name
+from ..run.saved import SavedRun, read_run  # noqa: F401 (read_run: re-exported)
+from ..run.saved import read_runs as read_saved_runs
+from .analysis import REMOVED, WITH, RunInput, parse_cohorts
 
 
 def distinct(run_dirs: Sequence[str | Path], done: str = "audited") -> tuple[list[str | Path], list[str]]:
@@ -29,8 +31,9 @@ def distinct(run_dirs: Sequence[str | Path], done: str = "audited") -> tuple[lis
         resolved = Path(run_dir).resolve()
         unique.setdefault(resolved, run_dir)
         times[resolved] += 1
-    notes = [f"{run_dir} is given more than once: {done} once" for resolved, run_dir in unique.items()
-             if times[resolved] > 1]
+    notes = [
+        f"{run_dir} is given more than once: {done} once" for resolved, run_dir in unique.items() if times[resolved] > 1
+    ]
     return list(unique.values()), notes
 
 
@@ -43,15 +46,25 @@ def read_runs(run_dirs: Sequence[str | Path]) -> tuple[list[SavedRun], list[str]
 def run_input(runs: Sequence[SavedRun]) -> RunInput:
     """One audit input from runs of the same experiment (usually one run)."""
     first = runs[0]
-    return RunInput(model=model_name(first.manifest), records=[r for run in runs for r in run.records],
-                    items=first.items, source=" + ".join(str(run.path) for run in runs),
-                    patterns=plugins.answer_patterns(), stratum_aliases=first.benchmark.stratum_aliases,
-                    benchmark=first.benchmark)
+    return RunInput(
+        model=model_name(first.manifest),
+        records=[r for run in runs for r in run.records],
+        items=first.items,
+        source=" + ".join(str(run.path) for run in runs),
+        patterns=plugins.answer_patterns(),
+        stratum_aliases=first.benchmark.stratum_aliases,
+        benchmark=first.benchmark,
+    )
 
 
 # Manifest fields that must agree for two runs to be one experiment, and how to name each.
-SAME_EXPERIMENT = {"benchmark": "benchmarks", "data_fingerprint": "data fingerprints", "model_name": "models",
-                   "params": "generation parameters", "templates": "templates"}
+SAME_EXPERIMENT = {
+    "benchmark": "benchmarks",
+    "data_fingerprint": "data fingerprints",
+    "model_name": "models",
+    "params": "generation parameters",
+    "templates": "templates",
+}
 
 
 def _short(value: Any) -> str:
@@ -60,11 +73,15 @@ def _short(value: Any) -> str:
 
 def differences(a: SavedRun, b: SavedRun) -> list[str]:
     """Why `a` and `b` are not one experiment (empty when they are)."""
+
     def value(run: SavedRun, key: str) -> Any:
         return model_name(run.manifest) if key == "model_name" else run.manifest.get(key)
 
-    return [f"{what} differ ({_short(value(a, key))} vs {_short(value(b, key))})"
-            for key, what in SAME_EXPERIMENT.items() if value(a, key) != value(b, key)]
+    return [
+        f"{what} differ ({_short(value(a, key))} vs {_short(value(b, key))})"
+        for key, what in SAME_EXPERIMENT.items()
+        if value(a, key) != value(b, key)
+    ]
 
 
 def deployments(group: Sequence[SavedRun]) -> str:
@@ -74,10 +91,13 @@ def deployments(group: Sequence[SavedRun]) -> str:
     models = {run.manifest.get("model") for run in group}
     if len(models) < 2:
         return ""
-    sides = "; ".join(f"{','.join(sorted(run.conditions))} from {run.manifest.get('model')!r} ({run.path})"
-                      for run in group)
-    return (f"; different deployments under one model name: {sides}: a Δimg between them compares two "
-            "deployments, not the image alone")
+    sides = "; ".join(
+        f"{','.join(sorted(run.conditions))} from {run.manifest.get('model')!r} ({run.path})" for run in group
+    )
+    return (
+        f"; different deployments under one model name: {sides}: a Δimg between them compares two "
+        "deployments, not the image alone"
+    )
 
 
 def _conditions(group: list[SavedRun]) -> set[str]:
@@ -94,9 +114,12 @@ def join_runs(runs: Sequence[SavedRun]) -> tuple[list[list[SavedRun]], list[str]
             groups.append([run])
         else:
             group.append(run)
-    notes = [f"joined {' + '.join(str(r.path) for r in g)}: one experiment of {model_name(g[0].manifest)} "
-             f"on the same data, conditions {' | '.join(','.join(sorted(r.conditions)) for r in g)}"
-             + deployments(g) for g in groups if len(g) > 1]
+    notes = [
+        f"joined {' + '.join(str(r.path) for r in g)}: one experiment of {model_name(g[0].manifest)} "
+        f"on the same data, conditions {' | '.join(','.join(sorted(r.conditions)) for r in g)}" + deployments(g)
+        for g in groups
+        if len(g) > 1
+    ]
     explained: set[frozenset] = set()  # (run, run) pairs already named, in either order
     for group in groups:
         conditions = _conditions(group)
@@ -106,13 +129,17 @@ def join_runs(runs: Sequence[SavedRun]) -> tuple[list[list[SavedRun]], list[str]
         source = " + ".join(str(r.path) for r in group)
         partners = [r for r in runs if r not in group and lack in r.conditions]
         if not partners:
-            notes.append(f"{source}: {have} records without {lack}: no image-removal pairs, and no other run "
-                         f"given has {lack} records")
+            notes.append(
+                f"{source}: {have} records without {lack}: no image-removal pairs, and no other run "
+                f"given has {lack} records"
+            )
         for other in partners:
             if (pair := frozenset((group[0].path, other.path))) in explained:
                 continue
             explained.add(pair)
-            why = differences(group[0], other) or [f"both have {', '.join(sorted(conditions & other.conditions))} records"]
+            why = differences(group[0], other) or [
+                f"both have {', '.join(sorted(conditions & other.conditions))} records"
+            ]
             notes.append(f"{source} ({have}) is not paired with {other.path} ({lack}): {'; '.join(why)}")
     return groups, notes
 
@@ -123,8 +150,10 @@ def default_by(groups: Sequence[Sequence[SavedRun]]) -> tuple[str, ...]:
     if len({g[0].benchmark.name for g in groups}) != 1:
         return ()
     bench = groups[0][0].benchmark
-    held = [held_fields(bench.default_strata, [r for run in g for r in run.records], bench.stratum_aliases)[0]
-            for g in groups]
+    held = [
+        held_fields(bench.default_strata, [r for run in g for r in run.records], bench.stratum_aliases)[0]
+        for g in groups
+    ]
     return tuple(n for n in bench.default_strata if all(n in h for h in held))
 
 
@@ -140,24 +169,41 @@ def read_cohorts(path: str | Path) -> dict[str, str]:
     return parse_cohorts(data, path)
 
 
-def audit_saved(runs: Sequence[SavedRun], notes: Sequence[str] = (), *, by: Sequence[str] | None = None,
-                cohorts: str | Path | Mapping[str, Any] | None = None, refusals: str = "strict", examples: int = 3,
-                resamples: int | None = None, seed: int = 0, reading: str | None = None, cluster: str | None = None) -> dict:
+def audit_saved(
+    runs: Sequence[SavedRun],
+    notes: Sequence[str] = (),
+    *,
+    by: Sequence[str] | None = None,
+    cohorts: str | Path | Mapping[str, Any] | None = None,
+    refusals: str = "strict",
+    examples: int = 3,
+    resamples: int | None = None,
+    seed: int = 0,
+    reading: str | None = None,
+    cluster: str | None = None,
+) -> dict:
     """`medvqa.audit` of runs already read (`read_runs`; `notes`: its notes), so that a command
     that has read them for another output audits them without reading them again; the
     arguments are `medvqa.audit`'s (`by`: a sequence of names, None for the default strata)."""
-    from medvqa.core import stats
-    from medvqa.core.audit.analysis import Settings, audit as audit_runs, cluster_notes, default_cluster
-    from medvqa.core.audit.pairing import language_pairs
-    from medvqa.core.metrics import reading_summary
+    from .. import stats
+    from ..metrics import reading_summary
+    from .analysis import Settings, cluster_notes, default_cluster
+    from .analysis import audit as audit_runs
+    from .pairing import language_pairs
 
     runs = [run.read_as(reading) for run in runs]
     said = reading_summary(runs)
     groups, joined = join_runs(runs)
     notes = [*notes, *joined]
     cluster = default_cluster([g[0].benchmark for g in groups], cluster)
-    settings = Settings(by=tuple(by) if by is not None else default_by(groups), refusals=refusals,
-                        resamples=resamples or stats.RESAMPLES, seed=seed, examples=examples, cluster=cluster)
+    settings = Settings(
+        by=tuple(by) if by is not None else default_by(groups),
+        refusals=refusals,
+        resamples=resamples or stats.RESAMPLES,
+        seed=seed,
+        examples=examples,
+        cluster=cluster,
+    )
     if isinstance(cohorts, Mapping):
         cohorts = parse_cohorts(dict(cohorts))
     elif cohorts is not None:
@@ -167,6 +213,8 @@ def audit_saved(runs: Sequence[SavedRun], notes: Sequence[str] = (), *, by: Sequ
     doc = audit_runs(inputs, settings, cohorts)
     if languages := language_pairs(groups, settings):
         doc["paired_language"] = languages
-        notes += [f"paired by language ({key}): {' with '.join(sec['runs'])}, under {', '.join(sec['conditions'])}"
-                  for key, sec in languages.items()]
+        notes += [
+            f"paired by language ({key}): {' with '.join(sec['runs'])}, under {', '.join(sec['conditions'])}"
+            for key, sec in languages.items()
+        ]
     return {**doc, **said, "notes": notes}

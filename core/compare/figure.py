@@ -21,13 +21,15 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from medvqa.core.audit.figures import _style
-from medvqa.core.audit.charts import LANGUAGE_COLOURS, PASS_COLOUR
-from medvqa.core.render import percent
+from ..audit.charts import LANGUAGE_COLOURS, PASS_COLOUR
+from ..audit.figures import _style
+from ..render import percent
 
 # a run of right-to-left letters (Hebrew, Arabic), with the spaces and marks between them
-_RTL_RUN = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]+(?:[ \u05be\u05f3\u05f4'\"-]+"
-                      r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]+)*")
+_RTL_RUN = re.compile(
+    r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]+(?:[ \u05be\u05f3\u05f4'\"-]+"
+    r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]+)*"
+)
 
 
 def visual(text: str) -> str:
@@ -58,17 +60,34 @@ def panel_figure(doc: dict, panel: dict) -> Figure:
     for ax, level in zip(axes, levels):
         for k, lang in enumerate(languages):
             here = [cells.get((level, m, lang)) for m in models]
-            values = [100 * _value(doc, c, "value") if c and _value(doc, c, "value") is not None else np.nan for c in here]
-            low = [v - 100 * _value(doc, c, "ci_low") if c and _value(doc, c, "ci_low") is not None else 0
-                   for v, c in zip(values, here)]
-            high = [100 * _value(doc, c, "ci_high") - v if c and _value(doc, c, "ci_high") is not None else 0
-                    for v, c in zip(values, here)]
+            values = [
+                100 * _value(doc, c, "value") if c and _value(doc, c, "value") is not None else np.nan for c in here
+            ]
+            low = [
+                v - 100 * _value(doc, c, "ci_low") if c and _value(doc, c, "ci_low") is not None else 0
+                for v, c in zip(values, here)
+            ]
+            high = [
+                100 * _value(doc, c, "ci_high") - v if c and _value(doc, c, "ci_high") is not None else 0
+                for v, c in zip(values, here)
+            ]
             pos = x - 0.4 + bar * (k + 0.5)
-            ax.bar(pos, values, bar * 0.95, yerr=[low, high], capsize=2, error_kw={"linewidth": 0.7},
-                   color=LANGUAGE_COLOURS[k % len(LANGUAGE_COLOURS)], label=lang)
-            said = [100 * doc["table"][c["overall_row"]]["published_accuracy"]
-                    if c and "overall_row" in c and doc["table"][c["overall_row"]].get("published_accuracy") is not None
-                    else np.nan for c in here]
+            ax.bar(
+                pos,
+                values,
+                bar * 0.95,
+                yerr=[low, high],
+                capsize=2,
+                error_kw={"linewidth": 0.7},
+                color=LANGUAGE_COLOURS[k % len(LANGUAGE_COLOURS)],
+                label=lang,
+            )
+            said = [
+                100 * doc["table"][c["overall_row"]]["published_accuracy"]
+                if c and "overall_row" in c and doc["table"][c["overall_row"]].get("published_accuracy") is not None
+                else np.nan
+                for c in here
+            ]
             if not np.isnan(said).all():
                 ax.scatter(pos, said, marker="_", s=90, linewidths=2, color="black", zorder=3, label="published")
             for p, v in zip(pos, values):
@@ -82,15 +101,18 @@ def panel_figure(doc: dict, panel: dict) -> Figure:
         ax.set_ylim(0, 100)
         ax.set_ylabel(f"{panel['condition']} accuracy %", fontsize=8)
     handles = {}
-    for ax in axes[:len(levels)]:
+    for ax in axes[: len(levels)]:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=len(handles), fontsize=8,
-               frameon=False)
-    for ax in axes[len(levels):]:
+    fig.legend(
+        list(handles.values()), list(handles), loc="outside lower center", ncol=len(handles), fontsize=8, frameon=False
+    )
+    for ax in axes[len(levels) :]:
         ax.set_visible(False)
-    fig.suptitle(f"{panel['benchmark']}: accuracy by {panel['stratum']} and language ({panel['condition']}), "
-                 "95 % CI, pass line", fontsize=10)
+    fig.suptitle(
+        f"{panel['benchmark']}: accuracy by {panel['stratum']} and language ({panel['condition']}), 95 % CI, pass line",
+        fontsize=10,
+    )
     return fig
 
 
@@ -103,7 +125,7 @@ def write_panel_figure(doc: dict, path: Path) -> list[Path]:
     panels = doc.get("panels") or []
     if not panels:
         raise ValueError("no figure to draw: no run's records hold a stratum to draw panels of (see --by)")
-    from medvqa.core.files import write_atomic
+    from ..files import write_atomic
 
     written = []
     with _style():

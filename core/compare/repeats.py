@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from medvqa.core.audit.pairing import same_but_language, side
-from medvqa.core.repeat_metrics import repeat_numbers
-from medvqa.core.repeats import language_repeats, n_repeats
+from ..audit.pairing import same_but_language, side
+from ..repeat_metrics import repeat_numbers
+from ..repeats import language_repeats, n_repeats
 
 
 def study_repeats(entries: Sequence[Any]) -> list[dict]:
@@ -22,12 +23,18 @@ def study_repeats(entries: Sequence[Any]) -> list[dict]:
         if numbers is not None:
             rows.append({"benchmark": e.benchmark.name, "model": e.model, **numbers})
     for i, a in enumerate(entries):
-        for b in entries[i + 1:]:
+        for b in entries[i + 1 :]:
             if not same_but_language(a.runs, b.runs) or n_repeats(a.records) < 2 or n_repeats(b.records) < 2:
                 continue
             first, second = sorted((side(a.runs), side(b.runs)), key=lambda x: x.rank)
-            rows.append({"benchmark": a.benchmark.name, "model": a.model, "languages": [first.language, second.language],
-                         "delta_lang": language_repeats(first.records, second.records)})
+            rows.append(
+                {
+                    "benchmark": a.benchmark.name,
+                    "model": a.model,
+                    "languages": [first.language, second.language],
+                    "delta_lang": language_repeats(first.records, second.records),
+                }
+            )
     return rows
 
 
@@ -35,15 +42,19 @@ def repeats_markdown(rows: Sequence[Mapping]) -> list[str]:
     """`compare`'s section on repeats, as Markdown lines (none without repeats)."""
     if not rows:
         return []
+
     def pct(x):
         return "-" if x is None else f"{100 * x:.1f}"
 
     def pp(x):
         return "-" if x is None else f"{100 * x:+.1f}"
 
-    lines = ["## Over repeats (mean, between-repeat SD, item-level 95 % CI; per repeat)", "",
-             "| benchmark | model | condition | repeats | mean % | SD (pp) | 95 % CI | per repeat % |",
-             "|---|---|---|---:|---:|---:|---|---|"]
+    lines = [
+        "## Over repeats (mean, between-repeat SD, item-level 95 % CI; per repeat)",
+        "",
+        "| benchmark | model | condition | repeats | mean % | SD (pp) | 95 % CI | per repeat % |",
+        "|---|---|---|---:|---:|---:|---|---|",
+    ]
     deltas = []
     for row in rows:
         if "delta_lang" in row:
@@ -52,17 +63,24 @@ def repeats_markdown(rows: Sequence[Mapping]) -> list[str]:
             continue
         for cond, c in row["conditions"].items():
             ci = f"{pct(c['ci'][0])}–{pct(c['ci'][1])}" if c["ci"] else "-"
-            lines.append(f"| {row['benchmark']} | {row['model']} | {cond} | {row['repeats']} | {pct(c['mean'])} | "
-                         f"{pct(c['between_repeat_sd'])} | {ci} | {' '.join(pct(v) for v in c['per_repeat'])} |")
+            lines.append(
+                f"| {row['benchmark']} | {row['model']} | {cond} | {row['repeats']} | {pct(c['mean'])} | "
+                f"{pct(c['between_repeat_sd'])} | {ci} | {' '.join(pct(v) for v in c['per_repeat'])} |"
+            )
         if row.get("delta_img"):
             deltas.append((row["benchmark"], row["model"], "Δimg C+Q+I − C+Q", row["delta_img"]))
     if deltas:
-        lines += ["", "| benchmark | model | factor | pooled (pp) | 95 % CI | SD (pp) | per repeat (pp) |",
-                  "|---|---|---|---:|---|---:|---|"]
+        lines += [
+            "",
+            "| benchmark | model | factor | pooled (pp) | 95 % CI | SD (pp) | per repeat (pp) |",
+            "|---|---|---|---:|---|---:|---|",
+        ]
         for bench, model, name, d in deltas:
             ci = d["pooled"]["ci"]
-            lines.append(f"| {bench} | {model} | {name} | {pp(d['pooled']['delta'])} | "
-                         f"{f'{pp(ci[0])} to {pp(ci[1])}' if ci else '-'} | {pct(d['between_repeat_sd'])} | "
-                         f"{' '.join(pp(x['delta']) for x in d['per_repeat'])} |")
+            lines.append(
+                f"| {bench} | {model} | {name} | {pp(d['pooled']['delta'])} | "
+                f"{f'{pp(ci[0])} to {pp(ci[1])}' if ci else '-'} | {pct(d['between_repeat_sd'])} | "
+                f"{' '.join(pp(x['delta']) for x in d['per_repeat'])} |"
+            )
     methods = sorted({row["method"] for row in rows if "method" in row})
     return [*lines, "", "Item-level intervals: " + "; ".join(methods) + " (docs/runs.md#repeats).", ""]

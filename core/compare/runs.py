@@ -14,36 +14,65 @@ Pure functions of saved runs: no model is called.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import combinations
 from pathlib import Path
 from statistics import fmean
-from typing import Iterable, Sequence
 
 import pandas as pd
 
-from medvqa.core import stats
-from medvqa.core.audit.analysis import (REMOVED, WITH, RunInput, Settings, between_models_holm, cluster_map,
-                                        cluster_notes, default_cluster, experiment_labels, flat_row, intervals_statement,
-                                        items_language, pair_image_removal, paired_accuracy_test, paired_section)
-from medvqa.core.audit.pairing import language_delta_rows, manifest_language, scope, scope_text
-from medvqa.core.audit.runs import distinct, join_runs
-from medvqa.core.benchmark import Benchmark
-from medvqa.core.render import json_rows
-from medvqa.core.compare.repeats import study_repeats
-from medvqa.core.repeats import item_mean_pairs, n_repeats, paired_means_test, paired_repeats
-from medvqa.core.usage import usage_by_condition
-from medvqa.core import metrics
-from medvqa.core.results import NON_ANSWERS, STATUSES, is_derived, model_name
-from medvqa.core.items import DataError, Item
-from medvqa.core.passlines import PassLines
-from medvqa.core.run.saved import SavedRun, read_runs, whole_exam_items
-from medvqa.core.stats import RESAMPLES
+from .. import metrics, stats
+from ..audit.analysis import (
+    REMOVED,
+    WITH,
+    RunInput,
+    Settings,
+    between_models_holm,
+    cluster_map,
+    cluster_notes,
+    default_cluster,
+    experiment_labels,
+    flat_row,
+    intervals_statement,
+    items_language,
+    pair_image_removal,
+    paired_accuracy_test,
+    paired_section,
+)
+from ..audit.pairing import language_delta_rows, manifest_language, scope, scope_text
+from ..audit.runs import distinct, join_runs
+from ..benchmark import Benchmark
+from ..items import DataError, Item
+from ..passlines import PassLines
+from ..render import json_rows
+from ..repeats import item_mean_pairs, n_repeats, paired_means_test, paired_repeats
+from ..results import NON_ANSWERS, STATUSES, is_derived, model_name
+from ..run.saved import SavedRun, read_runs, whole_exam_items
+from ..stats import RESAMPLES
+from ..usage import usage_by_condition
+from .repeats import study_repeats
 
-TABLE_COLUMNS = ["model", "benchmark", "condition", "stratum", "level", "metric", "value", "ci_low", "ci_high",
-                 "ci_method", "n", "n_excluded", "uncounted", *STATUSES, "non_answer_rate",
-                 *(f"{s}_rate" for s in NON_ANSWERS), "runs"]
+TABLE_COLUMNS = [
+    "model",
+    "benchmark",
+    "condition",
+    "stratum",
+    "level",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "n",
+    "n_excluded",
+    "uncounted",
+    *STATUSES,
+    "non_answer_rate",
+    *(f"{s}_rate" for s in NON_ANSWERS),
+    "runs",
+]
 # an import of published results that carries their accuracy: it beside medvqa's (overall rows)
 # `published_artifact`: the importer's name for why the published number is not the model's (an
 # artifact of the published scoring), where it named one
@@ -54,18 +83,84 @@ OTHER_CORRECT = ("assisted_correct", "strict_correct")
 PAIRED_TEST = ["test", "mcnemar_p", "mcnemar_p_bound", "mcnemar_exact_p"]
 # with --cluster: the cluster-bootstrap interval beside the item-level one
 CLUSTER_COLUMNS = ["cluster_ci_low", "cluster_ci_high", "cluster_ci_method", "cluster_level", "n_clusters"]
-DELTA_COLUMNS = ["model", "benchmark", "scope", "n", "a_with", "a_removed", "delta_img", "ci_low", "ci_high", "ci_method",
-                 *PAIRED_TEST, "n_unpaired", "unreadable_pairs", "warning", "note"]
-DELTA_LANG_COLUMNS = ["model", "benchmark", "condition", "languages", "scope", "n", "a_local", "a_other", "delta_lang",
-                      "ci_low", "ci_high", "ci_method", *PAIRED_TEST, "n_unpaired", "unreadable_pairs", "warning", "note"]
-TEST_COLUMNS = ["benchmark", "condition", "a", "b", "metric", "status", "n", "a_value", "b_value", "difference",
-                "ci_low", "ci_high", "ci_method", "test", "p", "p_bound", "exact_p", "p_holm", "only_a", "only_b",
-                "unreadable_pairs", "warning", "note"]
+DELTA_COLUMNS = [
+    "model",
+    "benchmark",
+    "scope",
+    "n",
+    "a_with",
+    "a_removed",
+    "delta_img",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    *PAIRED_TEST,
+    "n_unpaired",
+    "unreadable_pairs",
+    "warning",
+    "note",
+]
+DELTA_LANG_COLUMNS = [
+    "model",
+    "benchmark",
+    "condition",
+    "languages",
+    "scope",
+    "n",
+    "a_local",
+    "a_other",
+    "delta_lang",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    *PAIRED_TEST,
+    "n_unpaired",
+    "unreadable_pairs",
+    "warning",
+    "note",
+]
+TEST_COLUMNS = [
+    "benchmark",
+    "condition",
+    "a",
+    "b",
+    "metric",
+    "status",
+    "n",
+    "a_value",
+    "b_value",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "test",
+    "p",
+    "p_bound",
+    "exact_p",
+    "p_holm",
+    "only_a",
+    "only_b",
+    "unreadable_pairs",
+    "warning",
+    "note",
+]
 OVERALL = "overall"
 # columns that count records, items or clusters: whole numbers in every frame and in --json, where a
 # column with a missing value would otherwise turn them into floats (`extracted: 60.0`)
-COUNT_COLUMNS = ("n", "n_excluded", "uncounted", *STATUSES, "extracted", *OTHER_CORRECT, "published_correct",
-                 "n_clusters", "n_unpaired", "unreadable_pairs", "only_a", "only_b")
+COUNT_COLUMNS = (
+    "n",
+    "n_excluded",
+    "uncounted",
+    *STATUSES,
+    "extracted",
+    *OTHER_CORRECT,
+    "published_correct",
+    "n_clusters",
+    "n_unpaired",
+    "unreadable_pairs",
+    "only_a",
+    "only_b",
+)
 
 
 def _whole_counts(frame: pd.DataFrame) -> pd.DataFrame:
@@ -105,7 +200,10 @@ class Entry:
         entry whose runs hold the same items (`read_runs` loads a data's items once for all its
         runs; `read_entries` gives its entries one `_clusters`): the table and the Δimg row of
         each model read it, and reading the linked sets of 24,000 items is a tenth of a second."""
-        key = (level, *(id(run.items) for run in self.runs))  # (the runs, and so their items, live as long as the entry)
+        key = (
+            level,
+            *(id(run.items) for run in self.runs),
+        )  # (the runs, and so their items, live as long as the entry)
         if key not in self._clusters:
             self._clusters[key] = cluster_map(self.benchmark, self.items.values(), level)
         return self._clusters[key]
@@ -137,14 +235,25 @@ class Comparison:
     saved_runs: dict = field(default_factory=dict, repr=False)
 
     def as_json(self) -> dict:
-        return {**self.reading, "intervals": self.intervals, "by": self.by, "table": json_rows(self.table), "delta_img": json_rows(self.delta_img),
-                "delta_lang": json_rows(self.delta_lang),
-                "tests": json_rows(self.tests), "pass_lines": self.pass_lines, "panels": self.panels, "runs": self.runs,
-                "notes": self.notes, **({"repeats": self.repeats} if self.repeats else {}),
-                **({"usage": self.usage} if self.usage else {})}
+        return {
+            **self.reading,
+            "intervals": self.intervals,
+            "by": self.by,
+            "table": json_rows(self.table),
+            "delta_img": json_rows(self.delta_img),
+            "delta_lang": json_rows(self.delta_lang),
+            "tests": json_rows(self.tests),
+            "pass_lines": self.pass_lines,
+            "panels": self.panels,
+            "runs": self.runs,
+            "notes": self.notes,
+            **({"repeats": self.repeats} if self.repeats else {}),
+            **({"usage": self.usage} if self.usage else {}),
+        }
 
 
 # ---------------------------------------------------------------- reading runs
+
 
 def _parts(a: dict[str, str], b: dict[str, str]) -> bool:
     """Whether two runs' scopes (`scope`) say they hold different parts of a benchmark: a
@@ -165,8 +274,11 @@ def _check_fingerprints(runs: Sequence[SavedRun]) -> None:
         part = scope([run])
         for first, first_fp, first_part in seen.get(name, []):
             if first_fp != fp and not _parts(first_part, part):
-                raise DataError(f"runs of {name[0]} on different data cannot be compared: {first} has data fingerprint "
-                                f"{first_fp}, {run.path} has {fp}", file=run.path / "manifest.json")
+                raise DataError(
+                    f"runs of {name[0]} on different data cannot be compared: {first} has data fingerprint "
+                    f"{first_fp}, {run.path} has {fp}",
+                    file=run.path / "manifest.json",
+                )
         seen.setdefault(name, []).append((run.path, fp, part))
 
 
@@ -183,9 +295,18 @@ def read_entries(run_dirs: Sequence[str | Path], reading: str | None = None) -> 
     groups, join_notes = join_runs(runs)
     notes += [n for n in join_notes if n.startswith("joined ")]
     # the audit's and the item browser's label of each experiment (`experiment_labels`)
-    labels = experiment_labels([(g[0].benchmark.name, model_name(g[0].manifest), items_language(g[0].items.values()),
-                                 " + ".join(str(run.path) for run in g)) for g in groups],
-                               [", ".join(scope(g).values()) for g in groups])
+    labels = experiment_labels(
+        [
+            (
+                g[0].benchmark.name,
+                model_name(g[0].manifest),
+                items_language(g[0].items.values()),
+                " + ".join(str(run.path) for run in g),
+            )
+            for g in groups
+        ],
+        [", ".join(scope(g).values()) for g in groups],
+    )
     entries, clusters = [], {}
     for group, label in zip(groups, labels):
         items = {k: v for run in group for k, v in run.items.items()}
@@ -201,32 +322,55 @@ def _strata(entries: list[Entry], by: Iterable[str] | None, notes: list[str]) ->
     names = None if by is None else [n for n in by if n not in ("benchmark", "condition")]
     unheld = set(names or ())
     for i, e in enumerate(entries):
-        out[i], missing = metrics.held_fields(e.benchmark.default_strata if names is None else names, e.records,
-                                      e.benchmark.stratum_aliases)
+        out[i], missing = metrics.held_fields(
+            e.benchmark.default_strata if names is None else names, e.records, e.benchmark.stratum_aliases
+        )
         unheld -= set(out[i])
         for name in missing:
-            notes.append(f"{e.source}: records have no field {name!r}" + (
-                f" (a default stratum of {e.benchmark.name}): not shown" if names is None
-                else f": {e.benchmark.name} is shown without it"))
+            notes.append(
+                f"{e.source}: records have no field {name!r}"
+                + (
+                    f" (a default stratum of {e.benchmark.name}): not shown"
+                    if names is None
+                    else f": {e.benchmark.name} is shown without it"
+                )
+            )
     if unheld:
         available = sorted(set().union(*(r.keys() for e in entries for r in e.records)))
-        raise ValueError(f"no run's records have the field {', '.join(repr(n) for n in names if n in unheld)}; "
-                         f"available: {', '.join(available)}")
+        raise ValueError(
+            f"no run's records have the field {', '.join(repr(n) for n in names if n in unheld)}; "
+            f"available: {', '.join(available)}"
+        )
     return out
 
 
 # ---------------------------------------------------------------- the table
 
+
 def _row(entry: Entry, condition: str, stratum: str, level: str, records: list[dict], n_excluded: int | None) -> dict:
     c = metrics.cell(records, entry.benchmark)
     n, counts = c.n, {s: c.statuses.get(s, 0) for s in STATUSES}
     # where an extractor read some parse failures, its accuracy beside the strict one (the table keeps ASSISTED_COLUMNS)
-    return {"model": entry.model, "benchmark": entry.benchmark.name, "condition": condition, "stratum": stratum,
-            "level": level, "metric": c.metric, "value": c.value, "ci_low": c.ci[0] if c.ci else None,
-            "ci_high": c.ci[1] if c.ci else None, "ci_method": c.ci_method, "n": n, "n_excluded": n_excluded,
-            "uncounted": c.uncounted, **counts, "non_answer_rate": (n - counts["answered"]) / n if n else None,
-            **{f"{s}_rate": counts[s] / n if n else None for s in NON_ANSWERS}, **metrics.assisted_columns(c),
-            "runs": entry.source}
+    return {
+        "model": entry.model,
+        "benchmark": entry.benchmark.name,
+        "condition": condition,
+        "stratum": stratum,
+        "level": level,
+        "metric": c.metric,
+        "value": c.value,
+        "ci_low": c.ci[0] if c.ci else None,
+        "ci_high": c.ci[1] if c.ci else None,
+        "ci_method": c.ci_method,
+        "n": n,
+        "n_excluded": n_excluded,
+        "uncounted": c.uncounted,
+        **counts,
+        "non_answer_rate": (n - counts["answered"]) / n if n else None,
+        **{f"{s}_rate": counts[s] / n if n else None for s in NON_ANSWERS},
+        **metrics.assisted_columns(c),
+        "runs": entry.source,
+    }
 
 
 def _cluster_columns(entry: Entry, records: list[dict], clusters: dict[str, str] | None, s: Settings) -> dict:
@@ -236,14 +380,28 @@ def _cluster_columns(entry: Entry, records: list[dict], clusters: dict[str, str]
         return {}
     kept = metrics.counted(records, entry.benchmark)[0]
     if entry.benchmark.headline_metric != metrics.ACCURACY or not kept:
-        return {"cluster_ci_low": None, "cluster_ci_high": None, "cluster_ci_method": None, "cluster_level": s.cluster,
-                "n_clusters": None}
-    boot = stats.cluster_bootstrap([float(bool(r.get("correct"))) for r in kept], [1.0] * len(kept),
-                                   [clusters.get(r["item_id"], r["item_id"]) for r in kept],
-                                   resamples=s.resamples, seed=s.seed)
+        return {
+            "cluster_ci_low": None,
+            "cluster_ci_high": None,
+            "cluster_ci_method": None,
+            "cluster_level": s.cluster,
+            "n_clusters": None,
+        }
+    boot = stats.cluster_bootstrap(
+        [float(bool(r.get("correct"))) for r in kept],
+        [1.0] * len(kept),
+        [clusters.get(r["item_id"], r["item_id"]) for r in kept],
+        resamples=s.resamples,
+        seed=s.seed,
+    )
     ci = boot["ci"] or (None, None)
-    return {"cluster_ci_low": ci[0], "cluster_ci_high": ci[1], "cluster_ci_method": boot["ci_method"] if boot["ci"] else None,
-            "cluster_level": s.cluster, "n_clusters": boot["n_clusters"]}
+    return {
+        "cluster_ci_low": ci[0],
+        "cluster_ci_high": ci[1],
+        "cluster_ci_method": boot["ci_method"] if boot["ci"] else None,
+        "cluster_level": s.cluster,
+        "n_clusters": boot["n_clusters"],
+    }
 
 
 def published(entry: Entry) -> dict[str, dict]:
@@ -271,12 +429,18 @@ def table_rows(entry: Entry, fields: dict[str, str], s: Settings = Settings()) -
     rows = []
     said = published(entry)
     for condition, records in entry.by_condition.items():
-        rows.append({**_row(entry, condition, OVERALL, "", records, metrics.excluded_counts(excluded, condition)[()]),
-                     **cluster_columns(records)})
+        rows.append(
+            {
+                **_row(entry, condition, OVERALL, "", records, metrics.excluded_counts(excluded, condition)[()]),
+                **cluster_columns(records),
+            }
+        )
         if condition in said:  # an import of published results: their accuracy beside medvqa's
-            rows[-1].update(published_accuracy=said[condition].get("accuracy"),
-                            published_correct=said[condition].get("correct"),
-                            **({"published_artifact": a} if (a := said[condition].get("artifact")) else {}))
+            rows[-1].update(
+                published_accuracy=said[condition].get("accuracy"),
+                published_correct=said[condition].get("correct"),
+                **({"published_artifact": a} if (a := said[condition].get("artifact")) else {}),
+            )
         for name, rec_field in fields.items():
             n_ex = metrics.excluded_counts(excluded, condition, [rec_field])
             for (_, level), group in metrics.group(records, [rec_field]).items():
@@ -286,12 +450,20 @@ def table_rows(entry: Entry, fields: dict[str, str], s: Settings = Settings()) -
 
 def delta_row(entry: Entry, s: Settings) -> dict:
     """An entry's Δimg, as the audit's image-removal section computes it (strict: a refusal is wrong)."""
-    run = RunInput(model=entry.model, records=metrics.counted(entry.records, entry.benchmark)[0], items=entry.items,
-                   source=entry.source)
+    run = RunInput(
+        model=entry.model,
+        records=metrics.counted(entry.records, entry.benchmark)[0],
+        items=entry.items,
+        source=entry.source,
+    )
     clusters = entry.clusters(s.cluster)
     section = paired_section(*pair_image_removal(run), {}, s, clusters=clusters)
-    row = {"model": entry.model, "benchmark": entry.benchmark.name, "scope": scope_text(entry.runs),
-           **flat_row(section, ("a_with", "a_removed", "delta_img"))}
+    row = {
+        "model": entry.model,
+        "benchmark": entry.benchmark.name,
+        "scope": scope_text(entry.runs),
+        **flat_row(section, ("a_with", "a_removed", "delta_img")),
+    }
     if (k := entry.repeats) > 1:
         row.update(_pooled_delta(run.records, k, clusters, s))
     return row
@@ -306,21 +478,41 @@ def _pooled_delta(records: list[dict], k: int, clusters: dict[str, str] | None, 
     shared, a, b = item_mean_pairs(side[WITH], side[REMOVED])
     test = paired_means_test(a, b)
     ci = pooled["ci"] or (None, None)
-    out = {"n": pooled["n_items"], "a_with": fmean(a) if a else None, "a_removed": fmean(b) if b else None,
-           "delta_img": pooled["delta"], "ci_low": ci[0], "ci_high": ci[1], "ci_method": pooled["ci_method"],
-           "test": test["test"], "mcnemar_p": None, "mcnemar_p_bound": None, "mcnemar_exact_p": None,
-           "note": f"pooled over {k} repeats (each item's mean): paired t over items, "
-                   + (f"p {test['p']:.3g}" if test["p"] is not None else test["note"])}
+    out = {
+        "n": pooled["n_items"],
+        "a_with": fmean(a) if a else None,
+        "a_removed": fmean(b) if b else None,
+        "delta_img": pooled["delta"],
+        "ci_low": ci[0],
+        "ci_high": ci[1],
+        "ci_method": pooled["ci_method"],
+        "test": test["test"],
+        "mcnemar_p": None,
+        "mcnemar_p_bound": None,
+        "mcnemar_exact_p": None,
+        "note": f"pooled over {k} repeats (each item's mean): paired t over items, "
+        + (f"p {test['p']:.3g}" if test["p"] is not None else test["note"]),
+    }
     if clusters is not None:
-        boot = stats.cluster_bootstrap([x - y for x, y in zip(a, b)], [1.0] * len(a),
-                                       [clusters.get(i, i) for i in shared], resamples=s.resamples, seed=s.seed)
+        boot = stats.cluster_bootstrap(
+            [x - y for x, y in zip(a, b)],
+            [1.0] * len(a),
+            [clusters.get(i, i) for i in shared],
+            resamples=s.resamples,
+            seed=s.seed,
+        )
         low, high = boot["ci"] or (None, None)
-        out.update(cluster_ci_low=low, cluster_ci_high=high, cluster_ci_method=boot["ci_method"] if boot["ci"] else None,
-                   n_clusters=boot["n_clusters"])
+        out.update(
+            cluster_ci_low=low,
+            cluster_ci_high=high,
+            cluster_ci_method=boot["ci_method"] if boot["ci"] else None,
+            n_clusters=boot["n_clusters"],
+        )
     return out
 
 
 # ---------------------------------------------------------------- tests between models
+
 
 def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: Settings) -> dict:
     """Paired bootstrap of headline(a) − headline(b) over shared items (a[i], b[i] the same
@@ -334,11 +526,19 @@ def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: 
         xa, xb = bench.headline_value([a[i] for i in idx]), bench.headline_value([b[i] for i in idx])
         return None if xa is None or xb is None else xa - xb
 
-    boot = stats.bootstrap_statistic(len(a), on, difference, resamples=s.resamples, seed=s.seed,
-                                     min_n=stats.MIN_HEADLINE_BOOTSTRAP_N)
+    boot = stats.bootstrap_statistic(
+        len(a), on, difference, resamples=s.resamples, seed=s.seed, min_n=stats.MIN_HEADLINE_BOOTSTRAP_N
+    )
     ci = boot["ci"] or (None, None)
-    return {"difference": difference, "ci_low": ci[0], "ci_high": ci[1], "ci_method": boot["ci_method"],
-            "p": boot["p"], "p_bound": boot["p_bound"], "note": boot["note"]}
+    return {
+        "difference": difference,
+        "ci_low": ci[0],
+        "ci_high": ci[1],
+        "ci_method": boot["ci_method"],
+        "p": boot["p"],
+        "p_bound": boot["p_bound"],
+        "note": boot["note"],
+    }
 
 
 def _repeated_test(ea: Entry, eb: Entry, condition: str, bench: Benchmark) -> dict:
@@ -349,9 +549,18 @@ def _repeated_test(ea: Entry, eb: Entry, condition: str, bench: Benchmark) -> di
     test = paired_means_test(a, b)
     ci = test["ci"] or (None, None)
     k = (ea.repeats, eb.repeats)
-    return {"a_value": fmean(a), "b_value": fmean(b), "difference": test["difference"], "ci_low": ci[0],
-            "ci_high": ci[1], "ci_method": test["ci_method"], "test": test["test"], "p": test["p"],
-            "p_bound": test["p_bound"], "note": test["note"] or f"each item's mean over its repeats ({k[0]} and {k[1]})"}
+    return {
+        "a_value": fmean(a),
+        "b_value": fmean(b),
+        "difference": test["difference"],
+        "ci_low": ci[0],
+        "ci_high": ci[1],
+        "ci_method": test["ci_method"],
+        "test": test["test"],
+        "p": test["p"],
+        "p_bound": test["p_bound"],
+        "note": test["note"] or f"each item's mean over its repeats ({k[0]} and {k[1]})",
+    }
 
 
 def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
@@ -367,20 +576,36 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
             shared = sorted(set(ra) & set(rb))
             a, b = [ra[i] for i in shared], [rb[i] for i in shared]
             only_a, only_b = len(set(ra) - set(rb)), len(set(rb) - set(ra))
-            row = {"benchmark": bench.name, "condition": condition, "a": ea.model, "b": eb.model,
-                   "metric": bench.headline_metric, "n": len(shared), "only_a": only_a, "only_b": only_b,
-                   "status": "unpaired" if not shared else "partly paired" if only_a or only_b else "paired",
-                   "a_value": bench.headline_value(a) if shared else None,
-                   "b_value": bench.headline_value(b) if shared else None,
-                   **dict.fromkeys(("difference", "ci_low", "ci_high", "ci_method", "test", "p", "p_bound")),
-                   **metrics.delta_warning([metrics.unreadable(x, y) for x, y in zip(a, b)])}
+            row = {
+                "benchmark": bench.name,
+                "condition": condition,
+                "a": ea.model,
+                "b": eb.model,
+                "metric": bench.headline_metric,
+                "n": len(shared),
+                "only_a": only_a,
+                "only_b": only_b,
+                "status": "unpaired" if not shared else "partly paired" if only_a or only_b else "paired",
+                "a_value": bench.headline_value(a) if shared else None,
+                "b_value": bench.headline_value(b) if shared else None,
+                **dict.fromkeys(("difference", "ci_low", "ci_high", "ci_method", "test", "p", "p_bound")),
+                **metrics.delta_warning([metrics.unreadable(x, y) for x, y in zip(a, b)]),
+            }
             if shared and bench.headline_metric == "accuracy" and max(ea.repeats, eb.repeats) > 1:
                 row.update(_repeated_test(ea, eb, condition, bench))
             elif shared and bench.headline_metric == "accuracy":  # McNemar mid-p and Tango's interval, as the audit's
                 test = paired_accuracy_test([x.get("correct") for x in a], [y.get("correct") for y in b])
-                row.update(difference=test["difference"], ci_low=test["ci"][0], ci_high=test["ci"][1],
-                           ci_method=test["ci_method"], test=test["test"], p=test["p"], p_bound=test["p_bound"],
-                           exact_p=test["exact_p"], note=test["note"])
+                row.update(
+                    difference=test["difference"],
+                    ci_low=test["ci"][0],
+                    ci_high=test["ci"][1],
+                    ci_method=test["ci_method"],
+                    test=test["test"],
+                    p=test["p"],
+                    p_bound=test["p_bound"],
+                    exact_p=test["exact_p"],
+                    note=test["note"],
+                )
             elif shared:  # any other headline: a paired bootstrap (without shared items, no test)
                 row.update(test="paired-bootstrap", **_paired_bootstrap_metric(bench, a, b, s))
             out.append(row)
@@ -388,6 +613,7 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
 
 
 # ---------------------------------------------------------------- pass lines
+
 
 def pass_rows(entry: Entry, notes: list[str], loaded: dict | None = None) -> list[dict]:
     """The benchmark's pass verdicts on this entry's records, one row per exam × criterion; a
@@ -402,18 +628,23 @@ def pass_rows(entry: Entry, notes: list[str], loaded: dict | None = None) -> lis
     if result is None:
         return []
     if not isinstance(result, PassLines):
-        notes.append(f"{entry.source}: {entry.benchmark.name}'s pass report is not verdict rows (medvqa.PassLines): "
-                     "not shown; see medvqa report --pass")
+        notes.append(
+            f"{entry.source}: {entry.benchmark.name}'s pass report is not verdict rows (medvqa.PassLines): "
+            "not shown; see medvqa report --pass"
+        )
         return []
     notes += [f"pass lines of {entry.model} on {entry.benchmark.name}: {n}" for n in result.notes]
-    return [{"model": entry.model, "benchmark": entry.benchmark.name, **row.model_dump(mode="json")}
-            for row in result.rows]
+    return [
+        {"model": entry.model, "benchmark": entry.benchmark.name, **row.model_dump(mode="json")} for row in result.rows
+    ]
 
 
 # ---------------------------------------------------------------- panels: stratum × model × language
 
-def panel_rows(table: list[dict], runs: list[dict], pass_lines: list[dict], by: dict[str, list[str]],
-               entries: list[Entry]) -> list[dict]:
+
+def panel_rows(
+    table: list[dict], runs: list[dict], pass_lines: list[dict], by: dict[str, list[str]], entries: list[Entry]
+) -> list[dict]:
     """Per benchmark with a stratum shown, its headline cells laid out as a figure of panels: one
     panel per level of its first stratum (a country), one group per model, one bar per language,
     and each panel's pass line where the benchmark's pass verdicts name that level (`scope`). A
@@ -424,10 +655,14 @@ def panel_rows(table: list[dict], runs: list[dict], pass_lines: list[dict], by: 
     out = []
     # an experiment is its model on its benchmark: one model name may head runs of several exams,
     # each in its own language
-    ranks = {(e.benchmark.name, e.model): (e.benchmark.offered_languages.index(lang)
-                                           if (lang := manifest_language(e.runs[0].manifest))
-                                           in e.benchmark.offered_languages else len(e.benchmark.offered_languages))
-             for e in entries}
+    ranks = {
+        (e.benchmark.name, e.model): (
+            e.benchmark.offered_languages.index(lang)
+            if (lang := manifest_language(e.runs[0].manifest)) in e.benchmark.offered_languages
+            else len(e.benchmark.offered_languages)
+        )
+        for e in entries
+    }
     info = {(r["benchmark"], r["model"]): r for r in runs}
     for bench, strata in by.items():
         if not strata:
@@ -438,33 +673,67 @@ def panel_rows(table: list[dict], runs: list[dict], pass_lines: list[dict], by: 
         if not rows:
             continue
         condition = WITH if WITH in conditions else conditions[0]
-        overall = {(r["model"], r["condition"]): i for i, r in enumerate(table)
-                   if r["benchmark"] == bench and r["stratum"] == OVERALL}
-        cells = [{"level": r["level"], "model": info[bench, r["model"]]["model_name"],
-                  "language": info[bench, r["model"]]["language"], "experiment": r["model"], "row": i}
-                 for i, r in rows if r["condition"] == condition]
+        overall = {
+            (r["model"], r["condition"]): i
+            for i, r in enumerate(table)
+            if r["benchmark"] == bench and r["stratum"] == OVERALL
+        }
+        cells = [
+            {
+                "level": r["level"],
+                "model": info[bench, r["model"]]["model_name"],
+                "language": info[bench, r["model"]]["language"],
+                "experiment": r["model"],
+                "row": i,
+            }
+            for i, r in rows
+            if r["condition"] == condition
+        ]
         for c in cells:  # an experiment of this level alone: its overall row (the published accuracy, where imported)
             if info[bench, c["experiment"]]["scope"].get(stratum) == c["level"]:
                 c["overall_row"] = overall[(c["experiment"], condition)]
-        languages = sorted(dict.fromkeys(c["language"] for c in cells),
-                           key=lambda lang: min(ranks[bench, c["experiment"]] for c in cells if c["language"] == lang))
+        languages = sorted(
+            dict.fromkeys(c["language"] for c in cells),
+            key=lambda lang: min(ranks[bench, c["experiment"]] for c in cells if c["language"] == lang),
+        )
         lines: dict[str, float] = {}
         for p in pass_lines:
             level, scope_ = p.get("scope", {}).get(stratum), p.get("scope", {})
-            if p["benchmark"] == bench and level is not None and scope_.get("condition", condition) == condition \
-                    and p.get("unit") == "share" and isinstance(p.get("required"), (int, float)):
+            if (
+                p["benchmark"] == bench
+                and level is not None
+                and scope_.get("condition", condition) == condition
+                and p.get("unit") == "share"
+                and isinstance(p.get("required"), (int, float))
+            ):
                 lines.setdefault(level, p["required"])
-        out.append({"benchmark": bench, "stratum": stratum, "condition": condition,
-                    "levels": sorted(dict.fromkeys(c["level"] for c in cells)),
-                    "models": list(dict.fromkeys(c["model"] for c in cells)), "languages": languages,
-                    "cells": cells, "pass_lines": lines})
+        out.append(
+            {
+                "benchmark": bench,
+                "stratum": stratum,
+                "condition": condition,
+                "levels": sorted(dict.fromkeys(c["level"] for c in cells)),
+                "models": list(dict.fromkeys(c["model"] for c in cells)),
+                "languages": languages,
+                "cells": cells,
+                "pass_lines": lines,
+            }
+        )
     return out
 
 
 # ---------------------------------------------------------------- the whole comparison
 
-def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = None, resamples: int | None = None,
-                 seed: int = 0, reading: str | None = None, cluster: str | None = None) -> Comparison:
+
+def compare_runs(
+    run_dirs: Sequence[str | Path],
+    *,
+    by: Iterable[str] | None = None,
+    resamples: int | None = None,
+    seed: int = 0,
+    reading: str | None = None,
+    cluster: str | None = None,
+) -> Comparison:
     entries, notes = read_entries(run_dirs, reading)
     cluster = default_cluster([e.benchmark for e in entries], cluster)
     settings = Settings(resamples=resamples or RESAMPLES, seed=seed, cluster=cluster)
@@ -472,37 +741,65 @@ def compare_runs(run_dirs: Sequence[str | Path], *, by: Iterable[str] | None = N
     fields = _strata(entries, list(by) if by is not None else None, notes)
     rows = [row for i, e in enumerate(entries) for row in table_rows(e, fields[i], settings)]
     deltas = [delta_row(e, settings) for e in entries if {WITH, REMOVED} <= e.by_condition.keys()]
-    notes += [f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for {e.model} on "
-              f"{e.benchmark.name}" for e in entries if not {WITH, REMOVED} <= e.by_condition.keys()]
+    notes += [
+        f"{e.source}: no {WITH} and {REMOVED} records of the same items: no Δimg for {e.model} on {e.benchmark.name}"
+        for e in entries
+        if not {WITH, REMOVED} <= e.by_condition.keys()
+    ]
     tests = test_rows(entries, settings)
-    notes += [f"{e.source}: {k} repeats: the Δimg table and the tests between models pair each item's mean over its "
-              "repeats; Δlang and the audit's transition tables pair one record per item and condition (the last "
-              "repeat's); the section over repeats gives each repeat and the pooled Δ"
-              for e in entries if (k := e.repeats) > 1]
-    delta_lang = pd.DataFrame(language_delta_rows([e.runs for e in entries], settings),
-                              columns=[*DELTA_LANG_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])])
+    notes += [
+        f"{e.source}: {k} repeats: the Δimg table and the tests between models pair each item's mean over its "
+        "repeats; Δlang and the audit's transition tables pair one record per item and condition (the last "
+        "repeat's); the section over repeats gives each repeat and the pooled Δ"
+        for e in entries
+        if (k := e.repeats) > 1
+    ]
+    delta_lang = pd.DataFrame(
+        language_delta_rows([e.runs for e in entries], settings),
+        columns=[*DELTA_LANG_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])],
+    )
     whole_exams: dict = {}  # each data's whole exams, loaded once for all its entries
     passes = [row for e in entries for row in pass_rows(e, notes, whole_exams)]
-    runs = [{"benchmark": e.benchmark.name, "model": e.model, "model_string": e.runs[0].manifest["model"],
-             "model_name": model_name(e.runs[0].manifest), "language": manifest_language(e.runs[0].manifest),
-             "scope": scope(e.runs),
-             "runs": [str(r.path) for r in e.runs],
-             "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"), "conditions": list(e.by_condition)}
-            for e in entries]
+    runs = [
+        {
+            "benchmark": e.benchmark.name,
+            "model": e.model,
+            "model_string": e.runs[0].manifest["model"],
+            "model_name": model_name(e.runs[0].manifest),
+            "language": manifest_language(e.runs[0].manifest),
+            "scope": scope(e.runs),
+            "runs": [str(r.path) for r in e.runs],
+            "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"),
+            "conditions": list(e.by_condition),
+        }
+        for e in entries
+    ]
     shown: dict[str, list[str]] = {}
     for i, e in enumerate(entries):  # each benchmark's strata, as its entries show them
         shown[e.benchmark.name] = list(dict.fromkeys([*shown.get(e.benchmark.name, []), *fields[i]]))
-    other = metrics.with_assisted([*TABLE_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])], rows)  # the other reading's columns, where an extraction exists
+    other = metrics.with_assisted(
+        [*TABLE_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])], rows
+    )  # the other reading's columns, where an extraction exists
     said = [c for c in PUBLISHED_COLUMNS if any(c in r for r in rows)]
     frame = _whole_counts(pd.DataFrame(rows, columns=[c for c in other if c not in OTHER_CORRECT] + said))
     panels = panel_rows(json_rows(frame), runs, passes, shown, entries)
-    return Comparison(table=frame, panels=panels,
-                      delta_img=_whole_counts(pd.DataFrame(deltas, columns=[*DELTA_COLUMNS,
-                                                                            *(CLUSTER_COLUMNS if cluster else [])])),
-                      tests=_whole_counts(pd.DataFrame(tests, columns=TEST_COLUMNS)),
-                      delta_lang=_whole_counts(delta_lang), pass_lines=passes, notes=notes, runs=runs,
-                      by=shown, reading=metrics.reading_summary(run for e in entries for run in e.runs),
-                      intervals=intervals_statement(cluster), repeats=study_repeats(entries),
-                      saved_runs={str(run.path): run for e in entries for run in e.runs},
-                      usage=[{"model": e.model, "benchmark": e.benchmark.name, "condition": c, **u}
-                             for e in entries for c, u in usage_by_condition(e.records).items()])
+    return Comparison(
+        table=frame,
+        panels=panels,
+        delta_img=_whole_counts(pd.DataFrame(deltas, columns=[*DELTA_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])])),
+        tests=_whole_counts(pd.DataFrame(tests, columns=TEST_COLUMNS)),
+        delta_lang=_whole_counts(delta_lang),
+        pass_lines=passes,
+        notes=notes,
+        runs=runs,
+        by=shown,
+        reading=metrics.reading_summary(run for e in entries for run in e.runs),
+        intervals=intervals_statement(cluster),
+        repeats=study_repeats(entries),
+        saved_runs={str(run.path): run for e in entries for run in e.runs},
+        usage=[
+            {"model": e.model, "benchmark": e.benchmark.name, "condition": c, **u}
+            for e in entries
+            for c, u in usage_by_condition(e.records).items()
+        ],
+    )

@@ -32,10 +32,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, ValidationError, field_validator
 
-from medvqa.core.errors import UsageError
-from medvqa.core.inference.secrets import credential_entries, is_secret_name
-from medvqa.core.items import DataError
-from medvqa.core.jsonl import load_yaml
+from ..errors import UsageError
+from ..items import DataError
+from ..jsonl import load_yaml
+from .secrets import credential_entries, is_secret_name
 
 # options whose values are mappings: `-M params.top_p=0.9` sets one of their entries
 MAPPINGS = ("params", "engine_options")
@@ -157,8 +157,11 @@ def parse_model_options(pairs: list[str] | tuple[str, ...]) -> dict[str, Any]:
             continue
         key = _key(name)
         if key in out:
-            raise UsageError(f"-M {key} is given twice" if key not in MAPPINGS or not isinstance(out[key], dict)
-                             or not isinstance(value, dict) else f"-M {key}: given as a whole and by entry; give one")
+            raise UsageError(
+                f"-M {key} is given twice"
+                if key not in MAPPINGS or not isinstance(out[key], dict) or not isinstance(value, dict)
+                else f"-M {key}: given as a whole and by entry; give one"
+            )
         out[key] = value
     return out
 
@@ -171,8 +174,9 @@ def read_model_config(path: str | Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read the model config ({exc.strerror if isinstance(exc, OSError) else exc})",
-                        file=path) from None
+        raise DataError(
+            f"cannot read the model config ({exc.strerror if isinstance(exc, OSError) else exc})", file=path
+        ) from None
     suffix = path.suffix.lower()
     try:
         if suffix == ".toml":
@@ -196,9 +200,14 @@ def read_model_config(path: str | Path) -> dict[str, Any]:
 # -- resolving them for one backend ----------------------------------------------------------
 
 
-def resolve(model: str, flags: dict[str, Any], given: dict[str, Any] | None = None,
-            config: dict[str, Any] | None = None, config_file: str | Path | None = None,
-            given_as: str = "-M {}") -> dict[str, Any]:
+def resolve(
+    model: str,
+    flags: dict[str, Any],
+    given: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
+    config_file: str | Path | None = None,
+    given_as: str = "-M {}",
+) -> dict[str, Any]:
     """The options of `model`'s backend: `config` (read from `config_file`), then `given` (the
     `-M` pairs) over it, checked against the backend kind's options model, then `flags` (the
     command's own options, already checked by the command line) over both. A flag and `-M`
@@ -206,14 +215,15 @@ def resolve(model: str, flags: dict[str, Any], given: dict[str, Any] | None = No
     key, and the file where it comes from the file (`UsageError` for `-M`, `DataError` for the
     file); a value is never repeated in an error about a credential. `given_as` names a key of
     `given` in errors (`medvqa.run`'s are `backend_options['KEY']`)."""
-    from medvqa.core import plugins
+    from .. import plugins
 
     given, config = dict(given or {}), dict(config or {})
     for key in sorted(set(flags) & set(given)):
         if key in MAPPINGS and isinstance(given[key], dict) and isinstance(flags[key], dict):
             if both := sorted(set(flags[key]) & set(given[key])):
-                raise UsageError(f"{flag_name(key)} {both[0]}=... and -M {key}.{both[0]} both set {key}.{both[0]}; "
-                                 "give one")
+                raise UsageError(
+                    f"{flag_name(key)} {both[0]}=... and -M {key}.{both[0]} both set {key}.{both[0]}; give one"
+                )
             continue
         raise UsageError(f"{flag_name(key)} and -M {key} both set {key}; give one")
 
@@ -234,13 +244,18 @@ def resolve(model: str, flags: dict[str, Any], given: dict[str, Any] | None = No
                 merged[key] = value
     for key, value in merged.items():
         if is_secret_name(key):
-            raise fail(key, "credentials are read from the environment (e.g. OPENAI_API_KEY), never given as "
-                            "options; nothing was written")
+            raise fail(
+                key,
+                "credentials are read from the environment (e.g. OPENAI_API_KEY), never given as "
+                "options; nothing was written",
+            )
         if key in MAPPINGS and isinstance(value, dict):
             for path, _, by_name in credential_entries(value, f"{key}."):
                 if by_name:
-                    raise fail(key, f"{path} names a credential; credentials are read from the environment, "
-                                    "never given as options")
+                    raise fail(
+                        key,
+                        f"{path} names a credential; credentials are read from the environment, never given as options",
+                    )
     factory = plugins.backend_factory(model)
     schema: type[BackendOptions] | None = getattr(factory, "options", None)  # optional on a plugin's factory
     if schema is None:
@@ -291,12 +306,20 @@ def _kind(annotation: Any) -> str | None:
     origin = get_origin(args[0]) or args[0]
     if origin is Literal:
         return "one of " + ", ".join(map(str, get_args(args[0])))
-    return {float: "a number (float)", int: "a whole number (int)", str: "a string (str)",
-            dict: "a JSON object (dict)", list: "a URL or a list of URLs (list)",
-            tuple: "two numbers IN,OUT (tuple)"}.get(origin)
+    return {
+        float: "a number (float)",
+        int: "a whole number (int)",
+        str: "a string (str)",
+        dict: "a JSON object (dict)",
+        list: "a URL or a list of URLs (list)",
+        tuple: "two numbers IN,OUT (tuple)",
+    }.get(origin)
 
 
 def brief(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str) if not isinstance(value, float) or math.isfinite(value) \
+    text = (
+        json.dumps(value, ensure_ascii=False, default=str)
+        if not isinstance(value, float) or math.isfinite(value)
         else str(value)
+    )
     return text if len(text) <= 60 else text[:57] + "..."

@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # the plugins that subclass `Backend` load at start-up: no pydantic before a request
-    from medvqa.core.items import Item
-    from medvqa.core.messages import Message
+    from ..items import Item
+    from ..messages import Message
 
 
 # Bumped whenever the fields hashed into a key change: keys of an older schema never match.
@@ -52,9 +53,14 @@ def generation_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
     return {k: v for k, v in (params or {}).items() if k not in SOURCE_PARAMS}
 
 
-def request_key(model: str, params: dict[str, Any], messages: list[Message],
-                endpoint: dict[str, Any] | None = None, response_schema: dict[str, Any] | None = None,
-                repeat: int = 0) -> str:
+def request_key(
+    model: str,
+    params: dict[str, Any],
+    messages: list[Message],
+    endpoint: dict[str, Any] | None = None,
+    response_schema: dict[str, Any] | None = None,
+    repeat: int = 0,
+) -> str:
     """Content address of a request: the key schema, the endpoint (provider, server), the
     model, every generation parameter sent (the response format included), the benchmark's
     answer schema when it declares one, the repeat index past the first (`--repeats`: each
@@ -67,14 +73,15 @@ def request_key(model: str, params: dict[str, Any], messages: list[Message],
     payload = json.dumps(fields, sort_keys=True, separators=(",", ":"))
     h = hashlib.sha256(payload.encode())
     h.update(b"\x00")
-    from medvqa.core.messages import messages_for_key
+    from ..messages import messages_for_key
 
     h.update(messages_for_key(messages).encode())
     return h.hexdigest()
 
 
-def backend_request_key(backend: "Backend", messages: list[Message],
-                        response_schema: dict[str, Any] | None = None, repeat: int = 0) -> str:
+def backend_request_key(
+    backend: Backend, messages: list[Message], response_schema: dict[str, Any] | None = None, repeat: int = 0
+) -> str:
     """`request_key` of `messages` sent by `backend` (with the benchmark's answer schema), as
     repeat `repeat` of the run."""
     return request_key(backend.model, backend.params, messages, backend.endpoint, response_schema, repeat)
@@ -168,8 +175,10 @@ def as_backend(obj: Any, source: str = "a backend factory") -> Backend:
         return obj
     missing = [name for name in ("model", "params", "generate") if not hasattr(obj, name)]
     if missing or not callable(obj.generate):
-        raise TypeError(f"{source} returned {type(obj).__name__}, which is not a medvqa.Backend and lacks "
-                        f"{', '.join(missing) or 'a callable generate'}")
+        raise TypeError(
+            f"{source} returned {type(obj).__name__}, which is not a medvqa.Backend and lacks "
+            f"{', '.join(missing) or 'a callable generate'}"
+        )
     return PluginBackend(obj)
 
 

@@ -5,20 +5,21 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
-from medvqa.core.hookspecs import hookimpl
-from medvqa.core.inference.base import Backend
+from ..hookspecs import hookimpl
+from .base import Backend
 
 if TYPE_CHECKING:  # imported when answering, so that loading the plugin (`medvqa --help`) stays fast
-    from medvqa.core.inference.base import Request, Response
+    from .base import Request, Response
 
 
 def _answer(keys: list[str], request: Request | None = None) -> Response:
     """`{"answer": keys}`, or the object the request's answer schema asks for: its one required
     field, holding a string (the first key) where the schema says string, else the list."""
-    from medvqa.core.inference.base import Response
+    from .base import Response
 
     schema = request.response_schema if request is not None else None
     required = (schema or {}).get("required") or []
@@ -92,7 +93,7 @@ class _Factory:
     @property
     def options(self):
         """The baselines take no options (`-M`, `--model-config`): the seed is `--seed`."""
-        from medvqa.core.inference.backend_options import BackendOptions
+        from .backend_options import BackendOptions
 
         return BackendOptions
 
@@ -109,7 +110,7 @@ def _constant(model: str, **_: Any) -> ConstantBackend:
 
 
 def _replay(model: str, **_: Any):
-    from medvqa.core.inference.replay import ReplayBackend
+    from .replay import ReplayBackend
 
     _, _, path = model.partition(":")
     if not path:

@@ -32,11 +32,12 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-from medvqa.core.inference.base import Backend, Request, Response
-from medvqa.core.items import DataError
+from ..items import DataError
+from .base import Backend, Request, Response
 
 FINISHED = ("completed", "expired", "failed", "cancelled")
 LEDGER = "batches.jsonl"
@@ -50,8 +51,16 @@ class BatchError(ValueError):
 class BatchBackend(Backend):
     cacheable = True
 
-    def __init__(self, live, run_dir: str | Path, *, poll_s: float = 30.0, wait_s: float | None = None,
-                 max_rounds: int = 3, max_lines: int = 50_000):
+    def __init__(
+        self,
+        live,
+        run_dir: str | Path,
+        *,
+        poll_s: float = 30.0,
+        wait_s: float | None = None,
+        max_rounds: int = 3,
+        max_lines: int = 50_000,
+    ):
         self.live = live
         self.model, self.params, self.endpoint = live.model, live.params, live.endpoint
         self.stats = live.stats
@@ -59,13 +68,20 @@ class BatchBackend(Backend):
         self.poll_s, self.wait_s, self.max_rounds, self.max_lines = poll_s, wait_s, max_rounds, max_lines
         provider = self.model.split("/", 1)[0] if "/" in self.model else None
         if provider not in BATCH_PROVIDERS:
-            raise BatchError(f"--batch: {self.model}: medvqa sends batches through litellm for "
-                             f"{', '.join(p + '/' for p in BATCH_PROVIDERS)} models only")
+            raise BatchError(
+                f"--batch: {self.model}: medvqa sends batches through litellm for "
+                f"{', '.join(p + '/' for p in BATCH_PROVIDERS)} models only"
+            )
         if getattr(live, "_deployments", None):
             raise BatchError("--batch takes one server (--api-base), not a model list or several servers")
         self.provider = provider
-        self.settings = {**dict(live.settings), "backend": "litellm-batch", "batch_poll_s": poll_s,
-                         "batch_wait_s": wait_s, "batch_max_rounds": max_rounds}
+        self.settings = {
+            **dict(live.settings),
+            "backend": "litellm-batch",
+            "batch_poll_s": poll_s,
+            "batch_wait_s": wait_s,
+            "batch_max_rounds": max_rounds,
+        }
         self._body = None
         self._ledger_end: int | None = None  # bytes of whole lines in the ledger, once read
 
@@ -75,19 +91,21 @@ class BatchBackend(Backend):
         """(the model name the server is sent, the parameters of every body): those of the live
         path's direct call (`openai_compatible.direct_call`), where litellm sends a plain body."""
         if self._body is None:
-            from medvqa.core.inference.openai_compatible import direct_call
+            from .openai_compatible import direct_call
 
             base = self.live._api_base or "https://api.openai.com/v1"
             found = direct_call(self.live.litellm, self.model, self.live._send, [base], timeout=self.live.timeout)
             if found is None:
-                raise BatchError(f"--batch: litellm rewrites {self.model}'s requests (or has no key for it): "
-                                 "its batch lines cannot be the plain OpenAI body; run it live")
+                raise BatchError(
+                    f"--batch: litellm rewrites {self.model}'s requests (or has no key for it): "
+                    "its batch lines cannot be the plain OpenAI body; run it live"
+                )
             self._body = (found.model, found.params, found.api_key)
         return self._body
 
     def _line(self, req: Request) -> dict:
-        from medvqa.core.inference.images import to_openai
-        from medvqa.core.inference.litellm_backend import json_schema_format
+        from .images import to_openai
+        from .litellm_backend import json_schema_format
 
         model, params, _ = self._line_body()
         body = {"model": model, "messages": to_openai(req.messages, self.live.max_image_side), **params}
@@ -118,12 +136,18 @@ class BatchBackend(Backend):
             if line.strip():
                 entry = _ledger_entry(line)
                 if entry is None and last:
-                    print(f"medvqa: {self.ledger}: line {lineno} was cut short (a run stopped while writing it): "
-                          "ignored", file=sys.stderr, flush=True)
+                    print(
+                        f"medvqa: {self.ledger}: line {lineno} was cut short (a run stopped while writing it): ignored",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     break
                 if entry is None:
-                    raise DataError("not a batch of this run (expected {batch_id, keys, ...})", file=self.ledger,
-                                    record=f"line {lineno}")
+                    raise DataError(
+                        "not a batch of this run (expected {batch_id, keys, ...})",
+                        file=self.ledger,
+                        record=f"line {lineno}",
+                    )
                 out.append(entry)
             self._ledger_end = min(end, len(data))
             start = end
@@ -132,14 +156,20 @@ class BatchBackend(Backend):
     def _submit(self, requests: list[Request]) -> list[dict]:
         out = []
         for i in range(0, len(requests), self.max_lines):
-            chunk = requests[i:i + self.max_lines]
-            data = "\n".join(json.dumps(self._line(r), ensure_ascii=False, allow_nan=False)
-                             for r in chunk).encode("utf-8")
+            chunk = requests[i : i + self.max_lines]
+            data = "\n".join(json.dumps(self._line(r), ensure_ascii=False, allow_nan=False) for r in chunk).encode(
+                "utf-8"
+            )
             file = self._call("create_file", file=("medvqa-batch.jsonl", data), purpose="batch")
-            batch = self._call("create_batch", completion_window="24h", endpoint="/v1/chat/completions",
-                               input_file_id=file.id)
-            entry = {"batch_id": batch.id, "input_file_id": file.id, "keys": [r.key for r in chunk],
-                     "created": time.time()}
+            batch = self._call(
+                "create_batch", completion_window="24h", endpoint="/v1/chat/completions", input_file_id=file.id
+            )
+            entry = {
+                "batch_id": batch.id,
+                "input_file_id": file.id,
+                "keys": [r.key for r in chunk],
+                "created": time.time(),
+            }
             self._keep(entry)
             out.append(entry)
         return out
@@ -148,11 +178,11 @@ class BatchBackend(Backend):
         """`entry` added to the ledger before anything is awaited. The ledger (a few lines) is
         rewritten whole by the run store's one writer, never through a link, keeping only the
         whole lines read (`_batches`): a line cut short before is cut off, not glued to."""
-        from medvqa.core.files import write_atomic
+        from ..files import write_atomic
 
         kept = self.ledger.read_bytes() if self.ledger.is_file() else b""
         if self._ledger_end is not None:
-            kept = kept[:self._ledger_end]
+            kept = kept[: self._ledger_end]
         if kept and not kept.endswith(b"\n"):  # a whole last line without its newline
             kept += b"\n"
         content = kept + (json.dumps(entry, allow_nan=False) + "\n").encode("utf-8")
@@ -172,8 +202,10 @@ class BatchBackend(Backend):
         where: dict[str, str] = {}  # the line that answered each key
         conflicting: set[str] = set()  # keys answered twice, differently
         unreadable = None
-        for file_id, is_error in ((getattr(batch, "output_file_id", None), False),
-                                  (getattr(batch, "error_file_id", None), True)):
+        for file_id, is_error in (
+            (getattr(batch, "output_file_id", None), False),
+            (getattr(batch, "error_file_id", None), True),
+        ):
             if not file_id:
                 continue
             content = self._call("file_content", file_id=file_id)
@@ -226,8 +258,10 @@ class BatchBackend(Backend):
             except Exception:
                 info = {}
             regular = (float(info.get("input_cost_per_token") or 0), float(info.get("output_cost_per_token") or 0))
-            self._price_per_token = (float(info.get("input_cost_per_token_batches") or regular[0]),
-                                     float(info.get("output_cost_per_token_batches") or regular[1]))
+            self._price_per_token = (
+                float(info.get("input_cost_per_token_batches") or regular[0]),
+                float(info.get("output_cost_per_token_batches") or regular[1]),
+            )
         return self._price_per_token
 
     def generate(self, requests: Iterable[Request]) -> Iterator[tuple[Request, Response]]:
@@ -264,8 +298,9 @@ class BatchBackend(Backend):
                         for req in wanted[key]:
                             yield req, answers[key]
                     else:
-                        last_failure[key] = failed.get(key) or unreadable or \
-                            f"batch {batch_id} {batch.status} before answering it"
+                        last_failure[key] = (
+                            failed.get(key) or unreadable or f"batch {batch_id} {batch.status} before answering it"
+                        )
             for batch_id in finished_now:
                 del open_batches[batch_id]
             held = {k for b in open_batches.values() for k in b["keys"]}
@@ -305,8 +340,12 @@ def _ledger_entry(line: bytes) -> dict | None:
         entry = json.loads(line)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(entry, dict) or not isinstance(entry.get("batch_id"), str) \
-            or not isinstance(entry.get("keys"), list) or not all(isinstance(k, str) for k in entry["keys"]):
+    if (
+        not isinstance(entry, dict)
+        or not isinstance(entry.get("batch_id"), str)
+        or not isinstance(entry.get("keys"), list)
+        or not all(isinstance(k, str) for k in entry["keys"])
+    ):
         return None
     return entry
 

@@ -12,10 +12,9 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from medvqa.core.files import default_cache_path
-from medvqa.core.items import DataError
-from medvqa.core.inference.base import Response
-
+from ..files import default_cache_path
+from ..items import DataError
+from .base import Response
 
 # SQLite does not wait (its busy timeout) for a connection switching a new file to WAL while another
 # sets it up: "database is locked" at once. Within one process, setting up is serialised.
@@ -30,8 +29,10 @@ class ResponseCache:
             self._db = _Guarded(self.path, check_same_thread=False, timeout=30)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, "
-                             "text TEXT NOT NULL, usage TEXT, latency_s REAL)")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, "
+                "text TEXT NOT NULL, usage TEXT, latency_s REAL)"
+            )
             have = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
             for column in ("reasoning", "finish_reason"):  # caches written before reasoning was kept
                 if column not in have:
@@ -45,12 +46,20 @@ class ResponseCache:
         out: dict[str, Response] = {}
         with self._lock:
             for i in range(0, len(keys), 500):
-                chunk = keys[i:i + 500]
-                q = (f"SELECT key, text, usage, latency_s, reasoning, finish_reason FROM responses "
-                     f"WHERE key IN ({','.join('?' * len(chunk))})")
+                chunk = keys[i : i + 500]
+                q = (
+                    f"SELECT key, text, usage, latency_s, reasoning, finish_reason FROM responses "
+                    f"WHERE key IN ({','.join('?' * len(chunk))})"
+                )
                 for key, text, usage, latency, reasoning, finish in self._db.execute(q, chunk):
-                    out[key] = Response(text=text, usage=json.loads(usage or "{}"), latency_s=latency or 0.0, cached=True,
-                                        reasoning=reasoning, finish_reason=finish)
+                    out[key] = Response(
+                        text=text,
+                        usage=json.loads(usage or "{}"),
+                        latency_s=latency or 0.0,
+                        cached=True,
+                        reasoning=reasoning,
+                        finish_reason=finish,
+                    )
         return out
 
     def get(self, key: str) -> Response | None:
@@ -60,10 +69,19 @@ class ResponseCache:
         if response.error is not None or response.text is None:
             return
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO responses (key, model, text, usage, latency_s, reasoning, "
-                             "finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             (key, model, response.text, json.dumps(response.usage, allow_nan=False),
-                              response.latency_s, response.reasoning, response.finish_reason))
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, model, text, usage, latency_s, reasoning, "
+                "finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    model,
+                    response.text,
+                    json.dumps(response.usage, allow_nan=False),
+                    response.latency_s,
+                    response.reasoning,
+                    response.finish_reason,
+                ),
+            )
             self._uncommitted += 1
             if self._uncommitted >= self.commit_every:
                 self._db.commit()
@@ -112,6 +130,8 @@ class _Guarded:
             return fn(*args, **options)
         except sqlite3.Error as exc:
             name = getattr(exc, "sqlite_errorname", "") or ""
-            advice = next((text for code, text in _ADVICE.items() if name.startswith(code)),
-                          "move it aside or run with --no-cache")
+            advice = next(
+                (text for code, text in _ADVICE.items() if name.startswith(code)),
+                "move it aside or run with --no-cache",
+            )
             raise DataError(f"response cache: {exc}: {advice}", file=self.path) from None

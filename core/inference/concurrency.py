@@ -15,7 +15,8 @@ import asyncio
 import atexit
 import queue
 import threading
-from typing import Awaitable, Callable, Iterable, Iterator, TypeVar
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from typing import TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from medvqa.core.hookspecs import hookimpl
+from ..hookspecs import hookimpl
 
 
 class EngineFactory:
@@ -43,9 +44,19 @@ class EngineFactory:
 
 @hookimpl
 def register_backends(register):
-    register(EngineFactory("litellm", "any litellm model: openai/gpt-5, anthropic/..., gemini/..., "
-                           "hosted_vllm/NAME --api-base URL", "medvqa.core.inference.litellm_backend.LiteLLMBackend",
-                           "medvqa.core.inference.backend_options.LiteLLMOptions"))
-    register(EngineFactory("vllm", "vLLM offline on local GPUs: vllm/<model path or name> (extra: medvqa[vllm])",
-                           "medvqa.core.inference.vllm_backend.VLLMBackend",
-                           "medvqa.core.inference.backend_options.VLLMOptions"))
+    register(
+        EngineFactory(
+            "litellm",
+            "any litellm model: openai/gpt-5, anthropic/..., gemini/..., hosted_vllm/NAME --api-base URL",
+            "medvqa.core.inference.litellm_backend.LiteLLMBackend",
+            "medvqa.core.inference.backend_options.LiteLLMOptions",
+        )
+    )
+    register(
+        EngineFactory(
+            "vllm",
+            "vLLM offline on local GPUs: vllm/<model path or name> (extra: medvqa[vllm])",
+            "medvqa.core.inference.vllm_backend.VLLMBackend",
+            "medvqa.core.inference.backend_options.VLLMOptions",
+        )
+    )

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from PIL import Image, UnidentifiedImageError
 
-from medvqa.core.messages import Message
+from ..messages import Message
 
 _MIME = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 
@@ -42,7 +42,8 @@ def _encode(path: str, max_side: int | None) -> str:
                     fmt = "JPEG" if fmt == "JPEG" else "PNG"
                     out = io.BytesIO()
                     (im.convert("RGB") if im.mode == "CMYK" and fmt == "PNG" else im).save(
-                        out, format=fmt, **({"quality": 95} if fmt == "JPEG" else {}))
+                        out, format=fmt, **({"quality": 95} if fmt == "JPEG" else {})
+                    )
                     data = out.getvalue()
     except Image.DecompressionBombWarning as exc:
         raise ImageError(f"image {path}: {exc}; pass --max-image-side to send it downscaled") from None

@@ -31,25 +31,23 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-from medvqa.core.inference.base import Backend, Request, Response
-from medvqa.core.inference.concurrency import Pacer, bounded
-from medvqa.core.inference.images import ImageError, to_openai
-from medvqa.core.inference.model_names import (check_before_import, recall_answers, remember_answers,
-                                               remember_names)
-from medvqa.core.inference.openai_compatible import HOSTED_VLLM_PLACEHOLDER_KEY, DirectCall, direct_call
-from medvqa.core.inference.output import ANSWER_SCHEMA, error_text, writable_text
-from medvqa.core.inference.reasoning import message_reasoning, reasoning_tokens
-from medvqa.core.inference.preflight import check_provider, check_reachable, probe
-from medvqa.core.inference.retry import (MAX_RETRY_AFTER_S, PROVIDER_CLIENT_RETRIES, TRANSIENT, RetryPolicy, failure_kind,
-                                         with_retries)
-from medvqa.core.inference.router import (RoundRobin, credential_values, deployments_for, load_model_list, resolve_env,
-                                          underlying_model)
-from medvqa.core.usage import token_count, usage_cost
-from medvqa.core.inference.secrets import Scrubber, credential_entries, remember, remember_params, remember_url, without_userinfo
-from medvqa.core.inference.secrets import redact_url as _redact_url
+from ..usage import token_count, usage_cost
+from .base import Backend, Request, Response
+from .concurrency import Pacer, bounded
+from .images import ImageError, to_openai
+from .model_names import check_before_import, recall_answers, remember_answers, remember_names
+from .openai_compatible import HOSTED_VLLM_PLACEHOLDER_KEY, DirectCall, direct_call
+from .output import ANSWER_SCHEMA, error_text, writable_text
+from .preflight import check_provider, check_reachable, probe
+from .reasoning import message_reasoning, reasoning_tokens
+from .retry import MAX_RETRY_AFTER_S, PROVIDER_CLIENT_RETRIES, TRANSIENT, RetryPolicy, failure_kind, with_retries
+from .router import RoundRobin, credential_values, deployments_for, load_model_list, resolve_env, underlying_model
+from .secrets import Scrubber, credential_entries, remember, remember_params, remember_url, without_userinfo
+from .secrets import redact_url as _redact_url
 
 DEFAULT_CONCURRENCY = 16
 DEFAULT_TIMEOUT_S = 120.0
@@ -91,7 +89,7 @@ def check_model(model: str, *, api_base: Any = None, model_list: str | None = No
 
 
 def _backend_names() -> list[str]:
-    from medvqa.core import plugins
+    from .. import plugins
 
     return sorted(plugins.backends())
 
@@ -119,14 +117,28 @@ class LiteLLMBackend(Backend):
                 self._register_price(target)
         return self._litellm
 
-    def __init__(self, model: str, *, seed: int = 0, temperature: float | None = None, max_tokens: int | None = None,
-                 params: dict[str, Any] | None = None, response_format: str = "auto",
-                 api_base: str | list[str] | tuple[str, ...] | None = None, model_list: str | None = None,
-                 concurrency: int = DEFAULT_CONCURRENCY, rpm: float | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_S, max_retries: int = 6, retry_wait: float = 1.0,
-                 max_retry_wait: float = MAX_RETRY_AFTER_S, max_image_side: int | None = None,
-                 price: tuple[float, float] | None = None, workers: int = 1,
-                 reasoning_effort: str | None = None):
+    def __init__(
+        self,
+        model: str,
+        *,
+        seed: int = 0,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        params: dict[str, Any] | None = None,
+        response_format: str = "auto",
+        api_base: str | list[str] | tuple[str, ...] | None = None,
+        model_list: str | None = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        rpm: float | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        max_retries: int = 6,
+        retry_wait: float = 1.0,
+        max_retry_wait: float = MAX_RETRY_AFTER_S,
+        max_image_side: int | None = None,
+        price: tuple[float, float] | None = None,
+        workers: int = 1,
+        reasoning_effort: str | None = None,
+    ):
         self._options = {k: v for k, v in locals().items() if k not in ("self", "model", "__class__")}
         if reasoning_effort is not None:  # a generation parameter like any in `params` (the same request key)
             if (params or {}).get("reasoning_effort", reasoning_effort) != reasoning_effort:
@@ -172,15 +184,33 @@ class LiteLLMBackend(Backend):
         self._router = None
         self._direct: DirectCall | None = None
         self._direct_decided = False
-        self.stats: dict[str, Any] = {"in_flight": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                                      "reasoning_tokens": 0, "cost_usd": 0.0}
+        self.stats: dict[str, Any] = {
+            "in_flight": 0,
+            "retries": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "reasoning_tokens": 0,
+            "cost_usd": 0.0,
+        }
         self.settings = {
-            "backend": "litellm", "concurrency": concurrency, "workers": workers, "rpm": rpm, "timeout_s": timeout,
-            "max_retries": max_retries, "retry_wait_s": retry_wait, "max_retry_wait_s": max_retry_wait,
+            "backend": "litellm",
+            "concurrency": concurrency,
+            "workers": workers,
+            "rpm": rpm,
+            "timeout_s": timeout,
+            "max_retries": max_retries,
+            "retry_wait_s": retry_wait,
+            "max_retry_wait_s": max_retry_wait,
             "price_per_million": list(self.price or ()) or None,
             "api_base": _redact_url(self._api_base) if self._api_base else None,
-            "deployments": [{"model_name": d["model_name"], "model": d["litellm_params"]["model"],
-                             "api_base": _redact_url(d["litellm_params"].get("api_base"))} for d in self._deployments],
+            "deployments": [
+                {
+                    "model_name": d["model_name"],
+                    "model": d["litellm_params"]["model"],
+                    "api_base": _redact_url(d["litellm_params"].get("api_base")),
+                }
+                for d in self._deployments
+            ],
             "router_settings": self._router_settings if self._use_router else None,
             "routing": "litellm router" if self._use_router else ("round-robin" if self._spread else None),
             "model_list": str(model_list) if model_list else None,
@@ -189,27 +219,39 @@ class LiteLLMBackend(Backend):
 
     # -- parameters -------------------------------------------------------------------
 
-    def _litellm_says(self, targets: list[str], target: str, temperature: float | None, seed: int,
-                      response_format: str) -> dict[str, Any]:
+    def _litellm_says(
+        self, targets: list[str], target: str, temperature: float | None, seed: int, response_format: str
+    ) -> dict[str, Any]:
         """What litellm says of the models that the parameters depend on: {"providers": {model:
         provider}, "refused": {default parameter: why litellm would refuse it}, "format": the
         response format to send, "price_source": {model: `_register_price`}}. Asked of litellm
         once per litellm version and question, then remembered (`model_names.recall_answers`): a
         backend built again has them without importing litellm, and tells litellm the prices
         when it imports it. An unknown model is never remembered: it raises PreflightError."""
-        question = {"targets": targets, "target": target, "defaults": self._defaults(temperature, seed),
-                    "response_format": response_format, "price": self.price is not None}
+        question = {
+            "targets": targets,
+            "target": target,
+            "defaults": self._defaults(temperature, seed),
+            "response_format": response_format,
+            "price": self.price is not None,
+        }
         said = recall_answers(question, keys=("providers", "refused", "format", "price_source"))
         if said is not None and target in said["providers"]:
             self._unregistered = tuple(targets)
             return said
         providers = {t: check_provider(self.litellm, t) for t in targets}
         supported = self._supported_params(target)
-        refused = {name: why for name, value in self._defaults(temperature, seed).items()
-                   if (why := self._refusal(target, supported, name, value))}
-        said = {"providers": providers, "refused": refused,
-                "format": self._response_format(response_format, target, supported),
-                "price_source": {t: self._register_price(t) for t in targets}}
+        refused = {
+            name: why
+            for name, value in self._defaults(temperature, seed).items()
+            if (why := self._refusal(target, supported, name, value))
+        }
+        said = {
+            "providers": providers,
+            "refused": refused,
+            "format": self._response_format(response_format, target, supported),
+            "price_source": {t: self._register_price(t) for t in targets},
+        }
         remember_answers(question, said)
         return said
 
@@ -217,8 +259,14 @@ class LiteLLMBackend(Backend):
     def _defaults(temperature: float | None, seed: int) -> dict[str, Any]:
         return {"seed": seed} if temperature is not None else {"temperature": DEFAULT_TEMPERATURE, "seed": seed}
 
-    def _generation_params(self, said: dict[str, Any], temperature: float | None, seed: int, max_tokens: int | None,
-                           params: dict[str, Any] | None) -> tuple[dict, dict[str, str]]:
+    def _generation_params(
+        self,
+        said: dict[str, Any],
+        temperature: float | None,
+        seed: int,
+        max_tokens: int | None,
+        params: dict[str, Any] | None,
+    ) -> tuple[dict, dict[str, str]]:
         """(what every request sends, {default left out: why}). The default temperature and the
         seed are sent only where litellm lists them among the model's parameters and accepts
         their value for it (gpt-5 and o-series models take no temperature 0: `said["refused"]`);
@@ -271,8 +319,12 @@ class LiteLLMBackend(Backend):
         the provider and the server (--api-base, else the provider's base-URL environment
         variable, else the provider's default), or every deployment of a model list."""
         if self._deployments:
-            return {"deployments": sorted([d["litellm_params"]["model"], _server(d["litellm_params"].get("api_base"))]
-                                          for d in resolve_env(self._deployments))}
+            return {
+                "deployments": sorted(
+                    [d["litellm_params"]["model"], _server(d["litellm_params"].get("api_base"))]
+                    for d in resolve_env(self._deployments)
+                )
+            }
         variables = (f"{provider.upper()}_API_BASE", f"{provider.upper()}_BASE_URL")
         from_env = next((os.environ[v] for v in variables if os.environ.get(v)), None)
         return {"provider": provider, "api_base": _server(self._api_base or from_env)}
@@ -299,8 +351,16 @@ class LiteLLMBackend(Backend):
             except Exception:
                 return "--price" if self.price else None
             p_in, p_out = self.price or (0.0, 0.0)
-            self.litellm.register_model({target: {"input_cost_per_token": p_in / 1e6, "output_cost_per_token": p_out / 1e6,
-                                                  "litellm_provider": provider, "mode": "chat"}})
+            self.litellm.register_model(
+                {
+                    target: {
+                        "input_cost_per_token": p_in / 1e6,
+                        "output_cost_per_token": p_out / 1e6,
+                        "litellm_provider": provider,
+                        "mode": "chat",
+                    }
+                }
+            )
         return "--price" if self.price else ("litellm" if known else None)
 
     def _response_format(self, choice: str, target: str, supported: set[str] | None) -> str | None:
@@ -320,19 +380,24 @@ class LiteLLMBackend(Backend):
 
     def preflight(self) -> None:
         """One small request per server with this run's parameters (see `preflight.py`)."""
-        calls = [dict(d["litellm_params"]) for d in resolve_env(self._deployments)] or \
-            [{"model": self.model, **({"api_base": self._api_base} if self._api_base else {})}]
-        targets = [(f"{c['model']} at {_redact_url(c['api_base'])}" if c.get("api_base") else c["model"], c)
-                   for c in calls]
+        calls = [dict(d["litellm_params"]) for d in resolve_env(self._deployments)] or [
+            {"model": self.model, **({"api_base": self._api_base} if self._api_base else {})}
+        ]
+        targets = [
+            (f"{c['model']} at {_redact_url(c['api_base'])}" if c.get("api_base") else c["model"], c) for c in calls
+        ]
         check_reachable([(where, c["api_base"]) for where, c in targets if c.get("api_base")], self.timeout)
         probe(self.litellm, targets, self._send, timeout=self.timeout, retry=self.retry, notice=self._notice)
 
     def generate(self, requests: Iterable[Request]) -> Iterator[tuple[Request, Response]]:
         if self.workers > 1:
-            from medvqa.core.inference.workers import spread
+            from .workers import spread
 
-            options = {**self._options, "workers": 1,
-                       "rpm": self._options["rpm"] / self.workers if self._options["rpm"] else None}
+            options = {
+                **self._options,
+                "workers": 1,
+                "rpm": self._options["rpm"] / self.workers if self._options["rpm"] else None,
+            }
             build = functools.partial(LiteLLMBackend, self.model, **options)
             yield from spread(requests, build, self.workers, self.concurrency, self.stats)
         else:
@@ -348,10 +413,14 @@ class LiteLLMBackend(Backend):
         tried: list[str | None] = []  # the server of each attempt
         self.stats["in_flight"] += 1
         try:
-            done = await with_retries(lambda: self._answer(payload, response_schema, tried), self.retry,
-                                      deadline_s=self.timeout, before=self._pacer.wait if self._pacer else None,
-                                      on_retry=self._count_retry,
-                                      notice=lambda line, wait: self._notice(f"{self._where(tried[-1])}: {line}", wait))
+            done = await with_retries(
+                lambda: self._answer(payload, response_schema, tried),
+                self.retry,
+                deadline_s=self.timeout,
+                before=self._pacer.wait if self._pacer else None,
+                on_retry=self._count_retry,
+                notice=lambda line, wait: self._notice(f"{self._where(tried[-1])}: {line}", wait),
+            )
         finally:
             self.stats["in_flight"] -= 1
         if done.error is not None:
@@ -394,8 +463,11 @@ class LiteLLMBackend(Backend):
         """How the SDK sends this model's requests, or None: litellm does (decided once)."""
         if not self._direct_decided:
             servers = self._spread.servers if self._spread else [self._api_base] if self._api_base else []
-            self._direct = None if self._use_router else direct_call(self.litellm, self.model, self._send, servers,
-                                                                     timeout=self.timeout)
+            self._direct = (
+                None
+                if self._use_router
+                else direct_call(self.litellm, self.model, self._send, servers, timeout=self.timeout)
+            )
             if self._direct is not None and self._direct.api_key != HOSTED_VLLM_PLACEHOLDER_KEY:
                 remember(self._direct.api_key)
             self._direct_decided = True
@@ -416,8 +488,10 @@ class LiteLLMBackend(Backend):
             kwargs["response_format"] = schema_format
         if self._use_router:
             if self._router is None:
-                deployments = [{**d, "litellm_params": {**d["litellm_params"], "max_retries": PROVIDER_CLIENT_RETRIES}}
-                               for d in resolve_env(self._deployments)]
+                deployments = [
+                    {**d, "litellm_params": {**d["litellm_params"], "max_retries": PROVIDER_CLIENT_RETRIES}}
+                    for d in resolve_env(self._deployments)
+                ]
                 self._router = self.litellm.Router(model_list=deployments, num_retries=0, **self._router_settings)
             return await self._router.acompletion(model=self.model, **kwargs)
         if api_base:
@@ -445,8 +519,10 @@ class LiteLLMBackend(Backend):
         finish = getattr(choice, "finish_reason", None)
         usage = getattr(result, "usage", None)
         # a count the server does not give is 0; one it gives that is no count is None (null)
-        tokens = {name: 0 if (n := getattr(usage, name, None)) is None else token_count(n)
-                  for name in ("prompt_tokens", "completion_tokens")}
+        tokens = {
+            name: 0 if (n := getattr(usage, name, None)) is None else token_count(n)
+            for name in ("prompt_tokens", "completion_tokens")
+        }
         if (thought := reasoning_tokens(usage)) != 0:
             tokens["reasoning_tokens"] = thought
         for name, n in tokens.items():
@@ -456,20 +532,29 @@ class LiteLLMBackend(Backend):
         elif self.price:
             cost = (tokens["prompt_tokens"] * self.price[0] + tokens["completion_tokens"] * self.price[1]) / 1e6
         elif self._direct is not None:  # litellm's price of the model, per token
-            cost = tokens["prompt_tokens"] * self._direct.price_per_token[0] + \
-                tokens["completion_tokens"] * self._direct.price_per_token[1]
+            cost = (
+                tokens["prompt_tokens"] * self._direct.price_per_token[0]
+                + tokens["completion_tokens"] * self._direct.price_per_token[1]
+            )
         else:
             cost = usage_cost((getattr(result, "_hidden_params", None) or {}).get("response_cost")) or 0.0
         self.stats["cost_usd"] += cost
         if cost:  # what this answer cost, so that any grouping of records sums it
             tokens["cost_usd"] = round(cost, 10)
-        extra = {"reasoning": self._scrub(writable_text(reasoning)) if reasoning is not None else None,
-                 "finish_reason": "length" if finish == "length" else None}
+        extra = {
+            "reasoning": self._scrub(writable_text(reasoning)) if reasoning is not None else None,
+            "finish_reason": "length" if finish == "length" else None,
+        }
         if answered or reasoning is not None and not (isinstance(refusal, str) and refusal.strip()):
-            return Response(text=self._scrub(writable_text(text if isinstance(text, str) else "")), usage=tokens,
-                            latency_s=latency_s, **extra)
-        return Response(text=self._scrub(writable_text(refusal)), refusal=True, usage=tokens, latency_s=latency_s,
-                        **extra)
+            return Response(
+                text=self._scrub(writable_text(text if isinstance(text, str) else "")),
+                usage=tokens,
+                latency_s=latency_s,
+                **extra,
+            )
+        return Response(
+            text=self._scrub(writable_text(refusal)), refusal=True, usage=tokens, latency_s=latency_s, **extra
+        )
 
 
 def json_schema_format(schema: dict) -> dict:

@@ -23,9 +23,10 @@ import difflib
 import hashlib
 import json
 import os
+from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 # provider -> the environment variables litellm takes its key from (any one will do), as
 # `litellm.validate_environment` checks them (a test holds this table to it)
@@ -52,7 +53,7 @@ def litellm_version() -> str | None:
 
 
 def names_path(litellm_version_: str) -> Path:
-    from medvqa.core.files import default_cache_path
+    from ..files import default_cache_path
 
     return default_cache_path().parent / f"litellm-{litellm_version_}.json"
 
@@ -66,16 +67,19 @@ def remember_names(litellm) -> None:
     path = names_path(found)
     if path.exists():
         return
-    names = {"litellm": found, "providers": sorted(str(getattr(p, "value", p)) for p in litellm.provider_list),
-             "models": sorted(set(litellm.model_list))}
+    names = {
+        "litellm": found,
+        "providers": sorted(str(getattr(p, "value", p)) for p in litellm.provider_list),
+        "models": sorted(set(litellm.model_list)),
+    }
     _keep(path, json.dumps(names))
 
 
 def _keep(path: Path, text: str) -> None:
     """`text` written whole to `path` by the run store's one writer; a cache folder that cannot
     be written keeps nothing (litellm is asked again next time)."""
-    from medvqa.core.items import DataError
-    from medvqa.core.files import write_atomic
+    from ..files import write_atomic
+    from ..items import DataError
 
     try:
         write_atomic(path, text, sync=False)
@@ -86,7 +90,7 @@ def _keep(path: Path, text: str) -> None:
 def _kept_json(path: Path) -> Any:
     """The JSON of the cache file at `path`, read as untrusted: None when there is none, when it
     is no regular file of its own (a link, a pipe planted there is never read) or not JSON."""
-    from medvqa.core.files import read_kept
+    from ..files import read_kept
 
     data = read_kept(path)
     try:
@@ -144,8 +148,9 @@ def known_names() -> dict[str, Any] | None:
         return None
 
 
-def unknown_model_message(model: str, providers: Iterable[str], backends: Iterable[str],
-                          models: Iterable[str] = ()) -> str:
+def unknown_model_message(
+    model: str, providers: Iterable[str], backends: Iterable[str], models: Iterable[str] = ()
+) -> str:
     """The one line that says litellm cannot place `model`, with the nearest known name."""
     head, slash, _ = model.partition("/")
     providers, backends = sorted(providers), sorted(backends)
@@ -153,17 +158,18 @@ def unknown_model_message(model: str, providers: Iterable[str], backends: Iterab
     close = difflib.get_close_matches(head, known, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     if slash:
-        return (f"unknown model {model!r}: litellm knows no provider {head!r}{hint} "
-                "(providers: https://docs.litellm.ai/docs/providers)")
-    return (f"unknown model {model!r}: neither a medvqa backend ({', '.join(backends)}) nor a model litellm "
-            f"knows{hint}")
+        return (
+            f"unknown model {model!r}: litellm knows no provider {head!r}{hint} "
+            "(providers: https://docs.litellm.ai/docs/providers)"
+        )
+    return f"unknown model {model!r}: neither a medvqa backend ({', '.join(backends)}) nor a model litellm knows{hint}"
 
 
 def check_before_import(model: str, *, backends: Iterable[str], api_base: bool = False, keys: bool = True) -> None:
     """Raise PreflightError for what is certain without litellm: a misspelt provider or backend
     (once litellm's names are remembered) and, with `keys` and without a server of one's own
     (`api_base`), a provider key missing from the environment."""
-    from medvqa.core.errors import PreflightError
+    from ..errors import PreflightError
 
     backends = sorted(backends)
     head, slash, _ = model.partition("/")
@@ -175,5 +181,7 @@ def check_before_import(model: str, *, backends: Iterable[str], api_base: bool =
     provider = head if slash else None
     variables = PROVIDER_KEYS.get(provider or "")
     if keys and variables and not api_base and not any(v in os.environ for v in variables):
-        raise PreflightError(f"model {model}: no {provider} credentials: set {' or '.join(variables)} in the "
-                             "environment (nothing was requested)")
+        raise PreflightError(
+            f"model {model}: no {provider} credentials: set {' or '.join(variables)} in the "
+            "environment (nothing was requested)"
+        )

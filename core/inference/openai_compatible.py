@@ -31,14 +31,19 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES
+from .retry import PROVIDER_CLIENT_RETRIES
 
 DIRECT_PROVIDERS = ("openai", "hosted_vllm")
 # One message of every shape medvqa sends (`images.to_openai`): litellm must send them unchanged.
 SAMPLE_MESSAGES = [
     {"role": "system", "content": "You answer medical licensing exam questions."},
-    {"role": "user", "content": [{"type": "text", "text": "Question 1. Choose one: a, b."},
-                                 {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}]},
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Question 1. Choose one: a, b."},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        ],
+    },
     {"role": "assistant", "content": '{"answer": ["a"]}'},
     {"role": "user", "content": "Question 2. Choose one: a, b."},
 ]
@@ -65,8 +70,9 @@ class DirectCall:
         if found is None:
             import openai
 
-            found = per_loop[api_base] = openai.AsyncOpenAI(base_url=api_base, api_key=self.api_key,
-                                                            max_retries=PROVIDER_CLIENT_RETRIES, timeout=self.timeout)
+            found = per_loop[api_base] = openai.AsyncOpenAI(
+                base_url=api_base, api_key=self.api_key, max_retries=PROVIDER_CLIENT_RETRIES, timeout=self.timeout
+            )
         return found
 
     async def complete(self, api_base: str, messages: list[dict], response_format: dict | None = None):
@@ -82,8 +88,9 @@ class DirectCall:
         return await self.client(api_base).post("/chat/completions", body=body, cast_to=ChatCompletion)
 
 
-def direct_call(litellm, target: str, params: dict[str, Any], api_bases: list[str], *,
-                timeout: float) -> DirectCall | None:
+def direct_call(
+    litellm, target: str, params: dict[str, Any], api_bases: list[str], *, timeout: float
+) -> DirectCall | None:
     """A `DirectCall` for `target` at `api_bases` with the generation `params`, where litellm
     would send the plain OpenAI request (see the module's docstring); None otherwise."""
     if not api_bases or params.get("stream") or any(n.startswith("extra_") and n != "extra_body" for n in params):
@@ -96,10 +103,19 @@ def direct_call(litellm, target: str, params: dict[str, Any], api_bases: list[st
 
         config = ProviderConfigManager.get_provider_chat_config(model=model, provider=litellm.LlmProviders(provider))
         optional = litellm.get_optional_params(model=model, custom_llm_provider=provider, **params)
-        body = config.transform_request(model=model, messages=copy.deepcopy(SAMPLE_MESSAGES),
-                                        optional_params=dict(optional), litellm_params={}, headers={})
-        urls = [config.get_complete_url(api_base=url, api_key=None, model=model, optional_params=dict(optional),
-                                        litellm_params={}) for url in api_bases]
+        body = config.transform_request(
+            model=model,
+            messages=copy.deepcopy(SAMPLE_MESSAGES),
+            optional_params=dict(optional),
+            litellm_params={},
+            headers={},
+        )
+        urls = [
+            config.get_complete_url(
+                api_base=url, api_key=None, model=model, optional_params=dict(optional), litellm_params={}
+            )
+            for url in api_bases
+        ]
     except Exception:  # litellm cannot say what it would send: let it send
         return None
     send = _flat(optional)
@@ -110,8 +126,9 @@ def direct_call(litellm, target: str, params: dict[str, Any], api_bases: list[st
     api_key = _api_key(litellm, provider)
     if api_key is None:
         return None
-    return DirectCall(model=model, params=send, api_key=api_key, timeout=timeout,
-                      price_per_token=_price_per_token(litellm, target))
+    return DirectCall(
+        model=model, params=send, api_key=api_key, timeout=timeout, price_per_token=_price_per_token(litellm, target)
+    )
 
 
 def _flat(params: dict[str, Any]) -> dict[str, Any]:

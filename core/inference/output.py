@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from medvqa.core.inference.secrets import scrub
+from .secrets import scrub
 
 # The answer shape every template asks for, as a JSON schema for structured output.
-ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "array", "items": {"type": "string"}}},
-                 "required": ["answer"], "additionalProperties": False}
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "array", "items": {"type": "string"}}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
 MAX_ERROR_CHARS = 2000
 
 

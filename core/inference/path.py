@@ -14,10 +14,11 @@ from the cache is counted in `requested` and `cache_hits`.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from medvqa.core.inference.base import Backend, Request, Response
-from medvqa.core.inference.cache import ResponseCache
+from .base import Backend, Request, Response
+from .cache import ResponseCache
 
 # done(request, response, value read from it (None without a reader), requests made: 0 from the cache)
 Done = Callable[[Request, Response, Any, int], bool]
@@ -26,7 +27,7 @@ Done = Callable[[Request, Response, Any, int], bool]
 def backend_for(model: str, options: dict[str, Any], defaults: dict[str, Any] | None = None) -> Backend:
     """The backend of `model` with `options` over `defaults` (a judge's or an extractor's
     settings); a backend that takes no such setting (a baseline) is built without the defaults."""
-    from medvqa.core import plugins
+    from .. import plugins
 
     try:
         return plugins.get_backend(model, **{**(defaults or {}), **options})
@@ -37,8 +38,9 @@ def backend_for(model: str, options: dict[str, Any], defaults: dict[str, Any] | 
 class RequestPath:
     """Requests through `backend`, with `cache` when the backend's answers are worth caching."""
 
-    def __init__(self, backend: Backend, cache: ResponseCache | None = None,
-                 preflight: Callable[[], None] | None = None):
+    def __init__(
+        self, backend: Backend, cache: ResponseCache | None = None, preflight: Callable[[], None] | None = None
+    ):
         """`preflight`: the check made before the first request (default: the backend's); a
         run's repeats share the first repeat's path's (`RequestPath.preflight`)."""
         self.backend = backend
@@ -53,9 +55,16 @@ class RequestPath:
             check, self._preflight = self._preflight, None
             check()
 
-    def send(self, requests: Iterable[Request], done: Done, *, read: Callable[[Request, str | None], Any] | None = None,
-             max_attempts: int = 1, dedupe: bool = False,
-             again: Callable[[int], None] | None = None) -> None:
+    def send(
+        self,
+        requests: Iterable[Request],
+        done: Done,
+        *,
+        read: Callable[[Request, str | None], Any] | None = None,
+        max_attempts: int = 1,
+        dedupe: bool = False,
+        again: Callable[[int], None] | None = None,
+    ) -> None:
         """Answer every request of `requests` (see the module's docstring). With `dedupe`, requests
         sharing a key are asked once; `again(n)` is told how many answers are asked again."""
         same: dict[str, list[Request]] = {}
@@ -91,7 +100,7 @@ class RequestPath:
                     retry.append(req)
                     continue
                 keep = False
-                for each in (same[req.key] if dedupe else [req]):
+                for each in same[req.key] if dedupe else [req]:
                     keep = done(each, response, value, attempt) or keep
                 if keep and self.cache is not None and not response.cached and response.error is None:
                     self.cache.put(req.key, self.backend.model, response)

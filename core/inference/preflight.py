@@ -23,14 +23,15 @@ import asyncio
 import re
 import socket
 import urllib.request
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
-from medvqa.core.errors import PreflightError
-from medvqa.core.inference.concurrency import event_loop
-from medvqa.core.inference.retry import PROVIDER_CLIENT_RETRIES, RetryPolicy, causes, failure_kind, with_retries
-from medvqa.core.inference.secrets import scrub
+from ..errors import PreflightError
+from .concurrency import event_loop
+from .retry import PROVIDER_CLIENT_RETRIES, RetryPolicy, causes, failure_kind, with_retries
+from .secrets import scrub
 
 PROBE_TRIES = 3  # requests in all, per server
 PROBE_RETRIED = ("rate_limit", "server", "unreadable")
@@ -64,11 +65,14 @@ def check_provider(litellm, model: str) -> str:
         return litellm.get_llm_provider(model)[1]
     except Exception:
         pass
-    from medvqa.core import plugins
-    from medvqa.core.inference.model_names import unknown_model_message
+    from .. import plugins
+    from .model_names import unknown_model_message
 
-    raise PreflightError(unknown_model_message(model, (str(getattr(p, "value", p)) for p in litellm.provider_list),
-                                               plugins.backends(), litellm.model_list))
+    raise PreflightError(
+        unknown_model_message(
+            model, (str(getattr(p, "value", p)) for p in litellm.provider_list), plugins.backends(), litellm.model_list
+        )
+    )
 
 
 def check_reachable(targets: list[tuple[str, str]], timeout: float) -> None:
@@ -85,14 +89,23 @@ def check_reachable(targets: list[tuple[str, str]], timeout: float) -> None:
             socket.create_connection((url.hostname, port), timeout=min(timeout, CONNECT_TIMEOUT_S)).close()
         except OSError as exc:
             waited = min(timeout, CONNECT_TIMEOUT_S)
-            why = exc.strerror or (f"no answer within {waited:g} s" if isinstance(exc, TimeoutError)
-                                   else type(exc).__name__)
-            raise PreflightError(f"preflight request to {where} failed: cannot connect to the server "
-                                 f"({url.hostname}:{port}: {why})") from None
+            why = exc.strerror or (
+                f"no answer within {waited:g} s" if isinstance(exc, TimeoutError) else type(exc).__name__
+            )
+            raise PreflightError(
+                f"preflight request to {where} failed: cannot connect to the server ({url.hostname}:{port}: {why})"
+            ) from None
 
 
-def probe(litellm, targets: list[tuple[str, dict[str, Any]]], params: dict[str, Any], *, timeout: float,
-          retry: RetryPolicy, notice: Callable[[str, float], None] | None = None) -> None:
+def probe(
+    litellm,
+    targets: list[tuple[str, dict[str, Any]]],
+    params: dict[str, Any],
+    *,
+    timeout: float,
+    retry: RetryPolicy,
+    notice: Callable[[str, float], None] | None = None,
+) -> None:
     """Send `PROBE_MESSAGES` once per `(where, call)` of `targets` concurrently: `where` names
     the server in messages (no secrets), `call` holds `model` and the deployment's litellm
     parameters; the run's generation `params` go with every request. The probe runs on an
@@ -102,8 +115,9 @@ def probe(litellm, targets: list[tuple[str, dict[str, Any]]], params: dict[str, 
     hears of a long wait a server asked for (`retry.wait_notice`)."""
 
     async def all_of() -> None:
-        await asyncio.gather(*(_probe_one(litellm, where, call, params, timeout, retry, notice)
-                               for where, call in targets))
+        await asyncio.gather(
+            *(_probe_one(litellm, where, call, params, timeout, retry, notice) for where, call in targets)
+        )
 
     try:
         asyncio.get_running_loop()
@@ -113,14 +127,25 @@ def probe(litellm, targets: list[tuple[str, dict[str, Any]]], params: dict[str, 
         asyncio.run_coroutine_threadsafe(all_of(), event_loop()).result()
 
 
-async def _probe_one(litellm, where: str, call: dict[str, Any], params: dict[str, Any], timeout: float,
-                     retry: RetryPolicy, notice: Callable[[str, float], None] | None) -> None:
+async def _probe_one(
+    litellm,
+    where: str,
+    call: dict[str, Any],
+    params: dict[str, Any],
+    timeout: float,
+    retry: RetryPolicy,
+    notice: Callable[[str, float], None] | None,
+) -> None:
     policy = replace(retry, max_retries=PROBE_TRIES - 1)
     done = await with_retries(
-        lambda: litellm.acompletion(messages=PROBE_MESSAGES, timeout=timeout,
-                                    **{**params, **call, "max_retries": PROVIDER_CLIENT_RETRIES}),
-        policy, deadline_s=timeout, retryable=lambda exc: failure_kind(exc) in PROBE_RETRIED,
-        notice=(lambda line, wait: notice(f"preflight request to {where}: {line}", wait)) if notice else None)
+        lambda: litellm.acompletion(
+            messages=PROBE_MESSAGES, timeout=timeout, **{**params, **call, "max_retries": PROVIDER_CLIENT_RETRIES}
+        ),
+        policy,
+        deadline_s=timeout,
+        retryable=lambda exc: failure_kind(exc) in PROBE_RETRIED,
+        notice=(lambda line, wait: notice(f"preflight request to {where}: {line}", wait)) if notice else None,
+    )
     if done.error is not None:
         raise PreflightError(_explain(litellm, where, call, failure_kind(done.error), done.error, done.tries))
 
@@ -144,7 +169,7 @@ def _explain(litellm, where: str, call: dict[str, Any], kind: str, exc: BaseExce
     after = f" (after {tries} tries)" if tries > 1 else ""
     detail = " ".join(_SSL_REPR.sub("", scrub(f"{name}: {text}{after}")).split())
     if len(detail) > MAX_DETAIL:
-        detail = detail[:MAX_DETAIL - 1] + "…"
+        detail = detail[: MAX_DETAIL - 1] + "…"
     return f"preflight request to {where} failed: {reason} ({detail})"
 
 

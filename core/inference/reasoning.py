@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from medvqa.core.usage import token_count
+from ..usage import token_count
 
 REASONING_CUT_OFF = "reasoning cut off"
 _OPEN = re.compile(r"\A\s*<(think|thinking)>", re.IGNORECASE)
@@ -45,17 +45,21 @@ def split_reply(text: str | None, reasoning: str | None = None, finish_reason: s
     answer, unclosed = text, False
     while answer is not None and (opened := _OPEN.match(answer)):
         tag = opened.group(1)
-        close = re.search(rf"</{tag}>", answer[opened.end():], re.IGNORECASE)
+        close = re.search(rf"</{tag}>", answer[opened.end() :], re.IGNORECASE)
         if close is None:  # never closed: the rest is reasoning
-            pieces.append(answer[opened.end():].strip())
+            pieces.append(answer[opened.end() :].strip())
             answer, unclosed = "", True
             break
-        pieces.append(answer[opened.end():opened.end() + close.start()].strip())
-        answer = answer[opened.end() + close.end():]
-    if answer and not pieces and (close := _CLOSE_ONLY.search(answer)) and not re.search(
-            rf"<{close.group(1)}>", answer[:close.start()], re.IGNORECASE):
-        pieces.append(answer[:close.start()].strip())  # the opening tag was the prompt's
-        answer = answer[close.end():]
+        pieces.append(answer[opened.end() : opened.end() + close.start()].strip())
+        answer = answer[opened.end() + close.end() :]
+    if (
+        answer
+        and not pieces
+        and (close := _CLOSE_ONLY.search(answer))
+        and not re.search(rf"<{close.group(1)}>", answer[: close.start()], re.IGNORECASE)
+    ):
+        pieces.append(answer[: close.start()].strip())  # the opening tag was the prompt's
+        answer = answer[close.end() :]
     if answer is not None and pieces:
         answer = answer.strip()
     joined = "\n\n".join(p for p in pieces if p) or None

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-from medvqa.core.items import DataError
-from medvqa.core.jsonl import numbered_jsonl
-from medvqa.core.inference.base import REPLAY_PARAM, Backend, Request, Response
+from ..items import DataError
+from ..jsonl import numbered_jsonl
+from .base import REPLAY_PARAM, Backend, Request, Response
 
 
 @dataclass
@@ -20,15 +21,18 @@ class ReplayBackend(Backend):
     cacheable = False  # answers cost nothing; a cache would only hide them
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "ReplayBackend":
+    def from_file(cls, path: str | Path) -> ReplayBackend:
         path = Path(path)
         responses: dict[tuple[str, str], dict] = {}
         for lineno, row in numbered_jsonl(path):
             if "item_id" not in row:
                 raise DataError("not a replay line (no item_id)", file=path, record=f"line {lineno}")
             if "response" not in row and "error" not in row:  # (a null response is a recorded non-answer)
-                raise DataError("not a replay line: no 'response' field (the raw answer; `medvqa export` writes it)",
-                                file=path, record=f"line {lineno}")
+                raise DataError(
+                    "not a replay line: no 'response' field (the raw answer; `medvqa export` writes it)",
+                    file=path,
+                    record=f"line {lineno}",
+                )
             key = (str(row["item_id"]), str(row.get("condition", "C+Q")))
             if key in responses:
                 raise DataError(f"duplicate replay line for {key[0]} {key[1]}", file=path, record=f"line {lineno}")
@@ -42,6 +46,14 @@ class ReplayBackend(Backend):
             if row is None:
                 yield req, Response()  # missing
             else:
-                yield req, Response(text=row.get("response"), error=row.get("error"),
-                                    usage=row.get("usage") or {}, latency_s=float(row.get("latency_s") or 0.0),
-                                    reasoning=row.get("reasoning"), finish_reason=row.get("finish_reason"))
+                yield (
+                    req,
+                    Response(
+                        text=row.get("response"),
+                        error=row.get("error"),
+                        usage=row.get("usage") or {},
+                        latency_s=float(row.get("latency_s") or 0.0),
+                        reasoning=row.get("reasoning"),
+                        finish_reason=row.get("finish_reason"),
+                    ),
+                )

@@ -27,31 +27,61 @@ import random
 import socket
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from datetime import datetime, timezone
+from typing import Any
 
 RETRY_STATUS = frozenset({408, 409, 425, 429})
 MAX_RETRY_AFTER_S = 900.0  # the longest wait a server's Retry-After gets, unless --max-retry-wait says otherwise
 ANNOUNCED_WAIT_S = 5.0  # a wait a server asked for is said on stderr from this long, or when it was cut
 # What `failure_kind` returns; the first set is retried.
 TRANSIENT = frozenset({"rate_limit", "timeout", "connection", "server", "unreadable"})
-FINAL = frozenset({"authentication", "permission", "not_found", "unsupported_params", "bad_request",
-                   "configuration", "client_error", "bug"})
+FINAL = frozenset(
+    {
+        "authentication",
+        "permission",
+        "not_found",
+        "unsupported_params",
+        "bad_request",
+        "configuration",
+        "client_error",
+        "bug",
+    }
+)
 # litellm's exception types, most specific first (UnsupportedParamsError is a BadRequestError)
-_LITELLM_KINDS = (("UnsupportedParamsError", "unsupported_params"), ("AuthenticationError", "authentication"),
-                  ("PermissionDeniedError", "permission"), ("NotFoundError", "not_found"),
-                  ("BadRequestError", "bad_request"), ("UnprocessableEntityError", "bad_request"),
-                  ("RateLimitError", "rate_limit"), ("Timeout", "timeout"))
+_LITELLM_KINDS = (
+    ("UnsupportedParamsError", "unsupported_params"),
+    ("AuthenticationError", "authentication"),
+    ("PermissionDeniedError", "permission"),
+    ("NotFoundError", "not_found"),
+    ("BadRequestError", "bad_request"),
+    ("UnprocessableEntityError", "bad_request"),
+    ("RateLimitError", "rate_limit"),
+    ("Timeout", "timeout"),
+)
 # litellm's types for failures it reports as a 5xx (some raised before any request was sent)
-_LITELLM_SERVER_TYPES = ("APIError", "APIConnectionError", "InternalServerError", "ServiceUnavailableError",
-                         "BadGatewayError")
+_LITELLM_SERVER_TYPES = (
+    "APIError",
+    "APIConnectionError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "BadGatewayError",
+)
 # `max_retries` given to the provider's client (the OpenAI client inside litellm retries twice by
 # default): our own loop is the only one that asks again.
 PROVIDER_CLIENT_RETRIES = 0
-_STATUS_KINDS = {400: "bad_request", 401: "authentication", 403: "permission", 404: "not_found",
-                 408: "timeout", 413: "bad_request", 422: "bad_request", 429: "rate_limit"}
+_STATUS_KINDS = {
+    400: "bad_request",
+    401: "authentication",
+    403: "permission",
+    404: "not_found",
+    408: "timeout",
+    413: "bad_request",
+    422: "bad_request",
+    429: "rate_limit",
+}
 
 
 @dataclass(frozen=True)
@@ -63,7 +93,7 @@ class RetryPolicy:
 
     def delay(self, retry: int, retry_after: float | None = None, rng: random.Random | None = None) -> float:
         """Seconds to wait before retry number `retry` (0 for the first retry)."""
-        backoff = (rng or random).uniform(0.0, min(self.cap_s, self.base_s * 2 ** retry))
+        backoff = (rng or random).uniform(0.0, min(self.cap_s, self.base_s * 2**retry))
         if retry_after is None:
             return backoff
         return min(max(retry_after, backoff), self.max_retry_after_s)
@@ -111,7 +141,8 @@ def failure_kind(exc: BaseException) -> str:
         return _STATUS_KINDS[status]
     if status in RETRY_STATUS or status >= 500:
         raised_by_litellm = litellm is not None and isinstance(
-            exc, tuple(getattr(litellm, name) for name in _LITELLM_SERVER_TYPES))
+            exc, tuple(getattr(litellm, name) for name in _LITELLM_SERVER_TYPES)
+        )
         if raised_by_litellm and not _reached_a_server(chain):
             return "configuration"
         return "server"
@@ -142,8 +173,8 @@ def _unreadable_answer(causes: list[BaseException]) -> bool:
 def _reached_a_server(causes: list[BaseException]) -> bool:
     """Whether any cause is an I/O or HTTP failure (a request left this process), as opposed
     to an error the provider's client raised before sending (e.g. no API key configured)."""
-    import httpx  # litellm's own dependencies, loaded with it
     import aiohttp
+    import httpx  # litellm's own dependencies, loaded with it
 
     network = (OSError, TimeoutError, json.JSONDecodeError, httpx.HTTPError, aiohttp.ClientError)
     return any(isinstance(c, network) for c in causes[1:])
@@ -151,8 +182,11 @@ def _reached_a_server(causes: list[BaseException]) -> bool:
 
 def retry_after(exc: BaseException) -> float | None:
     """The `Retry-After` the server sent with this error, in seconds, if any."""
-    for headers in (getattr(exc, "litellm_response_headers", None), getattr(getattr(exc, "response", None), "headers", None),
-                    getattr(exc, "headers", None)):
+    for headers in (
+        getattr(exc, "litellm_response_headers", None),
+        getattr(getattr(exc, "response", None), "headers", None),
+        getattr(exc, "headers", None),
+    ):
         value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None) if headers else None
         if value is not None:
             return parse_retry_after(str(value))
@@ -170,8 +204,8 @@ def parse_retry_after(value: str) -> float | None:
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 class DeadlineExceeded(TimeoutError):
@@ -189,11 +223,16 @@ class Attempts:
     latency_s: float = 0.0
 
 
-async def with_retries(send: Callable[[], Awaitable[Any]], policy: RetryPolicy, *, deadline_s: float | None = None,
-                       retryable: Callable[[Exception], bool] = is_retryable,
-                       before: Callable[[], Awaitable[None]] | None = None,
-                       on_retry: Callable[[Exception], None] | None = None,
-                       notice: Callable[[str, float], None] | None = None) -> Attempts:
+async def with_retries(
+    send: Callable[[], Awaitable[Any]],
+    policy: RetryPolicy,
+    *,
+    deadline_s: float | None = None,
+    retryable: Callable[[Exception], bool] = is_retryable,
+    before: Callable[[], Awaitable[None]] | None = None,
+    on_retry: Callable[[Exception], None] | None = None,
+    notice: Callable[[str, float], None] | None = None,
+) -> Attempts:
     """Await `send()` at most `policy.max_retries + 1` times: again after a `retryable` failure,
     after `policy.delay`. Each attempt ends at `deadline_s` seconds in all (`DeadlineExceeded`);
     `before()` is awaited before each attempt (pacing), `on_retry(exc)` called before each retry,

@@ -21,14 +21,15 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
-from medvqa.core.inference.secrets import is_secret_name
-from medvqa.core.items import DataError
-from medvqa.core.jsonl import load_yaml
+from ..items import DataError
+from ..jsonl import load_yaml
+from .secrets import is_secret_name
 
 ENV_REF = "os.environ/"
 COOLDOWN_S = 5.0  # as litellm's Router rests a failing deployment
@@ -41,8 +42,9 @@ class RoundRobin:
     that just failed where there is one; when every server rests, the one whose rest ends
     first is asked. `sent` counts the attempts per server."""
 
-    def __init__(self, servers: list[str], *, cooldown_s: float = COOLDOWN_S,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, servers: list[str], *, cooldown_s: float = COOLDOWN_S, clock: Callable[[], float] = time.monotonic
+    ):
         if not servers:
             raise ValueError("no server to send requests to")
         self.servers = list(dict.fromkeys(servers))
@@ -88,12 +90,17 @@ def load_model_list(path: str | Path) -> tuple[list[dict], dict[str, Any]]:
     for i, dep in enumerate(deployments):
         params = dep.get("litellm_params") if isinstance(dep, dict) else None
         if not isinstance(params, dict) or not dep.get("model_name") or not params.get("model"):
-            raise DataError("each deployment needs model_name and litellm_params.model", file=path,
-                            record=f"model_list[{i}]")
+            raise DataError(
+                "each deployment needs model_name and litellm_params.model", file=path, record=f"model_list[{i}]"
+            )
         for name, value in params.items():
             if _is_secret_field(name) and not str(value).startswith(ENV_REF):
-                raise DataError(f"litellm_params.{name} holds a literal secret; write `{name}: {ENV_REF}VARIABLE` "
-                                "and set the variable in the environment", file=path, record=f"model_list[{i}]")
+                raise DataError(
+                    f"litellm_params.{name} holds a literal secret; write `{name}: {ENV_REF}VARIABLE` "
+                    "and set the variable in the environment",
+                    file=path,
+                    record=f"model_list[{i}]",
+                )
     settings = data.get("router_settings", {}) if isinstance(data, dict) else {}
     if not isinstance(settings, dict):
         raise DataError("router_settings must be a mapping", file=path)
@@ -127,7 +134,7 @@ def credential_values(deployments: list[dict]) -> list[str]:
     values = []
     for dep in deployments:
         for name, value in dep["litellm_params"].items():
-            variable = value[len(ENV_REF):] if isinstance(value, str) and value.startswith(ENV_REF) else None
+            variable = value[len(ENV_REF) :] if isinstance(value, str) and value.startswith(ENV_REF) else None
             if variable is not None and variable in os.environ and _is_secret_field(name):
                 values.append(os.environ[variable])
     return values
@@ -135,7 +142,7 @@ def credential_values(deployments: list[dict]) -> list[str]:
 
 def _resolve(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(ENV_REF):
-        name = value[len(ENV_REF):]
+        name = value[len(ENV_REF) :]
         if name not in os.environ:
             raise KeyError(f"environment variable {name} is not set (named by the model list)")
         return os.environ[name]

@@ -25,14 +25,17 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
 # A bearer token (with a digit, so "bearer heterozygous" in an answer stays), a basic
 # authorisation header, an `sk-...` key.
-_TOKEN_SHAPES = re.compile(r"(?i)\bbearer\s+(?=[\w.~+/=-]*\d)[\w.~+/=-]{8,}"
-                           r"|\bauthorization\W{0,4}basic\s+[\w+/=]{8,}|\bsk-[\w-]{12,}")
+_TOKEN_SHAPES = re.compile(
+    r"(?i)\bbearer\s+(?=[\w.~+/=-]*\d)[\w.~+/=-]{8,}"
+    r"|\bauthorization\W{0,4}basic\s+[\w+/=]{8,}|\bsk-[\w-]{12,}"
+)
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@\"'<>]+@")
 # The query string of a URL in a text: its values are masked, its names kept.
 _URL_QUERY = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s?#\"'<>]*\?)([^\s#\"'<>]*[^\s#\"'<>.,;:!?)\]])")
@@ -41,8 +44,24 @@ MASK = "***"
 MIN_SECRET_CHARS = 8
 # Words of a parameter, header or field name that make it a credential (`api_key`, `x-api-key`,
 # `azure_ad_token`, `Authorization`), compared whole: `max_completion_tokens` is no secret.
-SECRET_WORDS = frozenset({"key", "apikey", "token", "secret", "password", "passwd", "pwd", "credential",
-                          "credentials", "authorization", "auth", "cookie", "signature", "sig"})
+SECRET_WORDS = frozenset(
+    {
+        "key",
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "credential",
+        "credentials",
+        "authorization",
+        "auth",
+        "cookie",
+        "signature",
+        "sig",
+    }
+)
 # Generation parameters whose values are headers or query parameters: every value is masked.
 _HEADER_OR_QUERY = re.compile(r"(?i)(headers|query)$")
 
@@ -170,7 +189,7 @@ def redact_command_line(words: list[str]) -> list[str]:
         else:
             for option in _KEY_VALUE_OPTIONS:
                 if option.startswith("--") and word.startswith(option + "="):
-                    head, rest = option + "=", word[len(option) + 1:]
+                    head, rest = option + "=", word[len(option) + 1 :]
                 elif option == "-M" and word.startswith("-M") and len(word) > 2 and not word.startswith("-M="):
                     head, rest = "-M", word[2:]
         if head is not None:

@@ -17,12 +17,13 @@ optional extra (`pip install 'medvqa[vllm]'`, CUDA only) and is imported on firs
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
 from types import SimpleNamespace
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-from medvqa.core.inference.base import Backend, Request, Response
-from medvqa.core.inference.images import ImageError, to_openai
-from medvqa.core.inference.output import ANSWER_SCHEMA, error_text
+from .base import Backend, Request, Response
+from .images import ImageError, to_openai
+from .output import ANSWER_SCHEMA, error_text
 
 PREFIX = "vllm/"
 
@@ -33,24 +34,38 @@ def import_vllm() -> SimpleNamespace:
         import vllm
         from vllm.sampling_params import StructuredOutputsParams
     except ImportError as exc:
-        raise ValueError(f"the vllm backend needs vLLM ≥ 0.12 on a CUDA machine: pip install 'medvqa[vllm]' ({exc})") from None
-    return SimpleNamespace(LLM=vllm.LLM, SamplingParams=vllm.SamplingParams,
-                           StructuredOutputsParams=StructuredOutputsParams)
+        raise ValueError(
+            f"the vllm backend needs vLLM ≥ 0.12 on a CUDA machine: pip install 'medvqa[vllm]' ({exc})"
+        ) from None
+    return SimpleNamespace(
+        LLM=vllm.LLM, SamplingParams=vllm.SamplingParams, StructuredOutputsParams=StructuredOutputsParams
+    )
 
 
 class VLLMBackend(Backend):
     cacheable = True
 
-    def __init__(self, model: str, *, seed: int = 0, temperature: float = 0, max_tokens: int | None = None,
-                 params: dict[str, Any] | None = None, response_format: str = "auto",
-                 tensor_parallel_size: int = 1, batch_size: int = 512, max_image_side: int | None = None,
-                 engine_options: dict[str, Any] | None = None, vllm: Any = None):
+    def __init__(
+        self,
+        model: str,
+        *,
+        seed: int = 0,
+        temperature: float = 0,
+        max_tokens: int | None = None,
+        params: dict[str, Any] | None = None,
+        response_format: str = "auto",
+        tensor_parallel_size: int = 1,
+        batch_size: int = 512,
+        max_image_side: int | None = None,
+        engine_options: dict[str, Any] | None = None,
+        vllm: Any = None,
+    ):
         if not model.startswith(PREFIX) or len(model) == len(PREFIX):
             raise ValueError(f"a vLLM model is written vllm/<path or name>, not {model!r}")
         if response_format not in ("auto", "json_schema", "none"):
             raise ValueError(f"response format {response_format!r}: vllm/ models take auto, json_schema or none")
         self.model = model
-        self.name = model[len(PREFIX):]
+        self.name = model[len(PREFIX) :]
         sampling: dict[str, Any] = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens or 2048}
         sampling.update({k: v for k, v in (params or {}).items()})
         self._sampling = {k: v for k, v in sampling.items() if v is not None}
@@ -67,8 +82,13 @@ class VLLMBackend(Backend):
         self.max_image_side = max_image_side
         self.seed = seed
         self.settings = {"backend": "vllm", "tensor_parallel_size": tensor_parallel_size, "batch_size": batch_size}
-        self.stats: dict[str, Any] = {"in_flight": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                                      "cost_usd": 0.0}
+        self.stats: dict[str, Any] = {
+            "in_flight": 0,
+            "retries": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cost_usd": 0.0,
+        }
         self._vllm = vllm
         self._llm = None
 
@@ -76,8 +96,9 @@ class VLLMBackend(Backend):
         if self._llm is None:
             if self._vllm is None:
                 self._vllm = import_vllm()
-            self._llm = self._vllm.LLM(model=self.name, tensor_parallel_size=self.tensor_parallel_size,
-                                       seed=self.seed, **self.engine_options)
+            self._llm = self._vllm.LLM(
+                model=self.name, tensor_parallel_size=self.tensor_parallel_size, seed=self.seed, **self.engine_options
+            )
         return self._llm
 
     def _sampling_params(self, schema: dict | None = None):

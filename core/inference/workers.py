@@ -17,21 +17,24 @@ import os
 import queue
 import signal
 import threading
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
-from medvqa.core.inference.base import Request, Response
+from .base import Request, Response
 
 POLL_S = 0.5
 
 
-def spread(requests: Iterable[Request], build: Callable[[], Any], n: int, concurrency: int,
-           stats: dict) -> Iterator[tuple[Request, Response]]:
+def spread(
+    requests: Iterable[Request], build: Callable[[], Any], n: int, concurrency: int, stats: dict
+) -> Iterator[tuple[Request, Response]]:
     """Yield `(request, response)` as the workers complete them; `stats` is kept summed."""
     ctx = mp.get_context(start_method())
     tasks, results = ctx.Queue(), ctx.Queue()
     per_worker = max(1, math.ceil(concurrency / n))
-    procs = [ctx.Process(target=_work, args=(build, per_worker, tasks, results, os.getpid()), daemon=True)
-             for _ in range(n)]
+    procs = [
+        ctx.Process(target=_work, args=(build, per_worker, tasks, results, os.getpid()), daemon=True) for _ in range(n)
+    ]
     for p in procs:
         p.start()
     sent: dict[int, Request] = {}

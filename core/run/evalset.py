@@ -42,15 +42,16 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 
-from medvqa.core.items import DataError
-from medvqa.core.run.names import path_part, run_dirs
-from medvqa.core.run.runner import MAX_REPEATS
+from ..items import DataError
+from .names import path_part, run_dirs
+from .runner import MAX_REPEATS
 
 SET_KEYS = ("study_dir", "models", "benchmarks", "repeats", "seed", "max_error_rate", "batch", "batch_poll_s")
 
@@ -132,12 +133,22 @@ class Outcome:
 
     def as_json(self) -> dict:
         e = self.experiment
-        out = {"benchmark": e.benchmark.benchmark, "language": e.language, "model": e.model.name or e.model.model,
-               "model_string": e.model.model, "run_dir": str(e.run_dir), "ok": self.failure is None,
-               "failure": self.failure}
+        out = {
+            "benchmark": e.benchmark.benchmark,
+            "language": e.language,
+            "model": e.model.name or e.model.model,
+            "model_string": e.model.model,
+            "run_dir": str(e.run_dir),
+            "ok": self.failure is None,
+            "failure": self.failure,
+        }
         if self.summary is not None:
-            out.update({k: self.summary.get(k) for k in ("n_records", "requested", "cache_hits", "errors", "accuracy",
-                                                         "usage", "cost_usd")})
+            out.update(
+                {
+                    k: self.summary.get(k)
+                    for k in ("n_records", "requested", "cache_hits", "errors", "accuracy", "usage", "cost_usd")
+                }
+            )
         return out
 
 
@@ -154,8 +165,13 @@ class EvalResult:
         return [o for o in self.outcomes if o.failure is not None]
 
     def as_json(self) -> dict:
-        return {"study_dir": str(self.study_dir), "experiments": [o.as_json() for o in self.outcomes],
-                "failed": [o.experiment.label for o in self.failed], "compare": self.compare, "notes": self.notes}
+        return {
+            "study_dir": str(self.study_dir),
+            "experiments": [o.as_json() for o in self.outcomes],
+            "failed": [o.experiment.label for o in self.failed],
+            "compare": self.compare,
+            "notes": self.notes,
+        }
 
 
 def _where(exc: ValidationError, data: Mapping[str, Any]) -> tuple[str | None, str]:
@@ -165,8 +181,11 @@ def _where(exc: ValidationError, data: Mapping[str, Any]) -> tuple[str | None, s
     if loc and loc[0] in ("models", "benchmarks") and len(loc) > 1 and isinstance(loc[1], int):
         entry = f"{loc[0]}[{loc[1]}]"
         items = data.get(loc[0]) or []
-        name = items[loc[1]].get("name") or items[loc[1]].get("model") or items[loc[1]].get("benchmark") \
-            if loc[1] < len(items) and isinstance(items[loc[1]], dict) else None
+        name = (
+            items[loc[1]].get("name") or items[loc[1]].get("model") or items[loc[1]].get("benchmark")
+            if loc[1] < len(items) and isinstance(items[loc[1]], dict)
+            else None
+        )
         if name:
             entry += f" ({name})"
         key = ".".join(str(p) for p in loc[2:]) or "entry"
@@ -182,10 +201,10 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
     """The eval set of a file (TOML, YAML or JSON, by its suffix) or a mapping, checked whole:
     every key, every benchmark, language, condition and data folder, every model's options.
     A problem is a `DataError` naming the file, the entry and the key; nothing has run."""
-    from medvqa.core import plugins
-    from medvqa.core.conditions import parse_conditions
-    from medvqa.core.errors import UsageError
-    from medvqa.core.inference.backend_options import read_model_config, resolve
+    from .. import plugins
+    from ..conditions import parse_conditions
+    from ..errors import UsageError
+    from ..inference.backend_options import read_model_config, resolve
 
     file = Path(source) if isinstance(source, (str, Path)) else None
     data = read_model_config(file) if file is not None else dict(source)
@@ -228,8 +247,11 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
         for split in (["sample"] if b.sample else []) + ([b.split] if b.split else []):
             if split not in bench.splits:
                 key = "sample" if b.sample and split == "sample" else "split"
-                raise fail(entry, f"{key}: {bench.name} has no split {split!r} (it has {', '.join(bench.splits)})"
-                                  + ("; give its data" if key == "sample" else ""))
+                raise fail(
+                    entry,
+                    f"{key}: {bench.name} has no split {split!r} (it has {', '.join(bench.splits)})"
+                    + ("; give its data" if key == "sample" else ""),
+                )
         if b.data:
             folder = Path(b.data) if Path(b.data).is_absolute() else base / b.data
             if not folder.exists():
@@ -237,7 +259,9 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
             b = b.model_copy(update={"data": str(folder)})
         for lang in b.languages or ():
             if lang not in bench.offered_languages:
-                raise fail(entry, f"languages: {lang!r} is not one of {bench.name}'s ({', '.join(bench.offered_languages)})")
+                raise fail(
+                    entry, f"languages: {lang!r} is not one of {bench.name}'s ({', '.join(bench.offered_languages)})"
+                )
         if b.conditions is not None:
             text = b.conditions if isinstance(b.conditions, str) else ",".join(b.conditions)
             try:
@@ -262,10 +286,20 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
         dirs = run_dirs(study_dir, folders)
     except DataError as exc:
         raise fail(None, exc.reason) from None
-    experiments = [Experiment(m, b, lang, dirs[source], resolved, _lane(m.model, resolved))
-                   for source, m, b, lang, resolved in planned]
-    return EvalSet(file, study_dir, experiments, parsed.repeats, parsed.seed, parsed.max_error_rate, parsed.batch,
-                   parsed.batch_poll_s)
+    experiments = [
+        Experiment(m, b, lang, dirs[source], resolved, _lane(m.model, resolved))
+        for source, m, b, lang, resolved in planned
+    ]
+    return EvalSet(
+        file,
+        study_dir,
+        experiments,
+        parsed.repeats,
+        parsed.seed,
+        parsed.max_error_rate,
+        parsed.batch,
+        parsed.batch_poll_s,
+    )
 
 
 def _lane(model: str, options: Mapping[str, Any]) -> str:
@@ -281,21 +315,37 @@ def _lane(model: str, options: Mapping[str, Any]) -> str:
 
 
 def run_options(s: EvalSet, e: Experiment, command_line: list[str]):
-    from medvqa.core.run.options import RunOptions
+    from .options import RunOptions
 
     b = e.benchmark
-    return RunOptions(benchmark=b.benchmark, model=e.model.model, data=b.data, sample=b.sample, split=b.split,
-                      select={k: v if isinstance(v, list) else [str(v)] for k, v in b.select.items()} if b.select else None,
-                      conditions=b.conditions, limit=b.limit, convention=b.convention, language=e.language,
-                      run_dir=str(e.run_dir), seed=s.seed, repeats=s.repeats, max_error_rate=s.max_error_rate,
-                      model_name=e.model.name, backend_options=dict(e.backend_options), command_line=command_line,
-                      batch=s.batch, batch_poll_s=s.batch_poll_s)
+    return RunOptions(
+        benchmark=b.benchmark,
+        model=e.model.model,
+        data=b.data,
+        sample=b.sample,
+        split=b.split,
+        select={k: v if isinstance(v, list) else [str(v)] for k, v in b.select.items()} if b.select else None,
+        conditions=b.conditions,
+        limit=b.limit,
+        convention=b.convention,
+        language=e.language,
+        run_dir=str(e.run_dir),
+        seed=s.seed,
+        repeats=s.repeats,
+        max_error_rate=s.max_error_rate,
+        model_name=e.model.name,
+        backend_options=dict(e.backend_options),
+        command_line=command_line,
+        batch=s.batch,
+        batch_poll_s=s.batch_poll_s,
+    )
 
 
-def run_set(s: EvalSet, *, progress: Callable[[str], None] | None = None,
-            command_line: list[str] | None = None) -> EvalResult:
+def run_set(
+    s: EvalSet, *, progress: Callable[[str], None] | None = None, command_line: list[str] | None = None
+) -> EvalResult:
     """Run (or resume) every experiment of `s` (see the module's docstring)."""
-    from medvqa.core.run.options import run
+    from .options import run
 
     command_line = command_line or ["medvqa", "eval", str(s.file) if s.file else "<set>"]
     lanes: dict[str, list[Experiment]] = {}
@@ -320,20 +370,30 @@ def run_set(s: EvalSet, *, progress: Callable[[str], None] | None = None,
             except KeyboardInterrupt:
                 raise
             except Exception as exc:  # one experiment's failure is its own: the others go on
-                outcome = Outcome(e, None, f"{type(exc).__name__}: {exc}" if not isinstance(exc, (ValueError, DataError))
-                                  else str(exc))
+                outcome = Outcome(
+                    e,
+                    None,
+                    f"{type(exc).__name__}: {exc}" if not isinstance(exc, (ValueError, DataError)) else str(exc),
+                )
             with lock:
                 outcomes[id(e)] = outcome
                 done = len(outcomes)
                 failed = sum(o.failure is not None for o in outcomes.values())
                 records = sum((o.summary or {}).get("n_records", 0) for o in outcomes.values())
-            state = "failed: " + outcome.failure if outcome.failure else \
-                f"{outcome.summary['n_records']} records ({outcome.summary['requested']} requested)"
-            say(f"[{done}/{total}] {e.label}: {state} | set: {done - failed} done, {failed} failed, "
-                f"{records} records, {time.monotonic() - started:.0f} s")
+            state = (
+                "failed: " + outcome.failure
+                if outcome.failure
+                else f"{outcome.summary['n_records']} records ({outcome.summary['requested']} requested)"
+            )
+            say(
+                f"[{done}/{total}] {e.label}: {state} | set: {done - failed} done, {failed} failed, "
+                f"{records} records, {time.monotonic() - started:.0f} s"
+            )
 
-    threads = [threading.Thread(target=lane, args=(exps,), name=f"medvqa-eval-{i}", daemon=True)
-               for i, exps in enumerate(lanes.values())]
+    threads = [
+        threading.Thread(target=lane, args=(exps,), name=f"medvqa-eval-{i}", daemon=True)
+        for i, exps in enumerate(lanes.values())
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from medvqa.core.files import write_atomic
-from medvqa.core.run.store import read_manifest, read_records
+from ..files import write_atomic
+from .store import read_manifest, read_records
 
 
 def export_predictions(run_dir: str | Path, out: str | Path) -> dict:
@@ -21,11 +21,24 @@ def export_predictions(run_dir: str | Path, out: str | Path) -> dict:
     lines = []
     for r in records:
         # `response`: the field every medvqa reader of answers takes (`import`, `--model replay:`)
-        lines.append({"item_id": r["item_id"], "condition": r["condition"], "response": r.get("response"),
-                      "predicted": r.get("predicted"), "status": r.get("status"), "error": r.get("error"),
-                      **{name: r.get(name) for name in strata}})
+        lines.append(
+            {
+                "item_id": r["item_id"],
+                "condition": r["condition"],
+                "response": r.get("response"),
+                "predicted": r.get("predicted"),
+                "status": r.get("status"),
+                "error": r.get("error"),
+                **{name: r.get(name) for name in strata},
+            }
+        )
     text = "".join(json.dumps(line, ensure_ascii=False, allow_nan=False) + "\n" for line in lines)
     write_atomic(out, text)  # a temporary file beside `out`, renamed over it: never half a predictions file
-    return {"run_dir": str(run_dir), "benchmark": manifest.get("benchmark"), "model": manifest.get("model"),
-            "out": str(out), "n_predictions": len(lines),
-            "n_without_response": sum(line["response"] is None for line in lines)}
+    return {
+        "run_dir": str(run_dir),
+        "benchmark": manifest.get("benchmark"),
+        "model": manifest.get("model"),
+        "out": str(out),
+        "n_predictions": len(lines),
+        "n_without_response": sum(line["response"] is None for line in lines),
+    }

@@ -4,25 +4,33 @@ each reading appended as the record's assisted reading (the extractor's prompt a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from medvqa.core.inference.base import Request, request_key
-from medvqa.core.inference.path import RequestPath, WriteBatch, backend_for
-from medvqa.core.messages import Message
-from medvqa.core.scoring.extract import EXTRACTOR_BACKEND_DEFAULTS, EXTRACTOR_SOURCE, ExtractorPrompt, is_extracted
+from ..inference.base import Request, request_key
+from ..inference.path import RequestPath, WriteBatch, backend_for
+from ..messages import Message
+from ..scoring.extract import EXTRACTOR_BACKEND_DEFAULTS, EXTRACTOR_SOURCE, ExtractorPrompt, is_extracted
 
 
-def extract_run(run_dir: str | Path, model: str, *, backend_options: dict[str, Any] | None = None,
-                cache: bool = True, cache_path: str | Path | None = None,
-                prompt: ExtractorPrompt | None = None, progress: Callable[[str], None] | None = None) -> dict:
+def extract_run(
+    run_dir: str | Path,
+    model: str,
+    *,
+    backend_options: dict[str, Any] | None = None,
+    cache: bool = True,
+    cache_path: str | Path | None = None,
+    prompt: ExtractorPrompt | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
     """Read the newest parse-failure records of a saved run with extractor `model`; return what
     was extractable, asked, found in the cache, already read and left unread."""
-    from medvqa.core.inference.cache import ResponseCache
-    from medvqa.core.metrics import headline_numbers
-    from medvqa.core.run.saved import read_run
-    from medvqa.core.run.store import RunStore
-    from medvqa.core.scoring.score import keys_correct
+    from ..inference.cache import ResponseCache
+    from ..metrics import headline_numbers
+    from ..scoring.score import keys_correct
+    from .saved import read_run
+    from .store import RunStore
 
     spec = prompt or ExtractorPrompt()
     run_dir = Path(run_dir)
@@ -35,17 +43,38 @@ def extract_run(run_dir: str | Path, model: str, *, backend_options: dict[str, A
             if messages is not None:
                 extractable[pair] = messages
     pending = [pair for pair in extractable if not is_extracted(current[pair], model, spec.hash)]
-    stats = {"run_dir": str(run_dir), "extractor": model, "prompt": spec.name, "prompt_version": spec.version,
-             "prompt_hash": spec.hash, "n_extractable": len(extractable), "extracted": 0, "requested": 0,
-             "cache_hits": 0, "unread": 0, "already_extracted": len(extractable) - len(pending)}
+    stats = {
+        "run_dir": str(run_dir),
+        "extractor": model,
+        "prompt": spec.name,
+        "prompt_version": spec.version,
+        "prompt_hash": spec.hash,
+        "n_extractable": len(extractable),
+        "extracted": 0,
+        "requested": 0,
+        "cache_hits": 0,
+        "unread": 0,
+        "already_extracted": len(extractable) - len(pending),
+    }
     if pending:
         backend = backend_for(model, backend_options or {}, EXTRACTOR_BACKEND_DEFAULTS)
         params = {**backend.params, "extractor_prompt": spec.hash}
-        requests = [Request(item=saved.items[p[0]], condition=p[1], messages=extractable[p],
-                            key=request_key(backend.model, params, extractable[p], backend.endpoint)) for p in pending]
+        requests = [
+            Request(
+                item=saved.items[p[0]],
+                condition=p[1],
+                messages=extractable[p],
+                key=request_key(backend.model, params, extractable[p], backend.endpoint),
+            )
+            for p in pending
+        ]
         store = RunStore(run_dir)
-        store.open({**saved.manifest, "extractor": {"model": model, "prompt": spec.name, "version": spec.version,
-                                                    "prompt_hash": spec.hash}})
+        store.open(
+            {
+                **saved.manifest,
+                "extractor": {"model": model, "prompt": spec.name, "version": spec.version, "prompt_hash": spec.hash},
+            }
+        )
         written = WriteBatch(store)
         response_cache = ResponseCache(Path(cache_path) if cache_path else None) if cache else None
         path = RequestPath(backend, response_cache)
@@ -55,11 +84,20 @@ def extract_run(run_dir: str | Path, model: str, *, backend_options: dict[str, A
             if error is None and keys is None:
                 error = f"unreadable extraction after {attempts} request(s)"
             item = req.item
-            assisted = {"predicted": list(keys) if keys is not None else None,
-                        "correct": bool(keys) and keys_correct(item, keys),
-                        "source": EXTRACTOR_SOURCE, "extractor": model, "prompt": spec.name,
-                        "prompt_version": spec.version, "prompt_hash": spec.hash, "key": req.key,
-                        "response": response.text, "error": error, "cached": response.cached, "attempts": attempts}
+            assisted = {
+                "predicted": list(keys) if keys is not None else None,
+                "correct": bool(keys) and keys_correct(item, keys),
+                "source": EXTRACTOR_SOURCE,
+                "extractor": model,
+                "prompt": spec.name,
+                "prompt_version": spec.version,
+                "prompt_hash": spec.hash,
+                "key": req.key,
+                "response": response.text,
+                "error": error,
+                "cached": response.cached,
+                "attempts": attempts,
+            }
             pair = (item.id, req.condition)
             current[pair] = {**current[pair], "assisted": assisted}
             written.add(current[pair])
@@ -70,10 +108,16 @@ def extract_run(run_dir: str | Path, model: str, *, backend_options: dict[str, A
         try:
             with store:
                 try:
-                    path.send(requests, done, read=lambda req, text: spec.read(req.item, text),
-                              max_attempts=spec.max_attempts, dedupe=True,
-                              again=(lambda n: progress(f"{model}: {n} unreadable extraction(s), asking again"))
-                              if progress else None)
+                    path.send(
+                        requests,
+                        done,
+                        read=lambda req, text: spec.read(req.item, text),
+                        max_attempts=spec.max_attempts,
+                        dedupe=True,
+                        again=(lambda n: progress(f"{model}: {n} unreadable extraction(s), asking again"))
+                        if progress
+                        else None,
+                    )
                 finally:  # what was read reaches the file, even on Ctrl-C
                     written.flush()
                     stats["requested"], stats["cache_hits"] = path.requested, path.cache_hits

@@ -7,17 +7,18 @@ The new request renders the same item under `C+Q` with the benchmark's
 
 from __future__ import annotations
 
-from medvqa.core.benchmark import Benchmark
-from medvqa.core.conditions import FORCED_SUFFIX, IMAGE_REMOVAL
-from medvqa.core.inference.base import Backend, Request, backend_request_key
-from medvqa.core.items import DataError, Item
+from ..benchmark import Benchmark
+from ..conditions import FORCED_SUFFIX, IMAGE_REMOVAL
+from ..inference.base import Backend, Request, backend_request_key
+from ..items import DataError, Item
 
 REMOVED = IMAGE_REMOVAL[1]
 FORCED_CONDITION = REMOVED.value + FORCED_SUFFIX
 
 
-def forced_guess_requests(benchmark: Benchmark, backend: Backend, records: list[dict],
-                          items_by_id: dict[str, Item]) -> list[Request]:
+def forced_guess_requests(
+    benchmark: Benchmark, backend: Backend, records: list[dict], items_by_id: dict[str, Item]
+) -> list[Request]:
     """One request per refused image-removed record (`C+Q` of an item whose images are
     available) that has no `C+Q/forced` record yet, in record order."""
     done = {r["item_id"] for r in records if r.get("condition") == FORCED_CONDITION}
@@ -32,7 +33,14 @@ def forced_guess_requests(benchmark: Benchmark, backend: Backend, records: list[
             continue
         messages = benchmark.render(item, REMOVED, suffix=benchmark.forced_guess_instruction)
         schema = benchmark.response_schema(item)
-        requests.append(Request(item=item, condition=FORCED_CONDITION, messages=messages,
-                                key=backend_request_key(backend, messages, schema), response_schema=schema))
+        requests.append(
+            Request(
+                item=item,
+                condition=FORCED_CONDITION,
+                messages=messages,
+                key=backend_request_key(backend, messages, schema),
+                response_schema=schema,
+            )
+        )
         done.add(item.id)
     return requests

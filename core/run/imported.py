@@ -8,20 +8,21 @@ import hashlib
 import inspect
 import json
 import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
-from medvqa.core import plugins
-from medvqa.core.benchmark import Benchmark
-from medvqa.core.conditions import ALL, Condition, applicable, as_printed
-from medvqa.core.errors import UsageError
-from medvqa.core.inference.base import Response
-from medvqa.core.items import DataError, Item, brief
-from medvqa.core.jsonl import TABLE_SUFFIXES, brief_list, numbered_jsonl, read_table, refuse_repeat
-from medvqa.core.run.runner import DEFAULT_MAX_RESPONSE_BYTES, RunSpec, build_manifest, make_record, rescore_record
-from medvqa.core.run.store import RunStore
+from .. import plugins
+from ..benchmark import Benchmark
+from ..conditions import ALL, Condition, applicable, as_printed
+from ..errors import UsageError
+from ..inference.base import Response
+from ..items import DataError, Item, brief
+from ..jsonl import TABLE_SUFFIXES, brief_list, numbered_jsonl, read_table, refuse_repeat
+from .runner import DEFAULT_MAX_RESPONSE_BYTES, RunSpec, build_manifest, make_record, rescore_record
+from .store import RunStore
 
 
 @dataclass
@@ -32,13 +33,25 @@ class _Imported:
     params: dict = field(default_factory=dict)
 
 
-def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[Item, str, str | None]],
-              run_dir: str | Path, *, model: str, load: dict[str, Any] | None = None, split: str | None = None,
-              saved: bool = True, command_line: list[str] | None = None,
-              source: dict[str, Any] | None = None, images_attested: bool = False, reading: str | None = None,
-              model_name: str | None = None, asked: Callable[[Item], Iterable[str]] | None = None,
-              reconcile: Callable[[list[dict]], dict[str, Any]] | None = None,
-              max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES) -> dict:
+def write_run(
+    benchmark: Benchmark,
+    items: list[Item],
+    answers: Iterable[tuple[Item, str, str | None]],
+    run_dir: str | Path,
+    *,
+    model: str,
+    load: dict[str, Any] | None = None,
+    split: str | None = None,
+    saved: bool = True,
+    command_line: list[str] | None = None,
+    source: dict[str, Any] | None = None,
+    images_attested: bool = False,
+    reading: str | None = None,
+    model_name: str | None = None,
+    asked: Callable[[Item], Iterable[str]] | None = None,
+    reconcile: Callable[[list[dict]], dict[str, Any]] | None = None,
+    max_response_bytes: int | None = DEFAULT_MAX_RESPONSE_BYTES,
+) -> dict:
     """Write the run directory `run_dir` from (item, condition, response text) triples (or
     quadruples whose fourth element, a dict, adds fields to that record: what the source said
     beside the answer) and return its summary (`n_items`, `n_records`, `n_excluded`, `accuracy`, ...).
@@ -67,29 +80,55 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     is kept to `max_response_bytes` bytes of UTF-8, as a run keeps a reply (`--max-response-bytes`):
     a longer one is cut on a character boundary and its record says `truncated` (None keeps it
     whole). Every argument is checked first (`check_arguments`): docs/api.md gives each one's type."""
-    from medvqa.core.metrics import headline_numbers
-    from medvqa.core.run.summary import health
+    from ..metrics import headline_numbers
+    from .summary import health
 
-    check_arguments(benchmark, items, run_dir, model=model, load=load, split=split, saved=saved,
-                    command_line=command_line, source=source, images_attested=images_attested, reading=reading,
-                    model_name=model_name, asked=asked, reconcile=reconcile, max_response_bytes=max_response_bytes)
+    check_arguments(
+        benchmark,
+        items,
+        run_dir,
+        model=model,
+        load=load,
+        split=split,
+        saved=saved,
+        command_line=command_line,
+        source=source,
+        images_attested=images_attested,
+        reading=reading,
+        model_name=model_name,
+        asked=asked,
+        reconcile=reconcile,
+        max_response_bytes=max_response_bytes,
+    )
     run_dir = Path(run_dir)
     if (run_dir / "manifest.json").exists():
         raise DataError("already holds a run; choose another --run-dir", file=run_dir)
     by_id = {it.id: it for it in items}
-    spec = RunSpec(benchmark=benchmark, items=items, backend=_Imported(model), conditions=(),
-                   run_dir=run_dir, split=split or benchmark.default_split, data=(load or {}).get("data"),
-                   command_line=command_line or list(sys.argv),
-                   extra_manifest={"load": load or {}, "convention": benchmark.active_convention,
-                                   "imported": source or {},
-                                   **({"model_name": model_name} if model_name else {})})
+    spec = RunSpec(
+        benchmark=benchmark,
+        items=items,
+        backend=_Imported(model),
+        conditions=(),
+        run_dir=run_dir,
+        split=split or benchmark.default_split,
+        data=(load or {}).get("data"),
+        command_line=command_line or list(sys.argv),
+        extra_manifest={
+            "load": load or {},
+            "convention": benchmark.active_convention,
+            "imported": source or {},
+            **({"model_name": model_name} if model_name else {}),
+        },
+    )
     patterns = plugins.answer_patterns()
     records, seen, conditions = [], {}, []
 
     def record_of(item: Item, cond: Condition, text: str | None, extra: dict | None = None) -> dict:
         key = hashlib.sha256(json.dumps(["imported", model, item.id, cond.value, text]).encode()).hexdigest()
-        record = {**make_record(benchmark, item, cond.value, key, Response(text=text), patterns, max_response_bytes),
-                  **(extra or {})}
+        record = {
+            **make_record(benchmark, item, cond.value, key, Response(text=text), patterns, max_response_bytes),
+            **(extra or {}),
+        }
         return rescore_record(benchmark, item, {**record, "saved": True}, patterns) if saved else record
 
     def admitted(item: Item) -> tuple[Condition, ...]:
@@ -115,8 +154,10 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
     if reconcile is not None:
         added = reconcile(records)
         if not isinstance(added, Mapping):
-            raise UsageError(f"write_run: reconcile returned {type(added).__name__}, not a dict of what the "
-                             "manifest's `imported` adds beside `source`")
+            raise UsageError(
+                f"write_run: reconcile returned {type(added).__name__}, not a dict of what the "
+                "manifest's `imported` adds beside `source`"
+            )
         _check_published(added, "reconcile's `published`")
         spec.extra_manifest["imported"] = {**spec.extra_manifest["imported"], **added}
     manifest = build_manifest(spec)
@@ -127,21 +168,41 @@ def write_run(benchmark: Benchmark, items: list[Item], answers: Iterable[tuple[I
         store.open(manifest)
         for record in records:
             store.append(record)
-    return {"run_dir": str(run_dir), "n_items": len(items), "n_records": len(records),
-            "n_excluded": sum(it.excluded for it in items),
-            **headline_numbers(records, benchmark, reading), **health(records, 1.0)}
+    return {
+        "run_dir": str(run_dir),
+        "n_items": len(items),
+        "n_records": len(records),
+        "n_excluded": sum(it.excluded for it in items),
+        **headline_numbers(records, benchmark, reading),
+        **health(records, 1.0),
+    }
 
 
 PUBLISHED_EXAMPLE = '{"C+Q": {"accuracy": 0.881, "correct": 148}}'
 
 
-def check_arguments(benchmark: Any, items: Any, run_dir: Any, *, model: Any, load: Any, split: Any, saved: Any,
-                    command_line: Any, source: Any, images_attested: Any, reading: Any, model_name: Any, asked: Any,
-                    reconcile: Any, max_response_bytes: Any = None) -> None:
+def check_arguments(
+    benchmark: Any,
+    items: Any,
+    run_dir: Any,
+    *,
+    model: Any,
+    load: Any,
+    split: Any,
+    saved: Any,
+    command_line: Any,
+    source: Any,
+    images_attested: Any,
+    reading: Any,
+    model_name: Any,
+    asked: Any,
+    reconcile: Any,
+    max_response_bytes: Any = None,
+) -> None:
     """`write_run`'s arguments checked before anything is read or written: a value of the wrong
     shape is a UsageError naming the argument and the shape wanted, never a run that a later
     command cannot read."""
-    from medvqa.core.metrics import READINGS
+    from ..metrics import READINGS
 
     def refuse(argument: str, wanted: str, value: Any) -> UsageError:
         return UsageError(f"write_run: {argument} must be {wanted}; got {_brief(value)}")
@@ -162,8 +223,9 @@ def check_arguments(benchmark: Any, items: Any, run_dir: Any, *, model: Any, loa
         raise refuse("split", f"None or one of {benchmark.name}'s splits ({', '.join(benchmark.splits)})", split)
     if reading is not None and reading not in READINGS:
         raise refuse("reading", f"None or one of {', '.join(READINGS)}", reading)
-    if command_line is not None and not (isinstance(command_line, (list, tuple))
-                                         and all(isinstance(a, str) for a in command_line)):
+    if command_line is not None and not (
+        isinstance(command_line, (list, tuple)) and all(isinstance(a, str) for a in command_line)
+    ):
         raise refuse("command_line", "None or a list of strings", command_line)
     if max_response_bytes is not None and not (type(max_response_bytes) is int and max_response_bytes >= 1):
         raise refuse("max_response_bytes", "None or a whole number of bytes from 1", max_response_bytes)
@@ -185,10 +247,12 @@ def check_arguments(benchmark: Any, items: Any, run_dir: Any, *, model: Any, loa
 def _check_load(benchmark: Benchmark, load: Any) -> None:
     """`load` must reload the run's items as every reader does: `benchmark.load(data, split,
     select=select, **other)`, then the first `limit` items (`run.items.load_items`)."""
-    from medvqa.core.run.items import LOAD_KEYS
+    from .items import LOAD_KEYS
 
-    wanted = (f"None or a dict of {', '.join(LOAD_KEYS)} (and keywords of {benchmark.name}'s load), e.g. "
-              '{"data": "DIR", "select": {"year": ["2024"]}}')
+    wanted = (
+        f"None or a dict of {', '.join(LOAD_KEYS)} (and keywords of {benchmark.name}'s load), e.g. "
+        '{"data": "DIR", "select": {"year": ["2024"]}}'
+    )
     if not isinstance(load, Mapping):
         raise UsageError(f"write_run: load must be {wanted}; got {_brief(load)}")
     data, split, select, limit = load.get("data"), load.get("split"), load.get("select"), load.get("limit")
@@ -199,11 +263,18 @@ def _check_load(benchmark: Benchmark, load: Any) -> None:
         problems.append(f"split: {split!r} is not one of {benchmark.name}'s splits ({', '.join(benchmark.splits)})")
     if not isinstance(load.get("sample", False), bool):
         problems.append("sample: True or False")
-    if select is not None and not (isinstance(select, Mapping) and all(
-            isinstance(k, str) and isinstance(v, (list, tuple))
-            and all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in v) for k, v in select.items())):
-        problems.append(f"select: a dict of field to a list of values, such as {{\"year\": [\"2024\"]}}; "
-                        f"got {_brief(select)}")
+    if select is not None and not (
+        isinstance(select, Mapping)
+        and all(
+            isinstance(k, str)
+            and isinstance(v, (list, tuple))
+            and all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in v)
+            for k, v in select.items()
+        )
+    ):
+        problems.append(
+            f'select: a dict of field to a list of values, such as {{"year": ["2024"]}}; got {_brief(select)}'
+        )
     if not _number(limit, 1, None, whole=True):
         problems.append(f"limit: None or a whole number from 1; got {_brief(limit)}")
     other = {k: v for k, v in load.items() if k not in LOAD_KEYS and v is not None}
@@ -211,8 +282,12 @@ def _check_load(benchmark: Benchmark, load: Any) -> None:
         inspect.signature(benchmark.load).bind(data, split, select=select, **other)
     except TypeError as exc:
         call = f"{benchmark.name}.load(data, split, select=...) is how readers reload the items"
-        problems.append(f"{', '.join(map(repr, other))}: not a keyword of {benchmark.name}'s load ({call}; the data "
-                        "folder is `data`)" if other else f"{call}, and it cannot be called so ({exc})")
+        problems.append(
+            f"{', '.join(map(repr, other))}: not a keyword of {benchmark.name}'s load ({call}; the data "
+            "folder is `data`)"
+            if other
+            else f"{call}, and it cannot be called so ({exc})"
+        )
     if problems:
         raise UsageError(f"write_run: load must be {wanted}: {'; '.join(problems)}")
 
@@ -228,10 +303,14 @@ def _check_published(mapping: Mapping, where: str) -> None:
         raise UsageError(f"write_run: {where} must be {wanted}; got {_brief(published)}")
     for condition, said in published.items():
         if condition not in {c.value for c in Condition}:
-            raise UsageError(f"write_run: {where}: {condition!r} is not a condition (C, C+Q, C+I, C+Q+I); "
-                             f"it must be {wanted}")
-        if not (isinstance(said, Mapping) and _number(said.get("accuracy"), 0, 1)
-                and _number(said.get("correct"), 0, None, whole=True)):
+            raise UsageError(
+                f"write_run: {where}: {condition!r} is not a condition (C, C+Q, C+I, C+Q+I); it must be {wanted}"
+            )
+        if not (
+            isinstance(said, Mapping)
+            and _number(said.get("accuracy"), 0, 1)
+            and _number(said.get("correct"), 0, None, whole=True)
+        ):
             raise UsageError(f"write_run: {where}[{condition!r}] must be {wanted}; got {_brief(said)}")
 
 
@@ -245,12 +324,19 @@ def _number(value: Any, low: float, high: float | None, *, whole: bool = False) 
 
 def _answer(answer: Any, n: int) -> tuple:
     """Answer `n` as (item, condition, text[, fields]), or a UsageError saying what it must be."""
-    if isinstance(answer, (list, tuple)) and len(answer) in (3, 4) and isinstance(answer[0], Item) \
-            and isinstance(answer[1], (str, Condition)) and (answer[2] is None or isinstance(answer[2], str)) \
-            and (len(answer) == 3 or answer[3] is None or isinstance(answer[3], Mapping)):
+    if (
+        isinstance(answer, (list, tuple))
+        and len(answer) in (3, 4)
+        and isinstance(answer[0], Item)
+        and isinstance(answer[1], (str, Condition))
+        and (answer[2] is None or isinstance(answer[2], str))
+        and (len(answer) == 3 or answer[3] is None or isinstance(answer[3], Mapping))
+    ):
         return tuple(answer)
-    raise UsageError("write_run: answers must be (item, condition, response text or None[, dict of fields or None]) "
-                     f"tuples; answer {n} is {_brief(answer)}")
+    raise UsageError(
+        "write_run: answers must be (item, condition, response text or None[, dict of fields or None]) "
+        f"tuples; answer {n} is {_brief(answer)}"
+    )
 
 
 def _brief(value: Any) -> str:
@@ -258,8 +344,16 @@ def _brief(value: Any) -> str:
     return f"{type(value).__name__} {brief(value)}"
 
 
-def admit(item: Item, label: str, seen: dict, admitted: Iterable[Condition], where: str, *,
-          file: str | Path | None = None, hint: str = "") -> Condition:
+def admit(
+    item: Item,
+    label: str,
+    seen: dict,
+    admitted: Iterable[Condition],
+    where: str,
+    *,
+    file: str | Path | None = None,
+    hint: str = "",
+) -> Condition:
     """The condition `label` of the answer for `item` given at `where` (of `file`), noted in
     `seen` (`refuse_repeat`'s): an unknown condition, an excluded item, a condition not among
     those `admitted` is a DataError saying so (its caller names the file and the record); a
@@ -272,8 +366,9 @@ def admit(item: Item, label: str, seen: dict, admitted: Iterable[Condition], whe
         raise DataError(f"item {item.id!r} is excluded ({item.exclusion_reason}) and takes no answer")
     if cond not in admitted:
         raise DataError(f"condition {label} does not apply to item {item.id!r}")
-    refuse_repeat(seen, (item.id, cond.value), where, file=file,
-                  what=f"a second answer for item {item.id!r} under {label}{hint}")
+    refuse_repeat(
+        seen, (item.id, cond.value), where, file=file, what=f"a second answer for item {item.id!r} under {label}{hint}"
+    )
     return cond
 
 
@@ -290,10 +385,18 @@ def row_id(row: dict, position: int, id_column: str, id_from: str = "column") ->
     return str(position) if id_from == "row" else str(row[id_column]).strip()
 
 
-def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "item_id",
-                     response_column: str = "response", condition: str | None = None, sheet: str | None = None,
-                     id_from: str = "column", notice: Callable[[str], None] | None = None,
-                     printed: bool = False) -> list[tuple[Item, str, str | None]]:
+def read_answer_file(
+    file: str | Path,
+    items: list[Item],
+    *,
+    id_column: str = "item_id",
+    response_column: str = "response",
+    condition: str | None = None,
+    sheet: str | None = None,
+    id_from: str = "column",
+    notice: Callable[[str], None] | None = None,
+    printed: bool = False,
+) -> list[tuple[Item, str, str | None]]:
     """(item, condition, response) triples for `write_run` from a file of answers made elsewhere:
     JSON Lines of `{item_id, condition, response}` (the names `id_column` and `response_column`;
     `condition` for lines without one), a `.json` file holding one array of such objects (the
@@ -320,14 +423,17 @@ def read_answer_file(file: str | Path, items: list[Item], *, id_column: str = "i
     def has_columns(first: dict, where: str) -> None:
         for column, option in (*needed, (response_column, "--response-column")):
             if column not in first:
-                raise DataError(f"no {column!r} column ({option}); the columns are {brief_list(first)}",
-                                file=file, record=where)
+                raise DataError(
+                    f"no {column!r} column ({option}); the columns are {brief_list(first)}", file=file, record=where
+                )
 
     if suffix in (".jsonl", ".json", ".ndjson"):
         if sheet is not None:
             kind = "JSON" if suffix == ".json" else "JSON Lines"
-            raise UsageError(f"--sheet {sheet!r}: {file} is {kind}, which has no sheets "
-                             "(--sheet chooses a sheet of an .xlsx workbook)")
+            raise UsageError(
+                f"--sheet {sheet!r}: {file} is {kind}, which has no sheets "
+                "(--sheet chooses a sheet of an .xlsx workbook)"
+            )
         if suffix == ".json" and _holds_array(file):
             rows = _array_rows(file)
             if rows:
@@ -381,7 +487,7 @@ def _holds_array(file: Path) -> bool:
 
 def _array_rows(file: Path) -> list[tuple[str, dict]]:
     """The objects of a JSON array of answers, each with where it is ("element 3")."""
-    from medvqa.core.jsonl import read_json
+    from ..jsonl import read_json
 
     rows = []
     for n, row in enumerate(read_json(file), 1):

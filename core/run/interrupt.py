@@ -7,8 +7,8 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
@@ -63,4 +63,3 @@ def interrupts_deferred() -> Iterator[None]:
             previous(signal.SIGINT, None)
         elif previous != signal.SIG_IGN:
             raise KeyboardInterrupt
-

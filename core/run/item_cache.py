@@ -39,12 +39,13 @@ import json
 import os
 import pickle
 import stat
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from medvqa.core.items import DataError, Item, fingerprint_items, fingerprint_texts
-from medvqa.core.files import read_kept, write_atomic
+from ..files import read_kept, write_atomic
+from ..items import DataError, Item, fingerprint_items, fingerprint_texts
 
 FORMAT = 3  # 3: each item kept as its fingerprint's text
 MAGIC = b"medvqa-items\n"
@@ -53,7 +54,7 @@ MAX_FILES = 200_000  # a data folder with more files than this is not signed (no
 
 def folder() -> Path:
     """`<medvqa's cache folder>/items`."""
-    from medvqa.core.files import cache_dir
+    from ..files import cache_dir
 
     return cache_dir() / "items"
 
@@ -158,8 +159,11 @@ def _read(path: Path, key: list, roots: tuple[str, ...]) -> tuple[list[Item], st
     confined it."""
     whole = read_kept(path)  # (never through a link: a link to /dev/zero would never end)
     start = len(MAGIC) + 64
-    if whole is None or whole[:len(MAGIC)] != MAGIC or \
-            hashlib.sha256(memoryview(whole)[start:]).hexdigest().encode() != whole[len(MAGIC):start]:
+    if (
+        whole is None
+        or whole[: len(MAGIC)] != MAGIC
+        or hashlib.sha256(memoryview(whole)[start:]).hexdigest().encode() != whole[len(MAGIC) : start]
+    ):
         return None  # cut short or damaged
     try:
         payload = io.BytesIO(whole)  # (shares the bytes: no copy of a large entry)
@@ -196,8 +200,11 @@ def _item(text: str, paths: list, order: list) -> Item:
     must be the text's own."""
     data = json.loads(text)
     images, meta = data["images"], data["meta"]
-    if len(paths) != len(images) or any((p is not None) is not im["path"] for p, im in zip(paths, images)) \
-            or sorted(order) != sorted(meta):
+    if (
+        len(paths) != len(images)
+        or any((p is not None) is not im["path"] for p, im in zip(paths, images))
+        or sorted(order) != sorted(meta)
+    ):
         raise ValueError("paths or meta keys that are not the text's")
     for im, p in zip(images, paths):
         im["path"] = p
@@ -217,14 +224,20 @@ def _write(path: Path, key: list, items: list[Item], texts: list[str], fingerpri
     data = [_kept(it, text) for it, text in zip(items, texts)]
     payload = pickle.dumps({"key": key, "fingerprint": fingerprint, "items": data}, protocol=pickle.HIGHEST_PROTOCOL)
     try:
-        write_atomic(path, lambda fh: fh.write(MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload),
-                     sync=False)
+        write_atomic(
+            path, lambda fh: fh.write(MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload), sync=False
+        )
     except DataError:
         pass
 
 
-def load_checked(benchmark, load: dict[str, Any], slot: list, loader: Callable[[], list[Item]],
-                 check: Callable[[list[Item], str], bool] | None = None) -> tuple[list[Item], str]:
+def load_checked(
+    benchmark,
+    load: dict[str, Any],
+    slot: list,
+    loader: Callable[[], list[Item]],
+    check: Callable[[list[Item], str], bool] | None = None,
+) -> tuple[list[Item], str]:
     """(items, data fingerprint) of `loader()` (a benchmark's load of `load`), from the cache
     when an entry made under the same slot (benchmark, convention, language, `load`), code and
     data is there and its items pass `check(items, fingerprint)` (the run's own fingerprint, say:

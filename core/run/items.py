@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from medvqa.core.items import Item
+from ..items import Item
 
 # the keys of a manifest's `load` that `load_items` reads itself; any other goes to the loader as a keyword
 LOAD_KEYS = ("data", "split", "sample", "select", "limit")

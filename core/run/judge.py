@@ -3,25 +3,32 @@ records (the judge's prompt and reading are `scoring.judge`'s `JudgePrompt`; see
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
-from medvqa.core.inference.base import Request, request_key
-from medvqa.core.inference.path import RequestPath, WriteBatch, backend_for
-from medvqa.core.messages import Message
-from medvqa.core.scoring.judge import JUDGE_BACKEND_DEFAULTS, apply_verdict, is_judged
+from ..inference.base import Request, request_key
+from ..inference.path import RequestPath, WriteBatch, backend_for
+from ..messages import Message
+from ..scoring.judge import JUDGE_BACKEND_DEFAULTS, apply_verdict, is_judged
 
 
-def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: dict[str, Any] | None = None,
-              cache: bool = True, cache_path: str | Path | None = None,
-              progress: Callable[[str], None] | None = None) -> dict:
+def judge_run(
+    run_dir: str | Path,
+    models: Iterable[str],
+    *,
+    backend_options: dict[str, Any] | None = None,
+    cache: bool = True,
+    cache_path: str | Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict:
     """Judge the newest records of a saved run with each of `models` (the first one's verdict
     counts); return per judge what was judged, asked, found in the cache and left as judge
     errors. Records judged before by a model under the same prompt are skipped."""
-    from medvqa.core.inference.cache import ResponseCache
-    from medvqa.core.metrics import headline_numbers
-    from medvqa.core.run.saved import read_run
-    from medvqa.core.run.store import RunStore
+    from ..inference.cache import ResponseCache
+    from ..metrics import headline_numbers
+    from .saved import read_run
+    from .store import RunStore
 
     models = list(dict.fromkeys(models))
     if not models:
@@ -41,13 +48,24 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
                 judgeable[pair] = messages
     if not judgeable:
         answered = sum(r.get("status") == "answered" for r in current.values())
-        raise ValueError(f"nothing to judge in {run_dir}: of its {len(current)} records, {answered} hold an answer "
-                         f"and none of them is one the {spec.name} judge reads (closed items are scored by their "
-                         f"options without a judge); nothing was written")
-    judges = {**(saved.manifest.get("judges") or {}),
-              **{m: {"prompt": spec.name, "version": spec.version, "prompt_hash": spec.hash} for m in models}}
-    summary = {"run_dir": str(run_dir), "judge": primary, "prompt": spec.name, "prompt_version": spec.version,
-               "prompt_hash": spec.hash, "n_judgeable": len(judgeable), "judges": {}}
+        raise ValueError(
+            f"nothing to judge in {run_dir}: of its {len(current)} records, {answered} hold an answer "
+            f"and none of them is one the {spec.name} judge reads (closed items are scored by their "
+            f"options without a judge); nothing was written"
+        )
+    judges = {
+        **(saved.manifest.get("judges") or {}),
+        **{m: {"prompt": spec.name, "version": spec.version, "prompt_hash": spec.hash} for m in models},
+    }
+    summary = {
+        "run_dir": str(run_dir),
+        "judge": primary,
+        "prompt": spec.name,
+        "prompt_version": spec.version,
+        "prompt_hash": spec.hash,
+        "n_judgeable": len(judgeable),
+        "judges": {},
+    }
     store = RunStore(run_dir)
     store.open({**saved.manifest, "judges": judges})
     written = WriteBatch(store)
@@ -57,8 +75,13 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
             try:
                 for model in models:
                     pending = [pair for pair in judgeable if not is_judged(current[pair], model, spec.hash)]
-                    stats = {"judged": 0, "requested": 0, "cache_hits": 0, "judge_errors": 0,
-                             "already_judged": len(judgeable) - len(pending)}
+                    stats = {
+                        "judged": 0,
+                        "requested": 0,
+                        "cache_hits": 0,
+                        "judge_errors": 0,
+                        "already_judged": len(judgeable) - len(pending),
+                    }
                     summary["judges"][model] = stats
                     if not pending:
                         continue
@@ -67,21 +90,36 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
                         response_cache = ResponseCache(Path(cache_path) if cache_path else None)
                     usable_cache = response_cache if backend.cacheable else None
                     params = {**backend.params, "judge_prompt": spec.hash}
-                    requests = [Request(item=saved.items[pair[0]], condition=pair[1], messages=judgeable[pair],
-                                        key=request_key(backend.model, params, judgeable[pair], backend.endpoint))
-                                for pair in pending]
+                    requests = [
+                        Request(
+                            item=saved.items[pair[0]],
+                            condition=pair[1],
+                            messages=judgeable[pair],
+                            key=request_key(backend.model, params, judgeable[pair], backend.endpoint),
+                        )
+                        for pair in pending
+                    ]
 
                     def record(req: Request, response, verdict: int | None, attempts: int) -> None:
                         pair = (req.item.id, req.condition)
                         error = response.error
                         if error is None and verdict is None:
                             error = f"unreadable verdict after {attempts} request(s)"
-                        judged = {"verdict": verdict, "response": response.text, "error": error, "key": req.key,
-                                  "prompt": spec.name, "prompt_version": spec.version, "prompt_hash": spec.hash,
-                                  "cached": response.cached, "attempts": attempts}
+                        judged = {
+                            "verdict": verdict,
+                            "response": response.text,
+                            "error": error,
+                            "key": req.key,
+                            "prompt": spec.name,
+                            "prompt_version": spec.version,
+                            "prompt_hash": spec.hash,
+                            "cached": response.cached,
+                            "attempts": attempts,
+                        }
                         rec = current[pair]
-                        new = apply_verdict({**rec, "judgements": {**(rec.get("judgements") or {}), model: judged},
-                                             "judge": primary})
+                        new = apply_verdict(
+                            {**rec, "judgements": {**(rec.get("judgements") or {}), model: judged}, "judge": primary}
+                        )
                         written.add(new)
                         current[pair] = new
                         stats["judged"] += 1
@@ -89,11 +127,18 @@ def judge_run(run_dir: str | Path, models: Iterable[str], *, backend_options: di
 
                     # records whose judge request is identical are asked once (dedupe)
                     path = RequestPath(backend, usable_cache)
-                    path.send(requests, lambda req, response, verdict, attempts: (
-                        record(req, response, verdict, attempts) or verdict is not None),
-                        read=lambda req, text: spec.verdict(text), max_attempts=spec.max_attempts, dedupe=True,
+                    path.send(
+                        requests,
+                        lambda req, response, verdict, attempts: (
+                            record(req, response, verdict, attempts) or verdict is not None
+                        ),
+                        read=lambda req, text: spec.verdict(text),
+                        max_attempts=spec.max_attempts,
+                        dedupe=True,
                         again=(lambda n: progress(f"{model}: {n} unreadable verdict(s), asking again"))
-                        if progress else None)
+                        if progress
+                        else None,
+                    )
                     stats["requested"], stats["cache_hits"] = path.requested, path.cache_hits
                 for pair in judgeable:  # the verdict that counts is the first judge's, where it has one
                     rec = current[pair]

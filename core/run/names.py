@@ -8,11 +8,11 @@ is written: two runs never share, overwrite or resume each other's directory."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
-from medvqa.core.items import DataError
-from medvqa.core.jsonl import brief_message
+from ..items import DataError
+from ..jsonl import brief_message
 
 MAX_PART = 60  # characters of a folder name made from data
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -27,8 +27,9 @@ def path_part(text: str, fallback: str = "model") -> str:
     return part or fallback
 
 
-def run_dirs(root: str | Path, names: Mapping[str, str | Sequence[str]], *,
-             file: str | Path | None = None) -> dict[str, Path]:
+def run_dirs(
+    root: str | Path, names: Mapping[str, str | Sequence[str]], *, file: str | Path | None = None
+) -> dict[str, Path]:
     """The run directory under `root` of each source of `names` (a source, as a message names it,
     → its name, or the names of nested folders), each name made safe by `path_part`. Two sources
     whose directories come out the same, or differ only in case (one folder on macOS and
@@ -41,7 +42,10 @@ def run_dirs(root: str | Path, names: Mapping[str, str | Sequence[str]], *,
         target = root.joinpath(*(path_part(p) for p in parts))
         first = taken.setdefault(str(target).casefold(), source)
         if first != source:
-            raise DataError(f"{brief_message(first)} and {brief_message(source)} both name the run directory {target}: "
-                            "rename one of them", file=file)
+            raise DataError(
+                f"{brief_message(first)} and {brief_message(source)} both name the run directory {target}: "
+                "rename one of them",
+                file=file,
+            )
         out[source] = target
     return out

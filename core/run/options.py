@@ -8,26 +8,26 @@ import hashlib
 import json
 import shlex
 import sys
+from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from medvqa.core import plugins
-from medvqa.core.errors import UsageError
-from medvqa.core.conditions import parse_conditions
-from medvqa.core.inference.cache import ResponseCache
-from medvqa.core.inference.secrets import redact_command_line, scrub
-from medvqa.core.run.interrupt import RunInterrupted, exit_on_second_interrupt
-from medvqa.core.items import DataError, fingerprint_items
-from medvqa.core.run.items import load_items
-from medvqa.core.run.names import path_part
-from medvqa.core.run.progress import for_stderr
-from medvqa.core.run.runner import DEFAULT_MAX_RESPONSE_BYTES, RunResult, RunSpec, execute
-from medvqa.core.run.store import read_manifest, read_records
-from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, image_fallbacks
-from medvqa.core.validation import require_valid
+from .. import plugins
+from ..conditions import parse_conditions
+from ..errors import UsageError
+from ..inference.cache import ResponseCache
+from ..inference.secrets import redact_command_line, scrub
+from ..items import DataError, fingerprint_items
+from ..validation import require_valid
+from .interrupt import RunInterrupted, exit_on_second_interrupt
+from .items import load_items
+from .names import path_part
+from .progress import for_stderr
+from .runner import DEFAULT_MAX_RESPONSE_BYTES, RunResult, RunSpec, execute
+from .store import read_manifest, read_records
+from .summary import DEFAULT_MAX_ERROR_RATE, image_fallbacks
 
 
 @dataclass
@@ -69,9 +69,14 @@ class RunOptions:
 
     def load_options(self) -> dict[str, Any]:
         """What `medvqa score` needs to load the same items again."""
-        return {"data": str(Path(self.data).resolve()) if self.data else None, "split": self.split,
-                "sample": self.sample, "select": self.select, "limit": self.limit,
-                **({"context": self.context} if self.context else {})}
+        return {
+            "data": str(Path(self.data).resolve()) if self.data else None,
+            "split": self.split,
+            "sample": self.sample,
+            "select": self.select,
+            "limit": self.limit,
+            **({"context": self.context} if self.context else {}),
+        }
 
 
 def repeat_seed(seed: int, repeat: int) -> int:
@@ -114,22 +119,36 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
         raise ValueError(f"no items to run for {options.benchmark} (split {split})")
     if all(it.excluded and not it.held_out for it in items):  # nothing to ask: no run directory is written
         reasons = Counter(it.exclusion_reason or "no usable official answer" for it in items)
-        raise ValueError(f"nothing to evaluate: all {len(items)} items of {options.benchmark} (split {split}) are "
-                         f"excluded ({'; '.join(f'{n} {why}' for why, n in reasons.most_common())}); give the data "
-                         f"its answer key (medvqa validate {options.benchmark} --data DIR lists what is missing)")
+        raise ValueError(
+            f"nothing to evaluate: all {len(items)} items of {options.benchmark} (split {split}) are "
+            f"excluded ({'; '.join(f'{n} {why}' for why, n in reasons.most_common())}); give the data "
+            f"its answer key (medvqa validate {options.benchmark} --data DIR lists what is missing)"
+        )
     backend = plugins.get_backend(options.model, seed=options.seed, **options.backend_options)
-    run_dir = Path(options.run_dir) if options.run_dir else default_run_dir(
-        benchmark.name, split, options.model,
-        {"data": fingerprint_items(items), "params": backend.params, "conditions": [c.value for c in conditions],
-         **({"convention": options.convention} if options.convention else {}),
-         **({"language": other_language} if other_language else {})}, other_language)
+    run_dir = (
+        Path(options.run_dir)
+        if options.run_dir
+        else default_run_dir(
+            benchmark.name,
+            split,
+            options.model,
+            {
+                "data": fingerprint_items(items),
+                "params": backend.params,
+                "conditions": [c.value for c in conditions],
+                **({"convention": options.convention} if options.convention else {}),
+                **({"language": other_language} if other_language else {}),
+            },
+            other_language,
+        )
+    )
     if options.convention is None:  # a resume without --convention keeps the run's own (`score --convention`)
         benchmark = benchmark.with_convention(recorded_convention(run_dir))
 
     def batched(live):
         if not options.batch:
             return live
-        from medvqa.core.inference.batch import BatchBackend, BatchError
+        from ..inference.batch import BatchBackend, BatchError
 
         try:
             return BatchBackend(live, run_dir, poll_s=options.batch_poll_s, wait_s=options.batch_wait_s)
@@ -140,20 +159,37 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
     use_cache = options.cache if cache is None else cache and options.cache
     cache = ResponseCache(Path(options.cache_path) if options.cache_path else None) if use_cache else None
     command_line = options.command_line or list(sys.argv)
-    spec = RunSpec(benchmark=benchmark, items=items, backend=backend, conditions=conditions, run_dir=run_dir,
-                   split=split, data=options.load_options()["data"], cache=cache, command_line=command_line,
-                   extra_manifest={"load": options.load_options(), "backend": dict(backend.settings),
-                                   "params_left_out": dict(backend.params_left_out),
-                                   "forced_guess": options.forced_guess,
-                                   "convention": benchmark.active_convention,
-                                   **({"model_name": options.model_name} if options.model_name else {})},
-                   forced_guess=options.forced_guess, retry_errors=options.retry_errors,
-                   max_response_bytes=options.max_response_bytes, repeats=options.repeats,
-                   repeat_backend=lambda r: batched(plugins.get_backend(
-                       options.model, seed=repeat_seed(options.seed, r), **options.backend_options)))
+    spec = RunSpec(
+        benchmark=benchmark,
+        items=items,
+        backend=backend,
+        conditions=conditions,
+        run_dir=run_dir,
+        split=split,
+        data=options.load_options()["data"],
+        cache=cache,
+        command_line=command_line,
+        extra_manifest={
+            "load": options.load_options(),
+            "backend": dict(backend.settings),
+            "params_left_out": dict(backend.params_left_out),
+            "forced_guess": options.forced_guess,
+            "convention": benchmark.active_convention,
+            **({"model_name": options.model_name} if options.model_name else {}),
+        },
+        forced_guess=options.forced_guess,
+        retry_errors=options.retry_errors,
+        max_response_bytes=options.max_response_bytes,
+        repeats=options.repeats,
+        repeat_backend=lambda r: batched(
+            plugins.get_backend(options.model, seed=repeat_seed(options.seed, r), **options.backend_options)
+        ),
+    )
     if options.repeats > 1:
-        spec.extra_manifest["repeats"] = {"n": options.repeats,
-                                          "seeds": [repeat_seed(options.seed, r) for r in range(options.repeats)]}
+        spec.extra_manifest["repeats"] = {
+            "n": options.repeats,
+            "seeds": [repeat_seed(options.seed, r) for r in range(options.repeats)],
+        }
     return spec
 
 
@@ -187,18 +223,28 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
         with guard(), reporter or nullcontext():
             result = execute(spec, progress=update)
         if options.judges:  # free-text answers judged once the answers are in; Ctrl-C here resumes too
-            from medvqa.core.run.judge import judge_run
+            from .judge import judge_run
 
             with guard():
-                result.judged = judge_run(run_dir, options.judges, backend_options=options.judge_options,
-                                          cache=options.cache, cache_path=options.cache_path)
+                result.judged = judge_run(
+                    run_dir,
+                    options.judges,
+                    backend_options=options.judge_options,
+                    cache=options.cache,
+                    cache_path=options.cache_path,
+                )
             result.records = read_records(run_dir)
         if options.extractor:  # the answers the strict reader could not read, read by the extractor
-            from medvqa.core.run.extract import extract_run
+            from .extract import extract_run
 
             with guard():
-                result.extracted = extract_run(run_dir, options.extractor, backend_options=options.extractor_options,
-                                               cache=options.cache, cache_path=options.cache_path)
+                result.extracted = extract_run(
+                    run_dir,
+                    options.extractor,
+                    backend_options=options.extractor_options,
+                    cache=options.cache,
+                    cache_path=options.cache_path,
+                )
             result.records = read_records(run_dir)
     except KeyboardInterrupt:
         raise RunInterrupted(interrupted()) from None

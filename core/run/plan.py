@@ -31,15 +31,14 @@ TYPICAL_REPLY_TOKENS = 20
 
 def dry_run(options) -> dict:
     """The plan of the run `options` describe (see the module's docstring)."""
-    from medvqa.core.inference.base import Backend
-    from medvqa.core.inference.images import to_openai
-    from medvqa.core.run.options import prepare
-    from medvqa.core.conditions import plan
-    from medvqa.core.run.runner import plan_requests
-    from medvqa.core.run.store import newest_per_pair, read_all_records
-    from medvqa.core.results import condition_order
-
-    from medvqa.core.files import default_cache_path
+    from ..conditions import plan
+    from ..files import default_cache_path
+    from ..inference.base import Backend
+    from ..inference.images import to_openai
+    from ..results import condition_order
+    from .options import prepare
+    from .runner import plan_requests
+    from .store import newest_per_pair, read_all_records
 
     # a response cache not made yet has nothing in it: it stays unmade (a plan writes nothing)
     cache_file = Path(options.cache_path) if options.cache_path else default_cache_path()
@@ -75,17 +74,23 @@ def dry_run(options) -> dict:
     for r in kept:
         per_condition.setdefault(r["condition"], Counter())["recorded"] += 1
     plan_doc: dict[str, Any] = {
-        "run_dir": str(spec.run_dir), "benchmark": spec.benchmark.name, "language": spec.benchmark.active_language,
-        "model": backend.model, "repeats": spec.repeats,
-        "pairs": len(kept) + len(todo) + more * len(pairs), "recorded": len(kept),
-        "to_ask": len(todo) + more * len(pairs), "cached": len(todo) - len(to_send),
+        "run_dir": str(spec.run_dir),
+        "benchmark": spec.benchmark.name,
+        "language": spec.benchmark.active_language,
+        "model": backend.model,
+        "repeats": spec.repeats,
+        "pairs": len(kept) + len(todo) + more * len(pairs),
+        "recorded": len(kept),
+        "to_ask": len(todo) + more * len(pairs),
+        "cached": len(todo) - len(to_send),
         "requests": len(to_send) + more * len(pairs),
         "preflight": int(bool(to_send or more) and has_preflight),
         "conditions": {k: dict(v) for k, v in sorted(per_condition.items(), key=lambda kv: condition_order(kv[0]))},
     }
     if not backend.cacheable:  # a baseline: its answers cost nothing and reach no model
-        plan_doc.update(tokens=None, cost_usd=None,
-                        note=f"{backend.model} is a baseline: no model is asked, nothing is spent")
+        plan_doc.update(
+            tokens=None, cost_usd=None, note=f"{backend.model} is a baseline: no model is asked, nothing is spent"
+        )
         return plan_doc
     # the repeats of a pair send the same messages: each pair's tokens are counted once, times its requests
     sent = Counter((r.item.id, r.condition) for r in to_send)
@@ -102,7 +107,7 @@ def dry_run(options) -> dict:
 def _estimate(backend, payloads: list[tuple[list[dict], int]]) -> dict:
     """Input and output tokens and cost of sending each payload of `payloads` (messages, how many
     times) through `backend`."""
-    from medvqa.core.inference.litellm_backend import import_litellm
+    from ..inference.litellm_backend import import_litellm
 
     live = getattr(backend, "live", backend)  # a batch backend's live one holds its settings
     batch = live is not backend
@@ -134,12 +139,18 @@ def _estimate(backend, payloads: list[tuple[list[dict], int]]) -> dict:
             source = "litellm, batch prices"
         cost = n_in * p_in + n_out * p_out
         cost_max = n_in * p_in + out_max * p_out if out_max is not None else None
-    tokenizer = (f"litellm's for {target}" if known else
-                 f"litellm does not know {target}: its default tokenizer's count (images as it counts them)")
-    return {"tokens": {"input": n_in, "output": n_out, "output_max": out_max,
-                       "typical_reply_tokens": typical},
-            "tokenizer": tokenizer, "cost_usd": cost, "cost_usd_max": cost_max,
-            "price_source": source or f"unknown: litellm has no price for {target} (give --price IN,OUT)"}
+    tokenizer = (
+        f"litellm's for {target}"
+        if known
+        else f"litellm does not know {target}: its default tokenizer's count (images as it counts them)"
+    )
+    return {
+        "tokens": {"input": n_in, "output": n_out, "output_max": out_max, "typical_reply_tokens": typical},
+        "tokenizer": tokenizer,
+        "cost_usd": cost,
+        "cost_usd_max": cost_max,
+        "price_source": source or f"unknown: litellm has no price for {target} (give --price IN,OUT)",
+    }
 
 
 def _shipped(litellm, target: str) -> bool:
@@ -157,17 +168,21 @@ def plan_lines(plan: dict) -> list[str]:
     """A plan as the lines `--dry-run` prints."""
     lang = f" ({plan['language']})" if plan.get("language") else ""
     rep = f", {plan['repeats']} repeats" if plan["repeats"] > 1 else ""
-    lines = [f"{plan['benchmark']}{lang} × {plan['model']} → {plan['run_dir']}{rep}",
-             f"  pairs {plan['pairs']}: {plan['recorded']} already recorded, {plan['to_ask']} to ask, of which "
-             f"{plan['cached']} in the cache: {plan['requests']} requests to send"
-             + (f" (and {plan['preflight']} preflight request)" if plan["preflight"] else "")]
+    lines = [
+        f"{plan['benchmark']}{lang} × {plan['model']} → {plan['run_dir']}{rep}",
+        f"  pairs {plan['pairs']}: {plan['recorded']} already recorded, {plan['to_ask']} to ask, of which "
+        f"{plan['cached']} in the cache: {plan['requests']} requests to send"
+        + (f" (and {plan['preflight']} preflight request)" if plan["preflight"] else ""),
+    ]
     if plan.get("note"):
         lines.append(f"  {plan['note']}")
     elif plan.get("tokens") is not None:
         t = plan["tokens"]
         most = f" (at most {t['output_max']:,} at max_tokens)" if t["output_max"] is not None else ""
-        lines.append(f"  tokens: {t['input']:,} input ({plan['tokenizer']}), {t['output']:,} output at "
-                     f"{t['typical_reply_tokens']} a reply{most}")
+        lines.append(
+            f"  tokens: {t['input']:,} input ({plan['tokenizer']}), {t['output']:,} output at "
+            f"{t['typical_reply_tokens']} a reply{most}"
+        )
         if plan["cost_usd"] is not None:
             most = f", at most ${plan['cost_usd_max']:.4f}" if plan.get("cost_usd_max") is not None else ""
             lines.append(f"  cost: ${plan['cost_usd']:.4f}{most} (prices: {plan['price_source']})")
@@ -180,7 +195,7 @@ def dry_run_set(study) -> dict:
     """The plan of every experiment of an eval set (`evalset.EvalSet`) and the totals: what
     `medvqa eval --dry-run` prints. An experiment that cannot be planned (its data, its model)
     is named with the reason."""
-    from medvqa.core.run.evalset import run_options
+    from .evalset import run_options
 
     plans, failed = [], []
     for e in study.experiments:
@@ -189,11 +204,16 @@ def dry_run_set(study) -> dict:
         except Exception as exc:  # planned like a run fails: named, the others planned
             failed.append({"experiment": e.label, "failure": str(exc)})
     costs = [p.get("cost_usd") for p in plans if p.get("tokens") is not None]
-    total = {"experiments": len(study.experiments), "pairs": sum(p["pairs"] for p in plans),
-             "recorded": sum(p["recorded"] for p in plans), "cached": sum(p["cached"] for p in plans),
-             "requests": sum(p["requests"] for p in plans), "preflight": sum(p["preflight"] for p in plans),
-             "input_tokens": sum((p.get("tokens") or {}).get("input", 0) for p in plans),
-             "output_tokens": sum((p.get("tokens") or {}).get("output", 0) for p in plans),
-             "cost_usd": sum(c for c in costs if c is not None),
-             "cost_unknown": sum(c is None for c in costs)}
+    total = {
+        "experiments": len(study.experiments),
+        "pairs": sum(p["pairs"] for p in plans),
+        "recorded": sum(p["recorded"] for p in plans),
+        "cached": sum(p["cached"] for p in plans),
+        "requests": sum(p["requests"] for p in plans),
+        "preflight": sum(p["preflight"] for p in plans),
+        "input_tokens": sum((p.get("tokens") or {}).get("input", 0) for p in plans),
+        "output_tokens": sum((p.get("tokens") or {}).get("output", 0) for p in plans),
+        "cost_usd": sum(c for c in costs if c is not None),
+        "cost_unknown": sum(c is None for c in costs),
+    }
     return {"study_dir": str(study.study_dir), "plans": plans, "failed": failed, "total": total}

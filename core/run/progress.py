@@ -17,14 +17,17 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 
 def status_line(state: dict) -> str:
     """Requests in flight, retries, errors, cache hits, tokens and cost, from the run's state."""
     b = state["backend"]
-    line = (f"in flight {b.get('in_flight', 0)}  retries {b.get('retries', 0)}  errors {state['errors']}  "
-            f"cached {state['cached']}  tokens {b.get('prompt_tokens', 0):,}+{b.get('completion_tokens', 0):,}")
+    line = (
+        f"in flight {b.get('in_flight', 0)}  retries {b.get('retries', 0)}  errors {state['errors']}  "
+        f"cached {state['cached']}  tokens {b.get('prompt_tokens', 0):,}+{b.get('completion_tokens', 0):,}"
+    )
     return line + (f"  ${b['cost_usd']:.4f}" if b.get("cost_usd") else "")
 
 
@@ -38,8 +41,14 @@ class PlainProgress:
     `every_fraction` of the work and, from a timer thread, whenever `every_s` seconds passed
     without one (so a run that waits on slow requests still shows that it is alive)."""
 
-    def __init__(self, stream: TextIO | None = None, *, every_s: float = 10.0, every_fraction: float = 0.05,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        every_s: float = 10.0,
+        every_fraction: float = 0.05,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.stream = stream or sys.stderr
         self.every_s, self.every_fraction, self.clock = every_s, every_fraction, clock
         self._state: dict | None = None
@@ -50,7 +59,7 @@ class PlainProgress:
         self._stop = threading.Event()
         self._timer: threading.Thread | None = None
 
-    def __enter__(self) -> "PlainProgress":
+    def __enter__(self) -> PlainProgress:
         self._timer = threading.Thread(target=self._tick, name="medvqa-progress", daemon=True)
         self._timer.start()
         return self
@@ -102,7 +111,7 @@ class RichProgress:
     """A rich progress display on stderr: done/total per condition and overall, each with its
     ETA, and the status line, refreshed live."""
 
-    def __enter__(self) -> "RichProgress":
+    def __enter__(self) -> RichProgress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
         from rich.text import Text
@@ -117,9 +126,14 @@ class RichProgress:
 
         self._live = live
         # on stderr: rich's default console is stdout, where `run > out.txt` would keep the display
-        self._progress = RunProgress(TextColumn("[bold]{task.description:<8}"), BarColumn(bar_width=32),
-                                     MofNCompleteColumn(), TimeRemainingColumn(), transient=False,
-                                     console=Console(stderr=True))
+        self._progress = RunProgress(
+            TextColumn("[bold]{task.description:<8}"),
+            BarColumn(bar_width=32),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            transient=False,
+            console=Console(stderr=True),
+        )
         self._progress.start()
         self._tasks: dict[str, Any] = {}
         return self
@@ -152,8 +166,9 @@ def in_notebook() -> bool:
     shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
     if shell is None:
         return False
-    return (any(k.__name__ == "ZMQInteractiveShell" for k in type(shell).__mro__)
-            or "IPKernelApp" in (getattr(shell, "config", None) or {}))
+    return any(k.__name__ == "ZMQInteractiveShell" for k in type(shell).__mro__) or "IPKernelApp" in (
+        getattr(shell, "config", None) or {}
+    )
 
 
 def for_stderr() -> RichProgress | PlainProgress:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from medvqa.core import plugins
-from medvqa.core.items import DataError
-from medvqa.core.run.runner import rescore_record
-from medvqa.core.run.saved import load_run
-from medvqa.core.run.store import MANIFEST, locked, read_all_records, rewrite_records, write_json_atomic
+from .. import plugins
+from ..items import DataError
+from .runner import rescore_record
+from .saved import load_run
+from .store import MANIFEST, locked, read_all_records, rewrite_records, write_json_atomic
 
 
 def rescore(run_dir: Path, convention: str | None = None) -> tuple[int, int]:
@@ -33,8 +33,11 @@ def rescore_lines(run_dir: Path, convention: str | None = None) -> tuple[list[di
         out = []
         for rec in records:
             if rec["item_id"] not in items:
-                raise DataError("record names an item that is not in the data", file=Path(run_dir) / "records.jsonl",
-                                record=rec["item_id"])
+                raise DataError(
+                    "record names an item that is not in the data",
+                    file=Path(run_dir) / "records.jsonl",
+                    record=rec["item_id"],
+                )
             out.append(rescore_record(benchmark, items[rec["item_id"]], rec, patterns))
         changed = sum(new != old for new, old in zip(out, records))
         if changed:  # a run directory is written only when something changes

@@ -10,35 +10,48 @@ import math
 import platform
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from medvqa.core import plugins
-from medvqa.core.benchmark import Benchmark
-from medvqa.core.conditions import ALL, Condition, plan
-from medvqa.core.run.forced import forced_guess_requests
-from medvqa.core.inference.base import Backend, Request, Response, backend_request_key
-from medvqa.core.inference.cache import ResponseCache
-from medvqa.core.inference.path import RequestPath
-from medvqa.core.inference.reasoning import REASONING_CUT_OFF, split_reply
-from medvqa.core.inference.secrets import redact_command_line, redact_params
-from medvqa.core.items import Item, fingerprint_items
-from medvqa.core.scoring.judge import apply_verdict
-from medvqa.core.scoring.score import score
-from medvqa.core.run.interrupt import interrupts_deferred
-from medvqa.core.run.store import HELD_OUT, RunStore, newest_per_pair, pair_key
-from medvqa.core.results import FORMAT_VERSION
-from medvqa.core.metrics import headline_numbers
-from medvqa.core.repeat_metrics import repeat_numbers
-from medvqa.core.usage import recorded_usage, usage_by_condition, usage_warning
-from medvqa.core.run.summary import DEFAULT_MAX_ERROR_RATE, health
+from .. import plugins
+from ..benchmark import Benchmark
+from ..conditions import ALL, Condition, plan
+from ..inference.base import Backend, Request, Response, backend_request_key
+from ..inference.cache import ResponseCache
+from ..inference.path import RequestPath
+from ..inference.reasoning import REASONING_CUT_OFF, split_reply
+from ..inference.secrets import redact_command_line, redact_params
+from ..items import Item, fingerprint_items
+from ..metrics import headline_numbers
+from ..repeat_metrics import repeat_numbers
+from ..results import FORMAT_VERSION
+from ..scoring.judge import apply_verdict
+from ..scoring.score import score
+from ..usage import recorded_usage, usage_by_condition, usage_warning
+from .forced import forced_guess_requests
+from .interrupt import interrupts_deferred
+from .store import HELD_OUT, RunStore, newest_per_pair, pair_key
+from .summary import DEFAULT_MAX_ERROR_RATE, health
 
 RETRIED_STATUSES = ("error", "missing")  # what a re-run asks again by default
-RECORD_FIELDS = ("item_id", "condition", "key", "response", "error", "usage", "latency_s",
-                 "cached", "predicted", "status", "correct", "rule")
+RECORD_FIELDS = (
+    "item_id",
+    "condition",
+    "key",
+    "response",
+    "error",
+    "usage",
+    "latency_s",
+    "cached",
+    "predicted",
+    "status",
+    "correct",
+    "rule",
+)
 # A record whose answer could not be read (the reader raised) keeps the reason in this field.
 SCORING_ERROR = "scoring_error"
 MAX_REASON_CHARS = 500
@@ -65,8 +78,15 @@ def package_versions(*names: str) -> dict[str, str]:
     return out
 
 
-def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, response: Response,
-                patterns: tuple = (), max_response_bytes: int | None = None) -> dict:
+def make_record(
+    benchmark: Benchmark,
+    item: Item,
+    condition: str,
+    key: str,
+    response: Response,
+    patterns: tuple = (),
+    max_response_bytes: int | None = None,
+) -> dict:
     """One record: the raw response, its score, and the item's strata. The reply's reasoning
     (the provider's field, leading `<think>` blocks: `reasoning.split_reply`) is kept in
     `reasoning`, never read as the answer; a reply cut off inside its reasoning is a
@@ -76,7 +96,8 @@ def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, resp
     text, cut = _cut(reply.answer, max_response_bytes)
     reasoning, reasoning_cut = _cut(reply.reasoning, max_response_bytes)
     predicted, status, correct, rule, fields, reason = _scored_safely(
-        benchmark, item, text, response.error, patterns, refused=response.refusal, cut_off=reply.cut_off)
+        benchmark, item, text, response.error, patterns, refused=response.refusal, cut_off=reply.cut_off
+    )
     record = {
         "item_id": item.id,
         "condition": condition,
@@ -86,7 +107,10 @@ def make_record(benchmark: Benchmark, item: Item, condition: str, key: str, resp
         "usage": recorded_usage(response.usage),  # whatever the backend, cache or file gave: counts or null
         "latency_s": round(response.latency_s, 4) if math.isfinite(response.latency_s) else 0.0,
         "cached": response.cached,
-        "predicted": predicted, "status": status, "correct": correct, "rule": rule,
+        "predicted": predicted,
+        "status": status,
+        "correct": correct,
+        "rule": rule,
         **fields,
     }
     _reasoning_fields(record, reasoning, response.finish_reason, rule)
@@ -117,13 +141,24 @@ def rescore_record(benchmark: Benchmark, item: Item, record: dict, patterns: tup
     reply = split_reply(record.get("response"), None, record.get("finish_reason"))
     cut_off = record.get("rule") == REASONING_RULE or reply.cut_off
     predicted, status, correct, rule, fields, reason = _scored_safely(
-        benchmark, item, reply.answer, record.get("error"), patterns, bool(record.get("saved")),
-        refused=record.get("rule") == PROVIDER_REFUSAL, cut_off=cut_off)
+        benchmark,
+        item,
+        reply.answer,
+        record.get("error"),
+        patterns,
+        bool(record.get("saved")),
+        refused=record.get("rule") == PROVIDER_REFUSAL,
+        cut_off=cut_off,
+    )
     out = {**record, "predicted": predicted, "status": status, "correct": correct, "rule": rule, **fields}
     if reply.reasoning is not None:  # the response held reasoning blocks
         out["response"] = reply.answer
-        _reasoning_fields(out, "\n\n".join(filter(None, (record.get("reasoning"), reply.reasoning))),
-                          record.get("finish_reason"), rule)
+        _reasoning_fields(
+            out,
+            "\n\n".join(filter(None, (record.get("reasoning"), reply.reasoning))),
+            record.get("finish_reason"),
+            rule,
+        )
     elif rule == REASONING_RULE:
         out["reason"] = REASONING_CUT_OFF
     out.pop(SCORING_ERROR, None)
@@ -143,8 +178,9 @@ def _cut(text: str | None, max_bytes: int | None) -> tuple[str | None, bool]:
     return data[:max_bytes].decode("utf-8", "ignore"), True
 
 
-def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple,
-            saved: bool = False) -> tuple:
+def _scored(
+    benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple, saved: bool = False
+) -> tuple:
     """(predicted as a list, status, correct, rule, the item's strata), under the benchmark's
     answer conventions."""
     s = score(item, text, error=error, patterns=patterns, conventions=benchmark.answer_conventions(), saved=saved)
@@ -152,15 +188,25 @@ def _scored(benchmark: Benchmark, item: Item, text: str | None, error: str | Non
     return predicted, s.status, s.correct, s.rule, benchmark.record_fields(item)
 
 
-def _scored_safely(benchmark: Benchmark, item: Item, text: str | None, error: str | None, patterns: tuple,
-                   saved: bool = False, *, refused: bool = False, cut_off: bool = False) -> tuple:
+def _scored_safely(
+    benchmark: Benchmark,
+    item: Item,
+    text: str | None,
+    error: str | None,
+    patterns: tuple,
+    saved: bool = False,
+    *,
+    refused: bool = False,
+    cut_off: bool = False,
+) -> tuple:
     """`_scored` and the reason the answer could not be read (None when it could). A provider's
     refusal is status `refusal`; any exception while reading or scoring one answer (a reader
     bug, an answer nested too deeply) makes that record a `parse_failure` and the run goes on."""
     try:
         if item.held_out:  # answers withheld: the response is kept for export, never scored
-            status = ("error" if error is not None else "refusal" if refused else "missing" if text is None
-                      else "answered")
+            status = (
+                "error" if error is not None else "refusal" if refused else "missing" if text is None else "answered"
+            )
             return None, status, None, "held-out", {**benchmark.record_fields(item), HELD_OUT: True}, None
         if refused and error is None:
             return None, "refusal", False, PROVIDER_REFUSAL, benchmark.record_fields(item), None
@@ -197,17 +243,29 @@ class RunResult:
     def summary(self) -> dict:
         """Counts, accuracy and, per condition, n, accuracy with its 95 % CI and every status;
         `failure` says why the run cannot be trusted (None when it can)."""
-        summary = {"run_dir": str(self.run_dir), "n_items": self.n_items, "n_records": len(self.records),
-                   "n_excluded": self.n_excluded, **headline_numbers(self.records, self.benchmark, self.reading),
-                   "n_image_fallback": self.n_image_fallback, **health(self.records + self.held_out, self.max_error_rate),
-                   **({"n_held_out": len(self.held_out)} if self.held_out else {}),
-                   "requested": self.requested, "cache_hits": self.cache_hits, "usage": self.usage,
-                   "cost_usd": self.cost_usd, "elapsed_s": round(self.elapsed_s, 3),
-                   **({"judged": self.judged} if self.judged is not None else {}),
-                   **({"extracted": self.extracted} if self.extracted is not None else {}),
-                   **({"repeats": repeated} if (repeated := repeat_numbers(self.records, self.benchmark, self.reading))
-                      else {}),
-                   **({"usage_by_condition": used} if (used := usage_by_condition(self.records)) else {})}
+        summary = {
+            "run_dir": str(self.run_dir),
+            "n_items": self.n_items,
+            "n_records": len(self.records),
+            "n_excluded": self.n_excluded,
+            **headline_numbers(self.records, self.benchmark, self.reading),
+            "n_image_fallback": self.n_image_fallback,
+            **health(self.records + self.held_out, self.max_error_rate),
+            **({"n_held_out": len(self.held_out)} if self.held_out else {}),
+            "requested": self.requested,
+            "cache_hits": self.cache_hits,
+            "usage": self.usage,
+            "cost_usd": self.cost_usd,
+            "elapsed_s": round(self.elapsed_s, 3),
+            **({"judged": self.judged} if self.judged is not None else {}),
+            **({"extracted": self.extracted} if self.extracted is not None else {}),
+            **(
+                {"repeats": repeated}
+                if (repeated := repeat_numbers(self.records, self.benchmark, self.reading))
+                else {}
+            ),
+            **({"usage_by_condition": used} if (used := usage_by_condition(self.records)) else {}),
+        }
         if (unreadable := usage_warning(self.records)) is not None:
             summary["warnings"] = [*summary.get("warnings", []), unreadable]
         return summary
@@ -252,9 +310,16 @@ def build_manifest(spec: RunSpec) -> dict:
             templates[t.name] = t.hash
     # each with the conditions its item takes, so that a condition's rows count only the excluded
     # items it would have asked (an annulled text question is no C+Q+I row's)
-    excluded = [{"item_id": it.id, "reason": it.exclusion_reason, **bench.record_fields(it),
-                 "conditions": [c.value for c in (ALL if it.has_images else (Condition.C, Condition.CQ))]}
-                for it in spec.items if it.excluded]
+    excluded = [
+        {
+            "item_id": it.id,
+            "reason": it.exclusion_reason,
+            **bench.record_fields(it),
+            "conditions": [c.value for c in (ALL if it.has_images else (Condition.C, Condition.CQ))],
+        }
+        for it in spec.items
+        if it.excluded
+    ]
     return {
         "format": FORMAT_VERSION,
         "benchmark": bench.name,
@@ -272,13 +337,14 @@ def build_manifest(spec: RunSpec) -> dict:
         "versions": package_versions("pydantic", "pluggy", "litellm"),
         "plugins": plugins.loaded_plugins(),
         "command_line": redact_command_line(spec.command_line),
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
         **spec.extra_manifest,
     }
 
 
-def plan_requests(spec: RunSpec, existing: list[dict], repeats: int | None = None
-                  ) -> tuple[list[dict], list[Request], dict[int, Backend]]:
+def plan_requests(
+    spec: RunSpec, existing: list[dict], repeats: int | None = None
+) -> tuple[list[dict], list[Request], dict[int, Backend]]:
     """(the records kept of `existing`, the requests still to ask, the backend of each repeat):
     what `execute` asks and what `--dry-run` counts, computed here once. `repeats` plans the
     first repeats only (`--dry-run` counts the others without building them)."""
@@ -300,8 +366,16 @@ def plan_requests(spec: RunSpec, existing: list[dict], repeats: int | None = Non
                 continue
             if messages is None:
                 messages, schema = bench.render(item, cond), bench.response_schema(item)
-            todo.append(Request(item=item, condition=cond.value, messages=messages, response_schema=schema,
-                                key=backend_request_key(backends[r], messages, schema, r), repeat=r))
+            todo.append(
+                Request(
+                    item=item,
+                    condition=cond.value,
+                    messages=messages,
+                    response_schema=schema,
+                    key=backend_request_key(backends[r], messages, schema, r),
+                    repeat=r,
+                )
+            )
     return kept, todo, backends
 
 
@@ -315,8 +389,13 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
     kept, todo, backends = plan_requests(spec, existing)
     records = list(existing)  # every record of this run; superseded ones are dropped at the end
     retried = RETRIED_STATUSES if spec.retry_errors else ()
-    result = RunResult(run_dir=spec.run_dir, n_items=len(spec.items),
-                       n_excluded=sum(1 for it in spec.items if it.excluded), records=records, benchmark=bench)
+    result = RunResult(
+        run_dir=spec.run_dir,
+        n_items=len(spec.items),
+        n_excluded=sum(1 for it in spec.items if it.excluded),
+        records=records,
+        benchmark=bench,
+    )
     state = progress_state(kept, todo, spec.backend.stats)
     if progress:
         progress(state)
@@ -333,11 +412,16 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
             store.check_writable()
 
         def done(req: Request, resp: Response, _value, attempts: int) -> bool:
-            record = _finish(store, records, bench, req, resp, patterns, state, progress, spec.max_response_bytes,
-                             numbered)
+            record = _finish(
+                store, records, bench, req, resp, patterns, state, progress, spec.max_response_bytes, numbered
+            )
             # the cache keeps whole, readable answers: a reply or reasoning cut is not whole
-            return (SCORING_ERROR not in record and TRUNCATED not in record and REASONING_TRUNCATED not in record
-                    and not resp.refusal)
+            return (
+                SCORING_ERROR not in record
+                and TRUNCATED not in record
+                and REASONING_TRUNCATED not in record
+                and not resp.refusal
+            )
 
         for r in sorted({req.repeat for req in requests}):
             paths[r].send([req for req in requests if req.repeat == r], done)
@@ -376,12 +460,19 @@ def progress_state(existing: list[dict], todo: list[Request], backend_stats: dic
         conditions.setdefault(cond, {"done": 0, "total": 0})["total"] += 1
     for r in existing:
         conditions[r["condition"]]["done"] += 1
-    return {"done": len(existing), "total": len(existing) + len(todo), "errors": 0, "cached": 0,
-            "conditions": conditions, "backend": backend_stats if backend_stats is not None else {}}
+    return {
+        "done": len(existing),
+        "total": len(existing) + len(todo),
+        "errors": 0,
+        "cached": 0,
+        "conditions": conditions,
+        "backend": backend_stats if backend_stats is not None else {},
+    }
 
 
-def _finish(store, records, bench, req, resp, patterns, state, progress, max_response_bytes=None,
-            numbered: bool = False) -> dict:
+def _finish(
+    store, records, bench, req, resp, patterns, state, progress, max_response_bytes=None, numbered: bool = False
+) -> dict:
     record = make_record(bench, req.item, req.condition, req.key, resp, patterns, max_response_bytes)
     if numbered:  # a run with repeats: every record says which
         record["repeat"] = req.repeat

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable
 
-from medvqa.core import plugins
-from medvqa.core.benchmark import Benchmark
-from medvqa.core.items import DataError, Item
-from medvqa.core.run.item_cache import load_checked
-from medvqa.core.run.items import load_items
-from medvqa.core.run.store import gc_paused, read_manifest, read_records
+from .. import plugins
+from ..benchmark import Benchmark
+from ..items import DataError, Item
+from .item_cache import load_checked
+from .items import load_items
+from .store import gc_paused, read_manifest, read_records
 
 
 def load_run(run_dir: Path, loaded: dict | None = None, *, records: bool = True):
@@ -30,14 +30,21 @@ def load_run(run_dir: Path, loaded: dict | None = None, *, records: bool = True)
         by_id, fingerprint = loaded[key]
     else:
         with gc_paused():  # a kept entry only if it holds the run's items: else the data itself says what changed
-            items, fingerprint = load_checked(benchmark, load, slot, lambda: load_items(benchmark, load)[0],
-                                              lambda _, kept: kept == manifest.get("data_fingerprint"))
+            items, fingerprint = load_checked(
+                benchmark,
+                load,
+                slot,
+                lambda: load_items(benchmark, load)[0],
+                lambda _, kept: kept == manifest.get("data_fingerprint"),
+            )
             by_id = {it.id: it for it in items}
         if loaded is not None:
             loaded[key] = (by_id, fingerprint)
     if fingerprint != manifest.get("data_fingerprint"):
-        raise DataError("the benchmark data changed since this run (data fingerprint differs); "
-                        "re-scoring would mix versions", file=Path(run_dir) / "manifest.json")
+        raise DataError(
+            "the benchmark data changed since this run (data fingerprint differs); re-scoring would mix versions",
+            file=Path(run_dir) / "manifest.json",
+        )
     return manifest, read_records(run_dir) if records else None, benchmark, by_id
 
 
@@ -57,10 +64,10 @@ class SavedRun:
     def conditions(self) -> set[str]:
         return {r["condition"] for r in self.records}
 
-    def read_as(self, reading: str | None = None) -> "SavedRun":
+    def read_as(self, reading: str | None = None) -> SavedRun:
         """This run with its records as `reading` reads them (None: its benchmark's protocol's
         reading, `Benchmark.reading`); every output that counts a run's records reads them here."""
-        from medvqa.core import metrics
+        from .. import metrics
 
         reading = metrics.reading_of(self.benchmark, reading)
         if reading == self.reading:
@@ -104,8 +111,13 @@ def whole_exam_items(run: SavedRun, loaded: dict | None = None) -> list[Item]:
     if loaded is not None and key in loaded:
         return loaded[key]
     with gc_paused():  # a kept entry only if it holds the run's own items as they are
-        items, _ = load_checked(run.benchmark, whole, slot, lambda: load_items(run.benchmark, whole)[0],
-                                lambda kept, _: _holds(kept, run.items))
+        items, _ = load_checked(
+            run.benchmark,
+            whole,
+            slot,
+            lambda: load_items(run.benchmark, whole)[0],
+            lambda kept, _: _holds(kept, run.items),
+        )
     if loaded is not None:
         loaded[key] = items
     return items

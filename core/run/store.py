@@ -26,16 +26,16 @@ import json
 import os
 import stat
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-from medvqa.core.files import (READ_ONLY, link_error, open_no_link, remove_quietly, write_atomic,
-                               write_error)
-from medvqa.core.inference.secrets import Scrubber
-from medvqa.core.items import DataError
-from medvqa.core.jsonl import read_json
-from medvqa.core.results import check_record, upgrade_manifest
+from ..files import READ_ONLY, link_error, open_no_link, remove_quietly, write_atomic, write_error
+from ..inference.secrets import Scrubber
+from ..items import DataError
+from ..jsonl import read_json
+from ..results import check_record, upgrade_manifest
 
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
@@ -44,8 +44,17 @@ LOCK = "run.lock"
 HELD_OUT = "held_out"
 # Manifest fields that must match for a run directory to be resumed (`language` only where the
 # old manifest has it: a run written before it existed is in its benchmark's first language).
-IDENTITY = ("benchmark", "split", "data_fingerprint", "model", "params", "conditions", "templates", "convention",
-            "language")
+IDENTITY = (
+    "benchmark",
+    "split",
+    "data_fingerprint",
+    "model",
+    "params",
+    "conditions",
+    "templates",
+    "convention",
+    "language",
+)
 
 
 def refuse_links(run_dir: Path) -> None:
@@ -62,13 +71,9 @@ def refuse_links(run_dir: Path) -> None:
             raise link_error(Path(run_dir) / entry.name)
 
 
-
-
 def write_json_atomic(path: Path, data: Any) -> None:
     """`data` as indented JSON in the file at `path`, replaced atomically."""
     write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
-
-
 
 
 def read_manifest(run_dir: Path) -> dict:
@@ -106,8 +111,11 @@ def pair_key(record: dict) -> tuple:
     """What a record answers: (item_id, condition), with the repeat index past the first
     (`--repeats`; a record without one is the first repeat's)."""
     repeat = record.get("repeat") or 0
-    return (record.get("item_id"), record.get("condition"), repeat) if repeat else \
-        (record.get("item_id"), record.get("condition"))
+    return (
+        (record.get("item_id"), record.get("condition"), repeat)
+        if repeat
+        else (record.get("item_id"), record.get("condition"))
+    )
 
 
 def newest_per_pair(records: Iterable[dict]) -> list[dict]:
@@ -160,7 +168,7 @@ def _scan(path: Path) -> tuple[list[dict], int]:
                 if not isinstance(record, dict):
                     raise ValueError("not a JSON object")
             except (ValueError, RecursionError) as exc:
-                if data.find(b"\n", nl + 1) == -1 and not data[nl + 1:].strip():
+                if data.find(b"\n", nl + 1) == -1 and not data[nl + 1 :].strip():
                     break  # the last line was cut mid-way and happens to end in a newline
                 raise DataError(f"corrupt record ({exc})", file=path, record=f"line {lineno}") from None
             records.append(check_record(record, file=path, line=lineno))
@@ -203,8 +211,9 @@ def _lock(run_dir: Path) -> tuple[int | None, bool]:
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise DataError(f"cannot lock the run directory ({exc.strerror})", file=path) from None
             who = f"process {holder}" if holder.isdigit() else "another process"
-            raise DataError(f"in use by {who} (lock {LOCK}): wait for it to finish, or choose another --run-dir",
-                            file=run_dir) from None
+            raise DataError(
+                f"in use by {who} (lock {LOCK}): wait for it to finish, or choose another --run-dir", file=run_dir
+            ) from None
         try:
             current = os.lstat(path)
         except FileNotFoundError:
@@ -314,13 +323,21 @@ class RunStore:
             old = read_manifest(self.run_dir)
             diff = [k for k in IDENTITY if old.get(k) != manifest.get(k) and (k != "language" or k in old)]
             if diff:
-                raise DataError(f"holds a different run (differs in: {', '.join(diff)}); "
-                                "choose another --run-dir", file=self.run_dir)
-            self._manifest = {**manifest, "created": old.get("created", manifest.get("created")),
-                              "resumed": old.get("resumed", 0) + 1}
+                raise DataError(
+                    f"holds a different run (differs in: {', '.join(diff)}); choose another --run-dir",
+                    file=self.run_dir,
+                )
+            self._manifest = {
+                **manifest,
+                "created": old.get("created", manifest.get("created")),
+                "resumed": old.get("resumed", 0) + 1,
+            }
         elif self.records_path.exists() or manifest_path.exists():
-            raise DataError(f"holds {RECORDS if self.records_path.exists() else MANIFEST} but no readable "
-                            f"{MANIFEST}: not a run medvqa wrote; choose another --run-dir", file=self.run_dir)
+            raise DataError(
+                f"holds {RECORDS if self.records_path.exists() else MANIFEST} but no readable "
+                f"{MANIFEST}: not a run medvqa wrote; choose another --run-dir",
+                file=self.run_dir,
+            )
         else:
             self._manifest = manifest  # a new run: its manifest is written with its first record
         records: list[dict] = []
@@ -419,7 +436,7 @@ class RunStore:
             self._fd = self._lock = None
             self._created, self._created_lock = [], False
 
-    def __enter__(self) -> "RunStore":
+    def __enter__(self) -> RunStore:
         return self
 
     def __exit__(self, *exc) -> None:

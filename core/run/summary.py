@@ -4,7 +4,7 @@ Pure functions of records."""
 
 from __future__ import annotations
 
-from medvqa.core.results import SUCCEEDED
+from ..results import SUCCEEDED
 
 DEFAULT_MAX_ERROR_RATE = 0.05
 
@@ -20,8 +20,9 @@ def health(records: list[dict], max_error_rate: float = DEFAULT_MAX_ERROR_RATE) 
     if n and not any(r.get("status") in SUCCEEDED for r in records):
         failure = f"no request succeeded ({errors} errors, {n - errors} missing of {n} records)"
     elif rate > max_error_rate:
-        failure = (f"{errors} of {n} records are errors ({100 * rate:.1f}%), above --max-error-rate "
-                   f"{100 * max_error_rate:g}%")
+        failure = (
+            f"{errors} of {n} records are errors ({100 * rate:.1f}%), above --max-error-rate {100 * max_error_rate:g}%"
+        )
     return {"errors": errors, "error_rate": rate, "max_error_rate": max_error_rate, "failure": failure}
 
 
@@ -40,9 +41,9 @@ def run_warnings(run_dir, reading: str | None = None, records: list[dict] | None
     caller has them (`store.read_records`), else they are read."""
     from pathlib import Path
 
-    from medvqa.core import plugins
-    from medvqa.core.metrics import headline_numbers
-    from medvqa.core.run.store import read_manifest, read_records
+    from .. import plugins
+    from ..metrics import headline_numbers
+    from .store import read_manifest, read_records
 
     manifest = read_manifest(Path(run_dir))
     entry = plugins.benchmarks().get(manifest["benchmark"])

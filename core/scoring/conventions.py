@@ -4,11 +4,12 @@ answers are read and scored, from `Benchmark.answer_conventions`; docs/scoring.m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from medvqa.core.items import Item
+    from ..items import Item
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ import hashlib
 import json
 import re
 
-from medvqa.core.items import Item
-from medvqa.core.messages import Message
+from ..items import Item
+from ..messages import Message
 
 EXTRACTOR_SOURCE = "extractor"
 # What the extractor is sent besides its backend's own settings: prose in, labels out, no JSON mode.
@@ -67,10 +67,14 @@ class ExtractorPrompt:
         several = (item.n_select or 1) > 1 or item.gold.format == "multi"
         options = "\n".join(f"{o.label}. {o.text}" for o in item.options)
         text = self.template.format(
-            question=item.question, options=options, response=record.get("response") or "",
-            plural="s" if several else "", several=", separated by commas" if several else "",
+            question=item.question,
+            options=options,
+            response=record.get("response") or "",
+            plural="s" if several else "",
+            several=", separated by commas" if several else "",
             choose=f"Choose {item.n_select}. " if item.n_select and item.n_select > 1 else "",
-            labels=", ".join(o.label for o in item.options))
+            labels=", ".join(o.label for o in item.options),
+        )
         return [{"role": "user", "content": text}]
 
     def read(self, item: Item, text: str | None) -> tuple[str, ...] | None:
@@ -86,6 +90,7 @@ class ExtractorPrompt:
             got = text
         if isinstance(got, dict) and "answer" in got:
             got = got["answer"]
+
         def label(t):  # a numeric label ("1", {"answer": [3]}) is read as its text, not as JSON's number
             return str(t) if isinstance(t, int) and not isinstance(t, bool) else t
 
@@ -105,5 +110,9 @@ class ExtractorPrompt:
 
 def is_extracted(record: dict, model: str, prompt_hash: str) -> bool:
     done = record.get("assisted") or {}
-    return (done.get("source") == EXTRACTOR_SOURCE and done.get("extractor") == model
-            and done.get("prompt_hash") == prompt_hash and done.get("error") is None)
+    return (
+        done.get("source") == EXTRACTOR_SOURCE
+        and done.get("extractor") == model
+        and done.get("prompt_hash") == prompt_hash
+        and done.get("error") is None
+    )

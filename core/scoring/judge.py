@@ -19,8 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from medvqa.core.items import Item
-from medvqa.core.messages import Message
+from ..items import Item
+from ..messages import Message
 
 JUDGED_RULE = "judge"
 JUDGE_ERROR_RULE = "judge-error"
@@ -96,21 +96,30 @@ def judge_agreement(records: list[dict]) -> dict:
     accuracy = {}
     for m in models:
         verdicts = [r["judgements"][m].get("verdict") for r in judged if m in r["judgements"]]
-        accuracy[m] = {"n": len(verdicts), "correct": sum(v == 1 for v in verdicts),
-                       "accuracy": sum(v == 1 for v in verdicts) / len(verdicts) if verdicts else None,
-                       "judge_errors": sum(v not in (0, 1) for v in verdicts)}
+        accuracy[m] = {
+            "n": len(verdicts),
+            "correct": sum(v == 1 for v in verdicts),
+            "accuracy": sum(v == 1 for v in verdicts) / len(verdicts) if verdicts else None,
+            "judge_errors": sum(v not in (0, 1) for v in verdicts),
+        }
     pairs = []
     for i, first in enumerate(models):
-        for second in models[i + 1:]:
+        for second in models[i + 1 :]:
             table = {"11": 0, "10": 0, "01": 0, "00": 0}
             for r in judged:
                 v1, v2 = (r["judgements"].get(m, {}).get("verdict") for m in (first, second))
                 if v1 in (0, 1) and v2 in (0, 1):
                     table[f"{v1}{v2}"] += 1
             n = sum(table.values())
-            pairs.append({"judges": [first, second], "n": n, "table": table,
-                          "agreement": (table["11"] + table["00"]) / n if n else None,
-                          "kappa": cohen_kappa(table)})
+            pairs.append(
+                {
+                    "judges": [first, second],
+                    "n": n,
+                    "table": table,
+                    "agreement": (table["11"] + table["00"]) / n if n else None,
+                    "kappa": cohen_kappa(table),
+                }
+            )
     return {"judges": models, "n_judged": len(judged), "accuracy": accuracy, "pairs": pairs}
 
 
@@ -119,12 +128,22 @@ def agreement_tables(doc: dict):
     each pair's agreement, Cohen's kappa and 2×2 table."""
     import pandas as pd
 
-    from medvqa.core.render import Table, Tables
+    from ..render import Table, Tables
 
-    accuracy = pd.DataFrame([[m, a["n"], a["accuracy"], a["judge_errors"]] for m, a in doc["accuracy"].items()],
-                            columns=["judge", "n", "accuracy", "judge errors"])
-    pairs = pd.DataFrame([[*p["judges"], p["n"], p["agreement"], p["kappa"], *(p["table"][k] for k in ("11", "10", "01", "00"))]
-                          for p in doc["pairs"]], columns=["judge a", "judge b", "n", "agreement %", "Cohen's kappa",
-                                                           "both 1", "1/0", "0/1", "both 0"])
-    return Tables([Table("accuracy", f"Judged records: {doc['n_judged']}", accuracy),
-                   Table("agreement", "Agreement between judges", pairs, formats={"agreement %": "pct", "Cohen's kappa": "p"})])
+    accuracy = pd.DataFrame(
+        [[m, a["n"], a["accuracy"], a["judge_errors"]] for m, a in doc["accuracy"].items()],
+        columns=["judge", "n", "accuracy", "judge errors"],
+    )
+    pairs = pd.DataFrame(
+        [
+            [*p["judges"], p["n"], p["agreement"], p["kappa"], *(p["table"][k] for k in ("11", "10", "01", "00"))]
+            for p in doc["pairs"]
+        ],
+        columns=["judge a", "judge b", "n", "agreement %", "Cohen's kappa", "both 1", "1/0", "0/1", "both 0"],
+    )
+    return Tables(
+        [
+            Table("accuracy", f"Judged records: {doc['n_judged']}", accuracy),
+            Table("agreement", "Agreement between judges", pairs, formats={"agreement %": "pct", "Cohen's kappa": "p"}),
+        ]
+    )

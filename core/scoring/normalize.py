@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
-from medvqa.core.scoring.conventions import AnswerConventions
-from medvqa.core.items import Item
-from medvqa.core.scoring.patterns import CompiledPatterns, LanguagePatterns, compile_patterns
+from ..items import Item
+from .conventions import AnswerConventions
+from .patterns import CompiledPatterns, LanguagePatterns, compile_patterns
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _TRAILING = " .,;:!?。．、，；：！？…"
@@ -39,8 +40,14 @@ class Normalized:
     rule: str | None  # "json", "saved", "arrows", "rule1".."rule7", "fallback"
 
 
-def normalize(item: Item, text: str, patterns: Sequence[LanguagePatterns] = (),
-              conventions: AnswerConventions = AnswerConventions(), *, saved: bool = False) -> Normalized:
+def normalize(
+    item: Item,
+    text: str,
+    patterns: Sequence[LanguagePatterns] = (),
+    conventions: AnswerConventions = AnswerConventions(),
+    *,
+    saved: bool = False,
+) -> Normalized:
     """Read a raw reply as the item's keys, a refusal or a parse failure. `saved` marks a
     prediction saved in the benchmark's own format (`AnswerConventions.saved_label_sets`)."""
     labels, rules = item_labels(item), compile_patterns(patterns)
@@ -59,8 +66,11 @@ def normalize(item: Item, text: str, patterns: Sequence[LanguagePatterns] = (),
     if saved and conventions.saved_label_sets and (keys := saved_label_set(s, labels)):
         return Normalized(keys, "answered", "saved")
     # a plain arrow chain names option keys; a numeric slot's reply is read as one number instead
-    chain = ([labels.resolve(part) for part in split_arrows(s.rstrip(_TRAILING))]
-             if _ARROW.search(s) and not labels.numeric else [])
+    chain = (
+        [labels.resolve(part) for part in split_arrows(s.rstrip(_TRAILING))]
+        if _ARROW.search(s) and not labels.numeric
+        else []
+    )
     if len(chain) > 1 and all(chain):  # nothing but an arrow chain of valid labels, as in JSON
         return Normalized(tuple(chain), "answered", "arrows")
     if hit := apply_rules(s, labels, rules):
@@ -159,8 +169,15 @@ def rule7_circled_digit(s: str, labels: ItemLabels, patterns: CompiledPatterns) 
     return digit if digit in labels.keys else None
 
 
-RULES = (rule1_option_text, rule2_label_dot, rule3_bare_label, rule4_boxed, rule5_parenthesised,
-         rule6_answer_phrase, rule7_circled_digit)
+RULES = (
+    rule1_option_text,
+    rule2_label_dot,
+    rule3_bare_label,
+    rule4_boxed,
+    rule5_parenthesised,
+    rule6_answer_phrase,
+    rule7_circled_digit,
+)
 
 
 def apply_rules(s: str, labels: ItemLabels, patterns: CompiledPatterns) -> tuple[str, str] | None:

@@ -5,11 +5,11 @@ so do the refusal sentences of every language medvqa ships (`refusals.REFUSALS`)
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
 
-from medvqa.core.scoring.refusals import refusal_sentences
+from .refusals import refusal_sentences
 
 # What an answer phrase may name: a number, a Latin label (ASCII or full-width) or a circled
 # digit, optionally behind quotes, brackets or Markdown bold. Adapters reuse it in their regexes.
@@ -59,8 +59,13 @@ def _compile(patterns: tuple[LanguagePatterns, ...]) -> CompiledPatterns:
     def of(field: str) -> list[str]:
         return [rx for lang in every for rx in getattr(lang, field)]
 
-    return CompiledPatterns(answer, union(of("ordering_cues")), union(of("numeric_cues")),
-                            union([*refusal_sentences(), *of("refusal")]), union(of("option_cues")))
+    return CompiledPatterns(
+        answer,
+        union(of("ordering_cues")),
+        union(of("numeric_cues")),
+        union([*refusal_sentences(), *of("refusal")]),
+        union(of("option_cues")),
+    )
 
 
 def compile_patterns(patterns: Sequence[LanguagePatterns] = ()) -> CompiledPatterns:

@@ -30,7 +30,8 @@ REFUSALS: dict[str, tuple[str, ...]] = {
     ),
     "ja": (
         # できませんが ("cannot, but") opens a hedge, not a refusal
-        r"(?:回答|判断|お答え)できません(?!が)", r"答えられません(?!が)",
+        r"(?:回答|判断|お答え)できません(?!が)",
+        r"答えられません(?!が)",
         # an apology, then "cannot" in the same sentence
         r"(?:申し訳(?:ありません|ございません)|残念ながら|ごめんなさい|すみません)[^。]*?"
         r"(?:でき(?:ません|かねます)|答えられません)(?!が)",

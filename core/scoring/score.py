@@ -6,22 +6,27 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
 
-from medvqa.core.scoring.conventions import AnswerConventions, Score
-from medvqa.core.items import Item
-from medvqa.core.scoring.normalize import normalize
-from medvqa.core.scoring.patterns import CompiledPatterns, LanguagePatterns, compile_patterns
+from ..items import Item
+from .conventions import AnswerConventions, Score
+from .normalize import normalize
+from .patterns import CompiledPatterns, LanguagePatterns, compile_patterns
 
 CHOICE_FORMATS = ("single", "multi", "alternatives")
 _NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 _NON_DIGIT = re.compile(r"[^0-9]")
 
 
-def score(item: Item, response_text: str | None, *, error: str | None = None,
-          patterns: Sequence[LanguagePatterns] = (), conventions: AnswerConventions = AnswerConventions(),
-          saved: bool = False) -> Score:
+def score(
+    item: Item,
+    response_text: str | None,
+    *,
+    error: str | None = None,
+    patterns: Sequence[LanguagePatterns] = (),
+    conventions: AnswerConventions = AnswerConventions(),
+    saved: bool = False,
+) -> Score:
     """Score one response: `error` set means the request failed, no text means no response,
     `saved` marks a prediction saved in the benchmark's own format."""
     score_open = _open_scorer(item, conventions)
@@ -54,16 +59,22 @@ def scoring_mode(item: Item, patterns: Sequence[LanguagePatterns] = ()) -> str:
 def _correct(item: Item, predicted: tuple[str, ...], rules: CompiledPatterns) -> bool:
     for alt in item.gold.alternatives:
         mode = _mode(item, alt, rules)
-        if (mode == "numeric" and _NON_DIGIT.sub("", "".join(predicted)) == _NON_DIGIT.sub("", "".join(alt))
-                or mode == "ordering" and predicted == alt
-                or mode in ("single", "set") and set(predicted) == set(alt)):  # a repeated key is one key
+        if (
+            mode == "numeric"
+            and _NON_DIGIT.sub("", "".join(predicted)) == _NON_DIGIT.sub("", "".join(alt))
+            or mode == "ordering"
+            and predicted == alt
+            or mode in ("single", "set")
+            and set(predicted) == set(alt)
+        ):  # a repeated key is one key
             return True
     return False
 
 
 def _mode(item: Item, alt: tuple[str, ...], rules: CompiledPatterns) -> str:
     if all(_NUMBER.fullmatch(k) for k in alt) and (
-            item.answer_format == "numeric" or (not item.options and rules.numeric_cue.search(item.question))):
+        item.answer_format == "numeric" or (not item.options and rules.numeric_cue.search(item.question))
+    ):
         return "numeric"
     if len(alt) > 1:
         return "ordering" if item.n_select is None and rules.ordering_cue.search(item.question) else "set"
@@ -76,8 +87,10 @@ def _open_scorer(item: Item, conventions: AnswerConventions):
     if item.gold.format in CHOICE_FORMATS:
         return None
     if conventions.score_open is None:
-        raise ValueError(f"item {item.id}: gold format {item.gold.format!r} is not scored by the answer "
-                         "chain, and the benchmark declares no AnswerConventions.score_open")
+        raise ValueError(
+            f"item {item.id}: gold format {item.gold.format!r} is not scored by the answer "
+            "chain, and the benchmark declares no AnswerConventions.score_open"
+        )
     return conventions.score_open
 
 

@@ -48,8 +48,10 @@ def test_mmbu_hard_open_and_detection_fixture(tmp_path):
     report = check_benchmark("mmbu_hard", tmp_path / "hard", work_dir=tmp_path / "kit")
     assert report.ok and report.n_items == len(CASES) + 4 + len(DETECTION)
     # free text needs a judge: replayed, not held to 100 %, and the report says so
-    assert report.notes == [f"{len(CASES)} free-text item(s) are replayed but left out of the gold replay's 100 % "
-                            "check: their correctness is a judge's verdict (medvqa judge)"]
+    assert report.notes == [
+        f"{len(CASES)} free-text item(s) are replayed but left out of the gold replay's 100 % "
+        "check: their correctness is a judge's verdict (medvqa judge)"
+    ]
     gold = [json.loads(line) for line in (tmp_path / "kit" / "gold" / "records.jsonl").read_text().splitlines()]
     boxes = [r for r in gold if r["item_id"].startswith("det_grounding_open-")]
     assert len(boxes) == 4 * len(DETECTION) and all(r["correct"] and r["rule"] == "iou" for r in boxes)

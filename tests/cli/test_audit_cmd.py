@@ -11,11 +11,18 @@ from click.testing import CliRunner
 from medvqa.cli.audit_cmd import command
 from medvqa.core import plugins
 from medvqa.core.run.options import RunOptions, run
-
 from tests.conftest import shared_data
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +37,17 @@ def runs(tmp_path_factory):
     out = {}
     for model in ("random", "constant:A"):
         run_dir = tmp / model.replace(":", "_")
-        run(RunOptions(benchmark="jmed48k", model=model, data=str(shared_data("jmed48k-sample")),
-                       conditions="C,C+Q,C+I,C+Q+I", run_dir=str(run_dir), cache=False), progress=False)
+        run(
+            RunOptions(
+                benchmark="jmed48k",
+                model=model,
+                data=str(shared_data("jmed48k-sample")),
+                conditions="C,C+Q,C+I,C+Q+I",
+                run_dir=str(run_dir),
+                cache=False,
+            ),
+            progress=False,
+        )
         out[model] = run_dir
     return out
 
@@ -144,9 +160,15 @@ def shown(value, kind: str) -> str:
     """How the report is meant to print a number."""
     if value is None:
         return "–"
-    return {"pct": lambda v: f"{100 * v:.1f}", "pp": lambda v: f"{100 * v:+.1f}", "p": lambda v: f"{v:.3g}",
-            "int": lambda v: str(v), "ci": lambda v: f"[{100 * v[0]:.1f}, {100 * v[1]:.1f}]",
-            "ci_pp": lambda v: f"[{100 * v[0]:+.1f}, {100 * v[1]:+.1f}]", "text": str}[kind](value)
+    return {
+        "pct": lambda v: f"{100 * v:.1f}",
+        "pp": lambda v: f"{100 * v:+.1f}",
+        "p": lambda v: f"{v:.3g}",
+        "int": lambda v: str(v),
+        "ci": lambda v: f"[{100 * v[0]:.1f}, {100 * v[1]:.1f}]",
+        "ci_pp": lambda v: f"[{100 * v[0]:+.1f}, {100 * v[1]:+.1f}]",
+        "text": str,
+    }[kind](value)
 
 
 def lookup(doc, path):
@@ -159,16 +181,37 @@ def lookup(doc, path):
 def test_figures_and_html_in_chromium_match_the_json(runs, tmp_path, no_backend):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
-        pytest.skip("headless Chromium is not installed (apt-get install -y chromium); "
-                    "CI installs it and runs this check")
+        pytest.skip(
+            "headless Chromium is not installed (apt-get install -y chromium); CI installs it and runs this check"
+        )
     cohort = tmp_path / "cohorts.json"
     cohort.write_text(json.dumps({"random": "baseline", "constant:A": "baseline"}), encoding="utf-8")
     html_path, fig_dir = tmp_path / "audit.html", tmp_path / "figures"
-    doc = invoke(runs["random"], runs["constant:A"], "--json", "--by", "image_type", "--cohort", cohort,
-                 "--html", html_path, "--figures", fig_dir, "--resamples", 200, "--examples", 1)
+    doc = invoke(
+        runs["random"],
+        runs["constant:A"],
+        "--json",
+        "--by",
+        "image_type",
+        "--cohort",
+        cohort,
+        "--html",
+        html_path,
+        "--figures",
+        fig_dir,
+        "--resamples",
+        200,
+        "--examples",
+        1,
+    )
 
-    for stem in ("states_overall", "delta_overall", "states_by_image_type", "delta_by_image_type",
-                 "heatmap_image_type"):
+    for stem in (
+        "states_overall",
+        "delta_overall",
+        "states_by_image_type",
+        "delta_by_image_type",
+        "heatmap_image_type",
+    ):
         assert (fig_dir / f"{stem}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert ET.parse(fig_dir / f"{stem}.svg").getroot().tag.endswith("svg")
 
@@ -176,9 +219,18 @@ def test_figures_and_html_in_chromium_match_the_json(runs, tmp_path, no_backend)
     assert 'src="http' not in page and 'href="http' not in page and "<link" not in page
 
     profile = tmp_path / "chromium-profile"
-    out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom",
-                          f"{html_path.as_uri()}#filter=image_type=Radiology"],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            f"{html_path.as_uri()}#filter=image_type=Radiology",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     parser = _Cells()
     parser.feed(out.stdout)

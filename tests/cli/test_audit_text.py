@@ -23,14 +23,18 @@ def test_the_terminal_audit_shows_ablation_selection_bias_and_between_model_test
     assert "Image removal (C+Q+I vs C+Q)" in text  # the paired tables come first, as before
     for heading in ("## Input ablation", "## Selection bias", "## Between models"):
         assert heading in text, heading
-    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in text.splitlines()
-            if line.startswith("| ")]
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in text.splitlines()
+        if line.startswith("| ")
+    ]
     for model, section in doc["models"].items():
         image = section["ablation"]["image"]
         row = next(r for r in rows if r[:2] == [model, "image items"])
         with_image = image["conditions"]["C+Q+I"]
         assert row[2] == str(image["n"]) and row[6] == (
-            f"{100 * with_image['accuracy']:.1f} [{100 * with_image['ci'][0]:.1f}, {100 * with_image['ci'][1]:.1f}]")
+            f"{100 * with_image['accuracy']:.1f} [{100 * with_image['ci'][0]:.1f}, {100 * with_image['ci'][1]:.1f}]"
+        )
         assert row[3] == "–" and row[7] == f"{100 * image['baseline']:.1f}"  # no C records: a dash
         for cond, bias in section["selection_bias"].items():
             line = next(r for r in rows if r[:2] == [model, cond])

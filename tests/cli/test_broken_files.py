@@ -8,7 +8,6 @@ import json
 import os
 import resource
 import shutil
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -19,7 +18,6 @@ import pytest
 from medvqa.core.inference.base import Response
 from medvqa.core.inference.cache import ResponseCache
 from medvqa.core.run.store import read_records
-
 from tests.conftest import REPO
 from tests.openai_server import ServerProcess
 
@@ -27,10 +25,19 @@ from tests.openai_server import ServerProcess
 def medvqa(*args: str, cache: Path, file_limit: int | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "MEDVQA_CACHE_DIR": str(cache)}
     if file_limit is not None:  # the largest file the command may write: a full disk, for it
+
         def limit() -> None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (file_limit, file_limit))
-    return subprocess.run([sys.executable, "-m", "medvqa.cli", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=300, preexec_fn=limit if file_limit is not None else None)
+
+    return subprocess.run(
+        [sys.executable, "-m", "medvqa.cli", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=limit if file_limit is not None else None,
+    )
 
 
 def one_clean_line(result: subprocess.CompletedProcess) -> str:
@@ -56,8 +63,10 @@ def test_a_corrupt_cache_database_is_one_line_naming_it(tmp_path):
     cache.mkdir()
     (cache / "responses.sqlite3").write_bytes(b"this is no database; " * 500)
     line = one_clean_line(medvqa(*SAMPLE_RUN, "--run-dir", str(tmp_path / "run"), cache=cache))
-    assert line == (f"Error: {cache / 'responses.sqlite3'}: response cache: file is not a database: it is not a "
-                    "SQLite database: move it aside (a new cache is started) or run with --no-cache")
+    assert line == (
+        f"Error: {cache / 'responses.sqlite3'}: response cache: file is not a database: it is not a "
+        "SQLite database: move it aside (a new cache is started) or run with --no-cache"
+    )
     assert not (tmp_path / "run").exists()
     assert medvqa(*SAMPLE_RUN, "--run-dir", str(tmp_path / "run"), "--no-cache", cache=cache).returncode == 0
 
@@ -71,14 +80,26 @@ def test_a_cache_corrupt_inside_fails_cleanly_and_the_run_resumes_without_it(tmp
     filler.close()
     data = bytearray((cache / "responses.sqlite3").read_bytes())
     for page in range(3 * 4096, len(data), 4096):  # the header and schema are fine, the table's pages are not
-        data[page:page + 100] = b"\xff" * 100
+        data[page : page + 100] = b"\xff" * 100
     (cache / "responses.sqlite3").write_bytes(bytes(data))
     with ServerProcess() as server:
-        args = ("run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base", server.url,
-                "--run-dir", str(tmp_path / "run"), "--json")
+        args = (
+            "run",
+            "jmed48k",
+            "--sample",
+            "--model",
+            "hosted_vllm/test",
+            "--api-base",
+            server.url,
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--json",
+        )
         line = one_clean_line(medvqa(*args, cache=cache))
-        assert line.startswith(f"Error: {cache / 'responses.sqlite3'}: response cache: database disk image is "
-                               "malformed: it is corrupt: move it aside")
+        assert line.startswith(
+            f"Error: {cache / 'responses.sqlite3'}: response cache: database disk image is "
+            "malformed: it is corrupt: move it aside"
+        )
         # the cache failed before any answer: nothing was written, not even the run directory
         assert not (tmp_path / "run").exists()
         assert medvqa(*args, "--no-cache", cache=cache).returncode == 0
@@ -88,11 +109,23 @@ def test_a_cache_corrupt_inside_fails_cleanly_and_the_run_resumes_without_it(tmp
 @pytest.mark.slow  # real processes or servers: seconds each
 def test_a_full_disk_stops_the_run_with_one_line_and_only_whole_records(jmed_sample, tmp_path):
     run_dir = tmp_path / "run"
-    args = ("run", "jmed48k", "--data", str(jmed_sample), "--model", "random", "--run-dir", str(run_dir), "--no-cache",
-            "--json")
+    args = (
+        "run",
+        "jmed48k",
+        "--data",
+        str(jmed_sample),
+        "--model",
+        "random",
+        "--run-dir",
+        str(run_dir),
+        "--no-cache",
+        "--json",
+    )
     line = one_clean_line(medvqa(*args, cache=tmp_path / "cache", file_limit=100_000))
-    assert line == (f"Error: {run_dir / 'records.jsonl'}: cannot write (File too large): free disk space (or raise "
-                    "the file-size limit) and run the same command again to resume")
+    assert line == (
+        f"Error: {run_dir / 'records.jsonl'}: cannot write (File too large): free disk space (or raise "
+        "the file-size limit) and run the same command again to resume"
+    )
     saved = whole_lines(run_dir / "records.jsonl")
     assert 100 < len(saved) < 817 and (run_dir / "records.jsonl").stat().st_size <= 100_000
     assert not list(run_dir.glob("*.tmp"))
@@ -118,8 +151,16 @@ def read_only_command(folder: Path) -> list[str] | None:
         for p in [folder, *folder.rglob("*")]:
             p.chmod(p.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
         return []
-    prefix = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-              'mount --bind -o ro "$0" "$0" && exec "$@"', str(folder)]
+    prefix = [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        'mount --bind -o ro "$0" "$0" && exec "$@"',
+        str(folder),
+    ]
     if shutil.which("unshare") is None or subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
         return None
     return prefix
@@ -141,12 +182,23 @@ def test_a_read_only_run_directory_is_reported_audited_and_resumed_without_write
     env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache"), "MPLCONFIGDIR": str(tmp_path / "mpl")}
 
     def medvqa_read_only(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([*prefix, sys.executable, "-m", "medvqa.cli", *args], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [*prefix, sys.executable, "-m", "medvqa.cli", *args],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     try:
-        for args in (("report", str(run_dir)), ("report", str(run_dir), "--pass"), ("audit", str(run_dir)),
-                     ("score", str(run_dir)), (*SAMPLE_RUN, "--run-dir", str(run_dir), "--no-cache")):
+        for args in (
+            ("report", str(run_dir)),
+            ("report", str(run_dir), "--pass"),
+            ("audit", str(run_dir)),
+            ("score", str(run_dir)),
+            (*SAMPLE_RUN, "--run-dir", str(run_dir), "--no-cache"),
+        ):
             result = medvqa_read_only(*args)
             assert result.returncode == 0 and "Traceback" not in result.stderr, (args, result.stderr[-3000:])
         assert json.loads(result.stdout)["n_records"] == 22
@@ -167,8 +219,19 @@ def test_a_read_only_partial_run_fails_before_its_first_request(tmp_path):
     folder = tmp_path / "runs"
     run_dir = folder / "run"
     with ServerProcess() as server:
-        args = ("run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base", server.url, "--json",
-                "--no-cache", "--run-dir", str(run_dir))
+        args = (
+            "run",
+            "jmed48k",
+            "--sample",
+            "--model",
+            "hosted_vllm/test",
+            "--api-base",
+            server.url,
+            "--json",
+            "--no-cache",
+            "--run-dir",
+            str(run_dir),
+        )
         assert medvqa(*args, cache=tmp_path / "cache").returncode == 0
         lines = (run_dir / "records.jsonl").read_text().splitlines(keepends=True)
         (run_dir / "records.jsonl").write_text("".join(lines[:-3]))
@@ -179,8 +242,14 @@ def test_a_read_only_partial_run_fails_before_its_first_request(tmp_path):
             pytest.skip("cannot make a folder read-only here: running as root without `unshare` and mount rights")
         env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache")}
         try:
-            result = subprocess.run([*prefix, sys.executable, "-m", "medvqa.cli", *args], cwd=REPO, env=env,
-                                    capture_output=True, text=True, timeout=300)
+            result = subprocess.run(
+                [*prefix, sys.executable, "-m", "medvqa.cli", *args],
+                cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
         finally:
             for p in [folder, *folder.rglob("*")]:
                 p.chmod(p.stat().st_mode | stat.S_IWUSR)
@@ -206,8 +275,14 @@ def test_a_read_only_run_directory_without_its_lock_file_is_scored_and_re_run(tm
     env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache")}
     try:
         for args in (("score", str(run_dir), "--json"), (*SAMPLE_RUN, "--run-dir", str(run_dir), "--no-cache")):
-            result = subprocess.run([*prefix, sys.executable, "-m", "medvqa.cli", *args], cwd=REPO, env=env,
-                                    capture_output=True, text=True, timeout=300)
+            result = subprocess.run(
+                [*prefix, sys.executable, "-m", "medvqa.cli", *args],
+                cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert result.returncode == 0 and result.stderr == "", (args, result.stderr[-2000:])
     finally:
         for p in [folder, *folder.rglob("*")]:

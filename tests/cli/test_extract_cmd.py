@@ -17,8 +17,23 @@ def test_extract_validate_and_replay_end_to_end(tmp_path):
     figures = F.figure_booklet(tmp_path / "01AMimage.pdf")
     answers = F.answer_pdf(tmp_path / "seitou.pdf")
     out = tmp_path / "release"
-    result = invoke("extract", "jmed48k", "--questions", booklet, "--figures", figures, "--answers", answers,
-                    "--profession", "physician", "--year", 2030, "--out", out, "--json")
+    result = invoke(
+        "extract",
+        "jmed48k",
+        "--questions",
+        booklet,
+        "--figures",
+        figures,
+        "--answers",
+        answers,
+        "--profession",
+        "physician",
+        "--year",
+        2030,
+        "--out",
+        out,
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["ok"] and report["counts"]["questions"] == 13
@@ -36,11 +51,29 @@ def test_extract_validate_and_replay_end_to_end(tmp_path):
         if gold is None:
             continue
         first = gold[0] if isinstance(gold[0], list) else gold
-        lines.append({"item_id": f"Physician_2030_AM_Q{q['question_number']}", "condition": "C+Q",
-                      "response": json.dumps({"answer": first}, ensure_ascii=False)})
+        lines.append(
+            {
+                "item_id": f"Physician_2030_AM_Q{q['question_number']}",
+                "condition": "C+Q",
+                "response": json.dumps({"answer": first}, ensure_ascii=False),
+            }
+        )
     replay.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), encoding="utf-8")
-    run = invoke("run", "jmed48k", "--data", out, "--split", "full", "--model", f"replay:{replay}",
-                 "--conditions", "C+Q", "--run-dir", tmp_path / "run", "--json")
+    run = invoke(
+        "run",
+        "jmed48k",
+        "--data",
+        out,
+        "--split",
+        "full",
+        "--model",
+        f"replay:{replay}",
+        "--conditions",
+        "C+Q",
+        "--run-dir",
+        tmp_path / "run",
+        "--json",
+    )
     assert run.exit_code == 0, run.output
     summary = json.loads(run.output)
     excluded = sum(1 for form, rec in F.ANSWER_FORMS.values() if rec is None)
@@ -51,7 +84,19 @@ def test_extract_validate_and_replay_end_to_end(tmp_path):
 def test_extract_exits_1_when_a_key_names_a_missing_question(tmp_path):
     booklet = F.question_booklet(tmp_path / "01AM.pdf")
     answers = F.answer_csv(tmp_path / "key.csv", section="AM", extra={99: ("3", ["3"])})
-    result = invoke("extract", "jmed48k", "--questions", booklet, "--answers", answers,
-                    "--profession", "physician", "--year", 2030, "--out", tmp_path / "out")
+    result = invoke(
+        "extract",
+        "jmed48k",
+        "--questions",
+        booklet,
+        "--answers",
+        answers,
+        "--profession",
+        "physician",
+        "--year",
+        2030,
+        "--out",
+        tmp_path / "out",
+    )
     assert result.exit_code == 1
     assert "99" in result.output and "error" in result.output

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-
 from pathlib import Path
 
 import pytest
@@ -32,13 +31,30 @@ def test_jsonl_and_csv_answers_become_a_run_of_every_pair(jmed_sample, tmp_path)
     items = _items(jmed_sample)
     first, second, third = items[:3]
     wrong = next(o.label for o in third.options if o.key != third.gold.alternatives[0][0])
-    lines = [{"item_id": first.id, "condition": "C+Q", "response": first.gold.alternatives[0][0].lower()},
-             {"item_id": second.id, "condition": "C+Q", "response": "I cannot tell from the stem alone."},
-             {"item_id": third.id, "condition": "C+Q", "response": wrong}]
+    lines = [
+        {"item_id": first.id, "condition": "C+Q", "response": first.gold.alternatives[0][0].lower()},
+        {"item_id": second.id, "condition": "C+Q", "response": "I cannot tell from the stem alone."},
+        {"item_id": third.id, "condition": "C+Q", "response": wrong},
+    ]
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    result = CliRunner().invoke(cli, ["import", "jmed48k", str(answers), "--data", str(jmed_sample), "--split", "sample",
-                                      "--run-dir", str(tmp_path / "run"), "--model", "elsewhere", "--json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "import",
+            "jmed48k",
+            str(answers),
+            "--data",
+            str(jmed_sample),
+            "--split",
+            "sample",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--model",
+            "elsewhere",
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     cq = summary["conditions"]["C+Q"]
@@ -56,9 +72,24 @@ def test_jsonl_and_csv_answers_become_a_run_of_every_pair(jmed_sample, tmp_path)
 
     table = tmp_path / "answers.csv"
     table.write_text("id,answer\n" + f"{first.id},{first.gold.alternatives[0][0].lower()}\n", encoding="utf-8")
-    text = CliRunner().invoke(cli, ["import", "jmed48k", str(table), "--data", str(jmed_sample), "--split", "sample",
-                                    "--run-dir", str(tmp_path / "run2"), "--id-column", "id",
-                                    "--response-column", "answer"])
+    text = CliRunner().invoke(
+        cli,
+        [
+            "import",
+            "jmed48k",
+            str(table),
+            "--data",
+            str(jmed_sample),
+            "--split",
+            "sample",
+            "--run-dir",
+            str(tmp_path / "run2"),
+            "--id-column",
+            "id",
+            "--response-column",
+            "answer",
+        ],
+    )
     assert text.exit_code == 0, text.output
     assert "C+Q" in text.stdout and "95% CI" in text.stdout
 
@@ -66,10 +97,23 @@ def test_jsonl_and_csv_answers_become_a_run_of_every_pair(jmed_sample, tmp_path)
 def test_an_unknown_item_names_the_file_and_line_and_writes_nothing(jmed_sample, tmp_path):
     answers = tmp_path / "answers.jsonl"
     known = _items(jmed_sample)[0].id
-    answers.write_text(json.dumps({"item_id": known, "response": "a"}) + '\n{"item_id": "nope", "response": "a"}\n',
-                       encoding="utf-8")
-    result = CliRunner().invoke(cli, ["import", "jmed48k", str(answers), "--data", str(jmed_sample), "--split", "sample",
-                                      "--run-dir", str(tmp_path / "run")])
+    answers.write_text(
+        json.dumps({"item_id": known, "response": "a"}) + '\n{"item_id": "nope", "response": "a"}\n', encoding="utf-8"
+    )
+    result = CliRunner().invoke(
+        cli,
+        [
+            "import",
+            "jmed48k",
+            str(answers),
+            "--data",
+            str(jmed_sample),
+            "--split",
+            "sample",
+            "--run-dir",
+            str(tmp_path / "run"),
+        ],
+    )
     assert result.exit_code != 0
     assert "answers.jsonl" in result.output and "line 2" in result.output and "'nope'" in result.output
     assert not (tmp_path / "run").exists()
@@ -93,16 +137,32 @@ def write_xlsx(path, rows):
 def test_xlsx_answers_of_polish_pes_become_a_run_with_its_counts_and_intervals(tmp_path):
     """Polish PES has no import of its own: the generic one reads an XLSX sheet with named id and
     response columns, a `condition` column where a row names one and `--condition` elsewhere."""
-    table = write_xlsx(tmp_path / "answers.xlsx", [
-        ["question_id", "model_answer", "condition"],
-        ["pes-v-kar-01", "C", ""],  # right (gold C)
-        ["pes-v-kar-02", "B", ""],  # right
-        ["pes-v-int-01", "A", ""],  # wrong (gold D)
-        ["pes-v-int-02", "A", ""],  # right
-        ["pes-q-kar-01", "A", "C+Q"],  # right, under its own condition
-    ])
-    args = ["import", "polish_pes", str(table), "--data", str(PES), "--run-dir", str(tmp_path / "run"),
-            "--id-column", "question_id", "--response-column", "model_answer", "--condition", "C+Q+I"]
+    table = write_xlsx(
+        tmp_path / "answers.xlsx",
+        [
+            ["question_id", "model_answer", "condition"],
+            ["pes-v-kar-01", "C", ""],  # right (gold C)
+            ["pes-v-kar-02", "B", ""],  # right
+            ["pes-v-int-01", "A", ""],  # wrong (gold D)
+            ["pes-v-int-02", "A", ""],  # right
+            ["pes-q-kar-01", "A", "C+Q"],  # right, under its own condition
+        ],
+    )
+    args = [
+        "import",
+        "polish_pes",
+        str(table),
+        "--data",
+        str(PES),
+        "--run-dir",
+        str(tmp_path / "run"),
+        "--id-column",
+        "question_id",
+        "--response-column",
+        "model_answer",
+        "--condition",
+        "C+Q+I",
+    ]
     result = CliRunner().invoke(cli, [*args, "--json"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
@@ -116,7 +176,9 @@ def test_xlsx_answers_of_polish_pes_become_a_run_with_its_counts_and_intervals(t
     assert text["ci"] == pytest.approx([-math.log(0.95) / 12, 0.353880], abs=1e-6)
     assert text["ci"][0] == pytest.approx(0.004274, abs=1e-6)
     records = {(r["item_id"], r["condition"]): r for r in read_records(tmp_path / "run")}
-    assert records[("pes-v-int-01", "C+Q+I")]["predicted"] == ["A"] and not records[("pes-v-int-01", "C+Q+I")]["correct"]
+    assert (
+        records[("pes-v-int-01", "C+Q+I")]["predicted"] == ["A"] and not records[("pes-v-int-01", "C+Q+I")]["correct"]
+    )
 
     # the text summary prints n and the interval as a run's does
     shown = CliRunner().invoke(cli, [*args[:6], str(tmp_path / "run-text"), *args[7:]])
@@ -125,21 +187,38 @@ def test_xlsx_answers_of_polish_pes_become_a_run_with_its_counts_and_intervals(t
     assert line.split()[1] == "7" and "42.9%" in line and "15.8–75.0%" in line
 
 
-@pytest.mark.parametrize("rows, where, says", [
-    ([["item_id", "answer"], ["pes-v-kar-01", "C"]], "row 1 (the header)", "no 'response' column (--response-column)"),
-    ([["item_id", "response"], ["pes-v-kar-01", "C"], ["nope", "A"]], "row 3", "item 'nope' is not in the data"),
-    ([["item_id", "response"], ["pes-v-kar-01", "C"], ["pes-v-kar-01", "B"]], "row 2 and row 3",
-     "a second answer for item 'pes-v-kar-01' under C+Q (--id-from row numbers the answers by their position instead)"),
-    ([["item_id", "response", "condition"], ["pes-q-kar-01", "A", "C+Q+I"]], "row 2",
-     "condition C+Q+I does not apply to item 'pes-q-kar-01'"),
-    ([["item_id", "response", "condition"], ["pes-v-kar-01", "C", "image"]], "row 2", "unknown condition 'image'"),
-    ([["item_id", "response"], ["pes-v-kar-01", "C"], ["pes-v-kar-03", "A"]], "row 3",
-     "item 'pes-v-kar-03' is excluded"),
-])
+@pytest.mark.parametrize(
+    "rows, where, says",
+    [
+        (
+            [["item_id", "answer"], ["pes-v-kar-01", "C"]],
+            "row 1 (the header)",
+            "no 'response' column (--response-column)",
+        ),
+        ([["item_id", "response"], ["pes-v-kar-01", "C"], ["nope", "A"]], "row 3", "item 'nope' is not in the data"),
+        (
+            [["item_id", "response"], ["pes-v-kar-01", "C"], ["pes-v-kar-01", "B"]],
+            "row 2 and row 3",
+            "a second answer for item 'pes-v-kar-01' under C+Q (--id-from row numbers the answers by their position instead)",
+        ),
+        (
+            [["item_id", "response", "condition"], ["pes-q-kar-01", "A", "C+Q+I"]],
+            "row 2",
+            "condition C+Q+I does not apply to item 'pes-q-kar-01'",
+        ),
+        ([["item_id", "response", "condition"], ["pes-v-kar-01", "C", "image"]], "row 2", "unknown condition 'image'"),
+        (
+            [["item_id", "response"], ["pes-v-kar-01", "C"], ["pes-v-kar-03", "A"]],
+            "row 3",
+            "item 'pes-v-kar-03' is excluded",
+        ),
+    ],
+)
 def test_a_bad_xlsx_names_the_file_and_the_row_and_writes_nothing(tmp_path, rows, where, says):
     table = write_xlsx(tmp_path / "bad answers.xlsx", rows)
-    result = CliRunner().invoke(cli, ["import", "polish_pes", str(table), "--data", str(PES),
-                                      "--run-dir", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        cli, ["import", "polish_pes", str(table), "--data", str(PES), "--run-dir", str(tmp_path / "run")]
+    )
     assert result.exit_code == 1, result.output
     assert result.output.count("\n") == 1  # one line, no traceback
     assert "bad answers.xlsx" in result.output and f"record {where}" in result.output and says in result.output
@@ -149,8 +228,9 @@ def test_a_bad_xlsx_names_the_file_and_the_row_and_writes_nothing(tmp_path, rows
 def test_a_file_that_is_no_spreadsheet_is_one_error(tmp_path):
     table = tmp_path / "answers.xlsx"
     table.write_text("item_id,response\npes-v-kar-01,C\n", encoding="utf-8")  # a CSV under an .xlsx name
-    result = CliRunner().invoke(cli, ["import", "polish_pes", str(table), "--data", str(PES),
-                                      "--run-dir", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        cli, ["import", "polish_pes", str(table), "--data", str(PES), "--run-dir", str(tmp_path / "run")]
+    )
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
     assert "answers.xlsx" in result.output and "unreadable table" in result.output
     assert not (tmp_path / "run").exists()
@@ -163,8 +243,9 @@ def test_a_file_without_answers_is_one_error_and_no_run(tmp_path, name, text):
     never written."""
     answers = tmp_path / name
     answers.write_text(text, encoding="utf-8")
-    result = CliRunner().invoke(cli, ["import", "polish_pes", str(answers), "--data", str(PES),
-                                      "--run-dir", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        cli, ["import", "polish_pes", str(answers), "--data", str(PES), "--run-dir", str(tmp_path / "run")]
+    )
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
     assert name in result.output and "no answers in the file" in result.output
     assert not (tmp_path / "run").exists()
@@ -206,33 +287,52 @@ def test_a_workbook_with_two_sheets_and_a_repeated_number_imports_by_position(tm
     `--id-from row` numbers the rows by position, the first sheet read is said on stderr, and
     `--sheet` chooses the other one; a sheet the workbook lacks lists the sheets."""
     data = numbered_pes(tmp_path)
-    book = write_workbook(tmp_path / "published.xlsx", {
-        "Preguntas": [["Numero", "Respuesta"], [1, "A"], [2, "B"], [2, "C"]],  # the gold of 1-3: A, B, C
-        "Otro experimento": [["Numero", "Respuesta"], [1, "E"], [2, "E"], [3, "E"]],
-    })
-    args = ["import", "polish_pes", str(book), "--data", str(data), "--id-column", "Numero",
-            "--response-column", "Respuesta"]
+    book = write_workbook(
+        tmp_path / "published.xlsx",
+        {
+            "Preguntas": [["Numero", "Respuesta"], [1, "A"], [2, "B"], [2, "C"]],  # the gold of 1-3: A, B, C
+            "Otro experimento": [["Numero", "Respuesta"], [1, "E"], [2, "E"], [3, "E"]],
+        },
+    )
+    args = [
+        "import",
+        "polish_pes",
+        str(book),
+        "--data",
+        str(data),
+        "--id-column",
+        "Numero",
+        "--response-column",
+        "Respuesta",
+    ]
 
     refused = CliRunner().invoke(cli, [*args, "--run-dir", str(tmp_path / "refused")])
     assert refused.exit_code == 1, refused.output
     assert refused.stderr.splitlines()[-1] == (
         f"Error: {book}: record row 3 and row 4: a second answer for item '2' under C+Q "
-        "(--id-from row numbers the answers by their position instead)")
+        "(--id-from row numbers the answers by their position instead)"
+    )
     assert not (tmp_path / "refused").exists()
 
     result = CliRunner().invoke(cli, [*args, "--id-from", "row", "--run-dir", str(tmp_path / "run"), "--json"])
     assert result.exit_code == 0, result.output
-    assert result.stderr == (f"{book}: read the sheet 'Preguntas', the first of 2; the others are "
-                             "'Otro experimento' (--sheet NAME chooses)\n")
+    assert result.stderr == (
+        f"{book}: read the sheet 'Preguntas', the first of 2; the others are "
+        "'Otro experimento' (--sheet NAME chooses)\n"
+    )
     cq = json.loads(result.stdout)["conditions"]["C+Q"]
     # 12 items take C+Q (two annulled): the three rows answer items 1, 2 and 3, all right
     assert (cq["n"], cq["correct"], cq["answered"], cq["missing"]) == (12, 3, 3, 9)
     records = {r["item_id"]: r for r in read_records(tmp_path / "run") if r["condition"] == "C+Q"}
-    assert [(records[i]["predicted"], records[i]["correct"]) for i in "123"] == [(["A"], True), (["B"], True),
-                                                                                 (["C"], True)]
+    assert [(records[i]["predicted"], records[i]["correct"]) for i in "123"] == [
+        (["A"], True),
+        (["B"], True),
+        (["C"], True),
+    ]
 
-    chosen = CliRunner().invoke(cli, [*args, "--sheet", "Otro experimento", "--run-dir", str(tmp_path / "other"),
-                                      "--json"])
+    chosen = CliRunner().invoke(
+        cli, [*args, "--sheet", "Otro experimento", "--run-dir", str(tmp_path / "other"), "--json"]
+    )
     assert chosen.exit_code == 0, chosen.output
     assert chosen.stderr == ""  # chosen by name: nothing to say
     assert json.loads(chosen.stdout)["conditions"]["C+Q"]["correct"] == 0  # E is the gold of none of 1-3
@@ -247,11 +347,25 @@ def test_positions_resolve_as_ids_do(tmp_path):
     """`--id-from row` gives the position to the same lookup an id column's value goes through:
     the fixture's ids are pes-..., so position 1 names no item, and the row is named."""
     table = write_xlsx(tmp_path / "answers.xlsx", [["response"], ["C"]])
-    result = CliRunner().invoke(cli, ["import", "polish_pes", str(table), "--data", str(PES), "--id-from", "row",
-                                      "--run-dir", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "import",
+            "polish_pes",
+            str(table),
+            "--data",
+            str(PES),
+            "--id-from",
+            "row",
+            "--run-dir",
+            str(tmp_path / "run"),
+        ],
+    )
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
-    assert (f"{table}: record row 2: item '1' is not in the data (--id-from row: an answer's position is matched "
-            "to the items' ids)") in result.output
+    assert (
+        f"{table}: record row 2: item '1' is not in the data (--id-from row: an answer's position is matched "
+        "to the items' ids)"
+    ) in result.output
     assert not (tmp_path / "run").exists()
 
 
@@ -261,20 +375,42 @@ def test_sheet_on_a_csv_or_jsonl_is_a_usage_error(tmp_path):
     lines = tmp_path / "answers.jsonl"
     lines.write_text(json.dumps({"item_id": "pes-v-kar-01", "response": "C"}) + "\n", encoding="utf-8")
     for answers, kind in ((csv, "a .csv table"), (lines, "JSON Lines")):
-        result = CliRunner().invoke(cli, ["import", "polish_pes", str(answers), "--data", str(PES), "--sheet", "Answers",
-                                          "--run-dir", str(tmp_path / "run")])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "import",
+                "polish_pes",
+                str(answers),
+                "--data",
+                str(PES),
+                "--sheet",
+                "Answers",
+                "--run-dir",
+                str(tmp_path / "run"),
+            ],
+        )
         assert result.exit_code == 2, result.output
-        assert "Usage: " in result.output and f"--sheet 'Answers': {answers} is {kind}, which has no sheets" in result.output
+        assert (
+            "Usage: " in result.output
+            and f"--sheet 'Answers': {answers} is {kind}, which has no sheets" in result.output
+        )
         assert not (tmp_path / "run").exists()
 
 
 def test_a_repeated_jsonl_answer_names_both_lines(tmp_path):
     answers = tmp_path / "answers.jsonl"
-    answers.write_text(json.dumps({"item_id": "pes-v-kar-01", "response": "C"}) + "\n\n"
-                       + json.dumps({"item_id": "pes-v-kar-01", "response": "C", "condition": "C+Q+I"}) + "\n"
-                       + json.dumps({"item_id": "pes-v-kar-01", "response": "B"}) + "\n", encoding="utf-8")
-    result = CliRunner().invoke(cli, ["import", "polish_pes", str(answers), "--data", str(PES),
-                                      "--run-dir", str(tmp_path / "run")])
+    answers.write_text(
+        json.dumps({"item_id": "pes-v-kar-01", "response": "C"})
+        + "\n\n"
+        + json.dumps({"item_id": "pes-v-kar-01", "response": "C", "condition": "C+Q+I"})
+        + "\n"
+        + json.dumps({"item_id": "pes-v-kar-01", "response": "B"})
+        + "\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(
+        cli, ["import", "polish_pes", str(answers), "--data", str(PES), "--run-dir", str(tmp_path / "run")]
+    )
     assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
     # the same item under another condition is no repeat; line 4 repeats line 1 (line 2 is blank)
     assert f"{answers}: record line 1 and line 4: a second answer for item 'pes-v-kar-01' under C+Q" in result.output
@@ -288,13 +424,31 @@ def test_as_printed_answers_take_their_printed_condition_and_leave_no_other_pair
     answers = tmp_path / "answers.jsonl"
     rows = [("pes-v-kar-01", "C"), ("pes-v-kar-02", "A"), ("pes-q-kar-01", "A")]
     answers.write_text("".join(json.dumps({"item_id": i, "response": r}) + "\n" for i, r in rows), encoding="utf-8")
-    result = CliRunner().invoke(cli, ["import", "polish_pes", str(answers), "--data", str(PES), "--as-printed",
-                                      "--select", "specialty=Kardiologia", "--run-dir", str(tmp_path / "run"), "--json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "import",
+            "polish_pes",
+            str(answers),
+            "--data",
+            str(PES),
+            "--as-printed",
+            "--select",
+            "specialty=Kardiologia",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     records = {(r["item_id"], r["condition"]): (r["status"], r["correct"]) for r in read_records(tmp_path / "run")}
     # Kardiologia: v-kar-01, v-kar-02 (v-kar-03 annulled), q-kar-01, q-kar-02 (unanswered: missing, in C+Q only)
-    assert records == {("pes-v-kar-01", "C+Q+I"): ("answered", True), ("pes-v-kar-02", "C+Q+I"): ("answered", False),
-                       ("pes-q-kar-01", "C+Q"): ("answered", True), ("pes-q-kar-02", "C+Q"): ("missing", False)}
+    assert records == {
+        ("pes-v-kar-01", "C+Q+I"): ("answered", True),
+        ("pes-v-kar-02", "C+Q+I"): ("answered", False),
+        ("pes-q-kar-01", "C+Q"): ("answered", True),
+        ("pes-q-kar-02", "C+Q"): ("missing", False),
+    }
     summary = json.loads(result.stdout)
     assert summary["n_items"] == 5 and summary["n_excluded"] == 1
 
@@ -307,10 +461,20 @@ class TenOptions(Benchmark):
 
     def load(self, path=None, split=None, *, select=None):
         rows = json.loads((Path(path) / "items.json").read_text(encoding="utf-8"))
-        return self.select_items([Item(id=r["id"], benchmark=self.name, question=r["question"], language="ko",
-                                       options=tuple(Option(key=str(k), label=str(k), text=f"보기 {k}")
-                                                     for k in range(1, 11)),
-                                       gold=Gold.from_json(r["answer"])) for r in rows], select)
+        return self.select_items(
+            [
+                Item(
+                    id=r["id"],
+                    benchmark=self.name,
+                    question=r["question"],
+                    language="ko",
+                    options=tuple(Option(key=str(k), label=str(k), text=f"보기 {k}") for k in range(1, 11)),
+                    gold=Gold.from_json(r["answer"]),
+                )
+                for r in rows
+            ],
+            select,
+        )
 
     def answer_conventions(self):
         return AnswerConventions(saved_label_sets=True)
@@ -326,8 +490,9 @@ def ten_options(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     golds = {"kq-1": ["1", "6"], "kq-2": ["2"], "kq-3": ["3", "5"], "kq-4": ["7"]}
-    (data / "items.json").write_text(json.dumps([{"id": i, "question": f"문제 {i}", "answer": a}
-                                                 for i, a in golds.items()]), encoding="utf-8")
+    (data / "items.json").write_text(
+        json.dumps([{"id": i, "question": f"문제 {i}", "answer": a} for i, a in golds.items()]), encoding="utf-8"
+    )
     pm = plugins.manager()
     pm.register(Plugin(), name="ten_options")
     try:
@@ -339,9 +504,18 @@ def ten_options(tmp_path):
 def test_a_plugins_saved_answers_are_read_by_its_own_convention_with_saved(ten_options, tmp_path):
     answers = tmp_path / "published.csv"
     # right (1 and 6), right, wrong (3 and 4 for 3 and 5), wrong (7 and 8 for 7 alone)
-    answers.write_text("id,GPT_answer\nkq-1,\"1,6\"\nkq-2,2\nkq-3,\"3,4\"\nkq-4,\"7,8\"\n", encoding="utf-8")
-    common = ["import", "ten_options", str(answers), "--data", str(ten_options), "--id-column", "id",
-              "--response-column", "GPT_answer"]
+    answers.write_text('id,GPT_answer\nkq-1,"1,6"\nkq-2,2\nkq-3,"3,4"\nkq-4,"7,8"\n', encoding="utf-8")
+    common = [
+        "import",
+        "ten_options",
+        str(answers),
+        "--data",
+        str(ten_options),
+        "--id-column",
+        "id",
+        "--response-column",
+        "GPT_answer",
+    ]
     saved = CliRunner().invoke(cli, [*common, "--saved", "--run-dir", str(tmp_path / "saved"), "--json"])
     assert saved.exit_code == 0, saved.output
     cq = json.loads(saved.stdout)["conditions"]["C+Q"]
@@ -356,8 +530,11 @@ def test_a_plugins_saved_answers_are_read_by_its_own_convention_with_saved(ten_o
     assert raw.exit_code == 0, raw.output
     raw_records = {r["item_id"]: r for r in read_records(tmp_path / "raw")}
     failures = sum(r["status"] == "parse_failure" for r in raw_records.values())
-    assert failures == 3 and f"{failures} parse failures: if {answers} holds predictions in ten_options's own format" \
-        in raw.output and "--saved reads them" in raw.output
+    assert (
+        failures == 3
+        and f"{failures} parse failures: if {answers} holds predictions in ten_options's own format" in raw.output
+        and "--saved reads them" in raw.output
+    )
 
 
 def test_a_wide_json_array_imports_one_model_per_column(jmed_sample, tmp_path):
@@ -367,15 +544,35 @@ def test_a_wide_json_array_imports_one_model_per_column(jmed_sample, tmp_path):
     naming the file and the element."""
     items = _items(jmed_sample)
     right = {it.id: json.dumps({"answer": list(it.gold.alternatives[0])}) for it in items}
-    rows = [{"qid": it.id, "model_a": right[it.id], "model_b": right[it.id] if n < 2 else "I cannot tell."}
-            for n, it in enumerate(items)]
+    rows = [
+        {"qid": it.id, "model_a": right[it.id], "model_b": right[it.id] if n < 2 else "I cannot tell."}
+        for n, it in enumerate(items)
+    ]
     wide = tmp_path / "published.json"
     wide.write_text(json.dumps(rows, indent=2, ensure_ascii=False), encoding="utf-8")  # one array over many lines
 
     def import_(column, run, file=wide):
-        return CliRunner().invoke(cli, ["import", "jmed48k", str(file), "--data", str(jmed_sample), "--split", "sample",
-                                        "--run-dir", str(tmp_path / run), "--id-column", "qid",
-                                        "--response-column", column, "--model-name", column, "--json"])
+        return CliRunner().invoke(
+            cli,
+            [
+                "import",
+                "jmed48k",
+                str(file),
+                "--data",
+                str(jmed_sample),
+                "--split",
+                "sample",
+                "--run-dir",
+                str(tmp_path / run),
+                "--id-column",
+                "qid",
+                "--response-column",
+                column,
+                "--model-name",
+                column,
+                "--json",
+            ],
+        )
 
     n = len(items)
     for column, correct in (("model_a", n), ("model_b", 2)):
@@ -384,7 +581,10 @@ def test_a_wide_json_array_imports_one_model_per_column(jmed_sample, tmp_path):
         cq = json.loads(result.stdout)["conditions"]["C+Q"]
         assert (cq["n"], cq["correct"], cq["missing"]) == (n, correct, 0)
     absent = import_("model_c", "c")
-    assert absent.exit_code == 1 and "published.json: record element 1: no 'model_c' column (--response-column)" in absent.output
+    assert (
+        absent.exit_code == 1
+        and "published.json: record element 1: no 'model_c' column (--response-column)" in absent.output
+    )
     assert "the columns are 'qid', 'model_a', 'model_b'" in absent.output and not (tmp_path / "c").exists()
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([rows[0], rows[1], "model_a"]), encoding="utf-8")
@@ -401,12 +601,27 @@ def test_answers_to_part_of_the_data_hint_at_select(jmed_sample, tmp_path):
     nurse = [it for it in items if it.meta.get("profession") == "Nurse"]
     assert (len(items), len(nurse)) == (17, 5)
     answers = tmp_path / "answers.jsonl"
-    answers.write_text("".join(json.dumps({"item_id": it.id, "response": json.dumps({"answer": ["1"]})}) + "\n"
-                               for it in nurse[:3]), encoding="utf-8")
+    answers.write_text(
+        "".join(json.dumps({"item_id": it.id, "response": json.dumps({"answer": ["1"]})}) + "\n" for it in nurse[:3]),
+        encoding="utf-8",
+    )
 
     def import_(run, *more):
-        result = CliRunner().invoke(cli, ["import", "jmed48k", str(answers), "--data", str(jmed_sample), "--split",
-                                          "sample", "--run-dir", str(tmp_path / run), *more])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "import",
+                "jmed48k",
+                str(answers),
+                "--data",
+                str(jmed_sample),
+                "--split",
+                "sample",
+                "--run-dir",
+                str(tmp_path / run),
+                *more,
+            ],
+        )
         assert result.exit_code == 0, result.output
         return result
 
@@ -415,7 +630,8 @@ def test_answers_to_part_of_the_data_hint_at_select(jmed_sample, tmp_path):
     assert whole["warnings"] == [
         "the file answers 3 of the 17 items of the data: the other 14 are recorded missing and count in every "
         "denominator; answers to part of the data take --select FIELD=V1,V2 (as medvqa run selects items), and "
-        "the items outside are then not in the run"]
+        "the items outside are then not in the run"
+    ]
     assert "the file answers 3 of the 17 items" in import_("printed").stdout
     part = json.loads(import_("part", "--select", "profession=Nurse", "--json").stdout)
     assert part["conditions"]["C+Q"]["missing"] == 2 and not part.get("warnings")

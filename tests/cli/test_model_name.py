@@ -21,8 +21,20 @@ def invoke(*args):
 def runs(tmp_path, name: str | None):
     named = ["--model-name", name] if name else []
     for model, cond in (("constant:A", "C+Q+I"), ("constant:B", "C+Q")):
-        invoke("run", "jmed48k", "--sample", "--model", model, "--conditions", cond, "--no-cache",
-               "--run-dir", tmp_path / cond, "--json", *named)
+        invoke(
+            "run",
+            "jmed48k",
+            "--sample",
+            "--model",
+            model,
+            "--conditions",
+            cond,
+            "--no-cache",
+            "--run-dir",
+            tmp_path / cond,
+            "--json",
+            *named,
+        )
     return [tmp_path / "C+Q+I", tmp_path / "C+Q"]
 
 
@@ -33,8 +45,10 @@ def test_two_model_strings_under_one_name_pair_and_compare_as_one(tmp_path):
     audit = json.loads(invoke("audit", *dirs, "--json", "--resamples", "20"))
     assert audit["model"] == "deployment" and audit["paired"]["overall"]["n"] > 0  # one experiment, paired
     # ... whose two sides are two deployments, and the audit says so beside its Δimg
-    assert any("different deployments under one model name: C+Q+I from 'constant:A'" in n and "'constant:B'" in n
-               for n in audit["notes"])
+    assert any(
+        "different deployments under one model name: C+Q+I from 'constant:A'" in n and "'constant:B'" in n
+        for n in audit["notes"]
+    )
     compare = json.loads(invoke("compare", *dirs, "--json", "--resamples", "20"))
     assert [(r["model"], r["n"] > 0) for r in compare["delta_img"]] == [("deployment", True)]
     assert compare["delta_img"][0]["delta_img"] == audit["paired"]["overall"]["delta_img"]

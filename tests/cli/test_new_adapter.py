@@ -23,14 +23,33 @@ from medvqa.core.scoring.conventions import AnswerConventions
 from medvqa.core.scoring.patterns import ENGLISH
 from medvqa.core.scoring.score import score
 from medvqa.testing import check_benchmark
-
 from tests.conftest import REPO, shared_data
 
 # The word each phrasebook's instruction uses for a numbered and for a lettered option label.
-NUMBER_WORD = {"en": "number", "ja": "番号", "ko": "번호", "pl": "numer", "de": "Nummer", "fr": "numéro",
-               "es": "número", "pt": "número", "it": "numero", "zh": "编号"}
-LETTER_WORD = {"en": "letter", "ja": "記号", "ko": "기호", "pl": "liter", "de": "Buchstab", "fr": "lettre",
-               "es": "letra", "pt": "letra", "it": "letter", "zh": "字母"}
+NUMBER_WORD = {
+    "en": "number",
+    "ja": "番号",
+    "ko": "번호",
+    "pl": "numer",
+    "de": "Nummer",
+    "fr": "numéro",
+    "es": "número",
+    "pt": "número",
+    "it": "numero",
+    "zh": "编号",
+}
+LETTER_WORD = {
+    "en": "letter",
+    "ja": "記号",
+    "ko": "기호",
+    "pl": "liter",
+    "de": "Buchstab",
+    "fr": "lettre",
+    "es": "letra",
+    "pt": "letra",
+    "it": "letter",
+    "zh": "字母",
+}
 
 
 def scaffold(tmp_path, name, *args):
@@ -58,8 +77,7 @@ def forget_modules():
 
 @pytest.mark.parametrize("labels", ["1-5", "A-E"])
 @pytest.mark.parametrize("language", sorted(PHRASES))
-def test_every_language_writes_python_whose_answer_phrases_read_its_reply(tmp_path, language, labels,
-                                                                          forget_modules):
+def test_every_language_writes_python_whose_answer_phrases_read_its_reply(tmp_path, language, labels, forget_modules):
     """Numbered options are asked for by their number, lettered ones by their letter, in each
     language: a prompt asking for "the letter" of options 1-5 invites "B" for option 2."""
     name = f"exam_{language}_{labels[0].lower()}"
@@ -96,12 +114,18 @@ def test_the_english_adapter_passes_the_kit_in_process(tmp_path, labels, forget_
     assert [it.id for it in bench.load(fixture, select={"subject": ["cardiology", "haematology"]})] == ["q2", "q3"]
     # its declared keyword adds to select; a keyword it does not declare is named with those it does
     assert [it.id for it in bench.load(fixture, subjects=["endocrinology"], years=None)] == ["q1"]
-    assert [it.id for it in bench.load(fixture, select={"has_image": ["False"]}, subjects="haematology,cardiology")] \
-        == ["q2"]  # q3, the haematology item, has the image
-    with pytest.raises(ValueError, match=r"tiny_board takes no option 'years'; its selection keywords: "
-                                         r"subjects \(--subjects, field subject\)"):
+    assert [
+        it.id for it in bench.load(fixture, select={"has_image": ["False"]}, subjects="haematology,cardiology")
+    ] == ["q2"]  # q3, the haematology item, has the image
+    with pytest.raises(
+        ValueError,
+        match=r"tiny_board takes no option 'years'; its selection keywords: "
+        r"subjects \(--subjects, field subject\)",
+    ):
         bench.load(fixture, years=[2024])
-    with pytest.raises(ValueError, match="--select year: tiny_board items have no field 'year'; fields: has_image, subject"):
+    with pytest.raises(
+        ValueError, match="--select year: tiny_board items have no field 'year'; fields: has_image, subject"
+    ):
         bench.load(fixture, select={"year": ["2024"]})
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert "medvqa run tiny_board --model random" in readme
@@ -122,7 +146,10 @@ def test_bad_names_taken_names_full_folders_and_unknown_languages(tmp_path):
     assert (tmp_path / "full" / "keep.txt").read_text() == "mine"
     root, result = scaffold(tmp_path, "swedish_exam", "--language", "sv")
     assert "no phrasebook for language 'sv': the prompts are in English" in result.stderr
-    assert "in English (no phrasebook for 'sv' yet: translate them)" in (root / "medvqa_swedish_exam" / "prompts.py").read_text()
+    assert (
+        "in English (no phrasebook for 'sv' yet: translate them)"
+        in (root / "medvqa_swedish_exam" / "prompts.py").read_text()
+    )
     bad_lang = CliRunner().invoke(cli, ["new-adapter", "other", "--out", str(tmp_path), "--language", "Korean"])
     assert bad_lang.exit_code == 1 and "give an ISO 639 code" in bad_lang.output
 
@@ -131,11 +158,16 @@ def fresh_venv(folder):
     """A new virtual environment that sees this one's packages (medvqa under test, pytest) as a
     newcomer's environment holds them installed; `--system-site-packages` alone would reach only
     the base interpreter's. Returns its bin folder."""
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(folder)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", str(folder)], check=True, capture_output=True
+    )
     python = folder / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          check=True, capture_output=True, text=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     ours = next(p for p in sys.path if p.endswith("site-packages") and Path(p, "medvqa-0.1.0.dist-info").exists())
     Path(site, "outer_env.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
     return python.parent
@@ -147,35 +179,79 @@ def test_the_scaffolded_package_installs_passes_its_tests_and_runs(tmp_path):
     '.[test]' && python -m pytest -q`, then the run; and what docs/adding-an-exam.md promises."""
     start = time.monotonic()
     bin_dir = fresh_venv(tmp_path / "venv")
-    env = {**os.environ, "PATH": os.pathsep.join([str(bin_dir), os.environ["PATH"]]), "VIRTUAL_ENV": str(bin_dir.parent)}
-    made = subprocess.run([str(bin_dir / "python"), "-m", "medvqa.cli", "new-adapter", "kdemo_exam", "--language", "ko",
-                           "--title", "Korean demo exam"], env=env, cwd=tmp_path, capture_output=True, text=True)
+    env = {
+        **os.environ,
+        "PATH": os.pathsep.join([str(bin_dir), os.environ["PATH"]]),
+        "VIRTUAL_ENV": str(bin_dir.parent),
+    }
+    made = subprocess.run(
+        [
+            str(bin_dir / "python"),
+            "-m",
+            "medvqa.cli",
+            "new-adapter",
+            "kdemo_exam",
+            "--language",
+            "ko",
+            "--title",
+            "Korean demo exam",
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert made.returncode == 0, made.stderr
     printed = made.stdout.strip().splitlines()[-1]
     steps = printed.split(" && ")
-    assert steps == ["cd kdemo_exam", "pip install -e '.[test]'", "python -m pytest -q", "medvqa run kdemo_exam --model random"]
+    assert steps == [
+        "cd kdemo_exam",
+        "pip install -e '.[test]'",
+        "python -m pytest -q",
+        "medvqa run kdemo_exam --model random",
+    ]
     root = tmp_path / "kdemo_exam"
     install = subprocess.run(" && ".join(steps[:2]), shell=True, env=env, cwd=tmp_path, capture_output=True, text=True)
     assert install.returncode == 0, install.stdout[-2000:] + install.stderr[-2000:]
     assert "does not provide the extra" not in install.stderr, install.stderr
-    tests = subprocess.run(" && ".join(steps[:1] + steps[2:3]), shell=True, env=env, cwd=tmp_path,
-                           capture_output=True, text=True)
+    tests = subprocess.run(
+        " && ".join(steps[:1] + steps[2:3]), shell=True, env=env, cwd=tmp_path, capture_output=True, text=True
+    )
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
     assert "3 passed" in tests.stdout
-    run = subprocess.run([str(bin_dir / "python"), "-m", "medvqa.cli", "run", "kdemo_exam", "--model", "random",
-                          "--run-dir", str(tmp_path / "run"), "--json"], env=env, cwd=root, capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            str(bin_dir / "python"),
+            "-m",
+            "medvqa.cli",
+            "run",
+            "kdemo_exam",
+            "--model",
+            "random",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--json",
+        ],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stderr
     summary = json.loads(run.stdout)
     assert (summary["n_items"], summary["n_records"]) == (3, 4)  # C+Q for 3 items, C+Q+I for the image item
-    listing = subprocess.run([str(bin_dir / "python"), "-m", "medvqa.cli", "list"], env=env, capture_output=True,
-                             text=True)
+    listing = subprocess.run(
+        [str(bin_dir / "python"), "-m", "medvqa.cli", "list"], env=env, capture_output=True, text=True
+    )
     assert "Korean demo exam" in listing.stdout and "[plugin: kdemo_exam]" in listing.stdout
     print(f"a fresh environment, scaffold, install, its tests and a run: {time.monotonic() - start:.1f} s")
     guide = (REPO / "docs" / "adding-an-exam.md").read_text(encoding="utf-8")
     first = re.search(r"^```bash\n(.*?)^```$", guide, re.M | re.S).group(1)
     # the guide's first commands are the ones this test ran (there with an installed copy)
-    assert first.split("\n")[:2] == ['medvqa new-adapter kmle --language ko --title "Korean Medical Licensing Examination"',
-                                     "cd kmle && pip install -e '.[test]' && python -m pytest -q && medvqa run kmle --model random"]
+    assert first.split("\n")[:2] == [
+        'medvqa new-adapter kmle --language ko --title "Korean Medical Licensing Examination"',
+        "cd kmle && pip install -e '.[test]' && python -m pytest -q && medvqa run kmle --model random",
+    ]
 
 
 def test_scaffold_offers_a_translation_as_a_second_language(tmp_path, forget_modules):
@@ -183,12 +259,14 @@ def test_scaffold_offers_a_translation_as_a_second_language(tmp_path, forget_mod
     module = root / "medvqa_exam_lang"
     source = (module / "benchmark.py").read_text(encoding="utf-8")
     assert 'languages = ("pl",)' in source
-    (module / "benchmark.py").write_text(source.replace('languages = ("pl",)', 'languages = ("pl", "en")'),
-                                         encoding="utf-8")
+    (module / "benchmark.py").write_text(
+        source.replace('languages = ("pl",)', 'languages = ("pl", "en")'), encoding="utf-8"
+    )
     fixture = module / "fixture"
     rows = [json.loads(line) for line in (fixture / "items.jsonl").read_text(encoding="utf-8").splitlines()]
-    (fixture / "items.en.jsonl").write_text("".join(json.dumps({**r, "question": "EN " + r["question"]}) + "\n"
-                                                    for r in rows), encoding="utf-8")
+    (fixture / "items.en.jsonl").write_text(
+        "".join(json.dumps({**r, "question": "EN " + r["question"]}) + "\n" for r in rows), encoding="utf-8"
+    )
     bench_mod, _ = import_generated(root, "medvqa_exam_lang")
     bench = bench_mod.ExamLang()
     local, english = bench.load(fixture), bench.with_language("en").load(fixture)
@@ -225,14 +303,22 @@ def yakugakuqa_items(n_single=3, n_double=3):
     folder = shared_data("yakugakuqa", "data", "2023")
     category = {r["problem_id"]: r["category"] for r in medvqa.read_jsonl(folder / "metadata_108.jsonl")}
     # five options as a list: an item whose options are images holds the string "IMAGES" there
-    rows = [r for r in medvqa.read_jsonl(folder / "108.jsonl")
-            if isinstance(r["choices"], list) and len(r["choices"]) == 5]
-    picked = ([r for r in rows if len(r["answer"]) == 1][:n_single]
-              + [r for r in rows if len(r["answer"]) == 2][:n_double])
-    return [{"id": r["problem_id"], "question": r["problem_text"],
-             "options": {str(i): text for i, text in enumerate(r["choices"], 1)},
-             "answer": r["answer"][0] if len(r["answer"]) == 1 else r["answer"], "subject": category[r["problem_id"]]}
-            for r in picked]
+    rows = [
+        r for r in medvqa.read_jsonl(folder / "108.jsonl") if isinstance(r["choices"], list) and len(r["choices"]) == 5
+    ]
+    picked = [r for r in rows if len(r["answer"]) == 1][:n_single] + [r for r in rows if len(r["answer"]) == 2][
+        :n_double
+    ]
+    return [
+        {
+            "id": r["problem_id"],
+            "question": r["problem_text"],
+            "options": {str(i): text for i, text in enumerate(r["choices"], 1)},
+            "answer": r["answer"][0] if len(r["answer"]) == 1 else r["answer"],
+            "subject": category[r["problem_id"]],
+        }
+        for r in picked
+    ]
 
 
 def igakuqa119_items(ids=("119A1", "119A2", "119A11", "119A12")):
@@ -254,8 +340,9 @@ def igakuqa119_items(ids=("119A1", "119A2", "119A11", "119A12")):
 def replace_fixture(fixture, rows, images=None):
     shutil.rmtree(fixture, ignore_errors=True)
     (fixture / "images").mkdir(parents=True)
-    (fixture / "items.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
-                                         encoding="utf-8")
+    (fixture / "items.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+    )
     for row in rows:
         for ref in row.get("images", []):
             shutil.copy(images / Path(ref).name, fixture / ref)
@@ -285,12 +372,29 @@ def test_the_generated_tests_take_the_fixture_as_it_is_so_real_items_replace_it(
     assert [r["id"] for r in pharm_rows] == ["108001", "108002", "108003", "108091", "108093", "108094"]
     assert [r["answer"] for r in pharm_rows] == ["2", "3", "1", ["1", "5"], ["4", "5"], ["4", "5"]]
     assert [r["answer"] for r in physician_rows] == ["a", "a", "b", ["c", "e"]]
-    paths = [as_if_installed(pharm, "pharm_exam", "medvqa_pharm_exam"),
-             as_if_installed(physician, "physician_exam", "medvqa_physician_exam")]
+    paths = [
+        as_if_installed(pharm, "pharm_exam", "medvqa_pharm_exam"),
+        as_if_installed(physician, "physician_exam", "medvqa_physician_exam"),
+    ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([*map(str, paths), os.environ.get("PYTHONPATH", "")])}
-    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                            str(pharm / "tests"), str(physician / "tests")],
-                           env=env, cwd=tmp_path, capture_output=True, text=True)
+    tests = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            str(pharm / "tests"),
+            str(physician / "tests"),
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
     assert re.search(r"\b6 passed", tests.stdout), tests.stdout[-500:]
     # what the kit ran on: 6 text items (C, C+Q), 4 items of which one with its image (+ C+I, C+Q+I)
@@ -317,8 +421,12 @@ def test_validate_flags_options_labelled_otherwise_than_the_exam(tmp_path, forge
     assert not bench_mod.NumberedExam().validate(root / "medvqa_numbered_exam" / "fixture")
     site = as_if_installed(root, "numbered_exam", "medvqa_numbered_exam")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    validate = subprocess.run([sys.executable, "-m", "medvqa.cli", "validate", "numbered_exam", "--data", str(release)],
-                              env=env, capture_output=True, text=True)
+    validate = subprocess.run(
+        [sys.executable, "-m", "medvqa.cli", "validate", "numbered_exam", "--data", str(release)],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert validate.returncode == 1, validate.stdout + validate.stderr
     out = validate.stdout + validate.stderr
     assert f"error: {release / 'items.jsonl'}: record 119A2: [option-labels] {message}" in out
@@ -351,11 +459,15 @@ def test_validate_reports_every_line_the_loader_refuses(tmp_path, forget_modules
     bench_mod, _ = import_generated(root, "medvqa_strict_exam")
     bench = bench_mod.StrictExam()
     release = tmp_path / "release"
-    rows = [json.loads(line) for line in
-            (root / "medvqa_strict_exam" / "fixture" / "items.jsonl").read_text(encoding="utf-8").splitlines()]
-    broken = [{k: v for k, v in rows[0].items() if k != "question"},
-              {**rows[1], "options": list(rows[1]["options"].values())},
-              {**rows[2], "images": ["../outside.png"]}]
+    rows = [
+        json.loads(line)
+        for line in (root / "medvqa_strict_exam" / "fixture" / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    broken = [
+        {k: v for k, v in rows[0].items() if k != "question"},
+        {**rows[1], "options": list(rows[1]["options"].values())},
+        {**rows[2], "images": ["../outside.png"]},
+    ]
     release.mkdir()
     file = release / "items.jsonl"
     for row in broken:  # the loader refuses each line alone
@@ -381,5 +493,6 @@ def test_the_package_declares_the_test_extra_the_next_step_needs(tmp_path):
     pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     assert [r.split(">")[0] for r in pyproject["project"]["optional-dependencies"]["test"]] == ["pytest"]
     assert result.stdout.strip().splitlines()[-1] == (
-        f"cd {root} && pip install -e '.[test]' && python -m pytest -q && medvqa run extra_exam --model random")
+        f"cd {root} && pip install -e '.[test]' && python -m pytest -q && medvqa run extra_exam --model random"
+    )
     assert "pip install -e '.[test]'" in (root / "README.md").read_text(encoding="utf-8")

@@ -29,8 +29,10 @@ def without_answers(tmp_path):
 
 def test_a_run_with_nothing_to_ask_exits_non_zero_saying_why(tmp_path):
     data = without_answers(tmp_path)
-    result = CliRunner().invoke(cli, ["run", "jmed48k", "--data", str(data), "--model", "random",
-                                      "--run-dir", str(tmp_path / "run"), "--no-cache"])
+    result = CliRunner().invoke(
+        cli,
+        ["run", "jmed48k", "--data", str(data), "--model", "random", "--run-dir", str(tmp_path / "run"), "--no-cache"],
+    )
     assert result.exit_code == 1
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("Error: nothing to evaluate: all 18 items of jmed48k")

@@ -32,11 +32,31 @@ def replay_and_report(tmp_path, benchmark, data, year, answers, conditions):
     report as (Markdown text, JSON rows)."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     replay = tmp_path / f"{benchmark}.jsonl"
-    replay.write_text("".join(json.dumps({"item_id": item_id, "condition": c, "response": json.dumps({"answer": a})})
-                              + "\n" for item_id, a in answers.items() for c in conditions), encoding="utf-8")
+    replay.write_text(
+        "".join(
+            json.dumps({"item_id": item_id, "condition": c, "response": json.dumps({"answer": a})}) + "\n"
+            for item_id, a in answers.items()
+            for c in conditions
+        ),
+        encoding="utf-8",
+    )
     run_dir = tmp_path / benchmark
-    invoke("run", benchmark, "--data", data, "--select", f"year={year}", "--model", f"replay:{replay}",
-           "--conditions", ",".join(conditions), "--no-cache", "--run-dir", run_dir, "--json")
+    invoke(
+        "run",
+        benchmark,
+        "--data",
+        data,
+        "--select",
+        f"year={year}",
+        "--model",
+        f"replay:{replay}",
+        "--conditions",
+        ",".join(conditions),
+        "--no-cache",
+        "--run-dir",
+        run_dir,
+        "--json",
+    )
     return invoke("report", run_dir, "--pass"), json.loads(invoke("report", run_dir, "--pass", "--json"))["rows"]
 
 
@@ -57,14 +77,24 @@ def test_a_pass_without_the_kinki_count_is_a_pass_on_the_evaluable_criteria(tmp_
     by = {r["criterion"]: r for r in rows}
     assert list(by) == ["overall", "hisshu", "general", "kinki"]
     assert [(by[c]["points"], by[c]["required"], by[c]["status"]) for c in ("hisshu", "general")] == [
-        (168, 160, "pass"), (230, 221, "pass")]
+        (168, 160, "pass"),
+        (230, 221, "pass"),
+    ]
     overall = by["overall"]
     assert (overall["status"], overall["not_evaluated"], overall["margin"]) == (QUALIFIED, ["kinki"], 8)
-    assert (by["kinki"]["status"], by["kinki"]["required"], by["kinki"]["not_evaluated"]) == ("not evaluable", "<=3", [])
-    assert ("| Physician 2025 | overall | pass on the evaluable criteria | – | – | – | +8 | "
-            "not evaluated: kinki (see their rows) |") in text
-    assert ("| Physician 2025 | kinki | not evaluable | – | <=3 | – | – | which options are 禁忌肢 is not "
-            "published, so selections cannot be counted |") in text
+    assert (by["kinki"]["status"], by["kinki"]["required"], by["kinki"]["not_evaluated"]) == (
+        "not evaluable",
+        "<=3",
+        [],
+    )
+    assert (
+        "| Physician 2025 | overall | pass on the evaluable criteria | – | – | – | +8 | "
+        "not evaluated: kinki (see their rows) |"
+    ) in text
+    assert (
+        "| Physician 2025 | kinki | not evaluable | – | <=3 | – | – | which options are 禁忌肢 is not "
+        "published, so selections cannot be counted |"
+    ) in text
 
 
 def test_criteria_keep_their_names_across_professions_and_years(tmp_path):
@@ -73,14 +103,19 @@ def test_criteria_keep_their_names_across_professions_and_years(tmp_path):
     # `hisshu` as physicians' 必修 is, and its 禁忌肢 limit `kinki`
     items = [it for it in medvqa.load("yakugakuqa", shared_data("yakugakuqa")) if it.meta["year"] == 2023]
     answers = {it.id: list(it.gold.alternatives[0]) for it in items if not it.excluded}
-    text, pharmacist_2023 = replay_and_report(tmp_path / "yakugakuqa", "yakugakuqa", shared_data("yakugakuqa"),
-                                              2023, answers, ("C+Q",))
+    text, pharmacist_2023 = replay_and_report(
+        tmp_path / "yakugakuqa", "yakugakuqa", shared_data("yakugakuqa"), 2023, answers, ("C+Q",)
+    )
     names = lambda rows: [r["criterion"] for r in rows]
     assert names(physician_2025) == ["overall", "hisshu", "general", "kinki"]
     assert names(pharmacist_2023) == ["overall", "total", "hisshu", "hisshu-subjects", "kinki"]
     by = {r["criterion"]: r for r in pharmacist_2023}
     assert (by["total"]["points"], by["total"]["required"], by["total"]["maximum"], by["total"]["status"]) == (
-        690, 470, 690, "pass")
+        690,
+        470,
+        690,
+        "pass",
+    )
     # the total is met; 必須 (which questions form it is not in the criteria file), its per-subject
     # shares and the 禁忌肢 count could not be evaluated: each says why in its own row
     assert by["overall"]["status"] == QUALIFIED

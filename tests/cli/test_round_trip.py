@@ -22,32 +22,76 @@ def invoke(*args, codes=(0,)):
 
 
 def cells(summary: dict) -> dict:
-    return {c: (v["n"], v["correct"], v["answered"], v["parse_failure"], v["missing"])
-            for c, v in summary["conditions"].items()}
+    return {
+        c: (v["n"], v["correct"], v["answered"], v["parse_failure"], v["missing"])
+        for c, v in summary["conditions"].items()
+    }
 
 
 def test_exported_answers_import_and_replay_with_the_same_numbers(tmp_path):
-    first = json.loads(invoke("run", "jmed48k", "--sample", "--model", "random", "--conditions", "C+Q,C+Q+I",
-                              "--run-dir", tmp_path / "first", "--no-cache", "--json").stdout)
+    first = json.loads(
+        invoke(
+            "run",
+            "jmed48k",
+            "--sample",
+            "--model",
+            "random",
+            "--conditions",
+            "C+Q,C+Q+I",
+            "--run-dir",
+            tmp_path / "first",
+            "--no-cache",
+            "--json",
+        ).stdout
+    )
     out = tmp_path / "pred.jsonl"
     exported = json.loads(invoke("export", tmp_path / "first", "--out", out, "--json").stdout)
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert exported["n_predictions"] == len(lines) == first["n_records"]
     assert all("response" in line for line in lines)
 
-    imported = json.loads(invoke("import", "jmed48k", out, "--data", SAMPLE, "--split", "sample", "--run-dir",
-                                 tmp_path / "imported", "--json").stdout)
-    replayed = json.loads(invoke("run", "jmed48k", "--sample", "--model", f"replay:{out}", "--conditions", "C+Q,C+Q+I",
-                                 "--run-dir", tmp_path / "replayed", "--no-cache", "--json").stdout)
+    imported = json.loads(
+        invoke(
+            "import",
+            "jmed48k",
+            out,
+            "--data",
+            SAMPLE,
+            "--split",
+            "sample",
+            "--run-dir",
+            tmp_path / "imported",
+            "--json",
+        ).stdout
+    )
+    replayed = json.loads(
+        invoke(
+            "run",
+            "jmed48k",
+            "--sample",
+            "--model",
+            f"replay:{out}",
+            "--conditions",
+            "C+Q,C+Q+I",
+            "--run-dir",
+            tmp_path / "replayed",
+            "--no-cache",
+            "--json",
+        ).stdout
+    )
     assert cells(imported) == cells(replayed) == cells(first)
     assert first["conditions"]["C+Q"]["n"] > 0 and sum(v[4] for v in cells(replayed).values()) == 0
 
 
 def test_a_replay_line_without_the_answer_is_an_error_naming_file_line_and_field(tmp_path):
     bad = tmp_path / "answers.jsonl"
-    bad.write_text('{"item_id": "x", "condition": "C+Q", "response": "A"}\n'
-                   '{"item_id": "y", "condition": "C+Q", "prediction": "B"}\n', encoding="utf-8")
-    result = invoke("run", "jmed48k", "--sample", "--model", f"replay:{bad}", "--run-dir", tmp_path / "r",
-                    "--no-cache", codes=(1,))
+    bad.write_text(
+        '{"item_id": "x", "condition": "C+Q", "response": "A"}\n'
+        '{"item_id": "y", "condition": "C+Q", "prediction": "B"}\n',
+        encoding="utf-8",
+    )
+    result = invoke(
+        "run", "jmed48k", "--sample", "--model", f"replay:{bad}", "--run-dir", tmp_path / "r", "--no-cache", codes=(1,)
+    )
     assert "answers.jsonl" in result.output and "line 2" in result.output and "'response'" in result.output
     assert not (tmp_path / "r").exists()  # nothing written

@@ -34,8 +34,12 @@ def test_sample_run_scores_every_item_and_rescoring_reproduces_records(jmed_samp
     assert out["accuracy"]["C+Q"] == acc and 0.1 < acc < 0.3  # random guessing on 5 options
     before = (tmp_path / "r" / "records.jsonl").read_bytes()
     rescored = json.loads(run_cli("score", str(tmp_path / "r"), "--json"))
-    assert rescored == {"run_dir": str(tmp_path / "r"), "n_records": 817, "changed": 0,
-                        "warnings": []}  # random answers are all read: no parse-failure warning
+    assert rescored == {
+        "run_dir": str(tmp_path / "r"),
+        "n_records": 817,
+        "changed": 0,
+        "warnings": [],
+    }  # random answers are all read: no parse-failure warning
     assert (tmp_path / "r" / "records.jsonl").read_bytes() == before
 
 
@@ -68,8 +72,11 @@ def test_sigkill_half_way_then_rerun_completes_without_duplicates_or_gaps(jmed_s
     reference = tmp_path / "reference"
     run_cli(*args, "--run-dir", str(reference))
     killed = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_CLI, *args, "--run-dir", str(killed)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_CLI, *args, "--run-dir", str(killed)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     records = killed / "records.jsonl"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from medvqa.core.run.store import read_records
-
 from tests.core.inference.synthetic import write_exam
 from tests.openai_server import ServerProcess
 
@@ -40,14 +39,28 @@ cli(sys.argv[1:])
 
 def run_args(data: Path, url: str, *extra: str) -> list[str]:
     """`medvqa run` on a synthetic exam against the server at `url`, four requests at a time."""
-    return ["run", "jmed48k", "--data", str(data), "--model", "hosted_vllm/test", "--conditions", "C+Q",
-            "--concurrency", "4", "--api-base", url, *extra]
+    return [
+        "run",
+        "jmed48k",
+        "--data",
+        str(data),
+        "--model",
+        "hosted_vllm/test",
+        "--conditions",
+        "C+Q",
+        "--concurrency",
+        "4",
+        "--api-base",
+        url,
+        *extra,
+    ]
 
 
 def start(args: list[str], cwd: Path, script: str | None = None, own_group: bool = False) -> subprocess.Popen:
     head = [sys.executable, "-c", script] if script else [sys.executable, "-m", "medvqa.cli"]
-    return subprocess.Popen([*head, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=own_group)
+    return subprocess.Popen(
+        [*head, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=own_group
+    )
 
 
 def wait_for_lines(path: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -130,8 +143,9 @@ def test_ctrl_c_at_a_terminal_reaches_the_worker_processes_too_and_only_the_line
     # four requests at a time at 0.25 s each: 25 s for the 400, so the run is still going when Ctrl-C
     # comes however loaded the machine (a run already finished would print its summary instead)
     with ServerProcess("--latency", "0.25") as server:
-        proc = start(run_args(data, server.url, "--workers", "2", "--run-dir", str(run_dir)), cwd=tmp_path,
-                     own_group=True)
+        proc = start(
+            run_args(data, server.url, "--workers", "2", "--run-dir", str(run_dir)), cwd=tmp_path, own_group=True
+        )
         wait_for_lines(run_dir / "records.jsonl", 60, proc)
         os.killpg(proc.pid, signal.SIGINT)  # as a terminal does: the whole process group
         out, err = proc.communicate(timeout=30)
@@ -171,8 +185,11 @@ def test_ctrl_c_during_start_up_is_status_130_with_one_line(tmp_path, phase):
     """Ctrl-C while the commands import or the data loads: status 130 and one line, as Ctrl-C
     during the run, not click's "Aborted!" with status 1 or a traceback; nothing is written."""
     run_dir = tmp_path / "run"
-    proc = start([phase, "run", "jmed48k", "--sample", "--model", "random", "--run-dir", str(run_dir)], cwd=tmp_path,
-                 script=SLOW_START)
+    proc = start(
+        [phase, "run", "jmed48k", "--sample", "--model", "random", "--run-dir", str(run_dir)],
+        cwd=tmp_path,
+        script=SLOW_START,
+    )
     assert proc.stderr.readline() == "starting\n"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)

@@ -41,17 +41,39 @@ def test_forced_guess_reasks_refused_image_removed_items_once(jmed_sample, tmp_p
     for it in items:
         gold = list(it.gold.alternatives[0])
         lines.append({"item_id": it.id, "condition": "C+Q+I", "response": json.dumps({"answer": gold})})
-        lines.append({"item_id": it.id, "condition": "C+Q",
-                      "response": '{"answer": []}' if it in refused else json.dumps({"answer": gold})})
+        lines.append(
+            {
+                "item_id": it.id,
+                "condition": "C+Q",
+                "response": '{"answer": []}' if it in refused else json.dumps({"answer": gold}),
+            }
+        )
     # forced guesses: two right, one wrong, one naming a label outside the options (no prediction)
     for it, guess in zip(refused, ("right", "right", "wrong", "outside")):
-        answer = (list(it.gold.alternatives[0]) if guess == "right" else ["Z"] if guess == "outside"
-                  else [next(k for k in it.keys if k not in it.gold.keys)])
+        answer = (
+            list(it.gold.alternatives[0])
+            if guess == "right"
+            else ["Z"]
+            if guess == "outside"
+            else [next(k for k in it.keys if k not in it.gold.keys)]
+        )
         lines.append({"item_id": it.id, "condition": "C+Q/forced", "response": json.dumps({"answer": answer})})
     replay = tmp_path / "replay.jsonl"
     replay.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    args = ["run", "jmed48k", "--data", jmed_sample, "--years", "2025", "--model", f"replay:{replay}",
-            "--run-dir", tmp_path / "run", "--forced-guess", "--json"]
+    args = [
+        "run",
+        "jmed48k",
+        "--data",
+        jmed_sample,
+        "--years",
+        "2025",
+        "--model",
+        f"replay:{replay}",
+        "--run-dir",
+        tmp_path / "run",
+        "--forced-guess",
+        "--json",
+    ]
     out = invoke(*args)
     assert out.exit_code == 0, out.output
     records = read_records(tmp_path / "run")
@@ -67,8 +89,13 @@ def test_forced_guess_reasks_refused_image_removed_items_once(jmed_sample, tmp_p
     # ../shared/papers/jmed48k.txt Appendix H, Table 15: accuracy "on the items that received a
     # prediction after the forced-guess prompt": 2 right of the 3 that received one = 2/3 (not 2/4);
     # the guess outside the options is counted apart
-    assert doc["refusals"]["forced_guess"] == {"n": 4, "n_predicted": 3, "n_no_prediction": 1, "correct": 2,
-                                               "accuracy": 2 / 3}
+    assert doc["refusals"]["forced_guess"] == {
+        "n": 4,
+        "n_predicted": 3,
+        "n_no_prediction": 1,
+        "correct": 2,
+        "accuracy": 2 / 3,
+    }
     n = len(items)
     # with the image every answer is right; without it, 4 refusals credited 2/3 each:
     # Δimg = (n − (n − 4 + 4·2/3)) / n = 4·(1 − 2/3) / n
@@ -80,21 +107,76 @@ def test_select_chooses_items_by_any_stratum_and_plugin_shorthands_mean_the_same
 
     both = load("jmed48k", path=jmed_sample, split="full")
     by_year = {y: sum(it.meta["year"] == y and not it.excluded for it in both) for y in (2025, 2026)}
-    selected = invoke("run", "jmed48k", "--data", jmed_sample, "--model", "constant:a", "--conditions", "C+Q",
-                      "--select", "year=2025", "--json", "--run-dir", tmp_path / "select")
-    shorthand = invoke("run", "jmed48k", "--data", jmed_sample, "--model", "constant:a", "--conditions", "C+Q",
-                       "--years", "2025", "--json", "--run-dir", tmp_path / "years")
+    selected = invoke(
+        "run",
+        "jmed48k",
+        "--data",
+        jmed_sample,
+        "--model",
+        "constant:a",
+        "--conditions",
+        "C+Q",
+        "--select",
+        "year=2025",
+        "--json",
+        "--run-dir",
+        tmp_path / "select",
+    )
+    shorthand = invoke(
+        "run",
+        "jmed48k",
+        "--data",
+        jmed_sample,
+        "--model",
+        "constant:a",
+        "--conditions",
+        "C+Q",
+        "--years",
+        "2025",
+        "--json",
+        "--run-dir",
+        tmp_path / "years",
+    )
     assert selected.exit_code == 0 and shorthand.exit_code == 0, selected.output + shorthand.output
-    assert json.loads(selected.output)["conditions"]["C+Q"]["n"] == by_year[2025] == json.loads(shorthand.output)["conditions"]["C+Q"]["n"]
+    assert (
+        json.loads(selected.output)["conditions"]["C+Q"]["n"]
+        == by_year[2025]
+        == json.loads(shorthand.output)["conditions"]["C+Q"]["n"]
+    )
     manifest = json.loads((tmp_path / "select" / "manifest.json").read_text())
     assert manifest["load"]["select"] == {"year": ["2025"]}
     # a generic field: only image-as-options items of 2026
     io_items = [it for it in both if it.meta["year"] == 2026 and it.meta["image_as_options"] and not it.excluded]
-    generic = invoke("run", "jmed48k", "--data", jmed_sample, "--model", "constant:a", "--conditions", "C+Q",
-                     "--select", "year=2026", "--select", "image_as_options=true", "--json", "--run-dir", tmp_path / "io")
+    generic = invoke(
+        "run",
+        "jmed48k",
+        "--data",
+        jmed_sample,
+        "--model",
+        "constant:a",
+        "--conditions",
+        "C+Q",
+        "--select",
+        "year=2026",
+        "--select",
+        "image_as_options=true",
+        "--json",
+        "--run-dir",
+        tmp_path / "io",
+    )
     assert json.loads(generic.output)["n_items"] == len(io_items) > 0
-    unknown = invoke("run", "jmed48k", "--data", jmed_sample, "--model", "random", "--select", "colour=red",
-                     "--run-dir", tmp_path / "unknown")
+    unknown = invoke(
+        "run",
+        "jmed48k",
+        "--data",
+        jmed_sample,
+        "--model",
+        "random",
+        "--select",
+        "colour=red",
+        "--run-dir",
+        tmp_path / "unknown",
+    )
     assert unknown.exit_code == 2 and "no field 'colour'" in unknown.output and "profession" in unknown.output
     assert not (tmp_path / "unknown").exists()
     malformed = invoke("run", "jmed48k", "--data", jmed_sample, "--model", "random", "--select", "year")

@@ -20,7 +20,6 @@ from medvqa.core.conditions import Condition
 from medvqa.core.inference.base import request_key
 from medvqa.core.inference.images import to_openai
 from medvqa.core.run.store import read_all_records, read_manifest, read_records
-
 from tests.conftest import shared_data
 from tests.openai_server import Faults, OpenAIServer, content_key
 
@@ -44,8 +43,9 @@ def lines(run_dir: Path) -> list[dict]:
 def test_gpt5_runs_end_to_end_without_the_temperature_it_refuses(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-medvqa-test-key-000000")  # the local server ignores it
     with OpenAIServer(keep_bodies=True) as server:
-        code, out = run_json("--sample", "--model", "openai/gpt-5", "--api-base", server.url,
-                             "--run-dir", tmp_path / "run")
+        code, out = run_json(
+            "--sample", "--model", "openai/gpt-5", "--api-base", server.url, "--run-dir", tmp_path / "run"
+        )
         bodies = server.bodies
     assert code == 0 and out["failure"] is None
     assert {c: s["answered"] for c, s in out["conditions"].items()} == {"C+Q": 17, "C+Q+I": 5}
@@ -55,7 +55,8 @@ def test_gpt5_runs_end_to_end_without_the_temperature_it_refuses(tmp_path, monke
     assert "temperature" not in manifest["params"] and manifest["params"]["seed"] == 0
     assert manifest["params"]["response_format"]["type"] == "json_schema"
     assert manifest["params_left_out"]["temperature"].startswith(
-        "litellm: gpt-5 doesn't support temperature=0 while reasoning is active.")
+        "litellm: gpt-5 doesn't support temperature=0 while reasoning is active."
+    )
 
 
 def test_each_default_is_sent_where_litellm_accepts_it_and_the_manifest_says_why_not(tmp_path):
@@ -64,8 +65,9 @@ def test_each_default_is_sent_where_litellm_accepts_it_and_the_manifest_says_why
     assert LiteLLMBackend("hosted_vllm/test").params_left_out == {}
     claude = LiteLLMBackend("anthropic/claude-sonnet-4-5")
     assert claude.params["temperature"] == 0 and "seed" not in claude.params
-    assert claude.params_left_out == {"seed": "not among the parameters litellm supports for "
-                                              "anthropic/claude-sonnet-4-5"}
+    assert claude.params_left_out == {
+        "seed": "not among the parameters litellm supports for anthropic/claude-sonnet-4-5"
+    }
     o3 = LiteLLMBackend("openai/o3")
     assert "temperature" not in o3.params and o3.params_left_out["temperature"].startswith("litellm: O-series")
     assert LiteLLMBackend("openai/gpt-5", temperature=1).params["temperature"] == 1  # given: sent as given
@@ -78,8 +80,18 @@ def test_each_default_is_sent_where_litellm_accepts_it_and_the_manifest_says_why
 
 def test_errors_above_the_threshold_exit_4_with_every_status_counted(tmp_path):
     data = shared_data("jmed48k-sample")
-    args = ["--data", data, "--limit", "200", "--model", "hosted_vllm/test", "--max-retries", "0",
-            "--conditions", "C+Q"]
+    args = [
+        "--data",
+        data,
+        "--limit",
+        "200",
+        "--model",
+        "hosted_vllm/test",
+        "--max-retries",
+        "0",
+        "--conditions",
+        "C+Q",
+    ]
     with OpenAIServer(faults=Faults(server_error=0.1), seed=11) as server:
         result = medvqa("run", "jmed48k", *args, "--api-base", server.url, "--run-dir", tmp_path / "run")
         faults = server.outcomes["server_error"]
@@ -87,17 +99,36 @@ def test_errors_above_the_threshold_exit_4_with_every_status_counted(tmp_path):
     errors = sum(r["status"] == "error" for r in records)
     assert 10 < errors < 40 and errors <= faults  # about 10 % of 200 (the probe may have met one too)
     assert result.exit_code == EXIT_UNTRUSTED
-    assert result.output.splitlines()[-1] == (f"Error: {errors} of 200 records are errors ({errors / 2:.1f}%), above "
-                                              "--max-error-rate 5%")
+    assert result.output.splitlines()[-1] == (
+        f"Error: {errors} of 200 records are errors ({errors / 2:.1f}%), above --max-error-rate 5%"
+    )
     table = result.output.splitlines()
     header = next(line for line in table if line.strip().startswith("condition"))
-    assert header.split() == ["condition", "n", "accuracy", "95%", "CI", "answered", "refusal", "parse_failure",
-                              "error", "missing"]
+    assert header.split() == [
+        "condition",
+        "n",
+        "accuracy",
+        "95%",
+        "CI",
+        "answered",
+        "refusal",
+        "parse_failure",
+        "error",
+        "missing",
+    ]
     row = table[table.index(header) + 1].split()
     assert row[0] == "C+Q" and row[1] == "200" and row[-5:] == [str(200 - errors), "0", "0", str(errors), "0"]
     # the same run, with a threshold above its error rate, is trusted
-    code, out = run_json(*args, "--api-base", "http://127.0.0.1:9/v1", "--run-dir", tmp_path / "run",
-                         "--no-retry-errors", "--max-error-rate", "0.2")
+    code, out = run_json(
+        *args,
+        "--api-base",
+        "http://127.0.0.1:9/v1",
+        "--run-dir",
+        tmp_path / "run",
+        "--no-retry-errors",
+        "--max-error-rate",
+        "0.2",
+    )
     assert code == 0 and out["failure"] is None and out["errors"] == errors
     assert out["conditions"]["C+Q"]["error"] == errors and out["error_rate"] == errors / 200
 
@@ -107,11 +138,32 @@ def test_a_run_in_which_no_request_succeeded_fails_whatever_the_threshold(tmp_pa
 
     items = load("jmed48k", path=shared_data("jmed48k-sample"), years=[2025])
     replay = tmp_path / "replay.jsonl"
-    replay.write_text("".join(json.dumps({"item_id": it.id, "condition": "C+Q", "response": None,
-                                          "error": "RateLimitError: quota exhausted"}) + "\n" for it in items))
-    result = medvqa("run", "jmed48k", "--data", shared_data("jmed48k-sample"), "--years", "2025",
-                    "--conditions", "C+Q", "--model", f"replay:{replay}", "--max-error-rate", "1",
-                    "--run-dir", tmp_path / "run", "--json")
+    replay.write_text(
+        "".join(
+            json.dumps(
+                {"item_id": it.id, "condition": "C+Q", "response": None, "error": "RateLimitError: quota exhausted"}
+            )
+            + "\n"
+            for it in items
+        )
+    )
+    result = medvqa(
+        "run",
+        "jmed48k",
+        "--data",
+        shared_data("jmed48k-sample"),
+        "--years",
+        "2025",
+        "--conditions",
+        "C+Q",
+        "--model",
+        f"replay:{replay}",
+        "--max-error-rate",
+        "1",
+        "--run-dir",
+        tmp_path / "run",
+        "--json",
+    )
     assert result.exit_code == EXIT_UNTRUSTED
     doc = json.loads(result.stdout)  # --json still prints its one document on stdout
     n = len([it for it in items if not it.excluded])
@@ -126,8 +178,22 @@ def test_a_run_in_which_no_request_succeeded_fails_whatever_the_threshold(tmp_pa
 def test_rerun_retries_errors_keeps_the_superseded_lines_and_readers_take_the_newest(tmp_path):
     data = shared_data("jmed48k-sample")
     run_dir = tmp_path / "run"
-    args = ["--data", data, "--limit", "120", "--model", "hosted_vllm/test", "--max-retries", "0",
-            "--conditions", "C+Q,C+Q+I", "--run-dir", run_dir, "--max-error-rate", "1"]
+    args = [
+        "--data",
+        data,
+        "--limit",
+        "120",
+        "--model",
+        "hosted_vllm/test",
+        "--max-retries",
+        "0",
+        "--conditions",
+        "C+Q,C+Q+I",
+        "--run-dir",
+        run_dir,
+        "--max-error-rate",
+        "1",
+    ]
     bench = plugins.get_benchmark("jmed48k")
     items = {it.id: it for it in bench.load(data, None)}
 
@@ -174,10 +240,24 @@ def test_rerun_asks_missing_replay_pairs_again(tmp_path):
 
     items = [it for it in load("jmed48k", path=shared_data("jmed48k-sample"), years=[2025]) if not it.excluded]
     replay = tmp_path / "replay.jsonl"
-    replay.write_text("".join(json.dumps({"item_id": it.id, "condition": "C+Q", "response": '{"answer": ["a"]}'})
-                              + "\n" for it in items[:-3]))
-    args = ["--data", shared_data("jmed48k-sample"), "--years", "2025", "--conditions", "C+Q",
-            "--model", f"replay:{replay}", "--run-dir", tmp_path / "run"]
+    replay.write_text(
+        "".join(
+            json.dumps({"item_id": it.id, "condition": "C+Q", "response": '{"answer": ["a"]}'}) + "\n"
+            for it in items[:-3]
+        )
+    )
+    args = [
+        "--data",
+        shared_data("jmed48k-sample"),
+        "--years",
+        "2025",
+        "--conditions",
+        "C+Q",
+        "--model",
+        f"replay:{replay}",
+        "--run-dir",
+        tmp_path / "run",
+    ]
     code, out = run_json(*args)
     assert out["conditions"]["C+Q"]["missing"] == 3 and code == 0  # missing is not an error
     run_json(*args)
@@ -224,21 +304,34 @@ def test_cache_entries_of_the_old_key_schema_are_not_reused(tmp_path):
         return h.hexdigest()
 
     db = sqlite3.connect(cache)
-    db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT, text TEXT NOT NULL, usage TEXT, "
-               "latency_s REAL)")
+    db.execute(
+        "CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT, text TEXT NOT NULL, usage TEXT, latency_s REAL)"
+    )
     for it in items:
-        db.execute("INSERT INTO responses VALUES (?, ?, ?, '{}', 0)",
-                   (old_key(bench.render(it, Condition.CQ)), backend.model, '{"answer": ["poisoned"]}'))
+        db.execute(
+            "INSERT INTO responses VALUES (?, ?, ?, '{}', 0)",
+            (old_key(bench.render(it, Condition.CQ)), backend.model, '{"answer": ["poisoned"]}'),
+        )
     db.commit()
     db.close()
     stored = ResponseCache(cache)
     assert stored.get(old_key(bench.render(items[0], Condition.CQ))).text == '{"answer": ["poisoned"]}'
     stored.close()
-    assert request_key(backend.model, backend.params, bench.render(items[0], Condition.CQ)) != \
-        old_key(bench.render(items[0], Condition.CQ))
+    assert request_key(backend.model, backend.params, bench.render(items[0], Condition.CQ)) != old_key(
+        bench.render(items[0], Condition.CQ)
+    )
     with OpenAIServer() as server:
-        code, out = run_json("--sample", "--model", "hosted_vllm/test", "--conditions", "C+Q",
-                             "--api-base", server.url, "--run-dir", tmp_path / "run")
+        code, out = run_json(
+            "--sample",
+            "--model",
+            "hosted_vllm/test",
+            "--conditions",
+            "C+Q",
+            "--api-base",
+            server.url,
+            "--run-dir",
+            tmp_path / "run",
+        )
         assert code == 0 and sum(server.counts.values()) == len(items) + 1
     assert not any("poisoned" in (r["response"] or "") for r in read_records(tmp_path / "run"))
 

@@ -44,13 +44,13 @@ def test_real_sample_counts_every_rule_then_lists_its_warnings(jmed_sample):
     rows = rule_rows(result.output)
     assert list(rows) == [*RULES, "no-answers"] and len(rows) == 22
     assert {rule: n for rule, n in rows.items() if n != (0, 0)} == {"image-missing": (0, 184)}
-    findings = lines[1 + len(rows):-1]
+    findings = lines[1 + len(rows) : -1]
     assert len(findings) == 184
     assert all(line.startswith(f"warning: {jmed_sample}/JMed48k/") and "[image-missing]" in line for line in findings)
     assert lines[-1] == f"jmed48k: 0 error(s), 184 warning(s) in {jmed_sample}"
     quiet = invoke("jmed48k", "--data", str(jmed_sample), "--quiet")
     assert quiet.exit_code == 0
-    assert quiet.output.splitlines() == [*lines[:1 + len(rows)], lines[-1]]
+    assert quiet.output.splitlines() == [*lines[: 1 + len(rows)], lines[-1]]
 
 
 def test_broken_folder_exits_1_and_json_lists_every_finding(tmp_path):
@@ -62,9 +62,18 @@ def test_broken_folder_exits_1_and_json_lists_every_finding(tmp_path):
     counts = {r["rule"]: (r["errors"], r["warnings"]) for r in doc["rules"]}
     assert list(counts) == list(RULES)  # no-answers is checked only on data without errors
     assert {rule: n for rule, n in counts.items() if n != (0, 0)} == {
-        "record": (1, 0), "required-field": (1, 0), "duplicate-record": (1, 0), "option-keys": (1, 0),
-        "gold-format": (1, 0), "gold-outside-options": (2, 0), "no-options": (1, 0), "image-escape": (1, 0),
-        "image-missing": (1, 1), "image-unreadable": (1, 0), "text-only-flag": (2, 0)}
+        "record": (1, 0),
+        "required-field": (1, 0),
+        "duplicate-record": (1, 0),
+        "option-keys": (1, 0),
+        "gold-format": (1, 0),
+        "gold-outside-options": (2, 0),
+        "no-options": (1, 0),
+        "image-escape": (1, 0),
+        "image-missing": (1, 1),
+        "image-unreadable": (1, 0),
+        "text-only-flag": (2, 0),
+    }
     assert {r["rule"]: r["description"] for r in doc["rules"]} == RULES
     assert {(f["section"], f["number"], f["rule"], f["level"]) for f in doc["findings"]} == EXPECTED
     assert {f["file"] for f in doc["findings"]} == {str(path)}
@@ -108,24 +117,35 @@ def test_a_damaged_copy_counts_each_rule_and_prints_every_path_as_the_data_was_g
     rows = rule_rows(result.output)
     assert list(rows) == list(RULES)
     assert {rule: n for rule, n in rows.items() if n != (0, 0)} == {
-        "gold-outside-options": (1, 0), "image-missing": (1, 1), "image-unreadable": (1, 0), "image-escape": (1, 0)}
+        "gold-outside-options": (1, 0),
+        "image-missing": (1, 1),
+        "image-unreadable": (1, 0),
+        "image-escape": (1, 0),
+    }
     lines = result.output.splitlines()
-    findings = lines[1 + len(rows):-1]
+    findings = lines[1 + len(rows) : -1]
     file = "copy/JMed48k/Physician/Physician_2024/2024_CORRECTED.json"
     assert [line.split(": [")[0] for line in findings] == [
-        f"error: {file}: record A1", f"error: {file}: record A3", f"warning: {file}: record B1",
-        f"error: {file}: record B2", f"error: {file}: record B3"]
-    assert "cannot identify image file 'copy/JMed48k/Physician/Physician_2024/2024_images/B2_content.png'" in findings[3]
+        f"error: {file}: record A1",
+        f"error: {file}: record A3",
+        f"warning: {file}: record B1",
+        f"error: {file}: record B2",
+        f"error: {file}: record B3",
+    ]
+    assert (
+        "cannot identify image file 'copy/JMed48k/Physician/Physician_2024/2024_images/B2_content.png'" in findings[3]
+    )
     assert findings[4].endswith("is absolute or leaves the cell folder copy/JMed48k/Physician/Physician_2024")
     assert lines[-1] == "jmed48k: 4 error(s), 1 warning(s) in copy"
     assert str(tmp_path) not in result.output
     quiet = invoke("jmed48k", "--data", "./copy/", "-q")
-    assert quiet.exit_code == 1 and quiet.output.splitlines() == [*lines[:1 + len(rows)], lines[-1]]
+    assert quiet.exit_code == 1 and quiet.output.splitlines() == [*lines[: 1 + len(rows)], lines[-1]]
     refused = CliRunner().invoke(cli, ["run", "jmed48k", "--data", "./copy/", "--model", "random"])
     assert refused.exit_code == 1 and str(tmp_path) not in refused.output
     assert "4 error(s) in the data (see `medvqa validate jmed48k --data copy`)" in refused.output
     assert [line.split(": [")[0] for line in refused.output.splitlines()[1:]] == [
-        f"  {line.split(': [')[0]}" for line in findings if line.startswith("error")]
+        f"  {line.split(': [')[0]}" for line in findings if line.startswith("error")
+    ]
     doc = json.loads(invoke("jmed48k", "--data", str(tmp_path / "copy"), "--json").output)
     assert doc["data"] == str(tmp_path / "copy")
     assert {f["file"] for f in doc["findings"]} == {str(tmp_path / file)}

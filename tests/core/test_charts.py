@@ -9,14 +9,25 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 def paired_row(n: int, p10: float) -> dict:
-    return {"n": n, "p11": 0.5, "p10": p10, "p01": 0.1, "p00": 0.4 - p10, "delta_img": p10 - 0.1,
-            "ci": [p10 - 0.2, p10]}
+    return {
+        "n": n,
+        "p11": 0.5,
+        "p10": p10,
+        "p01": 0.1,
+        "p00": 0.4 - p10,
+        "delta_img": p10 - 0.1,
+        "ci": [p10 - 0.2, p10],
+    }
 
 
-DOC = {"model": "random <a&b>", "settings": {"by": ["section"]},
-       "paired": {"overall": paired_row(10, 0.2),
-                  "by": {"section": {"必修問題": paired_row(4, 0.25), "שאלה": paired_row(6, 0.15),
-                                     "empty": {"n": 0}}}}}
+DOC = {
+    "model": "random <a&b>",
+    "settings": {"by": ["section"]},
+    "paired": {
+        "overall": paired_row(10, 0.2),
+        "by": {"section": {"必修問題": paired_row(4, 0.25), "שאלה": paired_row(6, 0.15), "empty": {"n": 0}}},
+    },
+}
 
 
 def titles(svg: str) -> list[str]:
@@ -26,8 +37,13 @@ def titles(svg: str) -> list[str]:
 
 def test_every_audit_chart_is_svg_with_the_rows_numbers_in_its_marks():
     charts = audit_charts(DOC)
-    assert list(charts) == ["states_overall", "delta_overall", "states_by_section", "delta_by_section",
-                            "heatmap_section"]
+    assert list(charts) == [
+        "states_overall",
+        "delta_overall",
+        "states_by_section",
+        "delta_by_section",
+        "heatmap_section",
+    ]
     tips = {name: titles(svg) for name, svg in charts.items()}  # each parses as XML
     # the four states of the overall row, in percent, with the model named as written
     assert "random <a&b>, overall (n=10): correct only with image 20.0 %" in tips["states_overall"]
@@ -49,12 +65,23 @@ def test_labels_are_measured_wider_in_cjk_and_the_diverging_scale_matches_rdbu()
 
 
 def test_the_panel_chart_draws_the_tables_values_and_the_pass_line():
-    table = [{"value": 0.7, "ci_low": 0.4, "ci_high": 0.9, "n": 10},
-             {"value": 0.5, "ci_low": 0.2, "ci_high": 0.8, "n": 10, "published_accuracy": 0.6}]
-    panel = {"benchmark": "worldmedqa_v", "stratum": "country", "condition": "C+Q+I", "levels": ["israel"],
-             "models": ["Alpha"], "languages": ["local", "en"], "pass_lines": {"israel": 0.6},
-             "cells": [{"level": "israel", "model": "Alpha", "language": "local", "row": 0},
-                       {"level": "israel", "model": "Alpha", "language": "en", "row": 1, "overall_row": 1}]}
+    table = [
+        {"value": 0.7, "ci_low": 0.4, "ci_high": 0.9, "n": 10},
+        {"value": 0.5, "ci_low": 0.2, "ci_high": 0.8, "n": 10, "published_accuracy": 0.6},
+    ]
+    panel = {
+        "benchmark": "worldmedqa_v",
+        "stratum": "country",
+        "condition": "C+Q+I",
+        "levels": ["israel"],
+        "models": ["Alpha"],
+        "languages": ["local", "en"],
+        "pass_lines": {"israel": 0.6},
+        "cells": [
+            {"level": "israel", "model": "Alpha", "language": "local", "row": 0},
+            {"level": "israel", "model": "Alpha", "language": "en", "row": 1, "overall_row": 1},
+        ],
+    }
     svg = panel_chart({"table": table}, panel)
     assert titles(svg)[1:] == ["israel, Alpha, local: 70.0 % [40.0, 90.0]", "israel, Alpha, en: 50.0 % [20.0, 80.0]"]
     root = ET.fromstring(svg)

@@ -14,11 +14,10 @@ import pytest
 from click.testing import CliRunner
 
 import medvqa
-from medvqa.core.compare import runs as compare_module
-from medvqa.core import stats
 from medvqa.cli.main import cli
+from medvqa.core import stats
+from medvqa.core.compare import runs as compare_module
 from medvqa.core.stats import binomial_ci
-
 from tests.conftest import shared_data
 
 CONDITIONS = "C,C+Q,C+I,C+Q+I"
@@ -51,8 +50,9 @@ def runs(tmp_path_factory, sample_items):
     out = {}
     for name, model in (("random", "random"), ("constant", "constant:1"), ("replay", f"replay:{replay}")):
         run_dir = tmp / name
-        medvqa.run("jmed48k", model, sample=True, conditions=CONDITIONS, run_dir=str(run_dir), cache=False,
-                   progress=False)
+        medvqa.run(
+            "jmed48k", model, sample=True, conditions=CONDITIONS, run_dir=str(run_dir), cache=False, progress=False
+        )
         out[name] = run_dir
     out["spoiled"] = spoiled.id
     out["n_image"] = len(image_items)
@@ -74,13 +74,18 @@ def test_every_cell_is_the_runs_own_report(runs):
             assert len(cell) == 1
             cell = cell.iloc[0]
             assert cell.n == row["n"] and (cell.value, cell.ci_low, cell.ci_high) == pytest.approx(
-                (row["accuracy"], row["ci_low"], row["ci_high"]), abs=1e-9)
+                (row["accuracy"], row["ci_low"], row["ci_high"]), abs=1e-9
+            )
             # the sample's one excluded item (Physician_2024_A_Q7, no answer) has no image: no C+I or C+Q+I row's
             assert cell.n_excluded == row["n_excluded"] == (0 if "I" in row["condition"] else 1)
             assert cell.non_answer_rate == (row["n"] - row["answered"]) / row["n"]
         for row in medvqa.report(runs[name], by="profession").to_dict(orient="records"):  # as report --by gives them
-            cell = frame[(frame.model == model) & (frame.condition == row["condition"])
-                         & (frame.stratum == "profession") & (frame.level == row["profession"])].iloc[0]
+            cell = frame[
+                (frame.model == model)
+                & (frame.condition == row["condition"])
+                & (frame.stratum == "profession")
+                & (frame.level == row["profession"])
+            ].iloc[0]
             assert (cell.n, cell.value) == (row["n"], pytest.approx(row["accuracy"], abs=1e-9))
     assert set(frame.stratum) == {"overall", "profession", "dominant_type"}  # JMed48k's default strata
     assert frame.attrs["by"] == {"jmed48k": ["profession", "dominant_type"]}
@@ -110,14 +115,22 @@ def test_the_gold_replay_by_hand(runs, sample_items):
     assert (test["a"], test["b"], test["status"], test["n"]) == (replay, "constant:1", "paired", 17)
     assert test["test"] == "mcnemar-mid-p" and test["difference"] == wrong / 17
     # McNemar with n01 = 0: exact conditional 2·½^wrong, mid-p half of it (Fagerland et al. 2013)
-    assert test["exact_p"] == pytest.approx(min(1.0, 2 * 0.5 ** wrong))
-    assert test["p"] == pytest.approx(0.5 ** wrong)
+    assert test["exact_p"] == pytest.approx(min(1.0, 2 * 0.5**wrong))
+    assert test["p"] == pytest.approx(0.5**wrong)
 
 
 def test_runs_of_different_data_are_refused_naming_both_fingerprints(runs, tmp_path):
     other = tmp_path / "other"
-    medvqa.run("jmed48k", "random", data=str(shared_data("jmed48k-sample")), conditions="C+Q", limit=30,
-               run_dir=str(other), cache=False, progress=False)
+    medvqa.run(
+        "jmed48k",
+        "random",
+        data=str(shared_data("jmed48k-sample")),
+        conditions="C+Q",
+        limit=30,
+        run_dir=str(other),
+        cache=False,
+        progress=False,
+    )
     fps = [json.loads((d / "manifest.json").read_text())["data_fingerprint"] for d in (runs["random"], other)]
     with pytest.raises(medvqa.DataError, match=rf"{fps[0]}.*{fps[1]}"):
         medvqa.compare([runs["random"], other])
@@ -132,8 +145,11 @@ def test_a_run_on_part_of_the_items_is_marked_partly_paired(runs, tmp_path):
     medvqa.run("jmed48k", "random", sample=True, conditions=CONDITIONS, run_dir=str(part), cache=False, progress=False)
     path = part / "records.jsonl"
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    kept = [line for line in lines if json.loads(line)["condition"] != "C+Q" or
-            not json.loads(line)["item_id"].startswith("Nurse")]
+    kept = [
+        line
+        for line in lines
+        if json.loads(line)["condition"] != "C+Q" or not json.loads(line)["item_id"].startswith("Nurse")
+    ]
     path.write_text("".join(kept), encoding="utf-8")
     dropped = len(lines) - len(kept)
     assert dropped > 0
@@ -170,6 +186,7 @@ def test_formats_by_and_errors(runs, tmp_path, monkeypatch):
     parquet = CliRunner().invoke(cli, ["compare", str(runs["random"]), "--format", "parquet"])
     assert parquet.exit_code == 1 and "--format parquet writes a file: give --out" in parquet.output
     import builtins
+
     real_import = builtins.__import__
 
     def no_pyarrow(name, *args, **kwargs):
@@ -178,8 +195,9 @@ def test_formats_by_and_errors(runs, tmp_path, monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_pyarrow)
-    absent = CliRunner().invoke(cli, ["compare", str(runs["random"]), "--format", "parquet", "--out",
-                                      str(tmp_path / "t.parquet")])
+    absent = CliRunner().invoke(
+        cli, ["compare", str(runs["random"]), "--format", "parquet", "--out", str(tmp_path / "t.parquet")]
+    )
     assert absent.exit_code == 1 and "pip install 'medvqa[parquet]'" in absent.output
     assert not (tmp_path / "t.parquet").exists()
 
@@ -190,8 +208,9 @@ def test_audit_without_by_shows_the_default_strata(runs):
     # the five image items are one Nurse and four Physician items
     by_prof = {k: v["n"] for k, v in doc["paired"]["by"]["profession"].items()}
     image_items = [it for it in medvqa.load("jmed48k", split="sample") if not it.excluded and it.image_available]
-    assert by_prof == {p: sum(it.meta["profession"] == p for it in image_items)
-                       for p in {it.meta["profession"] for it in image_items}}
+    assert by_prof == {
+        p: sum(it.meta["profession"] == p for it in image_items) for p in {it.meta["profession"] for it in image_items}
+    }
     text = CliRunner().invoke(cli, ["audit", str(runs["replay"]), "--resamples", "50"]).output
     assert "| profession = Physician |" in text and "| dominant_type = " in text
 
@@ -202,8 +221,16 @@ def test_python_and_command_agree_on_nan_free_json(runs):
     assert frame.attrs["tests"] == [] and frame.attrs["runs"][0]["runs"] == [str(runs["constant"])]
 
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 class _Numbers(HTMLParser):
@@ -246,15 +273,26 @@ def shown(value, kind):
 def test_html_page_in_chromium_shows_the_json_numbers(runs, tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
-        pytest.skip("headless Chromium is not installed (apt-get install -y chromium); "
-                    "CI installs it and runs this check")
+        pytest.skip(
+            "headless Chromium is not installed (apt-get install -y chromium); CI installs it and runs this check"
+        )
     page = tmp_path / "cmp.html"
     result = invoke(runs["random"], runs["constant"], runs["replay"], "--json", "--html", page, "--resamples", 100)
     doc = json.loads(result.stdout)
     text = page.read_text(encoding="utf-8")
     assert 'src="http' not in text and 'href="http' not in text and "<link" not in text
-    out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
-                          f"{page.as_uri()}#model=random"], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            f"{page.as_uri()}#model=random",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert '<span dir="auto" id="filter-state">random</span>' in out.stdout  # the page's script ran
     parser = _Numbers()
@@ -292,7 +330,9 @@ def test_report_without_by_adds_the_default_strata(runs, sample_items):
     assert list(only.columns) == [c for c in rows.columns if c not in ("profession", "dominant_type")]
     assert only.equals(overall[only.columns].reset_index(drop=True))
     md = medvqa.report(runs["replay"], fmt="md")
-    assert md.count("| condition |") == 3 and "| condition | profession |" in md and "| condition | dominant_type |" in md
+    assert (
+        md.count("| condition |") == 3 and "| condition | profession |" in md and "| condition | dominant_type |" in md
+    )
 
 
 class PointsExam(medvqa.Benchmark):
@@ -303,11 +343,17 @@ class PointsExam(medvqa.Benchmark):
     headline_metric = "points"
 
     def load(self, path=None, split=None, **options):
-        return [medvqa.Item(id=f"p{i}", benchmark=self.name, question=f"Question number {i}?",
-                            options=(medvqa.Option(key="A", label="A", text="yes"),
-                                     medvqa.Option(key="B", label="B", text="no")),
-                            gold=medvqa.Gold.from_json("A" if i % 2 else "B"), meta={"points": 3 if i < 2 else 1})
-                for i in range(6)]
+        return [
+            medvqa.Item(
+                id=f"p{i}",
+                benchmark=self.name,
+                question=f"Question number {i}?",
+                options=(medvqa.Option(key="A", label="A", text="yes"), medvqa.Option(key="B", label="B", text="no")),
+                gold=medvqa.Gold.from_json("A" if i % 2 else "B"),
+                meta={"points": 3 if i < 2 else 1},
+            )
+            for i in range(6)
+        ]
 
     def headline(self, records):
         won = sum(r["points"] for r in records if r["correct"])
@@ -332,10 +378,12 @@ def points_exam():
 
 
 def test_two_benchmarks_side_by_side_each_with_its_own_headline(runs, tmp_path, points_exam):
-    a = medvqa.run("points_exam", "constant:A", conditions="C+Q", run_dir=str(tmp_path / "a"), cache=False,
-                   progress=False)
-    b = medvqa.run("points_exam", "constant:B", conditions="C+Q", run_dir=str(tmp_path / "b"), cache=False,
-                   progress=False)
+    a = medvqa.run(
+        "points_exam", "constant:A", conditions="C+Q", run_dir=str(tmp_path / "a"), cache=False, progress=False
+    )
+    b = medvqa.run(
+        "points_exam", "constant:B", conditions="C+Q", run_dir=str(tmp_path / "b"), cache=False, progress=False
+    )
     frame = medvqa.compare([runs["constant"], a.run_dir, b.run_dir], resamples=300)
     overall = frame[frame.stratum == "overall"].set_index(["model", "benchmark", "condition"])
     # A is right on p1, p3, p5 (3 + 1 + 1 = 5 of 10 points); B on p0, p2, p4 (3 + 1 + 1 = 5)
@@ -374,8 +422,12 @@ def test_the_paired_bootstrap_asks_for_the_value_only_once_per_resample(tmp_path
     monkeypatch.setattr(PointsExam, "headline", counted_headline)
     monkeypatch.setattr(PointsExam, "headline_value", counted_value)
     monkeypatch.setattr(stats, "MIN_HEADLINE_BOOTSTRAP_N", 1)  # bootstrap the six items (the output needs 50)
-    a = medvqa.run("points_exam", "constant:A", conditions="C+Q", run_dir=str(tmp_path / "a"), cache=False, progress=False)
-    b = medvqa.run("points_exam", "constant:B", conditions="C+Q", run_dir=str(tmp_path / "b"), cache=False, progress=False)
+    a = medvqa.run(
+        "points_exam", "constant:A", conditions="C+Q", run_dir=str(tmp_path / "a"), cache=False, progress=False
+    )
+    b = medvqa.run(
+        "points_exam", "constant:B", conditions="C+Q", run_dir=str(tmp_path / "b"), cache=False, progress=False
+    )
     medvqa.compare([a.run_dir, b.run_dir], resamples=40)
     # two values per resample and four more for the observed difference and the two cells' values
     assert calls["headline_value"] == 2 * 40 + 4
@@ -392,9 +444,25 @@ def test_models_of_the_same_data_share_one_cluster_map(tmp_path, monkeypatch):
     run_dirs = []
     for model in ("random", "constant:A"):
         run_dirs.append(tmp_path / model.replace(":", "-"))
-        result = CliRunner().invoke(cli, ["run", "jmed48k", "--data", str(shared_data("jmed48k-sample")), "--split",
-                                          "full", "--model", model, "--conditions", "C+Q", "--no-cache", "--run-dir",
-                                          str(run_dirs[-1]), "--json"])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "jmed48k",
+                "--data",
+                str(shared_data("jmed48k-sample")),
+                "--split",
+                "full",
+                "--model",
+                model,
+                "--conditions",
+                "C+Q",
+                "--no-cache",
+                "--run-dir",
+                str(run_dirs[-1]),
+                "--json",
+            ],
+        )
         assert result.exit_code == 0, result.output
     read, resampled = [], []
     real, columns = JMed48k.clusters, compare_module._cluster_columns
@@ -405,11 +473,16 @@ def test_models_of_the_same_data_share_one_cluster_map(tmp_path, monkeypatch):
     table = json.loads(result.output)["table"]
     rows = [r for r in table if r["stratum"] == "overall"]
     assert [(r["model"], r["n"], r["n_clusters"], r["cluster_level"]) for r in rows] == [
-        ("random", 800, 795, "case"), ("constant:A", 800, 795, "case")]
+        ("random", 800, 795, "case"),
+        ("constant:A", 800, 795, "case"),
+    ]
     assert len(read) == 1
     # every model's profession is one level (Physician): the same 800 records as its overall row,
     # resampled once for both rows, which show the same interval
-    [(low, high)] = {(r["cluster_ci_low"], r["cluster_ci_high"]) for r in table
-                     if r["model"] == "random" and r["stratum"] in ("overall", "profession")}
+    [(low, high)] = {
+        (r["cluster_ci_low"], r["cluster_ci_high"])
+        for r in table
+        if r["model"] == "random" and r["stratum"] in ("overall", "profession")
+    }
     assert low < high
     assert len(resampled) == len(table) - 2 and resampled.count(800) == 2

@@ -16,7 +16,6 @@ from click.testing import CliRunner
 import medvqa
 from medvqa.cli.main import cli
 from medvqa.core.audit.charts import text_width
-
 from tests.conftest import shared_data
 
 EXPERIMENTS = {"GPT4o [brazil, pt]", "GPT4o [brazil, en]", "GPT4o [japan, ja]", "GPT4o [japan, en]"}
@@ -48,14 +47,19 @@ def test_one_model_is_labelled_by_its_part_and_language_in_every_output(runs, tm
     compare = json.loads(invoke("compare", *runs, "--json", "--resamples", "20"))
     assert {r["model"] for r in compare["table"]} == EXPERIMENTS
     assert {r["model"] for r in compare["delta_img"]} == EXPERIMENTS
-    assert {(r["a"], r["b"]) for r in compare["tests"]} == {("GPT4o [brazil, pt]", "GPT4o [brazil, en]"),
-                                                            ("GPT4o [japan, ja]", "GPT4o [japan, en]")}
+    assert {(r["a"], r["b"]) for r in compare["tests"]} == {
+        ("GPT4o [brazil, pt]", "GPT4o [brazil, en]"),
+        ("GPT4o [japan, ja]", "GPT4o [japan, en]"),
+    }
     assert {r["model"] for r in compare["delta_lang"]} == {"GPT4o"}  # the pair is the model's, its languages beside
     audit = medvqa.audit(*runs, resamples=20)
     assert set(audit["models"]) == EXPERIMENTS
     page = medvqa.view(*runs, html=tmp_path / "view.html")
-    doc = json.loads(re.search(r'<script type="application/json" id="view-data">(.*?)</script>',
-                               page.read_text(encoding="utf-8"), re.S).group(1))
+    doc = json.loads(
+        re.search(
+            r'<script type="application/json" id="view-data">(.*?)</script>', page.read_text(encoding="utf-8"), re.S
+        ).group(1)
+    )
     assert {r["label"] for r in doc["runs"]} == EXPERIMENTS
 
 

@@ -5,9 +5,14 @@ from medvqa.core.items import Gold, ImageRef, Item, Option
 
 
 def make(item_id, images=(), gold=(("A",),)):
-    return Item(id=item_id, benchmark="t", question="q", options=(Option(key="A", label="a", text="x"),
-                Option(key="B", label="b", text="y")), gold=Gold(alternatives=gold) if gold else None,
-                images=images)
+    return Item(
+        id=item_id,
+        benchmark="t",
+        question="q",
+        options=(Option(key="A", label="a", text="x"), Option(key="B", label="b", text="y")),
+        gold=Gold(alternatives=gold) if gold else None,
+        images=images,
+    )
 
 
 def test_parse_conditions_accepts_cli_forms_and_rejects_unknown():

@@ -22,12 +22,21 @@ class FolderExam(medvqa.Benchmark):
         root = Path(path)
         items = []
         for row in medvqa.read_jsonl(root / "items.jsonl"):
-            images = tuple(medvqa.ImageRef(ref=ref, path=(root / ref).resolve() if (root / ref).exists() else None)
-                           for ref in row.get("images", []))
-            items.append(medvqa.Item(
-                id=row["id"], benchmark=self.name, question=row["question"], images=images,
-                options=tuple(medvqa.Option(key=k, label=k, text=t) for k, t in row["options"].items()),
-                gold=medvqa.Gold.from_json(row["answer"]), meta={"subject": row.get("subject")}))
+            images = tuple(
+                medvqa.ImageRef(ref=ref, path=(root / ref).resolve() if (root / ref).exists() else None)
+                for ref in row.get("images", [])
+            )
+            items.append(
+                medvqa.Item(
+                    id=row["id"],
+                    benchmark=self.name,
+                    question=row["question"],
+                    images=images,
+                    options=tuple(medvqa.Option(key=k, label=k, text=t) for k, t in row["options"].items()),
+                    gold=medvqa.Gold.from_json(row["answer"]),
+                    meta={"subject": row.get("subject")},
+                )
+            )
         return items
 
 
@@ -45,13 +54,28 @@ def write(folder: Path, rows: list[dict]) -> Path:
 
 
 GOOD = [
-    {"id": "k1", "question": "Which organ secretes insulin?", "options": {"A": "Liver", "B": "Pancreas"},
-     "answer": "B", "subject": "endocrine"},
-    {"id": "k2", "question": "Which two vessels carry oxygenated blood?",
-     "options": {"A": "Pulmonary vein", "B": "Pulmonary artery", "C": "Aorta"}, "answer": ["A", "C"],
-     "subject": "cardiac"},
-    {"id": "k3", "question": "What shape is the cell in the image?", "options": {"A": "Round", "B": "Square"},
-     "answer": "A", "images": ["images/k3.png"], "subject": "blood"},
+    {
+        "id": "k1",
+        "question": "Which organ secretes insulin?",
+        "options": {"A": "Liver", "B": "Pancreas"},
+        "answer": "B",
+        "subject": "endocrine",
+    },
+    {
+        "id": "k2",
+        "question": "Which two vessels carry oxygenated blood?",
+        "options": {"A": "Pulmonary vein", "B": "Pulmonary artery", "C": "Aorta"},
+        "answer": ["A", "C"],
+        "subject": "cardiac",
+    },
+    {
+        "id": "k3",
+        "question": "What shape is the cell in the image?",
+        "options": {"A": "Round", "B": "Square"},
+        "answer": "A",
+        "images": ["images/k3.png"],
+        "subject": "blood",
+    },
 ]
 
 
@@ -60,8 +84,18 @@ def test_a_benchmark_that_keeps_every_contract_passes(tmp_path):
     png(data / "images" / "k3.png")
     report = check_benchmark(FolderExam(), data, work_dir=tmp_path / "kit")
     assert report.ok and report.n_items == 3
-    assert report.checks == ["load", "ids", "gold", "images", "conditions", "prompts", "validate", "runs", "audit",
-                             "hooks"]
+    assert report.checks == [
+        "load",
+        "ids",
+        "gold",
+        "images",
+        "conditions",
+        "prompts",
+        "validate",
+        "runs",
+        "audit",
+        "hooks",
+    ]
     # 3 items in C and C+Q, the image item also in C+I and C+Q+I
     assert report.n_records == {"random": 8, "gold": 8}
     gold = [json.loads(line) for line in (tmp_path / "kit" / "gold" / "records.jsonl").read_text().splitlines()]
@@ -72,10 +106,13 @@ def test_a_benchmark_that_keeps_every_contract_passes(tmp_path):
 def test_a_broken_fixture_fails_naming_each_item(tmp_path):
     outside = tmp_path / "outside.png"
     png(outside)
-    rows = [GOOD[0], {**GOOD[0], "question": "Same id again: which organ filters blood?"},
-            {**GOOD[1], "answer": ["A", "F"]},
-            {**GOOD[2], "images": ["../outside.png"]},
-            {**GOOD[2], "id": "k4", "images": ["images/broken.png"]}]
+    rows = [
+        GOOD[0],
+        {**GOOD[0], "question": "Same id again: which organ filters blood?"},
+        {**GOOD[1], "answer": ["A", "F"]},
+        {**GOOD[2], "images": ["../outside.png"]},
+        {**GOOD[2], "id": "k4", "images": ["images/broken.png"]},
+    ]
     data = write(tmp_path / "broken", rows)
     (data / "images").mkdir()
     (data / "images" / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really a png")
@@ -88,8 +125,12 @@ def test_a_broken_fixture_fails_naming_each_item(tmp_path):
     assert f"[images] item k3: image '../outside.png' resolves to {outside.resolve()}, outside the data root" in message
     assert "[images] item k4: image 'images/broken.png' does not decode" in message
     report = check_benchmark(FolderExam(), data, work_dir=tmp_path / "kit2", raise_on_problems=False)
-    assert {(p.check, p.item) for p in report.problems} >= {("ids", "k1"), ("gold", "k2"), ("images", "k3"),
-                                                            ("images", "k4")}
+    assert {(p.check, p.item) for p in report.problems} >= {
+        ("ids", "k1"),
+        ("gold", "k2"),
+        ("images", "k3"),
+        ("images", "k4"),
+    }
 
 
 def test_unstable_ids_a_misspelt_member_and_a_question_shown_without_q(tmp_path):
@@ -112,7 +153,9 @@ def test_unstable_ids_a_misspelt_member_and_a_question_shown_without_q(tmp_path)
     report = check_benchmark(Drifting(), data, work_dir=tmp_path / "kit", raise_on_problems=False)
     found = [str(p) for p in report.problems]
     assert "[ids] item k1: a second load gave other ids or another order (ids must be stable across loads)" in found
-    assert "[hooks] Drifting.default_stata is not part of the Benchmark surface; did you mean 'default_strata'?" in found
+    assert (
+        "[hooks] Drifting.default_stata is not part of the Benchmark surface; did you mean 'default_strata'?" in found
+    )
     assert "[prompts] item k1: C shows the question, which only C+Q and C+Q+I may" in found
 
 
@@ -156,8 +199,9 @@ def test_a_gold_answer_that_cannot_be_written_is_a_problem_naming_the_item(tmp_p
         return real(item, answer_key)
 
     monkeypatch.setattr(conformance, "gold_response", failing)
-    report = check_benchmark(FolderExam(), write(tmp_path / "data", GOOD[:2]), work_dir=tmp_path / "kit",
-                             raise_on_problems=False)
+    report = check_benchmark(
+        FolderExam(), write(tmp_path / "data", GOOD[:2]), work_dir=tmp_path / "kit", raise_on_problems=False
+    )
     found = [str(p) for p in report.problems]
     # reported once for the item (not once more per missing replay record), and the runs still ran
     assert found == ["[runs] item k2: the gold answer cannot be written as a reply (TypeError: cannot state this gold)"]
@@ -174,10 +218,18 @@ class TwoLanguageExam(FolderExam):
         root = Path(path)
         source = root / "items.en.jsonl" if self.active_language == "en" else root / "items.jsonl"
         rows = list(medvqa.read_jsonl(source))
-        return [medvqa.Item(id=r["id"], benchmark=self.name, question=r["question"], language=self.active_language,
-                            options=tuple(medvqa.Option(key=k, label=k, text=t) for k, t in r["options"].items()),
-                            gold=medvqa.Gold.from_json(r["answer"]), meta={"subject": r.get("subject")})
-                for r in rows]
+        return [
+            medvqa.Item(
+                id=r["id"],
+                benchmark=self.name,
+                question=r["question"],
+                language=self.active_language,
+                options=tuple(medvqa.Option(key=k, label=k, text=t) for k, t in r["options"].items()),
+                gold=medvqa.Gold.from_json(r["answer"]),
+                meta={"subject": r.get("subject")},
+            )
+            for r in rows
+        ]
 
 
 def test_each_language_must_hold_the_same_items_with_the_same_gold(tmp_path):
@@ -188,12 +240,14 @@ def test_each_language_must_hold_the_same_items_with_the_same_gold(tmp_path):
     report = check_benchmark(TwoLanguageExam(), data, work_dir=tmp_path / "kit", raise_on_problems=False)
     assert "languages" in report.checks
     assert [str(p) for p in report.problems if p.check == "languages"] == [
-        "[languages] item k2: the gold answer differs in --language en"]
+        "[languages] item k2: the gold answer differs in --language en"
+    ]
     (data / "items.en.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [english[0]]), encoding="utf-8")
     report = check_benchmark(TwoLanguageExam(), data, work_dir=tmp_path / "kit2", raise_on_problems=False)
     assert [str(p) for p in report.problems if p.check == "languages"] == [
         "[languages] item k2: --language en gives other item ids or another order than pl (runs in two languages "
-        "pair by id)"]
+        "pair by id)"
+    ]
 
 
 class SubjectsExam(FolderExam):
@@ -223,8 +277,12 @@ def test_a_selection_keyword_must_select_what_select_on_its_field_does(tmp_path)
     report = check_benchmark(IgnoringExam(), data, work_dir=tmp_path / "kit2", raise_on_problems=False)
     assert [str(p) for p in report.problems] == [
         "[selection] item k2: load(subjects=['endocrine']) gives 2 items, select={'subject': ['endocrine']} on the "
-        "loaded items 1"]
-    misnamed = type("MisnamedExam", (SubjectsExam,), {"name": "misnamed_exam", "selection_keywords": {"topics": "topic"}})
+        "loaded items 1"
+    ]
+    misnamed = type(
+        "MisnamedExam", (SubjectsExam,), {"name": "misnamed_exam", "selection_keywords": {"topics": "topic"}}
+    )
     report = check_benchmark(misnamed(), data, work_dir=tmp_path / "kit3", raise_on_problems=False)
     assert [str(p) for p in report.problems] == [
-        "[selection] the selection keyword 'topics' selects on 'topic', a field no item has (fields: subject)"]
+        "[selection] the selection keyword 'topics' selects on 'topic', a field no item has (fields: subject)"
+    ]

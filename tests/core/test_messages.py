@@ -49,8 +49,10 @@ def test_request_key_hashes_image_bytes_not_paths(tmp_path):
     item = sample_items()["Physician_2024_A_Q3"]
     msgs = bench.render(item, Condition.CQI)
     moved = [dict(m) for m in msgs]
-    moved[-1] = {"role": "user", "content": [dict(p, path="/elsewhere.png") if p["type"] == "image" else p
-                                             for p in msgs[-1]["content"]]}
+    moved[-1] = {
+        "role": "user",
+        "content": [dict(p, path="/elsewhere.png") if p["type"] == "image" else p for p in msgs[-1]["content"]],
+    }
     assert messages_for_key(moved) == messages_for_key(msgs)
     assert request_key("m", {"t": 0}, moved) == request_key("m", {"t": 0}, msgs)
     assert request_key("m", {"t": 0}, msgs) != request_key("m", {"t": 1}, msgs)

@@ -11,7 +11,6 @@ from click.testing import CliRunner
 
 from medvqa.cli.main import Commands, cli
 from medvqa.core import hookspecs, plugins
-
 from tests.conftest import REPO
 
 
@@ -25,13 +24,20 @@ def test_every_hook_is_documented():
     assert len(names) >= 4 and "register_commands" in names
     for name in names:
         params = ", ".join(inspect.signature(getattr(hookspecs, name)).parameters)
-        assert re.search(rf"^### `{name}\({params}\)`\n\S", docs, re.M), f"hook {name} is not documented in docs/plugins.md"
+        assert re.search(rf"^### `{name}\({params}\)`\n\S", docs, re.M), (
+            f"hook {name} is not documented in docs/plugins.md"
+        )
         assert getattr(hookspecs, name).__doc__, f"hook {name} has no docstring"
 
 
 def medvqa_cli(*args, env=None, **kwargs):
-    return subprocess.run([sys.executable, "-m", "medvqa.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "medvqa.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        **kwargs,
+    )
 
 
 def test_builtin_plugins_are_the_default_plugins_attributed_by_module():
@@ -39,9 +45,12 @@ def test_builtin_plugins_are_the_default_plugins_attributed_by_module():
     assert plugins.benchmarks()["jmed48k"].plugin == "medvqa.adapters.jmed48k.plugin"
     found = plugins.backends()
     assert {name: found[name].plugin for name in ("random", "constant", "replay", "litellm", "vllm")} == {
-        "random": "medvqa.core.inference.baselines", "constant": "medvqa.core.inference.baselines",
-        "replay": "medvqa.core.inference.baselines", "litellm": "medvqa.core.inference.engines",
-        "vllm": "medvqa.core.inference.engines"}
+        "random": "medvqa.core.inference.baselines",
+        "constant": "medvqa.core.inference.baselines",
+        "replay": "medvqa.core.inference.baselines",
+        "litellm": "medvqa.core.inference.engines",
+        "vllm": "medvqa.core.inference.engines",
+    }
     assert "ja" in {p.language for p in plugins.answer_patterns()}
     loaded = plugins.loaded_plugins()
     assert set(plugins.DEFAULT_PLUGINS) <= set(loaded)
@@ -55,7 +64,10 @@ def test_allow_list_limits_third_party_plugins_only(monkeypatch, allow, capsys):
     try:
         assert "jmed48k" in plugins.benchmarks()
         assert {"random", "constant", "replay", "litellm"} <= set(plugins.backends())
-        with pytest.raises(KeyError, match=r"unknown benchmark 'nope'; installed: igakuqa, jmed48k, kokushimd10, mir, mmbu_hard, polish_pes, worldmedqa_v, yakugakuqa"):
+        with pytest.raises(
+            KeyError,
+            match=r"unknown benchmark 'nope'; installed: igakuqa, jmed48k, kokushimd10, mir, mmbu_hard, polish_pes, worldmedqa_v, yakugakuqa",
+        ):
             plugins.get_benchmark("nope")
         warning = capsys.readouterr().err
         assert (f"MEDVQA_LOAD_PLUGINS names {allow}, not installed" in warning) == bool(allow)
@@ -69,8 +81,10 @@ def test_trace_prints_every_hook_call_through_pluggy_monitoring():
     assert out.returncode == 0, out.stderr
     lines = out.stderr.splitlines()
     built_in = "medvqa.adapters.jmed48k.plugin, medvqa.adapters.kokushimd10.plugin"
-    assert (f"medvqa hook: register_commands(cli) -> {built_in}, medvqa.adapters.worldmedqa_v.plugin, "
-            "medvqa.adapters.mir.plugin") in lines
+    assert (
+        f"medvqa hook: register_commands(cli) -> {built_in}, medvqa.adapters.worldmedqa_v.plugin, "
+        "medvqa.adapters.mir.plugin"
+    ) in lines
     for plugin in built_in.split(", "):
         assert f"medvqa hook: register_benchmarks(register) -> {plugin}" in lines
     assert "medvqa hook: register_backends(register) -> medvqa.core.inference.baselines" in lines
@@ -83,14 +97,18 @@ def fake_distribution(site, name, entry_points):
     info = site / f"{name}-0.3.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.3\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[medvqa]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()),
-                                           encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "[medvqa]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()), encoding="utf-8"
+    )
 
 
 def test_stale_entry_points_of_builtins_are_not_registered_twice(tmp_path):
     # an install from before the built-ins left the entry points: they name default plugins
-    fake_distribution(tmp_path, "medvqa_old", {"jmed48k": "medvqa.adapters.jmed48k.plugin",
-                                               "baselines": "medvqa.core.inference.baselines"})
+    fake_distribution(
+        tmp_path,
+        "medvqa_old",
+        {"jmed48k": "medvqa.adapters.jmed48k.plugin", "baselines": "medvqa.core.inference.baselines"},
+    )
     out = medvqa_cli("list", env={"PYTHONPATH": str(tmp_path)})
     assert out.returncode == 0, out.stderr
     assert out.stdout.count("jmed48k ") == 1 and "[plugin: medvqa.adapters.jmed48k.plugin]" in out.stdout
@@ -126,7 +144,9 @@ def test_registered_objects_are_checked_and_attributed():
     pm = plugins.manager()
     pm.register(BadPlugin(), name="bad")
     try:
-        with pytest.raises(plugins.PluginError, match="plugin bad registered .*NotABenchmark.* expected an instance of Benchmark"):
+        with pytest.raises(
+            plugins.PluginError, match="plugin bad registered .*NotABenchmark.* expected an instance of Benchmark"
+        ):
             plugins.benchmarks()
     finally:
         pm.unregister(name="bad")

@@ -43,8 +43,7 @@ def test_a_run_written_before_the_format_version_reports_the_same_numbers(legacy
         return (row["condition"], row.get("profession") or "", row.get("dominant_type") or "")
 
     old = {key(r): r for r in before()["report"]}
-    new = {key(r): r for r in medvqa.report(legacy, fmt="json")
-           if not (r.get("profession") and r.get("dominant_type"))}
+    new = {key(r): r for r in medvqa.report(legacy, fmt="json") if not (r.get("profession") and r.get("dominant_type"))}
     assert set(old) == set(new)
     for k, row in old.items():
         for field in ("n", "correct", "accuracy", "answered", "refusal", "parse_failure", "error", "missing"):
@@ -104,6 +103,10 @@ def test_the_writer_refuses_an_invalid_record_before_writing_anything(tmp_path):
         store.open(manifest)
         store.append({"item_id": "1", "condition": "C+Q", "status": "answered", "correct": True})
         with pytest.raises(DataError, match="damaged record"):
-            store.append_many([{"item_id": "2", "condition": "C+Q", "status": "answered"},
-                               {"item_id": "3", "condition": "C+Q", "status": "done"}])
+            store.append_many(
+                [
+                    {"item_id": "2", "condition": "C+Q", "status": "answered"},
+                    {"item_id": "3", "condition": "C+Q", "status": "done"},
+                ]
+            )
     assert [r["item_id"] for r in read_records(tmp_path)] == ["1"]

@@ -28,9 +28,18 @@ import pytest
 
 from medvqa.core.render import FONT_STACK, TEXT_ELEMENTS, bidi_auto
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--hide-scrollbars", "--force-device-scale-factor=1"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--force-device-scale-factor=1",
+]
 MISSING = "\U0010fffd"  # a private-use code point: no font has a glyph for it
 SCRIPTS = {
     "Hebrew": "אבגדהושלמ",
@@ -55,9 +64,19 @@ p{{position:absolute;left:0;width:1200px;margin:0;font-size:24px}}
 
 
 def screenshot(chromium: str, page: Path, png: Path, width: int, height: int, profile: Path) -> np.ndarray:
-    out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--screenshot={png}",
-                          f"--window-size={width},{height}", page.as_uri()], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(
+        [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            f"--screenshot={png}",
+            f"--window-size={width},{height}",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0 and png.is_file(), out.stderr[-2000:]
     from PIL import Image
 
@@ -72,24 +91,26 @@ def ink(cell: np.ndarray) -> np.ndarray:
 def test_every_script_renders_as_glyphs_and_hebrew_runs_right_to_left(tmp_path):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
-        pytest.skip("headless Chromium is not installed (apt-get install -y chromium fonts-noto-core "
-                    "fonts-ipaexfont-gothic); CI installs them and runs this check")
+        pytest.skip(
+            "headless Chromium is not installed (apt-get install -y chromium fonts-noto-core "
+            "fonts-ipaexfont-gothic); CI installs them and runs this check"
+        )
     page = tmp_path / "scripts.html"
     page.write_text(glyph_page(), encoding="utf-8")
     chars = [MISSING, *"".join(SCRIPTS.values())]
     shot = screenshot(chromium, page, tmp_path / "scripts.png", CELL * len(chars), CELL + 110, tmp_path / "profile")
-    cells = [ink(shot[:CELL, i * CELL:(i + 1) * CELL]) for i in range(len(chars))]
+    cells = [ink(shot[:CELL, i * CELL : (i + 1) * CELL]) for i in range(len(chars))]
     box = cells[0]
     assert box.sum() > 20, "the missing glyph drew nothing: the screenshot is blank"
     k = 1
     for script, text in SCRIPTS.items():
-        mine = cells[k:k + len(text)]
+        mine = cells[k : k + len(text)]
         k += len(text)
         tofu = [ch for ch, c in zip(text, mine) if c.sum() == 0 or np.array_equal(c, box)]
         assert not tofu, f"{script}: {''.join(tofu)} render as boxes (no font with these glyphs)"
         distinct = {c.tobytes() for c in mine}
         assert len(distinct) == len(text), f"{script}: characters render alike (boxes?)"
-    hebrew, latin = (ink(shot[CELL + 10 + y0:CELL + 10 + y0 + 40]) for y0 in (0, 50))
+    hebrew, latin = (ink(shot[CELL + 10 + y0 : CELL + 10 + y0 + 40]) for y0 in (0, 50))
     cols_he, cols_la = np.flatnonzero(hebrew.any(axis=0)), np.flatnonzero(latin.any(axis=0))
     assert cols_he.size and cols_la.size
     assert cols_he.max() > 1100 and cols_he.min() > 600, "the Hebrew paragraph is not right to left"
@@ -97,13 +118,15 @@ def test_every_script_renders_as_glyphs_and_hebrew_runs_right_to_left(tmp_path):
 
 
 def test_bidi_auto_marks_text_elements_and_leaves_scripts_styles_and_svg_alone():
-    page = ('<html><head><title>t</title><style>p{color:red}</style></head><body><h1>כותרת</h1>'
-            '<p class="x">a</p><td dir="rtl">b</td><span>c</span><br/><img src="x"/>'
-            '<svg><text>d</text><title>tip</title></svg><script>var s = "<p>";</script><b>e</b></body></html>')
+    page = (
+        "<html><head><title>t</title><style>p{color:red}</style></head><body><h1>כותרת</h1>"
+        '<p class="x">a</p><td dir="rtl">b</td><span>c</span><br/><img src="x"/>'
+        '<svg><text>d</text><title>tip</title></svg><script>var s = "<p>";</script><b>e</b></body></html>'
+    )
     out = bidi_auto(page)
     assert '<h1 dir="auto">כותרת</h1>' in out and '<p dir="auto" class="x">a</p>' in out
     assert '<td dir="rtl">b</td>' in out and '<span dir="auto">c</span>' in out and '<b dir="auto">e</b>' in out
-    assert '<svg><text>d</text><title>tip</title></svg>' in out and '<script>var s = "<p>";</script>' in out
+    assert "<svg><text>d</text><title>tip</title></svg>" in out and '<script>var s = "<p>";</script>' in out
     assert "<br/>" in out and '<img src="x"/>' in out and "<style>p{color:red}</style>" in out
     assert bidi_auto(out) == out  # once is enough
 
@@ -130,11 +153,15 @@ def test_compare_audit_and_view_pages_mark_every_text_and_share_the_font_stack(h
     from medvqa.core import view
 
     runs = [d for (model, country, _, _), d in hebrew_runs.items() if model == "Alpha" and country == "israel"]
-    result = CliRunner().invoke(cli, ["compare", *map(str, runs), "--resamples", "20", "--html",
-                                      str(tmp_path / "cmp.html")])
+    result = CliRunner().invoke(
+        cli, ["compare", *map(str, runs), "--resamples", "20", "--html", str(tmp_path / "cmp.html")]
+    )
     assert result.exit_code == 0, result.output
-    pages = {"compare": tmp_path / "cmp.html", "view": tmp_path / "cmp-items.html",
-             "audit": next((tmp_path / "cmp-audits").glob("*.html"))}
+    pages = {
+        "compare": tmp_path / "cmp.html",
+        "view": tmp_path / "cmp-items.html",
+        "audit": next((tmp_path / "cmp-audits").glob("*.html")),
+    }
     for name, path in pages.items():
         text = path.read_text(encoding="utf-8")
         assert FONT_STACK in text, name
@@ -155,11 +182,21 @@ def test_figures_draw_hebrew_japanese_portuguese_and_spanish_labels_with_real_gl
 
     levels = ["ישראל", "日本", "España", "Brasil"]
     table = [{"value": 0.5 + 0.03 * i, "ci_low": 0.4, "ci_high": 0.8, "n": 10} for i in range(8)]
-    cells = [{"level": level, "model": model, "language": "local", "row": 2 * i + j}
-             for i, level in enumerate(levels) for j, model in enumerate(["Modelo ñandú", "モデル"])]
-    panel = {"benchmark": "demo", "stratum": "país", "condition": "C+Q+I", "levels": levels,
-             "models": ["Modelo ñandú", "モデル"], "languages": ["local"], "cells": cells,
-             "pass_lines": {"日本": 0.7, "ישראל": 0.6}}
+    cells = [
+        {"level": level, "model": model, "language": "local", "row": 2 * i + j}
+        for i, level in enumerate(levels)
+        for j, model in enumerate(["Modelo ñandú", "モデル"])
+    ]
+    panel = {
+        "benchmark": "demo",
+        "stratum": "país",
+        "condition": "C+Q+I",
+        "levels": levels,
+        "models": ["Modelo ñandú", "モデル"],
+        "languages": ["local"],
+        "cells": cells,
+        "pass_lines": {"日本": 0.7, "ישראל": 0.6},
+    }
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*[Gg]lyph.*missing.*")
         with _style():
@@ -185,11 +222,15 @@ def test_the_item_browser_of_hebrew_runs_marks_what_its_script_builds(hebrew_run
 
     runs = [d for (model, country, _, cond), d in hebrew_runs.items() if country == "israel" and cond == "C+Q+I"]
     page = medvqa.view(*runs, html=tmp_path / "view.html")
-    out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
-                          Path(page).as_uri()], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", Path(page).as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     dom = out.stdout
-    items = dom[dom.index('id="items"'):]
+    items = dom[dom.index('id="items"') :]
     assert "מה האבחנה הסבירה ביותר" in items  # the Hebrew stem, built by the script
     assert items.count('class="item"') >= 10
     assert not unmarked(dom), unmarked(dom)[:5]

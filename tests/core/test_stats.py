@@ -11,7 +11,7 @@ def exact_mcnemar(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 
@@ -93,7 +93,7 @@ def test_paired_bootstrap_difference_and_significance():
 
 
 # The intervals below are our own (the papers prescribe none); the references are in docs/audit.md.
-Z2 = 1.959963984540054 ** 2  # z² of a 95 % interval, 3.841459
+Z2 = 1.959963984540054**2  # z² of a 95 % interval, 3.841459
 
 
 @pytest.mark.parametrize("n", [1, 4, 17])
@@ -197,9 +197,11 @@ def test_intervals_of_proportions_do_not_import_scipy_stats():
     import subprocess
     import sys
 
-    code = ("import sys; from medvqa.core import stats; from medvqa.core.metrics import accuracy_ci; "
-            "print(accuracy_ci(7, 10), stats.wilson_ci(3, 9), stats.binomial_ci(2.5, 10)); "
-            "print(sorted(m for m in ('scipy.stats', 'scipy.optimize') if m in sys.modules))")
+    code = (
+        "import sys; from medvqa.core import stats; from medvqa.core.metrics import accuracy_ci; "
+        "print(accuracy_ci(7, 10), stats.wilson_ci(3, 9), stats.binomial_ci(2.5, 10)); "
+        "print(sorted(m for m in ('scipy.stats', 'scipy.optimize') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[0].startswith("(0.396778147")  # 7/10: 0.397 to 0.892, as in medvqa.stats' docstring
     assert out[1] == "[]"
@@ -306,7 +308,7 @@ def test_contrast_test_says_which_method_and_why():
     # ±2·z²/(20 + z²) = ±2·3.8415/23.8415 = ±0.32225, where the z gave no interval at all
     none = stats.paired_contrast_test([1] * 18 + [0, -1], [1] * 18 + [0, -1])
     assert (none["p"], none["exact_p"], none["difference"]) == (1.0, 1.0, 0.0)
-    z2 = 1.959963984540054 ** 2
+    z2 = 1.959963984540054**2
     assert none["ci"] == pytest.approx([-2 * z2 / (20 + z2), 2 * z2 / (20 + z2)], rel=1e-9)
     assert stats.paired_z_difference([1] * 18 + [0, -1], [1] * 18 + [0, -1])["ci"] is None
     # 25 contrasts spread over five values among 2,000 items: the interval's outcomes are too many to
@@ -318,7 +320,10 @@ def test_contrast_test_says_which_method_and_why():
     # no shared pairs is not "every item gives the same contrast"
     assert stats.paired_contrast_test([], [])["note"] == "no shared pairs: no interval, no test"
     assert stats.paired_z_difference([], [])["note"] == "no shared pairs: no interval, no test"
-    assert stats.paired_contrast_test([1, 1, 1], [0, 0, 0])["note"] == "every item gives the same contrast: no interval, no test"
+    assert (
+        stats.paired_contrast_test([1, 1, 1], [0, 0, 0])["note"]
+        == "every item gives the same contrast: no interval, no test"
+    )
 
 
 def test_a_proportion_near_0_or_1_gets_the_boundary_correction_of_brown_cai_and_dasgupta():

@@ -74,8 +74,22 @@ def sample_run(tmp_path_factory):
     random run of it under C+Q and C+Q+I."""
     tmp = tmp_path_factory.mktemp("thumbs")
     shutil.copytree(shared_data("jmed48k-sample"), tmp / "data")
-    invoke("run", "jmed48k", "--data", tmp / "data", "--split", "full", "--model", "random", "--conditions",
-           "C+Q,C+Q+I", "--no-cache", "--run-dir", tmp / "run", "--json")
+    invoke(
+        "run",
+        "jmed48k",
+        "--data",
+        tmp / "data",
+        "--split",
+        "full",
+        "--model",
+        "random",
+        "--conditions",
+        "C+Q,C+Q+I",
+        "--no-cache",
+        "--run-dir",
+        tmp / "run",
+        "--json",
+    )
     return tmp
 
 
@@ -120,15 +134,18 @@ def test_a_kept_thumbnail_that_is_no_regular_file_is_never_read(tmp_path, monkey
     assert html.thumbnail(str(image), 100) == made and path.read_text(encoding="ascii") == made
 
 
-@pytest.mark.parametrize("kept,accepted", [
-    ("data:image/png;base64,iVBORw0KGgo=", True),
-    ("data:image/jpeg;base64,/9j/4AAQ", True),
-    ("data:image/webp;base64,UklGRg==", True),
-    (HOSTILE, False),
-    ("data:image/svg+xml;base64,PHN2Zz4=", False),  # an SVG may carry script
-    ("data:image/png;base64,AAAA\n<script>", False),
-    ("javascript:alert(1)", False),
-])
+@pytest.mark.parametrize(
+    "kept,accepted",
+    [
+        ("data:image/png;base64,iVBORw0KGgo=", True),
+        ("data:image/jpeg;base64,/9j/4AAQ", True),
+        ("data:image/webp;base64,UklGRg==", True),
+        (HOSTILE, False),
+        ("data:image/svg+xml;base64,PHN2Zz4=", False),  # an SVG may carry script
+        ("data:image/png;base64,AAAA\n<script>", False),
+        ("javascript:alert(1)", False),
+    ],
+)
 def test_only_an_image_data_url_is_taken_from_a_kept_thumbnail(tmp_path, monkeypatch, kept, accepted):
     image, made, path = kept_thumbnail(tmp_path, monkeypatch)
     path.write_text(kept, encoding="utf-8")
@@ -141,8 +158,9 @@ def view_images(page: Path) -> int:
     return len(json.loads(doc.group(1))["images"])
 
 
-def test_an_image_changed_into_one_pillow_cannot_open_is_a_missing_image_not_a_failed_view(sample_run, tmp_path,
-                                                                                            monkeypatch):
+def test_an_image_changed_into_one_pillow_cannot_open_is_a_missing_image_not_a_failed_view(
+    sample_run, tmp_path, monkeypatch
+):
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     data = tmp_path / "data"
     shutil.copytree(sample_run / "data", data)

@@ -17,13 +17,22 @@ import medvqa
 from medvqa.cli.main import cli
 from medvqa.core.run.store import read_records
 from medvqa.core.view import gold_text
-
 from tests.conftest import REPO, shared_data
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-HOSTILE = ('</script><script>document.body.setAttribute("data-pwned","script")</script>'
-           '<img src=x onerror="document.body.setAttribute(\'data-pwned\',\'img\')"> {"answer": ["Z"]}')
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+HOSTILE = (
+    '</script><script>document.body.setAttribute("data-pwned","script")</script>'
+    '<img src=x onerror="document.body.setAttribute(\'data-pwned\',\'img\')"> {"answer": ["Z"]}'
+)
 UNREADABLE = "Lorem ipsum dolor sit amet."
 
 
@@ -60,22 +69,37 @@ def runs(tmp_path_factory, items):
         gold = it.gold.alternatives[0]
         without = [answer(gold), answer(wrong(it)), UNREADABLE][i % 3]
         lines_a.append({"item_id": it.id, "condition": "C+Q", "response": HOSTILE if i == 1 else without})
-        lines_b.append({"item_id": it.id, "condition": "C+Q",
-                        "response": '{"answer": []}' if it.image_available else answer(gold)})
+        lines_b.append(
+            {"item_id": it.id, "condition": "C+Q", "response": '{"answer": []}' if it.image_available else answer(gold)}
+        )
     for j, it in enumerate(image_items):
         gold = it.gold.alternatives[0]
         lines_a.append({"item_id": it.id, "condition": "C+Q+I", "response": answer(gold)})
-        lines_b.append({"item_id": it.id, "condition": "C+Q+I",
-                        "response": answer(gold) if j < len(image_items) // 2 else answer(wrong(it))})
-        lines_b.append({"item_id": it.id, "condition": "C+Q/forced",
-                        "response": answer(gold) if j % 2 == 0 else answer(wrong(it))})
+        lines_b.append(
+            {
+                "item_id": it.id,
+                "condition": "C+Q+I",
+                "response": answer(gold) if j < len(image_items) // 2 else answer(wrong(it)),
+            }
+        )
+        lines_b.append(
+            {"item_id": it.id, "condition": "C+Q/forced", "response": answer(gold) if j % 2 == 0 else answer(wrong(it))}
+        )
     out = {}
     for name, lines, extra in (("a", lines_a, {}), ("b", lines_b, {"forced_guess": True})):
         replay = tmp / f"{name}.jsonl"
         replay.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
         run_dir = tmp / name
-        medvqa.run("jmed48k", f"replay:{replay}", data=str(shared_data("jmed48k-sample")), conditions="C+Q,C+Q+I",
-                   run_dir=str(run_dir), cache=False, progress=False, **extra)
+        medvqa.run(
+            "jmed48k",
+            f"replay:{replay}",
+            data=str(shared_data("jmed48k-sample")),
+            conditions="C+Q,C+Q+I",
+            run_dir=str(run_dir),
+            cache=False,
+            progress=False,
+            **extra,
+        )
         out[name] = run_dir
     out["hostile"] = items[1].id
     return out
@@ -84,10 +108,15 @@ def runs(tmp_path_factory, items):
 def chromium_dom(page: Path, fragment: str, profile: Path) -> str:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
-        pytest.skip("headless Chromium is not installed (apt-get install -y chromium); "
-                    "CI installs it and runs this check")
-    out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom",
-                          f"{page.as_uri()}#{fragment}"], capture_output=True, text=True, timeout=180)
+        pytest.skip(
+            "headless Chromium is not installed (apt-get install -y chromium); CI installs it and runs this check"
+        )
+    out = subprocess.run(
+        [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--dump-dom", f"{page.as_uri()}#{fragment}"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     return out.stdout
 
@@ -121,15 +150,15 @@ def test_the_page_of_800_items_and_two_runs_is_small_and_quick(runs, tmp_path):
     assert result.exit_code == 0, result.output
     assert seconds < 60  # seconds, not minutes (about 3 s here)
     text = page.read_text(encoding="utf-8")
-    assert page.stat().st_size < 15 * 2 ** 20
+    assert page.stat().st_size < 15 * 2**20
     assert "http://" not in text.replace("http://www.w3.org/2000/svg", "") and "https://" not in text
     # the hostile response is only ever data: escaped inside the JSON, never markup
     assert "<script>document.body" not in text and "<img src=x" not in text
     data = json.loads(re.search(r'<script type="application/json" id="view-data">(.*?)</script>', text, re.S).group(1))
-    assert len(data["items"]) == 800 and [r["label"] for r in data["runs"]] == [
-        "replay:a.jsonl", "replay:b.jsonl"]
-    assert len(data["images"]) == len({str(ref.path) for it in medvqa.load(
-        "jmed48k", path=shared_data("jmed48k-sample")) for ref in it.usable_images})
+    assert len(data["items"]) == 800 and [r["label"] for r in data["runs"]] == ["replay:a.jsonl", "replay:b.jsonl"]
+    assert len(data["images"]) == len(
+        {str(ref.path) for it in medvqa.load("jmed48k", path=shared_data("jmed48k-sample")) for ref in it.usable_images}
+    )
 
 
 @pytest.mark.slow  # headless Chromium, several page loads: about 30 s here
@@ -144,19 +173,25 @@ def test_in_chromium_every_item_is_reachable_and_filters_show_exactly_the_expect
     second = chromium_dom(page, "size=400&page=2", tmp_path / "p2")
     assert shown_items(first) + shown_items(second) == every
 
-    failures = [i for i in every if any(r["item_id"] == i and r["status"] == "parse_failure"
-                                        for recs in records.values() for r in recs)]
+    failures = [
+        i
+        for i in every
+        if any(r["item_id"] == i and r["status"] == "parse_failure" for recs in records.values() for r in recs)
+    ]
     # model a's unreadable third (positions 2, 5, ..., 797) and its hostile reply naming no option
     assert len(failures) == len(range(2, 800, 3)) + 1 and runs["hostile"] in failures
     dom = chromium_dom(page, "status=parse_failure&size=1000", tmp_path / "p3")
     assert shown_items(dom) == failures
 
     def correct(name, item_id, condition):
-        return next((bool(r["correct"]) for r in records[name]
-                     if r["item_id"] == item_id and r["condition"] == condition), None)
+        return next(
+            (bool(r["correct"]) for r in records[name] if r["item_id"] == item_id and r["condition"] == condition), None
+        )
 
-    only_with = {name: [i for i in every if correct(name, i, "C+Q+I") is True and correct(name, i, "C+Q") is False]
-                 for name in records}
+    only_with = {
+        name: [i for i in every if correct(name, i, "C+Q+I") is True and correct(name, i, "C+Q") is False]
+        for name in records
+    }
     n_image = sum(r["condition"] == "C+Q+I" for r in records["a"])
     # a: right with the image everywhere, without it right on every third → 2/3 of the image items;
     # b: refuses without the image, right with it on the first half of them
@@ -182,8 +217,9 @@ def test_audit_and_compare_cells_link_to_the_browser_showing_their_items(runs, t
     from urllib.parse import parse_qs
 
     audit_page = tmp_path / "audit.html"
-    result = CliRunner().invoke(cli, ["audit", str(runs["a"]), str(runs["b"]), "--html", str(audit_page), "--json",
-                                      "--resamples", "50"])
+    result = CliRunner().invoke(
+        cli, ["audit", str(runs["a"]), str(runs["b"]), "--html", str(audit_page), "--json", "--resamples", "50"]
+    )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     text = audit_page.read_text(encoding="utf-8")
@@ -192,11 +228,18 @@ def test_audit_and_compare_cells_link_to_the_browser_showing_their_items(runs, t
     checked = 0
     for model, section in doc["models"].items():
         rows = {"overall": section["paired"]["overall"]}
-        rows.update({f"{name}={value}": row for name, levels in section["paired"]["by"].items()
-                     for value, row in levels.items()})
+        rows.update(
+            {
+                f"{name}={value}": row
+                for name, levels in section["paired"]["by"].items()
+                for value, row in levels.items()
+            }
+        )
         for stratum, row in list(rows.items())[:2]:  # overall and one stratum level
             for state in ("p10", "p00"):
-                want = {"model": [model], "transition": [state]} | ({"stratum": [stratum]} if stratum != "overall" else {})
+                want = {"model": [model], "transition": [state]} | (
+                    {"stratum": [stratum]} if stratum != "overall" else {}
+                )
                 link = next(h for h in links if parse_qs(h.split("#", 1)[1]) == want)
                 dom = chromium_dom(tmp_path / "audit-items.html", link.split("#", 1)[1], tmp_path / f"a{checked}")
                 n = row["counts"]["n" + state[1:]]
@@ -205,15 +248,19 @@ def test_audit_and_compare_cells_link_to_the_browser_showing_their_items(runs, t
     assert checked == 8
 
     compare_page = tmp_path / "cmp.html"
-    result = CliRunner().invoke(cli, ["compare", str(runs["a"]), str(runs["b"]), "--html", str(compare_page),
-                                      "--json", "--resamples", "50"])
+    result = CliRunner().invoke(
+        cli, ["compare", str(runs["a"]), str(runs["b"]), "--html", str(compare_page), "--json", "--resamples", "50"]
+    )
     assert result.exit_code == 0, result.output
     table = json.loads(result.stdout)["table"]
     text = compare_page.read_text(encoding="utf-8")
     link = unescape(re.findall(r'class="view-link" href="([^"]*)"', text)[0])
     query = parse_qs(link.split("#", 1)[1])
-    row = next(r for r in table if r["stratum"] == "overall" and r["model"] == query["model"][0]
-               and r["condition"] == query["condition"][0])
+    row = next(
+        r
+        for r in table
+        if r["stratum"] == "overall" and r["model"] == query["model"][0] and r["condition"] == query["condition"][0]
+    )
     dom = chromium_dom(tmp_path / "cmp-items.html", link.split("#", 1)[1], tmp_path / "c")
     assert f'data-matching="{row["n"]}"' in body_attrs(dom)
     # the audit pages beside the comparison link to the same browser
@@ -235,12 +282,20 @@ def test_the_docs_screenshot_is_made_from_the_bundled_sample(tmp_path, monkeypat
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
-        pytest.skip("headless Chromium is not installed (apt-get install -y chromium); "
-                    "CI installs it and runs this check")
+        pytest.skip(
+            "headless Chromium is not installed (apt-get install -y chromium); CI installs it and runs this check"
+        )
     dirs = []
     for model in ("random", "constant:1"):
-        outcome = medvqa.run("jmed48k", model, sample=True, conditions="C+Q,C+Q+I", run_dir=str(tmp_path / model),
-                             cache=False, progress=False)
+        outcome = medvqa.run(
+            "jmed48k",
+            model,
+            sample=True,
+            conditions="C+Q,C+Q+I",
+            run_dir=str(tmp_path / model),
+            cache=False,
+            progress=False,
+        )
         dirs.append(outcome.run_dir)
     page = medvqa.view(*dirs, html=tmp_path / "view.html")
     # Japanese glyphs from the IPAexGothic font matplotlib-fontja installs, through fontconfig
@@ -248,14 +303,28 @@ def test_the_docs_screenshot_is_made_from_the_bundled_sample(tmp_path, monkeypat
 
     fonts = Path(matplotlib_fontja.__file__).parent / "fonts"
     conf = tmp_path / "fonts.conf"
-    conf.write_text(f'<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
-                    f'<include ignore_missing="yes">/etc/fonts/fonts.conf</include><dir>{fonts}</dir>'
-                    f'<cachedir>{tmp_path / "fc-cache"}</cachedir></fontconfig>', encoding="utf-8")
+    conf.write_text(
+        f'<?xml version="1.0"?><!DOCTYPE fontconfig SYSTEM "fonts.dtd"><fontconfig>'
+        f'<include ignore_missing="yes">/etc/fonts/fonts.conf</include><dir>{fonts}</dir>'
+        f"<cachedir>{tmp_path / 'fc-cache'}</cachedir></fontconfig>",
+        encoding="utf-8",
+    )
     monkeypatch.setenv("FONTCONFIG_FILE", str(conf))
     shot = tmp_path / "shot.png"
-    out = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--hide-scrollbars",
-                          f"--window-size={SCREENSHOT_SIZE[0]},{SCREENSHOT_SIZE[1]}", f"--screenshot={shot}",
-                          f"{page.as_uri()}#transition=p10"], capture_output=True, text=True, timeout=180)
+    out = subprocess.run(
+        [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--hide-scrollbars",
+            f"--window-size={SCREENSHOT_SIZE[0]},{SCREENSHOT_SIZE[1]}",
+            f"--screenshot={shot}",
+            f"{page.as_uri()}#transition=p10",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert out.returncode == 0 and shot.is_file(), out.stderr[-2000:]
     with Image.open(shot) as im:
         assert im.size == SCREENSHOT_SIZE and len(im.convert("L").getcolors(256)) > 50  # not a blank page
@@ -277,8 +346,15 @@ def test_judges_verdicts_and_boxes_are_shown_as_the_records_hold_them(tmp_path):
     info = write_fixture(root)
     run_dir = tmp_path / "run"
     with OpenAIServer(reply=judge_reply) as server:
-        medvqa.run("mmbu_hard", f"replay:{info['replay']}", data=str(root), run_dir=str(run_dir),
-                   judges=["hosted_vllm/test"], judge_options={"api_base": server.url}, progress=False)
+        medvqa.run(
+            "mmbu_hard",
+            f"replay:{info['replay']}",
+            data=str(root),
+            run_dir=str(run_dir),
+            judges=["hosted_vllm/test"],
+            judge_options={"api_base": server.url},
+            progress=False,
+        )
     records = {(r["item_id"], r["condition"]): r for r in medvqa.read_run(run_dir).records}
     page = medvqa.view(run_dir, html=tmp_path / "view.html")
     text = page.read_text(encoding="utf-8")
@@ -289,8 +365,15 @@ def test_judges_verdicts_and_boxes_are_shown_as_the_records_hold_them(tmp_path):
     for item_id, cond in judged:
         shown = entries[item_id]["runs"]["0"][cond]
         verdict = records[(item_id, cond)]["judgements"]["hosted_vllm/test"]
-        assert shown["j"] == [{"m": "hosted_vllm/test", "v": verdict["verdict"], "r": verdict["response"],
-                               "e": verdict.get("error"), "primary": True}]
+        assert shown["j"] == [
+            {
+                "m": "hosted_vllm/test",
+                "v": verdict["verdict"],
+                "r": verdict["response"],
+                "e": verdict.get("error"),
+                "primary": True,
+            }
+        ]
         assert shown["c"] == records[(item_id, cond)]["correct"]
     for i, (gold, *_rest) in enumerate(DETECTION):
         entry = entries[f"det_grounding_open-{i}"]
@@ -320,14 +403,30 @@ def test_language_transitions_filter_the_items_the_audit_counts(tmp_path):
     dirs, ids = [], None
     for lang, outcome in outcomes.items():
         bench = get_benchmark("igakuqa").with_language(lang)
-        items = [it for it in bench.load(data, select={"block": ["116A"]}) if it.options and not it.excluded
-                 and it.gold.format == "single" and not it.meta["withdrawn"] and not it.meta["credited_to_all"]]
+        items = [
+            it
+            for it in bench.load(data, select={"block": ["116A"]})
+            if it.options
+            and not it.excluded
+            and it.gold.format == "single"
+            and not it.meta["withdrawn"]
+            and not it.meta["credited_to_all"]
+        ]
         chosen = {"block": ["116A"], "number": [str(it.meta["number"]) for it in items[:60]]}
         items = bench.load(data, select=chosen)
         ids = [it.id for it in items]
-        answers = [(it, "C+Q", answer(it.gold.alternatives[0] if right else wrong(it))) for it, right in zip(items, outcome)]
-        medvqa.write_run(bench, items, answers, tmp_path / lang, model="replayed", load={"data": str(data), "select": chosen},
-                         saved=False)
+        answers = [
+            (it, "C+Q", answer(it.gold.alternatives[0] if right else wrong(it))) for it, right in zip(items, outcome)
+        ]
+        medvqa.write_run(
+            bench,
+            items,
+            answers,
+            tmp_path / lang,
+            model="replayed",
+            load={"data": str(data), "select": chosen},
+            saved=False,
+        )
         dirs.append(tmp_path / lang)
     counts = medvqa.audit(*dirs, resamples=50)["paired_language"]["ja vs en"]["conditions"]["C+Q"]["overall"]["counts"]
     assert counts == {"n11": 30, "n10": 10, "n01": 5, "n00": 15}
@@ -339,14 +438,16 @@ def test_language_transitions_filter_the_items_the_audit_counts(tmp_path):
     en = {it.id: it for it in get_benchmark("igakuqa").with_language("en").load(data, select=chosen)}
     ja = {it.id: it for it in get_benchmark("igakuqa").with_language("ja").load(data, select=chosen)}
     from html import escape
+
     for item_id in ids[40:45]:
         assert escape(ja[item_id].question, quote=False) in dom and escape(en[item_id].question, quote=False) in dom
     assert dom.count('<div class="asked" dir="auto">') == 5
 
 
 def test_a_damaged_record_is_one_line_naming_file_and_line_and_no_page_is_written(tmp_path):
-    run_dir = medvqa.run("jmed48k", "random", sample=True, conditions="C+Q", run_dir=str(tmp_path / "run"), cache=False,
-                         progress=False).run_dir
+    run_dir = medvqa.run(
+        "jmed48k", "random", sample=True, conditions="C+Q", run_dir=str(tmp_path / "run"), cache=False, progress=False
+    ).run_dir
     lines = (run_dir / "records.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     lines[2] = json.dumps({"item_id": "x", "condition": "C+Q", "status": "weird"}) + "\n"
     (run_dir / "records.jsonl").write_text("".join(lines), encoding="utf-8")
@@ -356,7 +457,8 @@ def test_a_damaged_record_is_one_line_naming_file_and_line_and_no_page_is_writte
     assert result.exit_code == 1
     assert result.output.strip().splitlines() == [
         f"Error: {run_dir / 'records.jsonl'}: record line 3: damaged record (status: Input should be 'answered', "
-        "'refusal', 'parse_failure', 'error' or 'missing')"]
+        "'refusal', 'parse_failure', 'error' or 'missing')"
+    ]
     assert page.read_text(encoding="utf-8") == "an earlier page\n"  # nothing already written is lost
 
 
@@ -366,8 +468,9 @@ def test_readings_and_gold_are_shown_as_text_not_json(tmp_path):
     Now every reading is text: the exam's labels, correct or wrong, and who read it."""
     data = shared_data("worldmedqa-v-japan")
     table = data / "visuals" / "outputs_w_images" / "GPT4o" / "GPT4o_japan_local_gpt-4o-mini_result.xlsx"
-    result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(table), "--data", str(data), "--run-dir",
-                                      str(tmp_path / "r"), "--json"])
+    result = CliRunner().invoke(
+        cli, ["import", "worldmedqa_v", str(table), "--data", str(data), "--run-dir", str(tmp_path / "r"), "--json"]
+    )
     assert result.exit_code == 0, result.output
     saved = medvqa.read_run(tmp_path / "r")
     records = [r for r in saved.records if r.get("assisted")]
@@ -398,8 +501,22 @@ def test_the_items_link_under_n_opens_those_n_items(tmp_path):
     from html import unescape
 
     run = tmp_path / "r"
-    result = CliRunner().invoke(cli, ["run", "igakuqa", "--data", str(shared_data("igakuqa")), "--select", "year=2018",
-                                      "--model", "random", "--run-dir", str(run), "--no-cache"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "igakuqa",
+            "--data",
+            str(shared_data("igakuqa")),
+            "--select",
+            "year=2018",
+            "--model",
+            "random",
+            "--run-dir",
+            str(run),
+            "--no-cache",
+        ],
+    )
     assert result.exit_code == 0, result.output
     page = tmp_path / "cmp.html"
     result = CliRunner().invoke(cli, ["compare", str(run), "--html", str(page), "--json", "--resamples", "20"])

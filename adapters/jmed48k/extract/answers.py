@@ -24,7 +24,9 @@ from .pdfpage import body_box, build_lines, page_chars
 WITHDRAWN = ("採点除外", "解なし", "全員正解", "削除", "不適切")
 BLANK = ("", "-", "―", "—", "－", "ー")
 SECTION_WORDS = {"午前": "AM", "午後": "PM"}
-QUESTION_ID = re.compile(r"^(?:\d{2,3}(?=[A-Za-z午]))?(?P<section>[A-Za-z]+|午前|午後)?(?:問題|問)?(?P<number>\d{1,3})$")
+QUESTION_ID = re.compile(
+    r"^(?:\d{2,3}(?=[A-Za-z午]))?(?P<section>[A-Za-z]+|午前|午後)?(?:問題|問)?(?P<number>\d{1,3})$"
+)
 HEADING = re.compile(r"(午前|午後|(?<![A-Za-z])[A-Z](?=問題))")
 ALTERNATIVES = re.compile(r"\s*(?:又は|または|\bor\b)\s*", re.IGNORECASE)
 TOGETHER = re.compile(r"\s*(?:及び|および|かつ|\band\b|[,、，・&＆+＋\s])\s*", re.IGNORECASE)
@@ -75,8 +77,12 @@ def _read_csv(path: Path) -> list[KeyEntry]:
     if not rows:
         raise DataError("empty answer key", file=path)
     header = [c.strip() for c in rows[0]]
-    q_col = next((i for i, h in enumerate(header) if "問題" in h or "番号" in h or h.lower() in ("id", "question")), None)
-    a_col = next((i for i, h in enumerate(header) if any(w in h for w in ("解答", "正答", "答")) or h.lower() == "answer"), None)
+    q_col = next(
+        (i for i, h in enumerate(header) if "問題" in h or "番号" in h or h.lower() in ("id", "question")), None
+    )
+    a_col = next(
+        (i for i, h in enumerate(header) if any(w in h for w in ("解答", "正答", "答")) or h.lower() == "answer"), None
+    )
     body = rows[1:] if q_col is not None else rows
     q_col, a_col = (q_col, a_col) if q_col is not None and a_col is not None else (0, 1)
     out = []
@@ -84,7 +90,9 @@ def _read_csv(path: Path) -> list[KeyEntry]:
         where = f"{path.name} row {n}"
         qid = parse_question_id(row[q_col]) if q_col < len(row) else None
         if qid is None:
-            raise DataError(f"unreadable question number {row[q_col] if q_col < len(row) else ''!r}", file=path, record=f"row {n}")
+            raise DataError(
+                f"unreadable question number {row[q_col] if q_col < len(row) else ''!r}", file=path, record=f"row {n}"
+            )
         out.append(KeyEntry(qid[0], qid[1], row[a_col].strip() if a_col < len(row) else "", where))
     return out
 

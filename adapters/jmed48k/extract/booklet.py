@@ -16,8 +16,20 @@ from pathlib import Path
 
 from medvqa.ja import fold
 
-from .pdfpage import (Box, Line, PdfBooklet, body_box, build_lines, cluster, contains_point, graphics,
-                      intersects, pad, page_chars, union)
+from .pdfpage import (
+    Box,
+    Line,
+    PdfBooklet,
+    body_box,
+    build_lines,
+    cluster,
+    contains_point,
+    graphics,
+    intersects,
+    pad,
+    page_chars,
+    union,
+)
 
 MARKER = re.compile(r"^別冊(No\.?\d+[A-Z]?)?$")
 PAGE_NUMBER = re.compile(r"^[\s\-―—–‐ー－]*\d{1,3}[\s\-―—–‐ー－]*$")
@@ -111,8 +123,7 @@ def _furniture(pages: list[list[Line]]) -> set[int]:
     def repeated(seg: str, bottom: float) -> bool:
         return len({p for p, b in seen[seg] if abs(b - bottom) <= 4}) >= floor
 
-    return {id(ln) for lines in pages for ln in lines
-            if all(repeated(seg, ln.box[3]) for seg in _segments(ln))}
+    return {id(ln) for lines in pages for ln in lines if all(repeated(seg, ln.box[3]) for seg in _segments(ln))}
 
 
 def _is_page_number(line: Line, body: Box) -> bool:
@@ -129,7 +140,9 @@ def _read_page(p: _Page, objects: list[dict], resolve) -> tuple[list[Line], list
     for group in groups:
         members = [objects[i] for i in group]
         box = union(o["box"] for o in members)
-        if any(o["kind"] == "image" for o in members) or (box[2] - box[0] >= MIN_FIGURE[0] and box[3] - box[1] >= MIN_FIGURE[1]):
+        if any(o["kind"] == "image" for o in members) or (
+            box[2] - box[0] >= MIN_FIGURE[0] and box[3] - box[1] >= MIN_FIGURE[1]
+        ):
             figure_boxes.append(box)
         else:
             small.append((box, members))
@@ -149,8 +162,11 @@ def _read_page(p: _Page, objects: list[dict], resolve) -> tuple[list[Line], list
     for _, members in small:
         marks.extend(members)
     figure_boxes = _merge_overlapping(figure_boxes)
-    inside = {id(c) for c in chars
-              if any(contains_point(pad(b, 2), (c["x0"] + c["x1"]) / 2, (c["top"] + c["bottom"]) / 2) for b in figure_boxes)}
+    inside = {
+        id(c)
+        for c in chars
+        if any(contains_point(pad(b, 2), (c["x0"] + c["x1"]) / 2, (c["top"] + c["bottom"]) / 2) for b in figure_boxes)
+    }
     lines = build_lines([c for c in chars if id(c) not in inside], p.index, resolve)
     figure_boxes, lines = _absorb_labels(figure_boxes, lines, p.body)
     _count_marks(lines, marks)
@@ -225,8 +241,16 @@ def _merge_stacked(lines: list[Line]) -> list[Line]:
     for base in lines:
         em = base.size or 10.0
         mid = (base.box[1] + base.box[3]) / 2
-        above = [s for s in short if s is not base and id(s) not in used and 0.3 * em < mid - (s.box[1] + s.box[3]) / 2 < 1.0 * em]
-        below = [s for s in short if s is not base and id(s) not in used and 0.3 * em < (s.box[1] + s.box[3]) / 2 - mid < 1.0 * em]
+        above = [
+            s
+            for s in short
+            if s is not base and id(s) not in used and 0.3 * em < mid - (s.box[1] + s.box[3]) / 2 < 1.0 * em
+        ]
+        below = [
+            s
+            for s in short
+            if s is not base and id(s) not in used and 0.3 * em < (s.box[1] + s.box[3]) / 2 - mid < 1.0 * em
+        ]
         for a in above:
             b = next((s for s in below if s.box[0] < a.box[2] + em and a.box[0] < s.box[2] + em), None)
             if b is None or a.box[0] < base.box[0]:
@@ -251,7 +275,7 @@ def _mark_numbers(lines: list[Line]) -> None:
         number_end = ln.glyphs[len(digits) - 1][2]
         if number_end <= column + 1.0 and number_end < _after_number(ln) - 0.3 * (ln.size or 10):
             ln.number = int(digits)
-            ln.text = ln.text[len(digits):].lstrip(" \t")
+            ln.text = ln.text[len(digits) :].lstrip(" \t")
 
 
 def _text_edge(line: Line) -> float:

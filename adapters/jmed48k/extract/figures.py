@@ -163,15 +163,20 @@ def _with_captions(path: Path) -> FigureBooklet:
             nearest = min(range(len(captions)), key=lambda i: _distance(captions[i][1], panel))
             by_caption[nearest].append(panel)
         page = booklet.pages[index]
-        texts = [ln.box for ln in build_lines(page_chars(page, body_box(page)), index) if not CaptionMachine(ln.text).run()]
+        texts = [
+            ln.box for ln in build_lines(page_chars(page, body_box(page)), index) if not CaptionMachine(ln.text).run()
+        ]
         for i, (caption, _) in enumerate(captions):
             found = by_caption[i]
             if not found:
                 result.notes.append(f"page {index + 1}: caption {caption} has no picture beside it")
                 continue
             labels = [(index, t) for t in _beside(texts, found)]
-            result.figures.append(BookletFigure(len(result.figures), caption, [index], [(index, b) for b in found],
-                                                {index: 0}, (), labels))
+            result.figures.append(
+                BookletFigure(
+                    len(result.figures), caption, [index], [(index, b) for b in found], {index: 0}, (), labels
+                )
+            )
     return result
 
 
@@ -192,8 +197,11 @@ def _panels(objects: list[dict]) -> list[Box]:
     """Pictures on a page: raster images (strips joined) and large drawings, with the arrows
     printed over them."""
     images = [o["box"] for o in objects if o["kind"] == "image"]
-    big = [o["box"] for o in objects if o["kind"] != "image"
-           and (o["box"][2] - o["box"][0]) * (o["box"][3] - o["box"][1]) >= 3600]
+    big = [
+        o["box"]
+        for o in objects
+        if o["kind"] != "image" and (o["box"][2] - o["box"][0]) * (o["box"][3] - o["box"][1]) >= 3600
+    ]
     boxes = images + big
     panels = [union(boxes[i] for i in g) for g in cluster(boxes, gap=3.0)]
     return [p for p in panels if (p[2] - p[0]) >= 20 and (p[3] - p[1]) >= 20]
@@ -207,9 +215,13 @@ def _beside(rows: list[Box], panels: list[Box]) -> list[Box]:
 
 def _glyph_rows(objects: list[dict], panels: list[Box]) -> list[Box]:
     """Clusters of small outlines that are not on a picture: printed text (captions, labels)."""
-    glyphs = [o["box"] for o in objects if o["kind"] in ("curve", "rect")
-              and max(o["box"][2] - o["box"][0], o["box"][3] - o["box"][1]) <= GLYPH_MAX
-              and not any(intersects(o["box"], p) for p in panels)]
+    glyphs = [
+        o["box"]
+        for o in objects
+        if o["kind"] in ("curve", "rect")
+        and max(o["box"][2] - o["box"][0], o["box"][3] - o["box"][1]) <= GLYPH_MAX
+        and not any(intersects(o["box"], p) for p in panels)
+    ]
     return [union(glyphs[i] for i in g) for g in cluster(glyphs, gap=6.0)]
 
 
@@ -239,7 +251,9 @@ def _outline_caption(objects: list[dict], panels: list[Box], rows: list[Box]) ->
     else:
         band = [r for r in rows if abs(r[0] - nearest[0]) <= 4]
     caption = union(band)
-    glyphs = sorted(o["box"] for o in objects if o["kind"] in ("curve", "rect") and intersects(o["box"], pad(caption, 0.5)))
+    glyphs = sorted(
+        o["box"] for o in objects if o["kind"] in ("curve", "rect") and intersects(o["box"], pad(caption, 0.5))
+    )
     return angle, tuple(tuple(round(v - caption[k % 2]) for k, v in enumerate(g)) for g in glyphs), caption
 
 
@@ -247,8 +261,10 @@ def _by_order(booklet: PdfBooklet) -> FigureBooklet:
     """Figures of a booklet without text, in booklet order; consecutive pages with the same
     caption outlines are one figure."""
     result = FigureBooklet(booklet.path, [], "order", booklet)
-    result.notes.append("the figure booklet has no text layer (captions are outlines): figures are "
-                        "paired with the stems' references in booklet order")
+    result.notes.append(
+        "the figure booklet has no text layer (captions are outlines): figures are "
+        "paired with the stems' references in booklet order"
+    )
     turned = []
     for i, objects in enumerate(_objects(booklet)):
         panels = _panels(objects)
@@ -260,8 +276,12 @@ def _by_order(booklet: PdfBooklet) -> FigureBooklet:
             turned.append(i + 1)
         page = booklet.pages[i]
         panels.sort(key=lambda b: _reading_key(turn(b, angle, page.width, page.height)))
-        labels = [(i, r) for r in rows if any(intersects(pad(p, 16), r) for p in panels)
-                  and not (caption_box and intersects(pad(caption_box, 1), r))]
+        labels = [
+            (i, r)
+            for r in rows
+            if any(intersects(pad(p, 16), r) for p in panels)
+            and not (caption_box and intersects(pad(caption_box, 1), r))
+        ]
         last = result.figures[-1] if result.figures else None
         if last and caption and last.signature == caption and last.pages[-1] == i - 1:
             last.pages.append(i)
@@ -269,8 +289,9 @@ def _by_order(booklet: PdfBooklet) -> FigureBooklet:
             last.labels.extend(labels)
             last.angle[i] = angle
             continue
-        result.figures.append(BookletFigure(len(result.figures), None, [i], [(i, b) for b in panels],
-                                            {i: angle}, caption, labels))
+        result.figures.append(
+            BookletFigure(len(result.figures), None, [i], [(i, b) for b in panels], {i: angle}, caption, labels)
+        )
     if turned:
         result.notes.append(f"pages {turned} are printed sideways; turned by the side their caption is on")
     return result
@@ -303,11 +324,15 @@ def pair_references(refs: list, booklet: FigureBooklet) -> tuple[dict, list[str]
         ordered = sorted(numbers)
         by_number = {n: [f] for n, f in zip(ordered, booklet.figures)}
         if ordered != list(range(ordered[0], ordered[0] + len(ordered))):
-            warnings.append(f"{booklet.path.name}: referenced numbers {ordered} are not consecutive; paired in order anyway")
+            warnings.append(
+                f"{booklet.path.name}: referenced numbers {ordered} are not consecutive; paired in order anyway"
+            )
     else:
-        warnings.append(f"{booklet.path.name}: {len(booklet.figures)} figures in the booklet but the stems cite "
-                        f"{len(numbers)} numbers; without readable captions the order is ambiguous, so no "
-                        "reference is resolved")
+        warnings.append(
+            f"{booklet.path.name}: {len(booklet.figures)} figures in the booklet but the stems cite "
+            f"{len(numbers)} numbers; without readable captions the order is ambiguous, so no "
+            "reference is resolved"
+        )
         return {}, warnings
     resolved = {}
     for ref in dict.fromkeys(refs):
@@ -343,13 +368,17 @@ def _regions(ref, figures: list[BookletFigure], letters: list[str]) -> tuple[lis
     if len(figures) == 1 and len(f.pages) == 1 and len(f.panels) == len(letters):
         page, box = f.panels[k]
         return [Region(page, _panel_box(f, page, box), f.angle[page])], None
-    return _whole(figures), (f"the panels of No. {ref.number} cannot be told apart for {ref.name}; "
-                             "the whole figure is used")
+    return _whole(figures), (
+        f"the panels of No. {ref.number} cannot be told apart for {ref.name}; the whole figure is used"
+    )
 
 
 def _panel_box(figure: BookletFigure, page: int, panel: Box) -> Box:
     """One panel with the labels printed at it (a label row is cut to the panel's width)."""
     near = pad(panel, 16)
-    labels = [(max(b[0], near[0]), b[1], min(b[2], near[2]), b[3])
-              for p, b in figure.labels if p == page and intersects(near, b)]
+    labels = [
+        (max(b[0], near[0]), b[1], min(b[2], near[2]), b[3])
+        for p, b in figure.labels
+        if p == page and intersects(near, b)
+    ]
     return pad(union([panel] + labels), 2)

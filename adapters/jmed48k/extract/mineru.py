@@ -75,8 +75,11 @@ def run(pdf: Path, out: Path) -> Path:
     """Run MinerU on `pdf` into `out`; returns its content_list.json."""
     found = find_command()
     if found is None:
-        raise DataError("engine 'mineru' needs the `mineru` or `magic-pdf` command on PATH "
-                        "(installed in its own environment), or an existing output folder", file=pdf)
+        raise DataError(
+            "engine 'mineru' needs the `mineru` or `magic-pdf` command on PATH "
+            "(installed in its own environment), or an existing output folder",
+            file=pdf,
+        )
     name, exe = found
     out.mkdir(parents=True, exist_ok=True)
     env = _magic_pdf_env(out) if name == "magic-pdf" else None
@@ -124,8 +127,9 @@ def read_content_list(path: Path) -> tuple[list[Block], str]:
 
 def _table_text(html: str) -> str:
     rows = re.findall(r"<tr>(.*?)</tr>", html, flags=re.S)
-    return "\n".join("\t".join(TAG.sub("", c).strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r, flags=re.S))
-                     for r in rows)
+    return "\n".join(
+        "\t".join(TAG.sub("", c).strip() for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", r, flags=re.S)) for r in rows
+    )
 
 
 def read_flow(pdf: Path, output: Path | None, workdir: Path | None = None) -> Flow:
@@ -149,7 +153,7 @@ def read_flow(pdf: Path, output: Path | None, workdir: Path | None = None) -> Fl
         for piece in _pieces(block.text):
             m = QUESTION_START.match(piece)
             if m:
-                flow.entries.append(Line(piece[m.end():], block.page, block.bbox, number=int(m.group(1))))
+                flow.entries.append(Line(piece[m.end() :], block.page, block.bbox, number=int(m.group(1))))
             else:
                 flow.entries.append(Line(piece, block.page, block.bbox))
     return flow
@@ -158,11 +162,15 @@ def read_flow(pdf: Path, output: Path | None, workdir: Path | None = None) -> Fl
 def _inline_math(text: str) -> str:
     """MinerU writes sub/superscripts as inline LaTeX (`$\\mathrm { T } _ { 1 }$`): put them back
     as printed (`T₁`). A formula with anything else is left as MinerU wrote it."""
+
     def plain(m: re.Match) -> str:
         body = re.sub(r"\\mathrm\s*\{([^}]*)\}", r"\1", m.group(1)).replace(" ", "")
-        body = re.sub(r"\^\{([^}]*)\}|\^(\w)", lambda g: "".join(superscript(c) for c in (g.group(1) or g.group(2))), body)
+        body = re.sub(
+            r"\^\{([^}]*)\}|\^(\w)", lambda g: "".join(superscript(c) for c in (g.group(1) or g.group(2))), body
+        )
         body = re.sub(r"_\{([^}]*)\}|_(\w)", lambda g: "".join(subscript(c) for c in (g.group(1) or g.group(2))), body)
         return m.group(0) if re.search(r"[\\{}^_]", body) else body
+
     return INLINE_MATH.sub(plain, text)
 
 

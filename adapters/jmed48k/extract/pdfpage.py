@@ -15,7 +15,7 @@ import pdfplumber
 import pypdfium2 as pdfium
 from PIL import Image
 
-from .text import superscript, subscript
+from .text import subscript, superscript
 
 Box = tuple[float, float, float, float]
 SPACES = (" ", "\u3000", "\xa0", "\t")
@@ -80,7 +80,7 @@ def cluster(boxes: list[Box], gap: float) -> list[list[int]]:
     order = sorted(range(len(boxes)), key=lambda i: boxes[i][0])
     for n, i in enumerate(order):
         grown = pad(boxes[i], gap)
-        for j in order[n + 1:]:
+        for j in order[n + 1 :]:
             if boxes[j][0] > grown[2]:
                 break
             if intersects(grown, boxes[j]):
@@ -168,7 +168,7 @@ class PdfBooklet:
         self.pdfium = pdfium.PdfDocument(self.data)
         self._textpages: dict[int, pdfium.PdfTextPage] = {}
 
-    def __enter__(self) -> "PdfBooklet":
+    def __enter__(self) -> PdfBooklet:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -247,9 +247,15 @@ def build_lines(chars: list[dict], page_index: int, resolve=None) -> list[Line]:
 def _attach_small(rows: list[list[dict]]) -> list[list[dict]]:
     """A row of small characters riding just above or below a line of larger ones (a
     superscript or subscript set far from its base) joins that line."""
+
     def extent(row):
-        return (min(c["x0"] for c in row), min(c["top"] for c in row), max(c["x1"] for c in row),
-                max(c["bottom"] for c in row), max(c["size"] for c in row))
+        return (
+            min(c["x0"] for c in row),
+            min(c["top"] for c in row),
+            max(c["x1"] for c in row),
+            max(c["bottom"] for c in row),
+            max(c["size"] for c in row),
+        )
 
     for i, row in enumerate(rows):
         x0, top, x1, bottom, size = extent(row)
@@ -299,8 +305,12 @@ def _line(chars: list[dict], page_index: int, resolve) -> Line:
         parts.append(t)
         glyphs.append((t, c["x0"], c["x1"]))
         prev, space = c, False
-    box = (min(c["x0"] for c in inked), min(c["top"] for c in inked),
-           max(c["x1"] for c in inked), max(c["bottom"] for c in inked))
+    box = (
+        min(c["x0"] for c in inked),
+        min(c["top"] for c in inked),
+        max(c["x1"] for c in inked),
+        max(c["bottom"] for c in inked),
+    )
     return Line("".join(parts), page_index, box, size, unmapped=unmapped, glyphs=tuple(glyphs))
 
 
@@ -319,4 +329,3 @@ def graphics(page, body: Box) -> list[dict]:
                 continue
             out.append({"kind": kind, "box": box})
     return out
-

@@ -10,24 +10,33 @@ from PIL import Image, ImageStat
 
 from medvqa import DataError
 
+from ..loader import Cell
 from ..professions import specialty_key
+from ..validate import validate_cell
 from . import mineru
 from .answers import AnswerError, normalise_section, parse_answer, read_answer_key
 from .booklet import Figure, Flow, read_booklet
 from .figures import FigureBooklet, Region, pair_references, read_figure_booklet
 from .questions import QuestionDraft, parse_questions
 from .report import ExtractionResult, QuestionReport
-from ..loader import Cell
-from ..validate import validate_cell
 from .writer import cell_folder, image_ref, write_cell, write_report
 
 ENGINES = ("pdfplumber", "mineru")
 DPI = 200
 
 
-def extract(*, questions: list[Path], figures: list[Path] = (), answers: Path | None = None,
-            profession: str, year: int, section_names: list[str] | None = None,
-            engine: str = "pdfplumber", mineru_output: Path | None = None, out: Path) -> ExtractionResult:
+def extract(
+    *,
+    questions: list[Path],
+    figures: list[Path] = (),
+    answers: Path | None = None,
+    profession: str,
+    year: int,
+    section_names: list[str] | None = None,
+    engine: str = "pdfplumber",
+    mineru_output: Path | None = None,
+    out: Path,
+) -> ExtractionResult:
     """Extract question booklets (one section each) into `out/JMed48k/{specialty}/{specialty}_{year}/`.
 
     Figure booklets are paired with question booklets by position (same count) or by file
@@ -72,13 +81,19 @@ def extract(*, questions: list[Path], figures: list[Path] = (), answers: Path | 
             if figure_booklet is not None:
                 figure_booklet.close()
         drafts.extend(found)
-        result.booklets.append({
-            "file": str(path), "section": section, "engine": engine, "pages": flow.pages,
-            "questions": len(found), "figure_booklet": str(pairing[i]) if i in pairing else None,
-            "figure_pairing": figure_booklet.method if figure_booklet else None,
-            "notes": flow.notes + (figure_booklet.notes if figure_booklet else []),
-            "seconds": round(perf_counter() - started, 2),
-        })
+        result.booklets.append(
+            {
+                "file": str(path),
+                "section": section,
+                "engine": engine,
+                "pages": flow.pages,
+                "questions": len(found),
+                "figure_booklet": str(pairing[i]) if i in pairing else None,
+                "figure_pairing": figure_booklet.method if figure_booklet else None,
+                "notes": flow.notes + (figure_booklet.notes if figure_booklet else []),
+                "seconds": round(perf_counter() - started, 2),
+            }
+        )
         if not found:
             result.errors.append(f"{path.name}: no question found")
     _join_answers(answers, drafts, result)
@@ -130,21 +145,38 @@ def _resolve(drafts: list[QuestionDraft], figure_booklet: FigureBooklet | None, 
     return resolved
 
 
-def _record(draft: QuestionDraft, specialty: str, year: int, flow: Flow, figure_booklet: FigureBooklet | None,
-            resolved: dict, images: dict[str, Image.Image]) -> tuple[dict, QuestionReport]:
-    report = QuestionReport(draft.section, draft.number, [p + 1 for p in draft.pages], n_select=draft.n_select,
-                            answer_slots=draft.slots, figure_refs=[r.name for r in draft.refs],
-                            image_as_options=draft.image_as_options, warnings=list(draft.warnings))
+def _record(
+    draft: QuestionDraft,
+    specialty: str,
+    year: int,
+    flow: Flow,
+    figure_booklet: FigureBooklet | None,
+    resolved: dict,
+    images: dict[str, Image.Image],
+) -> tuple[dict, QuestionReport]:
+    report = QuestionReport(
+        draft.section,
+        draft.number,
+        [p + 1 for p in draft.pages],
+        n_select=draft.n_select,
+        answer_slots=draft.slots,
+        figure_refs=[r.name for r in draft.refs],
+        image_as_options=draft.image_as_options,
+        warnings=list(draft.warnings),
+    )
     unit = "pt" if flow.booklet is not None else "1/1000 page"
-    report.boxes = [{"page": ln.page + 1, "box": [round(v, 1) for v in ln.box], "unit": unit}
-                    for ln in draft.lines if ln.box]
+    report.boxes = [
+        {"page": ln.page + 1, "box": [round(v, 1) for v in ln.box], "unit": unit} for ln in draft.lines if ln.box
+    ]
     content, answer, extra = [], [], []
     seen: set[Region] = set()
     for figure in draft.figures:
         content.append((_render_inline(flow, figure), f"{flow.source.name} p{figure.page + 1}"))
     for option in draft.options:
         for figure in option.figures:
-            answer.append((_render_inline(flow, figure), f"{flow.source.name} p{figure.page + 1} option {option.label}"))
+            answer.append(
+                (_render_inline(flow, figure), f"{flow.source.name} p{figure.page + 1} option {option.label}")
+            )
     for ref in draft.refs:
         regions = resolved.get(ref)
         if not regions:
@@ -155,14 +187,22 @@ def _record(draft: QuestionDraft, specialty: str, year: int, flow: Flow, figure_
             if region in seen:
                 continue  # one picture cited twice (a figure whose panels could not be split)
             seen.add(region)
-            target.append((_render_region(figure_booklet, region), f"{figure_booklet.path.name} p{region.page + 1} ({ref.name})"))
+            target.append(
+                (_render_region(figure_booklet, region), f"{figure_booklet.path.name} p{region.page + 1} ({ref.name})")
+            )
     if flow.booklet is not None:
-        extra = [(_render_inline(flow, f), f"{flow.source.name} p{f.page + 1} (printed question)") for f in draft.supplementary]
+        extra = [
+            (_render_inline(flow, f), f"{flow.source.name} p{f.page + 1} (printed question)")
+            for f in draft.supplementary
+        ]
     elif draft.supplementary:
         report.warnings.append("no supplementary image: the engine gave no page positions")
     img = {}
-    for role, key, found in (("content", "content_img", content), ("answer", "answer_img", answer),
-                             ("supplementary", "supplementary_img", extra)):
+    for role, key, found in (
+        ("content", "content_img", content),
+        ("answer", "answer_img", answer),
+        ("supplementary", "supplementary_img", extra),
+    ):
         refs = []
         for n, (image, where) in enumerate(found, start=1):
             ref = image_ref(specialty, year, draft.section, draft.number, role, n if len(found) > 1 else None)
@@ -230,8 +270,9 @@ def _join_answers(answers: Path | None, drafts: list[QuestionDraft], result: Ext
         draft, record, report = drafted[key], records[key], reports[key]
         report.answer = {"raw": entry.raw, "reason": None, "where": entry.where}
         try:
-            value, reason = parse_answer(entry.raw, options=list(record["options"]), slots=draft.slots,
-                                         n_select=draft.n_select)
+            value, reason = parse_answer(
+                entry.raw, options=list(record["options"]), slots=draft.slots, n_select=draft.n_select
+            )
         except AnswerError as exc:
             result.errors.append(f"{entry.where}: {report.key}: {exc}")
             continue
@@ -241,4 +282,3 @@ def _join_answers(answers: Path | None, drafts: list[QuestionDraft], result: Ext
             report.warnings.append(f"no usable official answer ({reason}): correct_answer is null")
     for key in records.keys() - keyed:
         result.errors.append(f"{reports[key].key}: no answer key entry for this question")
-

@@ -140,7 +140,7 @@ def _first_number(flow: Flow) -> int | None:
     """The first question: a hanging number followed later by its successor."""
     numbers = [e.number for e in flow.entries if isinstance(e, Line) and e.number is not None]
     for i, n in enumerate(numbers):
-        if any(m == n + 1 for m in numbers[i + 1:i + 40]):
+        if any(m == n + 1 for m in numbers[i + 1 : i + 40]):
             return n
     return numbers[0] if numbers else None
 
@@ -168,7 +168,7 @@ def _label(line_text: str, expected: str | None):
         if m:
             label = normalize_width(m.group(1))
             if label == expected or (expected is None and label in ("1", "a")):
-                return label, line_text[m.end():]
+                return label, line_text[m.end() :]
     return None
 
 
@@ -189,8 +189,8 @@ def _split_inline(text: str, label: str) -> list[tuple[str, str]]:
         m = pattern.search(last_text)
         if not m:
             return parts
-        parts[-1] = (last_label, last_text[:m.start()])
-        parts.append((nxt, last_text[m.end():]))
+        parts[-1] = (last_label, last_text[: m.start()])
+        parts.append((nxt, last_text[m.end() :]))
 
 
 def _add_text(q: QuestionDraft, text: str, line: Line) -> None:
@@ -221,8 +221,14 @@ def _merge_close(figures: list[Figure]) -> list[Figure]:
     out: list[Figure] = []
     for f in figures:
         prev = out[-1] if out else None
-        if (prev and prev.box and f.box and prev.page == f.page and not (prev.image or f.image)
-                and f.box[1] - prev.box[3] < 30.0):
+        if (
+            prev
+            and prev.box
+            and f.box
+            and prev.page == f.page
+            and not (prev.image or f.image)
+            and f.box[1] - prev.box[3] < 30.0
+        ):
             out[-1] = Figure(prev.page, union([prev.box, f.box]))
         else:
             out.append(f)
@@ -243,16 +249,17 @@ def _finish(q: QuestionDraft) -> None:
             o.parts = [o.label]
     if any(r.options for r in q.refs):
         q.image_as_options = True
-    elif (q.refs and "のうち" in q.stem and q.options
-          and all(fold(o.text) in (o.label, "") for o in q.options)):
+    elif q.refs and "のうち" in q.stem and q.options and all(fold(o.text) in (o.label, "") for o in q.options):
         q.image_as_options = True
     flagged = [ln for ln in q.lines if ln.drawn or ln.unmapped]
     if flagged:
         drawn = sum(ln.drawn for ln in flagged)
         unmapped = sum(ln.unmapped for ln in flagged)
-        q.warnings.append(f"{len(flagged)} line(s) carry {drawn} vector-drawn mark(s) (radicals, fraction bars) "
-                          f"and {unmapped} glyph(s) without Unicode: the text may be incomplete; the printed "
-                          "question is kept as a supplementary image")
+        q.warnings.append(
+            f"{len(flagged)} line(s) carry {drawn} vector-drawn mark(s) (radicals, fraction bars) "
+            f"and {unmapped} glyph(s) without Unicode: the text may be incomplete; the printed "
+            "question is kept as a supplementary image"
+        )
         for page in sorted({ln.page for ln in flagged}):
             boxes = [ln.box for ln in q.lines if ln.page == page and ln.box]
             if boxes:

@@ -55,7 +55,11 @@ class ExtractionResult:
             "path": str(self.path) if self.path else None,
             "report_path": str(self.report_path) if self.report_path else None,
             "ok": self.ok,
-            "counts": {"questions": len(self.records), "warnings": len(self.all_warnings()), "errors": len(self.errors)},
+            "counts": {
+                "questions": len(self.records),
+                "warnings": len(self.all_warnings()),
+                "errors": len(self.errors),
+            },
             "booklets": self.booklets,
             "errors": self.errors,
             "warnings": self.all_warnings(),

@@ -20,9 +20,15 @@ def is_wide(ch: str) -> bool:
     if not ch:
         return False
     o = ord(ch)
-    return (0x2E80 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0xFF00 <= o <= 0xFFEF
-            or 0x3000 <= o <= 0x303F or 0x2460 <= o <= 0x24FF or 0x2500 <= o <= 0x25FF
-            or ch in "〈〉《》「」『』【】〔〕―…・")
+    return (
+        0x2E80 <= o <= 0x9FFF
+        or 0xF900 <= o <= 0xFAFF
+        or 0xFF00 <= o <= 0xFFEF
+        or 0x3000 <= o <= 0x303F
+        or 0x2460 <= o <= 0x24FF
+        or 0x2500 <= o <= 0x25FF
+        or ch in "〈〉《》「」『』【】〔〕―…・"
+    )
 
 
 def superscript(ch: str) -> str:

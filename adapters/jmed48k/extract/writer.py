@@ -32,10 +32,12 @@ def write_cell(folder: Path, year: int, records: list[dict], images: dict[str, I
             old.unlink()
     for ref, image in images.items():
         write_atomic(folder / ref, lambda fh: image.save(fh, format="PNG"))
-    return write_atomic(folder / f"{year}_CORRECTED.json",
-                        json.dumps({"questions": records}, ensure_ascii=False, indent=1) + "\n")
+    return write_atomic(
+        folder / f"{year}_CORRECTED.json", json.dumps({"questions": records}, ensure_ascii=False, indent=1) + "\n"
+    )
 
 
 def write_report(folder: Path, year: int, report: dict) -> Path:
-    return write_atomic(folder / f"{year}_extraction_report.json",
-                        json.dumps(report, ensure_ascii=False, indent=1) + "\n")
+    return write_atomic(
+        folder / f"{year}_extraction_report.json", json.dumps(report, ensure_ascii=False, indent=1) + "\n"
+    )

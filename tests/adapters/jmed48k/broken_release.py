@@ -12,9 +12,16 @@ OPTIONS = {"a": "one", "b": "two", "c": "three", "d": "four", "e": "five"}
 
 
 def _q(number, *, options=OPTIONS, answer=("A",), text_only=True, content="", **extra):
-    q = {"question_number": number, "section": "A", "question_text": f"question {number}",
-         "options": options, "correct_answer": list(answer) if isinstance(answer, tuple) else answer,
-         "text_only": text_only, "img": {"content_img": content, "answer_img": ""}, "text_reference": None}
+    q = {
+        "question_number": number,
+        "section": "A",
+        "question_text": f"question {number}",
+        "options": options,
+        "correct_answer": list(answer) if isinstance(answer, tuple) else answer,
+        "text_only": text_only,
+        "img": {"content_img": content, "answer_img": ""},
+        "text_reference": None,
+    }
     q.update(extra)
     return q
 
@@ -51,7 +58,8 @@ def write_broken_release(root: Path) -> Path:
         _q(1),
         missing_a2,
         _q(3, options={"a": "one", "bb": "two"}),
-        _q(4), _q(4),
+        _q(4),
+        _q(4),
         _q(5, answer=("F",)),
         _q(6, answer=[["A"], ["Z"]]),
         _q(7, options={}, answer=("1", "2")),  # a numeric-slot item: valid
@@ -68,8 +76,10 @@ def write_broken_release(root: Path) -> Path:
     ]
     path = cell / f"{YEAR}_CORRECTED.json"
     path.write_text(json.dumps({"questions": questions}, ensure_ascii=False), encoding="utf-8")
-    taxonomy = {"A9": {"image_types": ["Radiology"], "dominant_type": "Radiology", "image_as_options": False},
-                "A10": {"image_types": ["Other/Unclear"], "dominant_type": "Other/Unclear", "image_as_options": False},
-                "A16": {"image_types": ["Diagram"], "dominant_type": "Diagram", "image_as_options": False}}
+    taxonomy = {
+        "A9": {"image_types": ["Radiology"], "dominant_type": "Radiology", "image_as_options": False},
+        "A10": {"image_types": ["Other/Unclear"], "dominant_type": "Other/Unclear", "image_as_options": False},
+        "A16": {"image_types": ["Diagram"], "dominant_type": "Diagram", "image_as_options": False},
+    }
     (cell / f"{YEAR}_taxonomy.json").write_text(json.dumps(taxonomy), encoding="utf-8")
     return path

@@ -2,7 +2,6 @@
 real physician exams (800 items, numeric slots, alternatives, image-as-options items)."""
 
 from medvqa.testing import check_benchmark
-
 from tests.conftest import shared_data
 
 

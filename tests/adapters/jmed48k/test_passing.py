@@ -7,10 +7,10 @@ import re
 import pytest
 
 import medvqa
-from medvqa.mhlw import CRITERIA_FILE, Rule, evaluate, load_rules, scoring_record
 from medvqa.core.items import Gold, Item, Option
-from medvqa.core.run.saved import load_run
 from medvqa.core.run.options import RunOptions, run
+from medvqa.core.run.saved import load_run
+from medvqa.mhlw import CRITERIA_FILE, Rule, evaluate, load_rules, scoring_record
 from tests.conftest import shared_data
 
 
@@ -22,10 +22,21 @@ def replay(tmp_path, year, answers):
     with path.open("w", encoding="utf-8") as fh:
         for item_id, answer in answers.items():
             for condition in ("C+Q", "C+Q+I"):
-                fh.write(json.dumps({"item_id": item_id, "condition": condition,
-                                     "response": json.dumps({"answer": answer})}) + "\n")
-    run(RunOptions(benchmark="jmed48k", model=f"replay:{path}", data=str(shared_data("jmed48k-sample")),
-                   select={"year": [str(year)]}, conditions="C+Q,C+Q+I", run_dir=str(tmp_path / "run")), progress=False)
+                fh.write(
+                    json.dumps({"item_id": item_id, "condition": condition, "response": json.dumps({"answer": answer})})
+                    + "\n"
+                )
+    run(
+        RunOptions(
+            benchmark="jmed48k",
+            model=f"replay:{path}",
+            data=str(shared_data("jmed48k-sample")),
+            select={"year": [str(year)]},
+            conditions="C+Q,C+Q+I",
+            run_dir=str(tmp_path / "run"),
+        ),
+        progress=False,
+    )
     _, records, _, items = load_run(tmp_path / "run")
     return list(items.values()), records
 
@@ -45,8 +56,11 @@ def test_gpt52_on_the_120th_exam_reproduces_its_own_points(tmp_path):
     answers = {sample_item_id(r["question_id"]): r["predicted"] for r in source["results"]}
     items, records = replay(tmp_path, 2026, answers)
     counted = scoring_record(records)
-    differ = [r["question_id"] for r in source["results"]
-              if bool(counted[sample_item_id(r["question_id"])]["correct"]) != r["correct"]]
+    differ = [
+        r["question_id"]
+        for r in source["results"]
+        if bool(counted[sample_item_id(r["question_id"])]["correct"]) != r["correct"]
+    ]
     assert differ == []
     cell = by_id(evaluate(items, records))[("Physician", 2026)]
     summary = source["summary"]
@@ -60,13 +74,22 @@ def test_gpt52_on_the_120th_exam_reproduces_its_own_points(tmp_path):
 def test_qwen_on_the_119th_exam_gets_the_files_points_and_passes_on_the_evaluable_criteria(tmp_path):
     path = shared_data("igakuqa119", "results", "demo", "119_qwen2_5-72b_grading_results.csv")
     rows = list(csv.DictReader(path.open(encoding="utf-8-sig")))
-    items, records = replay(tmp_path, 2025, {sample_item_id(r["question_number"]): list(r["model_answer"])
-                                             for r in rows})
+    items, records = replay(
+        tmp_path, 2025, {sample_item_id(r["question_number"]): list(r["model_answer"]) for r in rows}
+    )
     counted = scoring_record(records)
-    assert [r["question_number"] for r in rows
-            if bool(counted[sample_item_id(r["question_number"])]["correct"]) != (r["is_correct"] == "True")] == []
-    expected = {flag: (sum(int(r["score"]) for r in rows if r["is_required"] == flag),
-                       sum(int(r["possible"]) for r in rows if r["is_required"] == flag)) for flag in ("True", "False")}
+    assert [
+        r["question_number"]
+        for r in rows
+        if bool(counted[sample_item_id(r["question_number"])]["correct"]) != (r["is_correct"] == "True")
+    ] == []
+    expected = {
+        flag: (
+            sum(int(r["score"]) for r in rows if r["is_required"] == flag),
+            sum(int(r["possible"]) for r in rows if r["is_required"] == flag),
+        )
+        for flag in ("True", "False")
+    }
     [cell] = evaluate(items, records)
     c = by_id([cell])[("Physician", 2025)]
     assert (c["hisshu"].points, c["hisshu"].max) == expected["True"] == (168, 200)
@@ -79,12 +102,25 @@ def test_qwen_on_the_119th_exam_gets_the_files_points_and_passes_on_the_evaluabl
     assert cell.result == "pass on the evaluable criteria" and cell.margin == 8 and cell.not_evaluated == ("kinki",)
     overall, *rows = cell.verdicts()
     assert (overall.exam, overall.criterion, overall.status, overall.margin) == (
-        "Physician 2025", "overall", "pass on the evaluable criteria", 8)
+        "Physician 2025",
+        "overall",
+        "pass on the evaluable criteria",
+        8,
+    )
     assert overall.not_evaluated == ("kinki",) and overall.note == "not evaluated: kinki (see their rows)"
     assert rows[2].model_dump(exclude={"note"}) == {
-        "exam": "Physician 2025", "criterion": "kinki", "status": "not evaluable", "points": None,
-        "required": "<=3", "maximum": None, "margin": None, "unit": "points", "treatments": (),
-        "not_evaluated": (), "scope": {}}
+        "exam": "Physician 2025",
+        "criterion": "kinki",
+        "status": "not evaluable",
+        "points": None,
+        "required": "<=3",
+        "maximum": None,
+        "margin": None,
+        "unit": "points",
+        "treatments": (),
+        "not_evaluated": (),
+        "scope": {},
+    }
     assert rows[2].note == "which options are 禁忌肢 is not published, so selections cannot be counted"
 
 
@@ -120,15 +156,37 @@ def test_all_gold_passes_the_lines_with_full_marks_and_one_hisshu_point_under_th
 
 def toy_items(n, excluded=()):
     options = (Option(key="A", label="a", text="x"), Option(key="B", label="b", text="y"))
-    return [Item(id=f"T_2030_X_Q{i}", benchmark="jmed48k", question="q", options=options,
-                 gold=None if i in excluded else Gold(alternatives=(("A",),)),
-                 meta={"profession": "Nurse", "year": 2030, "section": "X", "number": i}) for i in range(1, n + 1)]
+    return [
+        Item(
+            id=f"T_2030_X_Q{i}",
+            benchmark="jmed48k",
+            question="q",
+            options=options,
+            gold=None if i in excluded else Gold(alternatives=(("A",),)),
+            meta={"profession": "Nurse", "year": 2030, "section": "X", "number": i},
+        )
+        for i in range(1, n + 1)
+    ]
 
 
 def rule(kind, criterion_id="T-c", **fields):
-    base = dict(profession="Nurse", year=2030, exam_round="", criterion_id=criterion_id, kind=kind, parts="p",
-                sections="X", numbers="*", points_each="", required="", max="", scaling="", text_ja="",
-                source="https://example.org", secondary="yes")
+    base = dict(
+        profession="Nurse",
+        year=2030,
+        exam_round="",
+        criterion_id=criterion_id,
+        kind=kind,
+        parts="p",
+        sections="X",
+        numbers="*",
+        points_each="",
+        required="",
+        max="",
+        scaling="",
+        text_ja="",
+        source="https://example.org",
+        secondary="yes",
+    )
     return Rule(**(base | fields))
 
 
@@ -167,8 +225,12 @@ def test_criteria_file_keeps_every_shared_row_with_its_source():
         if row["criterion_id"].endswith(("_exempt",)):
             continue  # lines for candidates exempt from some subjects
         r = shipped[row["criterion_id"]]
-        assert (r.year, r.exam_round, r.text_ja, r.source) == (int(row["exam_year"]), row["exam_round"],
-                                                               row["criterion_ja"], row["source"])
+        assert (r.year, r.exam_round, r.text_ja, r.source) == (
+            int(row["exam_year"]),
+            row["exam_round"],
+            row["criterion_ja"],
+            row["source"],
+        )
         if r.kind == "min_percent" and r.parts == "hisshu":  # pharmacist: 70% overall, 30% per subject
             sub = shipped[row["criterion_id"] + "-subjects"]
             assert f"{r.required}; each subject {sub.required}" == row["points_required"]
@@ -189,8 +251,11 @@ def test_a_partial_exam_gets_no_verdict_and_says_why():
     # 0 禁忌肢 answers among two asked questions is no "pass" of "at most 3" — the other two
     # could hold any number — and the points line needs all four.
     items = toy_items(4)
-    rules = [rule("weight", "T-w", points_each="1"), rule("min_points", required="2", max="4"),
-             rule("max_kinki", "T-k", required="<=3")]
+    rules = [
+        rule("weight", "T-w", points_each="1"),
+        rule("min_points", required="2", max="4"),
+        rule("max_kinki", "T-k", required="<=3"),
+    ]
     [whole] = evaluate(items, correct_records(items), rules, kinki={("Nurse", 2030): 0})
     assert whole.result == "pass" and [c.status for c in whole.criteria] == ["pass", "pass"]
     [part] = evaluate(items, correct_records(items)[:2], rules, kinki={("Nurse", 2030): 0})
@@ -201,8 +266,17 @@ def test_a_partial_exam_gets_no_verdict_and_says_why():
     assert points.note.endswith("a verdict needs the whole exam")
     # an exam the run never sat is not reported at all
     other = toy_items(2)
-    other = [Item(id=f"U{it.id}", benchmark=it.benchmark, question=it.question, options=it.options, gold=it.gold,
-                  meta={**it.meta, "year": 2031}) for it in other]
+    other = [
+        Item(
+            id=f"U{it.id}",
+            benchmark=it.benchmark,
+            question=it.question,
+            options=it.options,
+            gold=it.gold,
+            meta={**it.meta, "year": 2031},
+        )
+        for it in other
+    ]
     assert [(c.profession, c.year) for c in evaluate(items + other, correct_records(items), rules)] == [("Nurse", 2030)]
 
 
@@ -211,8 +285,14 @@ def block_a_replay(tmp_path):
     items = medvqa.load("jmed48k", path=shared_data("jmed48k-sample"), split="full", years=[2025])
     block = [it for it in items if it.meta["section"] == "A"]
     path = tmp_path / "replay.jsonl"
-    path.write_text("".join(json.dumps({"item_id": it.id, "condition": c, "response": json.dumps(
-        {"answer": gold_answer(it)})}) + "\n" for it in block for c in ("C+Q", "C+Q+I")), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"item_id": it.id, "condition": c, "response": json.dumps({"answer": gold_answer(it)})}) + "\n"
+            for it in block
+            for c in ("C+Q", "C+Q+I")
+        ),
+        encoding="utf-8",
+    )
     return items, path
 
 
@@ -220,9 +300,17 @@ def test_pass_on_one_block_of_the_119th_exam_is_not_evaluable(tmp_path):
     # a run of block A alone (--select section=A): the verdict is asked of the whole 119th exam
     # (the run's data without its selection), whose other blocks have no record
     items, path = block_a_replay(tmp_path)
-    run(RunOptions(benchmark="jmed48k", model=f"replay:{path}", data=str(shared_data("jmed48k-sample")),
-                   select={"year": ["2025"], "section": ["A"]}, conditions="C+Q,C+Q+I",
-                   run_dir=str(tmp_path / "run")), progress=False)
+    run(
+        RunOptions(
+            benchmark="jmed48k",
+            model=f"replay:{path}",
+            data=str(shared_data("jmed48k-sample")),
+            select={"year": ["2025"], "section": ["A"]},
+            conditions="C+Q,C+Q+I",
+            run_dir=str(tmp_path / "run"),
+        ),
+        progress=False,
+    )
     rows = medvqa.report(tmp_path / "run", pass_lines=True, fmt="json")["rows"]
     assert {r["exam"] for r in rows} == {"Physician 2025"}
     overall = next(r for r in rows if r["criterion"] == "overall")
@@ -255,10 +343,13 @@ def test_an_undecided_criterion_qualifies_a_pass_and_never_a_fail():
     # ../shared/papers/kokushimd10-review.txt, major comment [§3.3, Table 1]: a pass claim must say
     # how 禁忌肢 (forbidden options) are handled, and be restricted where a rule cannot be applied.
     items = toy_items(4)
-    rules = [rule("weight", "T-wp", parts="p", numbers="1-2", points_each="1"),
-             rule("weight", "T-wq", parts="q", numbers="3-4", points_each="1"),
-             rule("min_points", "T-p", parts="p", required="2", max="2"),
-             rule("min_points", "T-q", parts="q", required="1", max="2"), rule("max_kinki", "T-k", required="<=3")]
+    rules = [
+        rule("weight", "T-wp", parts="p", numbers="1-2", points_each="1"),
+        rule("weight", "T-wq", parts="q", numbers="3-4", points_each="1"),
+        rule("min_points", "T-p", parts="p", required="2", max="2"),
+        rule("min_points", "T-q", parts="q", required="1", max="2"),
+        rule("max_kinki", "T-k", required="<=3"),
+    ]
     [qualified] = evaluate(items, correct_records(items), rules)  # 禁忌肢 selections not counted
     assert [(c.id, c.status) for c in qualified.criteria] == [("p", "pass"), ("q", "pass"), ("kinki", "not evaluable")]
     assert qualified.result == "pass on the evaluable criteria" and qualified.not_evaluated == ("kinki",)
@@ -281,9 +372,17 @@ def test_compare_of_runs_joined_into_one_experiment_gives_report_passs_verdicts(
     # (compare judged a joined entry on the items it selected: block A alone, as if it were the exam)
     items, path = block_a_replay(tmp_path)
     for condition in ("C+Q", "C+Q+I"):
-        run(RunOptions(benchmark="jmed48k", model=f"replay:{path}", data=str(shared_data("jmed48k-sample")),
-                       select={"year": ["2025"], "section": ["A"]}, conditions=condition,
-                       run_dir=str(tmp_path / condition)), progress=False)
+        run(
+            RunOptions(
+                benchmark="jmed48k",
+                model=f"replay:{path}",
+                data=str(shared_data("jmed48k-sample")),
+                select={"year": ["2025"], "section": ["A"]},
+                conditions=condition,
+                run_dir=str(tmp_path / condition),
+            ),
+            progress=False,
+        )
     compared = medvqa.compare([tmp_path / "C+Q", tmp_path / "C+Q+I"]).attrs["pass_lines"]
     reported = medvqa.report(tmp_path / "C+Q", pass_lines=True, fmt="json")["rows"]
     assert [{k: v for k, v in r.items() if k not in ("model", "benchmark")} for r in compared] == reported

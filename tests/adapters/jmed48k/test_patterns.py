@@ -2,18 +2,21 @@ import json
 
 import pytest
 
-from medvqa.ja import JAPANESE, select_count
 from medvqa.core.scoring.patterns import compile_patterns
+from medvqa.ja import JAPANESE, select_count
 
 
-@pytest.mark.parametrize("stem,expected", [
-    ("正しいのはどれか。2つ選べ。", 2),
-    ("正しいのはどれか。３つ選べ。", 3),
-    ("正しいのはどれか。二つ選べ。", 2),
-    ("正しいのはどれか。1 つ選べ。", 1),
-    ("正しいのはどれか。", None),
-    ("2つの所見から考えられるのはどれか。", None),
-])
+@pytest.mark.parametrize(
+    "stem,expected",
+    [
+        ("正しいのはどれか。2つ選べ。", 2),
+        ("正しいのはどれか。３つ選べ。", 3),
+        ("正しいのはどれか。二つ選べ。", 2),
+        ("正しいのはどれか。1 つ選べ。", 1),
+        ("正しいのはどれか。", None),
+        ("2つの所見から考えられるのはどれか。", None),
+    ],
+)
 def test_select_count(stem, expected):
     assert select_count(stem) == expected
 
@@ -27,22 +30,27 @@ def test_select_count_on_real_stems(jmed_sample):
             assert select_count(q["question_text"]) == len(gold), q["question_text"][-40:]
 
 
-@pytest.mark.parametrize("stem,ordering,numeric", [
-    ("病変の進行を順に並べよ。", True, False),
-    ("手順の順番として正しいのはどれか。", True, False),
-    ("発育は順調である。適切な対応はどれか。", False, False),
-    ("推定１日尿蛋白量を求めよ。", False, True),
-    ("解答：①．②③ g/gCr", False, True),
-    ("解答: ①②", False, True),
-    ("別冊No. 1①〜⑤を別に示す。", False, False),
-])
+@pytest.mark.parametrize(
+    "stem,ordering,numeric",
+    [
+        ("病変の進行を順に並べよ。", True, False),
+        ("手順の順番として正しいのはどれか。", True, False),
+        ("発育は順調である。適切な対応はどれか。", False, False),
+        ("推定１日尿蛋白量を求めよ。", False, True),
+        ("解答：①．②③ g/gCr", False, True),
+        ("解答: ①②", False, True),
+        ("別冊No. 1①〜⑤を別に示す。", False, False),
+    ],
+)
 def test_cues(stem, ordering, numeric):
     rules = compile_patterns((JAPANESE,))
     assert bool(rules.ordering_cue.search(stem)) is ordering
     assert bool(rules.numeric_cue.search(stem)) is numeric
 
 
-@pytest.mark.parametrize("text", ["回答できません。", "画像がないため判断できません", "お答えできません", "これには答えられません"])
+@pytest.mark.parametrize(
+    "text", ["回答できません。", "画像がないため判断できません", "お答えできません", "これには答えられません"]
+)
 def test_refusals(text):
     """Japanese refusal sentences apply whatever the registered patterns: a reply may decline in
     Japanese on any exam, and the language's sentences live with every other language's."""

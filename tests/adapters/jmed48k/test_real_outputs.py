@@ -30,7 +30,10 @@ def test_raw_outputs_in_an_unlisted_answer_style_are_parse_failures_not_guesses(
     assert Counter(s.status for s in scores) == {"parse_failure": 397, "answered": 3}
     numeric = {i: s for i, s in zip(rows, scores) if s.status == "answered"}
     assert {i: s.predicted for i, s in numeric.items()} == {
-        "Physician_2026_A_Q74": ("040",), "Physician_2026_A_Q75": ("315",), "Physician_2026_D_Q75": ("28",)}
+        "Physician_2026_A_Q74": ("040",),
+        "Physician_2026_A_Q75": ("315",),
+        "Physician_2026_D_Q75": ("28",),
+    }
     assert all(s.correct and rows[i]["correct"] for i, s in numeric.items())
     assert sum(s.correct for s in scores) == 3
 

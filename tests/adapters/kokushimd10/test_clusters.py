@@ -29,7 +29,8 @@ def test_igakuqa_holds_forty_linked_sets_in_thirty_blocks():
     assert len({c["block"] for c in clusters.values()}) == 30
     by_id = {it.id: it for it in items}
     for case in cases:  # a case's members share its block, and its first member opens the set
-        members = sorted((it for i, it in by_id.items() if clusters[i].get("case") == case),
-                         key=lambda it: int(it.meta["number"]))
+        members = sorted(
+            (it for i, it in by_id.items() if clusters[i].get("case") == case), key=lambda it: int(it.meta["number"])
+        )
         assert {clusters[m.id]["block"] for m in members} == {case.rsplit("-", 1)[0]}
         assert members[0].question.lstrip().startswith("次の文を読み")

@@ -58,8 +58,20 @@ def test_select_is_the_benchmark_selection_case_blind_and_an_unknown_field_is_na
 
 def test_run_random_reports_blocks_and_years_and_audits(tmp_path):
     run_dir = tmp_path / "run"
-    summary = json.loads(invoke("run", "igakuqa", "--data", shared_data("igakuqa"), "--model", "random",
-                                "--no-cache", "--run-dir", run_dir, "--json"))
+    summary = json.loads(
+        invoke(
+            "run",
+            "igakuqa",
+            "--data",
+            shared_data("igakuqa"),
+            "--model",
+            "random",
+            "--no-cache",
+            "--run-dir",
+            run_dir,
+            "--json",
+        )
+    )
     # mhlw convention: the 11 withdrawn items (採点除外, 0 points) are in no denominator, in any output
     assert summary["n_records"] == 2000 and summary["conditions"]["C+Q"]["n"] == 1989
     assert summary["conditions"]["C+Q"]["uncounted"] == 11
@@ -87,8 +99,11 @@ def script_accuracy(golds, preds):
     for pred, ans in zip(preds, golds):
         prediction = sorted(pred["prediction"].split(","))
         points = int(ans["points"])
-        if (ans["problem_id"] == "116A71" or (ans["problem_id"] == "112B30" and prediction in (["a"], ["d"]))
-                or prediction == sorted(ans["answer"])):
+        if (
+            ans["problem_id"] == "116A71"
+            or (ans["problem_id"] == "112B30" and prediction in (["a"], ["d"]))
+            or prediction == sorted(ans["answer"])
+        ):
             correct += 1
             score += points
         count += 1
@@ -103,8 +118,11 @@ def test_imported_gpt4_predictions_score_as_the_authors_script(tmp_path):
     accuracy, score, total = script_accuracy(golds, preds)
     assert (accuracy, score, total) == (0.8, 60, 74)  # the hand computation above, on the real file
     run_dir = tmp_path / "gpt4"
-    out = json.loads(invoke("import", "igakuqa", pred_file, "--data", data, "--run-dir", run_dir,
-                            "--convention", "igakuqa", "--json"))
+    out = json.loads(
+        invoke(
+            "import", "igakuqa", pred_file, "--data", data, "--run-dir", run_dir, "--convention", "igakuqa", "--json"
+        )
+    )
     assert out["model"] == "gpt4" and out["n_records"] == 75 and out["convention"] == "igakuqa"
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["convention"] == "igakuqa" and manifest["model"] == "gpt4" and manifest["conditions"] == ["C+Q"]
@@ -114,7 +132,8 @@ def test_imported_gpt4_predictions_score_as_the_authors_script(tmp_path):
     invoke("score", run_dir)  # re-scoring under the recorded convention changes nothing
     block = json.loads(invoke("report", run_dir, "--table", "igakuqa", "--json"))["by_block"]["rows"]
     assert [(r["block"], r["n"], r["accuracy"], r["score"], r["total"]) for r in block] == [
-        ("116A", 75, accuracy, score, total)]
+        ("116A", 75, accuracy, score, total)
+    ]
     # the same file under MHLW's handling: "b, e" is the set {b, e}, the withdrawn 116A34 leaves
     changed = json.loads(invoke("score", run_dir, "--convention", "mhlw", "--json"))
     assert changed["changed"] > 0
@@ -132,8 +151,20 @@ def test_student_majority_imports_and_compares(tmp_path):
     data = shared_data("igakuqa")
     pred_file = data / "baseline_results" / "2022" / "116-A_student-majority.jsonl"
     golds, preds = read_jsonl(data / "data" / "2022" / "116-A.jsonl"), read_jsonl(pred_file)
-    out = json.loads(invoke("import", "igakuqa", pred_file, "--data", data, "--run-dir", tmp_path / "s",
-                            "--convention", "igakuqa", "--json"))
+    out = json.loads(
+        invoke(
+            "import",
+            "igakuqa",
+            pred_file,
+            "--data",
+            data,
+            "--run-dir",
+            tmp_path / "s",
+            "--convention",
+            "igakuqa",
+            "--json",
+        )
+    )
     assert out["model"] == "student-majority"
     assert out["accuracy"]["C+Q"] == script_accuracy(golds, preds)[0]
 
@@ -145,30 +176,68 @@ def test_import_prints_the_summary_a_run_prints(tmp_path):
 
     data = shared_data("igakuqa")
     pred_file = data / "baseline_results" / "2022" / "116-A_student-majority.jsonl"
-    text = invoke("import", "igakuqa", pred_file, "--data", data, "--run-dir", tmp_path / "text", "--convention", "igakuqa")
-    doc = json.loads(invoke("import", "igakuqa", pred_file, "--data", data, "--run-dir", tmp_path / "text-json",
-                            "--convention", "igakuqa", "--json"))
+    text = invoke(
+        "import", "igakuqa", pred_file, "--data", data, "--run-dir", tmp_path / "text", "--convention", "igakuqa"
+    )
+    doc = json.loads(
+        invoke(
+            "import",
+            "igakuqa",
+            pred_file,
+            "--data",
+            data,
+            "--run-dir",
+            tmp_path / "text-json",
+            "--convention",
+            "igakuqa",
+            "--json",
+        )
+    )
     doc["run_dir"] = str(tmp_path / "text")
     printed = CliRunner().invoke(click.command()(lambda: print_run_summary(doc)), []).output
     assert text.startswith(printed)
     cell = doc["conditions"]["C+Q"]
     row = next(line.split() for line in text.splitlines() if line.startswith("  C+Q "))
-    assert row[:4] == ["C+Q", str(cell["n"]), f"{100 * cell['accuracy']:.1f}%",
-                       f"{100 * cell['ci'][0]:.1f}–{100 * cell['ci'][1]:.1f}%"]
+    assert row[:4] == [
+        "C+Q",
+        str(cell["n"]),
+        f"{100 * cell['accuracy']:.1f}%",
+        f"{100 * cell['ci'][0]:.1f}–{100 * cell['ci'][1]:.1f}%",
+    ]
     assert "95% CI" in text and "requested" not in text and "--max-error-rate" not in text
-    assert text.endswith(f"items without a prediction: 0 (recorded as missing); the benchmark's tables: "
-                         f"medvqa report {tmp_path / 'text'} --table igakuqa\n")
+    assert text.endswith(
+        f"items without a prediction: 0 (recorded as missing); the benchmark's tables: "
+        f"medvqa report {tmp_path / 'text'} --table igakuqa\n"
+    )
 
 
 def replay_run(tmp_path, items, year, answers, name):
     """A replay of `answers` (item id -> keys) for every item of `year`, and its pass report."""
-    lines = [json.dumps({"item_id": it.id, "condition": "C+Q", "response": json.dumps({"answer": list(keys)})})
-             for it in items if it.meta["year"] == year for keys in [answers[it.id]]]
+    lines = [
+        json.dumps({"item_id": it.id, "condition": "C+Q", "response": json.dumps({"answer": list(keys)})})
+        for it in items
+        if it.meta["year"] == year
+        for keys in [answers[it.id]]
+    ]
     replay = tmp_path / f"{name}.jsonl"
     replay.write_text("\n".join(lines) + "\n", encoding="utf-8")
     run_dir = tmp_path / name
-    invoke("run", "igakuqa", "--data", shared_data("igakuqa"), "--years", year, "--model", f"replay:{replay}",
-           "--conditions", "C+Q", "--no-cache", "--run-dir", run_dir, "--json")
+    invoke(
+        "run",
+        "igakuqa",
+        "--data",
+        shared_data("igakuqa"),
+        "--years",
+        year,
+        "--model",
+        f"replay:{replay}",
+        "--conditions",
+        "C+Q",
+        "--no-cache",
+        "--run-dir",
+        run_dir,
+        "--json",
+    )
     rows = json.loads(invoke("report", run_dir, "--pass", "--json"))["rows"]
     (cell,) = [r for r in rows if r["criterion"] == "overall"]
     return cell, {r["criterion"]: r for r in rows if r["criterion"] != "overall"}
@@ -246,11 +315,26 @@ def test_model_name_lets_two_imports_of_one_model_pair_as_one(tmp_path):
     for name in ("gpt4", "student-majority"):
         pred_file = data / "baseline_results" / "2022" / f"116-A_{name}.jsonl"
         run_dir = tmp_path / name
-        invoke("import", "igakuqa", pred_file, "--data", data, "--run-dir", run_dir, "--model-name", "one",
-               "--convention", "igakuqa", "--json")
+        invoke(
+            "import",
+            "igakuqa",
+            pred_file,
+            "--data",
+            data,
+            "--run-dir",
+            run_dir,
+            "--model-name",
+            "one",
+            "--convention",
+            "igakuqa",
+            "--json",
+        )
         manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
         assert (manifest["model"], manifest["model_name"]) == (name, "one")
         runs.append(run_dir)
     table = medvqa.compare(runs, resamples=20)
-    assert {(r["model_name"], r["model_string"]) for r in table.attrs["runs"]} == {("one", "gpt4"), ("one", "student-majority")}
+    assert {(r["model_name"], r["model_string"]) for r in table.attrs["runs"]} == {
+        ("one", "gpt4"),
+        ("one", "student-majority"),
+    }
     assert set(table["model"]) == {"one@gpt4", "one@student-majority"}

@@ -12,12 +12,29 @@ import medvqa
 from tests.adapters.kokushimd10.fixtures import PNG
 
 ROWS = {
-    "igakuqa": ("2022/116-A.jsonl", {"problem_id": "116A1", "problem_text": "画像を見て正しいのはどれか。",
-                                      "choices": ["a. 甲", "b. 乙", "c. 丙", "d. 丁", "e. 戊"], "text_only": False,
-                                      "answer": ["c"], "points": "1"}),
-    "yakugakuqa": ("2024/109-A.jsonl", {"problem_id": "109A001", "problem_text": "画像を見て正しいのはどれか。1つ選べ。",
-                                         "choices": ["甲", "乙", "丙", "丁", "戊"], "text_only": False, "answer": ["3"],
-                                         "comment": "", "points": "1"}),
+    "igakuqa": (
+        "2022/116-A.jsonl",
+        {
+            "problem_id": "116A1",
+            "problem_text": "画像を見て正しいのはどれか。",
+            "choices": ["a. 甲", "b. 乙", "c. 丙", "d. 丁", "e. 戊"],
+            "text_only": False,
+            "answer": ["c"],
+            "points": "1",
+        },
+    ),
+    "yakugakuqa": (
+        "2024/109-A.jsonl",
+        {
+            "problem_id": "109A001",
+            "problem_text": "画像を見て正しいのはどれか。1つ選べ。",
+            "choices": ["甲", "乙", "丙", "丁", "戊"],
+            "text_only": False,
+            "answer": ["3"],
+            "comment": "",
+            "points": "1",
+        },
+    ),
 }
 
 

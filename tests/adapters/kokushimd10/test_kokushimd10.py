@@ -26,8 +26,13 @@ def release(tmp_path):
 
 def test_the_release_layout_loads_under_every_field_form(release):
     items = {it.id: it for it in medvqa.load("kokushimd10", release)}
-    assert sorted(items) == ["Physician-2020-A1", "Physician-2020-A2", "Physician-2020-A3-1", "Physician-2020-B1",
-                             "Physician-2020-B26"]
+    assert sorted(items) == [
+        "Physician-2020-A1",
+        "Physician-2020-A2",
+        "Physician-2020-A3-1",
+        "Physician-2020-B1",
+        "Physician-2020-B26",
+    ]
     assert items["Physician-2020-A2"].gold.alternatives == (("A", "C"),)  # "A,C"
     assert items["Physician-2020-B1"].gold.alternatives == (("A", "C"),)  # "AC"
     assert items["Physician-2020-A3-1"].gold.alternatives == (("B",),)  # ["B"]
@@ -42,8 +47,20 @@ def test_the_release_layout_loads_under_every_field_form(release):
 
 
 def test_images_give_paired_records_and_missing_ones_are_counted(tmp_path, release):
-    out = json.loads(invoke("run", "kokushimd10", "--data", release, "--model", "constant:A", "--no-cache",
-                            "--run-dir", tmp_path / "run", "--json"))
+    out = json.loads(
+        invoke(
+            "run",
+            "kokushimd10",
+            "--data",
+            release,
+            "--model",
+            "constant:A",
+            "--no-cache",
+            "--run-dir",
+            tmp_path / "run",
+            "--json",
+        )
+    )
     assert out["n_image_fallback"] == 1  # A3-1 needs an image the data lacks: C+Q only
     assert out["conditions"]["C+Q+I"]["n"] == 1 and out["conditions"]["C+Q"]["n"] == 5
     audit = json.loads(invoke("audit", tmp_path / "run", "--json"))
@@ -61,8 +78,21 @@ def write_preds(root, block, preds):
 def test_imported_predictions_score_as_calculate_scores(tmp_path, release):
     a = write_preds(tmp_path, "a", ["c", "a, c", "D"])  # A3-1: D is its 禁忌肢
     b = write_preds(tmp_path, "b", ["CA", "B"])  # B1: "CA" normalises to "AC"; its 禁忌肢 is B
-    out = json.loads(invoke("import", "kokushimd10", a, b, "--data", release, "--run-dir", tmp_path / "run",
-                            "--convention", "kokushimd10", "--json"))
+    out = json.loads(
+        invoke(
+            "import",
+            "kokushimd10",
+            a,
+            b,
+            "--data",
+            release,
+            "--run-dir",
+            tmp_path / "run",
+            "--convention",
+            "kokushimd10",
+            "--json",
+        )
+    )
     assert out["model"] == "acme/model-x" and out["n_records"] == 5
     # by hand: A1 "C"=="C" ✓, A2 "AC"=="AC" ✓, A3-1 "D"!="B", B1 "AC"=="AC" ✓, B26 "B"!="D"
     assert out["accuracy"]["C+Q"] == 3 / 5
@@ -113,7 +143,10 @@ def test_each_convention_has_its_own_default_run_directory_and_a_rescored_run_re
     other = json.loads(invoke(*base, "--convention", "kokushimd10"))
     assert first["run_dir"] != other["run_dir"]  # not "holds a different run"
     manifest = lambda d: json.loads((tmp_path / d / "manifest.json").read_text(encoding="utf-8"))
-    assert (manifest(first["run_dir"])["convention"], manifest(other["run_dir"])["convention"]) == ("mhlw", "kokushimd10")
+    assert (manifest(first["run_dir"])["convention"], manifest(other["run_dir"])["convention"]) == (
+        "mhlw",
+        "kokushimd10",
+    )
     invoke("score", first["run_dir"], "--convention", "kokushimd10")
     again = json.loads(invoke(*base))  # the original command resumes the re-scored run, under its convention
     assert again["run_dir"] == first["run_dir"] and again["n_records"] == first["n_records"]
@@ -122,10 +155,24 @@ def test_each_convention_has_its_own_default_run_directory_and_a_rescored_run_re
 
 def _igakuqa_with_a_lone_surrogate(root):
     (root / "data" / "2022").mkdir(parents=True)
-    rows = [{"problem_id": "116A1", "problem_text": "正しいのはどれか。", "choices": ["甲", "乙", "丙", "丁", "戊"],
-             "answer": ["c"], "text_only": True, "points": "1"},
-            {"problem_id": "116A2", "problem_text": "臓器\ud800はどれか。", "choices": ["甲", "乙", "丙", "丁", "戊"],
-             "answer": ["a"], "text_only": True, "points": "1"}]
+    rows = [
+        {
+            "problem_id": "116A1",
+            "problem_text": "正しいのはどれか。",
+            "choices": ["甲", "乙", "丙", "丁", "戊"],
+            "answer": ["c"],
+            "text_only": True,
+            "points": "1",
+        },
+        {
+            "problem_id": "116A2",
+            "problem_text": "臓器\ud800はどれか。",
+            "choices": ["甲", "乙", "丙", "丁", "戊"],
+            "answer": ["a"],
+            "text_only": True,
+            "points": "1",
+        },
+    ]
     path = root / "data" / "2022" / "116-A.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")  # "\ud800" as JSON escapes it
     return path, "116A2", "problem_text"
@@ -133,8 +180,17 @@ def _igakuqa_with_a_lone_surrogate(root):
 
 def _yakugakuqa_with_a_lone_surrogate(root):
     (root / "data" / "2024").mkdir(parents=True)
-    rows = [{"problem_id": "109A001", "problem_text": "正しいのはどれか。1つ選べ。", "choices": ["甲", "乙\udfff"],
-             "text_only": True, "answer": ["1"], "comment": "", "points": "1"}]
+    rows = [
+        {
+            "problem_id": "109A001",
+            "problem_text": "正しいのはどれか。1つ選べ。",
+            "choices": ["甲", "乙\udfff"],
+            "text_only": True,
+            "answer": ["1"],
+            "comment": "",
+            "points": "1",
+        }
+    ]
     path = root / "data" / "2024" / "109-A.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path, "109A001", r"choices\[1\]"
@@ -149,9 +205,14 @@ def _kokushimd10_with_a_lone_surrogate(root):
     return path, "Physician-2020-B26", "question"
 
 
-@pytest.mark.parametrize("bench,write", [("igakuqa", _igakuqa_with_a_lone_surrogate),
-                                         ("yakugakuqa", _yakugakuqa_with_a_lone_surrogate),
-                                         ("kokushimd10", _kokushimd10_with_a_lone_surrogate)])
+@pytest.mark.parametrize(
+    "bench,write",
+    [
+        ("igakuqa", _igakuqa_with_a_lone_surrogate),
+        ("yakugakuqa", _yakugakuqa_with_a_lone_surrogate),
+        ("kokushimd10", _kokushimd10_with_a_lone_surrogate),
+    ],
+)
 def test_a_lone_surrogate_is_a_finding_naming_file_and_record_and_no_run_starts(tmp_path, bench, write):
     """A text UTF-8 cannot encode could reach no request, record or file: `validate` reports it
     (file, record, field) and `run` refuses the data with one line, with or without
@@ -162,8 +223,20 @@ def test_a_lone_surrogate_is_a_finding_naming_file_and_record_and_no_run_starts(
     assert finding["file"] == str(path) and finding["number"] == record
     assert re.fullmatch(rf"{field} holds a lone surrogate, which UTF-8 cannot encode", finding["message"])
     for extra in ([], ["--allow-invalid"]):
-        result = CliRunner().invoke(cli, ["run", bench, "--data", str(tmp_path / "data"), "--model", "random",
-                                          "--run-dir", str(tmp_path / "run"), *extra])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                bench,
+                "--data",
+                str(tmp_path / "data"),
+                "--model",
+                "random",
+                "--run-dir",
+                str(tmp_path / "run"),
+                *extra,
+            ],
+        )
         assert result.exit_code == 1 and result.output.startswith("Error: "), result.output
         assert str(path) in result.output and f"record {record}" in result.output and "Traceback" not in result.output
         assert not (tmp_path / "run").exists()
@@ -176,8 +249,9 @@ def test_two_predictions_for_one_item_name_both_places_and_write_nothing(tmp_pat
     again = tmp_path / "again" / a.name
     again.parent.mkdir()
     again.write_bytes(a.read_bytes())
-    out = invoke("import", "kokushimd10", a, again, "--data", release, "--model", "m", "--run-dir", tmp_path / "run",
-                 code=1)
+    out = invoke(
+        "import", "kokushimd10", a, again, "--data", release, "--model", "m", "--run-dir", tmp_path / "run", code=1
+    )
     assert out.count("\n") == 1
     assert f"{again}: record position 1 of {a} and position 1: two predictions for Physician-2020-A1" in out
     out = invoke("import", "kokushimd10", a, a, "--data", release, "--run-dir", tmp_path / "run", code=1)

@@ -39,8 +39,15 @@ def test_every_real_block_loads(items):
 def test_the_random_baseline_answers_every_item_also_where_the_options_are_pictures(items, tmp_path):
     """Items whose options are missing pictures still declare their labels: random picks one of
     them (never an empty answer), and a label outside them is not an answer."""
-    run_dir, summary = medvqa.run("yakugakuqa", "random", data=shared_data("yakugakuqa"), select={"year": 2024},
-                                  conditions="C+Q", run_dir=tmp_path / "run", progress=False)
+    run_dir, summary = medvqa.run(
+        "yakugakuqa",
+        "random",
+        data=shared_data("yakugakuqa"),
+        select={"year": 2024},
+        conditions="C+Q",
+        run_dir=tmp_path / "run",
+        progress=False,
+    )
     live = [it for it in items if it.meta["year"] == 2024 and not it.excluded]
     pictures = {it.id: it for it in live if it.image_as_options}
     assert len(pictures) == 30
@@ -82,19 +89,49 @@ def test_validate_and_pass_lines(tmp_path, items):
     doc = json.loads(result.output)
     assert doc["errors"] == 0 and sum(f["rule"] == "answer" for f in doc["findings"]) == 3
     assert {r["rule"]: (r["errors"], r["warnings"]) for r in doc["rules"]} == {  # every rule checked, 0 included
-        "readable": (0, 0), "answer": (0, 3), "withdrawn": (0, 0), "images": (0, 370), "kinki": (0, 0),
-        "no-answers": (0, 0)}
+        "readable": (0, 0),
+        "answer": (0, 3),
+        "withdrawn": (0, 0),
+        "images": (0, 370),
+        "kinki": (0, 0),
+        "no-answers": (0, 0),
+    }
     # an all-gold replay of 2022 (107th): its one 解なし item is out, so the data's maximum is 688
-    lines = [json.dumps({"item_id": it.id, "condition": "C+Q", "response": json.dumps({"answer": list(it.gold.alternatives[0])})})
-             for it in items if it.meta["year"] == 2022 and not it.excluded]
+    lines = [
+        json.dumps(
+            {"item_id": it.id, "condition": "C+Q", "response": json.dumps({"answer": list(it.gold.alternatives[0])})}
+        )
+        for it in items
+        if it.meta["year"] == 2022 and not it.excluded
+    ]
     (tmp_path / "r.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    run = CliRunner().invoke(cli, ["run", "yakugakuqa", "--data", str(shared_data("yakugakuqa")), "--years", "2022",
-                                   "--model", f"replay:{tmp_path / 'r.jsonl'}", "--conditions", "C+Q", "--no-cache",
-                                   "--run-dir", str(tmp_path / "run"), "--json"])
+    run = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "yakugakuqa",
+            "--data",
+            str(shared_data("yakugakuqa")),
+            "--years",
+            "2022",
+            "--model",
+            f"replay:{tmp_path / 'r.jsonl'}",
+            "--conditions",
+            "C+Q",
+            "--no-cache",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--json",
+        ],
+    )
     assert run.exit_code == 0, run.output
     rows = json.loads(CliRunner().invoke(cli, ["report", str(tmp_path / "run"), "--pass", "--json"]).output)["rows"]
     total = next(r for r in rows if r["criterion"] == "total")
-    assert (total["exam"], total["points"], total["maximum"], total["status"]) == ("Pharmacist 2022", 2 * 344, 688,
-                                                                                  "not evaluable")
+    assert (total["exam"], total["points"], total["maximum"], total["status"]) == (
+        "Pharmacist 2022",
+        2 * 344,
+        688,
+        "not evaluable",
+    )
     (cell,) = [r for r in rows if r["criterion"] == "overall"]
     assert cell["status"] == "not evaluable" and cell["note"].endswith("禁忌肢 answers: not marked in the data")

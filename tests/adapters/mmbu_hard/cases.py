@@ -11,8 +11,14 @@ import zlib
 from pathlib import Path
 
 LABELS = {
-    "cxr": ["pneumonia", "no pneumonia", "left pleural effusion", "right pleural effusion", "mild cardiomegaly",
-            "severe cardiomegaly"],
+    "cxr": [
+        "pneumonia",
+        "no pneumonia",
+        "left pleural effusion",
+        "right pleural effusion",
+        "mild cardiomegaly",
+        "severe cardiomegaly",
+    ],
     "derm": ["melanoma", "benign keratosis", "basal cell carcinoma", "melanocytic nevus"],
     "blood": ["neutrophil", "lymphocyte", "eosinophil", "monocyte"],
 }
@@ -51,6 +57,8 @@ CASES = [
     ("blood", "monocyte", "macrophage", 0, "related but distinct"),
     ("blood", "monocyte", "", 0, "empty"),
 ]
+
+
 def model_answer(response: str) -> str:
     """What the judge is shown for a reply: the JSON answer, else the reply."""
     try:
@@ -63,10 +71,10 @@ def model_answer(response: str) -> str:
 RULES = {(truth, model_answer(resp)): v for _, truth, resp, v, _ in CASES}
 # detection items: (gold boxes, reply, TP, FP, FN)
 DETECTION = [
-    ([[10, 10, 20, 20]], '{"box": [10, 10, 20, 20]}', 1, 0, 0),     # identical
-    ([[10, 10, 20, 20]], '{"box": [20, 10, 20, 20]}', 0, 1, 1),     # IoU 1/3
+    ([[10, 10, 20, 20]], '{"box": [10, 10, 20, 20]}', 1, 0, 0),  # identical
+    ([[10, 10, 20, 20]], '{"box": [20, 10, 20, 20]}', 0, 1, 1),  # IoU 1/3
     ([[0, 0, 10, 10], [50, 50, 10, 10]], '{"boxes": [[0, 0, 10, 10], [80, 80, 5, 5]]}', 1, 1, 1),
-    ([[0, 0, 10, 10]], "The lesion is at 1, 1, 9, 9.", 1, 0, 0),   # IoU 0.81
+    ([[0, 0, 10, 10]], "The lesion is at 1, 1, 9, 9.", 1, 0, 0),  # IoU 0.81
     ([[0, 0, 10, 10]], "no box here", 0, 0, 1),
 ]
 
@@ -78,8 +86,12 @@ def png(path: Path, shade: int) -> None:
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 0, 0, 0, 0))
-                     + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 0, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
 
 
 def write_tsv(path: Path, header: list[str], rows: list[list]) -> None:
@@ -94,30 +106,86 @@ def write_fixture(root: Path, *, repeat: int = 1, private: int = 2) -> dict:
     (root / "images").mkdir(parents=True, exist_ok=True)
     png(root / "images" / "x1.png", 40)
     png(root / "images" / "x2.png", 200)
-    header = ["index", "image_path", "question", "answer", "dataset", "modality", "submodality", "class_label",
-              "split", "specimen", "stain"]
+    header = [
+        "index",
+        "image_path",
+        "question",
+        "answer",
+        "dataset",
+        "modality",
+        "submodality",
+        "class_label",
+        "split",
+        "specimen",
+        "stain",
+    ]
     rows, replay, ids = [], [], []
     for r in range(repeat):
         for i, (dataset, truth, resp, _, case) in enumerate(CASES):
             index = r * len(CASES) + i
             image = f"/home/author/mmbu/images/x{1 + i % 2}.png"
-            rows.append([index, image, f"What is the finding? ({case}, case {index})", truth, dataset, "imaging", dataset, truth,
-                         "public", "tissue" if dataset == "derm" else "", "Giemsa" if dataset == "blood" else ""])
+            rows.append(
+                [
+                    index,
+                    image,
+                    f"What is the finding? ({case}, case {index})",
+                    truth,
+                    dataset,
+                    "imaging",
+                    dataset,
+                    truth,
+                    "public",
+                    "tissue" if dataset == "derm" else "",
+                    "Giemsa" if dataset == "blood" else "",
+                ]
+            )
             ids.append(f"cls_open-{index}")
             for cond in ("C+Q", "C+Q+I"):
                 replay.append({"item_id": f"cls_open-{index}", "condition": cond, "response": resp})
     for j in range(private):
-        rows.append([10_000 + j, "/home/author/mmbu/images/x1.png", "What is the finding?", "", "cxr", "imaging",
-                     "cxr", "", "private", "", ""])
+        rows.append(
+            [
+                10_000 + j,
+                "/home/author/mmbu/images/x1.png",
+                "What is the finding?",
+                "",
+                "cxr",
+                "imaging",
+                "cxr",
+                "",
+                "private",
+                "",
+                "",
+            ]
+        )
     write_tsv(root / "cls_open.tsv", header, rows)
-    closed = [[i, "/data/x1.png", "Which cell is shown?", "B", json.dumps(LABELS["blood"]), "blood", "microscopy",
-               "neutrophil" if i else "lymphocyte"] for i in range(4)]
-    write_tsv(root / "cls_closed.tsv", ["index", "image_path", "question", "answer", "options", "dataset", "modality",
-                                        "class_label"], closed)
-    det = [[i, "C:\\data\\x2.png", "Where is the nodule?", "", json.dumps(gold), "cxr", "x-ray", "nodule"]
-           for i, (gold, *_rest) in enumerate(DETECTION)]
-    write_tsv(root / "det_grounding_open.tsv", ["index", "image_path", "question", "answer", "bbox", "dataset",
-                                                "modality", "class_label"], det)
+    closed = [
+        [
+            i,
+            "/data/x1.png",
+            "Which cell is shown?",
+            "B",
+            json.dumps(LABELS["blood"]),
+            "blood",
+            "microscopy",
+            "neutrophil" if i else "lymphocyte",
+        ]
+        for i in range(4)
+    ]
+    write_tsv(
+        root / "cls_closed.tsv",
+        ["index", "image_path", "question", "answer", "options", "dataset", "modality", "class_label"],
+        closed,
+    )
+    det = [
+        [i, "C:\\data\\x2.png", "Where is the nodule?", "", json.dumps(gold), "cxr", "x-ray", "nodule"]
+        for i, (gold, *_rest) in enumerate(DETECTION)
+    ]
+    write_tsv(
+        root / "det_grounding_open.tsv",
+        ["index", "image_path", "question", "answer", "bbox", "dataset", "modality", "class_label"],
+        det,
+    )
     for i, (_, reply, *_rest) in enumerate(DETECTION):
         for cond in ("C+Q", "C+Q+I"):
             replay.append({"item_id": f"det_grounding_open-{i}", "condition": cond, "response": reply})

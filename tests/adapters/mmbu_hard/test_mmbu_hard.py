@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 import medvqa
-from medvqa.adapters.mmbu_hard import hub
 from medvqa.adapters.mmbu_hard.detection import iou, match, parse_boxes
 from medvqa.adapters.mmbu_hard.judge import read_verdict
 from medvqa.adapters.mmbu_hard.metrics import counts, micro_f1
@@ -54,8 +53,9 @@ def test_proxy_items_load_with_their_real_images_and_letter_golds():
 
 def test_random_and_replay_runs_on_the_proxy_score_the_closed_items(tmp_path):
     golds = proxy_golds()
-    _, summary = medvqa.run("mmbu_hard", "random", data=str(shared_data("mmbu-proxy")), run_dir=str(tmp_path / "r"),
-                            progress=False)
+    _, summary = medvqa.run(
+        "mmbu_hard", "random", data=str(shared_data("mmbu-proxy")), run_dir=str(tmp_path / "r"), progress=False
+    )
     records = medvqa.records(tmp_path / "r")
     assert len(records) == 20 and set(records["status"]) == {"answered"}
     for _, r in records.iterrows():  # each random answer is scored against the TSV's own letter
@@ -63,10 +63,20 @@ def test_random_and_replay_runs_on_the_proxy_score_the_closed_items(tmp_path):
     # a replay with 7 right answers (items 0-6) and 3 wrong ones (7-9), in both conditions
     wrong = {"uBench_classification_10-7": "A", "uBench_classification_10-8": "A", "uBench_classification_10-9": "B"}
     replay = tmp_path / "answers.jsonl"
-    replay.write_text("".join(json.dumps({"item_id": i, "condition": c, "response": json.dumps({"answer": [wrong.get(i, g)]})}) + "\n"
-                              for i, g in golds.items() for c in ("C+Q", "C+Q+I")))
-    _, summary = medvqa.run("mmbu_hard", f"replay:{replay}", data=str(shared_data("mmbu-proxy")),
-                            run_dir=str(tmp_path / "replay"), progress=False)
+    replay.write_text(
+        "".join(
+            json.dumps({"item_id": i, "condition": c, "response": json.dumps({"answer": [wrong.get(i, g)]})}) + "\n"
+            for i, g in golds.items()
+            for c in ("C+Q", "C+Q+I")
+        )
+    )
+    _, summary = medvqa.run(
+        "mmbu_hard",
+        f"replay:{replay}",
+        data=str(shared_data("mmbu-proxy")),
+        run_dir=str(tmp_path / "replay"),
+        progress=False,
+    )
     assert summary["accuracy"] == {"C+Q": 0.7, "C+Q+I": 0.7}
     saved = medvqa.read_run(tmp_path / "replay")
     head = saved.benchmark.headline([r for r in saved.records if r["condition"] == "C+Q"])
@@ -100,19 +110,35 @@ def test_fixture_layout_strata_label_sets_private_items_and_boxes(fixture):
 
 
 def test_bad_rows_are_findings_naming_file_and_record(tmp_path):
-    (tmp_path / "cls_closed.tsv").write_text("index\tquestion\tanswer\toptions\n1\tWhich?\tF\t[\"a\", \"b\"]\n"
-                                             "2\tWhich?\tA\tnot json\n")
+    (tmp_path / "cls_closed.tsv").write_text(
+        'index\tquestion\tanswer\toptions\n1\tWhich?\tF\t["a", "b"]\n2\tWhich?\tA\tnot json\n'
+    )
     (tmp_path / "det_open.tsv").write_text("index\tquestion\tanswer\tbbox\n1\tWhere?\t\t[1, 2, 3]\n")
-    out = subprocess.run([sys.executable, "-m", "medvqa.cli", "validate", "mmbu_hard", "--data", str(tmp_path), "--json"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "medvqa.cli", "validate", "mmbu_hard", "--data", str(tmp_path), "--json"],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 1
     doc = json.loads(out.stdout)
     found = {(Path(f["file"]).name, f["number"]): f["message"] for f in doc["findings"]}
     assert "not one of the options A, B" in found[("cls_closed.tsv", "cls_closed-1")]
     assert "not a JSON list" in found[("cls_closed.tsv", "cls_closed-2")]
     assert "[x, y, w, h]" in found[("det_open.tsv", "det_open-1")]
-    proxy = subprocess.run([sys.executable, "-m", "medvqa.cli", "validate", "mmbu_hard", "--data",
-                            str(shared_data("mmbu-proxy")), "--json"], capture_output=True, text=True)
+    proxy = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "medvqa.cli",
+            "validate",
+            "mmbu_hard",
+            "--data",
+            str(shared_data("mmbu-proxy")),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proxy.returncode == 0 and json.loads(proxy.stdout)["errors"] == 0
 
 
@@ -137,8 +163,15 @@ def test_context_templates_differ_and_are_recorded(fixture, tmp_path):
     assert "Image modality" not in rendered["none"]
     assert rendered["modality"].startswith("Image modality: imaging\n\nQuestion: What is the finding?")
     assert rendered["full"].startswith("Image modality: imaging\nStain / contrast: Giemsa\n\nQuestion:")
-    _, summary = medvqa.run("mmbu_hard", f"replay:{info['replay']}", data=str(root), context="full",
-                            conditions="C+Q", run_dir=str(tmp_path / "full"), progress=False)
+    _, summary = medvqa.run(
+        "mmbu_hard",
+        f"replay:{info['replay']}",
+        data=str(root),
+        context="full",
+        conditions="C+Q",
+        run_dir=str(tmp_path / "full"),
+        progress=False,
+    )
     manifest = json.loads((tmp_path / "full" / "manifest.json").read_text())
     assert manifest["load"]["context"] == "full"
     assert set(manifest["templates"]) == {"mmbu-open-full", "mmbu-closed-full", "mmbu-detection-full"}
@@ -166,7 +199,12 @@ def test_judge_gives_each_gate_its_verdict_and_a_rejudge_costs_nothing(fixture, 
         assert summary["judges"]["hosted_vllm/test"]["judge_errors"] == 0
         # the judge sees text only: the question, the truth, the answer and the label set
         body = server.bodies[-1]["messages"]
-        assert len(body) == 1 and isinstance(body[0]["content"], str) and "this dataset): basal cell carcinoma; benign keratosis; melanocytic nevus; melanoma\n" in str(server.bodies[1:]).replace("\\n", "\n")
+        assert (
+            len(body) == 1
+            and isinstance(body[0]["content"], str)
+            and "this dataset): basal cell carcinoma; benign keratosis; melanocytic nevus; melanoma\n"
+            in str(server.bodies[1:]).replace("\\n", "\n")
+        )
         records = {(r["item_id"], r["condition"]): r for r in medvqa.read_run(run_dir).records}
         for i, (_, truth, reply, verdict, case) in enumerate(CASES):
             for cond in ("C+Q", "C+Q+I"):
@@ -184,8 +222,9 @@ def test_judge_gives_each_gate_its_verdict_and_a_rejudge_costs_nothing(fixture, 
         assert cached["judges"]["hosted_vllm/test"]["cache_hits"] == 2 * len(CASES)
         assert sum(server.counts.values()) == asked
     # verdicts survive re-scoring, and the audit pairs open items on them
-    out = subprocess.run([sys.executable, "-m", "medvqa.cli", "score", str(run_dir), "--json"], capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "medvqa.cli", "score", str(run_dir), "--json"], capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     rescored = {(r["item_id"], r["condition"]): r for r in medvqa.read_run(run_dir).records}
     assert all(rescored[k]["correct"] == records[k]["correct"] for k in records)
@@ -201,8 +240,15 @@ def test_a_garbage_judge_leaves_judge_errors_and_the_run_completes(fixture, tmp_
     root, info = fixture
     run_dir = tmp_path / "run"
     with OpenAIServer(reply=lambda p: "Looks fine to me. RESULT: yes" if "True answer" in p else None) as server:
-        _, summary = medvqa.run("mmbu_hard", f"replay:{info['replay']}", data=str(root), run_dir=str(run_dir),
-                                judges=["hosted_vllm/test"], judge_options={"api_base": server.url}, progress=False)
+        _, summary = medvqa.run(
+            "mmbu_hard",
+            f"replay:{info['replay']}",
+            data=str(root),
+            run_dir=str(run_dir),
+            judges=["hosted_vllm/test"],
+            judge_options={"api_base": server.url},
+            progress=False,
+        )
         # every verdict was asked three times (two more after the unreadable one), then given up
         judged = {k: n for k, n in server.counts.items() if n > 1}
         assert set(judged.values()) == {3} and len(judged) == len(CASES)
@@ -245,7 +291,10 @@ def test_two_judges_agreement_and_kappa_against_a_hand_computed_table(fixture, t
     assert pair["table"] == table and pair["n"] == 2 * len(CASES)
     n = 2 * len(CASES)
     po = (table["11"] + table["00"]) / n
-    pe = ((table["11"] + table["10"]) * (table["11"] + table["01"]) + (table["01"] + table["00"]) * (table["10"] + table["00"])) / n ** 2
+    pe = (
+        (table["11"] + table["10"]) * (table["11"] + table["01"])
+        + (table["01"] + table["00"]) * (table["10"] + table["00"])
+    ) / n**2
     assert pair["agreement"] == pytest.approx(po) and pair["kappa"] == pytest.approx((po - pe) / (1 - pe))
     assert doc["accuracy"]["hosted_vllm/a"]["accuracy"] == pytest.approx(ones / len(CASES))
     assert doc["accuracy"]["hosted_vllm/b"]["accuracy"] == pytest.approx((ones + flips) / len(CASES))
@@ -261,8 +310,16 @@ def test_cohen_kappa_of_a_hand_computed_table():
 def test_verdicts_are_read_strictly():
     assert read_verdict("Rationale: same concept. [RESULT] 1") == 1
     assert read_verdict("  Rationale: negated. [RESULT] 0 \n") == 0
-    for bad in ("[RESULT] 2", "Rationale: yes", "Rationale: a [RESULT] 1 b", "[RESULT] 1 [RESULT] 0",
-                "Rationale: x\n[RESULT] 1", "", None, "[RESULT]"):
+    for bad in (
+        "[RESULT] 2",
+        "Rationale: yes",
+        "Rationale: a [RESULT] 1 b",
+        "[RESULT] 1 [RESULT] 0",
+        "Rationale: x\n[RESULT] 1",
+        "",
+        None,
+        "[RESULT]",
+    ):
         assert read_verdict(bad) is None, bad
 
 
@@ -295,8 +352,10 @@ def test_detection_records_and_micro_f1(fixture, tmp_path):
     root, info = fixture
     run_dir = replay_run(root, info, tmp_path / "run")
     saved = medvqa.read_run(run_dir)
-    det = sorted((r for r in saved.records if r["task"] == "det_grounding_open" and r["condition"] == "C+Q"),
-                 key=lambda r: r["item_id"])
+    det = sorted(
+        (r for r in saved.records if r["task"] == "det_grounding_open" and r["condition"] == "C+Q"),
+        key=lambda r: r["item_id"],
+    )
     assert [r["correct"] for r in det] == [True, False, False, True, False]
     assert det[4]["status"] == "parse_failure"
     head = saved.benchmark.headline(det)
@@ -328,8 +387,22 @@ def test_report_table_export_and_judges_cli(fixture, tmp_path):
     root, info = fixture
     run_dir = replay_run(root, info, tmp_path / "run")
     with OpenAIServer(reply=judge_reply) as server:
-        out = subprocess.run([sys.executable, "-m", "medvqa.cli", "judge", str(run_dir), "--judge", "hosted_vllm/test",
-                              "--api-base", server.url, "--json"], capture_output=True, text=True)
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "medvqa.cli",
+                "judge",
+                str(run_dir),
+                "--judge",
+                "hosted_vllm/test",
+                "--api-base",
+                server.url,
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+        )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["judges"]["hosted_vllm/test"]["judged"] == 2 * len(CASES)
     tables = medvqa.report(run_dir, table="mmbu_hard")
@@ -341,8 +414,11 @@ def test_report_table_export_and_judges_cli(fixture, tmp_path):
     assert delta[("C+Q", "cls")]["delta"] == pytest.approx(1.0 - ones / len(CASES))
     baseline = tables["random_baseline"].set_index(["condition", "task"]).to_dict(orient="index")
     assert baseline[("C+Q", "cls_closed")]["expected_micro_f1"] == pytest.approx(1 / 4)
-    exported = subprocess.run([sys.executable, "-m", "medvqa.cli", "export", str(run_dir), "--out",
-                               str(tmp_path / "pred.jsonl"), "--json"], capture_output=True, text=True)
+    exported = subprocess.run(
+        [sys.executable, "-m", "medvqa.cli", "export", str(run_dir), "--out", str(tmp_path / "pred.jsonl"), "--json"],
+        capture_output=True,
+        text=True,
+    )
     assert exported.returncode == 0, exported.stderr
     lines = [json.loads(x) for x in (tmp_path / "pred.jsonl").read_text().splitlines()]
     assert len(lines) == json.loads(exported.stdout)["n_predictions"] == 2 * (len(CASES) + 4 + len(DETECTION))
@@ -353,10 +429,32 @@ def test_report_table_export_and_judges_cli(fixture, tmp_path):
 def test_cli_run_with_context_and_judge_and_clean_errors(fixture, tmp_path):
     root, info = fixture
     with OpenAIServer(reply=judge_reply) as server:
-        out = subprocess.run([sys.executable, "-m", "medvqa.cli", "run", "mmbu_hard", "--data", str(root), "--model",
-                              f"replay:{info['replay']}", "--conditions", "C+Q", "--context", "modality", "--judge",
-                              "hosted_vllm/test", "--judge-api-base", server.url, "--run-dir", str(tmp_path / "r"),
-                              "--json"], capture_output=True, text=True)
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "medvqa.cli",
+                "run",
+                "mmbu_hard",
+                "--data",
+                str(root),
+                "--model",
+                f"replay:{info['replay']}",
+                "--conditions",
+                "C+Q",
+                "--context",
+                "modality",
+                "--judge",
+                "hosted_vllm/test",
+                "--judge-api-base",
+                server.url,
+                "--run-dir",
+                str(tmp_path / "r"),
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+        )
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     ones = sum(c[3] for c in CASES)
@@ -364,54 +462,107 @@ def test_cli_run_with_context_and_judge_and_clean_errors(fixture, tmp_path):
     assert doc["conditions"]["C+Q"]["correct"] == ones + 4 + 2
     assert doc["judged"]["judges"]["hosted_vllm/test"]["judged"] == len(CASES)
     assert json.loads((tmp_path / "r" / "manifest.json").read_text())["judges"]["hosted_vllm/test"]["prompt_hash"]
-    bad = subprocess.run([sys.executable, "-m", "medvqa.cli", "run", "mmbu_hard", "--data", str(root), "--model",
-                          "random", "--context", "everything", "--run-dir", str(tmp_path / "bad")],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "medvqa.cli",
+            "run",
+            "mmbu_hard",
+            "--data",
+            str(root),
+            "--model",
+            "random",
+            "--context",
+            "everything",
+            "--run-dir",
+            str(tmp_path / "bad"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 1 and "unknown context 'everything'" in bad.stderr and "Traceback" not in bad.stderr
     medvqa.run("jmed48k", "random", sample=True, run_dir=str(tmp_path / "jmed"), progress=False)
-    none = subprocess.run([sys.executable, "-m", "medvqa.cli", "judge", str(tmp_path / "jmed"), "--judge", "x/y"],
-                          capture_output=True, text=True)
+    none = subprocess.run(
+        [sys.executable, "-m", "medvqa.cli", "judge", str(tmp_path / "jmed"), "--judge", "x/y"],
+        capture_output=True,
+        text=True,
+    )
     assert none.returncode == 1 and "benchmark jmed48k declares no judge" in none.stderr
 
 
 def test_private_items_are_asked_never_scored_and_exported(fixture, tmp_path):
     root, info = fixture
     replay = tmp_path / "answers.jsonl"
-    replay.write_text(info["replay"].read_text() + "".join(
-        json.dumps({"item_id": f"cls_open-{10_000 + j}", "condition": "C+Q", "response": '{"answer": "pneumonia"}'})
-        + "\n" for j in range(2)))
-    _, summary = medvqa.run("mmbu_hard", f"replay:{replay}", data=str(root), split="all", conditions="C+Q",
-                            run_dir=str(tmp_path / "all"), progress=False)
+    replay.write_text(
+        info["replay"].read_text()
+        + "".join(
+            json.dumps({"item_id": f"cls_open-{10_000 + j}", "condition": "C+Q", "response": '{"answer": "pneumonia"}'})
+            + "\n"
+            for j in range(2)
+        )
+    )
+    _, summary = medvqa.run(
+        "mmbu_hard",
+        f"replay:{replay}",
+        data=str(root),
+        split="all",
+        conditions="C+Q",
+        run_dir=str(tmp_path / "all"),
+        progress=False,
+    )
     n_public = len(CASES) + 4 + len(DETECTION)
     assert summary["n_records"] == n_public and summary["n_held_out"] == 2
     assert summary["conditions"]["C+Q"]["n"] == n_public  # private records enter no denominator
     assert {r["item_id"] for r in medvqa.read_run(tmp_path / "all").records}.isdisjoint({"cls_open-10000"})
-    out = subprocess.run([sys.executable, "-m", "medvqa.cli", "export", str(tmp_path / "all"), "--out",
-                          str(tmp_path / "pred.jsonl"), "--json"], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "medvqa.cli",
+            "export",
+            str(tmp_path / "all"),
+            "--out",
+            str(tmp_path / "pred.jsonl"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     lines = {x["item_id"]: x for x in map(json.loads, (tmp_path / "pred.jsonl").read_text().splitlines())}
     assert len(lines) == n_public + 2
-    assert lines["cls_open-10000"]["response"] == '{"answer": "pneumonia"}' and lines["cls_open-10000"]["split"] == "private"
+    assert (
+        lines["cls_open-10000"]["response"] == '{"answer": "pneumonia"}'
+        and lines["cls_open-10000"]["split"] == "private"
+    )
     assert lines["cls_open-10000"]["status"] == "answered"
     # re-scoring leaves private records unscored
-    rescored = subprocess.run([sys.executable, "-m", "medvqa.cli", "score", str(tmp_path / "all"), "--json"],
-                              capture_output=True, text=True)
+    rescored = subprocess.run(
+        [sys.executable, "-m", "medvqa.cli", "score", str(tmp_path / "all"), "--json"], capture_output=True, text=True
+    )
     assert rescored.returncode == 0 and json.loads(rescored.stdout)["changed"] == 0
 
 
 def test_ctrl_c_while_judging_says_what_is_saved_and_how_to_resume(tmp_path, monkeypatch):
     """`run --judge` judges after the answers: a Ctrl-C there ends like one during the answers."""
+    from medvqa.core.run import judge
     from medvqa.core.run.interrupt import RunInterrupted
     from medvqa.core.run.options import RunOptions, run
-    from medvqa.core.run import judge
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(judge, "judge_run", interrupted)
-    options = RunOptions(benchmark="mmbu_hard", model="random", data=str(shared_data("mmbu-proxy")),
-                         run_dir=str(tmp_path / "run"), judges=["hosted_vllm/judge"], cache=False,
-                         command_line=["medvqa", "run", "mmbu_hard"])
+    options = RunOptions(
+        benchmark="mmbu_hard",
+        model="random",
+        data=str(shared_data("mmbu-proxy")),
+        run_dir=str(tmp_path / "run"),
+        judges=["hosted_vllm/judge"],
+        cache=False,
+        command_line=["medvqa", "run", "mmbu_hard"],
+    )
     with pytest.raises(RunInterrupted, match=r"^20 records saved; resume with: medvqa run mmbu_hard --run-dir "):
         run(options, progress=False)
 
@@ -442,9 +593,10 @@ def test_closed_non_answers_are_incorrect_predictions_and_unjudged_answers_have_
     # incorrect prediction is a FP (the class it named, or none valid) and a FN (the class
     # missed): TP 4, FP 2, FN 2, micro-F1 = 2·4 / (2·4 + 2 + 2) = 8/12 = 0.667, the accuracy 4/6
     # (counting a non-answer as FN only gave 8/10 = 0.80, better than a wrong valid label).
-    records = ([{"status": "answered", "correct": True}] * 4
-               + [{"status": "parse_failure", "correct": False, "response": "I think it is"},
-                  {"status": "parse_failure", "correct": False, "response": '{"answer": ["Z"]}'}])
+    records = [{"status": "answered", "correct": True}] * 4 + [
+        {"status": "parse_failure", "correct": False, "response": "I think it is"},
+        {"status": "parse_failure", "correct": False, "response": '{"answer": ["Z"]}'},
+    ]
     rows = [counts(r, 0.5) for r in records]
     assert rows[4] == rows[5] == counts({"status": "answered", "correct": False}, 0.5) == (0, 1, 1)
     result = micro_f1(rows)
@@ -478,17 +630,37 @@ def test_a_judge_with_nothing_to_judge_says_so_and_writes_nothing(fixture, tmp_p
 
     root, info = fixture
     run_dir = tmp_path / "closed"
-    medvqa.run("mmbu_hard", f"replay:{info['replay']}", data=str(root), run_dir=str(run_dir), progress=False,
-               select={"task": ["cls_closed"]})
+    medvqa.run(
+        "mmbu_hard",
+        f"replay:{info['replay']}",
+        data=str(root),
+        run_dir=str(run_dir),
+        progress=False,
+        select={"task": ["cls_closed"]},
+    )
     records = medvqa.read_run(run_dir).records
     answered = sum(r["status"] == "answered" for r in records)
     assert records and {r["task"] for r in records} == {"cls_closed"} and answered > 0
     manifest = (run_dir / "manifest.json").read_text()
-    out = subprocess.run([sys.executable, "-m", "medvqa.cli", "judge", str(run_dir), "--judge", "hosted_vllm/test",
-                          "--api-base", closed_port_url()], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "medvqa.cli",
+            "judge",
+            str(run_dir),
+            "--judge",
+            "hosted_vllm/test",
+            "--api-base",
+            closed_port_url(),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode != 0
     assert out.stderr.strip().splitlines()[-1] == (
         f"Error: nothing to judge in {run_dir}: of its {len(records)} records, {answered} hold an answer and none "
         f"of them is one the {plugins.get_benchmark('mmbu_hard').judge().name} judge reads (closed items are scored "
-        f"by their options without a judge); nothing was written")
+        f"by their options without a judge); nothing was written"
+    )
     assert (run_dir / "manifest.json").read_text() == manifest

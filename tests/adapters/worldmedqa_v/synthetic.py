@@ -28,14 +28,22 @@ OPTIONS = {
 GOLD = "ABCDABCDAB"
 # items right out of N, per (model, country, language, condition)
 RIGHT = {
-    ("Alpha", "israel", "local", "C+Q+I"): 5, ("Alpha", "israel", "english", "C+Q+I"): 8,
-    ("Alpha", "brazil", "local", "C+Q+I"): 7, ("Alpha", "brazil", "english", "C+Q+I"): 6,
-    ("Beta", "israel", "local", "C+Q+I"): 3, ("Beta", "israel", "english", "C+Q+I"): 4,
-    ("Beta", "brazil", "local", "C+Q+I"): 6, ("Beta", "brazil", "english", "C+Q+I"): 7,
-    ("Alpha", "israel", "local", "C+Q"): 4, ("Alpha", "israel", "english", "C+Q"): 8,
-    ("Alpha", "brazil", "local", "C+Q"): 3, ("Alpha", "brazil", "english", "C+Q"): 5,
-    ("Beta", "israel", "local", "C+Q"): 3, ("Beta", "israel", "english", "C+Q"): 2,
-    ("Beta", "brazil", "local", "C+Q"): 6, ("Beta", "brazil", "english", "C+Q"): 6,
+    ("Alpha", "israel", "local", "C+Q+I"): 5,
+    ("Alpha", "israel", "english", "C+Q+I"): 8,
+    ("Alpha", "brazil", "local", "C+Q+I"): 7,
+    ("Alpha", "brazil", "english", "C+Q+I"): 6,
+    ("Beta", "israel", "local", "C+Q+I"): 3,
+    ("Beta", "israel", "english", "C+Q+I"): 4,
+    ("Beta", "brazil", "local", "C+Q+I"): 6,
+    ("Beta", "brazil", "english", "C+Q+I"): 7,
+    ("Alpha", "israel", "local", "C+Q"): 4,
+    ("Alpha", "israel", "english", "C+Q"): 8,
+    ("Alpha", "brazil", "local", "C+Q"): 3,
+    ("Alpha", "brazil", "english", "C+Q"): 5,
+    ("Beta", "israel", "local", "C+Q"): 3,
+    ("Beta", "israel", "english", "C+Q"): 2,
+    ("Beta", "brazil", "local", "C+Q"): 6,
+    ("Beta", "brazil", "english", "C+Q"): 6,
 }
 FOLDER = {"C+Q+I": "outputs_w_images", "C+Q": "outputs_blind"}
 LANGUAGE = {"local": {"israel": "he", "brazil": "pt"}, "english": {"israel": "en", "brazil": "en"}}

@@ -34,8 +34,20 @@ def runs(tmp_path_factory):
 @pytest.fixture(scope="module")
 def doc(runs, tmp_path_factory):
     out = tmp_path_factory.mktemp("figure2-out")
-    result = CliRunner().invoke(cli, ["compare", *map(str, runs.values()), "--json", "--resamples", "20",
-                                      "--html", str(out / "cmp.html"), "--figure", str(out / "fig2.png")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "compare",
+            *map(str, runs.values()),
+            "--json",
+            "--resamples",
+            "20",
+            "--html",
+            str(out / "cmp.html"),
+            "--figure",
+            str(out / "fig2.png"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout), out
 
@@ -59,8 +71,9 @@ def test_compare_gives_each_model_country_and_language_with_the_countrys_pass_li
         row = cells[(model, country, LANG[version])]
         assert (row["value"], row["n"], row["condition"], row["level"]) == (right / N, N, "C+Q+I", country)
     # the pass verdicts: one per model, country, language and condition, the table's value against the line
-    verdicts = {(p["model"], p["scope"]["country"], p["scope"]["language"], p["scope"]["condition"]): p
-                for p in d["pass_lines"]}
+    verdicts = {
+        (p["model"], p["scope"]["country"], p["scope"]["language"], p["scope"]["condition"]): p for p in d["pass_lines"]
+    }
     assert len(verdicts) == len(RIGHT)
     alpha_he = verdicts[("Alpha [israel, he]", "israel", "he", "C+Q+I")]
     assert (alpha_he["points"], alpha_he["required"], alpha_he["status"]) == (0.5, 0.6, "fail")
@@ -84,7 +97,9 @@ def test_delta_lang_per_model_and_country_and_delta_img_per_model_country_and_la
         run = next(x for x in d["runs"] if x["model"] == r["model"])
         country, language = run["scope"]["country"], run["language"]
         version = "local" if language == "local" else "english"
-        want = accuracy(run["model_name"], country, version, "C+Q+I") - accuracy(run["model_name"], country, version, "C+Q")
+        want = accuracy(run["model_name"], country, version, "C+Q+I") - accuracy(
+            run["model_name"], country, version, "C+Q"
+        )
         assert r["scope"] == f"country={country}" and r["delta_img"] == pytest.approx(want)
     # the models are compared within a country only: runs of different countries share no item
     assert all(t["status"] == "paired" for t in d["tests"])
@@ -95,11 +110,11 @@ def test_the_figure_is_in_the_page_and_written_as_png_and_svg(doc, tmp_path):
     png = (out / "fig2.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
     page = (out / "cmp.html").read_text(encoding="utf-8")
-    figure = page[page.index('<figure id="panels-0"'):page.index("</figure>", page.index('<figure id="panels-0"'))]
+    figure = page[page.index('<figure id="panels-0"') : page.index("</figure>", page.index('<figure id="panels-0"'))]
     assert "<svg" in figure
     # the panel table beside it: each value tagged with its row of the table
-    table = page[page.index('<table id="panel-table-0"'):]
-    table = table[:table.index("</table>")]
+    table = page[page.index('<table id="panel-table-0"') :]
+    table = table[: table.index("</table>")]
     paths = re.findall(r'data-path="([^"]+)" data-format="pct">([^<]*)<', table)
     assert len(paths) == 8
     for path, text in paths:

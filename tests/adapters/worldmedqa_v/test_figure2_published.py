@@ -52,15 +52,25 @@ ITEMS = {"brazil": 89, "israel": 185, "japan": 168, "spain": 125}  # as the figu
 # Cells whose headline's two decimals differ from the figure's (71 of the 80 agree): outside
 # Israel by one item each that matching reads otherwise than the published extraction; in Israel
 # by such items and by the question the figure leaves out (both checked item by item below).
-NOT_AT_TWO_DECIMALS = {("GPT4o", "japan", "local"), ("GPT4o", "spain", "en"), ("GPT4o_MINI", "spain", "local"),
-                       ("GeminiFlash1-5", "spain", "en"),
-                       ("GPT4o", "israel", "en"), ("GPT4o", "israel", "local"), ("GeminiFlash1-5", "israel", "en"),
-                       ("llava_next_vicuna_7b", "israel", "en"), ("llava_next_yi_34b", "israel", "en")}
+NOT_AT_TWO_DECIMALS = {
+    ("GPT4o", "japan", "local"),
+    ("GPT4o", "spain", "en"),
+    ("GPT4o_MINI", "spain", "local"),
+    ("GeminiFlash1-5", "spain", "en"),
+    ("GPT4o", "israel", "en"),
+    ("GPT4o", "israel", "local"),
+    ("GeminiFlash1-5", "israel", "en"),
+    ("llava_next_vicuna_7b", "israel", "en"),
+    ("llava_next_yi_34b", "israel", "en"),
+}
 # Cells whose published accuracy (beside the headline: `_acc.csv`, else the mean of the table's
 # `hit`) differs from the figure's at two decimals (77 of the 80 agree): Israel's, over 186
 # questions where the figure counts 185.
-PUBLISHED_NOT_AT_TWO_DECIMALS = {("GeminiFlash1-5", "israel", "en"), ("llava_next_vicuna_7b", "israel", "en"),
-                                 ("llava_next_yi_34b", "israel", "en")}
+PUBLISHED_NOT_AT_TWO_DECIMALS = {
+    ("GeminiFlash1-5", "israel", "en"),
+    ("llava_next_vicuna_7b", "israel", "en"),
+    ("llava_next_yi_34b", "israel", "en"),
+}
 
 
 def figure_count(model: str, country: str, language: str) -> int:
@@ -97,8 +107,11 @@ def left_out(run_dir: Path, saved) -> tuple[str, bool] | None:
     if later is None:
         return None
     prefix = f"{manifest['imported']['country']}-{str(later['index']).strip()}"
-    item = next(it for it in saved.items.values() if it.id.split("#")[0] == prefix
-                and it.gold.raw == str(later["correct_option"]).strip())
+    item = next(
+        it
+        for it in saved.items.values()
+        if it.id.split("#")[0] == prefix and it.gold.raw == str(later["correct_option"]).strip()
+    )
     return item.id, str(later["hit"]).strip() in ("1", "1.0", "True", "true")
 
 

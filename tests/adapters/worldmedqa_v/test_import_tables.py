@@ -36,12 +36,21 @@ def rows(language: str, replies: dict, *, extractor: bool = True, order=(1, 2, 8
     for key in order:
         index, (en, local, gold) = (84, SECOND_84) if key == "84b" else (key, QUESTIONS[key])
         reply = replies.get(key, READ.format(letter=gold))
-        row = {"index": index, "question": en if language == "english" else local,
-               **{k: f"{k} option {index} {language}" for k in "ABCD"}, "answer": "", "correct_option": gold,
-               "split": "test", "prediction": reply}
+        row = {
+            "index": index,
+            "question": en if language == "english" else local,
+            **{k: f"{k} option {index} {language}" for k in "ABCD"},
+            "answer": "",
+            "correct_option": gold,
+            "split": "test",
+            "prediction": reply,
+        }
         hit = (hits or {}).get(key, 0 if not extractor else int(reply == READ.format(letter=gold)))
-        row.update({"extracted": gold if hit else "A" if gold != "A" else "B", "hit": hit} if extractor
-                   else {"hit": hit, "log": f"Match Log: {reply}. "})
+        row.update(
+            {"extracted": gold if hit else "A" if gold != "A" else "B", "hit": hit}
+            if extractor
+            else {"hit": hit, "log": f"Match Log: {reply}. "}
+        )
         out.append(row)
     return out
 
@@ -64,10 +73,14 @@ def folder(tmp_path_factory) -> Path:
     (no extractor column: hit + log, hit 0 everywhere, as the open models' published blind tables)."""
     root = tmp_path_factory.mktemp("visuals")
     for language in ("local", "english"):
-        write(root / "outputs_w_images" / "M" / f"M_israel_{language}_gpt-4o-mini_result.xlsx",
-              rows(language, {2: "I would not choose", "84b": "Cannot tell"}))
-        write(root / "outputs_blind" / "M" / f"M_israel_{language}_openai_result.xlsx",
-              rows(language, {85: EARLY}, extractor=False, order=(1, 2, "84b", 84, 85)))
+        write(
+            root / "outputs_w_images" / "M" / f"M_israel_{language}_gpt-4o-mini_result.xlsx",
+            rows(language, {2: "I would not choose", "84b": "Cannot tell"}),
+        )
+        write(
+            root / "outputs_blind" / "M" / f"M_israel_{language}_openai_result.xlsx",
+            rows(language, {85: EARLY}, extractor=False, order=(1, 2, "84b", 84, 85)),
+        )
     acc = root / "outputs_w_images" / "M" / "M_israel_local_acc.csv"
     acc.write_text('"split","Overall"\n"test","0.4"\n', encoding="utf-8")
     return root
@@ -87,7 +100,11 @@ def summary_of(doc, language, condition):
 def test_a_folder_imports_every_table_one_run_each_with_items_from_the_tables(imported, folder):
     out, doc = imported
     assert sorted(str(Path(s["run_dir"]).relative_to(out)) for s in doc["runs"]) == [
-        "M/israel_english_blind", "M/israel_english_image", "M/israel_local_blind", "M/israel_local_image"]
+        "M/israel_english_blind",
+        "M/israel_english_image",
+        "M/israel_local_blind",
+        "M/israel_local_image",
+    ]
     run = medvqa.read_run(out / "M" / "israel_local_image")  # re-read: its items from the table again
     table = folder / "outputs_w_images" / "M" / "M_israel_local_gpt-4o-mini_result.xlsx"
     assert run.manifest["imported"]["items_from"] == {"file": str(table.resolve()), "rows": 5}
@@ -129,8 +146,14 @@ def test_the_published_accuracy_is_reproduced_and_report_shows_it_beside_both_re
     s = summary_of(doc, "local", "C+Q+I")
     assert s["published"]["source"] == "M_israel_local_acc.csv" and s["published"]["correct"] == 2
     assert s["n_extractor"] == 2 and s["differences"] == [
-        {"cause": "acc-csv", "n": 1, "items": [], "verdicts_differ": False,
-         "message": "the published M_israel_local_acc.csv counts 2 correct, the table's `hit` column 3"}]
+        {
+            "cause": "acc-csv",
+            "n": 1,
+            "items": [],
+            "verdicts_differ": False,
+            "message": "the published M_israel_local_acc.csv counts 2 correct, the table's `hit` column 3",
+        }
+    ]
     english = summary_of(doc, "en", "C+Q+I")
     assert english["published"] == {**english["published"], "source": "hit", "correct": 3, "accuracy": 0.6}
     assert english["published"]["medvqa_assisted_correct"] == 3 and english["differences"] == []
@@ -151,9 +174,12 @@ def test_an_empty_answer_column_is_named_as_the_cause_of_published_zeros(importe
     assert causes["empty-answer-column"]["n"] == 4
     assert causes["empty-answer-column"]["message"].startswith(
         "published `hit` 0 on 4 rows whose reply names the gold option: the published verdicts compare with the "
-        "empty `answer` column")
-    assert causes["vlmevalkit-matched"]["items"] == ["israel-85"] and "1 of them naming the gold" in \
-        causes["vlmevalkit-matched"]["message"]
+        "empty `answer` column"
+    )
+    assert (
+        causes["vlmevalkit-matched"]["items"] == ["israel-85"]
+        and "1 of them naming the gold" in causes["vlmevalkit-matched"]["message"]
+    )
     manifest = medvqa.read_run(out / "M" / "israel_english_blind").manifest
     assert manifest["imported"]["differences"] == s["differences"]
     assert manifest["imported"]["published"]["C+Q"]["accuracy"] == 0.0
@@ -189,8 +215,22 @@ def test_tables_that_disagree_on_their_items_are_refused_naming_both_files_and_t
 
 def test_one_table_with_its_parts_overridden(folder, tmp_path):
     table = folder / "outputs_w_images" / "M" / "M_israel_english_gpt-4o-mini_result.xlsx"
-    doc = json.loads(invoke("import", "worldmedqa_v", table, "--run-dir", tmp_path / "r", "--model", "gpt-4o",
-                            "--model-name", "GPT-4o", "--condition", "C+Q", "--json").stdout)
+    doc = json.loads(
+        invoke(
+            "import",
+            "worldmedqa_v",
+            table,
+            "--run-dir",
+            tmp_path / "r",
+            "--model",
+            "gpt-4o",
+            "--model-name",
+            "GPT-4o",
+            "--condition",
+            "C+Q",
+            "--json",
+        ).stdout
+    )
     assert (doc["model"], doc["condition"], doc["items_from"]["rows"]) == ("gpt-4o", "C+Q", 5)
     manifest = medvqa.read_run(tmp_path / "r").manifest
     assert manifest["model_name"] == "GPT-4o" and manifest["imported"]["condition"] == "C+Q"
@@ -214,19 +254,24 @@ def test_the_hubs_tables_number_a_repeated_index_as_the_published_outputs_do(tmp
     listed in one order in Hebrew and the other in English: the same ids and golds in both
     languages, as the output tables give them, so runs of either source pair."""
     for language, order in (("local", (1, 2, 84, "84b", 85)), ("english", (1, 2, "84b", 84, 85))):
-        table = pd.DataFrame(rows(language, {}, order=order))[["index", "question", "A", "B", "C", "D", "answer",
-                                                                "correct_option"]]
+        table = pd.DataFrame(rows(language, {}, order=order))[
+            ["index", "question", "A", "B", "C", "D", "answer", "correct_option"]
+        ]
         table.to_csv(tmp_path / f"israel_{language}.tsv", sep="\t", index=False)
     local, english = (medvqa.load("worldmedqa_v", tmp_path, language=lang) for lang in ("local", "en"))
-    assert [it.id for it in local] == [it.id for it in english] == [
-        "israel-1", "israel-2", "israel-84", "israel-84#2", "israel-85"]
+    assert (
+        [it.id for it in local]
+        == [it.id for it in english]
+        == ["israel-1", "israel-2", "israel-84", "israel-84#2", "israel-85"]
+    )
     assert [it.gold.raw for it in local] == [it.gold.raw for it in english] == ["B", "D", "A", "C", "A"]
     doc = json.loads(invoke("validate", "worldmedqa_v", "--data", tmp_path, "--json").stdout)
     assert [f["number"] for f in doc["findings"] if f["rule"] == "repeated-index"] == ["israel-84"]
     # a published table checked against them (--data): each row meets the item of the same id
     blind = folder / "outputs_blind" / "M" / "M_israel_local_openai_result.xlsx"
-    imported = json.loads(invoke("import", "worldmedqa_v", blind, "--data", tmp_path, "--run-dir", tmp_path / "r",
-                                 "--json").stdout)
+    imported = json.loads(
+        invoke("import", "worldmedqa_v", blind, "--data", tmp_path, "--run-dir", tmp_path / "r", "--json").stdout
+    )
     assert imported["items_from"] == {"data": str(tmp_path.resolve())} and imported["conditions"]["C+Q"]["n"] == 5
     assert medvqa.read_run(tmp_path / "r").items["israel-84#2"].gold.raw == "C"
 
@@ -258,8 +303,11 @@ def test_a_published_zero_the_import_names_an_artifact_is_flagged_wherever_it_is
     assert medvqa.read_run(blind).manifest["imported"]["published"]["C+Q"]["artifact"] == "empty-answer-column"
     assert "artifact" not in medvqa.read_run(image).manifest["imported"]["published"]["C+Q+I"]
     [row] = json.loads(invoke("report", blind, "--by", "", "--json").stdout)
-    assert (row["published_accuracy"], row["published_correct"], row["published_artifact"]) == \
-        (0.0, 0, "empty-answer-column")
+    assert (row["published_accuracy"], row["published_correct"], row["published_artifact"]) == (
+        0.0,
+        0,
+        "empty-answer-column",
+    )
     [other] = json.loads(invoke("report", image, "--by", "", "--json").stdout)
     assert "published_artifact" not in other and other["published_accuracy"] == 0.6
     doc = json.loads(invoke("compare", blind, image, "--json").stdout)

@@ -20,15 +20,30 @@ pytestmark = pytest.mark.slow  # 168 tables read, scored and written (about 20 s
 # holding a lone "A" (israel-34, israel-148, israel-192), where the published run sent them to its
 # extractor model, which named B (`quantifier-check`)
 BEYOND_TWO = {("GPT4o", "israel", "en", "C+Q+I"): 3}
-OPEN_MODELS = {"Yi_VL_34B", "Yi_VL_6B", "llava_next_llama3", "llava_next_mistral_7b", "llava_next_vicuna_7b",
-               "llava_next_yi_34b"}
+OPEN_MODELS = {
+    "Yi_VL_34B",
+    "Yi_VL_6B",
+    "llava_next_llama3",
+    "llava_next_mistral_7b",
+    "llava_next_vicuna_7b",
+    "llava_next_yi_34b",
+}
 
 
 @pytest.fixture(scope="module")
 def doc(tmp_path_factory):
     out = tmp_path_factory.mktemp("published")
-    result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(shared_data("worldmedqa-v-outputs", "visuals")),
-                                      "--run-dir", str(out), "--json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "import",
+            "worldmedqa_v",
+            str(shared_data("worldmedqa-v-outputs", "visuals")),
+            "--run-dir",
+            str(out),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -63,7 +78,8 @@ def test_every_published_accuracy_above_0_is_reproduced_within_2_items_or_named(
     for k in BEYOND_TWO:
         s = next(s for s in doc["runs"] if key(s) == k)
         assert [(d["cause"], d["items"]) for d in s["differences"]] == [
-            ("quantifier-check", ["israel-34", "israel-148", "israel-192"])]
+            ("quantifier-check", ["israel-34", "israel-148", "israel-192"])
+        ]
     off = [abs(s["published"]["difference"]) for s in doc["runs"] if s["published"]["accuracy"] > 0]
     # measured: of the 120 tables, 110 exactly, 119 within one item, 119 within two
     within = [sum(d <= k for d in off) for k in (0, 1, 2)]
@@ -88,8 +104,11 @@ def test_the_open_models_blind_zeros_are_the_empty_answer_column(doc):
 
 def test_japan_gpt4o_as_the_single_table_imports_give_it(doc):
     runs = {key(s): s for s in doc["runs"]}
-    got = [runs[("GPT4o", "japan", lang, cond)]["published"]["medvqa_assisted_correct"]
-           for cond in ("C+Q+I", "C+Q") for lang in ("local", "en")]
+    got = [
+        runs[("GPT4o", "japan", lang, cond)]["published"]["medvqa_assisted_correct"]
+        for cond in ("C+Q+I", "C+Q")
+        for lang in ("local", "en")
+    ]
     assert got == [149, 121, 144, 116]
     en, ja = runs[("GPT4o", "japan", "en", "C+Q+I")], runs[("GPT4o", "japan", "local", "C+Q+I")]
     assert en["differs_from_published"] == [{"item_id": "japan-254", "matching": "A", "published": "B"}]

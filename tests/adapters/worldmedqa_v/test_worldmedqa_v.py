@@ -37,16 +37,19 @@ def test_validate_lists_stems_that_lost_a_number():
     assert "japan-1" in {f.record for f in findings}
 
 
-@pytest.mark.parametrize("reply, expected", [
-    ("The answer is (B).", "B"),  # brackets and full stop separate words; the letter among the last words
-    ("(B). This is right because the image shows it", None),  # more than three words after the letter
-    ("A or C would both fit the history and the image", None),  # two letters: no match
-    ("D. 凝固第Ⅷ因子製剤投与", "D"),  # the letter, one word after it
-    ("凝固第Ⅷ因子製剤投与 is what I would give first", "D"),  # the letter rule finds nothing: the option's text
-    ("凝固第Ⅷ因子製剤投与", "D"),  # no letter: the one option text it contains
-    ("正解はDです", None),  # Japanese around the letter: no whitespace word, no option text
-    ("Cannot determine the answer", "Z"),  # VLMEvalKit's refusal
-])
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ("The answer is (B).", "B"),  # brackets and full stop separate words; the letter among the last words
+        ("(B). This is right because the image shows it", None),  # more than three words after the letter
+        ("A or C would both fit the history and the image", None),  # two letters: no match
+        ("D. 凝固第Ⅷ因子製剤投与", "D"),  # the letter, one word after it
+        ("凝固第Ⅷ因子製剤投与 is what I would give first", "D"),  # the letter rule finds nothing: the option's text
+        ("凝固第Ⅷ因子製剤投与", "D"),  # no letter: the one option text it contains
+        ("正解はDです", None),  # Japanese around the letter: no whitespace word, no option text
+        ("Cannot determine the answer", "Z"),  # VLMEvalKit's refusal
+    ],
+)
 def test_vlmevalkit_matching_rules(reply, expected):
     assert (can_infer(reply, CHOICES) or None) == expected
 
@@ -105,15 +108,20 @@ def imported(tmp_path_factory):
     for folder, version in TABLES:
         table = data / "visuals" / folder / "GPT4o" / f"GPT4o_japan_{version}_gpt-4o-mini_result.xlsx"
         run_dir = out / f"{folder}-{version}"
-        result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(table), "--data", str(data),
-                                          "--run-dir", str(run_dir), "--json"])
+        result = CliRunner().invoke(
+            cli, ["import", "worldmedqa_v", str(table), "--data", str(data), "--run-dir", str(run_dir), "--json"]
+        )
         assert result.exit_code == 0, result.output
         runs[(folder, version)] = (run_dir, json.loads(result.output))
     return runs
 
 
-ORDER = (("outputs_w_images", "local"), ("outputs_w_images", "english"), ("outputs_blind", "local"),
-         ("outputs_blind", "english"))
+ORDER = (
+    ("outputs_w_images", "local"),
+    ("outputs_w_images", "english"),
+    ("outputs_blind", "local"),
+    ("outputs_blind", "english"),
+)
 
 
 def test_imports_land_within_two_items_of_the_published_accuracy(imported):
@@ -141,10 +149,13 @@ def test_imports_land_within_two_items_of_the_published_accuracy(imported):
     # what neither matching nor the published extractor could read (its "I", "申"): parse failures still
     assert all(0 < c["parse_failure"] < c["extracted"] for c in cells)
     differs = {k: s["differs_from_published"] for k, (_, s) in imported.items()}
-    assert differs == {("outputs_w_images", "local"): [{"item_id": "japan-144", "matching": "D", "published": "A"}],
-                       # both wrong (gold C): the verdict is the published one
-                       ("outputs_w_images", "english"): [{"item_id": "japan-254", "matching": "A", "published": "B"}],
-                       ("outputs_blind", "local"): [], ("outputs_blind", "english"): []}
+    assert differs == {
+        ("outputs_w_images", "local"): [{"item_id": "japan-144", "matching": "D", "published": "A"}],
+        # both wrong (gold C): the verdict is the published one
+        ("outputs_w_images", "english"): [{"item_id": "japan-254", "matching": "A", "published": "B"}],
+        ("outputs_blind", "local"): [],
+        ("outputs_blind", "english"): [],
+    }
     named = {k: [(d["cause"], d["items"]) for d in s["differences"]] for k, (_, s) in imported.items()}
     assert named[("outputs_w_images", "local")] == [("matching-version", ["japan-144"])]
     assert all(v == [] for k, v in named.items() if k != ("outputs_w_images", "local"))
@@ -178,14 +189,17 @@ def test_audit_of_the_published_outputs_gives_delta_lang_and_delta_img(imported)
         assert overall["n"] == 168 and overall["ci"] is not None and overall["mcnemar_p"] is not None
 
 
-@pytest.mark.parametrize("reply, expected", [
-    ("D", "D"),  # a bare letter
-    ("The correct answer is: D", "D"),  # the letter the last word
-    ("D. Tremor of polyneuropathy", "D"),  # three words after it: among the last four
-    ("D is the right option", None),  # four words after it: the fifth word from the end
-    ("D. Tremor of polyneuropathy, as the history shows", None),  # five words and more after it
-    ("A small tremor: D", None),  # two option letters ("A" the article): no match
-])
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ("D", "D"),  # a bare letter
+        ("The correct answer is: D", "D"),  # the letter the last word
+        ("D. Tremor of polyneuropathy", "D"),  # three words after it: among the last four
+        ("D is the right option", None),  # four words after it: the fifth word from the end
+        ("D. Tremor of polyneuropathy, as the history shows", None),  # five words and more after it
+        ("A small tremor: D", None),  # two option letters ("A" the article): no match
+    ],
+)
 def test_the_letter_rule_reads_a_letter_with_at_most_three_words_after_it(reply, expected):
     """VLMEvalKit's `splits.index(ch) > len(splits) - 5`, the rule the authors' run applied
     (matching.py: their published logs; docs/benchmarks/worldmedqa_v.md)."""
@@ -217,8 +231,13 @@ def test_medvqa_reads_a_reply_where_the_published_log_says_vlmevalkit_did():
     one it does not (japan-247) is a letter before a long explanation, which that run read."""
     from medvqa.adapters.worldmedqa_v.matching import can_infer
 
-    table = (shared_data("worldmedqa-v-outputs") / "visuals" / "outputs_blind" / "Yi_VL_34B"
-             / "Yi_VL_34B_japan_english_openai_result.xlsx")
+    table = (
+        shared_data("worldmedqa-v-outputs")
+        / "visuals"
+        / "outputs_blind"
+        / "Yi_VL_34B"
+        / "Yi_VL_34B_japan_english_openai_result.xlsx"
+    )
     agree, disagree = [], []
     for row in medvqa.read_table(table, ("index", "prediction", "log")):
         reply, choices = str(row["prediction"]), {k: str(row[k]) for k in "ABCD"}
@@ -277,17 +296,48 @@ def test_csv_and_xlsx_of_one_output_table_import_alike(tmp_path):
     csv = data / "derived_GPT4o_japan_local.csv"  # the same table, derived by a stdlib read of the xlsx
     docs = []
     for table, name in ((xlsx, "x"), (csv, "c")):
-        result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(table), "--data", str(data),
-                                          "--run-dir", str(tmp_path / name), "--model", "GPT4o", "--json"])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "import",
+                "worldmedqa_v",
+                str(table),
+                "--data",
+                str(data),
+                "--run-dir",
+                str(tmp_path / name),
+                "--model",
+                "GPT4o",
+                "--json",
+            ],
+        )
         assert result.exit_code == 0, result.output
         docs.append(json.loads(result.output))
     assert docs[0]["conditions"] == docs[1]["conditions"] and docs[0]["condition"] == "C+Q+I"
     # without the published extractor: exact matching alone (57 of 168, as from the result table), no
     # assisted reading; medvqa's chain (--convention vlmevalkit) reads 17 more of the long replies
     cell = docs[0]["conditions"]["C+Q+I"]
-    assert docs[0]["n_extractor"] == 0 and cell["correct"] == 57 and "assisted_accuracy" not in cell and "strict_accuracy" not in cell
-    result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(xlsx), "--data", str(data), "--run-dir",
-                                      str(tmp_path / "chain"), "--convention", "vlmevalkit", "--json"])
+    assert (
+        docs[0]["n_extractor"] == 0
+        and cell["correct"] == 57
+        and "assisted_accuracy" not in cell
+        and "strict_accuracy" not in cell
+    )
+    result = CliRunner().invoke(
+        cli,
+        [
+            "import",
+            "worldmedqa_v",
+            str(xlsx),
+            "--data",
+            str(data),
+            "--run-dir",
+            str(tmp_path / "chain"),
+            "--convention",
+            "vlmevalkit",
+            "--json",
+        ],
+    )
     chain = json.loads(result.output)
     assert chain["convention"] == "vlmevalkit" and chain["conditions"]["C+Q+I"]["correct"] == 74
 
@@ -295,8 +345,20 @@ def test_csv_and_xlsx_of_one_output_table_import_alike(tmp_path):
 def test_a_table_of_the_other_language_is_refused_naming_the_row(tmp_path):
     data = shared_data("worldmedqa-v-japan")
     table = data / "visuals" / "outputs_blind" / "GPT4o" / "GPT4o_japan_english.xlsx"
-    result = CliRunner().invoke(cli, ["import", "worldmedqa_v", str(table), "--data", str(data), "--language", "local",
-                                      "--run-dir", str(tmp_path / "r")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "import",
+            "worldmedqa_v",
+            str(table),
+            "--data",
+            str(data),
+            "--language",
+            "local",
+            "--run-dir",
+            str(tmp_path / "r"),
+        ],
+    )
     assert result.exit_code == 1
     assert "GPT4o_japan_english.xlsx" in result.output and "index 1" in result.output
     assert "the question differs from the data's japan item in language 'local'" in result.output
@@ -311,8 +373,10 @@ def test_the_audit_page_shows_the_language_pairing(imported):
 
     doc = medvqa.audit(*[str(run_dir) for run_dir, _ in imported.values()], resamples=50)
     page = render_html(doc, svgs={})
-    cells = {tuple(json.loads(html.unescape(path))): text for path, text in
-             re.findall(r'data-path="([^"]+)" data-format="[a-z]+">([^<]*)<', page)}
+    cells = {
+        tuple(json.loads(html.unescape(path))): text
+        for path, text in re.findall(r'data-path="([^"]+)" data-format="[a-z]+">([^<]*)<', page)
+    }
     for cond in ("C+Q", "C+Q+I"):
         row = doc["paired_language"]["ja vs en"]["conditions"][cond]["overall"]
         key = ("paired_language", "ja vs en", "conditions", cond, "overall")
@@ -322,11 +386,27 @@ def test_the_audit_page_shows_the_language_pairing(imported):
 
 def test_list_shows_it_and_both_languages_run(tmp_path):
     listing = CliRunner().invoke(cli, ["list"]).output
-    assert any(line.split()[:1] == ["worldmedqa_v"] and "[--language local|en]" in line for line in listing.splitlines())
+    assert any(
+        line.split()[:1] == ["worldmedqa_v"] and "[--language local|en]" in line for line in listing.splitlines()
+    )
     data = str(shared_data("worldmedqa-v-japan"))
     for language in ("local", "en"):
-        result = CliRunner().invoke(cli, ["run", "worldmedqa_v", "--data", data, "--language", language, "--model",
-                                          "random", "--run-dir", str(tmp_path / language), "--json"])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "worldmedqa_v",
+                "--data",
+                data,
+                "--language",
+                language,
+                "--model",
+                "random",
+                "--run-dir",
+                str(tmp_path / language),
+                "--json",
+            ],
+        )
         # every item's image is missing here: the run asks C+Q only, and says so
         assert result.exit_code == 0, result.output
         summary = json.loads(result.output)
@@ -355,7 +435,8 @@ def test_a_workbook_of_two_sheets_is_read_at_the_one_chosen_and_a_repeated_index
     assert refused.exit_code == 1, refused.output
     assert refused.stderr.splitlines() == [
         f"{book}: read the sheet 'edited', the first of 2; the others are 'published' (--sheet NAME chooses)",
-        f"Error: {book}: record row 2 and row 170: two rows for index 1"]
+        f"Error: {book}: record row 2 and row 170: two rows for index 1",
+    ]
     assert not (tmp_path / "r").exists()
     result = CliRunner().invoke(cli, [*args, "--sheet", "published", "--run-dir", str(tmp_path / "p"), "--json"])
     assert result.exit_code == 0 and result.stderr == "", result.output
@@ -373,15 +454,33 @@ def test_the_country_table_prints_the_interval_its_docs_name(imported):
     [row] = medvqa.report(run_dir, table="worldmedqa_v")["by_country"].to_dict("records")
     n, p, z = 168, 149 / 168, 1.959963984540054
     centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    assert (row["correct"], row["ci_method"]) == (149, "wilson-score-bcd")  # 149 of 168 is far from both ends: plain Wilson
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx(((centre - half) / (1 + z * z / n),
-                                                             (centre + half) / (1 + z * z / n)))
+    assert (row["correct"], row["ci_method"]) == (
+        149,
+        "wilson-score-bcd",
+    )  # 149 of 168 is far from both ends: plain Wilson
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+        ((centre - half) / (1 + z * z / n), (centre + half) / (1 + z * z / n))
+    )
     doc = " ".join((REPO / "docs" / "benchmarks" / "worldmedqa_v.md").read_text(encoding="utf-8").split())
     assert "accuracy (n, correct, Wilson 95 % CI, every status)" in doc and "exact 95 % CI" not in doc
 
 
-COUNTS = ("n", "n_excluded", "uncounted", "correct", "answered", "refusal", "parse_failure", "error", "missing",
-          "extracted", "strict_correct", "published_correct", "n_unpaired", "unreadable_pairs")
+COUNTS = (
+    "n",
+    "n_excluded",
+    "uncounted",
+    "correct",
+    "answered",
+    "refusal",
+    "parse_failure",
+    "error",
+    "missing",
+    "extracted",
+    "strict_correct",
+    "published_correct",
+    "n_unpaired",
+    "unreadable_pairs",
+)
 
 
 def test_compare_json_writes_counts_as_whole_numbers(imported):
@@ -389,9 +488,17 @@ def test_compare_json_writes_counts_as_whole_numbers(imported):
     image, none blind) was written 101.0 where a column held a missing value; every count is an
     integer or null."""
     doc = json.loads(CliRunner().invoke(cli, ["compare", *(str(d) for d, _ in imported.values()), "--json"]).stdout)
-    found = [(section, k, v) for section in ("table", "delta_img", "delta_lang", "tests") for row in doc[section]
-             for k, v in row.items() if k in COUNTS and v is not None]
+    found = [
+        (section, k, v)
+        for section in ("table", "delta_img", "delta_lang", "tests")
+        for row in doc[section]
+        for k, v in row.items()
+        if k in COUNTS and v is not None
+    ]
     assert found and all(type(v) is int for *_, v in found), [f for f in found if type(f[2]) is not int][:5]
-    extracted = {(r["condition"], r["language"] if "language" in r else None, r["extracted"]) for r in doc["table"]
-                 if r["stratum"] == "overall"}
+    extracted = {
+        (r["condition"], r["language"] if "language" in r else None, r["extracted"])
+        for r in doc["table"]
+        if r["stratum"] == "overall"
+    }
     assert sorted(e for *_, e in extracted if e is not None) == [101, 114, 132, 146]

@@ -7,31 +7,29 @@ from pathlib import Path
 import pytest
 
 from medvqa.core import plugins
-
 from medvqa.core.audit import runs as audit_runs
 from medvqa.core.audit.analysis import RunInput, Settings, audit, parse_cohorts, stem_leaks
-from medvqa.core.run.forced import FORCED_CONDITION, forced_guess_requests
 from medvqa.core.inference.replay import ReplayBackend
 from medvqa.core.items import DataError, Gold, Item, Option
-from medvqa.core.run.saved import load_run
-from medvqa.core.run.runner import make_record
+from medvqa.core.run.forced import FORCED_CONDITION, forced_guess_requests
 from medvqa.core.run.options import RunOptions, run
+from medvqa.core.run.runner import make_record
+from medvqa.core.run.saved import load_run
 from medvqa.core.run.store import RunStore, read_manifest
 from medvqa.ja import JAPANESE
-
 from tests.conftest import REPO, shared_data
 
 REFUSAL = "回答できません"  # a Japanese refusal sentence the adapter's patterns recognise
 # Outcomes (with image, image removed) for the sample's 17 items whose images are present,
 # in load order; "refusal" is a declined answer.
 DESIGN = (
-    [("correct", "correct")] * 5        # 0-4   p11
-    + [("correct", "wrong")] * 4        # 5-8   p10
-    + [("correct", "refusal")] * 2      # 9-10  p10 under strict
-    + [("wrong", "correct")] * 2        # 11-12 p01
-    + [("wrong", "refusal")] * 2        # 13-14 p00 under strict
-    + [("wrong", "wrong")]              # 15    p00
-    + [("refusal", "wrong")]            # 16    p00 under strict
+    [("correct", "correct")] * 5  # 0-4   p11
+    + [("correct", "wrong")] * 4  # 5-8   p10
+    + [("correct", "refusal")] * 2  # 9-10  p10 under strict
+    + [("wrong", "correct")] * 2  # 11-12 p01
+    + [("wrong", "refusal")] * 2  # 13-14 p00 under strict
+    + [("wrong", "wrong")]  # 15    p00
+    + [("refusal", "wrong")]  # 16    p00 under strict
 )
 FORCED = {9: "correct", 10: "wrong", 13: "correct", 14: "wrong"}  # forced guesses of the refused C+Q items
 
@@ -46,7 +44,7 @@ def answer(item: Item, outcome: str) -> str:
 
 def mcnemar(b: int, c: int) -> float:
     n = b + c
-    return 1.0 if n == 0 else min(1.0, 2 * sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2 ** n)
+    return 1.0 if n == 0 else min(1.0, 2 * sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n)
 
 
 def run_input(run_dir: Path) -> RunInput:
@@ -75,14 +73,30 @@ def designed_run(tmp_path_factory, sample_items):
     replay = tmp / "responses.jsonl"
     replay.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
     run_dir = tmp / "run"
-    run(RunOptions(benchmark="jmed48k", model=f"replay:{replay}", data=str(shared_data("jmed48k-sample")),
-                   conditions="C+Q,C+Q+I", run_dir=str(run_dir), cache=False), progress=False)
+    run(
+        RunOptions(
+            benchmark="jmed48k",
+            model=f"replay:{replay}",
+            data=str(shared_data("jmed48k-sample")),
+            conditions="C+Q,C+Q+I",
+            run_dir=str(run_dir),
+            cache=False,
+        ),
+        progress=False,
+    )
     before = audit([run_input(run_dir)], Settings(resamples=200))
 
     forced_file = tmp / "forced.jsonl"
-    forced_file.write_text("".join(
-        json.dumps({"item_id": image_items[i].id, "condition": FORCED_CONDITION,
-                    "response": answer(image_items[i], o)}) + "\n" for i, o in FORCED.items()), encoding="utf-8")
+    forced_file.write_text(
+        "".join(
+            json.dumps(
+                {"item_id": image_items[i].id, "condition": FORCED_CONDITION, "response": answer(image_items[i], o)}
+            )
+            + "\n"
+            for i, o in FORCED.items()
+        ),
+        encoding="utf-8",
+    )
     manifest, records, bench, items = load_run(run_dir)
     backend = ReplayBackend.from_file(forced_file)
     requests = forced_guess_requests(bench, backend, records, items)
@@ -91,8 +105,14 @@ def designed_run(tmp_path_factory, sample_items):
     with store:
         for req, resp in backend.generate(requests):
             store.append(make_record(bench, req.item, req.condition, req.key, resp, plugins.answer_patterns()))
-    return {"dir": run_dir, "image_items": image_items, "text_items": text_items, "requests": requests,
-            "before": before, "bench": bench}
+    return {
+        "dir": run_dir,
+        "image_items": image_items,
+        "text_items": text_items,
+        "requests": requests,
+        "before": before,
+        "bench": bench,
+    }
 
 
 def test_forced_guess_requests_reissue_refused_image_removed_items(designed_run):
@@ -105,8 +125,9 @@ def test_forced_guess_requests_reissue_refused_image_removed_items(designed_run)
         text = req.messages[-1]["content"]
         text = text if isinstance(text, str) else " ".join(p.get("text", "") for p in text)
         assert text.rstrip().endswith(instruction)
-        assert not any(p.get("type") == "image" for m in req.messages if not isinstance(m["content"], str)
-                       for p in m["content"])
+        assert not any(
+            p.get("type") == "image" for m in req.messages if not isinstance(m["content"], str) for p in m["content"]
+        )
     _, records, bench, items = load_run(designed_run["dir"])
     backend = ReplayBackend.from_file(designed_run["dir"].parent / "forced.jsonl")
     assert forced_guess_requests(bench, backend, records, items) == []  # already answered
@@ -136,8 +157,13 @@ def test_known_counts_give_exact_transitions_under_every_convention(designed_run
     assert cond["mcnemar_exact_p"] == pytest.approx(mcnemar(4, 2), rel=1e-12)
     assert cond["mcnemar_p"] == pytest.approx((2 * 22 - 15) / 64, rel=1e-12)  # mid-p: 2·P(X ≤ 2 | 6) − P(X = 2)
     imp = conv["imputed"]  # forced-guess accuracy 2/4 credited to each of the five refusals
-    assert doc["refusals"]["forced_guess"] == {"n": 4, "n_predicted": 4, "n_no_prediction": 0, "correct": 2,
-                                               "accuracy": 0.5}
+    assert doc["refusals"]["forced_guess"] == {
+        "n": 4,
+        "n_predicted": 4,
+        "n_no_prediction": 0,
+        "correct": 2,
+        "accuracy": 0.5,
+    }
     assert [imp[k] for k in ("p11", "p10", "p01", "p00")] == pytest.approx([6 / n, 5.5 / n, 3 / n, 2.5 / n])
     assert imp["a_with"] == pytest.approx(11.5 / n) and imp["a_removed"] == pytest.approx(9 / n)
     assert imp["delta_img"] == pytest.approx(2.5 / n)
@@ -185,8 +211,9 @@ def test_strata_rows_partition_the_pairs(designed_run, sample_items):
     # a list field counts an item under each of its values
     per_type = Counter(t for it in image_items for t in it.meta["image_types"])
     assert {k: r["n"] for k, r in doc["paired"]["by"]["image_types"].items()} == dict(per_type)
-    assert {k: r["n"] for k, r in doc["paired"]["by"]["year"].items()} == \
-        dict(Counter(str(it.meta["year"]) for it in image_items))
+    assert {k: r["n"] for k, r in doc["paired"]["by"]["year"].items()} == dict(
+        Counter(str(it.meta["year"]) for it in image_items)
+    )
     unavailable = [it.id for it in sample_items if it.has_images and not it.image_available]
     assert doc["paired"]["unpaired"] == {"image not available": {"n": len(unavailable), "items": unavailable}}
 
@@ -216,8 +243,17 @@ def test_examples_come_from_their_state(designed_run):
 @pytest.fixture(scope="module")
 def random_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("random") / "run"
-    run(RunOptions(benchmark="jmed48k", model="random", data=str(shared_data("jmed48k-sample")),
-                   conditions="C,C+Q,C+I,C+Q+I", run_dir=str(run_dir), cache=False), progress=False)
+    run(
+        RunOptions(
+            benchmark="jmed48k",
+            model="random",
+            data=str(shared_data("jmed48k-sample")),
+            conditions="C,C+Q,C+I,C+Q+I",
+            run_dir=str(run_dir),
+            cache=False,
+        ),
+        progress=False,
+    )
     return run_dir
 
 
@@ -233,11 +269,16 @@ def test_ablation_on_the_same_items_with_random_baselines(random_run, sample_ite
     doc = audit([run_input(random_run)], Settings(resamples=100))
     records = [json.loads(line) for line in (random_run / "records.jsonl").read_text().splitlines()]
     correct = {(r["item_id"], r["condition"]): r["correct"] for r in records}
-    groups = {"image": [it for it in sample_items if it.image_available],
-              "text_only": [it for it in sample_items if not it.has_images],
-              "image_unavailable": [it for it in sample_items if it.has_images and not it.image_available]}
-    expected_conditions = {"image": ["C", "C+Q", "C+I", "C+Q+I"], "text_only": ["C", "C+Q"],
-                           "image_unavailable": ["C", "C+Q"]}
+    groups = {
+        "image": [it for it in sample_items if it.image_available],
+        "text_only": [it for it in sample_items if not it.has_images],
+        "image_unavailable": [it for it in sample_items if it.has_images and not it.image_available],
+    }
+    expected_conditions = {
+        "image": ["C", "C+Q", "C+I", "C+Q+I"],
+        "text_only": ["C", "C+Q"],
+        "image_unavailable": ["C", "C+Q"],
+    }
     for name, items in groups.items():
         row = doc["ablation"][name]
         assert row["n"] == len(items)
@@ -270,7 +311,11 @@ def test_stem_leakage_flags_stems_that_describe_options():
 
 
 def test_cohort_files_in_either_shape():
-    assert parse_cohorts({"open": ["m1", "m2"], "proprietary": ["m3"]}) == {"m1": "open", "m2": "open", "m3": "proprietary"}
+    assert parse_cohorts({"open": ["m1", "m2"], "proprietary": ["m3"]}) == {
+        "m1": "open",
+        "m2": "open",
+        "m3": "proprietary",
+    }
     assert parse_cohorts({"m1": "open"}) == {"m1": "open"}
     with pytest.raises(DataError, match="cohorts.yaml: record open: .*two cohorts"):
         parse_cohorts({"medical": ["m1"], "open": ["m1"]}, "cohorts.yaml")
@@ -300,13 +345,31 @@ def kmle_plugin():
 
 def test_audit_runs_unchanged_on_a_third_party_adapter(kmle_plugin, tmp_path):
     replay = tmp_path / "kmle.jsonl"
-    rows = [("kmle-3", "C+Q+I", "정답은 2"), ("kmle-3", "C+Q", "답할 수 없습니다"),
-            ("kmle-4", "C+Q+I", "정답은 4"), ("kmle-4", "C+Q", "정답은 4"),
-            ("kmle-1", "C+Q", "정답은 1"), ("kmle-2", "C+Q", "정답은 3"), ("kmle-5", "C+Q", "정답은 1")]
-    replay.write_text("".join(json.dumps({"item_id": i, "condition": c, "response": r}, ensure_ascii=False) + "\n"
-                              for i, c, r in rows), encoding="utf-8")
-    run(RunOptions(benchmark="kmle_demo", model=f"replay:{replay}", conditions="C+Q,C+Q+I",
-                   run_dir=str(tmp_path / "run"), cache=False), progress=False)
+    rows = [
+        ("kmle-3", "C+Q+I", "정답은 2"),
+        ("kmle-3", "C+Q", "답할 수 없습니다"),
+        ("kmle-4", "C+Q+I", "정답은 4"),
+        ("kmle-4", "C+Q", "정답은 4"),
+        ("kmle-1", "C+Q", "정답은 1"),
+        ("kmle-2", "C+Q", "정답은 3"),
+        ("kmle-5", "C+Q", "정답은 1"),
+    ]
+    replay.write_text(
+        "".join(
+            json.dumps({"item_id": i, "condition": c, "response": r}, ensure_ascii=False) + "\n" for i, c, r in rows
+        ),
+        encoding="utf-8",
+    )
+    run(
+        RunOptions(
+            benchmark="kmle_demo",
+            model=f"replay:{replay}",
+            conditions="C+Q,C+Q+I",
+            run_dir=str(tmp_path / "run"),
+            cache=False,
+        ),
+        progress=False,
+    )
     doc = audit([run_input(tmp_path / "run")], Settings(by=("subject", "has_image"), resamples=100))
     overall = doc["paired"]["overall"]
     assert overall["counts"] == {"n11": 1, "n10": 1, "n01": 0, "n00": 0}

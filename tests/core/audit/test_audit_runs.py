@@ -8,7 +8,6 @@ from click.testing import CliRunner
 
 from medvqa.cli.audit_cmd import command
 from medvqa.core.run.options import RunOptions, run
-
 from tests.conftest import shared_data
 
 MODELS = ("random", "constant:A")
@@ -16,8 +15,18 @@ SECTIONS = ("n_records", "paired", "ablation", "refusals", "io_control", "select
 
 
 def baseline_run(run_dir, model, conditions, **options):
-    run(RunOptions(benchmark="jmed48k", model=model, data=str(shared_data("jmed48k-sample")), conditions=conditions,
-                   run_dir=str(run_dir), cache=False, **options), progress=False)
+    run(
+        RunOptions(
+            benchmark="jmed48k",
+            model=model,
+            data=str(shared_data("jmed48k-sample")),
+            conditions=conditions,
+            run_dir=str(run_dir),
+            cache=False,
+            **options,
+        ),
+        progress=False,
+    )
     return run_dir
 
 
@@ -29,8 +38,7 @@ def runs(tmp_path_factory):
     out = {}
     for model in MODELS:
         slug = model.replace(":", "_")
-        out[model] = {cond: baseline_run(tmp / f"{slug}-{cond}", model, cond)
-                      for cond in ("C+Q,C+Q+I", "C+Q+I", "C+Q")}
+        out[model] = {cond: baseline_run(tmp / f"{slug}-{cond}", model, cond) for cond in ("C+Q,C+Q+I", "C+Q+I", "C+Q")}
     return out
 
 
@@ -49,8 +57,10 @@ def test_split_condition_runs_give_the_paired_table_of_one_run(runs, model):
         assert split[section] == whole[section], section
     assert split["source"] == f"{runs[model]['C+Q+I']} + {runs[model]['C+Q']}"
     assert whole["notes"] == []
-    assert split["notes"] == [f"joined {runs[model]['C+Q+I']} + {runs[model]['C+Q']}: one experiment of {model} "
-                              f"on the same data, conditions C+Q+I | C+Q"]
+    assert split["notes"] == [
+        f"joined {runs[model]['C+Q+I']} + {runs[model]['C+Q']}: one experiment of {model} "
+        f"on the same data, conditions C+Q+I | C+Q"
+    ]
     # given the other way round, the same pairs
     assert audit_json(runs[model]["C+Q"], runs[model]["C+Q+I"])["paired"] == whole["paired"]
 
@@ -60,11 +70,15 @@ def test_runs_of_other_models_are_not_paired_and_the_note_says_why(runs):
     assert set(doc["models"]) == {"random", "constant:A"}
     assert doc["models"]["random"]["paired"]["overall"]["n"] == 0
     assert doc["models"]["random"]["paired"]["unpaired"]["no C+Q record"]["n"] == 17
-    assert doc["notes"] == [f"{runs['random']['C+Q+I']} (C+Q+I) is not paired with {runs['constant:A']['C+Q']} (C+Q): "
-                            "models differ (random vs constant:A); generation parameters differ ({'seed': 0} vs {})"]
+    assert doc["notes"] == [
+        f"{runs['random']['C+Q+I']} (C+Q+I) is not paired with {runs['constant:A']['C+Q']} (C+Q): "
+        "models differ (random vs constant:A); generation parameters differ ({'seed': 0} vs {})"
+    ]
     alone = audit_json(runs["random"]["C+Q+I"])
-    assert alone["notes"] == [f"{runs['random']['C+Q+I']}: C+Q+I records without C+Q: no image-removal pairs, "
-                              "and no other run given has C+Q records"]
+    assert alone["notes"] == [
+        f"{runs['random']['C+Q+I']}: C+Q+I records without C+Q: no image-removal pairs, "
+        "and no other run given has C+Q records"
+    ]
 
 
 def test_other_data_or_overlapping_conditions_are_not_joined(runs, tmp_path):

@@ -5,7 +5,6 @@ rendering, not only in --json."""
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 from click.testing import CliRunner
@@ -21,7 +20,7 @@ def pattern_run(tmp_path, name: str, wrong_images: int, wrong_texts: int):
     the rest, with and without the image alike (so its Δimg is 0 on every item)."""
     items = [it for it in medvqa.load("jmed48k", split="sample") if not it.excluded]
     images, texts = [it for it in items if it.images], [it for it in items if not it.images]
-    wrong = {it.id for it in images[len(images) - wrong_images:]} | {it.id for it in texts[:wrong_texts]}
+    wrong = {it.id for it in images[len(images) - wrong_images :]} | {it.id for it in texts[:wrong_texts]}
     lines = []
     for it in items:
         gold = list(it.gold.alternatives[0])
@@ -29,12 +28,23 @@ def pattern_run(tmp_path, name: str, wrong_images: int, wrong_texts: int):
             said = [{o.key: o.label for o in it.options}.get(k, k) for k in gold] if it.options else gold
         else:
             said = [next(o.label for o in it.options if o.key not in it.gold.keys)] if it.options else ["987654"]
-        lines += [{"item_id": it.id, "condition": c, "response": json.dumps({"answer": said})} for c in ("C+Q+I", "C+Q")]
+        lines += [
+            {"item_id": it.id, "condition": c, "response": json.dumps({"answer": said})} for c in ("C+Q+I", "C+Q")
+        ]
     path = tmp_path / f"{name}.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     run_dir = tmp_path / name
-    run(RunOptions(benchmark="jmed48k", model=f"replay:{path}", model_name=name, sample=True, conditions="C+Q,C+Q+I",
-                   run_dir=str(run_dir)), progress=False)
+    run(
+        RunOptions(
+            benchmark="jmed48k",
+            model=f"replay:{path}",
+            model_name=name,
+            sample=True,
+            conditions="C+Q,C+Q+I",
+            run_dir=str(run_dir),
+        ),
+        progress=False,
+    )
     return run_dir
 
 
@@ -58,10 +68,14 @@ def three(tmp_path_factory):
 #   Holm (sorted 1/32, 1/16, 1/2): 3/32 = 0.09375; max(0.09375, 2/16) = 0.125; max(0.125, 1/2) = 0.5.
 # C+Q+I, 5 items: (3, 0): 1/8; (2, 0): 1/4; (0, 1): 1/2.
 #   Holm (sorted 1/8, 1/4, 1/2): 3/8 = 0.375; max(0.375, 2/4) = 0.5; max(0.5, 1/2) = 0.5.
-RAW = {"C+Q": {("all", "b"): 1 / 32, ("all", "c"): 1 / 16, ("b", "c"): 1 / 2},
-       "C+Q+I": {("all", "b"): 1 / 8, ("all", "c"): 1 / 4, ("b", "c"): 1 / 2}}
-HOLM = {"C+Q": {("all", "b"): 0.09375, ("all", "c"): 0.125, ("b", "c"): 0.5},
-        "C+Q+I": {("all", "b"): 0.375, ("all", "c"): 0.5, ("b", "c"): 0.5}}
+RAW = {
+    "C+Q": {("all", "b"): 1 / 32, ("all", "c"): 1 / 16, ("b", "c"): 1 / 2},
+    "C+Q+I": {("all", "b"): 1 / 8, ("all", "c"): 1 / 4, ("b", "c"): 1 / 2},
+}
+HOLM = {
+    "C+Q": {("all", "b"): 0.09375, ("all", "c"): 0.125, ("b", "c"): 0.5},
+    "C+Q+I": {("all", "b"): 0.375, ("all", "c"): 0.5, ("b", "c"): 0.5},
+}
 
 
 def test_holm_over_the_model_pairs_of_one_quantity_in_audit_and_compare(three):

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 import medvqa
-from medvqa.core.plugins import get_benchmark
 from medvqa.cli.main import cli
+from medvqa.core.plugins import get_benchmark
 from tests.conftest import shared_data
 
 N11, N10, N01, N00 = 30, 10, 5, 15  # right in both, only in Japanese, only in English, in neither
@@ -28,26 +28,44 @@ def runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("lang")
     select = {"block": ["116A"]}
     dirs = {}
-    for lang, outcome in (("ja", [1] * N11 + [1] * N10 + [0] * N01 + [0] * N00),
-                          ("en", [1] * N11 + [0] * N10 + [1] * N01 + [0] * N00)):
+    for lang, outcome in (
+        ("ja", [1] * N11 + [1] * N10 + [0] * N01 + [0] * N00),
+        ("en", [1] * N11 + [0] * N10 + [1] * N01 + [0] * N00),
+    ):
         bench = get_benchmark("igakuqa").with_language(lang)
         items = bench.load(data, select=select)
         # single-answer items that count under MHLW's rules (no withdrawn or credited-to-all item)
-        usable = [it for it in items if it.options and not it.excluded and it.gold.format == "single"
-                  and not it.meta["withdrawn"] and not it.meta["credited_to_all"]][: len(outcome)]
+        usable = [
+            it
+            for it in items
+            if it.options
+            and not it.excluded
+            and it.gold.format == "single"
+            and not it.meta["withdrawn"]
+            and not it.meta["credited_to_all"]
+        ][: len(outcome)]
         assert len(usable) == len(outcome)
         chosen = {**select, "number": [str(it.meta["number"]) for it in usable]}  # the run reloads exactly these
         usable = bench.load(data, select=chosen)
         answers = [(it, "C+Q", _answer(it, bool(right))) for it, right in zip(usable, outcome)]
         dirs[lang] = out / lang
-        medvqa.write_run(bench, usable, answers, dirs[lang], model="replayed",
-                         load={"data": str(data), "select": chosen}, saved=False)
+        medvqa.write_run(
+            bench,
+            usable,
+            answers,
+            dirs[lang],
+            model="replayed",
+            load={"data": str(data), "select": chosen},
+            saved=False,
+        )
     return dirs
 
 
 def test_english_items_are_the_japanese_items_translated():
     data = shared_data("igakuqa")
-    ja, en = (get_benchmark("igakuqa").with_language(lang).load(data, select={"block": ["116A"]}) for lang in ("ja", "en"))
+    ja, en = (
+        get_benchmark("igakuqa").with_language(lang).load(data, select={"block": ["116A"]}) for lang in ("ja", "en")
+    )
     assert [it.id for it in ja] == [it.id for it in en] and len(ja) == 75
     assert all(a.gold == b.gold and a.n_select == b.n_select and a.meta == b.meta for a, b in zip(ja, en))
     assert en[0].language == "en" and ja[0].language == "ja" and en[0].question != ja[0].question
@@ -64,8 +82,8 @@ def test_audit_pairs_the_two_languages_and_counts_every_transition(runs):
     assert row["delta_lang"] == pytest.approx((N10 - N01) / n)
     # McNemar on the 15 discordant pairs: exact 2 · P(X ≤ 5 | 15, 1/2) = 2 · 4944 / 32768, mid-p
     # that minus P(X = 5) = 3003 / 32768 (Fagerland, Lydersen & Laake 2013)
-    assert row["mcnemar_exact_p"] == pytest.approx(2 * (1 + 15 + 105 + 455 + 1365 + 3003) / 2 ** 15)
-    assert row["mcnemar_p"] == pytest.approx((2 * 4944 - 3003) / 2 ** 15) and row["test"] == "mcnemar-mid-p"
+    assert row["mcnemar_exact_p"] == pytest.approx(2 * (1 + 15 + 105 + 455 + 1365 + 3003) / 2**15)
+    assert row["mcnemar_p"] == pytest.approx((2 * 4944 - 3003) / 2**15) and row["test"] == "mcnemar-mid-p"
     assert section["conditions"]["C+Q"]["unpaired"] == {}
     assert f"paired by language (ja vs en): {runs['ja']} with {runs['en']}, under C+Q" in doc["notes"]
     # by the benchmark's strata: every item of block 116A is in year 2022
@@ -86,14 +104,31 @@ def test_compare_shows_delta_lang_and_does_not_refuse_two_languages(runs):
 
 def test_run_in_english_names_its_language(tmp_path):
     run_dir = tmp_path / "en"
-    result = CliRunner().invoke(cli, ["run", "igakuqa", "--data", str(shared_data("igakuqa")), "--language", "en",
-                                      "--model", "random", "--select", "block=116A", "--run-dir", str(run_dir), "--json"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "igakuqa",
+            "--data",
+            str(shared_data("igakuqa")),
+            "--language",
+            "en",
+            "--model",
+            "random",
+            "--select",
+            "block=116A",
+            "--run-dir",
+            str(run_dir),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     saved = medvqa.read_run(run_dir)
     assert saved.manifest["language"] == "en" and {r["language"] for r in saved.records} == {"en"}
     assert next(iter(saved.items.values())).language == "en"
-    bad = CliRunner().invoke(cli, ["run", "igakuqa", "--data", str(shared_data("igakuqa")), "--language", "fr",
-                                   "--model", "random"])
+    bad = CliRunner().invoke(
+        cli, ["run", "igakuqa", "--data", str(shared_data("igakuqa")), "--language", "fr", "--model", "random"]
+    )
     assert bad.exit_code == 1 and "unknown language 'fr' for igakuqa; it offers: ja, en" in bad.output
 
 
@@ -120,7 +155,9 @@ def test_a_block_without_its_translation_is_an_error_naming_the_file(tmp_path):
     year.mkdir(parents=True)
     for name in ("116-B.jsonl", "116-B_metadata.jsonl"):
         shutil.copy(source / name, year / name)
-    with pytest.raises(medvqa.DataError, match=r"116-B_translate.jsonl: the English translation of this block is missing"):
+    with pytest.raises(
+        medvqa.DataError, match=r"116-B_translate.jsonl: the English translation of this block is missing"
+    ):
         get_benchmark("igakuqa").with_language("en").load(tmp_path)
     assert len(get_benchmark("igakuqa").load(tmp_path)) == 50  # Japanese needs no translation
 
@@ -130,19 +167,42 @@ def test_two_answer_files_replayed_under_one_model_name_pair_by_language(tmp_pat
     `--model-name`: the files differ (so do their hashes in the manifests' parameters), the
     generation does not, and the two runs pair as the written runs above do."""
     data = shared_data("igakuqa")
-    outcomes = {"ja": [1] * N11 + [1] * N10 + [0] * N01 + [0] * N00, "en": [1] * N11 + [0] * N10 + [1] * N01 + [0] * N00}
+    outcomes = {
+        "ja": [1] * N11 + [1] * N10 + [0] * N01 + [0] * N00,
+        "en": [1] * N11 + [0] * N10 + [1] * N01 + [0] * N00,
+    }
     runs = {}
     for lang, outcome in outcomes.items():
         items = get_benchmark("igakuqa").with_language(lang).load(data, select={"block": ["116A"]})
-        usable = [it for it in items if it.options and not it.excluded and it.gold.format == "single"
-                  and not it.meta["withdrawn"] and not it.meta["credited_to_all"]][: len(outcome)]
+        usable = [
+            it
+            for it in items
+            if it.options
+            and not it.excluded
+            and it.gold.format == "single"
+            and not it.meta["withdrawn"]
+            and not it.meta["credited_to_all"]
+        ][: len(outcome)]
         answers = tmp_path / f"gpt-4-{lang}.jsonl"
-        answers.write_text("".join(json.dumps({"item_id": it.id, "condition": "C+Q", "response": _answer(it, bool(right))})
-                                   + "\n" for it, right in zip(usable, outcome)), encoding="utf-8")
+        answers.write_text(
+            "".join(
+                json.dumps({"item_id": it.id, "condition": "C+Q", "response": _answer(it, bool(right))}) + "\n"
+                for it, right in zip(usable, outcome)
+            ),
+            encoding="utf-8",
+        )
         runs[lang] = tmp_path / lang
-        medvqa.run("igakuqa", f"replay:{answers}", data=str(data), language=lang, conditions="C+Q",
-                   select={"block": ["116A"], "number": [str(it.meta["number"]) for it in usable]},
-                   model_name="gpt-4-saved", run_dir=str(runs[lang]), progress=False)
+        medvqa.run(
+            "igakuqa",
+            f"replay:{answers}",
+            data=str(data),
+            language=lang,
+            conditions="C+Q",
+            select={"block": ["116A"], "number": [str(it.meta["number"]) for it in usable]},
+            model_name="gpt-4-saved",
+            run_dir=str(runs[lang]),
+            progress=False,
+        )
     assert medvqa.read_run(runs["ja"]).manifest["params"] != medvqa.read_run(runs["en"]).manifest["params"]
     row = medvqa.audit(runs["ja"], runs["en"])["paired_language"]["ja vs en"]["conditions"]["C+Q"]["overall"]
     assert row["counts"] == {"n11": N11, "n10": N10, "n01": N01, "n00": N00}

@@ -17,4 +17,3 @@ def serve():
     yield start
     for server in started:
         server.stop()
-

@@ -32,8 +32,9 @@ def draw_image(path: Path, seed: int, side: int = 384) -> None:
     im.save(path, format="PNG")
 
 
-def write_exam(root: Path, n_items: int, *, image_every: int = 0, n_images: int = 8, side: int = 384,
-               seed: int = 0) -> Path:
+def write_exam(
+    root: Path, n_items: int, *, image_every: int = 0, n_images: int = 8, side: int = 384, seed: int = 0
+) -> Path:
     """Write the exam and return `root` (pass it as --data)."""
     cell = Path(root) / "JMed48k" / "Physician" / f"Physician_{YEAR}"
     images = cell / f"{YEAR}_images"
@@ -47,18 +48,21 @@ def write_exam(root: Path, n_items: int, *, image_every: int = 0, n_images: int 
     questions = []
     for i in range(n_items):
         with_image = bool(image_every) and i % image_every == 0
-        questions.append({
-            "question_number": i + 1,
-            "section": "A",
-            "question_text": f"合成問題 {i + 1}: 症例 {rng.randrange(10 ** 6)} について正しいのはどれか。",
-            "options": {k: f"選択肢 {k.upper()}-{rng.randrange(1000)}" for k in LABELS},
-            "correct_answer": [rng.choice(LABELS).upper()],
-            "text_only": not with_image,
-            "img": {"content_img": names[i % len(names)] if with_image else "", "answer_img": ""},
-            "text_reference": None,
-        })
-    (cell / f"{YEAR}_CORRECTED.json").write_text(json.dumps({"questions": questions}, ensure_ascii=False),
-                                                 encoding="utf-8")
+        questions.append(
+            {
+                "question_number": i + 1,
+                "section": "A",
+                "question_text": f"合成問題 {i + 1}: 症例 {rng.randrange(10**6)} について正しいのはどれか。",
+                "options": {k: f"選択肢 {k.upper()}-{rng.randrange(1000)}" for k in LABELS},
+                "correct_answer": [rng.choice(LABELS).upper()],
+                "text_only": not with_image,
+                "img": {"content_img": names[i % len(names)] if with_image else "", "answer_img": ""},
+                "text_reference": None,
+            }
+        )
+    (cell / f"{YEAR}_CORRECTED.json").write_text(
+        json.dumps({"questions": questions}, ensure_ascii=False), encoding="utf-8"
+    )
     return Path(root)
 
 
@@ -68,8 +72,14 @@ def demo_item(i: int, *, image: Path | None = None, stem: str = "Which one?"):
 
     options = tuple(Option(key=k, label=k, text=f"{k} text {i}") for k in "BCD")
     images = (ImageRef(ref=Path(image).name, path=Path(image)),) if image else ()
-    return Item(id=f"q{i}", benchmark="demo", question=f"{stem} #{i}", options=options,
-                gold=Gold(alternatives=(("C",),)), images=images)
+    return Item(
+        id=f"q{i}",
+        benchmark="demo",
+        question=f"{stem} #{i}",
+        options=options,
+        gold=Gold(alternatives=(("C",),)),
+        images=images,
+    )
 
 
 def requests_for(backend, items, condition: str = "C+Q") -> list:
@@ -82,8 +92,9 @@ def requests_for(backend, items, condition: str = "C+Q") -> list:
     for it in items:
         cond = Condition.CQI if it.images else Condition(condition)
         messages = Template(name="demo").render(it, cond)
-        out.append(Request(item=it, condition=cond.value, messages=messages,
-                           key=backend_request_key(backend, messages)))
+        out.append(
+            Request(item=it, condition=cond.value, messages=messages, key=backend_request_key(backend, messages))
+        )
     return out
 
 

@@ -13,7 +13,6 @@ import pytest
 
 from medvqa.core.inference.litellm_backend import LiteLLMBackend
 from medvqa.core.inference.preflight import PROBE_TRIES, PreflightError
-
 from tests.core.inference.synthetic import demo_item, requests_for
 from tests.openai_server import Faults, OpenAIServer
 
@@ -55,8 +54,10 @@ def test_a_model_list_deployment_cannot_bring_back_the_clients_retries(tmp_path,
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdef")
     with OpenAIServer(faults=Faults(server_error=1.0)) as server:
         models = tmp_path / "models.yaml"
-        models.write_text("model_list:\n  - model_name: pool\n    litellm_params: {model: openai/test, "
-                          f"api_base: '{server.url}', max_retries: 5, max_tokens: 100}}\n")
+        models.write_text(
+            "model_list:\n  - model_name: pool\n    litellm_params: {model: openai/test, "
+            f"api_base: '{server.url}', max_retries: 5, max_tokens: 100}}\n"
+        )
         b = LiteLLMBackend("pool", model_list=str(models), max_retries=1, retry_wait=0.01, timeout=10)
         answers(b, 3)
         assert requests_received(server) == 3 * 2
@@ -87,8 +88,9 @@ def test_a_credential_is_still_refused_as_a_parameter(name):
         LiteLLMBackend("hosted_vllm/test", api_base="http://127.0.0.1:9/v1", params={name: "x"})
 
 
-@pytest.mark.parametrize("name,option", [("max_retries", "--max-retries"), ("num_retries", "--max-retries"),
-                                         ("timeout", "--timeout")])
+@pytest.mark.parametrize(
+    "name,option", [("max_retries", "--max-retries"), ("num_retries", "--max-retries"), ("timeout", "--timeout")]
+)
 def test_retries_and_timeouts_are_options_not_parameters(name, option):
     with pytest.raises(ValueError, match=rf"--param {name}: not a generation parameter; use {option}"):
         LiteLLMBackend("hosted_vllm/test", api_base="http://127.0.0.1:9/v1", params={name: 3})
@@ -104,10 +106,20 @@ def test_a_long_answer_is_cut_at_the_cap_marked_truncated_and_never_cached(tmp_p
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     long = "長" * 100_000
     with OpenAIServer(reply=lambda prompt: long if len(prompt) % 2 else None) as server:  # about half the items
+
         def records(run_dir: str, **options) -> list[dict]:
-            run(RunOptions(benchmark="jmed48k", model="hosted_vllm/test", sample=True, conditions="C+Q",
-                           run_dir=str(tmp_path / run_dir), backend_options={"api_base": [server.url]}, **options),
-                progress=False)
+            run(
+                RunOptions(
+                    benchmark="jmed48k",
+                    model="hosted_vllm/test",
+                    sample=True,
+                    conditions="C+Q",
+                    run_dir=str(tmp_path / run_dir),
+                    backend_options={"api_base": [server.url]},
+                    **options,
+                ),
+                progress=False,
+            )
             return read_records(tmp_path / run_dir)
 
         default = records("default")

@@ -104,38 +104,50 @@ def plugin():
 def test_a_plugin_backend_of_the_older_protocol_runs_with_the_defaults_filled_in(plugin, tmp_path):
     built = plugins.get_backend("oldstyle:x")
     assert isinstance(built, PluginBackend) and isinstance(built, Backend)
-    assert (built.model, built.params, built.endpoint, built.cacheable, built.stats) == \
-        ("oldstyle:x", {"label": "gold"}, None, True, None)
+    assert (built.model, built.params, built.endpoint, built.cacheable, built.stats) == (
+        "oldstyle:x",
+        {"label": "gold"},
+        None,
+        True,
+        None,
+    )
     assert dict(built.settings) == {} and built.preflight() is None
 
     # the jmed48k sample: 17 items under C+Q and 5 image items under C+Q+I, 22 requests
-    first = run(RunOptions(benchmark="jmed48k", model="oldstyle:x", sample=True, run_dir=str(tmp_path / "a")),
-                progress=False)
+    first = run(
+        RunOptions(benchmark="jmed48k", model="oldstyle:x", sample=True, run_dir=str(tmp_path / "a")), progress=False
+    )
     assert (first.requested, first.cache_hits, len(OldStyle.calls)) == (22, 0, 22)
     records = read_records(tmp_path / "a")
     assert len(records) == 22 and sum(r["correct"] for r in records) == 22
     manifest = read_manifest(tmp_path / "a")
     assert manifest["backend"] == {} and manifest["params_left_out"] == {}
     # cacheable by default: a second run directory is answered from the cache, the backend never asked
-    second = run(RunOptions(benchmark="jmed48k", model="oldstyle:x", sample=True, run_dir=str(tmp_path / "b")),
-                 progress=False)
+    second = run(
+        RunOptions(benchmark="jmed48k", model="oldstyle:x", sample=True, run_dir=str(tmp_path / "b")), progress=False
+    )
     assert (second.requested, second.cache_hits, len(OldStyle.calls)) == (0, 22, 22)
     assert [r["key"] for r in read_records(tmp_path / "b")] == [r["key"] for r in records]
 
 
 def test_what_an_older_plugin_backend_declares_is_used(plugin, tmp_path):
     for run_dir in ("a", "b"):
-        result = run(RunOptions(benchmark="jmed48k", model="olduncached:y", sample=True,
-                                run_dir=str(tmp_path / run_dir)), progress=False)
+        result = run(
+            RunOptions(benchmark="jmed48k", model="olduncached:y", sample=True, run_dir=str(tmp_path / run_dir)),
+            progress=False,
+        )
         assert (result.requested, result.cache_hits) == (22, 0)  # cacheable = False: never cached
     assert OldStyleUncached.preflights == 2  # once per run, before its first request
     assert len(OldStyle.calls) == 44
 
 
 def test_a_factory_that_returns_no_backend_is_a_plugin_error_naming_it(plugin):
-    with pytest.raises(plugins.PluginError, match=r"the backend factory 'notabackend' of plugin old_protocol_plugin "
-                                                  r"returned object, which is not a medvqa.Backend and lacks model, "
-                                                  r"params, generate"):
+    with pytest.raises(
+        plugins.PluginError,
+        match=r"the backend factory 'notabackend' of plugin old_protocol_plugin "
+        r"returned object, which is not a medvqa.Backend and lacks model, "
+        r"params, generate",
+    ):
         plugins.get_backend("notabackend:z")
     assert as_backend(plugins.get_backend("random")) is not None
 
@@ -159,8 +171,21 @@ def test_dash_m_reaches_a_plugin_factory_that_declares_no_options_as_given(plugi
     from medvqa.core.inference.backend_options import resolve
 
     assert resolve("oldstyle:x", {}, {"label": "silver"}) == {"label": "silver"}
-    out = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "oldstyle:x", "-M", "label=silver",
-                                   "--run-dir", str(tmp_path / "run"), "--json"])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "jmed48k",
+            "--sample",
+            "--model",
+            "oldstyle:x",
+            "-M",
+            "label=silver",
+            "--run-dir",
+            str(tmp_path / "run"),
+            "--json",
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert read_manifest(tmp_path / "run")["params"] == {"label": "silver"}
     assert json.loads(out.stdout)["n_records"] == 22 and len(OldStyle.calls) == 22

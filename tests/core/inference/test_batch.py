@@ -13,7 +13,6 @@ import pytest
 from medvqa.core.errors import UsageError
 from medvqa.core.run.options import RunOptions, run
 from medvqa.core.run.store import read_records
-
 from tests.openai_server import BatchFaults, OpenAIServer
 
 MODEL = "openai/test"
@@ -27,9 +26,17 @@ def _key(monkeypatch):
 
 
 def options(tmp_path, server, name, **kw) -> RunOptions:
-    return RunOptions(benchmark="jmed48k", model=MODEL, sample=True, conditions="C+Q,C+Q+I",
-                      run_dir=str(tmp_path / name), cache_path=str(tmp_path / f"cache-{name}.sqlite3"),
-                      backend_options={"api_base": [server.url]}, batch_poll_s=0.01, **kw)
+    return RunOptions(
+        benchmark="jmed48k",
+        model=MODEL,
+        sample=True,
+        conditions="C+Q,C+Q+I",
+        run_dir=str(tmp_path / name),
+        cache_path=str(tmp_path / f"cache-{name}.sqlite3"),
+        backend_options={"api_base": [server.url]},
+        batch_poll_s=0.01,
+        **kw,
+    )
 
 
 def by_pair(run_dir) -> dict:
@@ -87,10 +94,21 @@ def test_a_run_that_stops_waiting_resumes_by_polling_and_never_submits_again(tmp
 
 def test_a_provider_without_a_batch_api_is_refused_before_anything_is_sent(tmp_path):
     with OpenAIServer() as server:
-        with pytest.raises(UsageError, match="--batch: hosted_vllm/test: medvqa sends batches through litellm for "
-                                             "openai/, azure/ models only"):
-            run(RunOptions(benchmark="jmed48k", model="hosted_vllm/test", sample=True, run_dir=str(tmp_path / "r"),
-                           backend_options={"api_base": [server.url]}, batch=True), progress=False)
+        with pytest.raises(
+            UsageError,
+            match="--batch: hosted_vllm/test: medvqa sends batches through litellm for openai/, azure/ models only",
+        ):
+            run(
+                RunOptions(
+                    benchmark="jmed48k",
+                    model="hosted_vllm/test",
+                    sample=True,
+                    run_dir=str(tmp_path / "r"),
+                    backend_options={"api_base": [server.url]},
+                    batch=True,
+                ),
+                progress=False,
+            )
         assert sum(server.counts.values()) == 0 and not server.batches
     assert not (tmp_path / "r").exists()
 
@@ -119,10 +137,17 @@ def test_a_line_that_stays_unreadable_is_an_error_naming_the_file_and_line(tmp_p
     errors = {r["key"]: r["error"] for r in read_records(tmp_path / "run") if r["status"] == "error"}
     assert result.summary()["errors"] == 2 and len(result.records) == PAIRS
     # files: input file-1, its output file-2; input file-3, output file-4; input file-5, output file-6
-    assert sorted(errors.values()) == sorted([
-        "BatchError: output file file-6 line 1 is not a batch line (a JSON object with a custom_id) (after 3 batches)",
-        *(f"BatchError: output file file-6 line 2 and output file file-6 line 3 answer {key[:12]}… differently "
-          "(after 3 batches)" for key, error in errors.items() if "differently" in error)])
+    assert sorted(errors.values()) == sorted(
+        [
+            "BatchError: output file file-6 line 1 is not a batch line (a JSON object with a custom_id) (after 3 batches)",
+            *(
+                f"BatchError: output file file-6 line 2 and output file file-6 line 3 answer {key[:12]}… differently "
+                "(after 3 batches)"
+                for key, error in errors.items()
+                if "differently" in error
+            ),
+        ]
+    )
 
 
 def test_a_torn_last_ledger_line_is_ignored_said_and_cut_off_before_the_next_batch(tmp_path, capsys):
@@ -140,7 +165,9 @@ def test_a_torn_last_ledger_line_is_ignored_said_and_cut_off_before_the_next_bat
         server.batch_hold = False
         result = run(options(tmp_path, server, "run", batch=True), progress=False)
         assert [len(b["lines"]) for b in server.batches.values()] == [PAIRS, PAIRS - PAIRS // 2]
-    assert capsys.readouterr().err == f"medvqa: {path}: line 2 was cut short (a run stopped while writing it): ignored\n"
+    assert (
+        capsys.readouterr().err == f"medvqa: {path}: line 2 was cut short (a run stopped while writing it): ignored\n"
+    )
     assert result.summary()["errors"] == 0 and len(result.records) == PAIRS
     assert [b["batch_id"] for b in ledger(tmp_path / "run")] == ["batch_1", "batch_2"]
     assert path.read_text().startswith(whole) and path.read_text().endswith("\n")

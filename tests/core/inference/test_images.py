@@ -88,9 +88,13 @@ def test_the_decompression_bomb_guard_stays_on(tmp_path):
 def test_to_openai_replaces_image_references_and_keeps_text(tmp_path):
     path = png(tmp_path / "x.png")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    messages = [{"role": "system", "content": "be brief"},
-                {"role": "user", "content": [{"type": "text", "text": "look"},
-                                             {"type": "image", "path": str(path), "sha256": digest}]}]
+    messages = [
+        {"role": "system", "content": "be brief"},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "look"}, {"type": "image", "path": str(path), "sha256": digest}],
+        },
+    ]
     out = to_openai(messages)
     assert out[0] == {"role": "system", "content": "be brief"}
     assert out[1]["content"][0] == {"type": "text", "text": "look"}

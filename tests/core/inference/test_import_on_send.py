@@ -16,7 +16,6 @@ from medvqa.core.inference.litellm_backend import LiteLLMBackend, import_litellm
 from medvqa.core.inference.model_names import litellm_version, names_path
 from medvqa.core.inference.preflight import PreflightError
 from medvqa.core.run.store import read_records
-
 from tests.conftest import REPO, shared_data
 from tests.core.inference.synthetic import demo_item, requests_for
 from tests.openai_server import OpenAIServer, ServerProcess
@@ -34,12 +33,15 @@ def described(b: LiteLLMBackend) -> tuple:
     return b.model, b.params, b.endpoint, b.params_left_out, b.settings, b._send
 
 
-@pytest.mark.parametrize("model,options", [
-    ("hosted_vllm/test", {}),
-    ("hosted_vllm/test", {"response_format": "json_schema", "temperature": 0.3, "max_tokens": 64}),
-    ("openai/gpt-5", {"price": (1.25, 10.0), "params": {"reasoning_effort": "low", "seed": None}}),
-    ("openai/gpt-4o", {"seed": 11}),
-])
+@pytest.mark.parametrize(
+    "model,options",
+    [
+        ("hosted_vllm/test", {}),
+        ("hosted_vllm/test", {"response_format": "json_schema", "temperature": 0.3, "max_tokens": 64}),
+        ("openai/gpt-5", {"price": (1.25, 10.0), "params": {"reasoning_effort": "low", "seed": None}}),
+        ("openai/gpt-4o", {"seed": 11}),
+    ],
+)
 def test_a_backend_built_again_has_the_same_parameters_without_importing_litellm(model, options):
     first = LiteLLMBackend(model, api_base=URL, **options)
     assert first._litellm is not None and len(answers_files()) == 1
@@ -110,12 +112,36 @@ def test_a_fully_cached_rerun_sends_nothing_and_imports_neither_litellm_nor_scip
     data = shared_data("igakuqa")
     env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache")}
     with ServerProcess() as server:
+
         def run(run_dir: str, limit: int) -> tuple[list[dict], set[str], int]:
             before = server.stats()["requests"]
-            proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "medvqa.cli", "run", "igakuqa",
-                                   "--data", str(data), "--model", "hosted_vllm/test", "--api-base", server.url,
-                                   "--limit", str(limit), "--run-dir", str(tmp_path / run_dir), "--json"],
-                                  cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-X",
+                    "importtime",
+                    "-m",
+                    "medvqa.cli",
+                    "run",
+                    "igakuqa",
+                    "--data",
+                    str(data),
+                    "--model",
+                    "hosted_vllm/test",
+                    "--api-base",
+                    server.url,
+                    "--limit",
+                    str(limit),
+                    "--run-dir",
+                    str(tmp_path / run_dir),
+                    "--json",
+                ],
+                cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert proc.returncode == 0, proc.stderr[-3000:]
             assert json.loads(proc.stdout)["n_records"] == limit
             records = sorted(read_records(tmp_path / run_dir), key=lambda r: r["item_id"])

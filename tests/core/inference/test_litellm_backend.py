@@ -16,8 +16,8 @@ from medvqa.core.inference.litellm_backend import LiteLLMBackend
 from medvqa.core.inference.output import ANSWER_SCHEMA
 from medvqa.core.items import DataError
 from medvqa.core.messages import file_sha256
-
-from tests.core.inference.synthetic import demo_item, litellm_backend as backend, requests_for
+from tests.core.inference.synthetic import demo_item, requests_for
+from tests.core.inference.synthetic import litellm_backend as backend
 from tests.openai_server import Faults, answer_for, content_key
 
 
@@ -76,8 +76,9 @@ def test_a_broken_image_is_an_error_for_that_request_only(serve, tmp_path):
 
 
 def test_transient_faults_are_retried_until_answered(serve):
-    faults = Faults(rate_limit=0.12, server_error=0.12, timeout=0.06, truncated=0.12, non_json=0.12,
-                    retry_after_s=0.01, hang_s=4)
+    faults = Faults(
+        rate_limit=0.12, server_error=0.12, timeout=0.06, truncated=0.12, non_json=0.12, retry_after_s=0.01, hang_s=4
+    )
     server = serve(faults=faults, seed=1)
     b = backend(server.url, timeout=2.0, max_retries=8, concurrency=16)  # the whole of an attempt, warm-up included
     got = run(b, [demo_item(i) for i in range(60)])
@@ -145,16 +146,25 @@ def test_a_model_list_file_names_keys_by_environment_variable(serve, tmp_path, m
     one, two = serve(), serve()
     monkeypatch.setenv("POOL_API_KEY", "pool-secret-value-123")
     path = tmp_path / "models.yaml"
-    path.write_text("model_list:\n" + "".join(
-        f"  - model_name: pool\n    litellm_params: {{model: hosted_vllm/test, api_base: '{s.url}', "
-        "api_key: os.environ/POOL_API_KEY}\n" for s in (one, two)))
+    path.write_text(
+        "model_list:\n"
+        + "".join(
+            f"  - model_name: pool\n    litellm_params: {{model: hosted_vllm/test, api_base: '{s.url}', "
+            "api_key: os.environ/POOL_API_KEY}\n"
+            for s in (one, two)
+        )
+    )
     b = LiteLLMBackend("pool", model_list=str(path), retry_wait=0.01)
     got = run(b, [demo_item(i) for i in range(30)])
     assert all(r.error is None for r in got.values())
     assert sum(one.counts.values()) > 0 and sum(two.counts.values()) > 0
     assert "pool-secret-value-123" not in json.dumps(b.settings)
-    path.write_text("model_list:\n  - model_name: pool\n    litellm_params: {model: hosted_vllm/test, api_key: sk-123}\n")
-    with pytest.raises(DataError, match="models.yaml: record model_list\\[0\\]: litellm_params.api_key holds a literal"):
+    path.write_text(
+        "model_list:\n  - model_name: pool\n    litellm_params: {model: hosted_vllm/test, api_key: sk-123}\n"
+    )
+    with pytest.raises(
+        DataError, match="models.yaml: record model_list\\[0\\]: litellm_params.api_key holds a literal"
+    ):
         LiteLLMBackend("pool", model_list=str(path))
 
 
@@ -172,8 +182,7 @@ def test_worker_processes_give_the_same_answers(serve):
 
 def test_generation_parameters_can_be_set_added_and_removed(serve):
     server = serve(keep_bodies=True)
-    b = backend(server.url, temperature=0.7, max_tokens=50, params={"top_p": 0.9, "seed": None},
-                response_format="none")
+    b = backend(server.url, temperature=0.7, max_tokens=50, params={"top_p": 0.9, "seed": None}, response_format="none")
     assert b.params == {"temperature": 0.7, "max_tokens": 50, "top_p": 0.9}
     run(b, [demo_item(0)])
     body = server.bodies[0]

@@ -13,9 +13,8 @@ import pytest
 
 from medvqa.core import plugins
 from medvqa.core.inference.litellm_backend import import_litellm
-from medvqa.core.inference.model_names import PROVIDER_KEYS, names_path, litellm_version, remember_names
+from medvqa.core.inference.model_names import PROVIDER_KEYS, litellm_version, names_path, remember_names
 from medvqa.core.inference.preflight import PreflightError, check_provider
-
 from tests.conftest import REPO
 
 ALL_KEYS = sorted({v for variables in PROVIDER_KEYS.values() for v in variables})
@@ -70,8 +69,11 @@ def test_without_remembered_names_only_the_key_is_checked_here(monkeypatch, tmp_
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "empty"))
     plugins.check_backend("opnai/gpt-5")  # litellm decides, once imported
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(PreflightError, match=r"^model openai/gpt-5: no openai credentials: set OPENAI_API_KEY in the "
-                                             r"environment \(nothing was requested\)$"):
+    with pytest.raises(
+        PreflightError,
+        match=r"^model openai/gpt-5: no openai credentials: set OPENAI_API_KEY in the "
+        r"environment \(nothing was requested\)$",
+    ):
         plugins.check_backend("openai/gpt-5")
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
@@ -91,13 +93,15 @@ def python(code: str, env: dict) -> list[str]:
 
 def test_a_run_refused_before_the_import_never_imports_litellm(remembered, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ALL_KEYS} | {"MEDVQA_CACHE_DIR": str(remembered)}
-    code = ("import sys, medvqa\n"
-            "for model in ('opnai/gpt-5', 'randm', 'openai/gpt-5'):\n"
-            "    try:\n"
-            f"        medvqa.run('jmed48k', model, sample=True, run_dir={str(tmp_path / 'run')!r}, progress=False)\n"
-            "    except medvqa.PreflightError as exc:\n"
-            "        print(exc)\n"
-            "print('litellm' in sys.modules)\n")
+    code = (
+        "import sys, medvqa\n"
+        "for model in ('opnai/gpt-5', 'randm', 'openai/gpt-5'):\n"
+        "    try:\n"
+        f"        medvqa.run('jmed48k', model, sample=True, run_dir={str(tmp_path / 'run')!r}, progress=False)\n"
+        "    except medvqa.PreflightError as exc:\n"
+        "        print(exc)\n"
+        "print('litellm' in sys.modules)\n"
+    )
     typo, backend, key, imported = python(code, env)
     assert typo.startswith("unknown model 'opnai/gpt-5': litellm knows no provider 'opnai'; did you mean 'openai'?")
     assert backend.startswith("unknown model 'randm': neither a medvqa backend") and backend.endswith("'random'?")

@@ -16,7 +16,6 @@ from medvqa.cli.run_cmd import EXIT_PREFLIGHT
 from medvqa.core.inference.litellm_backend import import_litellm
 from medvqa.core.inference.preflight import PROBE_MESSAGES
 from medvqa.core.run.store import read_records
-
 from tests.core.inference.test_retry import closed_port_url
 from tests.openai_server import Faults, OpenAIServer, content_key
 
@@ -43,8 +42,10 @@ def one_line(result) -> str:
 def test_a_misspelled_provider_names_the_nearest_one(tmp_path):
     result, seconds = run(tmp_path, "--model", "opnai/gpt-5")
     assert result.exit_code == EXIT_PREFLIGHT and seconds < 5
-    assert one_line(result) == ("Error: unknown model 'opnai/gpt-5': litellm knows no provider 'opnai'; "
-                                "did you mean 'openai'? (providers: https://docs.litellm.ai/docs/providers)")
+    assert one_line(result) == (
+        "Error: unknown model 'opnai/gpt-5': litellm knows no provider 'opnai'; "
+        "did you mean 'openai'? (providers: https://docs.litellm.ai/docs/providers)"
+    )
     assert not (tmp_path / "run").exists()
 
 
@@ -63,8 +64,10 @@ def test_an_unreachable_server_fails_at_once(tmp_path):
     assert result.exit_code == EXIT_PREFLIGHT and seconds < 5
     line = one_line(result)
     port = url.split(":")[2].split("/")[0]
-    assert line == (f"Error: preflight request to hosted_vllm/test at {url} failed: cannot connect to the "
-                    f"server (127.0.0.1:{port}: Connection refused)")
+    assert line == (
+        f"Error: preflight request to hosted_vllm/test at {url} failed: cannot connect to the "
+        f"server (127.0.0.1:{port}: Connection refused)"
+    )
     assert read_records(tmp_path / "run") == []
 
 
@@ -75,8 +78,20 @@ def test_a_dead_port_ends_the_command_in_seconds_naming_the_address(tmp_path):
     import sys
 
     url = closed_port_url()
-    argv = [sys.executable, "-m", "medvqa.cli", "run", "jmed48k", "--sample", "--model", "hosted_vllm/test",
-            "--api-base", url, "--run-dir", str(tmp_path / "run")]
+    argv = [
+        sys.executable,
+        "-m",
+        "medvqa.cli",
+        "run",
+        "jmed48k",
+        "--sample",
+        "--model",
+        "hosted_vllm/test",
+        "--api-base",
+        url,
+        "--run-dir",
+        str(tmp_path / "run"),
+    ]
     env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
     # the first command on a new cache folder imports litellm once (~5 s) to cache what it knows of
     # model names; the second shows what a dead port itself costs
@@ -87,20 +102,26 @@ def test_a_dead_port_ends_the_command_in_seconds_naming_the_address(tmp_path):
     assert first.stderr == done.stderr
     assert done.returncode == EXIT_PREFLIGHT, done.stderr[-2000:]
     errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
-    assert errors == [f"Error: preflight request to hosted_vllm/test at {url} failed: cannot connect to the server "
-                      f"(127.0.0.1:{url.split(':')[2].split('/')[0]}: Connection refused)"]
+    assert errors == [
+        f"Error: preflight request to hosted_vllm/test at {url} failed: cannot connect to the server "
+        f"(127.0.0.1:{url.split(':')[2].split('/')[0]}: Connection refused)"
+    ]
     assert seconds < 10  # the interpreter's start and the imports: no request, no wait for a connection
 
 
 def test_no_memory_address_reaches_a_preflight_message():
     from medvqa.core.inference.preflight import _explain
 
-    exc = ConnectionError("Cannot connect to host 10.0.0.7:8000 ssl:<ssl.SSLContext object at 0x7f3c5aef34a0> "
-                          "[Connect call failed ('10.0.0.7', 8000)]")
+    exc = ConnectionError(
+        "Cannot connect to host 10.0.0.7:8000 ssl:<ssl.SSLContext object at 0x7f3c5aef34a0> "
+        "[Connect call failed ('10.0.0.7', 8000)]"
+    )
     line = _explain(None, "hosted_vllm/m at http://10.0.0.7:8000/v1", {"model": "hosted_vllm/m"}, "connection", exc, 1)
-    assert line == ("preflight request to hosted_vllm/m at http://10.0.0.7:8000/v1 failed: cannot connect to the "
-                    "server (ConnectionError: Cannot connect to host 10.0.0.7:8000 [Connect call failed "
-                    "('10.0.0.7', 8000)])")
+    assert line == (
+        "preflight request to hosted_vllm/m at http://10.0.0.7:8000/v1 failed: cannot connect to the "
+        "server (ConnectionError: Cannot connect to host 10.0.0.7:8000 [Connect call failed "
+        "('10.0.0.7', 8000)])"
+    )
 
 
 def test_missing_credentials_name_the_variable_and_send_nothing(tmp_path, monkeypatch):
@@ -109,8 +130,10 @@ def test_missing_credentials_name_the_variable_and_send_nothing(tmp_path, monkey
         result, seconds = run(tmp_path, "--model", "openai/test", "--api-base", server.url)
         assert sum(server.counts.values()) == 0
     assert result.exit_code == EXIT_PREFLIGHT and seconds < 5
-    assert "the request could not be sent (missing credentials or settings); set OPENAI_API_KEY in the " \
-           "environment" in one_line(result)
+    assert (
+        "the request could not be sent (missing credentials or settings); set OPENAI_API_KEY in the "
+        "environment" in one_line(result)
+    )
 
 
 def test_refused_credentials_stop_the_run_after_one_request(tmp_path, monkeypatch):
@@ -136,8 +159,22 @@ def test_the_probe_carries_the_run_parameters_and_is_neither_recorded_nor_cached
         n = json.loads(result.stdout)["n_records"]
         assert sum(server.counts.values()) == n + 1
         # the same run again, on another run directory: every answer from the cache, so no preflight
-        again = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--run-dir", str(tmp_path / "again"),
-                                         "--model", "hosted_vllm/test", "--api-base", server.url, "--seed", "5"])
+        again = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "jmed48k",
+                "--sample",
+                "--run-dir",
+                str(tmp_path / "again"),
+                "--model",
+                "hosted_vllm/test",
+                "--api-base",
+                server.url,
+                "--seed",
+                "5",
+            ],
+        )
         assert again.exit_code == 0 and f"(requested 0, from cache {n})" in again.output
         assert sum(server.counts.values()) == n + 1
 
@@ -150,8 +187,9 @@ def test_baselines_and_finished_runs_need_no_server(tmp_path):
     finished, _ = run(tmp_path, *args)  # the server is gone, but nothing is left to ask
     assert finished.exit_code == 0 and "requested 0" in finished.output
     for model in ("random", "constant:A"):
-        result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", model,
-                                          "--run-dir", str(tmp_path / model)])
+        result = CliRunner().invoke(
+            cli, ["run", "jmed48k", "--sample", "--model", model, "--run-dir", str(tmp_path / model)]
+        )
         assert result.exit_code == 0, result.output
 
 
@@ -164,18 +202,33 @@ def test_score_with_an_unreachable_extractor_exits_as_run_does(tmp_path, jmed_sa
     item = next(it for it in get_benchmark("jmed48k").load(jmed_sample, "sample") if not it.excluded)
     answers = tmp_path / "answers.jsonl"
     answers.write_text(json.dumps({"item_id": item.id, "response": "Perhaps the second one, or not."}) + "\n")
-    imported = CliRunner().invoke(cli, ["import", "jmed48k", str(answers), "--data", str(jmed_sample), "--split",
-                                        "sample", "--run-dir", str(tmp_path / "run")])
+    imported = CliRunner().invoke(
+        cli,
+        [
+            "import",
+            "jmed48k",
+            str(answers),
+            "--data",
+            str(jmed_sample),
+            "--split",
+            "sample",
+            "--run-dir",
+            str(tmp_path / "run"),
+        ],
+    )
     assert imported.exit_code == 0, imported.output
     before = read_records(tmp_path / "run")
     assert [r["status"] for r in before if r["item_id"] == item.id] == ["parse_failure"]
     url = closed_port_url()
-    result = CliRunner().invoke(cli, ["score", str(tmp_path / "run"), "--extractor", "hosted_vllm/test",
-                                      "--extractor-api-base", url])
+    result = CliRunner().invoke(
+        cli, ["score", str(tmp_path / "run"), "--extractor", "hosted_vllm/test", "--extractor-api-base", url]
+    )
     assert result.exit_code == EXIT_PREFLIGHT, result.output
     port = url.split(":")[2].split("/")[0]
-    assert one_line(result) == (f"Error: preflight request to hosted_vllm/test at {url} failed: cannot connect to the "
-                                f"server (127.0.0.1:{port}: Connection refused)")
+    assert one_line(result) == (
+        f"Error: preflight request to hosted_vllm/test at {url} failed: cannot connect to the "
+        f"server (127.0.0.1:{port}: Connection refused)"
+    )
     assert read_records(tmp_path / "run") == before
 
 
@@ -191,9 +244,11 @@ def test_an_answer_whose_usage_cannot_be_read_is_said_so_not_blamed_on_credentia
         result, _ = run(tmp_path, "--model", "hosted_vllm/test", "--api-base", server.url, "--retry-wait", "0.01")
         assert dict(server.counts) == {content_key(PROBE_MESSAGES): 3}
     assert result.exit_code == EXIT_PREFLIGHT
-    assert one_line(result) == (f"Error: preflight request to hosted_vllm/test at {server.url} failed: the server's "
-                                "answers could not be read (APIConnectionError: Hosted_vllmException - Invalid "
-                                "response object: Usage.prompt_tokens: Input should be a finite number (after 3 tries))")
+    assert one_line(result) == (
+        f"Error: preflight request to hosted_vllm/test at {server.url} failed: the server's "
+        "answers could not be read (APIConnectionError: Hosted_vllmException - Invalid "
+        "response object: Usage.prompt_tokens: Input should be a finite number (after 3 tries))"
+    )
     assert not (tmp_path / "run").exists()
 
 
@@ -207,10 +262,29 @@ def test_an_unreadable_answer_prints_one_line_and_no_warning(tmp_path):
     from tests.conftest import REPO
 
     with OpenAIServer(usage=UNREADABLE_USAGE) as server:
-        result = subprocess.run([sys.executable, "-m", "medvqa.cli", "run", "jmed48k", "--sample", "--model",
-                                 "hosted_vllm/test", "--api-base", server.url, "--retry-wait", "0.01",
-                                 "--run-dir", str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True,
-                                env={**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache")}, timeout=120)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "medvqa.cli",
+                "run",
+                "jmed48k",
+                "--sample",
+                "--model",
+                "hosted_vllm/test",
+                "--api-base",
+                server.url,
+                "--retry-wait",
+                "0.01",
+                "--run-dir",
+                str(tmp_path / "run"),
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache")},
+            timeout=120,
+        )
     assert result.returncode == EXIT_PREFLIGHT and result.stdout == ""
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("Error: preflight request to ")
     assert "the server's answers could not be read" in result.stderr

@@ -14,13 +14,11 @@ import pytest
 
 from medvqa.core import plugins
 from medvqa.core.benchmark import Benchmark
-from medvqa.core.inference.base import Response
 from medvqa.core.inference.reasoning import message_reasoning, reasoning_tokens, split_reply
 from medvqa.core.run.options import RunOptions, run
+from medvqa.core.run.rescore import rescore
 from medvqa.core.run.runner import make_record, rescore_record
 from medvqa.core.run.store import read_records
-from medvqa.core.run.rescore import rescore
-
 from tests.core.inference.synthetic import demo_item, litellm_backend, requests_for
 from tests.openai_server import REASONING_FORMS, OpenAIServer
 
@@ -53,8 +51,9 @@ def case_of(prompt: str) -> tuple:
 
 @pytest.fixture(scope="module", params=REASONING_FORMS)
 def reasoning_server(request):
-    with OpenAIServer(think=lambda p: case_of(p)[0], reply=lambda p: case_of(p)[1], reasoning_form=request.param,
-                      keep_bodies=True) as server:
+    with OpenAIServer(
+        think=lambda p: case_of(p)[0], reply=lambda p: case_of(p)[1], reasoning_form=request.param, keep_bodies=True
+    ) as server:
         yield server
 
 
@@ -101,9 +100,14 @@ def test_the_text_forms_split_as_worked_by_hand():
 
 def test_litellm_thinking_blocks_and_provider_usage_are_read():
     """litellm's `thinking_blocks` (Anthropic's), as dicts or objects, and OpenAI's usage details."""
-    blocks = SimpleNamespace(content="C", reasoning_content=None,
-                             thinking_blocks=[{"type": "thinking", "thinking": "B?", "signature": "x"},
-                                              SimpleNamespace(type="thinking", thinking="no, C")])
+    blocks = SimpleNamespace(
+        content="C",
+        reasoning_content=None,
+        thinking_blocks=[
+            {"type": "thinking", "thinking": "B?", "signature": "x"},
+            SimpleNamespace(type="thinking", thinking="no, C"),
+        ],
+    )
     assert message_reasoning(blocks) == "B?\n\nno, C"
     assert message_reasoning({"content": "C", "reasoning": "B?"}) == "B?"
     assert message_reasoning(SimpleNamespace(content="C")) is None
@@ -120,16 +124,26 @@ def test_a_reply_cut_off_inside_its_reasoning_is_a_parse_failure_and_counts_its_
     is a parse failure "reasoning cut off" holding the reasoning it got; re-scoring keeps it so;
     the summary counts the reasoning tokens; `-M reasoning_effort` reached the server."""
     with OpenAIServer(think=lambda p: LONG, reasoning_form=form, keep_bodies=True) as server:
-        options = RunOptions(benchmark="jmed48k", model="hosted_vllm/test", sample=True, conditions="C+Q",
-                             run_dir=str(tmp_path / "run"),
-                             backend_options={"api_base": [server.url], "max_tokens": 40, "reasoning_effort": "high"})
+        options = RunOptions(
+            benchmark="jmed48k",
+            model="hosted_vllm/test",
+            sample=True,
+            conditions="C+Q",
+            run_dir=str(tmp_path / "run"),
+            backend_options={"api_base": [server.url], "max_tokens": 40, "reasoning_effort": "high"},
+        )
         result = run(options, progress=False)
         assert {b.get("reasoning_effort") for b in server.bodies} == {"high"}
     records = read_records(tmp_path / "run")
     assert len(records) == 17
     for r in records:
-        assert (r["status"], r["reason"], r["rule"], r["correct"], r["predicted"]) == \
-            ("parse_failure", "reasoning cut off", "reasoning-cut-off", False, None)
+        assert (r["status"], r["reason"], r["rule"], r["correct"], r["predicted"]) == (
+            "parse_failure",
+            "reasoning cut off",
+            "reasoning-cut-off",
+            False,
+            None,
+        )
         assert (r["response"], r["reasoning"], r["finish_reason"]) == ("", LONG[:160], "length")
         assert r["usage"]["reasoning_tokens"] == 41
     summary = result.summary()
@@ -143,11 +157,24 @@ def test_reasoning_replies_answered_from_the_cache_give_the_same_records(tmp_pat
     """The cache keeps the provider's reasoning and the finish reason: a second run answered from
     it records what the first did (but `cached`, `latency_s`)."""
     with OpenAIServer(think=lambda p: "B, or rather C.", reasoning_form="reasoning_content") as server:
+
         def once(name):
-            run(RunOptions(benchmark="jmed48k", model="hosted_vllm/test", sample=True, conditions="C+Q",
-                           run_dir=str(tmp_path / name), backend_options={"api_base": [server.url]}), progress=False)
-            return {r["item_id"]: {k: v for k, v in r.items() if k not in ("cached", "latency_s")}
-                    for r in read_records(tmp_path / name)}
+            run(
+                RunOptions(
+                    benchmark="jmed48k",
+                    model="hosted_vllm/test",
+                    sample=True,
+                    conditions="C+Q",
+                    run_dir=str(tmp_path / name),
+                    backend_options={"api_base": [server.url]},
+                ),
+                progress=False,
+            )
+            return {
+                r["item_id"]: {k: v for k, v in r.items() if k not in ("cached", "latency_s")}
+                for r in read_records(tmp_path / name)
+            }
+
         first = once("first")
         sent = sum(server.counts.values())
         again = once("again")

@@ -5,15 +5,21 @@ import asyncio
 import random
 import socket
 import time
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from medvqa.core.inference.litellm_backend import LiteLLMBackend, import_litellm
-from medvqa.core.inference.retry import (FINAL, TRANSIENT, RetryPolicy, failure_kind, is_retryable,
-                                         parse_retry_after, retry_after)
-
+from medvqa.core.inference.retry import (
+    FINAL,
+    TRANSIENT,
+    RetryPolicy,
+    failure_kind,
+    is_retryable,
+    parse_retry_after,
+    retry_after,
+)
 from tests.core.inference.synthetic import demo_item, requests_for
 from tests.openai_server import Faults, OpenAIServer
 
@@ -60,7 +66,7 @@ def test_retry_after_header_in_seconds_or_as_a_date_any_case():
     assert retry_after(StatusError(429, {"Retry-After": "3"})) == 3.0
     assert retry_after(StatusError(429, {"retry-after": "0.25"})) == 0.25
     assert retry_after(StatusError(429, None)) is None
-    later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     assert 25 < parse_retry_after(later) <= 30
     assert parse_retry_after("soon") is None
 
@@ -92,8 +98,9 @@ def test_refused_credentials_and_bad_requests_are_sent_once(fault, kind, monkeyp
 
 def test_an_unknown_path_is_not_found_and_sent_once():
     with OpenAIServer() as server:
-        backend = LiteLLMBackend("hosted_vllm/test", api_base=server.url.removesuffix("/v1") + "/nowhere",
-                                 max_retries=6, retry_wait=0.01)
+        backend = LiteLLMBackend(
+            "hosted_vllm/test", api_base=server.url.removesuffix("/v1") + "/nowhere", max_retries=6, retry_wait=0.01
+        )
         response = answer_one(backend)
     assert "NotFoundError" in response.error and backend.stats["retries"] == 0
 
@@ -136,8 +143,14 @@ def test_kinds_of_real_failures(monkeypatch):
 
         return asyncio.run(go())
 
-    for fault, expected in [("rate_limit", "rate_limit"), ("server_error", "server"), ("timeout", "timeout"),
-                            ("truncated", "server"), ("auth_error", "authentication"), ("bad_request", "bad_request")]:
+    for fault, expected in [
+        ("rate_limit", "rate_limit"),
+        ("server_error", "server"),
+        ("timeout", "timeout"),
+        ("truncated", "server"),
+        ("auth_error", "authentication"),
+        ("bad_request", "bad_request"),
+    ]:
         with OpenAIServer(faults=Faults(**{fault: 1.0}, hang_s=3)) as server:
             assert kind(model="hosted_vllm/test", api_base=server.url) == expected, fault
     assert kind(model="hosted_vllm/test", api_base=closed_port_url()) == "connection"
@@ -155,17 +168,20 @@ def test_a_huge_retry_after_is_cut_to_max_retry_wait_and_said_once_per_wave(caps
     waits `max_retry_wait` (0.3 s), not the 900 s a server could ask for before, and the wait is
     said on stderr once for the eight that wait together, naming the server and the option."""
     with OpenAIServer(faults=Faults(rate_limit=1.0, retry_after_s=999999)) as server:
-        backend = LiteLLMBackend("hosted_vllm/test", api_base=server.url, max_retries=1, max_retry_wait=0.3,
-                                 concurrency=8)
+        backend = LiteLLMBackend(
+            "hosted_vllm/test", api_base=server.url, max_retries=1, max_retry_wait=0.3, concurrency=8
+        )
         started = time.monotonic()
         got = list(backend.generate(requests_for(backend, [demo_item(i) for i in range(8)])))
         elapsed = time.monotonic() - started
         assert sorted(server.counts.values()) == [2] * 8
     assert len(got) == 8 and all("RateLimitError" in r.error for _, r in got)
     assert 0.3 <= elapsed < 3
-    assert capsys.readouterr().err == (f"medvqa: hosted_vllm/test at {server.url}: the server asked to wait 999999 s "
-                                       "before retrying (Retry-After): waiting 0.3 s, the most --max-retry-wait "
-                                       "allows\n")
+    assert capsys.readouterr().err == (
+        f"medvqa: hosted_vllm/test at {server.url}: the server asked to wait 999999 s "
+        "before retrying (Retry-After): waiting 0.3 s, the most --max-retry-wait "
+        "allows\n"
+    )
 
 
 def test_max_retry_wait_bounds_the_preflight_and_is_a_documented_option(tmp_path, monkeypatch):
@@ -180,14 +196,34 @@ def test_max_retry_wait_bounds_the_preflight_and_is_a_documented_option(tmp_path
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     with OpenAIServer(faults=Faults(rate_limit=1.0, retry_after_s=999999)) as server:
         started = time.monotonic()
-        result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base",
-                                          server.url, "--max-retry-wait", "0.2", "--run-dir", str(tmp_path / "run")])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "jmed48k",
+                "--sample",
+                "--model",
+                "hosted_vllm/test",
+                "--api-base",
+                server.url,
+                "--max-retry-wait",
+                "0.2",
+                "--run-dir",
+                str(tmp_path / "run"),
+            ],
+        )
         elapsed = time.monotonic() - started
         assert sum(server.counts.values()) == 3
     assert result.exit_code == EXIT_PREFLIGHT and elapsed < 5, result.output
-    said = (f"medvqa: preflight request to hosted_vllm/test at {server.url}: the server asked to wait 999999 s "
-            "before retrying (Retry-After): waiting 0.2 s, the most --max-retry-wait allows")
-    assert result.output.splitlines() == [said, said, f"Error: preflight request to hosted_vllm/test at {server.url} "
-                                          "failed: rate-limited on every try (RateLimitError: Hosted_vllmException - "
-                                          '{"error": {"message": "rate limited", "type": "rate_limit_error"}} '
-                                          "(after 3 tries))"]
+    said = (
+        f"medvqa: preflight request to hosted_vllm/test at {server.url}: the server asked to wait 999999 s "
+        "before retrying (Retry-After): waiting 0.2 s, the most --max-retry-wait allows"
+    )
+    assert result.output.splitlines() == [
+        said,
+        said,
+        f"Error: preflight request to hosted_vllm/test at {server.url} "
+        "failed: rate-limited on every try (RateLimitError: Hosted_vllmException - "
+        '{"error": {"message": "rate limited", "type": "rate_limit_error"}} '
+        "(after 3 tries))",
+    ]

@@ -21,7 +21,6 @@ from medvqa.core.inference.images import to_openai
 from medvqa.core.inference.preflight import PROBE_MESSAGES
 from medvqa.core.run.options import RunOptions, run
 from medvqa.core.run.store import read_manifest, read_records
-
 from tests.conftest import REPO, shared_data
 from tests.core.inference.synthetic import write_exam
 from tests.openai_server import Faults, OpenAIServer, ServerProcess, content_key
@@ -31,8 +30,14 @@ COMPARED = ("response", "error", "predicted", "status", "correct")
 
 
 def medvqa(*args: str, env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "medvqa.cli", "run", *args], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "medvqa.cli", "run", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def finish(proc: subprocess.Popen, timeout: float = 180) -> str:
@@ -45,8 +50,10 @@ def server_keys(data: Path, conditions: str) -> dict[tuple[str, str], str]:
     """(item_id, condition) -> the server's content key of that request."""
     bench = plugins.get_benchmark("jmed48k")
     items = bench.load(data, None)
-    return {(item.id, cond.value): content_key(to_openai(bench.render(item, cond)))
-            for item, cond in plan(items, parse_conditions(conditions))}
+    return {
+        (item.id, cond.value): content_key(to_openai(bench.render(item, cond)))
+        for item, cond in plan(items, parse_conditions(conditions))
+    }
 
 
 def by_pair(records: list[dict]) -> dict[tuple[str, str], dict]:
@@ -57,9 +64,24 @@ def by_pair(records: list[dict]) -> dict[tuple[str, str], dict]:
 def test_the_cli_runs_jmed48k_against_a_server_started_by_hand(tmp_path):
     data = shared_data("jmed48k-sample")
     with ServerProcess("--latency", "0.005") as server:
-        out = finish(medvqa("jmed48k", "--data", str(data), "--model", "hosted_vllm/test", "--api-base", server.url,
-                            "--conditions", "C+Q,C+Q+I", "--run-dir", str(tmp_path / "run"), "--concurrency", "32",
-                            "--json"))
+        out = finish(
+            medvqa(
+                "jmed48k",
+                "--data",
+                str(data),
+                "--model",
+                "hosted_vllm/test",
+                "--api-base",
+                server.url,
+                "--conditions",
+                "C+Q,C+Q+I",
+                "--run-dir",
+                str(tmp_path / "run"),
+                "--concurrency",
+                "32",
+                "--json",
+            )
+        )
         stats = server.stats()
     summary = json.loads(out)
     assert (summary["n_items"], summary["n_records"]) == (800, 817)
@@ -81,13 +103,24 @@ def test_a_run_killed_five_times_ends_like_an_uninterrupted_one(tmp_path):
     conditions = "C,C+Q"
     keys = server_keys(data, conditions)
     assert len(keys) == 2000
-    args = ["jmed48k", "--data", str(data), "--model", "hosted_vllm/test", "--conditions", conditions,
-            "--concurrency", "64", "--json"]
+    args = [
+        "jmed48k",
+        "--data",
+        str(data),
+        "--model",
+        "hosted_vllm/test",
+        "--conditions",
+        conditions,
+        "--concurrency",
+        "64",
+        "--json",
+    ]
     rng = random.Random(20260)
     snapshots = []
     with ServerProcess("--latency", "0.002") as other, ServerProcess("--latency", "0.002") as server:
-        whole = medvqa(*args, "--api-base", other.url, "--run-dir", str(tmp_path / "whole"), "--no-cache",
-                       "--workers", "2")  # and its requests spread over two worker processes
+        whole = medvqa(
+            *args, "--api-base", other.url, "--run-dir", str(tmp_path / "whole"), "--no-cache", "--workers", "2"
+        )  # and its requests spread over two worker processes
         run_dir = tmp_path / "killed"
         for _ in range(5):
             before = len(read_records(run_dir)) if run_dir.exists() else 0
@@ -128,10 +161,18 @@ def test_with_twenty_percent_faults_of_every_kind_every_record_is_answered_or_er
     data = shared_data("jmed48k-sample")
     faults = Faults.every_kind(0.2, retry_after_s=0.02, hang_s=3)
     with OpenAIServer(faults=faults, seed=3) as server:
-        result = run(RunOptions(benchmark="jmed48k", model="hosted_vllm/test", data=str(data), limit=300,
-                                conditions="C+Q,C+Q+I", run_dir=str(tmp_path / "run"),
-                                backend_options={"api_base": server.url, "concurrency": 64, "timeout": 1.0,
-                                                 "retry_wait": 0.05}), progress=False)
+        result = run(
+            RunOptions(
+                benchmark="jmed48k",
+                model="hosted_vllm/test",
+                data=str(data),
+                limit=300,
+                conditions="C+Q,C+Q+I",
+                run_dir=str(tmp_path / "run"),
+                backend_options={"api_base": server.url, "concurrency": 64, "timeout": 1.0, "retry_wait": 0.05},
+            ),
+            progress=False,
+        )
         outcomes = dict(server.outcomes)
     assert set(outcomes) == {"answered", "rate_limit", "server_error", "timeout", "truncated", "non_json"}
     records = read_records(tmp_path / "run")
@@ -149,8 +190,17 @@ def test_no_file_of_a_run_or_the_cache_contains_an_api_key(tmp_path, monkeypatch
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     cache = Path(os.environ["MEDVQA_CACHE_DIR"])
     with OpenAIServer(faults=Faults(auth_error=0.3), seed=5) as server:
-        run(RunOptions(benchmark="jmed48k", model="openai/test", sample=True, conditions="C+Q,C+Q+I",
-                       run_dir=str(tmp_path / "run"), backend_options={"api_base": server.url}), progress=False)
+        run(
+            RunOptions(
+                benchmark="jmed48k",
+                model="openai/test",
+                sample=True,
+                conditions="C+Q,C+Q+I",
+                run_dir=str(tmp_path / "run"),
+                backend_options={"api_base": server.url},
+            ),
+            progress=False,
+        )
         assert server.outcomes["auth_error"] > 0 and server.outcomes["answered"] > 0
     records = read_records(tmp_path / "run")
     assert any("Incorrect API key provided: ***" in (r["error"] or "") for r in records)

@@ -11,8 +11,8 @@ from medvqa.core.inference.base import Response
 from medvqa.core.inference.cache import ResponseCache
 from medvqa.core.inference.litellm_backend import LiteLLMBackend, import_litellm
 from medvqa.core.inference.router import COOLDOWN_S, RoundRobin
-
-from tests.core.inference.synthetic import demo_item, litellm_backend as backend, requests_for
+from tests.core.inference.synthetic import demo_item, requests_for
+from tests.core.inference.synthetic import litellm_backend as backend
 from tests.core.inference.test_retry import closed_port_url
 from tests.openai_server import Faults, OpenAIServer
 
@@ -93,15 +93,19 @@ def test_the_direct_path_sends_the_body_litellm_sends(serve, tmp_path):
 
     server = serve(keep_bodies=True)
     Image.new("RGB", (40, 30), (200, 10, 10)).save(tmp_path / "x.png")
-    b = backend(server.url, temperature=0.7, max_tokens=50, params={"top_p": 0.9, "top_k": 5},
-                response_format="json_schema")
+    b = backend(
+        server.url, temperature=0.7, max_tokens=50, params={"top_p": 0.9, "top_k": 5}, response_format="json_schema"
+    )
     [(req, resp)] = list(b.generate(iter(requests_for(b, [demo_item(0, image=tmp_path / "x.png")]))))
     assert resp.error is None and b._direct is not None
     from medvqa.core.inference.images import to_openai
 
     litellm = import_litellm()
-    asyncio.run(litellm.acompletion(model="hosted_vllm/test", api_base=server.url, messages=to_openai(req.messages),
-                                    max_retries=0, **b.params))
+    asyncio.run(
+        litellm.acompletion(
+            model="hosted_vllm/test", api_base=server.url, messages=to_openai(req.messages), max_retries=0, **b.params
+        )
+    )
     direct, through_litellm = server.bodies
     assert direct == through_litellm
     assert (direct["top_k"], direct["max_tokens"], direct["response_format"]["type"]) == (5, 50, "json_schema")
@@ -126,8 +130,11 @@ def test_the_direct_path_costs_what_litellm_prices(serve, monkeypatch):
     b = backend(server.url, model="openai/gpt-4o")
     got = run(b, 3)
     info = import_litellm().get_model_info("openai/gpt-4o")
-    expected = sum(r.usage["prompt_tokens"] * info["input_cost_per_token"] +
-                   r.usage["completion_tokens"] * info["output_cost_per_token"] for r in got.values())
+    expected = sum(
+        r.usage["prompt_tokens"] * info["input_cost_per_token"]
+        + r.usage["completion_tokens"] * info["output_cost_per_token"]
+        for r in got.values()
+    )
     assert b._direct is not None and expected > 0
     assert b.stats["cost_usd"] == pytest.approx(expected)
 
@@ -172,16 +179,26 @@ CACHED_BEFORE = {
 @pytest.mark.parametrize("model, api_bases", list(CACHED_BEFORE))
 def test_a_cache_written_before_answers_every_request(model, api_bases, tmp_path, monkeypatch):
     """Nothing listens at those addresses: a single miss would fail the run's preflight."""
-    from medvqa.core.run.options import RunOptions, run as run_benchmark
+    from medvqa.core.run.options import RunOptions
+    from medvqa.core.run.options import run as run_benchmark
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-medvqa-test-0123456789abcdef")
     cache = ResponseCache(tmp_path / "cache.sqlite3")
     for key, text in CACHED_BEFORE[model, api_bases]:
         cache.put(key, model, Response(text=text))
     cache.close()
-    result = run_benchmark(RunOptions(benchmark="jmed48k", model=model, sample=True, limit=4,
-                                      conditions="C+Q,C+Q+I", run_dir=str(tmp_path / "run"),
-                                      cache_path=str(tmp_path / "cache.sqlite3"),
-                                      backend_options={"api_base": list(api_bases)}), progress=False)
+    result = run_benchmark(
+        RunOptions(
+            benchmark="jmed48k",
+            model=model,
+            sample=True,
+            limit=4,
+            conditions="C+Q,C+Q+I",
+            run_dir=str(tmp_path / "run"),
+            cache_path=str(tmp_path / "cache.sqlite3"),
+            backend_options={"api_base": list(api_bases)},
+        ),
+        progress=False,
+    )
     assert (result.requested, result.cache_hits) == (0, 5)
     assert {(r["key"], r["response"]) for r in result.records} == set(CACHED_BEFORE[model, api_bases])

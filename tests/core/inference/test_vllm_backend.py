@@ -19,7 +19,6 @@ from medvqa.core import plugins
 from medvqa.core.inference.output import ANSWER_SCHEMA
 from medvqa.core.inference.vllm_backend import VLLMBackend
 from medvqa.core.messages import file_sha256
-
 from tests.core.inference.synthetic import demo_item as item
 from tests.core.inference.synthetic import requests_for as requests
 
@@ -51,24 +50,49 @@ class FakeLLM:
     """Answers with the first option label it sees; fails on a conversation saying FAIL."""
 
     def __init__(self, model, *, tensor_parallel_size=1, seed=None, **engine_args):
-        self.model, self.tensor_parallel_size, self.seed, self.engine_args = model, tensor_parallel_size, seed, engine_args
+        self.model, self.tensor_parallel_size, self.seed, self.engine_args = (
+            model,
+            tensor_parallel_size,
+            seed,
+            engine_args,
+        )
         self.calls = []
 
-    def chat(self, messages, sampling_params=None, use_tqdm=True, lora_request=None, chat_template=None,
-             chat_template_content_format="auto", add_generation_prompt=True, continue_final_message=False,
-             tools=None, chat_template_kwargs=None, mm_processor_kwargs=None):
+    def chat(
+        self,
+        messages,
+        sampling_params=None,
+        use_tqdm=True,
+        lora_request=None,
+        chat_template=None,
+        chat_template_content_format="auto",
+        add_generation_prompt=True,
+        continue_final_message=False,
+        tools=None,
+        chat_template_kwargs=None,
+        mm_processor_kwargs=None,
+    ):
         conversations = messages if messages and isinstance(messages[0], list) else [messages]
-        self.calls.append({"n": len(conversations), "sampling_params": sampling_params, "use_tqdm": use_tqdm,
-                           "conversations": conversations})
+        self.calls.append(
+            {
+                "n": len(conversations),
+                "sampling_params": sampling_params,
+                "use_tqdm": use_tqdm,
+                "conversations": conversations,
+            }
+        )
         outputs = []
         for conv in conversations:
             text = json.dumps(conv, ensure_ascii=False)
             if "FAIL" in text:
                 raise RuntimeError("engine rejected a prompt")
             label = text.split("Options:\\n", 1)[1][0] if "Options:\\n" in text else "?"
-            outputs.append(RequestOutput(prompt_token_ids=list(range(len(text) // 10)),
-                                         outputs=[CompletionOutput(text=json.dumps({"answer": [label]}),
-                                                                   token_ids=[1, 2, 3])]))
+            outputs.append(
+                RequestOutput(
+                    prompt_token_ids=list(range(len(text) // 10)),
+                    outputs=[CompletionOutput(text=json.dumps({"answer": [label]}), token_ids=[1, 2, 3])],
+                )
+            )
         return outputs
 
 
@@ -88,17 +112,33 @@ def test_batches_map_outputs_back_to_their_requests_in_order():
 
 
 def test_engine_and_sampling_parameters_are_the_documented_ones_and_in_params():
-    backend = VLLMBackend("vllm/org/model-7b", seed=11, tensor_parallel_size=4, max_tokens=64,
-                          engine_options={"max_model_len": 8192}, vllm=VLLM)
+    backend = VLLMBackend(
+        "vllm/org/model-7b",
+        seed=11,
+        tensor_parallel_size=4,
+        max_tokens=64,
+        engine_options={"max_model_len": 8192},
+        vllm=VLLM,
+    )
     list(backend.generate(iter(requests(backend, [item(0)]))))
     llm = backend._llm
-    assert (llm.model, llm.tensor_parallel_size, llm.seed, llm.engine_args) == ("org/model-7b", 4, 11, {"max_model_len": 8192})
+    assert (llm.model, llm.tensor_parallel_size, llm.seed, llm.engine_args) == (
+        "org/model-7b",
+        4,
+        11,
+        {"max_model_len": 8192},
+    )
     sp = llm.calls[0]["sampling_params"]
     assert (sp.temperature, sp.seed, sp.max_tokens) == (0, 11, 64)
     assert sp.structured_outputs.json == ANSWER_SCHEMA
     assert llm.calls[0]["use_tqdm"] is False
-    assert backend.params == {"temperature": 0, "seed": 11, "max_tokens": 64,
-                              "structured_outputs": {"json": ANSWER_SCHEMA}, "engine": {"max_model_len": 8192}}
+    assert backend.params == {
+        "temperature": 0,
+        "seed": 11,
+        "max_tokens": 64,
+        "structured_outputs": {"json": ANSWER_SCHEMA},
+        "engine": {"max_model_len": 8192},
+    }
     assert backend.settings["tensor_parallel_size"] == 4
 
 

@@ -39,17 +39,33 @@ def made(tmp_path_factory):
     runs = []
     for model in ("random", "constant:A"):
         run_dir = tmp / model.replace(":", "-")
-        as_json("run", "jmed48k", "--data", data, "--split", "full", "--model", model, "--conditions", "C+Q,C+Q+I",
-                "--no-cache", "--run-dir", run_dir, "--json")
+        as_json(
+            "run",
+            "jmed48k",
+            "--data",
+            data,
+            "--split",
+            "full",
+            "--model",
+            model,
+            "--conditions",
+            "C+Q,C+Q+I",
+            "--no-cache",
+            "--run-dir",
+            run_dir,
+            "--json",
+        )
         runs.append(run_dir)
     return data, runs
 
 
 def commands(runs) -> dict:
     a, b = runs
-    return {"audit": ["audit", a, "--json", "--resamples", "50"],
-            "compare": ["compare", a, b, "--json", "--resamples", "50"],
-            "score": ["score", a, "--json"]}
+    return {
+        "audit": ["audit", a, "--json", "--resamples", "50"],
+        "compare": ["compare", a, b, "--json", "--resamples", "50"],
+        "score": ["score", a, "--json"],
+    }
 
 
 @pytest.fixture
@@ -97,13 +113,16 @@ def test_a_damaged_entry_is_loaded_afresh_and_replaced(made, tmp_path, monkeypat
         entry.write_bytes(whole[: len(whole) // 2])
     elif damage == "a byte changed":
         at = len(whole) - 100
-        entry.write_bytes(whole[:at] + bytes([whole[at] ^ 1]) + whole[at + 1:])
+        entry.write_bytes(whole[:at] + bytes([whole[at] ^ 1]) + whole[at + 1 :])
     elif damage in ("another format", "a function named"):  # whole, with its digest, but not items of this key
         import hashlib
         import pickle
 
-        payload = pickle.dumps({"key": ["another"], "fingerprint": "f", "items": []} if damage == "another format"
-                               else {"items": [shutil.rmtree]})  # never called: the entry is not read
+        payload = pickle.dumps(
+            {"key": ["another"], "fingerprint": "f", "items": []}
+            if damage == "another format"
+            else {"items": [shutil.rmtree]}
+        )  # never called: the entry is not read
         entry.write_bytes(item_cache.MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload)
     else:
         entry.write_bytes(b"")
@@ -182,11 +201,13 @@ def forge(entry: Path, edit) -> None:
     """The entry's items edited by `edit(stored)` (each item as the item model's data) and written
     back whole as medvqa writes them, with a digest that matches: what anyone who can write the
     cache folder can do."""
-    stored = pickle.loads(entry.read_bytes()[len(item_cache.MAGIC) + 64:])
+    stored = pickle.loads(entry.read_bytes()[len(item_cache.MAGIC) + 64 :])
     stored["items"] = [item_cache._item(*kept).model_dump() for kept in stored["items"]]
     edit(stored)
-    stored["items"] = [(it.canonical(), [None if im.path is None else str(im.path) for im in it.images], list(it.meta))
-                       for it in map(Item.model_validate, stored["items"])]
+    stored["items"] = [
+        (it.canonical(), [None if im.path is None else str(im.path) for im in it.images], list(it.meta))
+        for it in map(Item.model_validate, stored["items"])
+    ]
     payload = pickle.dumps(stored)
     entry.write_bytes(item_cache.MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload)
 
@@ -275,6 +296,7 @@ def test_a_forged_entry_pointing_an_image_outside_the_data_folder_is_not_shown(m
 
 # ---------------------------------------------------------------- the data signature and links
 
+
 def small_data(tmp_path) -> Path:
     data = tmp_path / "data"
     (data / "exam").mkdir(parents=True)
@@ -332,14 +354,29 @@ def test_a_forged_entry_of_the_whole_exams_never_changes_a_pass_verdict(tmp_path
     only when it holds the run's own items as they are."""
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     run_dir = tmp_path / "run"
-    as_json("run", "igakuqa", "--data", shared_data("igakuqa"), "--model", "constant:a", "--select", "year=2022",
-            "--conditions", "C+Q", "--no-cache", "--run-dir", run_dir, "--json")
+    as_json(
+        "run",
+        "igakuqa",
+        "--data",
+        shared_data("igakuqa"),
+        "--model",
+        "constant:a",
+        "--select",
+        "year=2022",
+        "--conditions",
+        "C+Q",
+        "--no-cache",
+        "--run-dir",
+        run_dir,
+        "--json",
+    )
     before = as_json("report", run_dir, "--pass", "--json")
     [hisshu] = [r for r in before["rows"] if r["criterion"] == "hisshu"]
     assert (hisshu["status"], hisshu["points"], hisshu["maximum"]) == ("fail", 29, 197)
 
     def slot(entry):
-        return json.loads(pickle.loads(entry.read_bytes()[len(item_cache.MAGIC) + 64:])["key"][1])
+        return json.loads(pickle.loads(entry.read_bytes()[len(item_cache.MAGIC) + 64 :])["key"][1])
+
     [whole] = [e for e in entries(tmp_path / "cache") if slot(e)[3]["select"] is None]
 
     def credited_to_all(stored):  # every 2022 question "scored correct for every examinee", the fingerprint to match
@@ -354,10 +391,15 @@ def test_a_forged_entry_of_the_whole_exams_never_changes_a_pass_verdict(tmp_path
 
 # ---------------------------------------------------------------- each item kept as its fingerprint's text
 
-BUILT_IN = {"jmed48k": lambda: shared_data("jmed48k-sample"), "igakuqa": lambda: shared_data("igakuqa"),
-            "yakugakuqa": lambda: shared_data("yakugakuqa"), "mir": lambda: shared_data("mir"),
-            "worldmedqa_v": lambda: shared_data("worldmedqa-v-japan"), "mmbu_hard": lambda: shared_data("mmbu-proxy"),
-            "polish_pes": lambda: Path(__file__).parents[2] / "adapters" / "polish_pes" / "data"}
+BUILT_IN = {
+    "jmed48k": lambda: shared_data("jmed48k-sample"),
+    "igakuqa": lambda: shared_data("igakuqa"),
+    "yakugakuqa": lambda: shared_data("yakugakuqa"),
+    "mir": lambda: shared_data("mir"),
+    "worldmedqa_v": lambda: shared_data("worldmedqa-v-japan"),
+    "mmbu_hard": lambda: shared_data("mmbu-proxy"),
+    "polish_pes": lambda: Path(__file__).parents[2] / "adapters" / "polish_pes" / "data",
+}
 
 
 @pytest.mark.parametrize("name", sorted(BUILT_IN))
@@ -393,7 +435,7 @@ def test_a_forged_image_path_where_the_text_has_none_is_not_used(made, tmp_path,
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path))
     first = as_json("audit", made[1][0], "--json", "--resamples", "50")
     [entry] = entries(tmp_path)
-    stored = pickle.loads(entry.read_bytes()[len(item_cache.MAGIC) + 64:])
+    stored = pickle.loads(entry.read_bytes()[len(item_cache.MAGIC) + 64 :])
     shown = next(paths[0] for _, paths, _ in stored["items"] if paths and paths[0])  # an image file of the data
     text, paths, order = next(kept for kept in stored["items"] if kept[1] and kept[1][0] is None)
     stored["items"] = [(t, [shown] + p[1:] if t == text else p, o) for t, p, o in stored["items"]]

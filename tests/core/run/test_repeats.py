@@ -16,7 +16,6 @@ from medvqa.cli.main import cli
 from medvqa.core.repeats import item_interval, paired_repeats
 from medvqa.core.run.options import RunOptions, repeat_seed, run
 from medvqa.core.run.store import read_all_records, read_records
-
 from tests.openai_server import OpenAIServer
 
 # jmed48k-sample: 17 items, 5 with an image: 22 pairs under C+Q,C+Q+I per repeat
@@ -24,9 +23,16 @@ PAIRS = 22
 
 
 def options(tmp_path, server, repeats, **kw) -> RunOptions:
-    return RunOptions(benchmark="jmed48k", model="hosted_vllm/test", sample=True, conditions="C+Q,C+Q+I",
-                      run_dir=str(tmp_path / "run"), repeats=repeats,
-                      backend_options={"api_base": [server.url], "temperature": 0.7}, **kw)
+    return RunOptions(
+        benchmark="jmed48k",
+        model="hosted_vllm/test",
+        sample=True,
+        conditions="C+Q,C+Q+I",
+        run_dir=str(tmp_path / "run"),
+        repeats=repeats,
+        backend_options={"api_base": [server.url], "temperature": 0.7},
+        **kw,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +47,16 @@ def three_repeats(tmp_path_factory):
         again = run(options(tmp_path, server, 3), progress=False)
         seeds = sorted({b.get("seed") for b in server.bodies})
         total = sum(server.counts.values())
-    return {"dir": tmp_path / "run", "first": first, "third": third, "again": again, "sent_first": sent_first,
-            "sent_third": sent_third, "sent_again": total - sent_first - sent_third, "seeds": seeds}
+    return {
+        "dir": tmp_path / "run",
+        "first": first,
+        "third": third,
+        "again": again,
+        "sent_first": sent_first,
+        "sent_third": sent_third,
+        "sent_again": total - sent_first - sent_third,
+        "seeds": seeds,
+    }
 
 
 def test_each_repeat_is_asked_once_with_its_own_seed_and_key_and_resume_counts_repeats(three_repeats):
@@ -78,8 +92,9 @@ def test_the_between_repeat_sd_and_the_item_interval_match_a_hand_computation(th
     assert numbers["repeats"] == 3 and "Student's t over items" in numbers["method"]
     for cond, n_items in (("C+Q", 17), ("C+Q+I", 5)):
         got = numbers["conditions"][cond]
-        correct = [sum(bool(x["correct"]) for x in records if x["condition"] == cond and x["repeat"] == k)
-                   for k in range(3)]
+        correct = [
+            sum(bool(x["correct"]) for x in records if x["condition"] == cond and x["repeat"] == k) for k in range(3)
+        ]
         acc = [c / n_items for c in correct]
         mean = sum(acc) / 3
         sd = math.sqrt(sum((a - mean) ** 2 for a in acc) / 2)
@@ -112,14 +127,17 @@ def test_item_interval_worked_by_hand():
     # no spread among the items: the Wilson interval on the items, never zero width
     lo, hi = item_interval([1.0] * 10)
     assert hi == 1.0 and lo == pytest.approx(0.7225, abs=1e-4)  # Wilson 10/10: n / (n + z²)
-    d = paired_repeats([{"item_id": "a", "correct": True, "repeat": 0}, {"item_id": "a", "correct": False, "repeat": 1}],
-                       [{"item_id": "a", "correct": False, "repeat": 0}, {"item_id": "a", "correct": False, "repeat": 1}])
+    d = paired_repeats(
+        [{"item_id": "a", "correct": True, "repeat": 0}, {"item_id": "a", "correct": False, "repeat": 1}],
+        [{"item_id": "a", "correct": False, "repeat": 0}, {"item_id": "a", "correct": False, "repeat": 1}],
+    )
     assert [x["delta"] for x in d["per_repeat"]] == [1.0, 0.0] and d["pooled"]["delta"] == 0.5
 
 
 def test_a_pooled_delta_without_spread_among_its_items_has_no_interval():
     """One paired item, right with the image in both repeats and wrong without: its pooled Δ is
     (1 + 1) / 2 = 1.0 with no interval (not [1.0, 1.0]); two such items likewise (no spread)."""
+
     def side(item_ids, correct):
         return [{"item_id": i, "correct": correct, "repeat": k} for i in item_ids for k in (0, 1)]
 
@@ -128,23 +146,60 @@ def test_a_pooled_delta_without_spread_among_its_items_has_no_interval():
     two = paired_repeats(side(["a", "b"], True), side(["a", "b"], False))
     assert two["pooled"] == {"n_items": 2, "delta": 1.0, "ci": None, "ci_method": None}
     # with spread, the t interval over the two items' means 1.0 and 0.5: 0.75 ± t(1) · 0.353553 / √2
-    mixed = paired_repeats(side(["a"], True) + side(["b"], True),
-                           side(["a"], False) + [{"item_id": "b", "correct": c, "repeat": k} for k, c in ((0, True), (1, False))])
+    mixed = paired_repeats(
+        side(["a"], True) + side(["b"], True),
+        side(["a"], False) + [{"item_id": "b", "correct": c, "repeat": k} for k, c in ((0, True), (1, False))],
+    )
     half = 12.706204736174698 * math.sqrt(0.125) / math.sqrt(2)
     assert mixed["pooled"]["ci"] == [-1.0, 1.0] and 0.75 - half < -1 and 0.75 + half > 1  # clipped to [−1, 1]
 
 
 def test_the_cli_takes_repeats_and_prints_them(tmp_path):
     with OpenAIServer(sampling=True) as server:
-        result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base",
-                                          server.url, "--conditions", "C+Q", "--temperature", "0.5", "--repeats", "2",
-                                          "--run-dir", str(tmp_path / "run")])
+        result = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "jmed48k",
+                "--sample",
+                "--model",
+                "hosted_vllm/test",
+                "--api-base",
+                server.url,
+                "--conditions",
+                "C+Q",
+                "--temperature",
+                "0.5",
+                "--repeats",
+                "2",
+                "--run-dir",
+                str(tmp_path / "run"),
+            ],
+        )
         assert result.exit_code == 0, result.output
         assert "over 2 repeats (interval: Student's t over items" in result.output
         assert "the 95% CI is item-level: each item's mean over its repeats" in result.output
-        as_json = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "hosted_vllm/test", "--api-base",
-                                           server.url, "--conditions", "C+Q", "--temperature", "0.5", "--repeats", "2",
-                                           "--run-dir", str(tmp_path / "run"), "--json"])
+        as_json = CliRunner().invoke(
+            cli,
+            [
+                "run",
+                "jmed48k",
+                "--sample",
+                "--model",
+                "hosted_vllm/test",
+                "--api-base",
+                server.url,
+                "--conditions",
+                "C+Q",
+                "--temperature",
+                "0.5",
+                "--repeats",
+                "2",
+                "--run-dir",
+                str(tmp_path / "run"),
+                "--json",
+            ],
+        )
     doc = json.loads(as_json.stdout)
     assert doc["repeats"]["repeats"] == 2 and doc["repeats"]["conditions"]["C+Q"]["n_items"] == 17
 
@@ -152,15 +207,18 @@ def test_the_cli_takes_repeats_and_prints_them(tmp_path):
 def test_report_and_compare_show_the_summary_s_numbers_over_repeats(three_repeats):
     """One number, one computation: report's columns and compare's section are the summary's."""
     import medvqa
-    from medvqa.core.compare.runs import compare_runs
     from medvqa.core.compare.render import markdown
+    from medvqa.core.compare.runs import compare_runs
 
     summary = three_repeats["again"].summary()["repeats"]
     rows = medvqa.report(three_repeats["dir"], by="", fmt="json")
     for row in rows:
         want = summary["conditions"][row["condition"]]
-        assert (row["repeats"], row["mean_over_repeats"], row["between_repeat_sd"]) == \
-            (3, pytest.approx(want["mean"]), pytest.approx(want["between_repeat_sd"]))
+        assert (row["repeats"], row["mean_over_repeats"], row["between_repeat_sd"]) == (
+            3,
+            pytest.approx(want["mean"]),
+            pytest.approx(want["between_repeat_sd"]),
+        )
         assert [row["item_ci_low"], row["item_ci_high"]] == pytest.approx(want["ci"])
     doc = compare_runs([three_repeats["dir"]]).as_json()
     (got,) = doc["repeats"]
@@ -171,17 +229,28 @@ def test_report_and_compare_show_the_summary_s_numbers_over_repeats(three_repeat
 
 def test_delta_lang_per_repeat_and_pooled_in_compare_match_a_hand_computation(tmp_path):
     """IgakuQA 116-A (the first 12 items) in Japanese and in English, two sampled repeats each."""
-    from tests.conftest import shared_data
     from medvqa.core.compare.runs import compare_runs
+    from tests.conftest import shared_data
 
     dirs = {}
     with OpenAIServer(sampling=True) as server:
         for lang in ("ja", "en"):
             dirs[lang] = tmp_path / lang
-            run(RunOptions(benchmark="igakuqa", model="hosted_vllm/test", data=str(shared_data("igakuqa")),
-                           select={"block": ["116A"]}, limit=12, language=lang, conditions="C+Q", repeats=2,
-                           run_dir=str(dirs[lang]), backend_options={"api_base": [server.url], "temperature": 1.0}),
-                progress=False)
+            run(
+                RunOptions(
+                    benchmark="igakuqa",
+                    model="hosted_vllm/test",
+                    data=str(shared_data("igakuqa")),
+                    select={"block": ["116A"]},
+                    limit=12,
+                    language=lang,
+                    conditions="C+Q",
+                    repeats=2,
+                    run_dir=str(dirs[lang]),
+                    backend_options={"api_base": [server.url], "temperature": 1.0},
+                ),
+                progress=False,
+            )
     doc = compare_runs([dirs["en"], dirs["ja"]]).as_json()
     (lang_row,) = [r for r in doc["repeats"] if "delta_lang" in r]
     assert lang_row["languages"] == ["ja", "en"]
@@ -204,11 +273,23 @@ def test_runs_with_different_seeds_share_no_repeat(tmp_path):
     answers = {}
     for seed in (0, 1):
         run_dir = tmp_path / f"seed{seed}"
-        run(RunOptions(benchmark="jmed48k", model="random", sample=True, conditions="C+Q", seed=seed, repeats=3,
-                       run_dir=str(run_dir)), progress=False)
+        run(
+            RunOptions(
+                benchmark="jmed48k",
+                model="random",
+                sample=True,
+                conditions="C+Q",
+                seed=seed,
+                repeats=3,
+                run_dir=str(run_dir),
+            ),
+            progress=False,
+        )
         for k in range(3):
-            answers[(seed, k)] = tuple(json.dumps(r["predicted"]) for r in sorted(
-                (r for r in read_records(run_dir) if r["repeat"] == k), key=lambda r: r["item_id"]))
+            answers[(seed, k)] = tuple(
+                json.dumps(r["predicted"])
+                for r in sorted((r for r in read_records(run_dir) if r["repeat"] == k), key=lambda r: r["item_id"])
+            )
         manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
         assert manifest["repeats"]["seeds"] == [seed, repeat_seed(seed, 1), repeat_seed(seed, 2)]
     assert all(len(a) == 17 for a in answers.values())
@@ -217,8 +298,21 @@ def test_runs_with_different_seeds_share_no_repeat(tmp_path):
 
 
 def test_repeats_with_forced_guess_are_refused_before_the_run_directory_is_touched(tmp_path):
-    result = CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "random", "--repeats", "2",
-                                      "--forced-guess", "--run-dir", str(tmp_path / "run")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "jmed48k",
+            "--sample",
+            "--model",
+            "random",
+            "--repeats",
+            "2",
+            "--forced-guess",
+            "--run-dir",
+            str(tmp_path / "run"),
+        ],
+    )
     assert result.exit_code == 1
     assert "--forced-guess and --repeats cannot be combined yet" in result.output
     assert not (tmp_path / "run").exists()  # no lock file, no folder left behind
@@ -234,8 +328,19 @@ def test_a_repeated_run_s_headline_interval_is_the_item_level_one_in_every_outpu
     from medvqa.core.compare.runs import compare_runs
 
     run_dir = tmp_path / "run"
-    result = run(RunOptions(benchmark="jmed48k", model="random", sample=True, conditions="C+Q", limit=3, repeats=2,
-                            seed=6, run_dir=str(run_dir)), progress=False)
+    result = run(
+        RunOptions(
+            benchmark="jmed48k",
+            model="random",
+            sample=True,
+            conditions="C+Q",
+            limit=3,
+            repeats=2,
+            seed=6,
+            run_dir=str(run_dir),
+        ),
+        progress=False,
+    )
     right = defaultdict(list)
     for r in sorted(read_records(run_dir), key=lambda r: (r["item_id"], r["repeat"])):
         right[r["item_id"]].append(bool(r["correct"]))
@@ -245,23 +350,40 @@ def test_a_repeated_run_s_headline_interval_is_the_item_level_one_in_every_outpu
     want = {"n": 6, "n_items": 3, "repeats": 2, "accuracy": 0.5, "ci": [0.0, 1.0], "ci_method": "item-mean-t"}
 
     (row,) = medvqa.report(run_dir, by="", fmt="json")
-    assert {k: row[k] for k in ("n", "n_items", "repeats", "accuracy", "ci_method")} == \
-        {k: want[k] for k in ("n", "n_items", "repeats", "accuracy", "ci_method")}
+    assert {k: row[k] for k in ("n", "n_items", "repeats", "accuracy", "ci_method")} == {
+        k: want[k] for k in ("n", "n_items", "repeats", "accuracy", "ci_method")
+    }
     assert [row["ci_low"], row["ci_high"]] == want["ci"]
     summary = result.summary()
     assert summary["repeats"]["conditions"]["C+Q"]["ci"] == want["ci"]
     table = compare_runs([run_dir], resamples=200).as_json()["table"]
     (overall,) = [r for r in table if r["stratum"] == "overall"]
-    assert (overall["n"], overall["value"], [overall["ci_low"], overall["ci_high"]], overall["ci_method"]) == \
-        (6, 0.5, want["ci"], "item-mean-t")
+    assert (overall["n"], overall["value"], [overall["ci_low"], overall["ci_high"]], overall["ci_method"]) == (
+        6,
+        0.5,
+        want["ci"],
+        "item-mean-t",
+    )
     cell = medvqa.audit(run_dir, resamples=200)["marginals"]["overall"]["C+Q"]
     assert {k: cell[k] for k in want} == want
 
 
 def random_run(tmp_path, seed: int, conditions: str = "C+Q", limit: int | None = None):
     run_dir = tmp_path / f"random-{seed}"
-    run(RunOptions(benchmark="jmed48k", model="random", sample=True, conditions=conditions, limit=limit, repeats=2,
-                   seed=seed, model_name=f"random-{seed}", run_dir=str(run_dir)), progress=False)
+    run(
+        RunOptions(
+            benchmark="jmed48k",
+            model="random",
+            sample=True,
+            conditions=conditions,
+            limit=limit,
+            repeats=2,
+            seed=seed,
+            model_name=f"random-{seed}",
+            run_dir=str(run_dir),
+        ),
+        progress=False,
+    )
     right = defaultdict(list)
     for r in sorted(read_records(run_dir), key=lambda r: (r["item_id"], r["condition"], r["repeat"])):
         right[(r["item_id"], r["condition"])].append(bool(r["correct"]))
@@ -280,13 +402,16 @@ def test_tests_between_repeated_runs_pair_each_item_s_mean_over_its_repeats(tmp_
     b, right_b = random_run(tmp_path, 8, limit=3)
     assert list(right_a.values()) == [[True, True], [False, False], [True, False]]
     assert list(right_b.values()) == [[False, False], [False, False], [True, True]]
-    p = 2 * (0.5 - 0.377964473 / (2 * math.sqrt(2 + 0.377964473 ** 2)))
+    p = 2 * (0.5 - 0.377964473 / (2 * math.sqrt(2 + 0.377964473**2)))
     assert p == pytest.approx(0.741801, abs=1e-6)
     (test,) = compare_runs([a, b], resamples=200).as_json()["tests"]
     assert (test["n"], test["a_value"], test["b_value"]) == (3, 0.5, pytest.approx(1 / 3))
     assert (test["difference"], test["p"]) == (pytest.approx(1 / 6), pytest.approx(p, abs=1e-6))
-    assert ([test["ci_low"], test["ci_high"]], test["ci_method"], test["test"]) == \
-        ([-1.0, 1.0], "item-mean-t", "item-mean-paired-t")
+    assert ([test["ci_low"], test["ci_high"]], test["ci_method"], test["test"]) == (
+        [-1.0, 1.0],
+        "item-mean-t",
+        "item-mean-paired-t",
+    )
     import medvqa
 
     audited = {c["measure"]: c for c in medvqa.audit(a, b, resamples=200)["comparisons"]}
@@ -306,12 +431,20 @@ def test_compare_s_delta_img_of_a_repeated_run_is_the_pooled_one(tmp_path):
     run_dir, right = random_run(tmp_path, 11, conditions="C+Q,C+Q+I")
     image_items = sorted({i for i, c in right if c == "C+Q+I"})
     assert [(right[(i, "C+Q+I")], right[(i, "C+Q")]) for i in image_items] == [
-        ([True, False], [False, True]), ([True, False], [False, False]), ([True, False], [False, False]),
-        ([False, False], [False, False]), ([False, False], [False, False])]
+        ([True, False], [False, True]),
+        ([True, False], [False, False]),
+        ([True, False], [False, False]),
+        ([False, False], [False, False]),
+        ([False, False], [False, False]),
+    ]
     doc = compare_runs([run_dir], resamples=200).as_json()
     (row,) = doc["delta_img"]
-    assert (row["n"], row["delta_img"], row["a_with"], row["a_removed"]) == \
-        (5, pytest.approx(0.2), pytest.approx(0.3), pytest.approx(0.1))
+    assert (row["n"], row["delta_img"], row["a_with"], row["a_removed"]) == (
+        5,
+        pytest.approx(0.2),
+        pytest.approx(0.3),
+        pytest.approx(0.1),
+    )
     assert [row["ci_low"], row["ci_high"]] == pytest.approx([-0.140044, 0.540044], abs=1e-6)
     assert (row["ci_method"], row["test"]) == ("item-mean-t", "item-mean-paired-t") and "p 0.178" in row["note"]
     (repeated,) = doc["repeats"]

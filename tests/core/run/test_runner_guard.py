@@ -4,7 +4,6 @@ cached as good. Over real HTTP against the test server."""
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import subprocess
@@ -13,10 +12,9 @@ import sys
 import pytest
 
 from medvqa.core.run import runner
-from medvqa.core.run.rescore import rescore
 from medvqa.core.run.options import RunOptions, run
+from medvqa.core.run.rescore import rescore
 from medvqa.core.run.store import read_records
-
 from tests.conftest import REPO
 from tests.openai_server import Faults, OpenAIServer, ServerProcess
 
@@ -32,11 +30,35 @@ def cached_keys(cache_dir) -> set[str]:
 def test_answers_nested_a_thousand_deep_never_stop_a_run(jmed_sample, tmp_path):
     env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache")}
     with ServerProcess("--deep-nesting", "0.25") as server:
+
         def medvqa(run_dir):
-            return subprocess.run([sys.executable, "-m", "medvqa.cli", "run", "jmed48k", "--data", str(jmed_sample),
-                                   "--model", "hosted_vllm/test", "--api-base", server.url, "--conditions", "C+Q",
-                                   "--limit", "80", "--run-dir", str(run_dir), "--json"],
-                                  cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+            return subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "medvqa.cli",
+                    "run",
+                    "jmed48k",
+                    "--data",
+                    str(jmed_sample),
+                    "--model",
+                    "hosted_vllm/test",
+                    "--api-base",
+                    server.url,
+                    "--conditions",
+                    "C+Q",
+                    "--limit",
+                    "80",
+                    "--run-dir",
+                    str(run_dir),
+                    "--json",
+                ],
+                cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
 
         first = medvqa(tmp_path / "first")
         assert first.returncode == 0 and "Traceback" not in first.stderr, first.stderr[-3000:]
@@ -76,8 +98,14 @@ def test_any_exception_of_the_reader_is_a_parse_failure_with_its_reason(broken_r
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     broken_reader.update({"Physician_2024_A_Q1", "Nurse_2023_AM_Q2", "Physician_2024_B_Q3"})
     with OpenAIServer(faults=Faults()) as server:
-        options = RunOptions(benchmark="jmed48k", model="hosted_vllm/test", sample=True, conditions="C+Q",
-                             run_dir=str(tmp_path / "run"), backend_options={"api_base": [server.url]})
+        options = RunOptions(
+            benchmark="jmed48k",
+            model="hosted_vllm/test",
+            sample=True,
+            conditions="C+Q",
+            run_dir=str(tmp_path / "run"),
+            backend_options={"api_base": [server.url]},
+        )
         result = run(options, progress=False)
         assert len(result.records) == 17
         records = {r["item_id"]: r for r in read_records(tmp_path / "run")}

@@ -7,14 +7,15 @@ import time
 from medvqa.core.inference.base import Request
 from medvqa.core.run.progress import PlainProgress, status_line
 from medvqa.core.run.runner import progress_state
-
 from tests.core.inference.synthetic import demo_item
 
 
 def test_progress_counts_done_and_total_per_condition_and_reads_backend_counters_live():
     existing = [{"item_id": "q0", "condition": "C+Q"}, {"item_id": "q1", "condition": "C+Q"}]
-    todo = [Request(item=demo_item(i), condition=c, messages=[], key=str(i)) for i, c in
-            [(2, "C+Q"), (0, "C"), (1, "C"), (2, "C")]]
+    todo = [
+        Request(item=demo_item(i), condition=c, messages=[], key=str(i))
+        for i, c in [(2, "C+Q"), (0, "C"), (1, "C"), (2, "C")]
+    ]
     stats = {"in_flight": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0}
     state = progress_state(existing, todo, stats)
     assert (state["done"], state["total"]) == (2, 6)

@@ -1,15 +1,22 @@
 import errno
-import re
 import json
 import os
+import re
 
 import pytest
 
 from medvqa.core.items import DataError
 from medvqa.core.run.store import RunStore, read_records, rewrite_records
 
-MANIFEST = {"benchmark": "b", "split": "s", "data_fingerprint": "f", "model": "m", "params": {},
-            "conditions": ["C+Q"], "templates": {}}
+MANIFEST = {
+    "benchmark": "b",
+    "split": "s",
+    "data_fingerprint": "f",
+    "model": "m",
+    "params": {},
+    "conditions": ["C+Q"],
+    "templates": {},
+}
 
 
 def test_append_and_resume_returns_existing_records(tmp_path):
@@ -22,8 +29,9 @@ def test_append_and_resume_returns_existing_records(tmp_path):
     assert [r["item_id"] for r in store.open(MANIFEST)] == ["1", "2"]
     store.close()
     # opening a run writes nothing (but the PID in its lock file) until a record is appended
-    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in tmp_path.iterdir() if p.name != "run.lock"} \
-        == {k: v for k, v in files.items() if k != "run.lock"}
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in tmp_path.iterdir() if p.name != "run.lock"} == {
+        k: v for k, v in files.items() if k != "run.lock"
+    }
     assert "resumed" not in json.loads((tmp_path / "manifest.json").read_text())
     with RunStore(tmp_path) as store:
         store.open(MANIFEST)
@@ -46,8 +54,10 @@ def test_partial_last_line_from_a_killed_writer_is_dropped_and_truncated(tmp_pat
 
 
 def test_corrupt_line_in_the_middle_names_file_and_line(tmp_path):
-    (tmp_path / "records.jsonl").write_text('{"item_id": "1", "condition": "C", "status": "answered"}\nnot json\n'
-                                            '{"item_id": "3", "condition": "C", "status": "answered"}\n')
+    (tmp_path / "records.jsonl").write_text(
+        '{"item_id": "1", "condition": "C", "status": "answered"}\nnot json\n'
+        '{"item_id": "3", "condition": "C", "status": "answered"}\n'
+    )
     with pytest.raises(DataError, match=r"records.jsonl: record line 2"):
         read_records(tmp_path)
 
@@ -121,7 +131,9 @@ def test_records_are_scrubbed_and_a_lone_surrogate_reads_back(tmp_path, monkeypa
     monkeypatch.setenv("LAB_API_KEY", "lab-secret-0123456789")
     with RunStore(tmp_path) as store:
         store.open({**MANIFEST, "command_line": ["medvqa", "--api-base", "http://me:pw-0123456789@host/v1"]})
-        store.append({"item_id": "1", "condition": "C+Q", "status": "answered", "response": "key lab-secret-0123456789 \ud800"})
+        store.append(
+            {"item_id": "1", "condition": "C+Q", "status": "answered", "response": "key lab-secret-0123456789 \ud800"}
+        )
     text = (tmp_path / "records.jsonl").read_text() + (tmp_path / "manifest.json").read_text()
     assert "lab-secret" not in text and "pw-0123456789" not in text and "http://***@host/v1" in text
     assert read_records(tmp_path)[0]["response"] == "key *** \ud800"
@@ -133,8 +145,12 @@ def test_a_duplicated_record_never_doubles_a_denominator_in_report(tmp_path):
     from medvqa.cli.main import cli
 
     run_dir = tmp_path / "run"
-    assert CliRunner().invoke(cli, ["run", "jmed48k", "--sample", "--model", "random", "--run-dir", str(run_dir),
-                                    "--json"]).exit_code == 0
+    assert (
+        CliRunner()
+        .invoke(cli, ["run", "jmed48k", "--sample", "--model", "random", "--run-dir", str(run_dir), "--json"])
+        .exit_code
+        == 0
+    )
     single = json.loads(CliRunner().invoke(cli, ["report", str(run_dir), "--by", "", "--json"]).output)
     path = run_dir / "records.jsonl"
     lines = path.read_text().splitlines(keepends=True)
@@ -151,8 +167,9 @@ def _finished_run(run_dir):
     return {p.name: p.read_bytes() for p in run_dir.iterdir()}
 
 
-@pytest.mark.parametrize("name", ["run.lock", "records.jsonl.tmp", "manifest.json.tmp", "records.jsonl",
-                                  "manifest.json"])
+@pytest.mark.parametrize(
+    "name", ["run.lock", "records.jsonl.tmp", "manifest.json.tmp", "records.jsonl", "manifest.json"]
+)
 def test_a_planted_link_is_refused_and_the_file_it_points_to_is_untouched(tmp_path, name):
     run_dir = tmp_path / "run"
     before = _finished_run(run_dir)
@@ -162,16 +179,22 @@ def test_a_planted_link_is_refused_and_the_file_it_points_to_is_untouched(tmp_pa
         (run_dir / name).unlink()
     (run_dir / name).symlink_to(victim)
     store = RunStore(run_dir)
-    with pytest.raises(DataError, match=rf"run/{re.escape(name)}: is a symbolic link: files in a run directory are "
-                                        r"never written through a link; remove it, or choose another --run-dir$"):
+    with pytest.raises(
+        DataError,
+        match=rf"run/{re.escape(name)}: is a symbolic link: files in a run directory are "
+        r"never written through a link; remove it, or choose another --run-dir$",
+    ):
         store.open(MANIFEST)
-        store.append({"item_id": "2", "condition": "C+Q", "status": "answered"})  # a resumed run rewrites its manifest first
+        store.append(
+            {"item_id": "2", "condition": "C+Q", "status": "answered"}
+        )  # a resumed run rewrites its manifest first
     store.close()
     with pytest.raises(DataError, match="is a symbolic link"):
         rewrite_records(run_dir, [{"item_id": "1", "condition": "C+Q", "status": "answered"}])
     assert victim.read_text() == "precious\n"
-    assert {p.name: p.read_bytes() for p in run_dir.iterdir() if p.name != name} == \
-        {k: v for k, v in before.items() if k != name}
+    assert {p.name: p.read_bytes() for p in run_dir.iterdir() if p.name != name} == {
+        k: v for k, v in before.items() if k != name
+    }
     assert (run_dir / name).is_symlink()
 
 
@@ -226,8 +249,11 @@ def test_a_folder_with_records_but_no_manifest_is_refused_before_anything_is_wri
     folder.mkdir()
     (folder / "records.jsonl").write_text('{"id": 1, "label": "x"}\n')
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
-    with pytest.raises(DataError, match=r"foreign: holds records.jsonl but no readable manifest.json: not a run "
-                                        r"medvqa wrote; choose another --run-dir$"):
+    with pytest.raises(
+        DataError,
+        match=r"foreign: holds records.jsonl but no readable manifest.json: not a run "
+        r"medvqa wrote; choose another --run-dir$",
+    ):
         RunStore(folder).open(MANIFEST)
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
 

@@ -48,8 +48,15 @@ def replay(tmp_path_factory):
     data = shared_data("igakuqa")
     bench = get_benchmark("igakuqa")
     select = {"block": ["116A"]}
-    usable = [it for it in bench.load(data, select=select) if it.options and not it.excluded
-              and it.gold.format == "single" and not it.meta["withdrawn"] and not it.meta["credited_to_all"]]
+    usable = [
+        it
+        for it in bench.load(data, select=select)
+        if it.options
+        and not it.excluded
+        and it.gold.format == "single"
+        and not it.meta["withdrawn"]
+        and not it.meta["credited_to_all"]
+    ]
     chosen = {**select, "number": [str(it.meta["number"]) for it in usable[:60]]}
     items = bench.load(data, select=chosen)
     assert len(items) == 60
@@ -61,8 +68,9 @@ def replay(tmp_path_factory):
         text = option.label if i < N_LETTER else f"症状と所見から考えると、「{option.text}」が最も適切と考えられます。"
         answers.append((it, "C+Q", text))
     run_dir = tmp_path_factory.mktemp("replay") / "run"
-    summary = medvqa.write_run(bench, items, answers, run_dir, model="replayed",
-                               load={"data": str(data), "select": chosen}, saved=False)
+    summary = medvqa.write_run(
+        bench, items, answers, run_dir, model="replayed", load={"data": str(data), "select": chosen}, saved=False
+    )
     return run_dir, summary
 
 
@@ -86,14 +94,16 @@ def test_a_replay_of_prose_warns_and_the_extractor_reads_only_the_parse_failures
         return extractor_reply(prompt)
 
     with OpenAIServer(reply=reply) as server:
-        first = json.loads(run_cli("score", str(run_dir), "--extractor", MODEL, "--extractor-api-base", server.url,
-                                   "--json"))
+        first = json.loads(
+            run_cli("score", str(run_dir), "--extractor", MODEL, "--extractor-api-base", server.url, "--json")
+        )
         assert len(asked) == N_PROSE  # exactly the parse failures, each once
         e = first["extracted"]
         assert (e["n_extractable"], e["requested"], e["extracted"], e["unread"]) == (N_PROSE, N_PROSE, N_PROSE, 0)
         assert e["prompt_hash"] == ExtractorPrompt().hash
-        again = json.loads(run_cli("score", str(run_dir), "--extractor", MODEL, "--extractor-api-base", server.url,
-                                   "--json"))
+        again = json.loads(
+            run_cli("score", str(run_dir), "--extractor", MODEL, "--extractor-api-base", server.url, "--json")
+        )
         assert len(asked) == N_PROSE and again["extracted"]["requested"] == 0
         assert again["extracted"]["already_extracted"] == N_PROSE
         # a copy of the run, never read, is read from the response cache: no request either
@@ -101,10 +111,12 @@ def test_a_replay_of_prose_warns_and_the_extractor_reads_only_the_parse_failures
         shutil.copytree(run_dir, copy)
         for rec_file in [copy / "records.jsonl"]:
             lines = [json.loads(x) for x in rec_file.read_text().splitlines()]
-            rec_file.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "assisted"}) + "\n"
-                                        for r in lines))
-        cached = json.loads(run_cli("score", str(copy), "--extractor", MODEL, "--extractor-api-base", server.url,
-                                    "--json"))
+            rec_file.write_text(
+                "".join(json.dumps({k: v for k, v in r.items() if k != "assisted"}) + "\n" for r in lines)
+            )
+        cached = json.loads(
+            run_cli("score", str(copy), "--extractor", MODEL, "--extractor-api-base", server.url, "--json")
+        )
         assert len(asked) == N_PROSE and cached["extracted"]["cache_hits"] == N_PROSE
     # the warning stays (the strict reading is the headline) and now says how many the extractor read
     assert len(first["warnings"]) == 1 and "40 read by the extractor" in first["warnings"][0]
@@ -114,8 +126,12 @@ def test_a_replay_of_prose_warns_and_the_extractor_reads_only_the_parse_failures
     assert all({k: after[p].get(k) for k in strict} == {k: before[p].get(k) for k in strict} for p in before)
     read = [r for r in after.values() if r.get("assisted")]
     assert len(read) == N_PROSE and all(r["status"] == "parse_failure" for r in read)
-    assert all(r["assisted"]["source"] == "extractor" and r["assisted"]["extractor"] == MODEL
-               and r["assisted"]["prompt_hash"] == ExtractorPrompt().hash for r in read)
+    assert all(
+        r["assisted"]["source"] == "extractor"
+        and r["assisted"]["extractor"] == MODEL
+        and r["assisted"]["prompt_hash"] == ExtractorPrompt().hash
+        for r in read
+    )
     assert sum(r["assisted"]["correct"] for r in read) == N_PROSE_RIGHT
 
     # strict 15 / 60 = 25 %; assisted (15 + 30) / 60 = 75 %, in every command
@@ -164,10 +180,33 @@ def test_run_with_an_extractor_reads_the_parse_failures_once_the_answers_are_in(
         return None
 
     with OpenAIServer(reply=reply) as server:
-        out = json.loads(run_cli("run", "igakuqa", "--data", str(data), "--select", "block=116A", "--limit", "20",
-                                 "--conditions", "C+Q", "--model", "hosted_vllm/m", "--api-base", server.url,
-                                 "--response-format", "none", "--extractor", MODEL,
-                                 "--extractor-api-base", server.url, "--run-dir", str(tmp_path / "r"), "--json"))
+        out = json.loads(
+            run_cli(
+                "run",
+                "igakuqa",
+                "--data",
+                str(data),
+                "--select",
+                "block=116A",
+                "--limit",
+                "20",
+                "--conditions",
+                "C+Q",
+                "--model",
+                "hosted_vllm/m",
+                "--api-base",
+                server.url,
+                "--response-format",
+                "none",
+                "--extractor",
+                MODEL,
+                "--extractor-api-base",
+                server.url,
+                "--run-dir",
+                str(tmp_path / "r"),
+                "--json",
+            )
+        )
     cq = out["conditions"]["C+Q"]
     assert cq["n"] == 20 and cq["parse_failure"] == 20 and cq["correct"] == 0
     assert out["extracted"]["requested"] == len(asked) == 20

@@ -13,28 +13,86 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from medvqa.ja import JAPANESE
 from medvqa.core.items import Gold, Item, Option
 from medvqa.core.scoring.normalize import apply_rules, item_labels, normalize, rule0_clean
 from medvqa.core.scoring.patterns import ENGLISH, compile_patterns
 from medvqa.core.scoring.refusals import REFUSALS
+from medvqa.ja import JAPANESE
 
 pytestmark = pytest.mark.slow
 
 ITEMS = [
-    Item(id="abc", benchmark="t", question="Which one?", gold=Gold.from_json(["C"]),
-         options=tuple(Option(key=k, label=k.lower(), text=t) for k, t in zip("ABCDE", ["alpha", "beta", "(c)", "Straße", "e."]))),
+    Item(
+        id="abc",
+        benchmark="t",
+        question="Which one?",
+        gold=Gold.from_json(["C"]),
+        options=tuple(
+            Option(key=k, label=k.lower(), text=t) for k, t in zip("ABCDE", ["alpha", "beta", "(c)", "Straße", "e."])
+        ),
+    ),
     Item(id="num", benchmark="t", question="Calculate.", gold=Gold.from_json(["1", "2"]), answer_format="numeric"),
-    Item(id="dig", benchmark="t", question="どれか。", gold=Gold.from_json(["3"]),
-         options=tuple(Option(key=k, label=k, text=t) for k, t in zip("12345", ["①", "②", "answer", "④", "⑤"]))),
+    Item(
+        id="dig",
+        benchmark="t",
+        question="どれか。",
+        gold=Gold.from_json(["3"]),
+        options=tuple(Option(key=k, label=k, text=t) for k, t in zip("12345", ["①", "②", "answer", "④", "⑤"])),
+    ),
     Item(id="img", benchmark="t", question="Which image?", gold=Gold.from_json(["C"])),  # read by the fallback
 ]
 
-FRAGMENTS = st.sampled_from([
-    '{"answer": [', '{"answer": "', '"]}', '"', ",", "[", '["', "]", "}", "```json\n", "```", "->", "→", "\\boxed{",
-    "oxed{", "\x08", "\x00", "\x1f", "\x7f", "\t", "\n", "(", "（", ")", "）", "answer is ", "正解は", "解答：", "①", "③",
-    "⑩", "a", "C", "F", "Z", "0", "6", "1.2", " mg", "%", ".", "．", "。", "alpha", "cannot answer", " ", "\ud800",
-])
+FRAGMENTS = st.sampled_from(
+    [
+        '{"answer": [',
+        '{"answer": "',
+        '"]}',
+        '"',
+        ",",
+        "[",
+        '["',
+        "]",
+        "}",
+        "```json\n",
+        "```",
+        "->",
+        "→",
+        "\\boxed{",
+        "oxed{",
+        "\x08",
+        "\x00",
+        "\x1f",
+        "\x7f",
+        "\t",
+        "\n",
+        "(",
+        "（",
+        ")",
+        "）",
+        "answer is ",
+        "正解は",
+        "解答：",
+        "①",
+        "③",
+        "⑩",
+        "a",
+        "C",
+        "F",
+        "Z",
+        "0",
+        "6",
+        "1.2",
+        " mg",
+        "%",
+        ".",
+        "．",
+        "。",
+        "alpha",
+        "cannot answer",
+        " ",
+        "\ud800",
+    ]
+)
 REPLIES = st.one_of(st.text(), st.lists(st.one_of(FRAGMENTS, st.text(max_size=3)), max_size=12).map("".join))
 
 
@@ -110,12 +168,62 @@ def reference_rules(s, item, patterns):
     return None
 
 
-BITS = st.sampled_from([
-    "the ", "final ", "correct ", "ANSWER", "answer", "Answer", "anſwer", " is ", "is:", ":", "(", ")", "）", "（",
-    "A", "c", "e", "Ｅ", "3", "①", "③", "⑩", "正解は", "答え", "答えは", "：", "解答", " ", ".", "。", "…", "boxed{",
-    "BOXED{", "\\boxed{\\text{", "}", "alpha", "(c)", "e.", "STRASSE", "straße", "1.2", " mg", "12", "%", "ı", "K",
-    "\n", "\t", "\x01", "Ａ", "ｂ", "３",
-])
+BITS = st.sampled_from(
+    [
+        "the ",
+        "final ",
+        "correct ",
+        "ANSWER",
+        "answer",
+        "Answer",
+        "anſwer",
+        " is ",
+        "is:",
+        ":",
+        "(",
+        ")",
+        "）",
+        "（",
+        "A",
+        "c",
+        "e",
+        "Ｅ",
+        "3",
+        "①",
+        "③",
+        "⑩",
+        "正解は",
+        "答え",
+        "答えは",
+        "：",
+        "解答",
+        " ",
+        ".",
+        "。",
+        "…",
+        "boxed{",
+        "BOXED{",
+        "\\boxed{\\text{",
+        "}",
+        "alpha",
+        "(c)",
+        "e.",
+        "STRASSE",
+        "straße",
+        "1.2",
+        " mg",
+        "12",
+        "%",
+        "ı",
+        "K",
+        "\n",
+        "\t",
+        "\x01",
+        "Ａ",
+        "ｂ",
+        "３",
+    ]
+)
 
 
 @settings(max_examples=1500, deadline=None)
@@ -134,7 +242,9 @@ def test_rule_chain_agrees_with_the_written_rules(text, item, japanese):
 
 def reference_read(item, text, patterns):
     """The whole reading as B.3–B.5 write it, with the decoder of the `json` module."""
-    sentences = [rx for lang in REFUSALS.values() for rx in lang] + [rx for p in (ENGLISH, *patterns) for rx in p.refusal]
+    sentences = [rx for lang in REFUSALS.values() for rx in lang] + [
+        rx for p in (ENGLISH, *patterns) for rx in p.refusal
+    ]
     refusal = re.compile("|".join(f"(?:{rx})" for rx in sentences), re.IGNORECASE)
     upper = bool(item.keys or item.gold.keys) and all(k.isascii() and k.isalpha() for k in item.keys or item.gold.keys)
 
@@ -166,16 +276,43 @@ def reference_read(item, text, patterns):
     return (tuple(h[0] for h in hits), "answered", "json") if all(hits) else fallback(cleaned)
 
 
-ELEMENTS = st.sampled_from(['"a"', '"C"', '"ｃ"', '"z"', '"answer is b"', '"3"', "3", "3.0", "true", "null", '"(c)"',
-                            '"alpha"', '"Straße"', '"③"', '"a -> c"', '"c→a→"', '["a"]', '"答えは Ａ"', '"1.2"',
-                            '"12 mg"', '""', '"cannot answer"'])
+ELEMENTS = st.sampled_from(
+    [
+        '"a"',
+        '"C"',
+        '"ｃ"',
+        '"z"',
+        '"answer is b"',
+        '"3"',
+        "3",
+        "3.0",
+        "true",
+        "null",
+        '"(c)"',
+        '"alpha"',
+        '"Straße"',
+        '"③"',
+        '"a -> c"',
+        '"c→a→"',
+        '["a"]',
+        '"答えは Ａ"',
+        '"1.2"',
+        '"12 mg"',
+        '""',
+        '"cannot answer"',
+    ]
+)
 
 
 @settings(max_examples=800, deadline=None)
 @given(st.lists(ELEMENTS, max_size=3), st.sampled_from(["", " ", "\n"]), st.sampled_from(ITEMS), st.booleans())
 def test_json_reading_agrees_with_the_written_rules(elements, ws, item, japanese):
     patterns = (JAPANESE,) if japanese else ()
-    for text in ('{"answer": [' + f",{ws}".join(elements) + "]}", '{"answer": ' + (elements[0] if elements else '""') + "}",
-                 "[" + ", ".join(elements) + "]", "".join(elements)):
+    for text in (
+        '{"answer": [' + f",{ws}".join(elements) + "]}",
+        '{"answer": ' + (elements[0] if elements else '""') + "}",
+        "[" + ", ".join(elements) + "]",
+        "".join(elements),
+    ):
         read = normalize(item, text, patterns)
         assert (read.predicted, read.status, read.rule) == reference_read(item, text, patterns), text

@@ -11,7 +11,7 @@ import json
 import re
 import unicodedata
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 
 import pytest
 from click.testing import CliRunner
@@ -34,24 +34,31 @@ def declines(text: str) -> bool:
 
 def choice_item(keys="ABCD", gold="C", language="en", benchmark="t"):
     options = tuple(medvqa.Option(key=k, label=k, text=f"option {k}") for k in keys)
-    return medvqa.Item(id="q", benchmark=benchmark, question="Which one?", options=options,
-                       gold=medvqa.Gold.from_json([gold]), language=language)
+    return medvqa.Item(
+        id="q",
+        benchmark=benchmark,
+        question="Which one?",
+        options=options,
+        gold=medvqa.Gold.from_json([gold]),
+        language=language,
+    )
 
 
 # ------------------------------------------------------------------ real replies from the shared data
 
-@lru_cache(maxsize=None)
+
+@cache
 def igakuqa_replies() -> dict[str, str]:
     rows = medvqa.read_jsonl(shared_data("igakuqa", "baseline_results", "2022", "116-A_gpt4.jsonl"))
     return {r["problem_id"]: r["prediction"] for r in rows}
 
 
-@lru_cache(maxsize=None)
+@cache
 def igakuqa_items() -> dict[str, medvqa.Item]:
     return {it.id: it for it in medvqa.load("igakuqa", shared_data("igakuqa"), select={"block": ["116A"]})}
 
 
-@lru_cache(maxsize=None)
+@cache
 def mir_2024() -> list[tuple[medvqa.Item, str]]:
     """MIR 2024's 210 items (numbered by position: the sheet numbers two rows 70), options 1-4
     read from the stem (items 141 and 157 lack the text of option 3), the Ministry's key, and
@@ -60,16 +67,23 @@ def mir_2024() -> list[tuple[medvqa.Item, str]]:
     for n, row in enumerate(medvqa.read_table(shared_data("mir", "2024", "MIR24GPT_final.xlsx")), start=1):
         texts = dict(re.findall(r"^\s*([1-4])\s*\.\s*(.*?)\s*$", row["Pregunta"], re.M))
         options = tuple(medvqa.Option(key=k, label=k, text=texts.get(k, "")) for k in "1234")
-        item = medvqa.Item(id=f"mir2024-{n}", benchmark="mir", question=row["Pregunta"], options=options,
-                           gold=medvqa.Gold.from_json([row["Respuesta correcta Ministerio V0. "]]), language="es")
+        item = medvqa.Item(
+            id=f"mir2024-{n}",
+            benchmark="mir",
+            question=row["Pregunta"],
+            options=options,
+            gold=medvqa.Gold.from_json([row["Respuesta correcta Ministerio V0. "]]),
+            language="es",
+        )
         out.append((item, row[" GPT-4"]))
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def worldmedqa_rows(folder: str, model: str, country: str, language: str = "local") -> dict[str, dict]:
-    path = shared_data("worldmedqa-v-outputs", "visuals", folder, model,
-                       f"{model}_{country}_{language}_gpt-4o-mini_result.xlsx")
+    path = shared_data(
+        "worldmedqa-v-outputs", "visuals", folder, model, f"{model}_{country}_{language}_gpt-4o-mini_result.xlsx"
+    )
     return {row["index"]: row for row in medvqa.read_table(path)}
 
 
@@ -82,9 +96,14 @@ def worldmedqa(folder: str, model: str, country: str, index: str, language: str 
     it), and the option the authors' extractor named."""
     row = worldmedqa_rows(folder, model, country, language)[index]
     options = tuple(medvqa.Option(key=k, label=k, text=row[k]) for k in "ABCD")
-    item = medvqa.Item(id=f"{country}-{index}", benchmark=benchmark, question=row["question"], options=options,
-                       gold=medvqa.Gold.from_json([row["correct_option"]]),
-                       language=LANGUAGE[country] if language == "local" else "en")
+    item = medvqa.Item(
+        id=f"{country}-{index}",
+        benchmark=benchmark,
+        question=row["question"],
+        options=options,
+        gold=medvqa.Gold.from_json([row["correct_option"]]),
+        language=LANGUAGE[country] if language == "local" else "en",
+    )
     return item, row["prediction"], row["extracted"]
 
 
@@ -92,48 +111,93 @@ def worldmedqa(folder: str, model: str, country: str, index: str, language: str 
 # (`benchmark="t"`): WorldMedQA-V's own convention runs VLMEvalKit's matching first, which takes
 # the Portuguese article of brazil-93's "A resposta correta exigiria…" for option A.
 REAL_REFUSALS = [
-    ("ja", "IgakuQA 116A20, GPT-4, half-width: 残念ながら…できません",
-     lambda: (igakuqa_items()["116A20"], igakuqa_replies()["116A20"])),
-    ("ja", "IgakuQA 116A45, GPT-4: 申し訳ありませんが…提示できません",
-     lambda: (igakuqa_items()["116A45"], igakuqa_replies()["116A45"])),
-    ("ja", "IgakuQA 116A66, GPT-4: 申し訳ありませんが…提供することができません",
-     lambda: (igakuqa_items()["116A66"], igakuqa_replies()["116A66"])),
-    ("ja", "WorldMedQA-V japan-197, GPT-4o-mini blind",
-     lambda: worldmedqa("outputs_blind", "GPT4o_MINI", "japan", "197", benchmark="t")[:2]),
+    (
+        "ja",
+        "IgakuQA 116A20, GPT-4, half-width: 残念ながら…できません",
+        lambda: (igakuqa_items()["116A20"], igakuqa_replies()["116A20"]),
+    ),
+    (
+        "ja",
+        "IgakuQA 116A45, GPT-4: 申し訳ありませんが…提示できません",
+        lambda: (igakuqa_items()["116A45"], igakuqa_replies()["116A45"]),
+    ),
+    (
+        "ja",
+        "IgakuQA 116A66, GPT-4: 申し訳ありませんが…提供することができません",
+        lambda: (igakuqa_items()["116A66"], igakuqa_replies()["116A66"]),
+    ),
+    (
+        "ja",
+        "WorldMedQA-V japan-197, GPT-4o-mini blind",
+        lambda: worldmedqa("outputs_blind", "GPT4o_MINI", "japan", "197", benchmark="t")[:2],
+    ),
     ("es", "MIR 2024 item 18, GPT-4: no puedo ver ni analizar imágenes", lambda: mir_2024()[17]),
-    ("es", "MIR 2024 item 23, GPT-4: no tengo la capacidad de ver…, no puedo proporcionar una respuesta",
-     lambda: mir_2024()[22]),
-    ("es", "WorldMedQA-V spain-102, GPT-4o-mini with the image: Lo siento, pero no puedo…",
-     lambda: worldmedqa("outputs_w_images", "GPT4o_MINI", "spain", "102", benchmark="t")[:2]),
-    ("pt", "WorldMedQA-V brazil-93, Gemini 1.5 Pro blind: Infelizmente, não posso responder…",
-     lambda: worldmedqa("outputs_blind", "GeminiPro1-5", "brazil", "93", benchmark="t")[:2]),
-    ("pt", "WorldMedQA-V brazil-89, Gemini 1.5 Pro blind: Eu não posso dar conselhos médicos",
-     lambda: worldmedqa("outputs_blind", "GeminiPro1-5", "brazil", "89", benchmark="t")[:2]),
-    ("he", "WorldMedQA-V israel-136, Gemini 1.5 Flash blind: אני מצטער, אבל אני לא יכול לענות",
-     lambda: worldmedqa("outputs_blind", "GeminiFlash1-5", "israel", "136", benchmark="t")[:2]),
-    ("he", "WorldMedQA-V israel-79, GPT-4o-mini blind: לצערי, אין לי אפשרות לראות תמונות",
-     lambda: worldmedqa("outputs_blind", "GPT4o_MINI", "israel", "79", benchmark="t")[:2]),
-    ("en", "WorldMedQA-V brazil-78, Gemini 1.5 Pro blind, in English: I'm sorry, but I cannot…",
-     lambda: worldmedqa("outputs_blind", "GeminiPro1-5", "brazil", "78", benchmark="t")[:2]),
+    (
+        "es",
+        "MIR 2024 item 23, GPT-4: no tengo la capacidad de ver…, no puedo proporcionar una respuesta",
+        lambda: mir_2024()[22],
+    ),
+    (
+        "es",
+        "WorldMedQA-V spain-102, GPT-4o-mini with the image: Lo siento, pero no puedo…",
+        lambda: worldmedqa("outputs_w_images", "GPT4o_MINI", "spain", "102", benchmark="t")[:2],
+    ),
+    (
+        "pt",
+        "WorldMedQA-V brazil-93, Gemini 1.5 Pro blind: Infelizmente, não posso responder…",
+        lambda: worldmedqa("outputs_blind", "GeminiPro1-5", "brazil", "93", benchmark="t")[:2],
+    ),
+    (
+        "pt",
+        "WorldMedQA-V brazil-89, Gemini 1.5 Pro blind: Eu não posso dar conselhos médicos",
+        lambda: worldmedqa("outputs_blind", "GeminiPro1-5", "brazil", "89", benchmark="t")[:2],
+    ),
+    (
+        "he",
+        "WorldMedQA-V israel-136, Gemini 1.5 Flash blind: אני מצטער, אבל אני לא יכול לענות",
+        lambda: worldmedqa("outputs_blind", "GeminiFlash1-5", "israel", "136", benchmark="t")[:2],
+    ),
+    (
+        "he",
+        "WorldMedQA-V israel-79, GPT-4o-mini blind: לצערי, אין לי אפשרות לראות תמונות",
+        lambda: worldmedqa("outputs_blind", "GPT4o_MINI", "israel", "79", benchmark="t")[:2],
+    ),
+    (
+        "en",
+        "WorldMedQA-V brazil-78, Gemini 1.5 Pro blind, in English: I'm sorry, but I cannot…",
+        lambda: worldmedqa("outputs_blind", "GeminiPro1-5", "brazil", "78", benchmark="t")[:2],
+    ),
 ]
 
 
 @pytest.mark.parametrize("language, where, get", REAL_REFUSALS, ids=[w for _, w, _ in REAL_REFUSALS])
 def test_a_real_refusal_is_recognised(language, where, get):
     item, reply = get()
-    assert re.search("|".join(f"(?:{rx})" for rx in REFUSALS[language]), unicodedata.normalize("NFKC", rule0_clean(reply)),
-                     re.IGNORECASE), f"{language} sentences miss {reply!r}"
+    assert re.search(
+        "|".join(f"(?:{rx})" for rx in REFUSALS[language]),
+        unicodedata.normalize("NFKC", rule0_clean(reply)),
+        re.IGNORECASE,
+    ), f"{language} sentences miss {reply!r}"
     score = medvqa.score(item, reply, saved=item.benchmark == "igakuqa")
     assert (score.status, score.correct, score.predicted) == ("refusal", False, None)
 
 
 REAL_NEAR_MISSES = [  # (where, the reply and its item, the option it names = the published extractor's)
-    ("WorldMedQA-V japan-85, Gemini 1.5 Pro blind: 正解は C, an option 創部には使用できません",
-     lambda: worldmedqa("outputs_blind", "GeminiPro1-5", "japan", "85"), "C"),
-    ("WorldMedQA-V israel-118, GPT-4o blind: A. …שלא ניתן להסיק",
-     lambda: worldmedqa("outputs_blind", "GPT4o", "israel", "118"), "A"),
-    ("WorldMedQA-V israel-24 English, GPT-4o-mini blind: the answer is A. It cannot be inferred",
-     lambda: worldmedqa("outputs_blind", "GPT4o_MINI", "israel", "24", language="english"), "A"),
+    (
+        "WorldMedQA-V japan-85, Gemini 1.5 Pro blind: 正解は C, an option 創部には使用できません",
+        lambda: worldmedqa("outputs_blind", "GeminiPro1-5", "japan", "85"),
+        "C",
+    ),
+    (
+        "WorldMedQA-V israel-118, GPT-4o blind: A. …שלא ניתן להסיק",
+        lambda: worldmedqa("outputs_blind", "GPT4o", "israel", "118"),
+        "A",
+    ),
+    (
+        "WorldMedQA-V israel-24 English, GPT-4o-mini blind: the answer is A. It cannot be inferred",
+        lambda: worldmedqa("outputs_blind", "GPT4o_MINI", "israel", "24", language="english"),
+        "A",
+    ),
 ]
 
 
@@ -181,23 +245,47 @@ def test_a_hedge_that_cannot_but_goes_on_is_no_refusal():
 # the other exams are Japanese, Spanish, Portuguese and Hebrew): each refusal is phrased as
 # models typically decline, and each near miss uses the same verb in an answer.
 SYNTHETIC = [  # (language, refusal, near miss that answers (C))
-    ("pl", "Przepraszam, ale nie mogę odpowiedzieć na to pytanie bez obrazu.",
-     "Nie mogę wykluczyć B, ale prawidłowa odpowiedź to C."),
-    ("ko", "죄송하지만 이미지를 볼 수 없어서 답변을 드릴 수 없습니다.",
-     "영상을 볼 수 없지만 임상 소견으로 보아 정답은 (C)"),
+    (
+        "pl",
+        "Przepraszam, ale nie mogę odpowiedzieć na to pytanie bez obrazu.",
+        "Nie mogę wykluczyć B, ale prawidłowa odpowiedź to C.",
+    ),
+    (
+        "ko",
+        "죄송하지만 이미지를 볼 수 없어서 답변을 드릴 수 없습니다.",
+        "영상을 볼 수 없지만 임상 소견으로 보아 정답은 (C)",
+    ),
     ("zh", "抱歉，我无法查看图像，因此无法回答这个问题。", "虽然无法查看图像，但根据病史最可能是 (C)"),
-    ("de", "Es tut mir leid, aber ich kann diese Frage ohne das Bild nicht beantworten.",
-     "Ich kann Option B nicht ausschließen, am wahrscheinlichsten ist aber (C)"),
-    ("fr", "Désolé, je ne peux pas voir les images ; je ne peux donc pas répondre à cette question.",
-     "Je ne peux pas exclure B, mais la réponse la plus probable est (C)"),
-    ("it", "Mi dispiace, non posso vedere le immagini e quindi non posso rispondere.",
-     "Non posso escludere la B, ma la risposta più probabile è (C)"),
-    ("pt", "Desculpe, mas não consigo analisar imagens médicas.",
-     "Não posso descartar a alternativa B, mas a mais provável é (C)"),
-    ("es", "No puedo responder a esta pregunta sin la imagen.",
-     "No puedo descartar la opción B, pero la respuesta es (C)"),
-    ("en", "I'm afraid I am not able to view images, so I cannot answer.",
-     "I can't rule out B entirely, but the answer is C"),
+    (
+        "de",
+        "Es tut mir leid, aber ich kann diese Frage ohne das Bild nicht beantworten.",
+        "Ich kann Option B nicht ausschließen, am wahrscheinlichsten ist aber (C)",
+    ),
+    (
+        "fr",
+        "Désolé, je ne peux pas voir les images ; je ne peux donc pas répondre à cette question.",
+        "Je ne peux pas exclure B, mais la réponse la plus probable est (C)",
+    ),
+    (
+        "it",
+        "Mi dispiace, non posso vedere le immagini e quindi non posso rispondere.",
+        "Non posso escludere la B, ma la risposta più probabile è (C)",
+    ),
+    (
+        "pt",
+        "Desculpe, mas não consigo analisar imagens médicas.",
+        "Não posso descartar a alternativa B, mas a mais provável é (C)",
+    ),
+    (
+        "es",
+        "No puedo responder a esta pregunta sin la imagen.",
+        "No puedo descartar la opción B, pero la respuesta es (C)",
+    ),
+    (
+        "en",
+        "I'm afraid I am not able to view images, so I cannot answer.",
+        "I can't rule out B entirely, but the answer is C",
+    ),
 ]
 
 
@@ -212,6 +300,7 @@ def test_typical_refusal_and_near_miss(language, refusal, near_miss):
 
 
 # ------------------------------------------------------------------ NFKC and coverage
+
 
 def test_matching_is_after_nfkc():
     """Full-width Latin reads as ASCII, and a half-width 。 (｡) ends a sentence: an apology in one
@@ -236,6 +325,7 @@ def test_every_sentence_is_written_in_nfkc_form_for_every_language_medvqa_ships(
 
 # ------------------------------------------------------------------ the effect on real numbers
 
+
 def invoke(*args):
     result = CliRunner().invoke(cli, [str(a) for a in args])
     assert result.exit_code == 0, result.output
@@ -248,15 +338,32 @@ def test_igakuqa_116a_gpt4_three_refusals_two_parse_failures(tmp_path):
     the accuracy is the authors' 0.8 as before."""
     data = shared_data("igakuqa")
     run = tmp_path / "gpt4"
-    summary = json.loads(invoke("import", "igakuqa", data / "baseline_results" / "2022" / "116-A_gpt4.jsonl",
-                                "--data", data, "--run-dir", run, "--convention", "igakuqa", "--json"))
+    summary = json.loads(
+        invoke(
+            "import",
+            "igakuqa",
+            data / "baseline_results" / "2022" / "116-A_gpt4.jsonl",
+            "--data",
+            data,
+            "--run-dir",
+            run,
+            "--convention",
+            "igakuqa",
+            "--json",
+        )
+    )
     cell = summary["conditions"]["C+Q"]
     assert (cell["n"], cell["correct"], cell["answered"], cell["refusal"], cell["parse_failure"]) == (75, 60, 70, 3, 2)
     audit = json.loads(invoke("audit", run, "--json"))
     assert audit["refusals"]["rates"]["C+Q"] == {"n": 75, "refusals": 3, "rate": 3 / 75}
     statuses = {r["item_id"]: r["status"] for r in medvqa.records(run).to_dict("records") if r["status"] != "answered"}
-    assert statuses == {"116A20": "refusal", "116A45": "refusal", "116A66": "refusal",
-                        "116A24": "parse_failure", "116A60": "parse_failure"}
+    assert statuses == {
+        "116A20": "refusal",
+        "116A45": "refusal",
+        "116A66": "refusal",
+        "116A24": "parse_failure",
+        "116A60": "parse_failure",
+    }
 
 
 def test_mir_2024_gpt4_two_refusals_of_210():
@@ -264,7 +371,9 @@ def test_mir_2024_gpt4_two_refusals_of_210():
     statuses = Counter(medvqa.score(item, reply).status for item, reply in mir_2024())
     assert statuses == {"answered": 208, "refusal": 2}
     assert [item.id for item, reply in mir_2024() if medvqa.score(item, reply).status == "refusal"] == [
-        "mir2024-18", "mir2024-23"]
+        "mir2024-18",
+        "mir2024-23",
+    ]
 
 
 def test_worldmedqa_v_japan_blind_gpt4o_mini_counts_its_apologies(tmp_path):
@@ -273,13 +382,32 @@ def test_worldmedqa_v_japan_blind_gpt4o_mini_counts_its_apologies(tmp_path):
     only one reply was; japan-33 (判断できませんが…) is a parse failure, no longer a refusal, so the
     authors' extractor answer is its assisted reading and the assisted count is the published
     128 of 168 hits (it was 127)."""
-    table = shared_data("worldmedqa-v-outputs", "visuals", "outputs_blind", "GPT4o_MINI",
-                        "GPT4o_MINI_japan_local_gpt-4o-mini_result.xlsx")
+    table = shared_data(
+        "worldmedqa-v-outputs",
+        "visuals",
+        "outputs_blind",
+        "GPT4o_MINI",
+        "GPT4o_MINI_japan_local_gpt-4o-mini_result.xlsx",
+    )
     published = sum(int(row["hit"]) for row in worldmedqa_rows("outputs_blind", "GPT4o_MINI", "japan").values())
-    summary = json.loads(invoke("import", "worldmedqa_v", table, "--data", shared_data("worldmedqa-v-japan"),
-                                "--run-dir", tmp_path / "run", "--convention", "vlmevalkit", "--json"))
+    summary = json.loads(
+        invoke(
+            "import",
+            "worldmedqa_v",
+            table,
+            "--data",
+            shared_data("worldmedqa-v-japan"),
+            "--run-dir",
+            tmp_path / "run",
+            "--convention",
+            "vlmevalkit",
+            "--json",
+        )
+    )
     cell = summary["conditions"]["C+Q"]
     assert (cell["n"], cell["refusal"], cell["parse_failure"], cell["correct"]) == (168, 3, 6, published)
     assert published == 128
-    refused = sorted(r["item_id"] for r in medvqa.records(tmp_path / "run").to_dict("records") if r["status"] == "refusal")
+    refused = sorted(
+        r["item_id"] for r in medvqa.records(tmp_path / "run").to_dict("records") if r["status"] == "refusal"
+    )
     assert refused == ["japan-167", "japan-197", "japan-199"]

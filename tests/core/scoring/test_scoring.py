@@ -7,21 +7,28 @@ from math import comb
 import pytest
 
 import medvqa
-from medvqa.ja import JAPANESE, select_count
 from medvqa.core import plugins
 from medvqa.core.benchmark import AnswerConventions, Benchmark
 from medvqa.core.inference.base import Response
 from medvqa.core.items import Gold, Item, Option
 from medvqa.core.run.runner import make_record, rescore_record
 from medvqa.core.scoring.score import Score, chance_of_correct, score, scoring_mode
+from medvqa.ja import JAPANESE, select_count
 
 JA = (JAPANESE,)
 
 
 def item(gold, *, k=5, question="Which is appropriate?", n_select=None, answer_format="choice", options=True):
     opts = tuple(Option(key=chr(65 + i), label=chr(97 + i), text=f"option {i}") for i in range(k)) if options else ()
-    return Item(id="q", benchmark="t", question=question, options=opts, gold=Gold.from_json(gold),
-                n_select=n_select, answer_format=answer_format)
+    return Item(
+        id="q",
+        benchmark="t",
+        question=question,
+        options=opts,
+        gold=Gold.from_json(gold),
+        n_select=n_select,
+        answer_format=answer_format,
+    )
 
 
 def answer(*keys):
@@ -118,8 +125,14 @@ def test_numeric_needs_a_cue_or_a_numeric_answer_format():
 
 def test_digit_option_keys_are_never_numeric_slots():
     opts = tuple(Option(key=str(i), label=str(i), text=f"t{i}") for i in range(1, 6))
-    it = Item(id="p", benchmark="t", question="薬物量を求めよ。2つ選べ。", options=opts,
-              gold=Gold.from_json(["2", "4"]), n_select=2)
+    it = Item(
+        id="p",
+        benchmark="t",
+        question="薬物量を求めよ。2つ選べ。",
+        options=opts,
+        gold=Gold.from_json(["2", "4"]),
+        n_select=2,
+    )
     assert scoring_mode(it, JA) == "set"
     assert score(it, answer("4", "2"), patterns=JA).correct
 
@@ -163,8 +176,9 @@ def iou_scorer(it, text):
 
 
 BOXES = AnswerConventions(score_open=iou_scorer)
-BOX_ITEM = Item(id="box", benchmark="boxes", question="Where is the lesion?", gold=Gold(box=(10, 10, 20, 20)),
-                answer_format="bbox")
+BOX_ITEM = Item(
+    id="box", benchmark="boxes", question="Where is the lesion?", gold=Gold(box=(10, 10, 20, 20)), answer_format="bbox"
+)
 
 
 def test_score_open_scores_what_the_chain_does_not():
@@ -243,10 +257,14 @@ def load_year(root, year):
     for q in json.loads(path.read_text(encoding="utf-8"))["questions"]:
         qid = f"{q['section']}{q['question_number']}"
         items[qid] = Item(
-            id=qid, benchmark="jmed48k", question=q["question_text"], language="ja",
+            id=qid,
+            benchmark="jmed48k",
+            question=q["question_text"],
+            language="ja",
             options=tuple(Option(key=k.upper(), label=k, text=t) for k, t in q["options"].items()),
             gold=Gold.from_json(q["correct_answer"], file=path, record=qid),
-            n_select=select_count(q["question_text"]))
+            n_select=select_count(q["question_text"]),
+        )
     return items
 
 

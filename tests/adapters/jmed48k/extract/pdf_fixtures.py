@@ -36,8 +36,11 @@ def __getattr__(name: str):
 def register_font() -> None:
     font_path = globals().get("FONT_PATH") or __getattr__("FONT_PATH")
     if not font_path.is_file():
-        pytest.fail(f"Japanese test PDFs need the IPAex Gothic font at {font_path}, which the "
-                    "matplotlib-fontja dependency ships: pip install -e '.[dev]'", pytrace=False)
+        pytest.fail(
+            f"Japanese test PDFs need the IPAex Gothic font at {font_path}, which the "
+            "matplotlib-fontja dependency ships: pip install -e '.[dev]'",
+            pytrace=False,
+        )
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.ttfonts import TTFont
 
@@ -129,7 +132,7 @@ def _question(page: Page, y: float, number: int, stem: list, options: list, colu
         page.runs(80, y, line) if isinstance(line, list) else page.text(80, y, line)
         y += 18
     for i in range(0, len(options), columns):
-        for k, opt in enumerate(options[i:i + columns]):
+        for k, opt in enumerate(options[i : i + columns]):
             x = 90 + k * 210
             page.runs(x, y, opt) if isinstance(opt, list) else page.text(x, y, opt)
         y += 18
@@ -137,28 +140,64 @@ def _question(page: Page, y: float, number: int, stem: list, options: list, colu
 
 
 EXPECTED = {
-    1: {"text": "¹⁸F-FDG PETとSpO₂で正しいのはどれか。",
-        "options": {"1": "補体", "2": "functional MRI", "3": "T₁強調像", "4": "⁹⁹ᵐTc", "5": "ＣＴ値"}},
-    2: {"text": "膵炎で正しいのはどれか。２つ選べ。",
-        "options": {"a": "膵の萎縮を認める。", "b": "高齢男性に好発する。", "c": "病理で線維化を認める。",
-                    "d": "IgG4関連疾患に含まれる。", "e": "治療は手術である。"}},
-    3: {"text": "この患者の診断はどれか。2つ選べ。",
-        "options": {"1": "肺炎", "2": "心不全", "3": "肺塞栓症", "4": "気胸", "5": "喘息"}},
-    4: {"text": "胸部X線写真（別冊No. 1Ａ）と胸部CT（別冊No. 1Ｂ）を別に示す。矢印で示すのはどれか。",
-        "options": {"1": "気管", "2": "食道", "3": "大動脈", "4": "肺動脈", "5": "上大静脈"}},
+    1: {
+        "text": "¹⁸F-FDG PETとSpO₂で正しいのはどれか。",
+        "options": {"1": "補体", "2": "functional MRI", "3": "T₁強調像", "4": "⁹⁹ᵐTc", "5": "ＣＴ値"},
+    },
+    2: {
+        "text": "膵炎で正しいのはどれか。２つ選べ。",
+        "options": {
+            "a": "膵の萎縮を認める。",
+            "b": "高齢男性に好発する。",
+            "c": "病理で線維化を認める。",
+            "d": "IgG4関連疾患に含まれる。",
+            "e": "治療は手術である。",
+        },
+    },
+    3: {
+        "text": "この患者の診断はどれか。2つ選べ。",
+        "options": {"1": "肺炎", "2": "心不全", "3": "肺塞栓症", "4": "気胸", "5": "喘息"},
+    },
+    4: {
+        "text": "胸部X線写真（別冊No. 1Ａ）と胸部CT（別冊No. 1Ｂ）を別に示す。矢印で示すのはどれか。",
+        "options": {"1": "気管", "2": "食道", "3": "大動脈", "4": "肺動脈", "5": "上大静脈"},
+    },
     5: {"text": "体重50 kgの患者の水分出納を求めよ。解答：①②③mL", "options": {}},
-    6: {"text": "装置の構成を図に示す。正しいのはどれか。",
-        "options": {"1": "均一性", "2": "空間分解能", "3": "スライス厚", "4": "幾何学的ひずみ", "5": "画像コントラスト"}},
-    7: {"text": "組合せで正しいのはどれか。",
-        "options": {"1": "ア | 腓腹筋", "2": "イ | 外側広筋", "3": "ウ | 内側半月板", "4": "エ | 前十字靱帯",
-                    "5": "オ | 膝蓋靱帯"}},
-    8: {"text": "別に示すオージオグラム（別冊No. 2 1～5）のうちこの患者のものはどれか。",
-        "options": {"a": "1", "b": "2", "c": "3", "d": "4", "e": "5"}},
-    9: {"text": "写真を図に示す。正しいのはどれか。",
-        "options": {"1": "肝臓", "2": "脾臓", "3": "腎臓", "4": "膵臓", "5": "胆囊"}},
+    6: {
+        "text": "装置の構成を図に示す。正しいのはどれか。",
+        "options": {
+            "1": "均一性",
+            "2": "空間分解能",
+            "3": "スライス厚",
+            "4": "幾何学的ひずみ",
+            "5": "画像コントラスト",
+        },
+    },
+    7: {
+        "text": "組合せで正しいのはどれか。",
+        "options": {
+            "1": "ア | 腓腹筋",
+            "2": "イ | 外側広筋",
+            "3": "ウ | 内側半月板",
+            "4": "エ | 前十字靱帯",
+            "5": "オ | 膝蓋靱帯",
+        },
+    },
+    8: {
+        "text": "別に示すオージオグラム（別冊No. 2 1～5）のうちこの患者のものはどれか。",
+        "options": {"a": "1", "b": "2", "c": "3", "d": "4", "e": "5"},
+    },
+    9: {
+        "text": "写真を図に示す。正しいのはどれか。",
+        "options": {"1": "肝臓", "2": "脾臓", "3": "腎臓", "4": "膵臓", "5": "胆囊"},
+    },
 }
-EXPECTED.update({n: {"text": f"第{n}問で正しいのはどれか。", "options": {str(k): f"選択肢{n}-{k}" for k in range(1, 6)}}
-                 for n in range(10, 14)})
+EXPECTED.update(
+    {
+        n: {"text": f"第{n}問で正しいのはどれか。", "options": {str(k): f"選択肢{n}-{k}" for k in range(1, 6)}}
+        for n in range(10, 14)
+    }
+)
 CASE_TEXT = "65歳の男性。呼吸困難を主訴に来院した。SpO₂は90％である。"
 CASE_QUESTIONS = (3, 4)
 
@@ -170,8 +209,17 @@ def question_booklet(path: Path, rotate: int = 0) -> Path:
     from reportlab.pdfgen import canvas
 
     c = canvas.Canvas(str(path), pagesize=(W, H))
-    pages = [_cover, _page_q1_q2, _page_q3_q4, _page_q5, _page_q6, _page_q7_q8, _page_q9,
-             lambda p: _plain(p, (10, 11)), lambda p: _plain(p, (12, 13))]
+    pages = [
+        _cover,
+        _page_q1_q2,
+        _page_q3_q4,
+        _page_q5,
+        _page_q6,
+        _page_q7_q8,
+        _page_q9,
+        lambda p: _plain(p, (10, 11)),
+        lambda p: _plain(p, (12, 13)),
+    ]
     for number, draw in enumerate(pages, start=1):
         p = Page(c, rotate)
         draw(p)
@@ -190,30 +238,61 @@ def _cover(p: Page) -> None:
 
 def _page_q1_q2(p: Page) -> None:
     stem = [[("sup", "18"), ("", "F-FDG PET と Sp"), ("", "O"), ("sub", "2"), ("", " で正しいのはどれか。")]]
-    options = [[("", "1．補")], [("", "2．functional MRI")], [("", "3．T"), ("sub", "1"), ("", " 強調像")],
-               [("", "4．"), ("sup", "99m"), ("", "Tc")], [("", "5．ＣＴ値")]]
+    options = [
+        [("", "1．補")],
+        [("", "2．functional MRI")],
+        [("", "3．T"), ("sub", "1"), ("", " 強調像")],
+        [("", "4．"), ("sup", "99m"), ("", "Tc")],
+        [("", "5．ＣＴ値")],
+    ]
     y = _question(p, 100, 1, stem, options, columns=2)
     p.text(120, 118, "体")  # `補 体`: a two-character word spread over three ems
-    y = _question(p, y, 2, ["膵炎で正しいのはどれか。 ２つ選べ。"],
-                  ["a　膵の萎縮を認める。", "b　高齢男性に好発する。", "c　病理で線維化を認める。",
-                   "d　IgG4 関連疾患に含まれる。", "e　治療は手術である。"])
+    y = _question(
+        p,
+        y,
+        2,
+        ["膵炎で正しいのはどれか。 ２つ選べ。"],
+        [
+            "a　膵の萎縮を認める。",
+            "b　高齢男性に好発する。",
+            "c　病理で線維化を認める。",
+            "d　IgG4 関連疾患に含まれる。",
+            "e　治療は手術である。",
+        ],
+    )
     p.text(80, y, "次の文を読み、 3、 4 の問いに答えよ。")
     p.text(80, y + 18, "65 歳の男性。呼吸困難を主訴に来院した。")
     p.runs(80, y + 36, [("", "Sp"), ("", "O"), ("sub", "2"), ("", " は 90％である。")])
 
 
 def _page_q3_q4(p: Page) -> None:
-    y = _question(p, 100, 3, ["この患者の診断はどれか。 2 つ選べ。"], ["1．肺炎", "2．心不全", "3．肺塞栓症", "4．気胸", "5．喘息"])
-    y = _question(p, y, 4, ["胸部 X 線写真（別冊No. 1Ａ）と胸部 CT（別冊No. 1Ｂ）を別に示", "す。", "矢印で示すのはどれか。"],
-                  ["1．気管", "2．食道", "3．大動脈", "4．肺動脈", "5．上大静脈"])
+    y = _question(
+        p,
+        100,
+        3,
+        ["この患者の診断はどれか。 2 つ選べ。"],
+        ["1．肺炎", "2．心不全", "3．肺塞栓症", "4．気胸", "5．喘息"],
+    )
+    y = _question(
+        p,
+        y,
+        4,
+        ["胸部 X 線写真（別冊No. 1Ａ）と胸部 CT（別冊No. 1Ｂ）を別に示", "す。", "矢印で示すのはどれか。"],
+        ["1．気管", "2．食道", "3．大動脈", "4．肺動脈", "5．上大静脈"],
+    )
     p.c.rect(300, p.height - y + 2, 60, 34, stroke=1, fill=0)  # the 別冊 box beside the options
     p.text(312, y - 30, "別 冊")
     p.text(312, y - 17, "No. 1")
 
 
 def _page_q5(p: Page) -> None:
-    _question(p, 100, 5, ["体重 50 kg の患者の水分出納を求めよ。", "解答：①②③ mL"],
-              ["①　②　③", "0　0　0", "1　1　1", "2　2　2"])
+    _question(
+        p,
+        100,
+        5,
+        ["体重 50 kg の患者の水分出納を求めよ。", "解答：①②③ mL"],
+        ["①　②　③", "0　0　0", "1　1　1", "2　2　2"],
+    )
 
 
 def _page_q6(p: Page) -> None:
@@ -230,11 +309,26 @@ def _page_q6(p: Page) -> None:
 
 
 def _page_q7_q8(p: Page) -> None:
-    y = _question(p, 100, 7, ["組合せで正しいのはどれか。"],
-                  ["1．ア　　　　　　腓腹筋", "2．イ　　　　　　外側広筋", "3．ウ　　　　　　内側半月板",
-                   "4．エ　　　　　　前十字靱帯", "5．オ　　　　　　膝蓋靱帯"])
-    _question(p, y, 8, ["別に示すオージオグラム（別冊No. 2 1～5）のうちこの患者のものは", "どれか。"],
-              ["a　1", "b　2", "c　3", "d　4", "e　5"])
+    y = _question(
+        p,
+        100,
+        7,
+        ["組合せで正しいのはどれか。"],
+        [
+            "1．ア　　　　　　腓腹筋",
+            "2．イ　　　　　　外側広筋",
+            "3．ウ　　　　　　内側半月板",
+            "4．エ　　　　　　前十字靱帯",
+            "5．オ　　　　　　膝蓋靱帯",
+        ],
+    )
+    _question(
+        p,
+        y,
+        8,
+        ["別に示すオージオグラム（別冊No. 2 1～5）のうちこの患者のものは", "どれか。"],
+        ["a　1", "b　2", "c　3", "d　4", "e　5"],
+    )
 
 
 def _page_q9(p: Page) -> None:
@@ -262,7 +356,9 @@ def figure_booklet(path: Path) -> Path:
     p.text(260, 300, "別　冊")
     p.text(250, 330, "午　前")
     p.finish()
-    for n, (kwargs, caption) in enumerate((({"rotate": 90}, "No. 1Ａ （問題 4）"), ({"sideways": True}, "No. 1Ｂ （問題 4）"))):
+    for n, (kwargs, caption) in enumerate(
+        (({"rotate": 90}, "No. 1Ａ （問題 4）"), ({"sideways": True}, "No. 1Ｂ （問題 4）"))
+    ):
         p = Page(c, **kwargs)
         p.text(300, 70, caption, size=12)
         p.image(picture(n + 1, (240, 160)), 260, 100, 300, 200)
@@ -299,8 +395,8 @@ def answer_pdf(path: Path, forms: dict = ANSWER_FORMS, section: str = "午前") 
     register_font()
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import A4
-    from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
     from reportlab.lib.styles import ParagraphStyle
+    from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
     items = list(forms.items())
     half = (len(items) + 1) // 2
@@ -312,7 +408,9 @@ def answer_pdf(path: Path, forms: dict = ANSWER_FORMS, section: str = "午前") 
     table = Table(rows, colWidths=[70, 120, 70, 120])
     table.setStyle(TableStyle([("FONT", (0, 0), (-1, -1), FONT, 10), ("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
     style = ParagraphStyle("h", fontName=FONT, fontSize=14)
-    SimpleDocTemplate(str(path), pagesize=A4).build([Paragraph(f"第 1 回 模擬試験 正答 {section}", style), Spacer(1, 12), table])
+    SimpleDocTemplate(str(path), pagesize=A4).build(
+        [Paragraph(f"第 1 回 模擬試験 正答 {section}", style), Spacer(1, 12), table]
+    )
     return path
 
 

@@ -14,29 +14,40 @@ DIGITS = ["1", "2", "3", "4", "5"]
 LETTERS = ["a", "b", "c", "d", "e"]
 
 
-@pytest.mark.parametrize("raw, options, slots, n_select, expected", [
-    ("3", DIGITS, 0, 1, ["3"]),
-    ("ｂ", LETTERS, 0, 1, ["B"]),
-    ("2, 4", DIGITS, 0, 2, ["2", "4"]),
-    ("2,4", DIGITS, 0, 2, ["2", "4"]),
-    ("ce", LETTERS, 0, 2, ["C", "E"]),
-    ("C, E", LETTERS, 0, 2, ["C", "E"]),
-    ("24", DIGITS, 0, 2, ["2", "4"]),
-    ("1又は4", DIGITS, 0, 1, [["1"], ["4"]]),
-    ("1 or 4", DIGITS, 0, 1, [["1"], ["4"]]),
-    ("a又はc", LETTERS, 0, 1, [["A"], ["C"]]),
-    ("2及び4又は3及び4", DIGITS, 0, 2, [["2", "4"], ["3", "4"]]),
-    ("600", [], 3, 1, ["6", "0", "0"]),
-    ("０４０", [], 3, 1, ["0", "4", "0"]),
-])
+@pytest.mark.parametrize(
+    "raw, options, slots, n_select, expected",
+    [
+        ("3", DIGITS, 0, 1, ["3"]),
+        ("ｂ", LETTERS, 0, 1, ["B"]),
+        ("2, 4", DIGITS, 0, 2, ["2", "4"]),
+        ("2,4", DIGITS, 0, 2, ["2", "4"]),
+        ("ce", LETTERS, 0, 2, ["C", "E"]),
+        ("C, E", LETTERS, 0, 2, ["C", "E"]),
+        ("24", DIGITS, 0, 2, ["2", "4"]),
+        ("1又は4", DIGITS, 0, 1, [["1"], ["4"]]),
+        ("1 or 4", DIGITS, 0, 1, [["1"], ["4"]]),
+        ("a又はc", LETTERS, 0, 1, [["A"], ["C"]]),
+        ("2及び4又は3及び4", DIGITS, 0, 2, [["2", "4"], ["3", "4"]]),
+        ("600", [], 3, 1, ["6", "0", "0"]),
+        ("０４０", [], 3, 1, ["0", "4", "0"]),
+    ],
+)
 def test_answer_forms(raw, options, slots, n_select, expected):
     value, reason = parse_answer(raw, options=options, slots=slots, n_select=n_select)
     assert value == expected and reason is None
     assert Gold.from_json(value) is not None
 
 
-@pytest.mark.parametrize("raw, reason", [("採点除外", "採点除外"), ("解なし", "解なし"), ("全員正解", "全員正解"),
-                                          ("", "blank in the answer key"), (" ― ", "blank in the answer key")])
+@pytest.mark.parametrize(
+    "raw, reason",
+    [
+        ("採点除外", "採点除外"),
+        ("解なし", "解なし"),
+        ("全員正解", "全員正解"),
+        ("", "blank in the answer key"),
+        (" ― ", "blank in the answer key"),
+    ],
+)
 def test_withdrawn_keys_are_null_with_their_reason(raw, reason):
     assert parse_answer(raw, options=DIGITS) == (None, reason)
 

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image, ImageStat
 
 from medvqa.adapters.jmed48k.extract import extract
-from medvqa.adapters.jmed48k.extract.figures import CaptionMachine, Caption
+from medvqa.adapters.jmed48k.extract.figures import Caption, CaptionMachine
 from medvqa.core.items import DataError, Gold
 
 from . import pdf_fixtures as F
@@ -31,15 +31,28 @@ def files(tmp_path_factory):
 @pytest.fixture(scope="module")
 def rotated_run(files, tmp_path_factory):
     out = tmp_path_factory.mktemp("out_rotated")
-    return extract(questions=[files["rotated"]], figures=[files["figures"]], answers=files["answers_pdf"],
-                   profession="physician", year=2030, section_names=["AM"], out=out)
+    return extract(
+        questions=[files["rotated"]],
+        figures=[files["figures"]],
+        answers=files["answers_pdf"],
+        profession="physician",
+        year=2030,
+        section_names=["AM"],
+        out=out,
+    )
 
 
 @pytest.fixture(scope="module")
 def plain_run(files, tmp_path_factory):
     out = tmp_path_factory.mktemp("out_plain")
-    return extract(questions=[files["plain"]], figures=[files["figures"]], answers=files["answers_pdf"],
-                   profession="Physician", year=2030, out=out)
+    return extract(
+        questions=[files["plain"]],
+        figures=[files["figures"]],
+        answers=files["answers_pdf"],
+        profession="Physician",
+        year=2030,
+        out=out,
+    )
 
 
 def _by_number(result):
@@ -83,8 +96,14 @@ def test_every_answer_form_becomes_the_release_value(rotated_run):
 def test_csv_key_without_question_and_question_without_key_are_errors(files, tmp_path):
     forms = {n: f for n, f in F.ANSWER_FORMS.items() if n != 13}
     key = F.answer_csv(tmp_path / "key.csv", forms, section="A", extra={14: ("3", None)})
-    result = extract(questions=[files["plain"]], answers=key, profession="Physician", year=2030,
-                     section_names=["A"], out=tmp_path / "out")
+    result = extract(
+        questions=[files["plain"]],
+        answers=key,
+        profession="Physician",
+        year=2030,
+        section_names=["A"],
+        out=tmp_path / "out",
+    )
     assert any("key for A14 but no such question" in e for e in result.errors)
     assert any(e.startswith("A13: no answer key entry") for e in result.errors)
     assert len(result.errors) == 2

@@ -19,24 +19,50 @@ from tests.conftest import shared_data
 
 FIXTURE = Path(__file__).parent / "data" / "mineru_77am"
 PRINTED = {  # questions 1, 3, 4, 5 of 77AM.pdf as printed (see data/mineru_77am/README.md)
-    1: ("JIS規格診断用MR装置用ファントムの構成部品を図に示す。zに直交する面（xy面）の撮影で点検する項目はどれか。",
-        ["均一性", "空間分解能", "スライス厚", "幾何学的ひずみ", "画像コントラスト"]),
-    3: ("超音波検査用造影剤（ペルフルブタン）で正しいのはどれか。",
-        ["主に呼気中に排泄される。", "気泡径は10 nm程度である。", "クッパー細胞には取り込まれない。",
-         "腎機能障害のある患者には禁忌である。", "体重50 kgの患者には100 mL程度を静注する。"]),
-    4: ("無散瞳眼底写真撮影で正しいのはどれか。",
-        ["明室では撮影できない。", "観察光には赤外線を用いる。", "黄斑部と視神経乳頭を重ねて撮影する。",
-         "画角を大きくすると撮影範囲は狭くなる。", "瞳孔径が5 mm以上なければ撮影できない。"]),
-    5: ("乳房のMR像（別冊No. 1）を別に示す。この画像で正しいのはどれか。",
-        ["T₁強調像である。", "位相方向は前後方向である。", "脂肪抑制法が併用されている。",
-         "右乳房腫瘤は骨格筋と比較し低信号である。", "大動脈の内腔は高信号として描出されている。"]),
+    1: (
+        "JIS規格診断用MR装置用ファントムの構成部品を図に示す。zに直交する面（xy面）の撮影で点検する項目はどれか。",
+        ["均一性", "空間分解能", "スライス厚", "幾何学的ひずみ", "画像コントラスト"],
+    ),
+    3: (
+        "超音波検査用造影剤（ペルフルブタン）で正しいのはどれか。",
+        [
+            "主に呼気中に排泄される。",
+            "気泡径は10 nm程度である。",
+            "クッパー細胞には取り込まれない。",
+            "腎機能障害のある患者には禁忌である。",
+            "体重50 kgの患者には100 mL程度を静注する。",
+        ],
+    ),
+    4: (
+        "無散瞳眼底写真撮影で正しいのはどれか。",
+        [
+            "明室では撮影できない。",
+            "観察光には赤外線を用いる。",
+            "黄斑部と視神経乳頭を重ねて撮影する。",
+            "画角を大きくすると撮影範囲は狭くなる。",
+            "瞳孔径が5 mm以上なければ撮影できない。",
+        ],
+    ),
+    5: (
+        "乳房のMR像（別冊No. 1）を別に示す。この画像で正しいのはどれか。",
+        [
+            "T₁強調像である。",
+            "位相方向は前後方向である。",
+            "脂肪抑制法が併用されている。",
+            "右乳房腫瘤は骨格筋と比較し低信号である。",
+            "大動脈の内腔は高信号として描出されている。",
+        ],
+    ),
 }
 
 
-@pytest.mark.parametrize("folder, name, schema, caption_key", [
-    ("magic-pdf_0.10_demo1", "demo1_content_list.json", "magic-pdf", "img_caption"),
-    ("mineru_2.7.6_pipeline_AAAI26", "aaai26_content_list.json", "mineru", "image_caption"),
-])
+@pytest.mark.parametrize(
+    "folder, name, schema, caption_key",
+    [
+        ("magic-pdf_0.10_demo1", "demo1_content_list.json", "magic-pdf", "img_caption"),
+        ("mineru_2.7.6_pipeline_AAAI26", "aaai26_content_list.json", "mineru", "image_caption"),
+    ],
+)
 def test_real_outputs_of_both_schema_generations(folder, name, schema, caption_key):
     path = shared_data("mineru-output", folder, name)
     raw = json.loads(path.read_text(encoding="utf-8"))
@@ -80,8 +106,15 @@ def _check_printed(result):
 
 def test_records_from_a_japanese_content_list(tmp_path):
     pdf = shared_data("mhlw-pdf", "rt77", "pdfs", "77AM.pdf")
-    result = extract(questions=[pdf], profession="Radiological_Technologist", year=2025, engine="mineru",
-                     mineru_output=_fixture_copy(tmp_path), section_names=["AM"], out=tmp_path / "out")
+    result = extract(
+        questions=[pdf],
+        profession="Radiological_Technologist",
+        year=2025,
+        engine="mineru",
+        mineru_output=_fixture_copy(tmp_path),
+        section_names=["AM"],
+        out=tmp_path / "out",
+    )
     assert result.errors == []
     _check_printed(result)
     texts = [t for r in result.records for t in [r["question_text"], *r["options"].values()]]
@@ -92,14 +125,17 @@ def _fake(bin_dir: Path, name: str, log: Path) -> None:
     """An executable that records its command line and environment, then writes the fixture
     where MinerU writes its output (`OUT/{stem}/auto/{stem}_content_list.json`)."""
     script = bin_dir / name
-    script.write_text(f"""#!{sys.executable}
+    script.write_text(
+        f"""#!{sys.executable}
 import json, os, shutil, sys
 args = sys.argv[1:]
 out, pdf = args[args.index("-o") + 1], args[args.index("-p") + 1]
 stem = os.path.splitext(os.path.basename(pdf))[0]
 json.dump({{"argv": sys.argv, "config": os.environ.get("MINERU_TOOLS_CONFIG_JSON")}}, open({str(log)!r}, "w"))
 shutil.copytree(os.environ["FAKE_MINERU_FIXTURE"], os.path.join(out, stem, "auto"))
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     script.chmod(0o755)
 
 
@@ -116,8 +152,14 @@ def test_the_command_line_we_run(tmp_path, monkeypatch, name):
     if name == "magic-pdf":
         monkeypatch.setattr(mineru.shutil, "which", lambda cmd: str(bin_dir / cmd) if cmd == "magic-pdf" else None)
     pdf = shared_data("mhlw-pdf", "rt77", "pdfs", "77AM.pdf")
-    result = extract(questions=[pdf], profession="radiological technologist", year=2025, engine="mineru",
-                     section_names=["AM"], out=tmp_path / "out")
+    result = extract(
+        questions=[pdf],
+        profession="radiological technologist",
+        year=2025,
+        engine="mineru",
+        section_names=["AM"],
+        out=tmp_path / "out",
+    )
     _check_printed(result)
     seen = json.loads(log.read_text(encoding="utf-8"))
     argv = seen["argv"]

@@ -24,9 +24,14 @@ DEBRIS = re.compile(r"DKIX|indd|\d{4}/\d\d/\d\d|―\s*\d+\s*―|[。）]\s*\d+$|
 @pytest.fixture(scope="module")
 def rt77(tmp_path_factory):
     pdfs = shared_data("mhlw-pdf", "rt77", "pdfs")
-    result = extract(questions=[pdfs / "77AM.pdf", pdfs / "77PM.pdf"], figures=[pdfs / "77AMimage.pdf", pdfs / "77PMimage.pdf"],
-                     profession="Radiological Technologist", year=2025, section_names=["AM", "PM"],
-                     out=tmp_path_factory.mktemp("rt77"))
+    result = extract(
+        questions=[pdfs / "77AM.pdf", pdfs / "77PM.pdf"],
+        figures=[pdfs / "77AMimage.pdf", pdfs / "77PMimage.pdf"],
+        profession="Radiological Technologist",
+        year=2025,
+        section_names=["AM", "PM"],
+        out=tmp_path_factory.mktemp("rt77"),
+    )
     return result, pdfs
 
 
@@ -106,8 +111,13 @@ def test_every_figure_reference_resolves_to_the_mapped_pages(rt77):
     mapping = _mapping_pages(pdfs)
     assert referenced == set(mapping) and len(referenced) == 21
     for key in referenced:
-        pages = sorted({int(re.search(r"image\.pdf p(\d+)", im["from"]).group(1)) for im in reports[key].images
-                        if "image.pdf" in im["from"]})
+        pages = sorted(
+            {
+                int(re.search(r"image\.pdf p(\d+)", im["from"]).group(1))
+                for im in reports[key].images
+                if "image.pdf" in im["from"]
+            }
+        )
         assert pages == mapping[key], key
         images = records[key]["img"]["content_img"]
         for ref in [images] if isinstance(images, str) else images:
