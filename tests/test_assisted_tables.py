@@ -37,7 +37,10 @@ BENCHMARKS = {  # name: (data, split, selection, conditions)
 def prose(position: int) -> str:
     """An answer naming its option by position only: no label, no option text, nothing the strict
     reader (or VLMEvalKit's matching) reads."""
-    return f"Weighing the findings, my choice is the {ORDINALS[position]} of the listed options, though not with full certainty."
+    return (
+        f"Weighing the findings, my choice is the {ORDINALS[position]} of the listed options, "
+        "though not with full certainty."
+    )
 
 
 def extractor_reply(prompt: str) -> str | None:

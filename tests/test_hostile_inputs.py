@@ -652,19 +652,25 @@ def both(*plants):
     return lambda run_dir, victim: [p(run_dir, victim) for p in plants]
 
 
-RERUN = lambda run_dir, data: [
-    "run",
-    "kokushimd10",
-    "--data",
-    str(data),
-    "--model",
-    "random",
-    "--conditions",
-    "C+Q",
-    "--run-dir",
-    str(run_dir),
-]
-RESCORE = lambda run_dir, data: ["score", str(run_dir), "--convention", "kokushimd10"]
+def RERUN(run_dir, data):
+    return [
+        "run",
+        "kokushimd10",
+        "--data",
+        str(data),
+        "--model",
+        "random",
+        "--conditions",
+        "C+Q",
+        "--run-dir",
+        str(run_dir),
+    ]
+
+
+def RESCORE(run_dir, data):
+    return ["score", str(run_dir), "--convention", "kokushimd10"]
+
+
 LINK = (
     r"Error: {run_dir}/{name}: is a symbolic link: files in a run directory are never written through a link; "
     r"remove it, or choose another --run-dir"

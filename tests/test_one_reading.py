@@ -182,7 +182,7 @@ def test_every_output_shows_one_headline_and_one_delta_under_each_reading(runs, 
                 assert m["ablation"]["image"]["conditions"][cond]["accuracy"] == pytest.approx(acc[(lang, cond)])
     text = invoke("audit", *dirs, "--resamples", "50", *flag)
     assert text.startswith(f"Reading: {used}:")
-    for cond, d in want["lang"].items():
+    for d in want["lang"].values():
         assert "| overall | 168 |" in text and f"| {100 * d:+.1f} |" in text
 
     # the item browser: statuses and verdicts under the same reading

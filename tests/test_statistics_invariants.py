@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -299,7 +300,7 @@ def test_no_zero_p_no_contradiction_one_n_and_named_methods_on_every_benchmark(r
     assert any(isinstance(m["io_control"].get("binomial_p"), float) for m in docs["audit jmed48k"]["models"].values())
     for name, doc in docs.items():
         assert doc["intervals"]["item"].startswith("item-level"), name
-        for where, estimate, (low, high), n, method in intervals(doc):
+        for where, estimate, (low, high), _n, method in intervals(doc):
             assert method, (name, where)
             assert low - 1e-12 <= estimate <= high + 1e-12, (name, where)
         for where, p in p_values(doc):
@@ -443,7 +444,7 @@ def test_the_invariants_hold_on_the_other_built_in_benchmarks(other_benchmark_ru
             "compare": invoke("compare", *dirs, "--reading", reading, "--resamples", "100", "--json"),
         }
         for name, doc in docs.items():
-            for where, estimate, (low, high), n, method in intervals(doc):
+            for where, estimate, (low, high), _n, method in intervals(doc):
                 assert method, (bench, name, where)
                 assert low - 1e-12 <= estimate <= high + 1e-12, (bench, name, where)
             for where, p in p_values(doc):

@@ -183,13 +183,15 @@ def test_eval_set_in_python_does_what_the_command_does(tmp_path, monkeypatch):
 BAD = [
     ("models = 3", "the set", None, "study_dir: Field required"),
     (
-        'study_dir = "s"\nmodel = "x"\n[[models]]\nmodel = "random"\n[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n',
+        'study_dir = "s"\nmodel = "x"\n[[models]]\nmodel = "random"\n'
+        '[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n',
         "the set",
         None,
         "model: not a key of an eval set",
     ),
     (
-        'study_dir = "s"\n[[models]]\nmodel = "random"\ntemperature = 1\n[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n',
+        'study_dir = "s"\n[[models]]\nmodel = "random"\ntemperature = 1\n'
+        '[[benchmarks]]\nbenchmark = "jmed48k"\nsample = true\n',
         "models",
         "models[0] (random)",
         "temperature: not a key of this entry",

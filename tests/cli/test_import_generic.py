@@ -199,7 +199,8 @@ def test_xlsx_answers_of_polish_pes_become_a_run_with_its_counts_and_intervals(t
         (
             [["item_id", "response"], ["pes-v-kar-01", "C"], ["pes-v-kar-01", "B"]],
             "row 2 and row 3",
-            "a second answer for item 'pes-v-kar-01' under C+Q (--id-from row numbers the answers by their position instead)",
+            "a second answer for item 'pes-v-kar-01' under C+Q "
+            "(--id-from row numbers the answers by their position instead)",
         ),
         (
             [["item_id", "response", "condition"], ["pes-q-kar-01", "A", "C+Q+I"]],

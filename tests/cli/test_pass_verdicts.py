@@ -106,7 +106,10 @@ def test_criteria_keep_their_names_across_professions_and_years(tmp_path):
     text, pharmacist_2023 = replay_and_report(
         tmp_path / "yakugakuqa", "yakugakuqa", shared_data("yakugakuqa"), 2023, answers, ("C+Q",)
     )
-    names = lambda rows: [r["criterion"] for r in rows]
+
+    def names(rows):
+        return [r["criterion"] for r in rows]
+
     assert names(physician_2025) == ["overall", "hisshu", "general", "kinki"]
     assert names(pharmacist_2023) == ["overall", "total", "hisshu", "hisshu-subjects", "kinki"]
     by = {r["criterion"]: r for r in pharmacist_2023}

@@ -92,5 +92,8 @@ def test_sigkill_half_way_then_rerun_completes_without_duplicates_or_gaps(jmed_s
     keys = [(r["item_id"], r["condition"]) for r in got]
     assert len(keys) == len(set(keys)) == 817
     want = read_records(reference)
-    strip = lambda rs: sorted(json.dumps({k: v for k, v in r.items() if k != "latency_s"}, sort_keys=True) for r in rs)
+
+    def strip(rs):
+        return sorted(json.dumps({k: v for k, v in r.items() if k != "latency_s"}, sort_keys=True) for r in rs)
+
     assert strip(got) == strip(want)

@@ -66,7 +66,8 @@ def test_allow_list_limits_third_party_plugins_only(monkeypatch, allow, capsys):
         assert {"random", "constant", "replay", "litellm"} <= set(plugins.backends())
         with pytest.raises(
             KeyError,
-            match=r"unknown benchmark 'nope'; installed: igakuqa, jmed48k, kokushimd10, mir, mmbu_hard, polish_pes, worldmedqa_v, yakugakuqa",
+            match=r"unknown benchmark 'nope'; installed: igakuqa, jmed48k, kokushimd10, mir, mmbu_hard, polish_pes, "
+            r"worldmedqa_v, yakugakuqa",
         ):
             plugins.get_benchmark("nope")
         warning = capsys.readouterr().err

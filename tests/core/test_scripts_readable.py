@@ -134,7 +134,7 @@ def test_bidi_auto_marks_text_elements_and_leaves_scripts_styles_and_svg_alone()
 def unmarked(page: str) -> list[str]:
     """Opening tags of text elements without `dir`, outside scripts, styles and SVG."""
     body = re.sub(r"<(script|style|svg)\b.*?</\1>", "", page, flags=re.S | re.I)
-    tags = re.findall(r"<(?:%s)(?=[\s>/])[^>]*>" % "|".join(TEXT_ELEMENTS), body, flags=re.I)
+    tags = re.findall(r"<(?:{})(?=[\s>/])[^>]*>".format("|".join(TEXT_ELEMENTS)), body, flags=re.I)
     return [t for t in tags if " dir=" not in t]
 
 

@@ -2,11 +2,19 @@
 from the kept file, a changed image made again, a damaged kept file replaced, an unreadable
 image none."""
 
+import json
 import os
+import re
+import shutil
+from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
 from PIL import Image
 
+from medvqa.cli.main import cli
 from medvqa.core.audit import html
+from tests.conftest import shared_data
 
 
 def test_a_thumbnail_is_kept_and_made_again_when_the_image_changes(tmp_path, monkeypatch):
@@ -46,16 +54,6 @@ def test_an_unreadable_image_has_no_thumbnail_and_keeps_nothing(tmp_path, monkey
 
 # ---------------------------------------------------------------- kept thumbnails are untrusted
 
-import json
-import re
-import shutil
-from pathlib import Path
-
-import pytest
-from click.testing import CliRunner
-
-from medvqa.cli.main import cli
-from tests.conftest import shared_data
 
 HOSTILE = 'data:image/png;base64,AAAA" onerror="alert(1)" x="'
 IMAGE = Path("JMed48k/Physician/Physician_2025/2025_images/A11_content.png")

@@ -103,7 +103,8 @@ def test_text_only_and_with_images_tables_in_markdown():
 def test_image_type_tables_leave_out_other_unclear_and_keep_unknown():
     t = tables()
     dominant = t["dominant_type"].tables[0].frame.round({"ci_low": 3, "ci_high": 3})
-    # Wilson for 1/1 and 0/1: [1/(1 + z²), 1] = [0.207, 1] and [0, z²/(1 + z²)] = [0, 0.793]; MOVER-Wilson for the macro row
+    # Wilson for 1/1 and 0/1: [1/(1 + z²), 1] = [0.207, 1] and [0, z²/(1 + z²)] = [0, 0.793];
+    # MOVER-Wilson for the macro row
     w, mw = "wilson-score-bcd", "mover-wilson"
     assert dominant.values.tolist() == [
         ["Radiology", 1, 1, 1.0, 0.207, 1.0, w, 0, 0, 0, 0, 0],

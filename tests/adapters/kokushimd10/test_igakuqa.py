@@ -268,7 +268,10 @@ def test_all_gold_passes_each_year_with_a_sourced_line(tmp_path, items, year):
 def test_one_hisshu_point_short_fails_and_four_kinki_selections_fail(tmp_path, items):
     year = [it for it in items if it.meta["year"] == 2022 and not it.meta["withdrawn"]]
     answers = gold_answers(items)
-    wrong = lambda it: tuple(k for k in it.keys if (k,) not in it.gold.alternatives and k not in it.meta["kinki"])[:1]
+
+    def wrong(it):
+        return tuple(k for k in it.keys if (k,) not in it.gold.alternatives and k not in it.meta["kinki"])[:1]
+
     # 197 - 158 + 1 = 40 points lost: 13 clinical items (3 points) and one general one (1 point)
     clinical = [it for it in year if it.meta["hisshu"] and it.meta["points"] == 3 and not it.meta["kinki"]][:13]
     general = [it for it in year if it.meta["hisshu"] and it.meta["points"] == 1 and not it.meta["kinki"]][:1]

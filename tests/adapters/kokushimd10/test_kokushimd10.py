@@ -142,7 +142,10 @@ def test_each_convention_has_its_own_default_run_directory_and_a_rescored_run_re
     first = json.loads(invoke(*base))
     other = json.loads(invoke(*base, "--convention", "kokushimd10"))
     assert first["run_dir"] != other["run_dir"]  # not "holds a different run"
-    manifest = lambda d: json.loads((tmp_path / d / "manifest.json").read_text(encoding="utf-8"))
+
+    def manifest(d):
+        return json.loads((tmp_path / d / "manifest.json").read_text(encoding="utf-8"))
+
     assert (manifest(first["run_dir"])["convention"], manifest(other["run_dir"])["convention"]) == (
         "mhlw",
         "kokushimd10",

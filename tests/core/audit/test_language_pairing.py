@@ -19,7 +19,7 @@ def _answer(item, right: bool) -> str:
     keys = item.gold.alternatives[0]
     label = {o.key: o.label for o in item.options}
     chosen = keys if right else [next(o.key for o in item.options if o.key not in keys)]
-    return '{"answer": [%s]}' % ", ".join(f'"{label[k]}"' for k in chosen)
+    return '{{"answer": [{}]}}'.format(", ".join(f'"{label[k]}"' for k in chosen))
 
 
 @pytest.fixture(scope="module")

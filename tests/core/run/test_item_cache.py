@@ -5,14 +5,22 @@ and data changed since the run is the same error with or without a kept entry.""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import pickle
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from PIL import Image
 
 from medvqa.cli.main import cli
+from medvqa.core.audit import html
+from medvqa.core.items import Item, fingerprint_items, fingerprint_texts
 from medvqa.core.run import item_cache, saved
 from tests.conftest import shared_data
 
@@ -177,17 +185,6 @@ def test_runs_of_data_that_is_no_local_folder_load_their_items_as_before(tmp_pat
 
 
 # ---------------------------------------------------------------- a kept entry is read as untrusted
-
-import hashlib
-import os
-import pickle
-import re
-import subprocess
-
-from PIL import Image
-
-from medvqa.core.audit import html
-from medvqa.core.items import Item, fingerprint_items, fingerprint_texts
 
 
 def own_run(made, tmp_path) -> Path:

@@ -33,7 +33,10 @@ NO_OPTIONS = Item(id="x", benchmark="t", question="Which image?", gold=Gold.from
 NO_OPTIONS_PAIR = Item(id="y", benchmark="t", question="Which two images?", gold=Gold.from_json(["B", "D"]))
 
 
-def norm(text, item=ITEM, patterns=(JAPANESE,), conventions=AnswerConventions(), saved=False):
+DEFAULT_CONVENTIONS = AnswerConventions()
+
+
+def norm(text, item=ITEM, patterns=(JAPANESE,), conventions=DEFAULT_CONVENTIONS, saved=False):
     n = normalize(item, text, patterns, conventions, saved=saved)
     return n.predicted, n.status, n.rule
 

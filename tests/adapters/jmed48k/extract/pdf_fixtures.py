@@ -128,7 +128,7 @@ def _furniture(page: Page, number: int) -> None:
 def _question(page: Page, y: float, number: int, stem: list, options: list, columns: int = 1) -> float:
     """Question number hanging at x=60, stem at x=80, options at x=90 (or two columns)."""
     page.text(64 if number < 10 else 58, y, str(number))
-    for i, line in enumerate(stem):
+    for line in stem:
         page.runs(80, y, line) if isinstance(line, list) else page.text(80, y, line)
         y += 18
     for i in range(0, len(options), columns):
