@@ -170,3 +170,75 @@ def test_the_graph_reads_relative_imports():
     arrows = {(a.importer, a.imported) for a in importgraph.arrows()}
     assert ("medvqa.cli.main", "medvqa.cli.import_cmd") in arrows
     assert Path(importgraph.__file__).name == "importgraph.py"
+
+
+# ---------------------------------------------------------------- rooms: modules of one size and one concern
+
+LONG = 400  # lines, as `ruff format` writes them
+REASON = "Over 400 lines:"
+
+
+def long_modules() -> list[str]:
+    """Modules over `LONG` lines whose docstring does not say why they are one module."""
+    import ast
+
+    found = []
+    for module, path in importgraph.modules().items():
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > LONG and REASON not in (ast.get_docstring(ast.parse(text)) or ""):
+            found.append(f"{path.relative_to(importgraph.ROOT)}: {text.count(chr(10))} lines")
+    return sorted(found)
+
+
+def test_a_long_module_says_why_it_is_one():
+    """A module over 400 lines is split by what it does, or its docstring says why not in a
+    paragraph beginning "Over 400 lines:"."""
+    assert long_modules() == []
+
+
+# ---------------------------------------------------------------- public names between modules
+
+
+def private_reads() -> list[str]:
+    """`from medvqa.x import _name` and `module._name` where the module is one of medvqa's own:
+    a name another module uses is public. Dunder names (`__version__`) are not private."""
+    import ast
+
+    known = importgraph.modules()
+    found = []
+    for module, path in known.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        aliases: dict[str, str] = {}  # local name -> medvqa module it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in known:
+                        aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
+                    elif base in known and alias.name.startswith("_") and not alias.name.startswith("__"):
+                        if base != module:
+                            found.append(f"{path.relative_to(importgraph.ROOT)}:{node.lineno}: {base}.{alias.name}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in known and alias.asname:
+                        aliases[alias.asname] = alias.name
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                found.append(
+                    f"{path.relative_to(importgraph.ROOT)}:{node.lineno}: {aliases[node.value.id]}.{node.attr}"
+                )
+    return sorted(set(found))
+
+
+def test_no_module_reads_another_modules_private_names():
+    assert private_reads() == []
