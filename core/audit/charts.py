@@ -19,7 +19,8 @@ import unicodedata
 from html import escape
 
 from ..render import percent
-from .analysis import STATES, model_docs
+from .pairs import STATES
+from .summary import model_docs
 
 STATE_COLOURS = {"p11": "#4c9a2a", "p10": "#2b6cb0", "p01": "#dd6b20", "p00": "#a0aec0"}
 STATE_NAMES = {

@@ -16,9 +16,9 @@ import numpy as np
 from matplotlib import font_manager, rc_context
 from matplotlib.figure import Figure
 
-from .analysis import STATES
 from .charts import STATE_COLOURS, STATE_NAMES, chart_names
 from .charts import paired_rows as _rows
+from .pairs import STATES
 
 # Sans-serif families tried after DejaVu Sans for glyphs it lacks (Japanese, Korean).
 _FALLBACK_FONTS = ("IPAexGothic", "IPAGothic", "Noto Sans CJK JP", "Noto Sans CJK KR", "NanumGothic")

@@ -21,19 +21,12 @@ from urllib.parse import urlencode
 
 from ..render import FONT_STACK, bidi_auto, fmt, to_html
 from ..stats import MIN_TESTED
-from .analysis import (
-    BETWEEN_MODELS_TEXT,
-    CONVENTIONS,
-    PAIRED_COLUMNS,
-    STATES,
-    intervals_text,
-    model_docs,
-    reading_text,
-    refusal_scope,
-    strata_rows,
-)
+from .between_models import BETWEEN_MODELS_TEXT
 from .charts import audit_charts
+from .clusters import intervals_text
 from .pairing import language_columns
+from .pairs import CONVENTIONS, STATES
+from .summary import PAIRED_COLUMNS, model_docs, reading_text, refusal_scope, strata_rows
 
 _ABSENT = object()
 

@@ -23,17 +23,12 @@ from .. import metrics, plugins
 from ..inference.base import generation_params
 from ..metrics import held_fields
 from ..results import condition_order, is_derived, model_name
-from .analysis import (
-    STATES,
-    Pair,
-    Settings,
-    cluster_map,
-    flat_row,
-    forced_guess,
-    paired_markdown,
-    paired_section,
-    scope,
-)
+from .clusters import cluster_map
+from .names import scope
+from .pairs import STATES, Pair, Settings
+from .sections import forced_guess
+from .summary import paired_markdown
+from .transitions import flat_row, paired_section
 
 
 @dataclass(frozen=True)
@@ -73,7 +68,7 @@ def _factor_section(section: dict, factor: Factor) -> dict:
 
 
 def pair_records(
-    items: dict, first: dict[tuple[str, str], dict], second: dict[tuple[str, str], dict], condition: str
+    items: dict, first: Mapping[tuple[str, str], Mapping], second: Mapping[tuple[str, str], Mapping], condition: str
 ) -> tuple[list[Pair], dict[str, list[str]]]:
     """Pairs (record in `first`, record in `second`) of each item under `condition`, and the
     items with a record on one side only, by reason."""
@@ -96,7 +91,7 @@ class LanguageSide:
     language: str  # the items' language, as the records hold it (ja, en, ...)
     rank: int  # its place among the benchmark's languages (0: the exam's own)
     source: str
-    records: list[dict]  # the records that count under the benchmark's rules
+    records: list[Mapping]  # the records that count under the benchmark's rules
     items: dict
 
 
@@ -142,7 +137,7 @@ def same_but_language(a: Sequence[Any], b: Sequence[Any]) -> bool:
     )
 
 
-def _index(records: list[dict]) -> dict[tuple[str, str], dict]:
+def _index(records: list[Mapping]) -> dict[tuple[str, str], Mapping]:
     return {(r["item_id"], r["condition"]): r for r in records}
 
 
