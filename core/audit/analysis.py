@@ -15,15 +15,14 @@ together.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import asdict
 
-from .. import metrics
 from ..metrics import resolve_fields
 from .between_models import compare_models
 from .clusters import cluster_map, intervals_statement
 from .cohorts import cohort_rows
 from .names import model_names
-from .pairs import IndexedRun, RunInput, Settings, index_records, pair_image_removal
+from .pairs import IndexedRun, RunInput, Settings, counted_input, index_records, pair_image_removal
 from .sections import ablation, examples, forced_guess, io_control, marginals, refusal_section, selection_bias
 from .transitions import paired_section
 
@@ -33,10 +32,9 @@ DEFAULT_SETTINGS = Settings()  # (frozen: one default shared by every call)
 def audit_run(run: RunInput, settings: Settings = DEFAULT_SETTINGS) -> dict:
     """The audit document of one model's run: on the records that count under the benchmark's
     rules (`Benchmark.counts`), with every condition's marginal numbers beside."""
-    counted, _ = metrics.counted(run.records, run.benchmark)
     fields = resolve_fields(settings.by, run.records, run.source, run.stratum_aliases)
     margins = marginals(run, fields)
-    run = replace(run, records=counted)
+    run = counted_input(run)
     by_key = index_records(run)
     prepared = IndexedRun(run, by_key, fields, *pair_image_removal(run, by_key), forced_guess(run.records)["accuracy"])
     clusters = cluster_map(run.benchmark, run.items.values(), settings.cluster)

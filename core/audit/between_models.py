@@ -8,14 +8,13 @@ quantity (`between_models_holm`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from itertools import combinations
 from typing import Any
 
 from .. import metrics, stats
 from ..repeats import item_mean_pairs, n_repeats, paired_means_test
 from .clusters import cluster_map
-from .pairs import REMOVED, WITH, Pair, RunInput, Settings, index_records, pair_image_removal
+from .pairs import REMOVED, WITH, Pair, RunInput, Settings, counted_input, index_records, pair_image_removal
 from .transitions import agreement_note
 
 BETWEEN_MODELS_TEXT = (
@@ -56,7 +55,8 @@ def paired_accuracy_test(a: Sequence[bool], b: Sequence[bool]) -> dict:
             "exact_p": None,
             "note": None,
         }
-    ci = list(stats.paired_difference_ci(n10, n01, n))
+    interval = stats.paired_difference_ci(n10, n01, n)  # (a tuple: n > 0)
+    ci = list(interval) if interval is not None else None
     t = stats.mcnemar(n10, n01)
     return {
         "n": n,
@@ -126,10 +126,11 @@ def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[
     and without it (McNemar mid-p, Tango's interval), and Δimg (see `delta_difference_test`);
     each p with its Holm-adjusted value over the model pairs of its benchmark and measure
     (`between_models_holm`)."""
-    runs = [replace(r, records=metrics.counted(r.records, r.benchmark)[0]) for r in runs]
+    runs = [counted_input(r) for r in runs]
     # per run: whether each (item, condition) is correct, and each image-removal pair's (with, removed)
     prepared = [(index_records(r), {p.item.id: p for p in pair_image_removal(r)[0]}) for r in runs]
-    out, families = [], []
+    out: list[dict] = []
+    families: list[tuple[str, str]] = []  # one per row of `out`: its benchmark and measure
     for (i, (ka, da)), (j, (kb, db)) in combinations(enumerate(prepared), 2):
         if not {it.benchmark for it in runs[i].items.values()} & {it.benchmark for it in runs[j].items.values()}:
             continue

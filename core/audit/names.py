@@ -6,11 +6,12 @@ the language its items are written in (`items_language`).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from .. import metrics
+from ..items import Item
 from .pairs import RunInput
 
 
@@ -64,10 +65,12 @@ def scope(runs: Sequence[Any]) -> dict[str, str]:
         return {}
     records = [r for run in runs for r in run.records]
     fields, _ = metrics.held_fields(bench.default_strata, records, bench.stratum_aliases)
-    out = {}
-    for name, field in fields.items():
-        level = str(records[0].get(field)) if records else None
-        if records and all(str(r.get(field)) == level for r in records):  # (stops at the first other level)
+    out: dict[str, str] = {}
+    if not records:
+        return out
+    for name, rec_field in fields.items():
+        level = str(records[0].get(rec_field))
+        if all(str(r.get(rec_field)) == level for r in records):  # (stops at the first other level)
             out[name] = level
     return out
 
@@ -86,7 +89,7 @@ def model_names(runs: list[RunInput]) -> list[str]:
     ]
 
 
-def items_language(items) -> str:
+def items_language(items: Iterable[Item]) -> str:
     """The one language `items` are written in ("" where they mix languages)."""
     held = {it.language for it in items}
     return next(iter(held)) if len(held) == 1 else ""

@@ -11,13 +11,13 @@ table of these states, `sections` into the audit's other sections.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from .. import stats
+from .. import metrics, stats
 from ..conditions import IMAGE_REMOVAL
 from ..items import DataError, Item
 from ..metrics import level_keys
@@ -35,7 +35,7 @@ class RunInput:
     stratum aliases its benchmark declares."""
 
     model: str
-    records: list[Mapping]
+    records: list[dict]
     items: dict[str, Item]
     source: str = ""
     patterns: tuple = ()
@@ -96,6 +96,13 @@ class IndexedRun:
 
 
 # ---------------------------------------------------------------- indexing and strata
+
+
+def counted_input(run: RunInput) -> RunInput:
+    """The run on the records that count under its benchmark's rules (`Benchmark.counts`)."""
+    counted, _ = metrics.counted(run.records, run.benchmark)
+    # (`counted` keeps some of the run's own records: dicts, as they are)
+    return replace(run, records=cast(list[dict], counted))
 
 
 def index_records(run: RunInput) -> dict[tuple[str, str], Mapping]:

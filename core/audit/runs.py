@@ -207,12 +207,12 @@ def audit_saved(
         cluster=cluster,
     )
     if isinstance(cohorts, Mapping):
-        cohorts = parse_cohorts(dict(cohorts))
-    elif cohorts is not None:
-        cohorts = read_cohorts(cohorts)
+        model_cohorts: dict[str, str] | None = parse_cohorts(dict(cohorts))
+    else:
+        model_cohorts = read_cohorts(cohorts) if cohorts is not None else None
     inputs = [run_input(g) for g in groups]
     notes += cluster_notes([r.benchmark for r in inputs], cluster)
-    doc = audit_runs(inputs, settings, cohorts)
+    doc = audit_runs(inputs, settings, model_cohorts)
     if languages := language_pairs(groups, settings):
         doc["paired_language"] = languages
         notes += [

@@ -197,7 +197,9 @@ def io_control(run: IndexedRun, s: Settings) -> dict:
     numeric = [it for it in io_items if run.chance(it) is None]
     paired = [it for it in fixed if it.image_available and (it.id, WITH) in by_key and (it.id, REMOVED) in by_key]
     unavailable = [it for it in fixed if not it.image_available and (it.id, REMOVED) in by_key]
-    baseline, unavailable_baseline = (mean_or_none([run.chance(it) for it in its]) for its in (paired, unavailable))
+    baseline, unavailable_baseline = (  # (every one of these items has a chance: `fixed`)
+        mean_or_none([c for it in its if (c := run.chance(it)) is not None]) for its in (paired, unavailable)
+    )
 
     def correct(items: list[Item], cond: str) -> list[bool]:
         return [bool(by_key[(it.id, cond)].get("correct")) for it in items if (it.id, cond) in by_key]
@@ -270,19 +272,22 @@ def selection_bias(run: IndexedRun) -> dict:
     """Per condition: predicted vs gold label shares over single-key answers to single-key
     items, labels over-selected (predicted minus gold share, a fraction), and the share of
     responses that name labels outside the item's list."""
-    out = {}
+    out: dict[str, dict] = {}
     bench = run.input.benchmark
     key = bench.answer_conventions().answer_key if bench is not None else "answer"
     for (cond,), records in metrics.group(run.by_key.values()).items():
         choice = [(r, it) for r in records if (it := run.input.items[r["item_id"]]).options and it.gold is not None]
-        single = [
-            (r, it)
+        single = [  # (record, its item's gold)
+            (r, g)
             for r, it in choice
-            if it.gold.format == "single" and r.get("predicted") is not None and len(r["predicted"]) == 1
+            if (g := it.gold) is not None
+            and g.format == "single"
+            and r.get("predicted") is not None
+            and len(r["predicted"]) == 1
         ]
         n = len(single)
         predicted = Counter(r["predicted"][0] for r, _ in single)
-        gold = Counter(it.gold.alternatives[0][0] for _, it in single)
+        gold = Counter(g.alternatives[0][0] for _, g in single)
         labels = sorted(set(predicted) | set(gold))
         diff = {lab: (predicted[lab] - gold[lab]) / n for lab in labels} if n else {}
         n_outside = sum(_outside(r, it, key) for r, it in choice)
@@ -301,6 +306,9 @@ def selection_bias(run: IndexedRun) -> dict:
     return out
 
 
+# ---------------------------------------------------------------- examples
+
+
 def examples(run: IndexedRun, s: Settings) -> dict[str, list[dict]]:
     """Up to `s.examples` seeded picks per state (strict scoring), in item order."""
     rng = random.Random(s.seed)
@@ -316,7 +324,7 @@ def examples(run: IndexedRun, s: Settings) -> dict[str, list[dict]]:
 def _example(pair: Pair, run: IndexedRun) -> dict:
     item = pair.item
 
-    def side(rec: dict) -> dict:
+    def side(rec: Mapping) -> dict:
         return {
             "response": rec.get("response"),
             "predicted": rec.get("predicted"),
@@ -328,12 +336,15 @@ def _example(pair: Pair, run: IndexedRun) -> dict:
         "item_id": item.id,
         "question": item.question,
         "options": [{"label": o.label, "text": o.text} for o in item.options],
-        "gold": [list(alt) for alt in item.gold.alternatives],
+        "gold": [list(alt) for alt in (item.gold.alternatives if item.gold is not None else ())],
         "images": [str(im.path) for im in item.usable_images],
         "strata": {name: level_keys(pair.with_image.get(f)) for name, f in run.fields.items()},
         "with_image": side(pair.with_image),
         "removed": side(pair.removed),
     }
+
+
+# ---------------------------------------------------------------- marginals
 
 
 def marginals(run: RunInput, fields: Mapping[str, str]) -> dict:

@@ -8,6 +8,7 @@ pairing (`pairing`) and `compare`'s Δimg and Δlang are all built here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -92,7 +93,7 @@ def transition_row(
     counts = {k: float(v.sum()) for k, v in states.items()}
     interval = stats.paired_difference_ci(counts["p10"], counts["p01"], n)  # (a tuple: n > 0)
     ci = list(interval) if interval is not None else None
-    row = {
+    row: dict[str, Any] = {
         "n": n,
         **{k: counts[k] / n for k in STATES},
         "a_with": float(cw.mean()),

@@ -186,7 +186,7 @@ import subprocess
 
 from PIL import Image
 
-from medvqa.core.audit import html
+from medvqa.core.audit import thumbnails
 from medvqa.core.items import Item, fingerprint_items, fingerprint_texts
 
 
@@ -284,10 +284,10 @@ def test_a_forged_entry_pointing_an_image_outside_the_data_folder_is_not_shown(m
         d["images"][0]["path"] = secret
 
     forge(entry, elsewhere)
-    html.thumbnail.cache_clear()
+    thumbnails.thumbnail.cache_clear()
     invoke("view", run_dir, "--html", tmp_path / "forged.html")
     page = (tmp_path / "forged.html").read_text(encoding="utf-8")
-    leaked = html.thumbnail(str(secret), 384, "JPEG") in page
+    leaked = thumbnails.thumbnail(str(secret), 384, "JPEG") in page
     assert not leaked
     genuine = (tmp_path / "genuine.html").read_text(encoding="utf-8")
     same = re.sub("forged|genuine", "", page) == re.sub("forged|genuine", "", genuine)  # (a page is too long to diff)
