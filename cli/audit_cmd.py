@@ -57,8 +57,8 @@ def command(
     from pathlib import Path
 
     from medvqa.core.api import _names
-    from medvqa.core.audit.analysis import summary_markdown
     from medvqa.core.audit.runs import audit_saved, read_runs
+    from medvqa.core.audit.summary import summary_markdown
     from medvqa.core.metrics import reading_of
 
     with analysis():
@@ -125,7 +125,8 @@ def more_sections(doc: dict) -> str:
     random baseline, overall) and the selection bias (labels chosen more often than they are
     right, answers outside the options), then the paired tests between models. Strata of the
     ablation are in --json and --html."""
-    from medvqa.core.audit.analysis import BETWEEN_MODELS_TEXT, model_docs
+    from medvqa.core.audit.between_models import BETWEEN_MODELS_TEXT
+    from medvqa.core.audit.summary import model_docs
     from medvqa.core.conditions import ALL
     from medvqa.tables import fmt, p_value, percent, points
 

@@ -23,10 +23,11 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from .audit.analysis import model_names, pair_image_removal, state_of
-from .audit.html import thumbnail
+from .audit.names import model_names
 from .audit.pairing import pair_records, same_but_language, side
+from .audit.pairs import pair_image_removal, state_of
 from .audit.runs import join_runs, read_runs, run_input
+from .audit.thumbnails import thumbnail
 from .files import write_atomic
 from .items import Item
 from .metrics import level_keys, reading_summary

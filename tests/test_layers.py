@@ -139,14 +139,14 @@ def test_a_planted_upward_import_inside_a_function_fails(planted):
         "core/stats.py",
         """
         def _late():
-            from medvqa.core.audit.analysis import STATES
+            from medvqa.core.audit.pairs import STATES
             return STATES
     """,
     )
     found = upward(arrows)
     assert len(found) == 1
     assert found[0].startswith("core/stats.py:")
-    assert found[0].endswith("medvqa.core.stats (ground) imports medvqa.core.audit.analysis (analysis)")
+    assert found[0].endswith("medvqa.core.stats (ground) imports medvqa.core.audit.pairs (analysis)")
 
 
 def test_a_planted_circle_on_one_floor_fails(planted):

@@ -476,7 +476,7 @@ def test_tango_and_the_mid_p_disagree_only_where_a_note_says_so():
     # Every table of n = 17 pairs (171 of them): Tango's interval inverts the asymptotic McNemar
     # test, and the mid-p test agrees with it except at (4, 0) and (0, 4) (z = 2.0, mid-p 0.0625);
     # the exact conditional test disagreed in 12 (docs/audit.md, "Statistics").
-    from medvqa.core.audit.analysis import agreement_note
+    from medvqa.core.audit.transitions import agreement_note
 
     noted = [
         (b, c)

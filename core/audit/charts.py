@@ -1,11 +1,5 @@
-"""The charts of the HTML pages, written as SVG markup: the audit's transition states, Δimg and
-heatmap per stratum, and a comparison's panels (WorldMedQA-V's Figure 2 layout).
-
-A page draws a handful of bars, points and labels; matplotlib takes 0.1-0.2 s to lay out each
-such figure, which made a page cost 2-5 times its JSON (bench/pages.py). Here each chart is a
-few string joins. Labels are SVG text, drawn by the browser with the page's fonts: Japanese,
-Hebrew (laid out right to left by the browser's bidirectional algorithm) and Latin labels are
-real text, selectable and searchable, and every mark carries a `<title>` with its number.
+"""The charts of the HTML pages, written as SVG markup (`svg`): the audit's transition states,
+Δimg and heatmap per stratum, and a comparison's panels (WorldMedQA-V's Figure 2 layout).
 `medvqa audit --figures DIR` and `medvqa compare --figure FILE` still write matplotlib figures
 (PNG and SVG files for print: `core/audit/figures.py`, `core/compare/figure.py`); both draw
 the numbers of the same document.
@@ -15,11 +9,11 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
-from html import escape
 
 from ..render import percent
-from .analysis import STATES, model_docs
+from .pairs import STATES
+from .summary import model_docs
+from .svg import ROW, Svg, round_ticks, text_width, x_axis
 
 STATE_COLOURS = {"p11": "#4c9a2a", "p10": "#2b6cb0", "p01": "#dd6b20", "p00": "#a0aec0"}
 STATE_NAMES = {
@@ -42,91 +36,6 @@ SERIES_COLOURS = (
 )
 LANGUAGE_COLOURS = ("#2b6cb0", "#dd6b20", "#4c9a2a", "#805ad5")
 PASS_COLOUR = "#c53030"
-FONT = 11  # px, labels
-ROW = 22  # px, one bar or one stratum
-
-
-def text_width(text: str, size: float = FONT) -> float:
-    """About how wide `text` is drawn at `size` px: wide (CJK) characters one em, others 0.6 em."""
-    return sum(size if unicodedata.east_asian_width(ch) in "WF" else 0.6 * size for ch in str(text))
-
-
-class Svg:
-    """An SVG document built mark by mark, in pixels."""
-
-    def __init__(self, width: float, height: float, title: str):
-        self.width, self.height, self.title = width, height, title
-        self.parts: list[str] = []
-
-    def rect(
-        self, x: float, y: float, w: float, h: float, fill: str, tip: str | None = None, stroke: str | None = None
-    ) -> None:
-        inner = f"<title>{escape(tip)}</title>" if tip else ""
-        edge = f' stroke="{stroke}" stroke-width="0.5"' if stroke else ""
-        self.parts.append(
-            f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0):.1f}" height="{max(h, 0):.1f}" '
-            f'fill="{fill}"{edge}>{inner}</rect>'
-        )
-
-    def line(
-        self,
-        x1: float,
-        y1: float,
-        x2: float,
-        y2: float,
-        stroke: str = "#222",
-        width: float = 1,
-        dash: str | None = None,
-    ) -> None:
-        extra = f' stroke-dasharray="{dash}"' if dash else ""
-        self.parts.append(
-            f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="{stroke}" '
-            f'stroke-width="{width}"{extra}/>'
-        )
-
-    def marker(self, x: float, y: float, colour: str, tip: str, shape: str = "circle") -> None:
-        body = (
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}">'
-            if shape == "circle"
-            else f'<path d="M{x:.1f} {y - 5:.1f}L{x + 5:.1f} {y:.1f}L{x:.1f} {y + 5:.1f}L{x - 5:.1f} {y:.1f}Z" '
-            f'fill="{colour}">'
-        )
-        self.parts.append(f"{body}<title>{escape(tip)}</title></{'circle' if shape == 'circle' else 'path'}>")
-
-    def text(
-        self,
-        x: float,
-        y: float,
-        text: str,
-        anchor: str = "start",
-        size: float = FONT,
-        fill: str = "#222",
-        rotate: float | None = None,
-        bold: bool = False,
-    ) -> None:
-        extra = f' transform="rotate({rotate} {x:.1f} {y:.1f})"' if rotate else ""
-        weight = ' font-weight="bold"' if bold else ""
-        self.parts.append(
-            f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}" '
-            f'fill="{fill}"{weight}{extra}>{escape(str(text))}</text>'
-        )
-
-    def legend(self, entries: list[tuple[str, str]], y: float) -> None:
-        """One row of colour keys centred at height `y`."""
-        widths = [18 + text_width(label, 10) + 14 for label, _ in entries]
-        self.width = max(self.width, sum(widths) + 8)  # a wide legend widens the chart
-        x = max(4.0, (self.width - sum(widths)) / 2)
-        for (label, colour), w in zip(entries, widths):
-            self.rect(x, y - 9, 12, 10, colour)
-            self.text(x + 16, y, label, size=10)
-            x += w
-
-    def render(self) -> str:
-        return (
-            f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.width:.0f} {self.height:.0f}" '
-            f'width="{self.width:.0f}" height="{self.height:.0f}" role="img" font-family="inherit">'
-            f"<title>{escape(self.title)}</title>" + "".join(self.parts) + "</svg>"
-        )
 
 
 def paired_rows(doc: dict, field: str | None, cohorts: bool = False) -> dict[str, dict[str, dict]]:
@@ -138,38 +47,6 @@ def paired_rows(doc: dict, field: str | None, cohorts: bool = False) -> dict[str
         rows = {"overall": m["paired"]["overall"]} if field is None else m["paired"]["by"].get(field, {})
         out[name] = {k: r for k, r in rows.items() if r.get(count)}
     return out
-
-
-def round_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values within [low, high], zero among them where the range holds it and never
-    written "-0" (a tick a rounding error from zero is zero)."""
-    span = max(high - low, 1e-9)
-    raw = span / count
-    step = 10 ** math.floor(math.log10(raw))
-    step = next(s * step for s in (1, 2, 2.5, 5, 10) if s * step >= raw)
-    first = math.ceil(low / step) * step
-    ticks = (first + i * step for i in range(int((high - first) / step + 1e-9) + 1))
-    return [0.0 if abs(t) < 1e-9 * step else t for t in ticks]
-
-
-def _x_axis(
-    svg: Svg,
-    left: float,
-    right: float,
-    y: float,
-    lo: float,
-    hi: float,
-    ticks: list[float],
-    label: str,
-    fmt=lambda v: f"{v:g}",
-) -> None:
-    scale = (right - left) / (hi - lo)
-    svg.line(left, y, right, y)
-    for t in ticks:
-        x = left + (t - lo) * scale
-        svg.line(x, y, x, y + 4)
-        svg.text(x, y + 15, fmt(t), anchor="middle", size=10)
-    svg.text((left + right) / 2, y + 30, label, anchor="middle", size=10)
 
 
 def states_chart(doc: dict, field: str | None = None) -> str:
@@ -201,7 +78,7 @@ def states_chart(doc: dict, field: str | None = None) -> str:
                 )
                 x += w
             y += ROW
-        _x_axis(svg, left, right, y + 2, 0, 100, [0, 25, 50, 75, 100], "% of paired items")
+        x_axis(svg, left, right, y + 2, 0, 100, [0, 25, 50, 75, 100], "% of paired items")
         y += 40
     svg.legend([(STATE_NAMES[s], STATE_COLOURS[s]) for s in STATES], y + 12)
     return svg.render()
@@ -250,7 +127,7 @@ def delta_chart(doc: dict, field: str | None = None) -> str:
                 svg.line(x2, y - 3, x2, y + 3, stroke=colour, width=1.4)
                 tip += f" [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]"
             svg.marker(x, y, colour, tip, "circle" if is_model else "diamond")
-    _x_axis(svg, left, right, bottom + 2, lo, hi, ticks, "Δimg = a_with − a_removed (percentage points)")
+    x_axis(svg, left, right, bottom + 2, lo, hi, ticks, "Δimg = a_with − a_removed (percentage points)")
     svg.legend([(name, SERIES_COLOURS[i % len(SERIES_COLOURS)]) for i, (name, _, _) in enumerate(series)], bottom + 58)
     return svg.render()
 
@@ -263,8 +140,9 @@ def diverging(value: float, limit: float) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
-def heatmap_chart(doc: dict, field: str) -> str:
-    """Models (rows) × strata (columns) of Δimg in percentage points."""
+def heatmap_chart(doc: dict, field: str | None = None) -> str:
+    """Models (rows) × strata (columns) of Δimg in percentage points (the one column "overall"
+    when `field` is None)."""
     rows = paired_rows(doc, field)
     keys = list(dict.fromkeys(k for strata in rows.values() for k in strata))
     values = [100 * r["delta_img"] for strata in rows.values() for r in strata.values()]
@@ -311,7 +189,7 @@ def chart_names(doc: dict) -> list[tuple[str, str, str | None]]:
     """(name, kind, field) of every audit chart, the page's and the figure files' alike: the
     overall states and Δimg, then per `--by` field that has paired strata its states, Δimg and
     heatmap (kind "states", "delta" or "heatmap")."""
-    out = [("states_overall", "states", None), ("delta_overall", "delta", None)]
+    out: list[tuple[str, str, str | None]] = [("states_overall", "states", None), ("delta_overall", "delta", None)]
     for field in doc["settings"]["by"]:
         if any(paired_rows(doc, field).values()):
             slug = re.sub(r"[^A-Za-z0-9_-]+", "_", field)
@@ -359,8 +237,8 @@ def panel_chart(doc: dict, panel: dict) -> str:
             bold=True,
         )
 
-        def y_of(value: float) -> float:
-            return oy + plot_h * (1 - value)
+        def y_of(value: float, top: float = oy) -> float:  # (`top`: this panel's, bound as it is drawn)
+            return top + plot_h * (1 - value)
 
         for t in (0, 0.25, 0.5, 0.75, 1.0):
             svg.line(ox - 4, y_of(t), ox, y_of(t))

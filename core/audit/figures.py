@@ -8,17 +8,21 @@ SVG through matplotlib's SVG writer, so they render headless.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from contextlib import AbstractContextManager
+from functools import lru_cache, partial
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib import font_manager, rc_context
 from matplotlib.figure import Figure
 
-from .analysis import STATES
-from .charts import STATE_COLOURS, STATE_NAMES, chart_names
-from .charts import paired_rows as _rows
+from .charts import STATE_COLOURS, STATE_NAMES, chart_names, paired_rows
+from .pairs import STATES
+
+# Each figure's files: (suffix, `Figure.savefig` options).
+FORMATS: tuple[tuple[str, dict[str, Any]], ...] = ((".png", {"dpi": 150}), (".svg", {}))
 
 # Sans-serif families tried after DejaVu Sans for glyphs it lacks (Japanese, Korean).
 _FALLBACK_FONTS = ("IPAexGothic", "IPAGothic", "Noto Sans CJK JP", "Noto Sans CJK KR", "NanumGothic")
@@ -41,7 +45,7 @@ def _register_japanese_font() -> None:
         font_manager.fontManager.addfont(str(path))
 
 
-def _style():
+def figure_style() -> AbstractContextManager[None]:
     """Fonts with fallbacks for Japanese and Korean labels; a fixed SVG id salt so output
     is reproducible."""
     _register_japanese_font()
@@ -54,7 +58,7 @@ def _style():
 
 def states_figure(doc: dict, field: str | None = None) -> Figure:
     """Stacked horizontal bars of p11, p10, p01, p00 per stratum, one panel per model."""
-    rows = _rows(doc, field)
+    rows = paired_rows(doc, field)
     height = sum(max(1, len(r)) for r in rows.values()) * 0.4 + 1.2 * len(rows) + 0.6
     fig = Figure(figsize=(8, max(2.5, height)), layout="constrained")
     axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
@@ -78,8 +82,10 @@ def states_figure(doc: dict, field: str | None = None) -> Figure:
 
 def delta_figure(doc: dict, field: str | None = None) -> Figure:
     """Δimg (percentage points) per stratum with 95 % CIs for models, and cohort means."""
-    series = {name: (strata, True) for name, strata in _rows(doc, field).items()}
-    series.update({f"cohort: {name}": (strata, False) for name, strata in _rows(doc, field, cohorts=True).items()})
+    series = {name: (strata, True) for name, strata in paired_rows(doc, field).items()}
+    series.update(
+        {f"cohort: {name}": (strata, False) for name, strata in paired_rows(doc, field, cohorts=True).items()}
+    )
     keys = list(dict.fromkeys(k for strata, _ in series.values() for k in strata))
     fig = Figure(figsize=(8, max(2.5, 0.5 * len(keys) + 1.5)), layout="constrained")
     ax = fig.subplots()
@@ -107,9 +113,10 @@ def delta_figure(doc: dict, field: str | None = None) -> Figure:
     return fig
 
 
-def heatmap_figure(doc: dict, field: str) -> Figure:
-    """Models (rows) × strata (columns) of Δimg in percentage points."""
-    rows = _rows(doc, field)
+def heatmap_figure(doc: dict, field: str | None = None) -> Figure:
+    """Models (rows) × strata (columns) of Δimg in percentage points (the one column "overall"
+    when `field` is None)."""
+    rows = paired_rows(doc, field)
     keys = list(dict.fromkeys(k for strata in rows.values() for k in strata))
     grid = np.array(
         [[100 * strata[k]["delta_img"] if k in strata else math.nan for k in keys] for strata in rows.values()],
@@ -141,7 +148,7 @@ def figures(doc: dict) -> dict[str, Figure]:
     """Every audit figure by file stem: overall states and Δimg, then per `--by` field that has
     paired strata."""
     draw = {"states": states_figure, "delta": delta_figure, "heatmap": heatmap_figure}
-    with _style():
+    with figure_style():
         return {name: draw[kind](doc, field) for name, kind, field in chart_names(doc)}
 
 
@@ -150,12 +157,10 @@ def save_figures(doc: dict, out_dir: Path) -> list[Path]:
     from ..files import write_atomic
 
     written = []
-    with _style():
+    with figure_style():
         for stem, fig in figures(doc).items():
-            for suffix, extra in ((".png", {"dpi": 150}), (".svg", {})):
+            for suffix, extra in FORMATS:
                 written.append(
-                    write_atomic(
-                        Path(out_dir) / f"{stem}{suffix}", lambda fh: fig.savefig(fh, format=suffix[1:], **extra)
-                    )
+                    write_atomic(Path(out_dir) / f"{stem}{suffix}", partial(fig.savefig, format=suffix[1:], **extra))
                 )
     return written

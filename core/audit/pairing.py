@@ -3,7 +3,7 @@
 Image removal pairs an item's `C+Q+I` record with its `C+Q` record in one run (Δimg); the
 language pairs an item's record in the exam's own language with its record, under the same
 condition, in a run that differs only in the language (Δlang). Both go through the same
-code: the records become `Pair`s and `analysis.paired_section` (`transition_row`) computes the
+code: the records become `Pair`s and `transitions.paired_section` (`transition_row`) computes the
 transition table, the accuracies, the difference with its interval and McNemar's exact test,
 overall and by stratum. A `Factor` names the row's fields after what changed.
 
@@ -23,17 +23,12 @@ from .. import metrics, plugins
 from ..inference.base import generation_params
 from ..metrics import held_fields
 from ..results import condition_order, is_derived, model_name
-from .analysis import (
-    STATES,
-    Pair,
-    Settings,
-    cluster_map,
-    flat_row,
-    forced_guess,
-    paired_markdown,
-    paired_section,
-    scope,
-)
+from .clusters import cluster_map
+from .names import scope
+from .pairs import STATES, Pair, Settings
+from .sections import forced_guess
+from .summary import paired_markdown
+from .transitions import flat_row, paired_section
 
 
 @dataclass(frozen=True)
@@ -73,11 +68,12 @@ def _factor_section(section: dict, factor: Factor) -> dict:
 
 
 def pair_records(
-    items: dict, first: dict[tuple[str, str], dict], second: dict[tuple[str, str], dict], condition: str
+    items: dict, first: Mapping[tuple[str, str], Mapping], second: Mapping[tuple[str, str], Mapping], condition: str
 ) -> tuple[list[Pair], dict[str, list[str]]]:
     """Pairs (record in `first`, record in `second`) of each item under `condition`, and the
     items with a record on one side only, by reason."""
-    pairs, unpaired = [], {}
+    pairs: list[Pair] = []
+    unpaired: dict[str, list[str]] = {}
     for item_id, item in items.items():
         a, b = first.get((item_id, condition)), second.get((item_id, condition))
         if a is not None and b is not None:
@@ -93,10 +89,10 @@ def pair_records(
 class LanguageSide:
     """One side of a language pairing: a run (or runs joined as one experiment)."""
 
-    language: str  # the items' language, as the records hold it (ja, en, ...)
+    language: str | None  # the items' language, as the records hold it (ja, en, ...); None where unknown
     rank: int  # its place among the benchmark's languages (0: the exam's own)
     source: str
-    records: list[dict]  # the records that count under the benchmark's rules
+    records: list[Mapping]  # the records that count under the benchmark's rules
     items: dict
 
 
@@ -106,7 +102,8 @@ def manifest_language(manifest: Mapping[str, Any], benchmark: Any = None) -> str
     if manifest.get("language"):
         return manifest["language"]
     if benchmark is None:
-        entry = plugins.benchmarks().get(manifest.get("benchmark"))
+        name = manifest.get("benchmark")
+        entry = plugins.benchmarks().get(name) if isinstance(name, str) else None
         benchmark = entry.obj if entry else None
     return benchmark.offered_languages[0] if benchmark is not None else None
 
@@ -142,7 +139,7 @@ def same_but_language(a: Sequence[Any], b: Sequence[Any]) -> bool:
     )
 
 
-def _index(records: list[dict]) -> dict[tuple[str, str], dict]:
+def _index(records: list[Mapping]) -> dict[tuple[str, str], Mapping]:
     return {(r["item_id"], r["condition"]): r for r in records}
 
 
@@ -160,7 +157,11 @@ def language_section(a: Sequence[Any], b: Sequence[Any], s: Settings) -> dict:
     items = {k: v for k, v in first.items.items() if k in second.items}
     # --refusals imputed credits a refusal with the forced-guess accuracy of both runs together
     forced = forced_guess(first.records + second.records)["accuracy"]
-    out = {"languages": [first.language, second.language], "runs": [first.source, second.source], "conditions": {}}
+    out: dict[str, Any] = {
+        "languages": [first.language, second.language],
+        "runs": [first.source, second.source],
+        "conditions": {},
+    }
     clusters = cluster_map(benchmark, items.values(), s.cluster)
     for cond in conditions:
         section = paired_section(*pair_records(items, ka, kb, cond), fields, s, forced, first.source or model, clusters)

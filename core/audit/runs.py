@@ -18,9 +18,10 @@ from ..items import DataError
 from ..jsonl import load_yaml
 from ..metrics import held_fields
 from ..results import model_name
-from ..run.saved import SavedRun, read_run  # noqa: F401 (read_run: re-exported)
+from ..run.saved import SavedRun
 from ..run.saved import read_runs as read_saved_runs
-from .analysis import REMOVED, WITH, RunInput, parse_cohorts
+from .cohorts import parse_cohorts
+from .pairs import REMOVED, WITH, RunInput
 
 
 def distinct(run_dirs: Sequence[str | Path], done: str = "audited") -> tuple[list[str | Path], list[str]]:
@@ -187,9 +188,10 @@ def audit_saved(
     arguments are `medvqa.audit`'s (`by`: a sequence of names, None for the default strata)."""
     from .. import stats
     from ..metrics import reading_summary
-    from .analysis import Settings, cluster_notes, default_cluster
     from .analysis import audit as audit_runs
+    from .clusters import cluster_notes, default_cluster
     from .pairing import language_pairs
+    from .pairs import Settings
 
     runs = [run.read_as(reading) for run in runs]
     said = reading_summary(runs)
@@ -205,12 +207,12 @@ def audit_saved(
         cluster=cluster,
     )
     if isinstance(cohorts, Mapping):
-        cohorts = parse_cohorts(dict(cohorts))
-    elif cohorts is not None:
-        cohorts = read_cohorts(cohorts)
+        model_cohorts: dict[str, str] | None = parse_cohorts(dict(cohorts))
+    else:
+        model_cohorts = read_cohorts(cohorts) if cohorts is not None else None
     inputs = [run_input(g) for g in groups]
     notes += cluster_notes([r.benchmark for r in inputs], cluster)
-    doc = audit_runs(inputs, settings, cohorts)
+    doc = audit_runs(inputs, settings, model_cohorts)
     if languages := language_pairs(groups, settings):
         doc["paired_language"] = languages
         notes += [

@@ -22,7 +22,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..audit.charts import LANGUAGE_COLOURS, PASS_COLOUR
-from ..audit.figures import _style
+from ..audit.figures import figure_style as _style
 from ..render import percent
 
 # a run of right-to-left letters (Hebrew, Arabic), with the spaces and marks between them

@@ -15,8 +15,9 @@ from urllib.parse import quote, urlencode
 
 import pandas as pd
 
-from ..audit.analysis import BETWEEN_MODELS_TEXT, intervals_text
-from ..audit.charts import round_ticks, text_width
+from ..audit.between_models import BETWEEN_MODELS_TEXT
+from ..audit.clusters import intervals_text
+from ..audit.svg import round_ticks, text_width
 from ..metrics import READINGS
 from ..passlines import COLUMNS as PASS_COLUMNS
 from ..passlines import PassVerdict

@@ -24,25 +24,13 @@ from statistics import fmean
 import pandas as pd
 
 from .. import metrics, stats
-from ..audit.analysis import (
-    REMOVED,
-    WITH,
-    RunInput,
-    Settings,
-    between_models_holm,
-    cluster_map,
-    cluster_notes,
-    default_cluster,
-    experiment_labels,
-    flat_row,
-    intervals_statement,
-    items_language,
-    pair_image_removal,
-    paired_accuracy_test,
-    paired_section,
-)
-from ..audit.pairing import language_delta_rows, manifest_language, scope, scope_text
+from ..audit.between_models import between_models_holm, paired_accuracy_test
+from ..audit.clusters import cluster_map, cluster_notes, default_cluster, intervals_statement
+from ..audit.names import experiment_labels, items_language, scope
+from ..audit.pairing import language_delta_rows, manifest_language, scope_text
+from ..audit.pairs import REMOVED, WITH, RunInput, Settings, pair_image_removal
 from ..audit.runs import distinct, join_runs
+from ..audit.transitions import flat_row, paired_section
 from ..benchmark import Benchmark
 from ..items import DataError, Item
 from ..passlines import PassLines

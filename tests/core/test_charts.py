@@ -1,9 +1,11 @@
-"""The pages' charts (core/audit/charts.py): well-formed SVG whose marks carry the document's numbers,
-labels as escaped text in any script, and the Figure 2 panels drawn from the comparison's table."""
+"""The pages' charts (core/audit/charts.py, core/audit/svg.py): well-formed SVG whose marks carry
+the document's numbers, labels as escaped text in any script, and the Figure 2 panels drawn from
+the comparison's table."""
 
 import xml.etree.ElementTree as ET
 
-from medvqa.core.audit.charts import audit_charts, diverging, panel_chart, states_chart, text_width
+from medvqa.core.audit.charts import audit_charts, diverging, panel_chart, states_chart
+from medvqa.core.audit.svg import text_width
 
 SVG = "{http://www.w3.org/2000/svg}"
 

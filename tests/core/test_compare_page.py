@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import medvqa
 from medvqa.cli.main import cli
-from medvqa.core.audit.charts import text_width
+from medvqa.core.audit.svg import text_width
 from tests.conftest import shared_data
 
 EXPERIMENTS = {"GPT4o [brazil, pt]", "GPT4o [brazil, en]", "GPT4o [japan, ja]", "GPT4o [japan, en]"}
@@ -126,7 +126,7 @@ def test_the_forest_plot_holds_its_labels_whole_on_round_ticks_within_the_page(r
 
 
 def test_round_ticks_never_write_minus_zero():
-    from medvqa.core.audit.charts import round_ticks
+    from medvqa.core.audit.svg import round_ticks
 
     ticks = round_ticks(-0.3, 10.0)  # the first step, ceil(-0.12) * 2.5, is -0.0
     assert ticks == [0.0, 2.5, 5.0, 7.5, 10.0] and all(f"{t:g}" != "-0" for t in ticks)

@@ -177,7 +177,7 @@ def test_figures_draw_hebrew_japanese_portuguese_and_spanish_labels_with_real_gl
     import io
     import warnings
 
-    from medvqa.core.audit.figures import _style
+    from medvqa.core.audit.figures import figure_style
     from medvqa.core.compare.figure import panel_figure
 
     levels = ["ישראל", "日本", "España", "Brasil"]
@@ -199,7 +199,7 @@ def test_figures_draw_hebrew_japanese_portuguese_and_spanish_labels_with_real_gl
     }
     with warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*[Gg]lyph.*missing.*")
-        with _style():
+        with figure_style():
             panel_figure({"table": table}, panel).savefig(io.BytesIO(), format="png", dpi=50)
 
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from medvqa.cli.main import cli
-from medvqa.core.audit import html
+from medvqa.core.audit import thumbnails
 from tests.conftest import shared_data
 
 
@@ -21,35 +21,35 @@ def test_a_thumbnail_is_kept_and_made_again_when_the_image_changes(tmp_path, mon
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     image = tmp_path / "x.png"
     Image.new("RGB", (400, 200), (200, 10, 10)).save(image)
-    html.thumbnail.cache_clear()
-    first = html.thumbnail(str(image), 100)
+    thumbnails.thumbnail.cache_clear()
+    first = thumbnails.thumbnail(str(image), 100)
     assert first.startswith("data:image/png;base64,")
-    [kept] = [p for p in (tmp_path / "cache" / html.THUMBNAILS).rglob("*") if p.is_file()]
+    [kept] = [p for p in (tmp_path / "cache" / thumbnails.THUMBNAILS).rglob("*") if p.is_file()]
     assert kept.read_text(encoding="ascii") == first and not kept.name.startswith(".")
 
-    html.thumbnail.cache_clear()
+    thumbnails.thumbnail.cache_clear()
     kept.write_text("data:image/png;base64,KEPT", encoding="ascii")
-    assert html.thumbnail(str(image), 100) == "data:image/png;base64,KEPT"  # read back, not made again
+    assert thumbnails.thumbnail(str(image), 100) == "data:image/png;base64,KEPT"  # read back, not made again
 
-    html.thumbnail.cache_clear()
+    thumbnails.thumbnail.cache_clear()
     kept.write_text("garbage", encoding="ascii")  # damaged: made again and replaced
-    assert html.thumbnail(str(image), 100) == first and kept.read_text(encoding="ascii") == first
+    assert thumbnails.thumbnail(str(image), 100) == first and kept.read_text(encoding="ascii") == first
 
-    html.thumbnail.cache_clear()
+    thumbnails.thumbnail.cache_clear()
     Image.new("RGB", (400, 200), (10, 10, 200)).save(image)
     os.utime(image, ns=(1, 10**18))  # another modification time: another key
-    changed = html.thumbnail(str(image), 100)
+    changed = thumbnails.thumbnail(str(image), 100)
     assert changed != first and changed.startswith("data:image/png;base64,")
-    assert html.thumbnail(str(image), 50) != changed  # another size, another thumbnail
+    assert thumbnails.thumbnail(str(image), 50) != changed  # another size, another thumbnail
 
 
 def test_an_unreadable_image_has_no_thumbnail_and_keeps_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     bad = tmp_path / "bad.png"
     bad.write_bytes(b"not an image")
-    html.thumbnail.cache_clear()
-    assert html.thumbnail(str(bad), 100) is None and html.thumbnail(str(tmp_path / "gone.png"), 100) is None
-    assert not (tmp_path / "cache" / html.THUMBNAILS).exists()
+    thumbnails.thumbnail.cache_clear()
+    assert thumbnails.thumbnail(str(bad), 100) is None and thumbnails.thumbnail(str(tmp_path / "gone.png"), 100) is None
+    assert not (tmp_path / "cache" / thumbnails.THUMBNAILS).exists()
 
 
 # ---------------------------------------------------------------- kept thumbnails are untrusted
@@ -60,7 +60,7 @@ IMAGE = Path("JMed48k/Physician/Physician_2025/2025_images/A11_content.png")
 
 
 def invoke(*args):
-    html.thumbnail.cache_clear()  # each command as a fresh process sees it: from the kept files
+    thumbnails.thumbnail.cache_clear()  # each command as a fresh process sees it: from the kept files
     result = CliRunner().invoke(cli, [str(a) for a in args])
     assert result.exit_code == 0, result.output
     return result
@@ -92,7 +92,7 @@ def sample_run(tmp_path_factory):
 
 
 def kept_files(cache: Path) -> list[Path]:
-    return sorted(p for p in (cache / html.THUMBNAILS).rglob("*") if p.is_file())
+    return sorted(p for p in (cache / thumbnails.THUMBNAILS).rglob("*") if p.is_file())
 
 
 def test_a_kept_thumbnail_that_is_no_image_data_url_is_made_again_never_pasted(sample_run, tmp_path, monkeypatch):
@@ -118,8 +118,8 @@ def kept_thumbnail(tmp_path, monkeypatch):
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     image = tmp_path / "x.png"
     Image.new("RGB", (40, 20), (200, 10, 10)).save(image)
-    html.thumbnail.cache_clear()
-    made = html.thumbnail(str(image), 100)
+    thumbnails.thumbnail.cache_clear()
+    made = thumbnails.thumbnail(str(image), 100)
     [path] = kept_files(tmp_path / "cache")
     return image, made, path
 
@@ -128,8 +128,8 @@ def test_a_kept_thumbnail_that_is_no_regular_file_is_never_read(tmp_path, monkey
     image, made, path = kept_thumbnail(tmp_path, monkeypatch)
     path.unlink()
     os.mkfifo(path)  # reading it would wait for a writer for ever
-    html.thumbnail.cache_clear()
-    assert html.thumbnail(str(image), 100) == made and path.read_text(encoding="ascii") == made
+    thumbnails.thumbnail.cache_clear()
+    assert thumbnails.thumbnail(str(image), 100) == made and path.read_text(encoding="ascii") == made
 
 
 @pytest.mark.parametrize(
@@ -147,8 +147,8 @@ def test_a_kept_thumbnail_that_is_no_regular_file_is_never_read(tmp_path, monkey
 def test_only_an_image_data_url_is_taken_from_a_kept_thumbnail(tmp_path, monkeypatch, kept, accepted):
     image, made, path = kept_thumbnail(tmp_path, monkeypatch)
     path.write_text(kept, encoding="utf-8")
-    html.thumbnail.cache_clear()
-    assert html.thumbnail(str(image), 100) == (kept if accepted else made)
+    thumbnails.thumbnail.cache_clear()
+    assert thumbnails.thumbnail(str(image), 100) == (kept if accepted else made)
 
 
 def view_images(page: Path) -> int:

@@ -8,13 +8,16 @@ import pytest
 
 from medvqa.core import plugins
 from medvqa.core.audit import runs as audit_runs
-from medvqa.core.audit.analysis import RunInput, Settings, audit, parse_cohorts, stem_leaks
+from medvqa.core.audit.analysis import audit
+from medvqa.core.audit.cohorts import parse_cohorts
+from medvqa.core.audit.pairs import RunInput, Settings
+from medvqa.core.audit.sections import stem_leaks
 from medvqa.core.inference.replay import ReplayBackend
 from medvqa.core.items import DataError, Gold, Item, Option
 from medvqa.core.run.forced import FORCED_CONDITION, forced_guess_requests
 from medvqa.core.run.options import RunOptions, run
 from medvqa.core.run.runner import make_record
-from medvqa.core.run.saved import load_run
+from medvqa.core.run.saved import load_run, read_run
 from medvqa.core.run.store import RunStore, read_manifest
 from medvqa.ja import JAPANESE
 from tests.conftest import REPO, shared_data
@@ -48,7 +51,7 @@ def mcnemar(b: int, c: int) -> float:
 
 
 def run_input(run_dir: Path) -> RunInput:
-    return audit_runs.run_input([audit_runs.read_run(run_dir)])
+    return audit_runs.run_input([read_run(run_dir)])
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from medvqa.cli.main import cli
-from medvqa.core.audit import html
+from medvqa.core.audit import thumbnails
 from medvqa.core.items import Item, fingerprint_items, fingerprint_texts
 from medvqa.core.run import item_cache, saved
 from tests.conftest import shared_data
@@ -281,10 +281,10 @@ def test_a_forged_entry_pointing_an_image_outside_the_data_folder_is_not_shown(m
         d["images"][0]["path"] = secret
 
     forge(entry, elsewhere)
-    html.thumbnail.cache_clear()
+    thumbnails.thumbnail.cache_clear()
     invoke("view", run_dir, "--html", tmp_path / "forged.html")
     page = (tmp_path / "forged.html").read_text(encoding="utf-8")
-    leaked = html.thumbnail(str(secret), 384, "JPEG") in page
+    leaked = thumbnails.thumbnail(str(secret), 384, "JPEG") in page
     assert not leaked
     genuine = (tmp_path / "genuine.html").read_text(encoding="utf-8")
     same = re.sub("forged|genuine", "", page) == re.sub("forged|genuine", "", genuine)  # (a page is too long to diff)

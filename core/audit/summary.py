@@ -1,0 +1,128 @@
+"""An audit document in words: its per-model sections (`model_docs`), the paired table's
+columns and rows (`PAIRED_COLUMNS`, `strata_rows`) in Markdown (`paired_markdown`), the sentences
+on the reading and the refusal rates' scope, and the short summary `medvqa audit` prints
+(`summary_markdown`). The page (`html`) shows the same columns.
+"""
+
+from __future__ import annotations
+
+from .. import stats
+from .clusters import intervals_text
+from .pairs import STATES
+
+
+def model_docs(doc: dict) -> dict[str, dict]:
+    """{model name: per-model section} of an audit document, one run or several."""
+    return doc["models"] if "models" in doc else {doc["model"]: doc}
+
+
+# the paired table's number columns, in Markdown and on the page: (heading, key, number format)
+PAIRED_COLUMNS = [
+    ("n", "n", "int"),
+    *((s, s, "pct") for s in (*STATES, "a_with", "a_removed")),
+    ("Δimg", "delta_img", "pp"),
+    ("95 % CI", "ci", "ci_pp"),
+    ("cluster 95 % CI", "ci_cluster", "ci_pp"),
+    ("McNemar mid-p", "mcnemar_p", "p"),
+    ("Holm p", "mcnemar_p_holm", "p"),
+    ("role", "role", "text"),
+    ("warning", "warning", "text"),
+    ("note", "note", "text"),
+]
+# columns a table shows only where some row has a value
+OPTIONAL_COLUMNS = ("warning", "note", "cluster 95 % CI")
+
+
+def strata_rows(section: dict) -> list[tuple[str, list, dict]]:
+    """A paired section's rows as (label, path in the section, row): overall, then one per level
+    of each stratum."""
+    return [("overall", ["overall"], section["overall"])] + [
+        (f"{name} = {level}", ["by", name, level], row)
+        for name, levels in section["by"].items()
+        for level, row in levels.items()
+    ]
+
+
+def paired_markdown(section: dict, columns: list[tuple[str, str, str]], unpaired: str = "Unpaired items") -> list[str]:
+    """A paired section's table (`strata_rows` × `columns`) in Markdown, through the one renderer,
+    then the items it left `unpaired` by reason, as lines."""
+    import pandas as pd
+
+    from ..render import to_markdown
+
+    frame = pd.DataFrame(
+        [[label, *(row.get(key) for _, key, _ in columns)] for label, _, row in strata_rows(section)],
+        columns=["stratum", *(heading for heading, _, _ in columns)],
+    )
+    for name in OPTIONAL_COLUMNS:  # a warning (note, cluster interval) column only where a row has one
+        if name in frame and frame[name].isna().all():
+            frame = frame.drop(columns=name)
+    reasons = ", ".join(f"{v['n']} {reason}" for reason, v in section["unpaired"].items())
+    return [
+        to_markdown(frame, {heading: kind for heading, _, kind in columns}).rstrip("\n"),
+        *(["", f"{unpaired}: {reasons}."] if reasons else []),
+    ]
+
+
+def reading_text(doc: dict) -> str:
+    """Which reading an audit document's records were read under (per benchmark where they differ)."""
+    readings = doc.get("readings") or {}
+    said = (
+        (doc.get("reading") or "strict")
+        if doc.get("reading") != "mixed"
+        else "each benchmark's protocol's (" + ", ".join(f"{b} {r}" for b, r in readings.items()) + ")"
+    )
+    return (
+        f"Reading: {said}: every count, Δ and test reads replies so (--reading strict|assisted "
+        "switches; docs/scoring.md)."
+    )
+
+
+def refusal_scope(refusals: dict) -> str:
+    """Which items a refusal-rate table counts: "over the 75 paired items" (those of the
+    image-removal table above it), or every item of a run without pairs."""
+    over = refusals.get("rates_over") or {}
+    if over.get("scope") == "paired":
+        return f"over the {over['items']} paired items of the table above"
+    return f"over all {over.get('items', 0)} items" if over else "over all records"
+
+
+def summary_markdown(doc: dict) -> str:
+    """A short human-readable summary: which reading, how runs were paired, per model the paired
+    rows (overall and by stratum) with the image items left unpaired, refusal rates and the
+    image-as-options control, as Markdown."""
+    from ..render import percent as pct
+
+    lines = [reading_text(doc), ""]
+    lines += [f"Note: {note}" for note in doc.get("notes", [])] + ([""] if doc.get("notes") else [])
+    for name, m in model_docs(doc).items():
+        p = m["paired"]
+        lines += [f"## {name}", ""]
+        if p["overall"]["n"] or p["unpaired"]:
+            table, *unpaired = paired_markdown(p, PAIRED_COLUMNS, "Unpaired image items")
+            lines += [
+                f"Image removal (C+Q+I vs C+Q), refusals {p['convention']}:",
+                "",
+                table,
+                "",
+                "95 % CI of Δimg: Tango's score interval for paired proportions; McNemar mid-p "
+                "(Fagerland, Lydersen & Laake 2013; the exact conditional p is in --json); Holm p: adjusted by "
+                "Holm's method over the tested levels of each stratum. The overall row is the pre-specified "
+                f"primary Δimg; strata are secondary, and one of fewer than {stats.MIN_TESTED} pairs is "
+                "descriptive (no test).",
+                f"Intervals: {intervals_text(doc)}",
+                *unpaired,
+            ]
+        else:  # a text-only run: no table of nothing
+            lines.append("Image removal: no image items in these records, so no pairs.")
+        rates = ", ".join(f"{c} {pct(v['rate'])} %" for c, v in m["refusals"]["rates"].items())
+        io = m["io_control"]
+        lines += ["", f"Refusal rates ({refusal_scope(m['refusals'])}): {rates or 'no records'}."]
+        if io["n"]:  # items whose options are in the image only
+            lines.append(
+                f"Image-as-options control: n {io['n']}, baseline {pct(io['baseline'])} %, with image "
+                f"{pct(io['a_with'])} %, removed {pct(io['a_removed'])} %, stem leakage hits "
+                f"{io['leakage_hits']}."
+            )
+        lines.append("")
+    return "\n".join(lines)
