@@ -60,8 +60,9 @@ def command(run_dirs, by, fmt, out_path, html_out, figure_out, resamples, seed, 
     from pathlib import Path
 
     from medvqa.core.api import _names
-    from medvqa.core.compare.render import render, write_page, write_parquet
-    from medvqa.core.compare.runs import compare_runs
+    from medvqa.core.compare.comparison import compare_runs
+    from medvqa.core.compare.page import write_page
+    from medvqa.core.compare.render import render, write_parquet
     from medvqa.core.files import write_atomic
 
     fmt = "json" if as_json else fmt

@@ -341,7 +341,7 @@ def compare(
     rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `panels`, `runs`, `notes`,
     `by`, `reading`, `readings` and `intervals`. Records are read as `reading` reads them (None: each benchmark's
     protocol's reading); `cluster` adds cluster-bootstrap intervals (see `audit`)."""
-    from .compare.runs import compare_runs
+    from .compare.comparison import compare_runs
 
     if isinstance(run_dirs, (str, Path)):
         run_dirs = [run_dirs]
@@ -389,8 +389,8 @@ def run_eval_set(
     if finished:
         import json
 
+        from .compare.comparison import compare_runs
         from .compare.render import markdown
-        from .compare.runs import compare_runs
         from .files import write_atomic
 
         try:

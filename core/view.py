@@ -137,7 +137,8 @@ def _reading(rec: dict, item: Item) -> dict:
         out["e"] = rec["error"]
     if rec.get("scoring_error"):
         out["e"] = rec["scoring_error"]
-    extraction = rec.get("extraction") if isinstance(rec.get("extraction"), dict) else rec
+    raw = rec.get("extraction")
+    extraction = raw if isinstance(raw, dict) else rec
     for key in ("strict", "assisted", "strict_reading"):
         if extraction.get(key) is not None:
             out.setdefault("x", {})[key.removesuffix("_reading")] = reading_text(extraction[key], labels)
@@ -232,7 +233,7 @@ def _language_transitions(groups: Sequence[Sequence[SavedRun]], entries: dict[tu
     """The language pairings the audit makes (experiments that differ only in the language):
     each item's transition per condition, `p10` right only in the first language (the exam's
     own), stored on the entries as `lt[pair index][condition]`."""
-    out = []
+    out: list[dict] = []
     for gi, gj in combinations(range(len(groups)), 2):
         a, b = groups[gi], groups[gj]
         if not same_but_language(a, b):

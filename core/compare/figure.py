@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import math
 import re
+from functools import partial
 from pathlib import Path
 
 import numpy as np
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 
 from ..audit.charts import LANGUAGE_COLOURS, PASS_COLOUR
-from ..audit.figures import figure_style as _style
+from ..audit.figures import figure_style
 from ..render import percent
 
 # a run of right-to-left letters (Hebrew, Arabic), with the spaces and marks between them
@@ -100,7 +102,7 @@ def panel_figure(doc: dict, panel: dict) -> Figure:
         ax.set_xticks(x, [visual(m) for m in models], rotation=35, ha="right", fontsize=7)
         ax.set_ylim(0, 100)
         ax.set_ylabel(f"{panel['condition']} accuracy %", fontsize=8)
-    handles = {}
+    handles: dict[str, Artist] = {}
     for ax in axes[: len(levels)]:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
@@ -128,9 +130,9 @@ def write_panel_figure(doc: dict, path: Path) -> list[Path]:
     from ..files import write_atomic
 
     written = []
-    with _style():
+    with figure_style():
         for i, panel in enumerate(panels):
             target = path if i == 0 else path.with_name(f"{path.stem}-{panel['benchmark']}{path.suffix}")
             fig = panel_figure(doc, panel)
-            written.append(write_atomic(target, lambda fh: fig.savefig(fh, format=target.suffix[1:].lower(), dpi=150)))
+            written.append(write_atomic(target, partial(fig.savefig, format=target.suffix[1:].lower(), dpi=150)))
     return written

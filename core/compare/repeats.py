@@ -13,7 +13,7 @@ from ..repeats import language_repeats, n_repeats
 
 def study_repeats(entries: Sequence[Any]) -> list[dict]:
     """`compare`'s numbers over repeats: one row per experiment with repeats (anything with
-    `benchmark`, `model`, `records` and `runs`, as `compare.Entry`) holding its
+    `benchmark`, `model`, `records` and `runs`, as `compare.entries.Entry`) holding its
     `repeat_numbers`, and, for two experiments that differ only in the language, Δlang per
     repeat and pooled (`language_repeats`, the exam's own language first). Empty when no run
     has repeats."""

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import medvqa
 from medvqa.cli.main import cli
-from medvqa.core.compare.runs import compare_runs
+from medvqa.core.compare.comparison import compare_runs
 from medvqa.core.run.store import read_records
 from tests.openai_server import OpenAIServer
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 import medvqa
 from medvqa.cli.main import cli
 from medvqa.core import stats
-from medvqa.core.compare import runs as compare_module
+from medvqa.core.compare import table as compare_table
 from medvqa.core.stats import binomial_ci
 from tests.conftest import shared_data
 
@@ -465,9 +465,11 @@ def test_models_of_the_same_data_share_one_cluster_map(tmp_path, monkeypatch):
         )
         assert result.exit_code == 0, result.output
     read, resampled = [], []
-    real, columns = JMed48k.clusters, compare_module._cluster_columns
+    real, columns = JMed48k.clusters, compare_table.cluster_interval_columns
     monkeypatch.setattr(JMed48k, "clusters", lambda self, items: read.append(1) or real(self, items))
-    monkeypatch.setattr(compare_module, "_cluster_columns", lambda *a: resampled.append(len(a[1])) or columns(*a))
+    monkeypatch.setattr(
+        compare_table, "cluster_interval_columns", lambda *a: resampled.append(len(a[1])) or columns(*a)
+    )
     result = CliRunner().invoke(cli, ["compare", *map(str, run_dirs), "--json", "--resamples", "200"])
     assert result.exit_code == 0, result.output
     table = json.loads(result.output)["table"]

@@ -59,8 +59,8 @@ def test_the_audit_page_and_the_comparison_page_show_the_same_delta(tmp_path):
 
     import medvqa
     from medvqa.core.audit.html import render_html
-    from medvqa.core.compare.render import page
-    from medvqa.core.compare.runs import compare_runs
+    from medvqa.core.compare.comparison import compare_runs
+    from medvqa.core.compare.page import page
 
     items = [it for it in medvqa.load("jmed48k", split="sample") if not it.excluded]
     label = {it.id: {o.key: o.label for o in it.options} for it in items}

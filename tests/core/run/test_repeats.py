@@ -207,8 +207,8 @@ def test_the_cli_takes_repeats_and_prints_them(tmp_path):
 def test_report_and_compare_show_the_summary_s_numbers_over_repeats(three_repeats):
     """One number, one computation: report's columns and compare's section are the summary's."""
     import medvqa
+    from medvqa.core.compare.comparison import compare_runs
     from medvqa.core.compare.render import markdown
-    from medvqa.core.compare.runs import compare_runs
 
     summary = three_repeats["again"].summary()["repeats"]
     rows = medvqa.report(three_repeats["dir"], by="", fmt="json")
@@ -229,7 +229,7 @@ def test_report_and_compare_show_the_summary_s_numbers_over_repeats(three_repeat
 
 def test_delta_lang_per_repeat_and_pooled_in_compare_match_a_hand_computation(tmp_path):
     """IgakuQA 116-A (the first 12 items) in Japanese and in English, two sampled repeats each."""
-    from medvqa.core.compare.runs import compare_runs
+    from medvqa.core.compare.comparison import compare_runs
     from tests.conftest import shared_data
 
     dirs = {}
@@ -325,7 +325,7 @@ def test_a_repeated_run_s_headline_interval_is_the_item_level_one_in_every_outpu
     clipped to [0, 1]. Counting the 6 records as items gave Wilson's 3/6 = [0.18762, 0.81238]
     (centre (3 + z²/2) / (6 + z²) = 1/2, half z·√(6/4 + z²/4) / (6 + z²) = 0.312381)."""
     import medvqa
-    from medvqa.core.compare.runs import compare_runs
+    from medvqa.core.compare.comparison import compare_runs
 
     run_dir = tmp_path / "run"
     result = run(
@@ -396,7 +396,7 @@ def test_tests_between_repeated_runs_pair_each_item_s_mean_over_its_repeats(tmp_
     t = 0.377964 on 2 df: p = 2·(1/2 − t / (2√(2 + t²))) = 2·(0.5 − 0.129099) = 0.741801; the
     interval 1/6 ± 4.302653 · 0.440959 clipped to [−1, 1]. The last repeat alone gave (1, 0, 0)
     against (0, 0, 1): a difference of 0, one third of the data."""
-    from medvqa.core.compare.runs import compare_runs
+    from medvqa.core.compare.comparison import compare_runs
 
     a, right_a = random_run(tmp_path, 6, limit=3)
     b, right_b = random_run(tmp_path, 8, limit=3)
@@ -426,7 +426,7 @@ def test_compare_s_delta_img_of_a_repeated_run_is_the_pooled_one(tmp_path):
     −0.2, 0.3, 0.3, −0.2, −0.2, SD √(0.30 / 4) = 0.273861, SE 0.122474: 0.2 ± 2.776445 · 0.122474
     = [−0.140044, 0.540044], t = 1.632993 on 4 df, p 0.177808. The last repeat alone gave
     0 with the image and 1/5 without: Δimg −0.2, the opposite sign."""
-    from medvqa.core.compare.runs import compare_runs
+    from medvqa.core.compare.comparison import compare_runs
 
     run_dir, right = random_run(tmp_path, 11, conditions="C+Q,C+Q+I")
     image_items = sorted({i for i, c in right if c == "C+Q+I"})

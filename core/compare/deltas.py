@@ -1,0 +1,121 @@
+"""The Δ columns of a comparison: Δimg per model × benchmark (`C+Q+I` vs `C+Q` on the same items),
+computed exactly as the audit's image-removal section computes it, or pooled over the repeats of a
+run asked --repeats K times; and the columns of Δlang (the audit's `language_delta_rows`), both
+with McNemar's test beside the difference.
+"""
+
+from __future__ import annotations
+
+from statistics import fmean
+
+from .. import stats
+from ..audit.pairing import scope_text
+from ..audit.pairs import RunInput, Settings, pair_image_removal
+from ..audit.transitions import flat_row, paired_section
+from ..conditions import IMAGE_REMOVAL
+from ..repeats import item_mean_pairs, paired_means_test, paired_repeats
+from .entries import Entry, counted_records
+
+# the conditions Δimg pairs: with the image, and with it removed
+WITH, REMOVED = (c.value for c in IMAGE_REMOVAL)
+# a paired row's test: McNemar's mid-p (`mcnemar_p`, its bound) with the exact conditional p beside it
+PAIRED_TEST = ["test", "mcnemar_p", "mcnemar_p_bound", "mcnemar_exact_p"]
+DELTA_COLUMNS = [
+    "model",
+    "benchmark",
+    "scope",
+    "n",
+    "a_with",
+    "a_removed",
+    "delta_img",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    *PAIRED_TEST,
+    "n_unpaired",
+    "unreadable_pairs",
+    "warning",
+    "note",
+]
+DELTA_LANG_COLUMNS = [
+    "model",
+    "benchmark",
+    "condition",
+    "languages",
+    "scope",
+    "n",
+    "a_local",
+    "a_other",
+    "delta_lang",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    *PAIRED_TEST,
+    "n_unpaired",
+    "unreadable_pairs",
+    "warning",
+    "note",
+]
+
+
+def delta_row(entry: Entry, s: Settings) -> dict:
+    """An entry's Δimg, as the audit's image-removal section computes it (strict: a refusal is wrong)."""
+    run = RunInput(
+        model=entry.model,
+        records=counted_records(entry.records, entry.benchmark),
+        items=entry.items,
+        source=entry.source,
+    )
+    clusters = entry.clusters(s.cluster)
+    section = paired_section(*pair_image_removal(run), {}, s, clusters=clusters)
+    row = {
+        "model": entry.model,
+        "benchmark": entry.benchmark.name,
+        "scope": scope_text(entry.runs),
+        **flat_row(section, ("a_with", "a_removed", "delta_img")),
+    }
+    if (k := entry.repeats) > 1:
+        row.update(_pooled_delta(run.records, k, clusters, s))
+    return row
+
+
+def _pooled_delta(records: list[dict], k: int, clusters: dict[str, str] | None, s: Settings) -> dict:
+    """The Δimg columns of a run asked --repeats K times: pooled over its repeats (each item's mean
+    difference, `repeats.paired_repeats`; the summary's and the section over repeats' number) with
+    the item-level t test (`paired_means_test`), in place of one repeat's transition table."""
+    side = {c: [r for r in records if r["condition"] == c] for c in (WITH, REMOVED)}
+    pooled = paired_repeats(side[WITH], side[REMOVED])["pooled"]
+    shared, a, b = item_mean_pairs(side[WITH], side[REMOVED])
+    test = paired_means_test(a, b)
+    ci = pooled["ci"] or (None, None)
+    out = {
+        "n": pooled["n_items"],
+        "a_with": fmean(a) if a else None,
+        "a_removed": fmean(b) if b else None,
+        "delta_img": pooled["delta"],
+        "ci_low": ci[0],
+        "ci_high": ci[1],
+        "ci_method": pooled["ci_method"],
+        "test": test["test"],
+        "mcnemar_p": None,
+        "mcnemar_p_bound": None,
+        "mcnemar_exact_p": None,
+        "note": f"pooled over {k} repeats (each item's mean): paired t over items, "
+        + (f"p {test['p']:.3g}" if test["p"] is not None else test["note"]),
+    }
+    if clusters is not None:
+        boot = stats.cluster_bootstrap(
+            [x - y for x, y in zip(a, b)],
+            [1.0] * len(a),
+            [clusters.get(i, i) for i in shared],
+            resamples=s.resamples,
+            seed=s.seed,
+        )
+        low, high = boot["ci"] or (None, None)
+        out.update(
+            cluster_ci_low=low,
+            cluster_ci_high=high,
+            cluster_ci_method=boot["ci_method"] if boot["ci"] else None,
+            n_clusters=boot["n_clusters"],
+        )
+    return out
