@@ -36,6 +36,9 @@ spread); an interval an output does not give below its minimum n prints that min
 Simulated cells use the grid p = 0.01, 0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95, 0.99 and `--reps`
 repetitions per point: the Monte Carlo standard error is about 0.011 at 0.95 with 400, so a
 simulated minimum over 9 points reads about 0.015 low.
+
+Over 400 lines: one standalone script, as every file of bench/ is; its table (`INTERVALS`) pairs
+each interval with the few lines that simulate its data, which read best beside it.
 """
 
 from __future__ import annotations
@@ -231,7 +234,7 @@ def micro_f1_difference(n: int, reps: int, rng, resamples: int) -> list[tuple[fl
         for rep in range(max(reps // 4, 50)):
             a, b = _two_detectors(n, rng, p)
 
-            def on(idx):
+            def on(idx, a=a, b=b):
                 fa, fb = _f1(a[idx]), _f1(b[idx])
                 return None if fa is None or fb is None else fa - fb
 

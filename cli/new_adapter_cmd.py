@@ -34,7 +34,7 @@ def command(name, language, labels, title, out_dir) -> None:
     prompts in --language, answer phrases, a fixture labelled --labels, tests using the
     conformance kit and a README. It passes its own tests as written; see
     docs/adding-an-exam.md."""
-    from medvqa.core.scaffold import write_adapter
+    from medvqa.core.scaffold.adapter import write_adapter
 
     with user_errors():
         made = write_adapter(name, out_dir, language=language, title=title, labels=labels)

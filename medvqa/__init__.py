@@ -9,9 +9,9 @@ whether they use the images.
 Everything an adapter or a notebook needs is a name here (`__all__`), re-exported from the
 private modules that implement it and imported on first use, so `import medvqa` stays fast.
 `medvqa.ja` holds helpers for Japanese exams, `medvqa.metrics` the one metrics layer every
-number comes from, `medvqa.tables` and `medvqa.stats` table rendering and confidence intervals, `medvqa.mhlw` the pass criteria of Japan's MHLW national
-exams, and `medvqa.commands` helpers for the commands a plugin
-adds. docs/api.md documents every name.
+number comes from, `medvqa.tables` and `medvqa.stats` table rendering and confidence intervals,
+`medvqa.mhlw` the pass criteria of Japan's MHLW national exams, and `medvqa.commands` helpers
+for the commands a plugin adds. docs/api.md documents every name.
 """
 
 from __future__ import annotations

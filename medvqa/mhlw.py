@@ -45,6 +45,12 @@ own "not evaluable" row with the reason, and the exam's row names them (`not_eva
 Points are reported even when no criterion is known for that year. Lines for candidates exempt
 from some subjects (radiological technologists 2023, 2025) are not shipped: a model sits the
 whole exam.
+
+Over 400 lines: this is one public module (`medvqa.mhlw`, whose names the MHLW adapters import
+and docs/api.md documents), and the reading of the criteria file into one verdict per exam is
+one idea whose helpers only it uses; moved into a second module of `medvqa/`, they would become
+either public names or a private module this one reads. The linked question sets at the end
+are the MHLW exams' other shared fact, a few dozen lines.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ gives the fixture `medvqa_check`: `check_benchmark` with its runs in the test's 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import medvqa.core  # noqa: F401  (says so when a folder named medvqa shadows the package)
 
@@ -25,21 +25,25 @@ def check_benchmark(
     """Check a benchmark (a registered name or a `medvqa.Benchmark` object) on the data at
     `data`; raises `ContractError` listing every broken contract, naming the item. Returns a
     `KitReport`."""
-    from medvqa.core.conformance import check_benchmark as _check
+    from medvqa.core.conformance.kit import check_benchmark as _check
 
     return _check(benchmark, data, split=split, work_dir=work_dir, raise_on_problems=raise_on_problems)
 
 
 def __getattr__(name: str) -> Any:
     if name in ("ContractError", "KitReport"):
-        from medvqa.core import conformance
+        from medvqa.core.conformance import report
 
-        return getattr(conformance, name)
+        return getattr(report, name)
     raise AttributeError(f"module 'medvqa.testing' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:
+    from medvqa.core.conformance.report import ContractError, KitReport
 
 
 try:

@@ -37,7 +37,6 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
             "medvqa.core.files",
             "medvqa.core.repeats",
             "medvqa.core.headline",
-            "medvqa._phrasebook",
         ),
     ),
     # pure: a response, an item and conventions in, a score out

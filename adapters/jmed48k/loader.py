@@ -293,7 +293,7 @@ def eval_cells(all_cells: list[Cell], n_years: int = 5) -> list[Cell]:
     for c in all_cells:
         by_spec.setdefault(c.specialty, []).append(c)
     out = []
-    for spec, cs in by_spec.items():
+    for cs in by_spec.values():
         years = sorted({c.year for c in cs})[-n_years:]
         out.extend(c for c in cs if c.year in years)
     return out

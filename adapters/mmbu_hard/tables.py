@@ -1,7 +1,8 @@
 """`medvqa report RUN --table mmbu_hard`: micro-F1 (a fraction, 0-1) with its 95 % CI and its
 method per condition, task and format (n counts the scored datapoints; free-text answers not
-judged yet are counted apart, and a cell with none judged is "not judged", without a score); closed − open (Δ) per task family; the random baseline's expected score on closed
-items; and how many free-text answers are still unjudged. A closed row whose parse failures an
+judged yet are counted apart, and a cell with none judged is "not judged", without a score);
+closed − open (Δ) per task family; the random baseline's expected score on closed items; and
+how many free-text answers are still unjudged. A closed row whose parse failures an
 extractor read (`medvqa score --extractor`) adds the assisted accuracy beside the strict score (the
 metrics layer's `ASSISTED_COLUMNS`; on closed items micro-F1 is the accuracy)."""
 

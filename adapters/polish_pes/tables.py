@@ -76,7 +76,8 @@ def pes_tables(records: list[dict], excluded: Iterable[dict] = (), *, other_belo
                     order=("0-1", "2"),
                 ),
                 [
-                    "Image importance as annotated (0, 1, 2; 2 the highest): 0 and 1 pooled against 2, as the paper reports it."
+                    "Image importance as annotated (0, 1, 2; 2 the highest): 0 and 1 pooled against 2, "
+                    "as the paper reports it."
                 ],
             ),
             Table(

@@ -13,9 +13,9 @@ both languages and in every table, so runs in the two
 languages pair item by item.
 
 A VLMEvalKit output or result table carries its items too (question, options and gold letter
-beside each reply): `load` given such a file reads the items from it (`load_table`). Every item has one image: where the table holds
-none (the output tables, which the authors published without images) the item says so and runs
-without it (C+Q only); no image is invented.
+beside each reply): `load` given such a file reads the items from it (`load_table`). Every item
+has one image: where the table holds none (the output tables, which the authors published
+without images) the item says so and runs without it (C+Q only); no image is invented.
 """
 
 from __future__ import annotations

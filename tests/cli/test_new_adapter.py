@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 import medvqa
-from medvqa._phrasebook import PHRASES
 from medvqa.cli.main import cli
+from medvqa.core.scaffold.phrasebook import PHRASES
 from medvqa.core.scoring.conventions import AnswerConventions
 from medvqa.core.scoring.patterns import ENGLISH
 from medvqa.core.scoring.score import score

@@ -175,7 +175,7 @@ def test_the_fixture_runs_the_kit_in_tmp_path(medvqa_check, tmp_path):
 
 
 def test_gold_boxes_are_replayed_in_the_answer_form_the_box_reader_reads():
-    from medvqa.core.conformance import gold_response
+    from medvqa.core.conformance.runs import gold_response
 
     def item(gold):
         return medvqa.Item(id="d1", benchmark="x", question="Where is the nodule?", gold=gold)
@@ -189,16 +189,16 @@ def test_gold_boxes_are_replayed_in_the_answer_form_the_box_reader_reads():
 
 
 def test_a_gold_answer_that_cannot_be_written_is_a_problem_naming_the_item(tmp_path, monkeypatch):
-    from medvqa.core import conformance
+    from medvqa.core.conformance import runs
 
-    real = conformance.gold_response
+    real = runs.gold_response
 
     def failing(item, answer_key):
         if item.id == "k2":
             raise TypeError("cannot state this gold")
         return real(item, answer_key)
 
-    monkeypatch.setattr(conformance, "gold_response", failing)
+    monkeypatch.setattr(runs, "gold_response", failing)
     report = check_benchmark(
         FolderExam(), write(tmp_path / "data", GOOD[:2]), work_dir=tmp_path / "kit", raise_on_problems=False
     )

@@ -134,8 +134,8 @@ def upright_copy(data: bytes, extra: dict[int, int] | None = None) -> bytes | No
         if not (rotation or turn_by):
             dst.import_pages(src, [i])
             continue
-        l, b, r, t = page.get_cropbox()
-        cw, ch = r - l, t - b
+        left, b, r, t = page.get_cropbox()
+        cw, ch = r - left, t - b
         # pdfium's form object shows the page as displayed (its /Rotate applied), from the crop box origin
         dw, dh = (ch, cw) if rotation in (90, 270) else (cw, ch)
         new = dst.new_page(*((dh, dw) if turn_by in (90, 270) else (dw, dh)))
@@ -146,7 +146,7 @@ def upright_copy(data: bytes, extra: dict[int, int] | None = None) -> bytes | No
         new.gen_content()
         shown = _rotation_matrix(rotation, cw, ch) if rotation else (1, 0, 0, 1, 0, 0)
         x0, y0, x1, y1 = page.get_trimbox()
-        pts = [_apply(matrix, *_apply(shown, x - l, y - b)) for x, y in ((x0, y0), (x1, y1))]
+        pts = [_apply(matrix, *_apply(shown, x - left, y - b)) for x, y in ((x0, y0), (x1, y1))]
         new.set_trimbox(min(p[0] for p in pts), min(p[1] for p in pts), max(p[0] for p in pts), max(p[1] for p in pts))
     out = io.BytesIO()
     dst.save(out)
@@ -201,11 +201,11 @@ class PdfBooklet:
         """Render `box` of page `index` at `dpi`, turned `angle` degrees clockwise."""
         page = self.pdfium[index]
         mx0, my0, mx1, my1 = page.get_mediabox()
-        l, b, r, t = page.get_bbox()
+        left, b, r, t = page.get_bbox()
         x0, top, x1, bottom = box
         px0, px1 = mx0 + x0, mx0 + x1
         py_top, py_bottom = my1 - top, my1 - bottom
-        crop = (max(0.0, px0 - l), max(0.0, py_bottom - b), max(0.0, r - px1), max(0.0, t - py_top))
+        crop = (max(0.0, px0 - left), max(0.0, py_bottom - b), max(0.0, r - px1), max(0.0, t - py_top))
         image = page.render(scale=dpi / 72, crop=crop).to_pil().convert("RGB")
         return image.rotate(-angle, expand=True) if angle else image
 

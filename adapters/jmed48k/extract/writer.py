@@ -31,7 +31,7 @@ def write_cell(folder: Path, year: int, records: list[dict], images: dict[str, I
         for old in image_dir.glob(f"{folder.name}_*.png"):
             old.unlink()
     for ref, image in images.items():
-        write_atomic(folder / ref, lambda fh: image.save(fh, format="PNG"))
+        write_atomic(folder / ref, lambda fh, image=image: image.save(fh, format="PNG"))
     return write_atomic(
         folder / f"{year}_CORRECTED.json", json.dumps({"questions": records}, ensure_ascii=False, indent=1) + "\n"
     )

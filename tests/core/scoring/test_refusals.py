@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 import medvqa
-from medvqa._phrasebook import PHRASES
 from medvqa.cli.main import cli
+from medvqa.core.scaffold.phrasebook import PHRASES
 from medvqa.core.scoring.normalize import rule0_clean
 from medvqa.core.scoring.patterns import compile_patterns
 from medvqa.core.scoring.refusals import REFUSALS

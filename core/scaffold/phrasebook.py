@@ -33,8 +33,10 @@ PHRASES: dict[str, dict] = {
         "name": "Japanese",
         "question_header": "問題: ",
         "options_header": "選択肢:",
-        "instruction": '選択肢の記号のみを JSON で答えてください: {{"answer": ["記号"]}}。記号: {labels}。{n} つ選んでください。',
-        "numbered_instruction": '選択肢の番号のみを JSON で答えてください: {{"answer": ["番号"]}}。番号: {labels}。{n} つ選んでください。',
+        "instruction": '選択肢の記号のみを JSON で答えてください: {{"answer": ["記号"]}}。'
+        "記号: {labels}。{n} つ選んでください。",
+        "numbered_instruction": '選択肢の番号のみを JSON で答えてください: {{"answer": ["番号"]}}。'
+        "番号: {labels}。{n} つ選んでください。",
         "image_instruction": "画像を参照してください。",
         "patterns_import": "from medvqa.ja import JAPANESE as PATTERNS  # the shared Japanese patterns",
         "answer_prefixes": [],
@@ -46,7 +48,8 @@ PHRASES: dict[str, dict] = {
         "question_header": "문제: ",
         "options_header": "보기:",
         "instruction": '보기 기호만 JSON으로 답하시오: {{"answer": ["기호"]}}. 기호: {labels}. {n}개를 고르시오.',
-        "numbered_instruction": '보기 번호만 JSON으로 답하시오: {{"answer": ["번호"]}}. 번호: {labels}. {n}개를 고르시오.',
+        "numbered_instruction": '보기 번호만 JSON으로 답하시오: {{"answer": ["번호"]}}. '
+        "번호: {labels}. {n}개를 고르시오.",
         "image_instruction": "제시된 영상을 참고하시오.",
         "answer_prefixes": [r"정답은\s*", r"답은\s*"],
         "forced_guess": "확실하지 않더라도 가장 가능성이 높은 답을 반드시 하나 고르시오.",
