@@ -56,7 +56,7 @@ def command(
     paired as one."""
     from pathlib import Path
 
-    from medvqa.core.api import _names
+    from medvqa.core.api import names
     from medvqa.core.audit.analysis import summary_markdown
     from medvqa.core.audit.runs import audit_saved, read_runs
     from medvqa.core.metrics import reading_of
@@ -67,7 +67,7 @@ def command(
         doc = audit_saved(
             saved,
             repeated,
-            by=tuple(_names(by)) if by is not None else None,
+            by=tuple(names(by)) if by is not None else None,
             cohorts=cohort_file,
             refusals=refusals,
             examples=examples,
