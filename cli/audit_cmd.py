@@ -150,7 +150,8 @@ def more_sections(doc: dict) -> str:
         "",
         "## Selection bias",
         "",
-        "| model | condition | n | over-selected labels (points above their share as gold) | answers outside the options |",
+        "| model | condition | n | over-selected labels (points above their share as gold) "
+        "| answers outside the options |",
         "|---|---|---|---|---|",
     ]
     for name, m in models.items():
