@@ -15,6 +15,9 @@ import click
 # its credentials or its server fail the preflight request; besides 0, 1 (bad input or data) and
 # 2 (bad usage).
 EXIT_PREFLIGHT = 3
+# The exit status of `medvqa run` when the run finished but its errors exceed --max-error-rate, or
+# no request succeeded.
+EXIT_UNTRUSTED = 4
 
 
 class ExitWith(click.ClickException):

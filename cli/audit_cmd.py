@@ -56,7 +56,7 @@ def command(
     paired as one."""
     from pathlib import Path
 
-    from medvqa.core.api import _names
+    from medvqa.core.api import names
     from medvqa.core.audit.runs import audit_saved, read_runs
     from medvqa.core.audit.summary import summary_markdown
     from medvqa.core.metrics import reading_of
@@ -67,7 +67,7 @@ def command(
         doc = audit_saved(
             saved,
             repeated,
-            by=tuple(_names(by)) if by is not None else None,
+            by=tuple(names(by)) if by is not None else None,
             cohorts=cohort_file,
             refusals=refusals,
             examples=examples,
@@ -151,7 +151,8 @@ def more_sections(doc: dict) -> str:
         "",
         "## Selection bias",
         "",
-        "| model | condition | n | over-selected labels (points above their share as gold) | answers outside the options |",
+        "| model | condition | n | over-selected labels (points above their share as gold) "
+        "| answers outside the options |",
         "|---|---|---|---|---|",
     ]
     for name, m in models.items():

@@ -59,7 +59,7 @@ def command(run_dirs, by, fmt, out_path, html_out, figure_out, resamples, seed, 
     refused."""
     from pathlib import Path
 
-    from medvqa.core.api import _names
+    from medvqa.core.api import names
     from medvqa.core.compare.comparison import compare_runs
     from medvqa.core.compare.page import write_page
     from medvqa.core.compare.render import render, write_parquet
@@ -71,7 +71,7 @@ def command(run_dirs, by, fmt, out_path, html_out, figure_out, resamples, seed, 
             raise ValueError("--format parquet writes a file: give --out FILE.parquet")
         result = compare_runs(
             run_dirs,
-            by=_names(by) if by is not None else None,
+            by=names(by) if by is not None else None,
             resamples=resamples,
             seed=seed,
             reading=reading,

@@ -35,7 +35,7 @@ from ._common import analysis, print_json, reading_option, user_errors
 def command(run_dir, by, table_set, pass_report, judges, fmt, as_json, reading) -> None:
     """Accuracy by condition (and by any stratum) with n, exclusions and status counts; or the
     benchmark's own tables (--table); or pass / fail against its criteria (--pass)."""
-    from medvqa.core.api import report
+    from medvqa.core.report import report
 
     fmt = "json" if as_json else fmt
     with analysis():

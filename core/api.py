@@ -1,10 +1,14 @@
-"""The Python form of each command: what `medvqa run`, `report` and `audit` compute, returned
-instead of printed (the commands call these and print). Heavy modules are imported inside the
-functions, so `import medvqa` stays fast."""
+"""The Python form of each command: what `medvqa run`, `audit` and `compare` compute, returned
+instead of printed (the commands call these and print; `report` has its own module,
+`core/report.py`). Heavy modules are imported inside the functions, so `import medvqa` stays
+fast.
+
+`names` reads a list given as a comma-separated string or as a list, as the command line's
+comma-separated options are given; the commands read theirs through it too.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -12,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .benchmark import Benchmark
     from .items import Item
     from .run.evalset import EvalResult, EvalSet
     from .scoring.score import Score
@@ -50,8 +55,11 @@ def score(item: Item, response_text: str | None, *, error: str | None = None, sa
 
 
 class RunOutcome(NamedTuple):
+    """What `run` returns: the run directory and the run's summary (what `medvqa run --json`
+    prints, and more)."""
+
     run_dir: Path
-    summary: dict
+    summary: dict[str, Any]
 
 
 def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) -> RunOutcome:
@@ -72,11 +80,11 @@ def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) ->
         )
     # what the command line takes comma-separated (or repeated) takes a string or a list here
     if options.get("conditions") is not None:
-        options["conditions"] = ",".join(_names(options["conditions"]))
+        options["conditions"] = ",".join(names(options["conditions"]))
     if options.get("select"):
         options["select"] = _selection(options["select"])
     if isinstance(options.get("judges"), str):
-        options["judges"] = _names(options["judges"])
+        options["judges"] = names(options["judges"])
     if options.get("backend_options"):  # typed as `medvqa run -M` types them ("IN,OUT" for a price, ...)
         from .inference.backend_options import resolve
 
@@ -88,7 +96,7 @@ def run(benchmark: str, model: str, *, progress: bool = True, **options: Any) ->
     return RunOutcome(Path(result.run_dir), result.summary())
 
 
-def eval_set(source: str | Path | Mapping[str, Any], *, progress: bool = True) -> dict:
+def eval_set(source: str | Path | Mapping[str, Any], *, progress: bool = True) -> dict[str, Any]:
     """Run (or resume) an eval set, as `medvqa eval` does: `source` is its file (TOML, YAML or
     JSON) or the same mapping (a relative `study_dir` or `data` is then relative to the working
     directory). Returns what `medvqa eval --json` prints: the study directory, every experiment
@@ -119,14 +127,14 @@ def records(run_dir: str | Path, *, reading: str | None = None) -> pd.DataFrame:
     from .run.store import read_manifest, read_records
 
     manifest = read_manifest(Path(run_dir))
-    reading = metrics.reading_of(_installed_benchmark(manifest), reading)
+    reading = metrics.reading_of(installed_benchmark(manifest), reading)
     rows = metrics.read(read_records(Path(run_dir)), reading)
     frame = pd.DataFrame.from_records(rows) if rows else pd.DataFrame(columns=list(RECORD_FIELDS))
     frame.attrs.update(manifest=manifest, reading=reading)
     return frame
 
 
-def _installed_benchmark(manifest: Mapping[str, Any]) -> Any:
+def installed_benchmark(manifest: Mapping[str, Any]) -> Benchmark | None:
     """The benchmark of a run's manifest under the run's convention, or None when its plugin
     is not installed (a saved run still reads, strictly)."""
     from . import plugins
@@ -139,147 +147,18 @@ def _selection(select: Mapping[str, Any]) -> dict[str, list[str]]:
     """{field: values} with each field's values a list, one value or a comma-separated string,
     as {field: [value, ...]} (what `--select field=v1,v2` gives)."""
     return {
-        field: _names(values if isinstance(values, (list, tuple, set, frozenset)) else str(values))
+        field: names(values if isinstance(values, (list, tuple, set, frozenset)) else str(values))
         for field, values in select.items()
     }
 
 
-def _names(by: str | Iterable[Any] | None) -> list[str]:
-    """A comma-separated string or a list of names (or values) as a list of stripped strings."""
-    if by is None:
+def names(given: str | Iterable[Any] | None) -> list[str]:
+    """A comma-separated string (`"year,profession"`, as `--by` takes it) or a list of names (or
+    values) as a list of stripped strings, the empty ones left out; None is none."""
+    if given is None:
         return []
-    names = by.split(",") if isinstance(by, str) else [str(n) for n in by]
-    return [n.strip() for n in names if n.strip()]
-
-
-def report(
-    run_dir: str | Path,
-    *,
-    by: str | Iterable[str] | None = None,
-    table: str | None = None,
-    pass_lines: bool = False,
-    judges: bool = False,
-    fmt: str | None = None,
-    reading: str | None = None,
-) -> Any:
-    """What `medvqa report` shows for a run: accuracy by condition (and `by` strata; without
-    `by`, then by each of the benchmark's default strata, `by=""` for by condition only), or
-    the benchmark's own `table` set, or its `pass_lines`, or the agreement of its `judges`.
-
-    Without `fmt`, as DataFrames, like `records` and `compare`: the accuracy table as one
-    DataFrame (the rows `--json` prints, the other reading's columns flat beside the headline's),
-    a table set as {table name: DataFrame} (each with its `title`, `notes` and `reading` in
-    `.attrs`), pass lines as one DataFrame (one row per exam × criterion; `convention`, `notes`,
-    `reading` in `.attrs`); the judges' agreement stays the document `--json` prints. With
-    `fmt="json"` the parsed JSON document `--json` prints; `md`, `csv`, `latex`, `text` or `html`
-    give the text. The headline numbers use `reading` ("strict" or "assisted"; None: the
-    benchmark's protocol's, `Benchmark.reading`), the other reading beside them; each row or
-    table names it. A run imported from published results that carries their accuracy (the
-    manifest's `imported.published`, per condition) shows it beside them on the rows by condition
-    (`published_accuracy`, `published_correct`)."""
-    from . import metrics
-    from .metrics import held_fields, resolve_fields
-    from .passlines import PassLines, PassVerdict
-    from .render import Table, Tables, render
-    from .repeat_metrics import repeat_numbers, with_repeat_columns
-    from .run.saved import read_run, whole_exam_items
-    from .run.store import read_manifest, read_records
-    from .usage import usage_by_condition, usage_columns
-
-    run_dir = Path(run_dir)
-    if sum(map(bool, (table, pass_lines, judges))) > 1:
-        raise ValueError(
-            "ask for either the benchmark's tables (--table), its pass lines (--pass) or its judges' "
-            "agreement (--judges), not several"
-        )
-    if judges:
-        from .scoring.judge import agreement_tables, judge_agreement
-
-        doc = judge_agreement(read_records(run_dir))
-        if not doc["n_judged"]:
-            raise ValueError(
-                f"{run_dir}: no record was judged, so no judge has an accuracy or an agreement; "
-                f"`medvqa judge {run_dir} --judge MODEL` (or `medvqa run ... --judge MODEL`) judges them"
-            )
-        return doc if fmt in (None, "json") else agreement_tables(doc).render(fmt)
-    if pass_lines:
-        saved = read_run(run_dir).read_as(reading)
-        items = whole_exam_items(saved) if saved.benchmark.pass_on_whole_exams else list(saved.items.values())
-        result = saved.benchmark.pass_report(items, saved.records)
-        if result is None:
-            raise ValueError(f"benchmark {saved.benchmark.name} ships no pass criteria")
-        if isinstance(result, PassLines):
-            result.reading = saved.reading
-            if fmt is None:  # the rows `--json` prints, field by field (`unit` says points or share)
-                import pandas as pd
-
-                doc = result.as_json()
-                frame = pd.DataFrame(doc.pop("rows"), columns=list(PassVerdict.model_fields))
-                frame.attrs.update(doc)
-                return frame
-        if fmt in (None, "json"):  # an untyped report has no rows to frame: its document
-            return result.as_json()
-        return result.render(fmt) if isinstance(result, PassLines) else result.text()  # text(): an untyped report
-    manifest = read_manifest(run_dir)
-    bench = _installed_benchmark(manifest)
-    reading = metrics.reading_of(bench, reading)
-    recs = metrics.read(read_records(run_dir), reading)
-    if table:
-        if bench is None:
-            raise ValueError(f"benchmark {manifest['benchmark']!r} is not installed: no table set")
-        tables = bench.report_tables(recs, manifest)
-        if tables is None or table.lower() != bench.name:
-            raise ValueError(
-                f"no table set {table!r} for this {bench.name} run"
-                + (f"; its table set is {bench.name!r}" if tables is not None else "")
-            )
-        tables.reading = reading
-        if fmt is None and isinstance(tables, Tables):
-            for t in tables.tables:
-                t.frame.attrs.update(title=t.title, notes=list(t.notes), reading=reading)
-            return {t.name: t.frame for t in tables.tables}
-        text = tables.render(fmt or "json")  # a plugin's own table object: the document it renders
-        return json.loads(text) if fmt in (None, "json") else text
-    # by condition and the strata named, else by condition, then each default stratum held
-    aliases = bench.stratum_aliases if bench else {}
-    if by is not None:
-        groupings = [list(resolve_fields(_names(by), recs, str(run_dir), aliases).values())]
-    else:
-        held, _ = held_fields(bench.default_strata if bench else (), recs, aliases)
-        groupings = [[]] + [[f] for f in held.values()]
-    frames = [metrics.table(recs, fields, bench, manifest.get("excluded") or [], reading) for fields in groupings]
-    if (repeated := repeat_numbers(recs, bench, reading)) is not None:  # a run asked --repeats K times
-        frames = [with_repeat_columns(f, repeated) if not fields else f for f, fields in zip(frames, groupings)]
-    if used := usage_by_condition(recs):  # tokens and cost per condition, where the records hold them
-        frames = [usage_columns(f, used) if not fields else f for f, fields in zip(frames, groupings)]
-    import pandas as pd
-
-    published = (manifest.get("imported") or {}).get("published") or {}
-    for fields, frame in zip(groupings, frames):
-        if published and not fields:  # an import of published results: the published accuracy beside medvqa's
-            frame["published_accuracy"] = [(published.get(c) or {}).get("accuracy") for c in frame["condition"]]
-            frame["published_correct"] = pd.array(
-                [(published.get(c) or {}).get("correct") for c in frame["condition"]], dtype="Int64"
-            )
-            if any((published.get(c) or {}).get("artifact") for c in frame["condition"]):
-                frame["published_artifact"] = [(published.get(c) or {}).get("artifact") for c in frame["condition"]]
-    if fmt not in (None, "csv", "json"):  # one table per grouping, each with its own columns and heading
-        return Tables(
-            [
-                Table(
-                    "by " + " and ".join(["condition", *fields]),
-                    "Accuracy by " + " and ".join(["condition", *fields]),
-                    t,
-                )
-                for fields, t in zip(groupings, frames)
-            ]
-        ).render(fmt)
-    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    if fmt is None:
-        frame.attrs["reading"] = reading
-        return frame
-    text = render(frame, fmt)
-    return json.loads(text) if fmt == "json" else text
+    parts = given.split(",") if isinstance(given, str) else [str(n) for n in given]
+    return [n.strip() for n in parts if n.strip()]
 
 
 def audit(
@@ -292,7 +171,7 @@ def audit(
     seed: int = 0,
     reading: str | None = None,
     cluster: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """The visual-reliance audit of saved runs, as `medvqa audit --json` prints it. `by` names
     the strata (the benchmark's default strata when None); `cohorts` is a file or a mapping
     (`{cohort: [model, ...]}` or `{model: cohort}`). Runs of one model on the same data that
@@ -314,7 +193,7 @@ def audit(
     return audit_saved(
         runs,
         repeated,
-        by=tuple(_names(by)) if by is not None else None,
+        by=tuple(names(by)) if by is not None else None,
         cohorts=cohorts,
         refusals=refusals,
         examples=examples,
@@ -347,7 +226,7 @@ def compare(
         run_dirs = [run_dirs]
     result = compare_runs(
         list(run_dirs),
-        by=_names(by) if by is not None else None,
+        by=names(by) if by is not None else None,
         resamples=resamples,
         seed=seed,
         reading=reading,

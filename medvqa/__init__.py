@@ -69,7 +69,7 @@ _EXPORTS = {
     "RunOutcome": "medvqa.core.api",
     "eval_set": "medvqa.core.api",
     "records": "medvqa.core.api",
-    "report": "medvqa.core.api",
+    "report": "medvqa.core.report",
     "audit": "medvqa.core.api",
     "compare": "medvqa.core.api",
     "view": "medvqa.core.view",
@@ -100,7 +100,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from medvqa.core.api import RunOutcome, audit, compare, load, records, report, run, score
+    from medvqa.core.api import RunOutcome, audit, compare, load, records, run, score
     from medvqa.core.benchmark import Benchmark
     from medvqa.core.conditions import Condition, as_printed
     from medvqa.core.errors import PreflightError, UnknownBenchmarkError, UsageError
@@ -113,6 +113,7 @@ if TYPE_CHECKING:
     from medvqa.core.messages import Template
     from medvqa.core.passlines import PassLines, PassVerdict
     from medvqa.core.plugins import PluginError
+    from medvqa.core.report import report
     from medvqa.core.results import Manifest, Record, Status
     from medvqa.core.run.imported import write_run
     from medvqa.core.run.interrupt import RunInterrupted

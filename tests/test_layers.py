@@ -52,7 +52,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     # reading runs: the audit, comparisons across runs, the item browser
     ("analysis", ("medvqa.core.audit", "medvqa.core.compare", "medvqa.core.view")),
     # the Python form of each command; the conformance kit and the adapter scaffold built on it
-    ("api", ("medvqa.core.api", "medvqa.core.conformance", "medvqa.core.scaffold")),
+    ("api", ("medvqa.core.api", "medvqa.core.report", "medvqa.core.conformance", "medvqa.core.scaffold")),
     ("core", ("medvqa.core",)),  # the package itself (its __init__ imports nothing)
     # the public surface, then what stands on it: commands and adapters
     ("public", ("medvqa",)),

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from medvqa.cli._common import EXIT_UNTRUSTED
 from medvqa.cli.main import cli
-from medvqa.cli.run_cmd import EXIT_UNTRUSTED
 from medvqa.core import plugins
 from medvqa.core.conditions import Condition
 from medvqa.core.inference.base import request_key
