@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import metrics, stats
+from .. import bootstrap, contrasts, metrics, stats
 from ..conditions import ALL, IMAGE_REMOVAL
 from ..items import DataError, Item
 from ..metrics import level_keys, resolve_fields
@@ -57,7 +57,7 @@ class RunInput:
 class Settings:
     by: tuple[str, ...] = ()
     refusals: str = "strict"
-    resamples: int = stats.RESAMPLES
+    resamples: int = bootstrap.RESAMPLES
     seed: int = 0
     examples: int = 3
     cluster: str | None = None  # a cluster level the benchmark declares: cluster-bootstrap intervals beside
@@ -283,7 +283,7 @@ def transition_row(
     if binary:
         row["counts"] = {k.replace("p", "n", 1): int(counts[k]) for k in STATES}
     if clusters is not None:
-        boot = stats.cluster_bootstrap(cw - cr, np.ones(n), clusters, resamples=s.resamples, seed=s.seed)
+        boot = bootstrap.cluster_bootstrap(cw - cr, np.ones(n), clusters, resamples=s.resamples, seed=s.seed)
         row.update(
             ci_cluster=boot["ci"],
             ci_cluster_method=boot["ci_method"],
@@ -977,12 +977,12 @@ def delta_difference_test(
     a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool, bool]], s: Settings, clusters: Sequence[str] | None = None
 ) -> dict:
     """Δimg of model a − Δimg of model b on the items both paired ((with, removed) per item),
-    from the per-item contrasts (`stats.paired_contrast_test`): the exact sign-flip test and the
+    from the per-item contrasts (`contrasts.paired_contrast_test`): the exact sign-flip test and the
     interval that inverts it where few contrasts are non-zero, the z where many are; `test` and
     `ci_method` say which. Given `clusters` (one id per item), a cluster bootstrap (whole
     clusters resampled; its interval and p from the same resamples) stands beside it
     (`ci_cluster`, `p_cluster`)."""
-    t = stats.paired_contrast_test([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b])
+    t = contrasts.paired_contrast_test([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b])
     out = {
         k: t[k]
         for k in (
@@ -1000,7 +1000,7 @@ def delta_difference_test(
         )
     }
     if clusters is not None:
-        c = stats.bootstrap_difference(
+        c = bootstrap.bootstrap_difference(
             [float(w) - float(r) for w, r in a],
             [float(w) - float(r) for w, r in b],
             clusters=clusters,
@@ -1052,7 +1052,7 @@ def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[
             }
             if clusters is not None:
                 ca, cb = [float(bool(r.get("correct"))) for r in a], [float(bool(r.get("correct"))) for r in b]
-                c = stats.bootstrap_difference(
+                c = bootstrap.bootstrap_difference(
                     ca, cb, clusters=[clusters.get(x, x) for x in shared], resamples=s.resamples, seed=s.seed
                 )
                 row.update(

@@ -23,7 +23,7 @@ from statistics import fmean
 
 import pandas as pd
 
-from .. import metrics, stats
+from .. import bootstrap, metrics
 from ..audit.analysis import (
     REMOVED,
     WITH,
@@ -50,7 +50,7 @@ from ..render import json_rows
 from ..repeats import item_mean_pairs, n_repeats, paired_means_test, paired_repeats
 from ..results import NON_ANSWERS, STATUSES, is_derived, model_name
 from ..run.saved import SavedRun, read_runs, whole_exam_items
-from ..stats import RESAMPLES
+from ..bootstrap import RESAMPLES
 from ..usage import usage_by_condition
 from .repeats import study_repeats
 
@@ -387,7 +387,7 @@ def _cluster_columns(entry: Entry, records: list[dict], clusters: dict[str, str]
             "cluster_level": s.cluster,
             "n_clusters": None,
         }
-    boot = stats.cluster_bootstrap(
+    boot = bootstrap.cluster_bootstrap(
         [float(bool(r.get("correct"))) for r in kept],
         [1.0] * len(kept),
         [clusters.get(r["item_id"], r["item_id"]) for r in kept],
@@ -494,7 +494,7 @@ def _pooled_delta(records: list[dict], k: int, clusters: dict[str, str] | None, 
         + (f"p {test['p']:.3g}" if test["p"] is not None else test["note"]),
     }
     if clusters is not None:
-        boot = stats.cluster_bootstrap(
+        boot = bootstrap.cluster_bootstrap(
             [x - y for x, y in zip(a, b)],
             [1.0] * len(a),
             [clusters.get(i, i) for i in shared],
@@ -516,7 +516,7 @@ def _pooled_delta(records: list[dict], k: int, clusters: dict[str, str] | None, 
 
 def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: Settings) -> dict:
     """Paired bootstrap of headline(a) − headline(b) over shared items (a[i], b[i] the same
-    item), resampling items jointly (`stats.bootstrap_statistic`): interval and two-sided p from
+    item), resampling items jointly (`bootstrap.bootstrap_statistic`): interval and two-sided p from
     the same resamples. For metrics that are not a mean over items (micro-F1): each resample
     calls the benchmark's `headline_value`."""
     va, vb = bench.headline_value(a), bench.headline_value(b)
@@ -526,8 +526,8 @@ def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: 
         xa, xb = bench.headline_value([a[i] for i in idx]), bench.headline_value([b[i] for i in idx])
         return None if xa is None or xb is None else xa - xb
 
-    boot = stats.bootstrap_statistic(
-        len(a), on, difference, resamples=s.resamples, seed=s.seed, min_n=stats.MIN_HEADLINE_BOOTSTRAP_N
+    boot = bootstrap.bootstrap_statistic(
+        len(a), on, difference, resamples=s.resamples, seed=s.seed, min_n=bootstrap.MIN_HEADLINE_BOOTSTRAP_N
     )
     ci = boot["ci"] or (None, None)
     return {
