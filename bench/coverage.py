@@ -6,9 +6,10 @@ reaching 0.01 and 0.99, at n = 20, 50 and 200.
 
 An average over p hides where an interval fails: Wilson's averages 0.954 at n = 20 and covers
 0.8995 at p = 0.973. So each cell prints `min (where) / mean`. Each interval is computed by
-medvqa's own function (`medvqa.core.stats`, `medvqa.core.repeats`, the MMBU adapter's
-micro-F1), among the repetitions that give one (an interval is not given where the data have no
-spread); an interval an output does not give below its minimum n prints that minimum instead.
+medvqa's own function (`medvqa.core.stats`, `.bootstrap`, `.contrasts`, `.repeats`, the MMBU
+adapter's micro-F1), among the repetitions that give one (an interval is not given where the
+data have no spread); an interval an output does not give below its minimum n prints that
+minimum instead.
 
 - a proportion (exact: the binomial probability of every count, no simulation) over p = 0.010,
   0.011, ..., 0.990: medvqa's `binomial_ci` and the candidates it was chosen from (plain Wilson,
@@ -53,7 +54,7 @@ from scipy import stats as st
 from scipy.special import gammaln
 
 from medvqa.adapters.mmbu_hard.metrics import micro_f1
-from medvqa.core import repeats, stats
+from medvqa.core import bootstrap, contrasts, repeats, stats
 
 SIZES = (20, 50, 200)
 EXACT_GRID = np.round(np.arange(0.01, 0.99 + 1e-9, 0.001), 3)
@@ -156,7 +157,7 @@ def _image_pairs(n: int, rng, p_with: float, effect: bool) -> tuple[np.ndarray, 
     return with_image.astype(float), removed.astype(float)
 
 
-def delta_difference(agreement: float, test=stats.paired_contrast_test):
+def delta_difference(agreement: float, test=contrasts.paired_contrast_test):
     def coverage(n: int, reps: int, rng, resamples: int) -> list[tuple[float, float, float]]:
         out = []
         for p in STRONG:
@@ -224,8 +225,8 @@ def _two_detectors(size: int, g: np.random.Generator, p: float) -> tuple[np.ndar
 
 
 def micro_f1_difference(n: int, reps: int, rng, resamples: int) -> list[tuple[float, float]] | str:
-    if n < stats.MIN_HEADLINE_BOOTSTRAP_N:
-        return f"n >= {stats.MIN_HEADLINE_BOOTSTRAP_N}"
+    if n < bootstrap.MIN_HEADLINE_BOOTSTRAP_N:
+        return f"n >= {bootstrap.MIN_HEADLINE_BOOTSTRAP_N}"
     out = []
     for p in (0.3, 0.6, 0.9):  # the bootstrap resamples in Python: three detectors, a quarter of the reps
         big_a, big_b = _two_detectors(200_000, np.random.default_rng(54321), p)
@@ -239,7 +240,7 @@ def micro_f1_difference(n: int, reps: int, rng, resamples: int) -> list[tuple[fl
                 return None if fa is None or fb is None else fa - fb
 
             estimate = _f1(a) - _f1(b)
-            boot = stats.bootstrap_statistic(n, on, estimate, resamples=resamples, seed=rep)
+            boot = bootstrap.bootstrap_statistic(n, on, estimate, resamples=resamples, seed=rep)
             if boot["ci"] is not None:
                 given += 1
                 hits += boot["ci"][0] <= truth <= boot["ci"][1]
@@ -248,8 +249,8 @@ def micro_f1_difference(n: int, reps: int, rng, resamples: int) -> list[tuple[fl
 
 
 def cluster(n: int, reps: int, rng, resamples: int) -> list[tuple[float, float]] | str:
-    if n < stats.MIN_BOOTSTRAP_N:
-        return f"n >= {stats.MIN_BOOTSTRAP_N}"
+    if n < bootstrap.MIN_BOOTSTRAP_N:
+        return f"n >= {bootstrap.MIN_BOOTSTRAP_N}"
     out = []
     for p in GRID:
         hits = given = 0
@@ -258,7 +259,7 @@ def cluster(n: int, reps: int, rng, resamples: int) -> list[tuple[float, float]]
             chance = rng.beta(5 * p, 5 * (1 - p), size=n)
             ids = np.repeat(np.arange(n), sizes)
             correct = (rng.random(ids.size) < chance[ids]).astype(float)
-            boot = stats.cluster_bootstrap(correct, np.ones(ids.size), list(ids), resamples=resamples, seed=rep)
+            boot = bootstrap.cluster_bootstrap(correct, np.ones(ids.size), list(ids), resamples=resamples, seed=rep)
             if boot["ci"] is not None:
                 given += 1
                 hits += boot["ci"][0] <= p <= boot["ci"][1]
@@ -274,8 +275,8 @@ def _image_effect_truth(a: float, b: float) -> float:
 
 
 def cluster_delta(n: int, reps: int, rng, resamples: int) -> list[tuple[float, float]] | str:
-    if n < stats.MIN_BOOTSTRAP_N:
-        return f"n >= {stats.MIN_BOOTSTRAP_N}"
+    if n < bootstrap.MIN_BOOTSTRAP_N:
+        return f"n >= {bootstrap.MIN_BOOTSTRAP_N}"
     out = []
     for p in GRID:
         truth = _image_effect_truth(5 * p, 5 * (1 - p))
@@ -286,7 +287,9 @@ def cluster_delta(n: int, reps: int, rng, resamples: int) -> list[tuple[float, f
             ids = np.repeat(np.arange(n), sizes)
             with_image = (rng.random(ids.size) < chance[ids]).astype(float)
             removed = (rng.random(ids.size) < np.maximum(chance[ids] - 0.1, 0)).astype(float)
-            boot = stats.bootstrap_difference(with_image, removed, clusters=list(ids), resamples=resamples, seed=rep)
+            boot = bootstrap.bootstrap_difference(
+                with_image, removed, clusters=list(ids), resamples=resamples, seed=rep
+            )
             if boot["ci"] is not None:
                 given += 1
                 hits += boot["ci"][0] <= truth <= boot["ci"][1]
@@ -330,7 +333,7 @@ def repeated(identical: bool):
 
 
 # a difference of two Δ's: `paired_contrast_test` picks one of three by how many items differ
-DELTA_METHODS = f"{stats.SIGN_FLIP} / {stats.DIFFERING_BOUND} / {stats.PAIRED_Z}"
+DELTA_METHODS = f"{contrasts.SIGN_FLIP} / {contrasts.DIFFERING_BOUND} / {contrasts.PAIRED_Z}"
 INTERVALS = [
     ("accuracy", "proportion: medvqa's (binomial_ci)", stats.WILSON, proportion(stats.binomial_ci)),
     ("accuracy", "candidate: plain Wilson", "wilson-score", proportion(stats.wilson_ci)),
@@ -346,15 +349,15 @@ INTERVALS = [
         (
             "delta",
             f"candidate: the z alone, b copies a on {a:.0%}",
-            stats.PAIRED_Z,
-            delta_difference(a, stats.paired_z_difference),
+            contrasts.PAIRED_Z,
+            delta_difference(a, contrasts.paired_z_difference),
         )
         for a in AGREEMENT
     ),
     ("f1", "micro-F1 with boxes", stats.DELTA_RATIO, micro_f1_boxes),
-    ("f1diff", "micro-F1 of a − micro-F1 of b", stats.EXPANDED_BOOTSTRAP, micro_f1_difference),
-    ("cluster", "accuracy, clustered items (n clusters)", stats.CLUSTER_BOOTSTRAP, cluster),
-    ("cluster", "Δimg, clustered items (n clusters)", stats.CLUSTER_BOOTSTRAP, cluster_delta),
+    ("f1diff", "micro-F1 of a − micro-F1 of b", bootstrap.EXPANDED_BOOTSTRAP, micro_f1_difference),
+    ("cluster", "accuracy, clustered items (n clusters)", bootstrap.CLUSTER_BOOTSTRAP, cluster),
+    ("cluster", "Δimg, clustered items (n clusters)", bootstrap.CLUSTER_BOOTSTRAP, cluster_delta),
     ("repeats", "3 repeats, item-level interval", "item-level t", repeated(False)),
     ("repeats", "3 repeats at temperature 0 (identical)", "item-level t", repeated(True)),
     ("repeats", "3 repeats, pooled Δimg", "item-level t", repeated_delta),
@@ -379,7 +382,7 @@ def cell(points: list[tuple] | str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=400)
-    parser.add_argument("--resamples", type=int, default=stats.RESAMPLES)
+    parser.add_argument("--resamples", type=int, default=bootstrap.RESAMPLES)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--only", help="comma-separated row groups: " + ", ".join(dict.fromkeys(g for g, *_ in INTERVALS))

@@ -20,10 +20,12 @@ from .headline import Headline, accuracy
 from .items import Item
 from .messages import Message, Template
 from .scoring.conventions import AnswerConventions
+from .scoring.judge import JudgePrompt
 
 if TYPE_CHECKING:
     from .passlines import PassLines
     from .render import Tables
+    from .validation import Finding
 
 
 def _values(value: Any) -> list[Any]:
@@ -219,13 +221,13 @@ class Benchmark:
         """How this benchmark's answers are read and scored; JMed48k's chain by default."""
         return AnswerConventions()
 
-    def response_schema(self, item: Item) -> dict | None:
+    def response_schema(self, item: Item) -> dict[str, Any] | None:
         """The JSON schema of the answer object that backends with structured output ask for
         on `item`'s requests (it is part of each request's key); None: their default schema,
         `{"answer": [<label>, ...]}`."""
         return None
 
-    def headline(self, records: list[dict]) -> Headline:
+    def headline(self, records: Sequence[Mapping[str, Any]]) -> Headline:
         """The headline metric over `records` (one group's counted records: `medvqa.metrics`
         has already left out what `counts` refuses): {"metric", "value", "n", "ci": [low, high]
         | None, "ci_method"}. The default is accuracy with its Wilson 95 %
@@ -246,18 +248,18 @@ class Benchmark:
         says so here once, and every summary, table, comparison and audit follows."""
         return True
 
-    def headline_value(self, records: list[dict]) -> float | None:
+    def headline_value(self, records: Sequence[Mapping[str, Any]]) -> float | None:
         """The headline metric's value alone, without its interval: what a bootstrap between
         models (`medvqa compare`) computes on every resample. By default `headline`'s value; a
         benchmark whose `headline` computes a costly interval overrides this too."""
         return self.headline(records)["value"]
 
-    def judge(self) -> Any:
+    def judge(self) -> JudgePrompt | None:
         """The `medvqa.JudgePrompt` with which a judge model scores this benchmark's free-text
         answers (`medvqa judge`, `medvqa run --judge`); None when it has none."""
         return None
 
-    def validate(self, path: Path) -> list:
+    def validate(self, path: Path) -> list[Finding]:
         """`Finding`s about the data at `path` (`medvqa validate`, and `medvqa run` refuses
         error-level findings); none by default. Each names a rule of `validation_rules`."""
         return []

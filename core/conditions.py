@@ -8,13 +8,13 @@ model is not told that the image is missing.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import Enum
+from enum import StrEnum
 
 from .errors import UsageError
 from .items import Item
 
 
-class Condition(str, Enum):
+class Condition(StrEnum):
     C = "C"
     CQ = "C+Q"
     CI = "C+I"
@@ -27,9 +27,6 @@ class Condition(str, Enum):
     @property
     def with_image(self) -> bool:
         return self in (Condition.CI, Condition.CQI)
-
-    def __str__(self) -> str:
-        return self.value
 
 
 ALL = (Condition.C, Condition.CQ, Condition.CI, Condition.CQI)

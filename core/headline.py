@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from .repeats import item_ci, item_means
+from .results import RecordDict, as_records
 
 ACCURACY = "accuracy"
 # the interval of an accuracy: `stats.binomial_ci`'s, named as `stats.WILSON` names it (kept apart so
@@ -31,6 +32,9 @@ class Headline(TypedDict):
     n: int
     ci: list[float] | None
     ci_method: str | None
+    # a benchmark's word on its value, where it has one (MMBU-hard: "scored", or "not judged"
+    # while no open answer has a verdict)
+    status: NotRequired[str]
 
 
 @dataclass(frozen=True)
@@ -47,9 +51,9 @@ class Accuracy:
     n_items: int | None = None
 
 
-def live(records: Iterable[Mapping]) -> list[Mapping]:
+def live(records: Iterable[Mapping[str, Any]]) -> list[RecordDict]:
     """The records that are not held out (their answers withheld: never scored)."""
-    return [r for r in records if not r.get("held_out")]
+    return [r for r in as_records(records) if not r.get("held_out")]
 
 
 def accuracy_ci(correct: int, n: int) -> tuple[float, float] | None:
@@ -59,7 +63,7 @@ def accuracy_ci(correct: int, n: int) -> tuple[float, float] | None:
     return binomial_ci(correct, n)
 
 
-def accuracy(records: Iterable[Mapping]) -> Accuracy:
+def accuracy(records: Iterable[Mapping[str, Any]]) -> Accuracy:
     """The `Accuracy` of the `live` records among `records`."""
     kept = live(records)
     n = len(kept)

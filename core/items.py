@@ -34,7 +34,7 @@ class DataError(ValueError):
         self.record = record
 
 
-class ImageRole(str, Enum):
+class ImageRole(str, Enum):  # noqa: UP042  (str() of a member is `ImageRole.CONTENT`; a StrEnum's would be `content`)
     CONTENT = "content"  # part of the question (a photograph, a chart, ...)
     ANSWER = "answer"  # the options themselves, or an image shown with the options
     SUPPLEMENTARY = "supplementary"

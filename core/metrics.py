@@ -8,6 +8,14 @@ value and interval through `Benchmark.headline`. `group` splits records by condi
 strata, a list-valued stratum once per value. The run summary, `report`, every adapter's tables,
 `compare`, the audit's marginals and the judge report all call these, so one cell has one n and
 one value in every command.
+
+Over 400 lines: the module is the one path from records to a number, and its parts are steps
+of that one path rather than separate concerns: a reading (`read`, strict or assisted) decides
+what each record says, `group` which cell it falls in, `counted` whether it counts, `cell` the
+numbers, and the warnings and table rows are read off those cells. Every caller (audit, compare,
+report, the run summary, the adapters' tables through `medvqa.metrics`) addresses them as one
+layer, `metrics.read` → `metrics.group` → `metrics.cell`; split into readings, strata and
+cells, each number would again be assembled from three modules by each caller.
 """
 
 from __future__ import annotations
@@ -16,10 +24,10 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from .headline import ACCURACY, WILSON, accuracy, accuracy_ci, live
-from .results import NON_ANSWERS, STATUSES, condition_order
+from .results import NON_ANSWERS, STATUSES, AssistedDict, RecordDict, as_records, condition_order
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -51,7 +59,7 @@ def other_reading(reading: str) -> str:
 ASSISTED_COLUMNS = other_columns(STRICT)
 STRICT_COLUMNS = other_columns(ASSISTED)
 PARSE_FAILURE = "parse_failure"
-STRICT_READING = "strict_reading"  # the field of an assisted-read record that keeps its strict reading
+STRICT_READING: Final = "strict_reading"  # the field of an assisted-read record that keeps its strict reading
 # A condition with more parse failures than this share of its records gets a warning.
 PARSE_FAILURE_WARNING = 0.10
 
@@ -118,7 +126,7 @@ class Cell:
             **assisted_columns(self),
         }
 
-    def repeat_columns(self) -> dict[str, int]:
+    def repeat_columns(self) -> dict[str, int | None]:
         """{n_items, repeats} of a group of repeated records; {} otherwise."""
         return {"n_items": self.n_items, "repeats": self.repeats} if self.repeats > 1 else {}
 
@@ -169,7 +177,7 @@ def assisted_columns(c: Cell) -> dict[str, Any]:
     }
 
 
-def with_assisted(columns: Sequence[str], rows: Iterable[Mapping]) -> list[str]:
+def with_assisted(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> list[str]:
     """`columns`, followed by the other reading's columns when a row has them (where an extraction
     exists; a table where both readings agree keeps its columns)."""
     rows = list(rows)
@@ -188,7 +196,7 @@ def add_ci(frame: pd.DataFrame) -> None:
     frame["ci_high"] = [ci[1] for ci in cis]
 
 
-def counted(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> tuple[list[Mapping], int]:
+def counted(records: Iterable[Mapping[str, Any]], benchmark: Benchmark | None = None) -> tuple[list[RecordDict], int]:
     """(the records that enter denominators, how many others the benchmark's rules leave out).
     Held-out records (answers withheld) are neither."""
     from .benchmark import Benchmark
@@ -200,7 +208,7 @@ def counted(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> t
     return kept, len(alive) - len(kept)
 
 
-def assisted_reading(record: Mapping) -> Mapping | None:
+def assisted_reading(record: RecordDict) -> AssistedDict | None:
     """The assisted reading that counts for `record`: its `assisted` field when the strict reader
     could not read it (status `parse_failure`), else None (the strict reading stands)."""
     assisted = record.get("assisted")
@@ -209,14 +217,14 @@ def assisted_reading(record: Mapping) -> Mapping | None:
     return assisted if str(record.get("status")) == PARSE_FAILURE else None
 
 
-def assisted_correct(record: Mapping) -> bool:
+def assisted_correct(record: RecordDict) -> bool:
     """Correct under the assisted reading: the extractor's verdict on a parse failure it read,
     the strict one otherwise (an assisted reading never overrides a strict one)."""
     assisted = assisted_reading(record)
     return bool(assisted.get("correct")) if assisted is not None else bool(record.get("correct"))
 
 
-def assisted_record(record: Mapping) -> Mapping:
+def assisted_record(record: RecordDict) -> RecordDict:
     """`record` as its assisted reading reads it: a parse failure an extractor read takes the
     extractor's `predicted` and `correct` (status `answered` when it named an option) and keeps
     its strict reading in `strict_reading` ({predicted, correct, status}); any other record is
@@ -249,12 +257,12 @@ def reading_of(benchmark: Benchmark | None, reading: str | None = None) -> str:
     return reading
 
 
-def read(records: Iterable[Mapping], reading: str) -> list[Mapping]:
+def read(records: Iterable[Mapping[str, Any]], reading: str) -> list[RecordDict]:
     """`records` as `reading` reads them: as they are (strict), or each as `assisted_record` reads
     it. Every output reads its records through here, once, before any count."""
     if reading == STRICT:
-        return list(records)
-    return [assisted_record(r) for r in records]
+        return list(as_records(records))
+    return [assisted_record(r) for r in as_records(records)]
 
 
 def reading_summary(runs: Iterable[Any]) -> dict[str, Any]:
@@ -266,12 +274,12 @@ def reading_summary(runs: Iterable[Any]) -> dict[str, Any]:
     return {"reading": values.pop() if len(values) == 1 else "mixed" if values else STRICT, "readings": readings}
 
 
-def strict_reading(record: Mapping) -> Mapping | None:
+def strict_reading(record: RecordDict) -> dict[str, Any] | None:
     """The strict reading kept by an assisted-read record (`assisted_record`), else None."""
     return record.get(STRICT_READING)
 
 
-def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell:
+def cell(records: Iterable[Mapping[str, Any]], benchmark: Benchmark | None = None) -> Cell:
     """The `Cell` of `records` under `benchmark`'s rules and headline metric."""
     kept, left_out = counted(records, benchmark)
     n = len(kept)
@@ -279,16 +287,12 @@ def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell
     statuses = Counter([str(r.get("status")) for r in kept])
     as_assisted = len([r for r in kept if r.get(STRICT_READING) is not None])  # (`strict_reading`, inline: per record)
     extracted = as_assisted or len([r for r in kept if r.get("assisted") and assisted_reading(r) is not None])
+    other_correct, reading = None, STRICT  # (no extraction: one reading, the headline's)
     if as_assisted:  # records read assisted: the strict reading beside
-        assisted = {
-            "other_correct": sum(bool((strict_reading(r) or r).get("correct")) for r in kept),
-            "extracted": extracted,
-            "reading": ASSISTED,
-        }
+        other_correct = sum(bool((strict_reading(r) or r).get("correct")) for r in kept)
+        reading = ASSISTED
     elif extracted:
-        assisted = {"other_correct": sum(assisted_correct(r) for r in kept), "extracted": extracted}
-    else:
-        assisted = {}
+        other_correct = sum(assisted_correct(r) for r in kept)
     if benchmark is not None and benchmark.headline_metric != ACCURACY:
         head = benchmark.headline(kept)
         ci = head.get("ci")
@@ -296,22 +300,35 @@ def cell(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Cell
             n,
             correct,
             head.get("value"),
-            tuple(ci) if ci else None,
+            (ci[0], ci[1]) if ci else None,
             head.get("ci_method", "bootstrap"),
             head.get("metric", benchmark.headline_metric),
             dict(statuses),
             left_out,
-            **assisted,
+            other_correct=other_correct,
+            extracted=extracted,
+            reading=reading,
         )
     acc = accuracy(kept)
-    over_repeats = {"repeats": acc.repeats, "n_items": acc.n_items} if acc.repeats > 1 else {}
     return Cell(
-        n, correct, acc.value, acc.ci, acc.ci_method, ACCURACY, dict(statuses), left_out, **assisted, **over_repeats
+        n,
+        correct,
+        acc.value,
+        acc.ci,
+        acc.ci_method,
+        ACCURACY,
+        dict(statuses),
+        left_out,
+        other_correct=other_correct,
+        extracted=extracted,
+        reading=reading,
+        repeats=acc.repeats,  # (1 and None without repeats, as a `Cell` has them)
+        n_items=acc.n_items,
     )
 
 
 def parse_failure_warnings(
-    records: Iterable[Mapping], benchmark: Benchmark | None = None, threshold: float = PARSE_FAILURE_WARNING
+    records: Iterable[Mapping[str, Any]], benchmark: Benchmark | None = None, threshold: float = PARSE_FAILURE_WARNING
 ) -> list[str]:
     """One line per condition whose share of parse failures exceeds `threshold`, naming the share
     and the two remedies. A warning, never an exit status: a model that babbles is a result."""
@@ -349,17 +366,18 @@ def parse_failure_warnings(
     return out
 
 
-def foreign_labels(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> Counter:
+def foreign_labels(records: Iterable[RecordDict], benchmark: Benchmark | None = None) -> Counter:
     """{label: parse failures among `records` whose reply is a well-formed JSON answer
     (`{"answer": ["A"]}`, the benchmark's answer key) naming it}: replies the reader could not read
     only because the label is not one of the item's options."""
     key = benchmark.answer_conventions().answer_key if benchmark is not None else "answer"
     named: Counter = Counter()
     for r in records:
-        if str(r.get("status")) != PARSE_FAILURE or not r.get("response"):
+        response = r.get("response")
+        if str(r.get("status")) != PARSE_FAILURE or not response:
             continue
         try:
-            value = json.loads(r["response"])
+            value = json.loads(response)
         except (ValueError, RecursionError):  # not JSON, or nested beyond Python's reach: no answer here
             continue
         answer = value.get(key) if isinstance(value, dict) else None
@@ -369,7 +387,7 @@ def foreign_labels(records: Iterable[Mapping], benchmark: Benchmark | None = Non
     return named
 
 
-def unreadable(*records: Mapping) -> bool:
+def unreadable(*records: Mapping[str, Any]) -> bool:
     """Whether any of `records` (the sides of one pair) holds a reply its reading could not read."""
     return any(str(r.get("status")) == PARSE_FAILURE for r in records)
 
@@ -400,7 +418,7 @@ def level_keys(value: Any) -> list[str]:
 
 
 def held_fields(
-    by: Iterable[str], records: Sequence[Mapping], aliases: Mapping[str, str] | None = None
+    by: Iterable[str], records: Sequence[Mapping[str, Any]], aliases: Mapping[str, str] | None = None
 ) -> tuple[dict[str, str], list[str]]:
     """({stratum name: the record field holding it} for each name the records hold, directly or
     through one of the benchmark's aliases; [the names they do not hold])."""
@@ -420,7 +438,7 @@ def held_fields(
 
 
 def resolve_fields(
-    by: Iterable[str], records: Sequence[Mapping], source: str = "", aliases: Mapping[str, str] | None = None
+    by: Iterable[str], records: Sequence[Mapping[str, Any]], source: str = "", aliases: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """`held_fields`, where a name no record holds is a ValueError naming the fields there are."""
     fields, missing = held_fields(by, records, aliases)
@@ -432,17 +450,17 @@ def resolve_fields(
     return fields
 
 
-def group(records: Iterable[Mapping], by: Sequence[str] = ()) -> dict[tuple[str, ...], list[Mapping]]:
+def group(records: Iterable[Mapping[str, Any]], by: Sequence[str] = ()) -> dict[tuple[str, ...], list[RecordDict]]:
     """{(condition, level of each field of `by`): records}, conditions in their order (C, C+Q,
     C+I, C+Q+I, derived labels after their base), levels sorted."""
-    out: dict[tuple[str, ...], list[Mapping]] = {}
+    out: dict[tuple[str, ...], list[RecordDict]] = {}
     if len(by) == 1:  # (the common case, without building each record's combinations)
         name = by[0]
-        for r in records:
+        for r in as_records(records):
             for level in _value_levels(r.get(name)):
                 out.setdefault((r["condition"], level), []).append(r)
     else:
-        for r in records:
+        for r in as_records(records):
             for levels in _levels(r, by):
                 out.setdefault((r["condition"], *levels), []).append(r)
     return dict(sorted(out.items(), key=lambda kv: (condition_order(kv[0][0]), kv[0][1:])))
@@ -453,7 +471,7 @@ def _value_levels(value: Any) -> Iterable[str]:
     return (value,) if type(value) is str else dict.fromkeys(level_keys(value))
 
 
-def _levels(record: Mapping, by: Sequence[str]) -> list[tuple[str, ...]]:
+def _levels(record: Mapping[str, Any], by: Sequence[str]) -> list[tuple[str, ...]]:
     """Every combination of levels `record` falls under for the fields `by` (each level once)."""
     keys: list[tuple[str, ...]] = [()]
     for name in by:
@@ -461,7 +479,7 @@ def _levels(record: Mapping, by: Sequence[str]) -> list[tuple[str, ...]]:
     return keys
 
 
-def excluded_counts(excluded: Iterable[Mapping], condition: str, by: Sequence[str] = ()) -> Counter:
+def excluded_counts(excluded: Iterable[Mapping[str, Any]], condition: str, by: Sequence[str] = ()) -> Counter:
     """{levels of `by`: how many excluded items (a manifest's `excluded`) `condition` would have
     asked}: each entry lists the conditions its item takes (`conditions`: an annulled text question
     is no C+Q+I row's); an entry without the list (an older run) counts under every condition.
@@ -470,13 +488,13 @@ def excluded_counts(excluded: Iterable[Mapping], condition: str, by: Sequence[st
     return Counter(levels for e in excluded if base in (e.get("conditions") or (base,)) for levels in _levels(e, by))
 
 
-def by_condition(records: Iterable[Mapping], benchmark: Benchmark | None = None) -> dict[str, dict]:
+def by_condition(records: Iterable[Mapping[str, Any]], benchmark: Benchmark | None = None) -> dict[str, dict[str, Any]]:
     """{condition: Cell.as_dict()}: the run summary's and the judge report's per-condition numbers."""
     return {key[0]: cell(rs, benchmark).as_dict() for key, rs in group(records).items()}
 
 
 def headline_numbers(
-    records: Iterable[Mapping], benchmark: Benchmark | None = None, reading: str | None = None
+    records: Iterable[Mapping[str, Any]], benchmark: Benchmark | None = None, reading: str | None = None
 ) -> dict[str, Any]:
     """A run's summary numbers under `reading` (None: the benchmark's protocol's): {reading,
     accuracy: {condition: fraction}, conditions: {condition: Cell.as_dict()}, warnings}. The run,
@@ -493,10 +511,10 @@ def headline_numbers(
 
 
 def table(
-    records: Iterable[Mapping],
+    records: Iterable[Mapping[str, Any]],
     by: Sequence[str] = (),
     benchmark: Benchmark | None = None,
-    excluded: Iterable[Mapping] = (),
+    excluded: Iterable[Mapping[str, Any]] = (),
     reading: str | None = None,
 ) -> pd.DataFrame:
     """One row per condition (× level of each field of `by`): n (with `n_items` and `repeats`

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, entry_points, version
@@ -101,12 +101,14 @@ def reset() -> None:
     _collected.clear()
 
 
-def _trace_before(hook_name: str, hook_impls: list, kwargs: dict) -> None:
+def _trace_before(hook_name: str, hook_impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]) -> None:
     plugins = ", ".join(impl.plugin_name for impl in hook_impls) or "no plugin"
     print(f"medvqa hook: {hook_name}({', '.join(kwargs)}) -> {plugins}", file=sys.stderr)
 
 
-def _trace_after(outcome, hook_name: str, hook_impls: list, kwargs: dict) -> None:
+def _trace_after(
+    outcome: pluggy.Result[Any], hook_name: str, hook_impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]
+) -> None:
     if outcome.exception is not None:
         print(f"medvqa hook: {hook_name} raised {outcome.exception!r}", file=sys.stderr)
 

@@ -211,7 +211,7 @@ def render(frame: pd.DataFrame, fmt: str, formats: Mapping[str, str] | None = No
         return to_csv(frame)
     if fmt == "json":
         return json.dumps(json_rows(frame), ensure_ascii=False, indent=1, allow_nan=False)
-    writers = {"md": to_markdown, "latex": to_latex, "text": to_text, "html": to_html}
+    writers: dict[str, Callable[..., str]] = {"md": to_markdown, "latex": to_latex, "text": to_text, "html": to_html}
     if fmt not in writers:
         raise ValueError(f"unknown format {fmt!r}; choose {', '.join(FORMATS)}")
     return writers[fmt](frame, formats=formats)
@@ -344,7 +344,8 @@ TEXT_ELEMENTS = (
     "i",
     "small",
 )
-_OPEN_TAG = re.compile(r"<(%s)(?=[\s>/])([^>]*)>" % "|".join(TEXT_ELEMENTS), re.IGNORECASE)
+_TEXT_TAGS = "|".join(TEXT_ELEMENTS)
+_OPEN_TAG = re.compile(rf"<({_TEXT_TAGS})(?=[\s>/])([^>]*)>", re.IGNORECASE)
 # content the page must not touch: scripts, styles, inline SVG (its <title> elements are tooltips)
 _VERBATIM = re.compile(r"(<script\b.*?</script>|<style\b.*?</style>|<svg\b.*?</svg>)", re.IGNORECASE | re.DOTALL)
 

@@ -14,14 +14,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from statistics import fmean, stdev
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import metrics
 from .repeats import IMAGE_PAIR, ITEM_INTERVAL, NO_INTERVAL, by_repeat, item_ci, item_means, paired_repeats
 from .results import condition_order
 
+if TYPE_CHECKING:
+    import pandas as pd
 
-def repeat_numbers(records: Iterable[Mapping], benchmark: Any = None, reading: str | None = None) -> dict | None:
+    from .benchmark import Benchmark
+
+
+def repeat_numbers(
+    records: Iterable[Mapping[str, Any]], benchmark: Benchmark | None = None, reading: str | None = None
+) -> dict[str, Any] | None:
     """Per condition, the numbers over the repeats (see the module's docstring), and Δimg per
     repeat and pooled where the records hold both C+Q+I and C+Q; None for records of one repeat."""
     records = metrics.read(list(records), metrics.reading_of(benchmark, reading))
@@ -37,8 +44,8 @@ def repeat_numbers(records: Iterable[Mapping], benchmark: Any = None, reading: s
         "conditions": {},
     }
     for cond in conditions:
-        values = [metrics.cell([r for r in rs if r["condition"] == cond], benchmark).value for rs in repeats.values()]
-        values = [v for v in values if v is not None]
+        cells = [metrics.cell([r for r in rs if r["condition"] == cond], benchmark) for rs in repeats.values()]
+        values = [c.value for c in cells if c.value is not None]
         means = item_means(r for r in kept if r["condition"] == cond)
         ci, method = item_ci(means) if accuracy else (None, None)
         out["conditions"][cond] = {
@@ -59,7 +66,7 @@ def repeat_numbers(records: Iterable[Mapping], benchmark: Any = None, reading: s
 REPEAT_COLUMNS = ("repeats", "mean_over_repeats", "between_repeat_sd", "item_ci_low", "item_ci_high", "item_ci_method")
 
 
-def with_repeat_columns(frame, numbers: dict):
+def with_repeat_columns(frame: pd.DataFrame, numbers: Mapping[str, Any]) -> pd.DataFrame:
     """A by-condition table (`metrics.table`) with the numbers over repeats beside each
     condition's pooled row (`REPEAT_COLUMNS`): what `report` shows for a run with repeats."""
     frame = frame.copy()

@@ -23,8 +23,9 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from statistics import fmean, stdev
+from typing import Any
 
-from .results import condition_order, is_derived
+from .results import RecordDict, as_records, condition_order, is_derived
 
 # the `ci_method` of an item-level interval: Student's t over the items' means, or (no spread
 # among them) Wilson's on the items
@@ -36,21 +37,21 @@ NO_INTERVAL = "none: the headline metric is not a mean over items"
 IMAGE_PAIR = ("C+Q+I", "C+Q")
 
 
-def repeat_of(record: Mapping) -> int:
+def repeat_of(record: RecordDict) -> int:
     return int(record.get("repeat") or 0)
 
 
-def by_repeat(records: Iterable[Mapping]) -> dict[int, list[Mapping]]:
+def by_repeat(records: Iterable[Mapping[str, Any]]) -> dict[int, list[RecordDict]]:
     """{repeat index: its records}, in index order."""
-    out: dict[int, list[Mapping]] = defaultdict(list)
-    for r in records:
+    out: dict[int, list[RecordDict]] = defaultdict(list)
+    for r in as_records(records):
         out[repeat_of(r)].append(r)
     return dict(sorted(out.items()))
 
 
-def n_repeats(records: Iterable[Mapping]) -> int:
+def n_repeats(records: Iterable[Mapping[str, Any]]) -> int:
     """How many repeats the records hold (1 for a run without repeats)."""
-    return len({repeat_of(r) for r in records}) or 1
+    return len({repeat_of(r) for r in as_records(records)}) or 1
 
 
 def _t_interval(values: Sequence[float], mean: float) -> tuple[float, float] | None:
@@ -86,23 +87,23 @@ def item_ci(per_item: Sequence[float], lower: float = 0.0) -> tuple[tuple[float,
         from .stats import binomial_ci  # (numpy and scipy on first use)
 
         exact = binomial_ci(mean * len(per_item), len(per_item))  # (expected counts where means are not 0 or 1)
-        return (tuple(exact), ITEM_WILSON) if exact else (None, None)
+        return (exact, ITEM_WILSON) if exact else (None, None)
     return (max(lower, found[0]), min(1.0, found[1])), ITEM_T
 
 
-def item_means(records: Iterable[Mapping]) -> list[float]:
+def item_means(records: Iterable[Mapping[str, Any]]) -> list[float]:
     """Each item's mean correctness over its records (its repeats), in first-seen order."""
     return list(item_means_by_id(records).values())
 
 
-def paired_repeats(a: Iterable[Mapping], b: Iterable[Mapping]) -> dict:
+def paired_repeats(a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The difference of correctness a − b on the items both sides hold, per repeat and pooled
     (see the module's docstring): {per_repeat: [{repeat, n, delta}], mean, between_repeat_sd,
     pooled: {n_items, delta, ci}, method}."""
-    index_b = {(r["item_id"], repeat_of(r)): bool(r.get("correct")) for r in b}
+    index_b = {(r["item_id"], repeat_of(r)): bool(r.get("correct")) for r in as_records(b)}
     per_repeat: dict[int, list[float]] = defaultdict(list)
     per_item: dict[str, list[float]] = defaultdict(list)
-    for r in a:
+    for r in as_records(a):
         other = index_b.get((r["item_id"], repeat_of(r)))
         if other is None:
             continue
@@ -130,7 +131,7 @@ def paired_repeats(a: Iterable[Mapping], b: Iterable[Mapping]) -> dict:
 ITEM_PAIRED_T = "item-mean-paired-t"  # the `test` of `paired_means_test`
 
 
-def paired_means_test(a: Sequence[float], b: Sequence[float]) -> dict:
+def paired_means_test(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
     """a − b on the same items, each side one value per item (its mean over its repeats): the
     item-level t interval of the mean contrast (`item_ci`, clipped to [−1, 1]) and the paired t
     test from the same statistic, so the interval excludes 0 exactly when p < 0.05. Every repeat
@@ -160,7 +161,9 @@ def paired_means_test(a: Sequence[float], b: Sequence[float]) -> dict:
     return {**out, "p": p, "p_bound": "="} if p >= P_FLOOR else {**out, "p": P_FLOOR, "p_bound": "<"}
 
 
-def item_mean_pairs(a: Iterable[Mapping], b: Iterable[Mapping]) -> tuple[list[str], list[float], list[float]]:
+def item_mean_pairs(
+    a: Iterable[Mapping[str, Any]], b: Iterable[Mapping[str, Any]]
+) -> tuple[list[str], list[float], list[float]]:
     """(the items both sides hold, each one's mean over its repeats in `a`, the same in `b`): the
     pairs every test between repeated runs is over (`paired_means_test`)."""
     ma, mb = item_means_by_id(a), item_means_by_id(b)
@@ -168,15 +171,17 @@ def item_mean_pairs(a: Iterable[Mapping], b: Iterable[Mapping]) -> tuple[list[st
     return shared, [ma[i] for i in shared], [mb[i] for i in shared]
 
 
-def item_means_by_id(records: Iterable[Mapping]) -> dict[str, float]:
+def item_means_by_id(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     """{item id: its mean correctness over its records (its repeats)}."""
     per_item: dict[str, list[float]] = defaultdict(list)
-    for r in records:
+    for r in as_records(records):
         per_item[r["item_id"]].append(float(bool(r.get("correct"))))
     return {i: fmean(v) for i, v in per_item.items()}
 
 
-def language_repeats(local: Iterable[Mapping], other: Iterable[Mapping]) -> dict[str, dict]:
+def language_repeats(
+    local: Iterable[Mapping[str, Any]], other: Iterable[Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
     """Δlang per repeat and pooled, per condition both runs hold (their base conditions):
     {condition: `paired_repeats(local, other)`}."""
     local, other = list(local), list(other)

@@ -13,10 +13,10 @@ identical numbers: nothing a number depends on changed between them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from enum import Enum
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -26,7 +26,7 @@ from .items import DataError
 FORMAT_VERSION = 2
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """What became of one request: an answer read, a refusal, an answer the reader could not
     read, a failed request, or no response at all."""
 
@@ -35,9 +35,6 @@ class Status(str, Enum):
     PARSE_FAILURE = "parse_failure"
     ERROR = "error"
     MISSING = "missing"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 STATUSES = tuple(s.value for s in Status)
@@ -131,6 +128,57 @@ class Record(BaseModel):
     @property
     def derived(self) -> bool:
         return is_derived(self.condition)
+
+
+class AssistedDict(TypedDict, total=False):
+    """An `Assisted` reading as a record in memory holds it: the plain dict read from
+    `records.jsonl` (the fields `Assisted` declares)."""
+
+    predicted: list[str] | None
+    correct: bool
+    source: str
+    extractor: str | None
+    prompt_hash: str | None
+    error: str | None
+
+
+class RecordDict(TypedDict, total=False):
+    """A `Record` as consumers read it: the plain dict of one line of `records.jsonl` (what
+    `check_record` returns), its fields as `Record` declares them, so that a type checker checks
+    the field names the metrics layer reads. The status is its text; the strata and the fields
+    other tools add are extra keys, read with `.get`. `strict_reading` is no field of the file:
+    the assisted reading of a record (`metrics.assisted_record`) keeps the strict one there, in
+    memory. A TypedDict is a plain dict at run time: typing records costs nothing."""
+
+    item_id: str
+    condition: str
+    key: str | None
+    response: str | None
+    error: str | None
+    usage: dict[str, Any] | None
+    latency_s: float | None
+    cached: bool | None
+    predicted: list[str] | None
+    status: str
+    correct: bool | None
+    rule: str | None
+    scoring_error: str | None
+    held_out: bool
+    saved: bool
+    assisted: AssistedDict | None
+    reasoning: str | None
+    finish_reason: str | None
+    reason: str | None
+    repeat: int | None
+    strict_reading: dict[str, Any]
+
+
+def as_records(rows: Iterable[Mapping[str, Any]]) -> Iterable[RecordDict]:
+    """`rows` seen as the records they are (the same object, for the type checker): every record
+    the metrics layer reads was validated as a `Record` when read (`check_record`) or built by the
+    writers through one, so its fields are `RecordDict`'s. Callers that hold plain dicts pass them
+    as they are."""
+    return cast("Iterable[RecordDict]", rows)
 
 
 class Manifest(BaseModel):

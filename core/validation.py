@@ -75,7 +75,9 @@ def rule_counts(findings: Iterable[Finding], rules: Mapping[str, str]) -> list[d
     """Per rule checked, {"rule", "errors", "warnings", "description"}: every rule of `rules`
     (rule → what it checks) in its order, 0 findings included, so a clean rule shows it was
     checked; then any rule the findings name that `rules` does not, with no description."""
-    rows = {rule: {"rule": rule, "errors": 0, "warnings": 0, "description": text} for rule, text in rules.items()}
+    rows: dict[str, dict[str, Any]] = {
+        rule: {"rule": rule, "errors": 0, "warnings": 0, "description": text} for rule, text in rules.items()
+    }
     for f in findings:
         row = rows.setdefault(f.rule, {"rule": f.rule, "errors": 0, "warnings": 0, "description": ""})
         row["errors" if f.level == "error" else "warnings"] += 1

@@ -8,6 +8,7 @@ benchmark's own tables too. Group records with `group`, count a group with `cell
     (2, 1, 0.5, 1)
 """
 
+from medvqa.core.headline import Headline
 from medvqa.core.metrics import (
     ASSISTED_COLUMNS,
     CI_COLUMNS,
@@ -31,6 +32,7 @@ __all__ = [
     "CI_COLUMNS",
     "READINGS",
     "Cell",
+    "Headline",
     "accuracy_ci",
     "assisted_columns",
     "cell",

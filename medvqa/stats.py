@@ -14,11 +14,10 @@ Outputs name each interval's method in `ci_method`: `wilson-score-bcd` (`WILSON`
     [0.397, 0.892]
 """
 
+from medvqa.core.bootstrap import bootstrap_ci, bootstrap_p
 from medvqa.core.stats import (
     WILSON,
     binomial_ci,
-    bootstrap_ci,
-    bootstrap_p,
     holm,
     macro_method,
     mcnemar,

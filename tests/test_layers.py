@@ -34,6 +34,8 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
             "medvqa.core.hub",
             "medvqa.core.hookspecs",
             "medvqa.core.stats",
+            "medvqa.core.bootstrap",
+            "medvqa.core.contrasts",
             "medvqa.core.files",
             "medvqa.core.repeats",
             "medvqa.core.headline",

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 import medvqa
 from medvqa.cli.main import cli
-from medvqa.core import stats
+from medvqa.core import bootstrap, stats
 from medvqa.core.run.options import RunOptions, run
 
 ESTIMATES = {
@@ -338,21 +338,21 @@ def test_cluster_bootstrap_on_a_small_fixture_by_hand():
     # (4, 4), (2, 3) twice, or (0, 2), each with probability ¼, ½, ¼: accuracies 1, 2/3, 0.
     # The 2.5 % and 97.5 % quantiles of that distribution are 0 and 1 (Davison & Hinkley 1997,
     # §3.8: resample whole clusters).
-    out = stats.cluster_bootstrap([1, 1, 0], [1, 1, 1], ["a", "a", "b"], resamples=4000, seed=0, min_clusters=1)
+    out = bootstrap.cluster_bootstrap([1, 1, 0], [1, 1, 1], ["a", "a", "b"], resamples=4000, seed=0, min_clusters=1)
     assert (
         out["ci"] == [0.0, 1.0]
         and out["ci_method"] == "cluster-bootstrap-expanded-percentile"
         and out["n_clusters"] == 2
     )
-    sums = stats.resampled_sums(np.array([[1, 1], [1, 1], [0, 1]]), ["a", "a", "b"], resamples=4000, seed=0)
+    sums = bootstrap.resampled_sums(np.array([[1, 1], [1, 1], [0, 1]]), ["a", "a", "b"], resamples=4000, seed=0)
     shares = {v: float(np.mean(np.isclose(sums[:, 0] / sums[:, 1], v))) for v in (1.0, 2 / 3, 0.0)}
     assert shares == pytest.approx({1.0: 0.25, 2 / 3: 0.5, 0.0: 0.25}, abs=0.03)
     # item-level resampling of the same three items never gives 2/3 from 3 items alone... it is
     # a different distribution: P(accuracy 1) = (2/3)³ = 0.296
-    items = stats.resampled_sums(np.array([[1, 1], [1, 1], [0, 1]]), None, resamples=4000, seed=0)
+    items = bootstrap.resampled_sums(np.array([[1, 1], [1, 1], [0, 1]]), None, resamples=4000, seed=0)
     assert float(np.mean(items[:, 0] == 3)) == pytest.approx(8 / 27, abs=0.03)
     # below the minimum number of clusters (20) no interval, and a note
-    assert stats.cluster_bootstrap([1, 1, 0], [1, 1, 1], ["a", "a", "b"])["ci"] is None
+    assert bootstrap.cluster_bootstrap([1, 1, 0], [1, 1, 1], ["a", "a", "b"])["ci"] is None
 
 
 @pytest.fixture(scope="module")
@@ -512,18 +512,18 @@ def test_the_expanded_percentile_bootstrap_by_hand_and_its_p_agrees_with_its_int
     # Hesterberg (2015), §4.1: for n = 20 units, α′ = 2Φ(−√(20/19)·t(19, 0.975)) = 2Φ(−2.1474)
     # = 0.03176, so the percentile interval is read at level 0.96824; a plain bootstrap p of
     # α′ maps back to 0.05
-    assert stats.expanded_level(20) == pytest.approx(0.968238, abs=1e-6)
-    assert stats.expanded_p(1 - stats.expanded_level(20), 20) == pytest.approx(0.05, abs=1e-9)
+    assert bootstrap.expanded_level(20) == pytest.approx(0.968238, abs=1e-6)
+    assert bootstrap.expanded_p(1 - bootstrap.expanded_level(20), 20) == pytest.approx(0.05, abs=1e-9)
     rng = np.random.default_rng(3)
     for seed in range(40):  # the interval excludes 0 exactly when p < 0.05
         a, b = rng.integers(0, 2, 30), rng.integers(0, 2, 30) * rng.integers(0, 2, 30)
-        out = stats.bootstrap_difference(a, b, resamples=400, seed=seed)
+        out = bootstrap.bootstrap_difference(a, b, resamples=400, seed=seed)
         if out["ci"] is not None:
             assert (out["ci"][0] > 0 or out["ci"][1] < 0) == (out["p"] < 0.05), (seed, out)
     # near the edge: 5 and 6 right of 20 against 2 (on two items of their own): p 0.098 with the
     # interval reaching 0, p 0.048 with the interval [0.05, 0.40] just clear of it
     a5, a6, b = [1] * 5 + [0] * 15, [1] * 6 + [0] * 14, [0] * 2 + [1] * 2 + [0] * 16
-    five, six = (stats.bootstrap_difference(a, b, resamples=1000, seed=1) for a in (a5, a6))
+    five, six = (bootstrap.bootstrap_difference(a, b, resamples=1000, seed=1) for a in (a5, a6))
     assert five["ci"][0] == 0.0 and five["p"] > 0.05
     assert six["ci"][0] > 0 and six["p"] < 0.05
 
@@ -609,7 +609,7 @@ def test_a_benchmark_that_declares_clusters_gets_the_cluster_interval_by_default
     assert invoke("audit", run_dir, "--cluster", "none", "--json")["intervals"]["cluster"] is None
     # 10,000 resamples unless --resamples says otherwise: about 250 in each tail of a 95 % interval
     by_default = invoke("audit", run_dir, "--json")
-    assert by_default["settings"]["resamples"] == 10_000 == stats.RESAMPLES
+    assert by_default["settings"]["resamples"] == 10_000 == bootstrap.RESAMPLES
     assert by_default["paired"]["overall"]["n"] == 0 and by_default["marginals"]["overall"]["C+Q"]["n"] == 49
     # the text output names the level
     text = CliRunner().invoke(cli, ["compare", str(run_dir), str(other), "--resamples", "200"])

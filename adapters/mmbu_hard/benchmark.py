@@ -3,9 +3,9 @@ classification and detection, scored by micro-F1; open answers are judged by a m
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from medvqa import AnswerConventions, Benchmark, Item, Score, Template
 
@@ -14,6 +14,9 @@ from .detection import IOU_THRESHOLD, box_text, match, parse_boxes
 from .judge import MMBUJudge, answer_text
 from .metrics import counts, f1, micro_f1
 from .validate import RULES
+
+if TYPE_CHECKING:
+    from medvqa.metrics import Headline
 
 
 class MMBUHard(Benchmark):
@@ -124,7 +127,7 @@ class MMBUHard(Benchmark):
 
     # -- metrics ---------------------------------------------------------------------
 
-    def headline(self, records: list[dict]) -> dict:
+    def headline(self, records: Sequence[Mapping[str, Any]]) -> Headline:
         """Micro-F1 over the records given, with its 95 % CI (`metrics.micro_f1`: exact where
         micro-F1 is an accuracy, else the delta-method interval of the ratio from 20 datapoints);
         answers not judged yet are left out, and with none judged the value is None ("not judged")."""
@@ -138,7 +141,7 @@ class MMBUHard(Benchmark):
             "status": result["status"],
         }
 
-    def headline_value(self, records: list[dict]) -> float | None:
+    def headline_value(self, records: Sequence[Mapping[str, Any]]) -> float | None:
         """Micro-F1 alone, with no interval: what a comparison's own bootstrap computes per resample."""
         rows = [c for c in (counts(r, self.iou_threshold) for r in records) if c is not None]
         return f1(*(sum(c[i] for c in rows) for i in range(3)))

@@ -15,6 +15,9 @@ datapoints (the paper's Table 2 bootstraps datapoints instead; see `micro_f1`)."
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 
 from medvqa.stats import WILSON, binomial_ci, ratio_ci
@@ -27,7 +30,7 @@ LEVEL = 0.95
 UNJUDGED = "unjudged"
 
 
-def counts(record: dict, threshold: float) -> tuple[int, int, int] | None:
+def counts(record: Mapping[str, Any], threshold: float) -> tuple[int, int, int] | None:
     """(TP, FP, FN) of one record; None for a free-text answer not judged yet."""
     gold = record.get("gold_boxes")
     if gold is not None:

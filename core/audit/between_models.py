@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from .. import metrics, stats
+from .. import bootstrap, contrasts, metrics, stats
 from ..repeats import item_mean_pairs, n_repeats, paired_means_test
 from .clusters import cluster_map
 from .pairs import REMOVED, WITH, Pair, RunInput, Settings, counted_input, index_records, pair_image_removal
@@ -78,12 +78,12 @@ def delta_difference_test(
     a: Sequence[tuple[bool, bool]], b: Sequence[tuple[bool, bool]], s: Settings, clusters: Sequence[str] | None = None
 ) -> dict:
     """Δimg of model a − Δimg of model b on the items both paired ((with, removed) per item),
-    from the per-item contrasts (`stats.paired_contrast_test`): the exact sign-flip test and the
+    from the per-item contrasts (`contrasts.paired_contrast_test`): the exact sign-flip test and the
     interval that inverts it where few contrasts are non-zero, the z where many are; `test` and
     `ci_method` say which. Given `clusters` (one id per item), a cluster bootstrap (whole
     clusters resampled; its interval and p from the same resamples) stands beside it
     (`ci_cluster`, `p_cluster`)."""
-    t = stats.paired_contrast_test([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b])
+    t = contrasts.paired_contrast_test([float(w) - float(r) for w, r in a], [float(w) - float(r) for w, r in b])
     out = {
         k: t[k]
         for k in (
@@ -101,7 +101,7 @@ def delta_difference_test(
         )
     }
     if clusters is not None:
-        c = stats.bootstrap_difference(
+        c = bootstrap.bootstrap_difference(
             [float(w) - float(r) for w, r in a],
             [float(w) - float(r) for w, r in b],
             clusters=clusters,
@@ -154,7 +154,7 @@ def compare_models(runs: list[RunInput], names: list[str], s: Settings) -> list[
             }
             if clusters is not None:
                 ca, cb = [float(bool(r.get("correct"))) for r in a], [float(bool(r.get("correct"))) for r in b]
-                c = stats.bootstrap_difference(
+                c = bootstrap.bootstrap_difference(
                     ca, cb, clusters=[clusters.get(x, x) for x in shared], resamples=s.resamples, seed=s.seed
                 )
                 row.update(

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from .. import metrics, stats
+from .. import bootstrap, metrics, stats
 from ..conditions import IMAGE_REMOVAL
 from ..items import DataError, Item
 from ..metrics import level_keys
@@ -51,7 +51,7 @@ class Settings:
 
     by: tuple[str, ...] = ()
     refusals: str = "strict"
-    resamples: int = stats.RESAMPLES
+    resamples: int = bootstrap.RESAMPLES
     seed: int = 0
     examples: int = 3
     cluster: str | None = None  # a cluster level the benchmark declares: cluster-bootstrap intervals beside

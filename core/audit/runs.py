@@ -186,7 +186,7 @@ def audit_saved(
     """`medvqa.audit` of runs already read (`read_runs`; `notes`: its notes), so that a command
     that has read them for another output audits them without reading them again; the
     arguments are `medvqa.audit`'s (`by`: a sequence of names, None for the default strata)."""
-    from .. import stats
+    from .. import bootstrap
     from ..metrics import reading_summary
     from .analysis import audit as audit_runs
     from .clusters import cluster_notes, default_cluster
@@ -201,7 +201,7 @@ def audit_saved(
     settings = Settings(
         by=tuple(by) if by is not None else default_by(groups),
         refusals=refusals,
-        resamples=resamples or stats.RESAMPLES,
+        resamples=resamples or bootstrap.RESAMPLES,
         seed=seed,
         examples=examples,
         cluster=cluster,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import metrics, stats
+from .. import bootstrap, metrics, stats
 from ..run.forced import FORCED_CONDITION
 from .pairs import STATES, Pair, Settings, group_by_level, has_paired_refusal, pair_values, wilson_interval
 
@@ -116,7 +116,7 @@ def transition_row(
     if binary:
         row["counts"] = {k.replace("p", "n", 1): int(counts[k]) for k in STATES}
     if clusters is not None:
-        boot = stats.cluster_bootstrap(cw - cr, [1.0] * n, clusters, resamples=s.resamples, seed=s.seed)
+        boot = bootstrap.cluster_bootstrap(cw - cr, [1.0] * n, clusters, resamples=s.resamples, seed=s.seed)
         row.update(
             ci_cluster=boot["ci"],
             ci_cluster_method=boot["ci_method"],

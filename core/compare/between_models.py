@@ -11,7 +11,7 @@ from __future__ import annotations
 from itertools import combinations
 from statistics import fmean
 
-from .. import metrics, stats
+from .. import bootstrap, metrics
 from ..audit.between_models import between_models_holm, paired_accuracy_test
 from ..audit.names import scope
 from ..audit.pairs import Settings
@@ -48,7 +48,7 @@ TEST_COLUMNS = [
 
 def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: Settings) -> dict:
     """Paired bootstrap of headline(a) − headline(b) over shared items (a[i], b[i] the same
-    item), resampling items jointly (`stats.bootstrap_statistic`): interval and two-sided p from
+    item), resampling items jointly (`bootstrap.bootstrap_statistic`): interval and two-sided p from
     the same resamples. For metrics that are not a mean over items (micro-F1): each resample
     calls the benchmark's `headline_value`."""
     va, vb = bench.headline_value(a), bench.headline_value(b)
@@ -58,8 +58,8 @@ def _paired_bootstrap_metric(bench: Benchmark, a: list[dict], b: list[dict], s: 
         xa, xb = bench.headline_value([a[i] for i in idx]), bench.headline_value([b[i] for i in idx])
         return None if xa is None or xb is None else xa - xb
 
-    boot = stats.bootstrap_statistic(
-        len(a), on, difference, resamples=s.resamples, seed=s.seed, min_n=stats.MIN_HEADLINE_BOOTSTRAP_N
+    boot = bootstrap.bootstrap_statistic(
+        len(a), on, difference, resamples=s.resamples, seed=s.seed, min_n=bootstrap.MIN_HEADLINE_BOOTSTRAP_N
     )
     ci = boot["ci"] or (None, None)
     return {

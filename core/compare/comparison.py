@@ -24,9 +24,9 @@ from ..audit.clusters import cluster_notes, default_cluster, intervals_statement
 from ..audit.names import scope
 from ..audit.pairing import language_delta_rows, manifest_language
 from ..audit.pairs import Settings
+from ..bootstrap import RESAMPLES
 from ..render import json_rows
 from ..results import model_name
-from ..stats import RESAMPLES
 from ..usage import usage_by_condition
 from .between_models import TEST_COLUMNS, test_rows
 from .deltas import DELTA_COLUMNS, DELTA_LANG_COLUMNS, REMOVED, WITH, delta_row

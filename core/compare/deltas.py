@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from statistics import fmean
 
-from .. import stats
+from .. import bootstrap
 from ..audit.pairing import scope_text
 from ..audit.pairs import RunInput, Settings, pair_image_removal
 from ..audit.transitions import flat_row, paired_section
@@ -104,7 +104,7 @@ def _pooled_delta(records: list[dict], k: int, clusters: dict[str, str] | None, 
         + (f"p {test['p']:.3g}" if test["p"] is not None else test["note"]),
     }
     if clusters is not None:
-        boot = stats.cluster_bootstrap(
+        boot = bootstrap.cluster_bootstrap(
             [x - y for x, y in zip(a, b)],
             [1.0] * len(a),
             [clusters.get(i, i) for i in shared],

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from .. import metrics, stats
+from .. import bootstrap, metrics
 from ..audit.pairs import Settings
 from ..results import NON_ANSWERS, STATUSES
 from .entries import Entry
@@ -111,7 +111,7 @@ def cluster_interval_columns(
             "cluster_level": s.cluster,
             "n_clusters": None,
         }
-    boot = stats.cluster_bootstrap(
+    boot = bootstrap.cluster_bootstrap(
         [float(bool(r.get("correct"))) for r in kept],
         [1.0] * len(kept),
         [clusters.get(r["item_id"], r["item_id"]) for r in kept],

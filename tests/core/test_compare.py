@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import medvqa
 from medvqa.cli.main import cli
-from medvqa.core import stats
+from medvqa.core import bootstrap
 from medvqa.core.compare import table as compare_table
 from medvqa.core.stats import binomial_ci
 from tests.conftest import shared_data
@@ -421,7 +421,7 @@ def test_the_paired_bootstrap_asks_for_the_value_only_once_per_resample(tmp_path
 
     monkeypatch.setattr(PointsExam, "headline", counted_headline)
     monkeypatch.setattr(PointsExam, "headline_value", counted_value)
-    monkeypatch.setattr(stats, "MIN_HEADLINE_BOOTSTRAP_N", 1)  # bootstrap the six items (the output needs 50)
+    monkeypatch.setattr(bootstrap, "MIN_HEADLINE_BOOTSTRAP_N", 1)  # bootstrap the six items (the output needs 50)
     a = medvqa.run(
         "points_exam", "constant:A", conditions="C+Q", run_dir=str(tmp_path / "a"), cache=False, progress=False
     )

@@ -4,7 +4,7 @@ import random
 import numpy as np
 import pytest
 
-from medvqa.core import stats
+from medvqa.core import bootstrap, contrasts, stats
 
 
 def exact_mcnemar(b: int, c: int) -> float:
@@ -36,9 +36,9 @@ def test_score_test_by_hand_and_it_agrees_with_the_wilson_interval():
 
 def test_bootstrap_ci_is_seeded_and_brackets_the_mean():
     values = [1.0] * 30 + [0.0] * 70
-    a = stats.bootstrap_ci(values, seed=3, resamples=200)  # few resamples: seeds differ in the limits
-    assert a == stats.bootstrap_ci(values, seed=3, resamples=200)
-    assert a != stats.bootstrap_ci(values, seed=4, resamples=200)
+    a = bootstrap.bootstrap_ci(values, seed=3, resamples=200)  # few resamples: seeds differ in the limits
+    assert a == bootstrap.bootstrap_ci(values, seed=3, resamples=200)
+    assert a != bootstrap.bootstrap_ci(values, seed=4, resamples=200)
     lo, hi = a
     assert lo < 0.3 < hi
     # The normal approximation of a 95 % interval for p = 0.3, n = 100 is ±0.09.
@@ -49,21 +49,21 @@ def test_resampled_sums_draw_whole_clusters_as_often_as_the_bootstrap_does():
     """Three clusters: a holds two right items (totals 2, 2), b and c one wrong item each (0, 1).
     A resample draws 3 clusters with replacement, k of them a with k ~ Binomial(3, 1/3): the
     numerator is 2k and the denominator 3 + k, so P(2k = 0, 2, 4, 6) = 8, 12, 6, 1 over 27."""
-    sums = stats.resampled_sums(np.array([[1, 1], [1, 1], [0, 1], [0, 1]]), ["a", "a", "b", "c"])
-    assert sums.shape == (stats.RESAMPLES, 2) == (10_000, 2)
+    sums = bootstrap.resampled_sums(np.array([[1, 1], [1, 1], [0, 1], [0, 1]]), ["a", "a", "b", "c"])
+    assert sums.shape == (bootstrap.RESAMPLES, 2) == (10_000, 2)
     k = sums[:, 0] / 2
     assert np.array_equal(sums[:, 1], 3 + k)
     shares = [float(np.mean(k == j)) for j in range(4)]
     assert shares == pytest.approx([8 / 27, 12 / 27, 6 / 27, 1 / 27], abs=0.015)  # 3 SE at 10,000
     # seeded: the same sums again
-    again = stats.resampled_sums(np.array([[1, 1], [1, 1], [0, 1], [0, 1]]), ["a", "a", "b", "c"])
+    again = bootstrap.resampled_sums(np.array([[1, 1], [1, 1], [0, 1], [0, 1]]), ["a", "a", "b", "c"])
     assert np.array_equal(sums, again)
 
 
 def test_bootstrap_ci_degenerate_inputs():
-    assert stats.bootstrap_ci([]) is None
-    assert stats.bootstrap_ci([0.4]) is None  # never a zero-width interval
-    assert stats.bootstrap_ci([1.0, 1.0, 1.0]) is None
+    assert bootstrap.bootstrap_ci([]) is None
+    assert bootstrap.bootstrap_ci([0.4]) is None  # never a zero-width interval
+    assert bootstrap.bootstrap_ci([1.0, 1.0, 1.0]) is None
 
 
 def test_binomial_ci_bounds_of_zero_of_n():
@@ -77,19 +77,19 @@ def test_paired_bootstrap_difference_and_significance():
     rng = random.Random(0)
     a = [1.0 if rng.random() < 0.8 else 0.0 for _ in range(200)]
     b = [1.0 if rng.random() < 0.3 else 0.0 for _ in range(200)]
-    res = stats.paired_bootstrap(a, b, seed=1)
+    res = bootstrap.paired_bootstrap(a, b, seed=1)
     assert res["n"] == 200
     assert res["difference"] == pytest.approx(sum(a) / 200 - sum(b) / 200)
     lo, hi = res["ci"]
     assert lo < res["difference"] < hi and lo > 0
     assert res["p"] < 0.01
-    same = stats.paired_bootstrap(a, a)
+    same = bootstrap.paired_bootstrap(a, a)
     assert same["difference"] == 0 and same["p"] == 1.0 and same["ci"] is None
     # every item differs the same way: no resample reaches 0, so p is bounded by 1/B, never 0
-    apart = stats.paired_bootstrap([1.0] * 4, [0.0] * 4, resamples=1000)
+    apart = bootstrap.paired_bootstrap([1.0] * 4, [0.0] * 4, resamples=1000)
     assert (apart["p"], apart["p_bound"]) == (0.001, "<") and apart["ci"] is None
     with pytest.raises(ValueError, match="differ in length"):
-        stats.paired_bootstrap([1.0], [1.0, 0.0])
+        bootstrap.paired_bootstrap([1.0], [1.0, 0.0])
 
 
 # The intervals below are our own (the papers prescribe none); the references are in docs/audit.md.
@@ -155,9 +155,9 @@ def test_wilson_with_expected_counts_agrees_with_whole_counts():
 
 
 def test_bootstrap_p_is_never_zero():
-    assert stats.bootstrap_p([0.1, 0.2, 0.3], 1000) == (0.001, "<")
-    assert stats.bootstrap_p([-0.1, 0.1, 0.2, 0.3], 4) == (0.5, "=")  # 2·min(1/4, 3/4)
-    assert stats.bootstrap_p([0.0, 0.0], 10) == (1.0, "=")
+    assert bootstrap.bootstrap_p([0.1, 0.2, 0.3], 1000) == (0.001, "<")
+    assert bootstrap.bootstrap_p([-0.1, 0.1, 0.2, 0.3], 4) == (0.5, "=")  # 2·min(1/4, 3/4)
+    assert bootstrap.bootstrap_p([0.0, 0.0], 10) == (1.0, "=")
 
 
 def _parity_cases():
@@ -212,7 +212,7 @@ def test_paired_z_difference_by_hand_and_its_interval_agrees_with_its_test():
     s² = 4.1/9, se = √(s²/10) = 0.21344; z = 0.3/se = 1.40556, p = 2Φ(−z) = 0.15985; the interval
     0.3 ± 1.95996·se = [−0.11833, 0.71833] (docs/audit.md, "Statistics": z, not Student's t)."""
     d = [1, 0, 0, 1, -1, 0, 1, 0, 0, 1]
-    got = stats.paired_z_difference(d, [0] * 10)
+    got = contrasts.paired_z_difference(d, [0] * 10)
     se = math.sqrt(4.1 / 9 / 10)
     assert got["difference"] == pytest.approx(0.3)
     assert got["ci"] == pytest.approx([0.3 - 1.959963984540054 * se, 0.3 + 1.959963984540054 * se], rel=1e-12)
@@ -223,10 +223,10 @@ def test_paired_z_difference_by_hand_and_its_interval_agrees_with_its_test():
     rng = np.random.default_rng(3)
     for _ in range(300):
         a, b = rng.integers(-1, 2, size=25), rng.integers(-1, 2, size=25)
-        out = stats.paired_z_difference(a, b)
+        out = contrasts.paired_z_difference(a, b)
         if out["ci"] is not None:
             assert (out["ci"][0] > 0 or out["ci"][1] < 0) == (out["p"] < 0.05)
-    assert stats.paired_z_difference([1, 1, 1], [0, 0, 0])["ci"] is None  # no spread: no interval, no test
+    assert contrasts.paired_z_difference([1, 1, 1], [0, 0, 0])["ci"] is None  # no spread: no interval, no test
 
 
 def _brute_mid_p(d, delta):
@@ -258,9 +258,9 @@ def test_four_contrasts_of_one_get_the_exact_sign_test_not_the_z():
     where three plus signs of the four and 61 of the 96 tie with the observed |T| = 100δ − 4:
     2(1 − δ) + δ(2·61 − 96) = 100δ − 4."""
     a = [1] * 4 + [0] * 96
-    z = stats.paired_z_difference(a, [0] * 100)
+    z = contrasts.paired_z_difference(a, [0] * 100)
     assert z["p"] == pytest.approx(0.04225, abs=1e-5)
-    got = stats.paired_contrast_test(a, [0] * 100)
+    got = contrasts.paired_contrast_test(a, [0] * 100)
     assert (got["test"], got["ci_method"], got["n_nonzero"]) == ("sign-flip-exact-mid-p", "sign-flip-inverted", 4)
     assert got["exact_p"] == pytest.approx(0.125, rel=1e-12)
     assert got["p"] == pytest.approx(0.0625, rel=1e-12)
@@ -278,7 +278,7 @@ def test_sign_flip_interval_limits_are_where_its_mid_p_crosses_and_agree_with_it
     (≥ 0.05) with rejected δ just beyond it, checked against a grouped enumeration of the 2^12
     sign patterns; over random samples the interval excludes 0 exactly when p < 0.05."""
     d = [2, 1, 1, 1, 1, 0, 0, 0, 0, -1, 1, 2]
-    got = stats.sign_flip_difference(d, [0] * 12)
+    got = contrasts.sign_flip_difference(d, [0] * 12)
     assert got["difference"] == pytest.approx(8 / 12)
     assert got["p"] == pytest.approx(_brute_mid_p(d, 0.0), rel=1e-12)
     low, high = got["ci"]
@@ -287,41 +287,41 @@ def test_sign_flip_interval_limits_are_where_its_mid_p_crosses_and_agree_with_it
     rng = np.random.default_rng(5)
     for _ in range(200):
         a, b = rng.integers(-1, 2, size=15), np.where(rng.random(15) < 0.7, 0, rng.integers(-1, 2, size=15))
-        out = stats.paired_contrast_test(a, a - b)
+        out = contrasts.paired_contrast_test(a, a - b)
         if out["ci"] is not None:
             assert (out["ci"][0] > 0 or out["ci"][1] < 0) == (out["p"] < 0.05), out
 
 
 def test_contrast_test_says_which_method_and_why():
     # 40 non-zero contrasts of ±1 among 60 items: the z (SIGN_FLIP_BELOW is 30)
-    many = stats.paired_contrast_test([1] * 25 + [-1] * 15 + [0] * 20, [0] * 60)
+    many = contrasts.paired_contrast_test([1] * 25 + [-1] * 15 + [0] * 20, [0] * 60)
     assert (many["test"], many["ci_method"], many["n_nonzero"]) == ("paired-z-test", "paired-z", 40)
     # one contrast of 1 among 20: exact p = P(|T*| ≥ 1) = 1, mid-p 1/2; the interval is the bound the
     # differing items set: a contrast lies in [−2, 2], and the share of items that differ is at most
     # the upper limit of 1 of 20 (Wilson's, 0.236130), so the mean lies within ±0.472261
-    one = stats.paired_contrast_test([1] + [0] * 19, [0] * 20)
+    one = contrasts.paired_contrast_test([1] + [0] * 19, [0] * 20)
     assert (one["test"], one["ci_method"]) == ("sign-flip-exact-mid-p", "differing-items-bound")
     assert (one["p"], one["exact_p"]) == (pytest.approx(0.5), pytest.approx(1.0))
     assert one["ci"] == pytest.approx([-2 * 0.2361312, 2 * 0.2361312], abs=1e-6)
     assert one["note"].startswith("1 of 20 items differ")
     # no item differs (two strong models that agree everywhere): p = 1 and the bound of 0 of 20,
     # ±2·z²/(20 + z²) = ±2·3.8415/23.8415 = ±0.32225, where the z gave no interval at all
-    none = stats.paired_contrast_test([1] * 18 + [0, -1], [1] * 18 + [0, -1])
+    none = contrasts.paired_contrast_test([1] * 18 + [0, -1], [1] * 18 + [0, -1])
     assert (none["p"], none["exact_p"], none["difference"]) == (1.0, 1.0, 0.0)
     z2 = 1.959963984540054**2
     assert none["ci"] == pytest.approx([-2 * z2 / (20 + z2), 2 * z2 / (20 + z2)], rel=1e-9)
-    assert stats.paired_z_difference([1] * 18 + [0, -1], [1] * 18 + [0, -1])["ci"] is None
+    assert contrasts.paired_z_difference([1] * 18 + [0, -1], [1] * 18 + [0, -1])["ci"] is None
     # 25 contrasts spread over five values among 2,000 items: the interval's outcomes are too many to
     # enumerate (1,976 × ...), so drawn, and the note says so; the test's are enumerated
     d = [2] * 3 + [1] * 12 + [-1] * 8 + [-2] * 2 + [0] * 1975
-    big = stats.paired_contrast_test(d, [0] * 2000)
+    big = contrasts.paired_contrast_test(d, [0] * 2000)
     assert big["test"] == "sign-flip-exact-mid-p" and "Monte Carlo" in big["note"]
     assert big["p"] == pytest.approx(_brute_mid_p([x for x in d if x], 0.0), rel=1e-9)
     # no shared pairs is not "every item gives the same contrast"
-    assert stats.paired_contrast_test([], [])["note"] == "no shared pairs: no interval, no test"
-    assert stats.paired_z_difference([], [])["note"] == "no shared pairs: no interval, no test"
+    assert contrasts.paired_contrast_test([], [])["note"] == "no shared pairs: no interval, no test"
+    assert contrasts.paired_z_difference([], [])["note"] == "no shared pairs: no interval, no test"
     assert (
-        stats.paired_contrast_test([1, 1, 1], [0, 0, 0])["note"]
+        contrasts.paired_contrast_test([1, 1, 1], [0, 0, 0])["note"]
         == "every item gives the same contrast: no interval, no test"
     )
 
