@@ -92,7 +92,7 @@ class LanguageSide:
     language: str | None  # the items' language, as the records hold it (ja, en, ...); None where unknown
     rank: int  # its place among the benchmark's languages (0: the exam's own)
     source: str
-    records: list[Mapping]  # the records that count under the benchmark's rules
+    records: list[Mapping[str, Any]]  # the records that count under the benchmark's rules
     items: dict
 
 
@@ -112,9 +112,9 @@ def side(runs: Sequence[Any]) -> LanguageSide:
     """A `LanguageSide` of saved runs of one experiment."""
     first = runs[0]
     bench = first.benchmark
-    records = metrics.counted([r for run in runs for r in run.records], bench)[0]
+    records: list[Mapping[str, Any]] = [*metrics.counted([r for run in runs for r in run.records], bench)[0]]
     code = manifest_language(first.manifest, bench)
-    held = {r.get("language") for r in records if r.get("language")}
+    held = {str(r.get("language")) for r in records if r.get("language")}
     language = next(iter(held)) if len(held) == 1 else code
     rank = bench.offered_languages.index(code) if code in bench.offered_languages else len(bench.offered_languages)
     return LanguageSide(

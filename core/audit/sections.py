@@ -282,11 +282,11 @@ def selection_bias(run: IndexedRun) -> dict:
             for r, it in choice
             if (g := it.gold) is not None
             and g.format == "single"
-            and r.get("predicted") is not None
-            and len(r["predicted"]) == 1
+            and (p := r.get("predicted")) is not None
+            and len(p) == 1
         ]
         n = len(single)
-        predicted = Counter(r["predicted"][0] for r, _ in single)
+        predicted = Counter((r.get("predicted") or [""])[0] for r, _ in single)
         gold = Counter(g.alternatives[0][0] for _, g in single)
         labels = sorted(set(predicted) | set(gold))
         diff = {lab: (predicted[lab] - gold[lab]) / n for lab in labels} if n else {}
