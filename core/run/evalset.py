@@ -206,8 +206,12 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
     from ..errors import UsageError
     from ..inference.backend_options import read_model_config, resolve
 
-    file = Path(source) if isinstance(source, (str, Path)) else None
-    data = read_model_config(file) if file is not None else dict(source)
+    file: Path | None = None
+    if isinstance(source, (str, Path)):
+        file = Path(source)
+        data = read_model_config(file)
+    else:
+        data = dict(source)
     base = base or (file.parent if file is not None else Path.cwd())
 
     def fail(entry: str | None, message: str) -> DataError:
@@ -257,10 +261,11 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
             if not folder.exists():
                 raise fail(entry, f"data: {folder} does not exist")
             b = b.model_copy(update={"data": str(folder)})
-        for lang in b.languages or ():
-            if lang not in bench.offered_languages:
+        for language in b.languages or ():
+            if language not in bench.offered_languages:
                 raise fail(
-                    entry, f"languages: {lang!r} is not one of {bench.name}'s ({', '.join(bench.offered_languages)})"
+                    entry,
+                    f"languages: {language!r} is not one of {bench.name}'s ({', '.join(bench.offered_languages)})",
                 )
         if b.conditions is not None:
             text = b.conditions if isinstance(b.conditions, str) else ",".join(b.conditions)
@@ -272,16 +277,19 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
         if b.convention is not None and b.convention not in bench.conventions:
             raise fail(entry, f"convention: {b.convention!r} is not one of {bench.name}'s")
         benches.append((b, bench))
-    planned, folders = [], {}  # each experiment's run directory, named after its entries
+    # each experiment's run directory, named after its entries
+    planned: list[tuple[str, ModelEntry, BenchmarkEntry, str | None, dict[str, Any]]] = []
+    folders: dict[str, tuple[str, str]] = {}
     for j, (b, bench) in enumerate(benches):
-        for lang in b.languages or [None]:
+        languages: list[str | None] = list(b.languages) if b.languages else [None]
+        for lang in languages:
             for i, (m, resolved) in enumerate(zip(parsed.models, options)):
                 first = lang is None or lang == bench.offered_languages[0]
-                folder = f"{b.benchmark}-{path_part(lang)}" if lang and not first else b.benchmark
+                folder_name = f"{b.benchmark}-{path_part(lang)}" if lang and not first else b.benchmark
                 bench_entry = f"benchmarks[{j}] ({b.benchmark}{'' if first else f', {lang}'})"
                 source = f"{bench_entry} × models[{i}] ({m.name or m.model})"
                 planned.append((source, m, b, lang, resolved))
-                folders[source] = (folder, m.name or m.model)
+                folders[source] = (folder_name, m.name or m.model)
     try:
         dirs = run_dirs(study_dir, folders)
     except DataError as exc:
@@ -325,7 +333,7 @@ def run_options(s: EvalSet, e: Experiment, command_line: list[str]):
         sample=b.sample,
         split=b.split,
         select={k: v if isinstance(v, list) else [str(v)] for k, v in b.select.items()} if b.select else None,
-        conditions=b.conditions,
+        conditions=b.conditions if b.conditions is None or isinstance(b.conditions, str) else ",".join(b.conditions),
         limit=b.limit,
         convention=b.convention,
         language=e.language,
@@ -380,10 +388,11 @@ def run_set(
                 done = len(outcomes)
                 failed = sum(o.failure is not None for o in outcomes.values())
                 records = sum((o.summary or {}).get("n_records", 0) for o in outcomes.values())
+            finished = outcome.summary
             state = (
-                "failed: " + outcome.failure
-                if outcome.failure
-                else f"{outcome.summary['n_records']} records ({outcome.summary['requested']} requested)"
+                f"{finished['n_records']} records ({finished['requested']} requested)"
+                if finished is not None and not outcome.failure
+                else f"failed: {outcome.failure}"
             )
             say(
                 f"[{done}/{total}] {e.label}: {state} | set: {done - failed} done, {failed} failed, "

@@ -8,7 +8,7 @@ import hashlib
 import inspect
 import json
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -18,7 +18,7 @@ from .. import plugins
 from ..benchmark import Benchmark
 from ..conditions import ALL, Condition, applicable, as_printed
 from ..errors import UsageError
-from ..inference.base import Response
+from ..inference.base import Backend, Response
 from ..items import DataError, Item, brief
 from ..jsonl import TABLE_SUFFIXES, brief_list, numbered_jsonl, read_table, refuse_repeat
 from .runner import DEFAULT_MAX_RESPONSE_BYTES, RunSpec, build_manifest, make_record, rescore_record
@@ -26,8 +26,9 @@ from .store import RunStore
 
 
 @dataclass
-class _Imported:
-    """What the manifest records about the "backend" of an imported run: the model's name only."""
+class _Imported(Backend):
+    """What the manifest records about the "backend" of an imported run: the model's name only
+    (it answers nothing: the answers were made elsewhere)."""
 
     model: str
     params: dict = field(default_factory=dict)
@@ -121,7 +122,9 @@ def write_run(
         },
     )
     patterns = plugins.answer_patterns()
-    records, seen, conditions = [], {}, []
+    records: list[dict] = []
+    seen: dict[Hashable, tuple[str | None, str]] = {}
+    conditions: list[str] = []
 
     def record_of(item: Item, cond: Condition, text: str | None, extra: dict | None = None) -> dict:
         key = hashlib.sha256(json.dumps(["imported", model, item.id, cond.value, text]).encode()).hexdigest()
@@ -347,7 +350,7 @@ def _brief(value: Any) -> str:
 def admit(
     item: Item,
     label: str,
-    seen: dict,
+    seen: dict[Hashable, tuple[str | None, str]],
     admitted: Iterable[Condition],
     where: str,
     *,
@@ -424,7 +427,9 @@ def read_answer_file(
         for column, option in (*needed, (response_column, "--response-column")):
             if column not in first:
                 raise DataError(
-                    f"no {column!r} column ({option}); the columns are {brief_list(first)}", file=file, record=where
+                    f"no {column!r} column ({option}); the columns are {brief_list(list(first))}",
+                    file=file,
+                    record=where,
                 )
 
     if suffix in (".jsonl", ".json", ".ndjson"):
@@ -451,7 +456,8 @@ def read_answer_file(
         raise DataError("no answers in the file (nothing to import)", file=file)
     by_position = id_from == "row"
     hint = "" if by_position else " (--id-from row numbers the answers by their position instead)"
-    out, seen = [], {}
+    out: list[tuple[Item, str, str | None]] = []
+    seen: dict[Hashable, tuple[str | None, str]] = {}
     for position, (where, row) in enumerate(rows, 1):
         if not by_position and id_column not in row:
             raise DataError(f"no {id_column!r} field (--id-column)", file=file, record=where)

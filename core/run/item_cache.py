@@ -86,13 +86,13 @@ def data_signature(data: str | Path) -> str | None:
             h.update(f"{here}\0unreadable\n".encode("utf-8", "surrogateescape"))
             continue
         for entry in entries:
-            st, out = _stat(entry.path, root)
-            if st is not None and stat.S_ISDIR(st.st_mode) and out is None:
+            found, out = _stat(entry.path, root)
+            if found is not None and stat.S_ISDIR(found.st_mode) and out is None:
                 folders.append(entry.path)
                 continue
-            line = [entry.path, *(["->", out] if out is not None else [])]
-            if st is not None and not stat.S_ISDIR(st.st_mode):
-                line += [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+            line: list[object] = [entry.path, *(["->", out] if out is not None else [])]
+            if found is not None and not stat.S_ISDIR(found.st_mode):
+                line += [found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino]
             h.update(("\0".join(map(str, line)) + "\n").encode("utf-8", "surrogateescape"))
             count += 1
         if count > MAX_FILES:
@@ -245,7 +245,7 @@ def load_checked(
     and kept."""
     data = load.get("data")
     signature = data_signature(data) if data and not load.get("sample") else None
-    if signature is None:
+    if not data or signature is None:  # (no signature without data)
         items = loader()
         return items, fingerprint_items(items)
     slot_text = json.dumps(slot, sort_keys=True, default=str)

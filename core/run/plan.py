@@ -71,8 +71,8 @@ def dry_run(options) -> dict:
         c["cached"] += r.key in cached
     for _, cond in pairs if more else ():
         per_condition.setdefault(cond.value, Counter()).update(to_ask=more, cached=0)
-    for r in kept:
-        per_condition.setdefault(r["condition"], Counter())["recorded"] += 1
+    for rec in kept:
+        per_condition.setdefault(rec["condition"], Counter())["recorded"] += 1
     plan_doc: dict[str, Any] = {
         "run_dir": str(spec.run_dir),
         "benchmark": spec.benchmark.name,

@@ -359,21 +359,22 @@ class RunStore:
                 code = errno.EROFS if os.statvfs(needs).f_flag & os.ST_RDONLY else errno.EACCES
                 raise write_error(path, OSError(code, os.strerror(code)))
 
-    def _start_writing(self) -> None:
+    def _start_writing(self) -> int:
         """Before the first record: the run's manifest, then records.jsonl cut back to its last
-        whole line (a killed writer may have left half of one)."""
+        whole line (a killed writer may have left half of one). Returns records.jsonl's descriptor."""
         if self._manifest is not None:
             write_json_atomic(self.run_dir / MANIFEST, self._manifest)
             self._manifest = None
         try:
-            self._fd = open_no_link(self.records_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+            self._fd = fd = open_no_link(self.records_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise DataError("is not a regular file; choose another --run-dir", file=self.records_path)
-            if os.fstat(self._fd).st_size != self._end:
-                os.ftruncate(self._fd, self._end)
+            if os.fstat(fd).st_size != self._end:
+                os.ftruncate(fd, self._end)
         except OSError as exc:
             raise write_error(self.records_path, exc) from None
         self._wrote = True
+        return fd
 
     def append(self, record: dict) -> None:
         self.append_many([record])
@@ -383,15 +384,14 @@ class RunStore:
         system call each, such as a judge, batches them)."""
         if not records:
             return
-        if self._fd is None:
-            self._start_writing()
+        fd = self._fd if self._fd is not None else self._start_writing()
         data = b"".join(_line(record, self._scrub) for record in records)
         try:
             written = 0
             while written < len(data):  # a whole line reaches the OS at once
-                written += os.write(self._fd, data[written:])
+                written += os.write(fd, data[written:])
         except OSError as exc:
-            self._cut_back()
+            self._cut_back(fd)
             raise write_error(self.records_path, exc) from None
         self._end += len(data)
         self._pending += len(records)
@@ -399,10 +399,10 @@ class RunStore:
         if self._pending >= self.fsync_every or now - self._last_sync >= self.fsync_seconds:
             self.sync()
 
-    def _cut_back(self) -> None:
-        """Drop the part of a line a failed write left behind."""
+    def _cut_back(self, fd: int) -> None:
+        """Drop the part of a line a failed write left behind in records.jsonl (open at `fd`)."""
         try:
-            os.ftruncate(self._fd, self._end)
+            os.ftruncate(fd, self._end)
         except OSError:
             pass  # the next open drops it
 
