@@ -24,6 +24,7 @@ from .scoring.conventions import AnswerConventions
 if TYPE_CHECKING:
     from .passlines import PassLines
     from .render import Tables
+    from .scoring.judge import JudgePrompt
 
 
 def _values(value: Any) -> list[Any]:
@@ -252,7 +253,7 @@ class Benchmark:
         benchmark whose `headline` computes a costly interval overrides this too."""
         return self.headline(records)["value"]
 
-    def judge(self) -> Any:
+    def judge(self) -> JudgePrompt | None:
         """The `medvqa.JudgePrompt` with which a judge model scores this benchmark's free-text
         answers (`medvqa judge`, `medvqa run --judge`); None when it has none."""
         return None
@@ -276,7 +277,7 @@ class Benchmark:
         each (item, condition) under the reading asked for."""
         return None
 
-    def extract(self, **options: Any) -> Any:
+    def extract(self, **options: Any) -> object:
         """Source documents → the benchmark's release layout; the adapter's own command
         (`register_commands`) exposes it. Benchmarks without an extractor raise."""
         raise NotImplementedError(f"benchmark {self.name} has no extractor")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import plugins
 from ..benchmark import Benchmark
@@ -36,6 +36,10 @@ from .forced import forced_guess_requests
 from .interrupt import interrupts_deferred
 from .store import HELD_OUT, RunStore, newest_per_pair, pair_key
 from .summary import DEFAULT_MAX_ERROR_RATE, health
+
+if TYPE_CHECKING:
+    from .extract import ExtractSummary
+    from .judge import JudgeSummary
 
 RETRIED_STATUSES = ("error", "missing")  # what a re-run asks again by default
 RECORD_FIELDS = (
@@ -231,8 +235,8 @@ class RunResult:
     cost_usd: float = 0.0
     n_image_fallback: int = 0  # items whose image files are missing: run without images only
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE
-    judged: dict | None = None  # what `judge_run` did, when the run was judged
-    extracted: dict | None = None  # what `extract_run` did, when an extractor read the parse failures
+    judged: JudgeSummary | None = None  # what `judge_run` did, when the run was judged
+    extracted: ExtractSummary | None = None  # what `extract_run` did, when an extractor read the parse failures
     held_out: list[dict] = field(default_factory=list)  # records of held-out items: exported, not scored
     benchmark: Benchmark | None = None  # whose rules (`Benchmark.counts`) the numbers follow
     reading: str | None = None  # the headline's reading; None: the benchmark's protocol's
