@@ -25,7 +25,8 @@ from .interrupt import RunInterrupted, exit_on_second_interrupt
 from .items import load_items
 from .names import path_part
 from .progress import for_stderr
-from .runner import DEFAULT_MAX_RESPONSE_BYTES, RunResult, RunSpec, execute
+from .recording import DEFAULT_MAX_RESPONSE_BYTES
+from .runner import RunResult, RunSpec, execute
 from .store import read_manifest, read_records
 from .summary import DEFAULT_MAX_ERROR_RATE, image_fallbacks
 

@@ -195,7 +195,7 @@ def dry_run_set(study) -> dict:
     """The plan of every experiment of an eval set (`evalset.EvalSet`) and the totals: what
     `medvqa eval --dry-run` prints. An experiment that cannot be planned (its data, its model)
     is named with the reason."""
-    from .evalset import run_options
+    from .evalset_run import run_options
 
     plans, failed = [], []
     for e in study.experiments:
