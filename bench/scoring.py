@@ -56,7 +56,7 @@ def main() -> None:
 
     from medvqa.core import plugins
     from medvqa.core.conditions import Condition
-    from medvqa.core.run.runner import rescore_record
+    from medvqa.core.run.recording import rescore_record
     from medvqa.core.scoring.score import score
 
     bench = plugins.get_benchmark("jmed48k")

@@ -12,7 +12,7 @@ from ._common import model_name_option, print_json, print_run_summary, reading_o
 
 def generic_import(benchmark: str) -> click.Command:
     """The generic import command of `benchmark`."""
-    from medvqa.core.run.imported import ID_FROM
+    from medvqa.core.run.answer_file import ID_FROM
 
     @click.command(benchmark)
     @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=str))
@@ -110,7 +110,7 @@ def generic_import(benchmark: str) -> click.Command:
         import medvqa
         from medvqa.core import plugins
         from medvqa.core.conditions import as_printed
-        from medvqa.core.run.imported import read_answer_file
+        from medvqa.core.run.answer_file import read_answer_file
         from medvqa.core.run.items import load_items
 
         with user_errors():

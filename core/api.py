@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
     from .benchmark import Benchmark
     from .items import Item
-    from .run.evalset import EvalResult, EvalSet
+    from .run.evalset import EvalSet
+    from .run.evalset_run import EvalResult
     from .scoring.score import Score
 
 
@@ -123,7 +124,7 @@ def records(run_dir: str | Path, *, reading: str | None = None) -> pd.DataFrame:
     import pandas as pd
 
     from . import metrics
-    from .run.runner import RECORD_FIELDS
+    from .run.recording import RECORD_FIELDS
     from .run.store import read_manifest, read_records
 
     manifest = read_manifest(Path(run_dir))
@@ -258,10 +259,10 @@ def compare(
 def run_eval_set(
     study: EvalSet, *, progress: Callable[[str], None] | None = None, command_line: list[str] | None = None
 ) -> EvalResult:
-    """Run (or resume) the eval set `study` (`run.evalset.run_set`), then compare the experiments
+    """Run (or resume) the eval set `study` (`run.evalset_run.run_set`), then compare the experiments
     that finished: `compare.md` and `compare.json` in its study folder, and in the result. A
     failed comparison is a note; the set's runs stand."""
-    from .run.evalset import run_set
+    from .run.evalset_run import run_set
 
     result = run_set(study, progress=progress, command_line=command_line)
     finished = [o.experiment.run_dir for o in result.outcomes if o.summary is not None]

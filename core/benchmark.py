@@ -25,6 +25,7 @@ from .scoring.judge import JudgePrompt
 if TYPE_CHECKING:
     from .passlines import PassLines
     from .render import Tables
+    from .scoring.judge import JudgePrompt
     from .validation import Finding
 
 
@@ -278,7 +279,7 @@ class Benchmark:
         each (item, condition) under the reading asked for."""
         return None
 
-    def extract(self, **options: Any) -> Any:
+    def extract(self, **options: Any) -> object:
         """Source documents → the benchmark's release layout; the adapter's own command
         (`register_commands`) exposes it. Benchmarks without an extractor raise."""
         raise NotImplementedError(f"benchmark {self.name} has no extractor")

@@ -36,14 +36,15 @@ servers run at the same time. A failing experiment (an error, a preflight refuse
 than `max_error_rate`) does not stop the others: the result names it and why. Re-running the
 set resumes every experiment; one `compare` of the finished experiments ends the set (written
 to `<study_dir>/compare.md` and `compare.json`).
+
+This module holds what a set declares and how it is read and checked (`read_set`);
+`evalset_run` runs it (`run_set`).
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -125,55 +126,6 @@ class EvalSet:
     batch_poll_s: float = 30.0
 
 
-@dataclass
-class Outcome:
-    experiment: Experiment
-    summary: dict | None = None
-    failure: str | None = None  # why it failed (None: it succeeded)
-
-    def as_json(self) -> dict:
-        e = self.experiment
-        out = {
-            "benchmark": e.benchmark.benchmark,
-            "language": e.language,
-            "model": e.model.name or e.model.model,
-            "model_string": e.model.model,
-            "run_dir": str(e.run_dir),
-            "ok": self.failure is None,
-            "failure": self.failure,
-        }
-        if self.summary is not None:
-            out.update(
-                {
-                    k: self.summary.get(k)
-                    for k in ("n_records", "requested", "cache_hits", "errors", "accuracy", "usage", "cost_usd")
-                }
-            )
-        return out
-
-
-@dataclass
-class EvalResult:
-    study_dir: Path
-    outcomes: list[Outcome]
-    compare: dict | None = None  # `compare --json` of the experiments that finished
-    compare_text: str | None = None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def failed(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.failure is not None]
-
-    def as_json(self) -> dict:
-        return {
-            "study_dir": str(self.study_dir),
-            "experiments": [o.as_json() for o in self.outcomes],
-            "failed": [o.experiment.label for o in self.failed],
-            "compare": self.compare,
-            "notes": self.notes,
-        }
-
-
 def _where(exc: ValidationError, data: Mapping[str, Any]) -> tuple[str | None, str]:
     """(the entry, the message naming the key) of a set's first validation error."""
     err = exc.errors(include_url=False)[0]
@@ -206,8 +158,12 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
     from ..errors import UsageError
     from ..inference.backend_options import read_model_config, resolve
 
-    file = Path(source) if isinstance(source, (str, Path)) else None
-    data = read_model_config(file) if file is not None else dict(source)
+    file: Path | None = None
+    if isinstance(source, (str, Path)):
+        file = Path(source)
+        data = read_model_config(file)
+    else:
+        data = dict(source)
     base = base or (file.parent if file is not None else Path.cwd())
 
     def fail(entry: str | None, message: str) -> DataError:
@@ -257,10 +213,11 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
             if not folder.exists():
                 raise fail(entry, f"data: {folder} does not exist")
             b = b.model_copy(update={"data": str(folder)})
-        for lang in b.languages or ():
-            if lang not in bench.offered_languages:
+        for language in b.languages or ():
+            if language not in bench.offered_languages:
                 raise fail(
-                    entry, f"languages: {lang!r} is not one of {bench.name}'s ({', '.join(bench.offered_languages)})"
+                    entry,
+                    f"languages: {language!r} is not one of {bench.name}'s ({', '.join(bench.offered_languages)})",
                 )
         if b.conditions is not None:
             text = b.conditions if isinstance(b.conditions, str) else ",".join(b.conditions)
@@ -272,16 +229,19 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
         if b.convention is not None and b.convention not in bench.conventions:
             raise fail(entry, f"convention: {b.convention!r} is not one of {bench.name}'s")
         benches.append((b, bench))
-    planned, folders = [], {}  # each experiment's run directory, named after its entries
+    # each experiment's run directory, named after its entries
+    planned: list[tuple[str, ModelEntry, BenchmarkEntry, str | None, dict[str, Any]]] = []
+    folders: dict[str, tuple[str, str]] = {}
     for j, (b, bench) in enumerate(benches):
-        for lang in b.languages or [None]:
+        languages: list[str | None] = list(b.languages) if b.languages else [None]
+        for lang in languages:
             for i, (m, resolved) in enumerate(zip(parsed.models, options)):
                 first = lang is None or lang == bench.offered_languages[0]
-                folder = f"{b.benchmark}-{path_part(lang)}" if lang and not first else b.benchmark
+                folder_name = f"{b.benchmark}-{path_part(lang)}" if lang and not first else b.benchmark
                 bench_entry = f"benchmarks[{j}] ({b.benchmark}{'' if first else f', {lang}'})"
                 source = f"{bench_entry} × models[{i}] ({m.name or m.model})"
                 planned.append((source, m, b, lang, resolved))
-                folders[source] = (folder, m.name or m.model)
+                folders[source] = (folder_name, m.name or m.model)
     try:
         dirs = run_dirs(study_dir, folders)
     except DataError as exc:
@@ -312,93 +272,3 @@ def _lane(model: str, options: Mapping[str, Any]) -> str:
         return f"model list:{options['model_list']}"
     prefix = model.split("/", 1)[0] if "/" in model else None
     return f"provider:{prefix}" if prefix else f"local:{model}:{id(options)}"
-
-
-def run_options(s: EvalSet, e: Experiment, command_line: list[str]):
-    from .options import RunOptions
-
-    b = e.benchmark
-    return RunOptions(
-        benchmark=b.benchmark,
-        model=e.model.model,
-        data=b.data,
-        sample=b.sample,
-        split=b.split,
-        select={k: v if isinstance(v, list) else [str(v)] for k, v in b.select.items()} if b.select else None,
-        conditions=b.conditions,
-        limit=b.limit,
-        convention=b.convention,
-        language=e.language,
-        run_dir=str(e.run_dir),
-        seed=s.seed,
-        repeats=s.repeats,
-        max_error_rate=s.max_error_rate,
-        model_name=e.model.name,
-        backend_options=dict(e.backend_options),
-        command_line=command_line,
-        batch=s.batch,
-        batch_poll_s=s.batch_poll_s,
-    )
-
-
-def run_set(
-    s: EvalSet, *, progress: Callable[[str], None] | None = None, command_line: list[str] | None = None
-) -> EvalResult:
-    """Run (or resume) every experiment of `s` (see the module's docstring)."""
-    from .options import run
-
-    command_line = command_line or ["medvqa", "eval", str(s.file) if s.file else "<set>"]
-    lanes: dict[str, list[Experiment]] = {}
-    for e in s.experiments:
-        lanes.setdefault(e.lane, []).append(e)
-    outcomes: dict[int, Outcome] = {}
-    lock = threading.Lock()
-    total = len(s.experiments)
-    started = time.monotonic()
-
-    def say(line: str) -> None:
-        if progress is not None:
-            with lock:
-                progress(line)
-
-    def lane(experiments: list[Experiment]) -> None:
-        for e in experiments:
-            try:
-                result = run(run_options(s, e, command_line), progress=False)
-                summary = result.summary()
-                outcome = Outcome(e, summary, summary.get("failure"))
-            except KeyboardInterrupt:
-                raise
-            except Exception as exc:  # one experiment's failure is its own: the others go on
-                outcome = Outcome(
-                    e,
-                    None,
-                    f"{type(exc).__name__}: {exc}" if not isinstance(exc, (ValueError, DataError)) else str(exc),
-                )
-            with lock:
-                outcomes[id(e)] = outcome
-                done = len(outcomes)
-                failed = sum(o.failure is not None for o in outcomes.values())
-                records = sum((o.summary or {}).get("n_records", 0) for o in outcomes.values())
-            state = (
-                "failed: " + outcome.failure
-                if outcome.failure
-                else f"{outcome.summary['n_records']} records ({outcome.summary['requested']} requested)"
-            )
-            say(
-                f"[{done}/{total}] {e.label}: {state} | set: {done - failed} done, {failed} failed, "
-                f"{records} records, {time.monotonic() - started:.0f} s"
-            )
-
-    threads = [
-        threading.Thread(target=lane, args=(exps,), name=f"medvqa-eval-{i}", daemon=True)
-        for i, exps in enumerate(lanes.values())
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        while t.is_alive():  # joined in steps, so that Ctrl-C reaches the main thread
-            t.join(0.2)
-    ordered = [outcomes[id(e)] for e in s.experiments]
-    result = EvalResult(s.study_dir, ordered)
-    return result

@@ -86,13 +86,13 @@ def data_signature(data: str | Path) -> str | None:
             h.update(f"{here}\0unreadable\n".encode("utf-8", "surrogateescape"))
             continue
         for entry in entries:
-            st, out = _stat(entry.path, root)
-            if st is not None and stat.S_ISDIR(st.st_mode) and out is None:
+            found, out = _stat(entry.path, root)
+            if found is not None and stat.S_ISDIR(found.st_mode) and out is None:
                 folders.append(entry.path)
                 continue
-            line = [entry.path, *(["->", out] if out is not None else [])]
-            if st is not None and not stat.S_ISDIR(st.st_mode):
-                line += [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+            line: list[object] = [entry.path, *(["->", out] if out is not None else [])]
+            if found is not None and not stat.S_ISDIR(found.st_mode):
+                line += [found.st_size, found.st_mtime_ns, found.st_ctime_ns, found.st_ino]
             h.update(("\0".join(map(str, line)) + "\n").encode("utf-8", "surrogateescape"))
             count += 1
         if count > MAX_FILES:
@@ -179,7 +179,7 @@ def _read(path: Path, key: list, roots: tuple[str, ...]) -> tuple[list[Item], st
         kept.reverse()
         items = []
         while kept:  # each item's text let go once it is built
-            items.append(_item(*kept.pop()))
+            items.append(rebuild_item(*kept.pop()))
     except Exception:  # noqa: BLE001 - an entry of another medvqa, or not ours: loaded afresh
         return None
     # an image file kept outside the data folder (an adapter's own cache of decoded images) must still be there
@@ -188,14 +188,14 @@ def _read(path: Path, key: list, roots: tuple[str, ...]) -> tuple[list[Item], st
     return items, stored["fingerprint"]
 
 
-def _kept(item: Item, text: str) -> tuple[str, list[str | None], list[str]]:
+def keep_item(item: Item, text: str) -> tuple[str, list[str | None], list[str]]:
     """What an entry keeps of `item`: its canonical text, its image paths and its `meta` keys in
     their order (the text sorts them)."""
     return text, [None if im.path is None else str(im.path) for im in item.images], list(item.meta)
 
 
-def _item(text: str, paths: list, order: list) -> Item:
-    """The item an entry kept as `_kept`: built from its text, where each image is marked there or
+def rebuild_item(text: str, paths: list, order: list) -> Item:
+    """The item an entry kept as `keep_item`: built from its text, where each image is marked there or
     not; a path must be given exactly where the text says the image is there, and the `meta` keys
     must be the text's own."""
     data = json.loads(text)
@@ -221,7 +221,7 @@ def _confined(path: Path, roots: tuple[str, ...]) -> bool:
 def _write(path: Path, key: list, items: list[Item], texts: list[str], fingerprint: str) -> None:
     """The entry written to a temporary file and renamed over `path`; a cache folder that cannot
     be written (read-only, full) leaves the items uncached, nothing else."""
-    data = [_kept(it, text) for it, text in zip(items, texts)]
+    data = [keep_item(it, text) for it, text in zip(items, texts)]
     payload = pickle.dumps({"key": key, "fingerprint": fingerprint, "items": data}, protocol=pickle.HIGHEST_PROTOCOL)
     try:
         write_atomic(
@@ -245,7 +245,7 @@ def load_checked(
     and kept."""
     data = load.get("data")
     signature = data_signature(data) if data and not load.get("sample") else None
-    if signature is None:
+    if not data or signature is None:  # (no signature without data)
         items = loader()
         return items, fingerprint_items(items)
     slot_text = json.dumps(slot, sort_keys=True, default=str)

@@ -25,7 +25,8 @@ from .interrupt import RunInterrupted, exit_on_second_interrupt
 from .items import load_items
 from .names import path_part
 from .progress import for_stderr
-from .runner import DEFAULT_MAX_RESPONSE_BYTES, RunResult, RunSpec, execute
+from .recording import DEFAULT_MAX_RESPONSE_BYTES
+from .runner import RunResult, RunSpec, execute
 from .store import read_manifest, read_records
 from .summary import DEFAULT_MAX_ERROR_RATE, image_fallbacks
 
@@ -157,7 +158,7 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
 
     backend = batched(backend)
     use_cache = options.cache if cache is None else cache and options.cache
-    cache = ResponseCache(Path(options.cache_path) if options.cache_path else None) if use_cache else None
+    response_cache = ResponseCache(Path(options.cache_path) if options.cache_path else None) if use_cache else None
     command_line = options.command_line or list(sys.argv)
     spec = RunSpec(
         benchmark=benchmark,
@@ -167,7 +168,7 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
         run_dir=run_dir,
         split=split,
         data=options.load_options()["data"],
-        cache=cache,
+        cache=response_cache,
         command_line=command_line,
         extra_manifest={
             "load": options.load_options(),

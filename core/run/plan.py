@@ -71,8 +71,8 @@ def dry_run(options) -> dict:
         c["cached"] += r.key in cached
     for _, cond in pairs if more else ():
         per_condition.setdefault(cond.value, Counter()).update(to_ask=more, cached=0)
-    for r in kept:
-        per_condition.setdefault(r["condition"], Counter())["recorded"] += 1
+    for rec in kept:
+        per_condition.setdefault(rec["condition"], Counter())["recorded"] += 1
     plan_doc: dict[str, Any] = {
         "run_dir": str(spec.run_dir),
         "benchmark": spec.benchmark.name,
@@ -195,7 +195,7 @@ def dry_run_set(study) -> dict:
     """The plan of every experiment of an eval set (`evalset.EvalSet`) and the totals: what
     `medvqa eval --dry-run` prints. An experiment that cannot be planned (its data, its model)
     is named with the reason."""
-    from .evalset import run_options
+    from .evalset_run import run_options
 
     plans, failed = [], []
     for e in study.experiments:

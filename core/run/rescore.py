@@ -6,9 +6,10 @@ from pathlib import Path
 
 from .. import plugins
 from ..items import DataError
-from .runner import rescore_record
+from .lock import locked
+from .recording import rescore_record
 from .saved import load_run
-from .store import MANIFEST, locked, read_all_records, rewrite_records, write_json_atomic
+from .store import MANIFEST, read_all_records, rewrite_records, write_json_atomic
 
 
 def rescore(run_dir: Path, convention: str | None = None) -> tuple[int, int]:

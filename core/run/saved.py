@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import cast
 
 from .. import plugins
 from ..benchmark import Benchmark
@@ -74,7 +75,9 @@ class SavedRun:
             return self
         if self.reading != metrics.STRICT:
             raise ValueError(f"{self.path}: records already read {self.reading}; read the run again")
-        return replace(self, records=metrics.read(self.records, reading), reading=reading)
+        # `metrics.read` gives back the records' own dicts (strict) or new dicts (`assisted_record`)
+        records = cast("list[dict]", metrics.read(self.records, reading))
+        return replace(self, records=records, reading=reading)
 
 
 def read_run(run_dir: str | Path, loaded: dict | None = None) -> SavedRun:

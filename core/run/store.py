@@ -6,21 +6,20 @@ dropped on the next open, so a re-run of the same command resumes where the last
 
 One writer at a time: every command that writes a run directory holds an exclusive lock
 (`flock`) on `run.lock` in the directory, which names the holder's PID; a second writer fails at
-once. Opening a run writes nothing until a record is appended: a new run's manifest is written
-with its first record, a run that ends before one (a failed preflight) leaves no file behind,
-and a finished run opens in a read-only directory. Files in a run directory are never opened
-through a symbolic link: a run directory holding one is refused before anything is written, the
-lock and `records.jsonl` are opened with `O_NOFOLLOW`, and a replaced file is a temporary file
-of our own, created exclusively, renamed over it (`write_atomic`, the one writer of every file
-medvqa writes, in a run directory or not). Nothing reaches a file unscrubbed of
-credentials, and a failed write (disk full, read-only) is an error naming the file, with the
-file cut back to its last whole line.
+once (`lock`, where the lock and its rules live). Opening a run writes nothing until a record is
+appended: a new run's manifest is written with its first record, a run that ends before one (a
+failed preflight) leaves no file behind, and a finished run opens in a read-only directory.
+Files in a run directory are never opened through a symbolic link: a run directory holding one
+is refused before anything is written, the lock and `records.jsonl` are opened with
+`O_NOFOLLOW`, and a replaced file is a temporary file of our own, created exclusively, renamed
+over it (`write_atomic`, the one writer of every file medvqa writes, in a run directory or not).
+Nothing reaches a file unscrubbed of credentials, and a failed write (disk full, read-only) is
+an error naming the file, with the file cut back to its last whole line.
 """
 
 from __future__ import annotations
 
 import errno
-import fcntl
 import gc
 import json
 import os
@@ -31,15 +30,15 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
-from ..files import READ_ONLY, link_error, open_no_link, remove_quietly, write_atomic, write_error
+from ..files import open_no_link, remove_quietly, write_atomic, write_error
 from ..inference.secrets import Scrubber
 from ..items import DataError
 from ..jsonl import read_json
 from ..results import check_record, upgrade_manifest
+from .lock import LOCK, locked, refuse_links, take_lock
 
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
-LOCK = "run.lock"
 # A record of an item whose answers are withheld carries this field (true): it is never scored.
 HELD_OUT = "held_out"
 # Manifest fields that must match for a run directory to be resumed (`language` only where the
@@ -55,20 +54,6 @@ IDENTITY = (
     "convention",
     "language",
 )
-
-
-def refuse_links(run_dir: Path) -> None:
-    """A `DataError` naming the first symbolic link in `run_dir` (the directory itself may be
-    one: it is what the user named). Called before anything is written there."""
-    try:
-        entries = sorted(os.scandir(run_dir), key=lambda e: e.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    except OSError as exc:
-        raise write_error(Path(run_dir), exc) from None
-    for entry in entries:
-        if entry.is_symlink():
-            raise link_error(Path(run_dir) / entry.name)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -186,94 +171,6 @@ def _line(record: dict, scrub: Scrubber) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
-def lock_run_dir(run_dir: Path) -> int | None:
-    """Take the exclusive lock of a run directory; the returned descriptor holds it until it is
-    closed (or the process ends) and the lock file holds our PID. A second writer fails at once
-    with a message naming the holder. None when the directory is read-only to us: nothing can be
-    written there, and the first write says so."""
-    return _lock(Path(run_dir))[0]
-
-
-def _lock(run_dir: Path) -> tuple[int | None, bool]:
-    """(`lock_run_dir`'s descriptor, whether we created the lock file). The lock file is opened
-    without following links, and the lock counts only if the file we locked is still the one
-    at its path (a run that wrote nothing removes its lock file when it closes)."""
-    path = run_dir / LOCK
-    for _ in range(10):
-        fd, created = _open_lock_file(path)
-        if fd is None:
-            return None, False
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-            os.close(fd)
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
-                raise DataError(f"cannot lock the run directory ({exc.strerror})", file=path) from None
-            who = f"process {holder}" if holder.isdigit() else "another process"
-            raise DataError(
-                f"in use by {who} (lock {LOCK}): wait for it to finish, or choose another --run-dir", file=run_dir
-            ) from None
-        try:
-            current = os.lstat(path)
-        except FileNotFoundError:
-            current = None
-        mine = os.fstat(fd)
-        if current is None or (current.st_ino, current.st_dev) != (mine.st_ino, mine.st_dev):
-            os.close(fd)  # the file was removed (or replaced) while we waited: lock the one there now
-            continue
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        except OSError:
-            pass  # a lock file we may only read still locks; it just cannot name us
-        return fd, created
-    raise DataError("cannot lock the run directory (its lock file keeps changing)", file=path)
-
-
-def _open_lock_file(path: Path) -> tuple[int | None, bool]:
-    """(descriptor of the lock file, whether we created it); (None, False) when the directory
-    is read-only to us and holds no lock file. A lock file removed between our two tries (its
-    run closed without a record) is created again, a bounded number of times."""
-    for _ in range(10):
-        try:
-            return open_no_link(path, os.O_RDWR | os.O_CREAT | os.O_EXCL), True
-        except FileExistsError:
-            refused = False
-        except OSError as exc:
-            if exc.errno not in READ_ONLY:
-                raise write_error(path, exc) from None
-            refused = True  # we may not create it: open the one there, if there is one
-        try:
-            return open_no_link(path, os.O_RDWR), False
-        except FileNotFoundError:
-            if refused:
-                return None, False  # read-only, and no lock file to take
-            continue  # removed in between: create it again
-        except OSError as exc:
-            if exc.errno not in READ_ONLY:
-                raise write_error(path, exc) from None
-        try:
-            return open_no_link(path, os.O_RDONLY), False  # an existing lock file we may not write still locks
-        except OSError:
-            return None, False
-    raise DataError("cannot lock the run directory (its lock file keeps changing)", file=path)
-
-
-@contextmanager
-def locked(run_dir: Path) -> Iterator[None]:
-    """Hold the lock of the existing run directory `run_dir` (refused when it holds a symbolic
-    link): what a command that rewrites a run (`score`) does for its whole read-and-write."""
-    run_dir = Path(run_dir)
-    refuse_links(run_dir)
-    fd = lock_run_dir(run_dir)
-    try:
-        yield
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-
 class RunStore:
     """The writer of one run directory (see the module's docstring)."""
 
@@ -311,7 +208,7 @@ class RunStore:
         except OSError as exc:
             raise write_error(self.run_dir, exc) from None
         try:
-            self._lock, self._created_lock = _lock(self.run_dir)
+            self._lock, self._created_lock = take_lock(self.run_dir)
             return self._open_locked(manifest)
         except BaseException:
             self.close()
@@ -359,21 +256,22 @@ class RunStore:
                 code = errno.EROFS if os.statvfs(needs).f_flag & os.ST_RDONLY else errno.EACCES
                 raise write_error(path, OSError(code, os.strerror(code)))
 
-    def _start_writing(self) -> None:
+    def _start_writing(self) -> int:
         """Before the first record: the run's manifest, then records.jsonl cut back to its last
-        whole line (a killed writer may have left half of one)."""
+        whole line (a killed writer may have left half of one). Returns records.jsonl's descriptor."""
         if self._manifest is not None:
             write_json_atomic(self.run_dir / MANIFEST, self._manifest)
             self._manifest = None
         try:
-            self._fd = open_no_link(self.records_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
-            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+            self._fd = fd = open_no_link(self.records_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise DataError("is not a regular file; choose another --run-dir", file=self.records_path)
-            if os.fstat(self._fd).st_size != self._end:
-                os.ftruncate(self._fd, self._end)
+            if os.fstat(fd).st_size != self._end:
+                os.ftruncate(fd, self._end)
         except OSError as exc:
             raise write_error(self.records_path, exc) from None
         self._wrote = True
+        return fd
 
     def append(self, record: dict) -> None:
         self.append_many([record])
@@ -383,15 +281,14 @@ class RunStore:
         system call each, such as a judge, batches them)."""
         if not records:
             return
-        if self._fd is None:
-            self._start_writing()
+        fd = self._fd if self._fd is not None else self._start_writing()
         data = b"".join(_line(record, self._scrub) for record in records)
         try:
             written = 0
             while written < len(data):  # a whole line reaches the OS at once
-                written += os.write(self._fd, data[written:])
+                written += os.write(fd, data[written:])
         except OSError as exc:
-            self._cut_back()
+            self._cut_back(fd)
             raise write_error(self.records_path, exc) from None
         self._end += len(data)
         self._pending += len(records)
@@ -399,10 +296,10 @@ class RunStore:
         if self._pending >= self.fsync_every or now - self._last_sync >= self.fsync_seconds:
             self.sync()
 
-    def _cut_back(self) -> None:
-        """Drop the part of a line a failed write left behind."""
+    def _cut_back(self, fd: int) -> None:
+        """Drop the part of a line a failed write left behind in records.jsonl (open at `fd`)."""
         try:
-            os.ftruncate(self._fd, self._end)
+            os.ftruncate(fd, self._end)
         except OSError:
             pass  # the next open drops it
 

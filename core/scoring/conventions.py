@@ -38,3 +38,8 @@ class AnswerConventions:
     # comparison, reproduced): final_score(item, response_text, chain_score, saved) -> Score, called
     # with what the chain read; None keeps the chain's score
     final_score: Callable[[Item, str, Score, bool], Score] | None = None
+
+
+# The conventions of a caller that names none (JMed48k's chain): one shared instance, as a
+# frozen dataclass allows.
+DEFAULT_CONVENTIONS = AnswerConventions()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from typing import TypedDict
 
 from ..items import Item
 from ..messages import Message
@@ -28,7 +29,8 @@ EXTRACTOR_SOURCE = "extractor"
 EXTRACTOR_BACKEND_DEFAULTS = {"response_format": "none"}
 CHOICE_GOLD = ("single", "multi", "alternatives")
 
-PROMPT = """You read an examinee's answer to a multiple-choice question and report which option label(s) the answer chose. Do not answer the question yourself and do not judge whether the answer is right.
+PROMPT = """You read an examinee's answer to a multiple-choice question and report which option label(s) \
+the answer chose. Do not answer the question yourself and do not judge whether the answer is right.
 
 Question:
 {question}
@@ -39,20 +41,39 @@ Options:
 The examinee's answer:
 {response}
 
-Reply with the chosen label{plural} only{several}, or NONE if the answer chooses no option or cannot be read as a choice.
+Reply with the chosen label{plural} only{several}, or NONE if the answer chooses no option or cannot be read \
+as a choice.
 {choose}Valid labels: {labels}."""
 
 _SPLIT = re.compile(r"[\s,、，;/]+")
+
+
+class AssistedReading(TypedDict):
+    """What an extractor made of one parse failure: `record["assisted"]`, beside the strict reading."""
+
+    predicted: list[str] | None  # the option keys read ([] for NONE); None: unreadable
+    correct: bool
+    source: str  # EXTRACTOR_SOURCE
+    extractor: str  # the extractor model
+    prompt: str
+    prompt_version: str
+    prompt_hash: str
+    key: str  # the extractor request's cache key
+    response: str | None  # the extractor's reply
+    error: str | None
+    cached: bool
+    attempts: int  # requests made for it (0: from the cache)
 
 
 class ExtractorPrompt:
     """The extractor's prompt (versioned; `hash` covers its name, version and template) and its
     reader."""
 
-    name = "choice-extractor"
-    version = "1"
-    template = PROMPT
-    max_attempts = 3
+    name: str = "choice-extractor"
+    version: str = "1"
+    template: str = PROMPT
+    # an unreadable reply is asked again, up to this many requests in all
+    max_attempts: int = 3
 
     @property
     def hash(self) -> str:
@@ -91,7 +112,9 @@ class ExtractorPrompt:
         if isinstance(got, dict) and "answer" in got:
             got = got["answer"]
 
-        def label(t):  # a numeric label ("1", {"answer": [3]}) is read as its text, not as JSON's number
+        def label(
+            t: object,
+        ) -> object:  # a numeric label ("1", {"answer": [3]}) is read as its text, not as JSON's number
             return str(t) if isinstance(t, int) and not isinstance(t, bool) else t
 
         got = [label(t) for t in got] if isinstance(got, list) else label(got)
@@ -103,9 +126,10 @@ class ExtractorPrompt:
             return ()
         by_label = {o.label.upper(): o.key for o in item.options}
         keys = [by_label.get(t.strip().upper()) for t in got]
-        if any(k is None for k in keys):
+        found = [k for k in keys if k is not None]
+        if len(found) != len(keys):
             return None
-        return tuple(dict.fromkeys(keys))
+        return tuple(dict.fromkeys(found))
 
 
 def is_extracted(record: dict, model: str, prompt_hash: str) -> bool:

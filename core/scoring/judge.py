@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Literal, TypedDict
 
 from ..items import Item
 from ..messages import Message
@@ -26,6 +27,23 @@ JUDGED_RULE = "judge"
 JUDGE_ERROR_RULE = "judge-error"
 # Whatever else a backend is given, a judge's reply is prose ending in a verdict: no JSON mode.
 JUDGE_BACKEND_DEFAULTS = {"response_format": "none"}
+
+# A judge's reading of a reply: 1 correct, 0 incorrect (None where the reply cannot be read).
+Verdict = Literal[0, 1]
+
+
+class Judgement(TypedDict):
+    """What one judge model made of one record: `record["judgements"][model]`."""
+
+    verdict: Verdict | None  # None: unreadable after `max_attempts`, or the request failed
+    response: str | None  # the judge's reply
+    error: str | None
+    key: str  # the judge request's cache key
+    prompt: str
+    prompt_version: str
+    prompt_hash: str
+    cached: bool
+    attempts: int  # requests made for it (0: from the cache)
 
 
 class JudgePrompt:
@@ -51,7 +69,7 @@ class JudgePrompt:
         (its gold is not free text)."""
         raise NotImplementedError
 
-    def verdict(self, text: str | None) -> int | None:
+    def verdict(self, text: str | None) -> Verdict | None:
         """1 (correct), 0 (incorrect) or None (the reply cannot be read)."""
         raise NotImplementedError
 
@@ -70,7 +88,9 @@ def apply_verdict(record: dict) -> dict:
 
 def is_judged(record: dict, model: str, prompt_hash: str) -> bool:
     done = (record.get("judgements") or {}).get(model)
-    return bool(done) and done.get("prompt_hash") == prompt_hash and done.get("verdict") in (0, 1)
+    if not done:
+        return False
+    return done.get("prompt_hash") == prompt_hash and done.get("verdict") in (0, 1)
 
 
 def cohen_kappa(table: dict[str, int]) -> float | None:

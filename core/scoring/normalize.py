@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..items import Item
-from .conventions import AnswerConventions
+from .conventions import DEFAULT_CONVENTIONS, AnswerConventions
 from .patterns import CompiledPatterns, LanguagePatterns, compile_patterns
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -44,7 +44,7 @@ def normalize(
     item: Item,
     text: str,
     patterns: Sequence[LanguagePatterns] = (),
-    conventions: AnswerConventions = AnswerConventions(),
+    conventions: AnswerConventions = DEFAULT_CONVENTIONS,
     *,
     saved: bool = False,
 ) -> Normalized:
@@ -59,8 +59,9 @@ def normalize(
         scalar = all(isinstance(e, (str, int, float)) and not isinstance(e, bool) for e in elements)
         cleaned = [rule0_clean(str(e), labels.letters) for e in elements] if scalar else []
         hits = [apply_rules(c, labels, rules) for c in cleaned]
-        if scalar and all(hits):
-            return Normalized(tuple(key for key, _ in hits), "answered", "json")
+        read = [hit[0] for hit in hits if hit is not None]
+        if scalar and len(read) == len(hits):
+            return Normalized(tuple(read), "answered", "json")
         return fallback(cleaned, text, labels, rules)
     s = rule0_clean(text, labels.letters)
     if saved and conventions.saved_label_sets and (keys := saved_label_set(s, labels)):
@@ -71,8 +72,9 @@ def normalize(
         if _ARROW.search(s) and not labels.numeric
         else []
     )
-    if len(chain) > 1 and all(chain):  # nothing but an arrow chain of valid labels, as in JSON
-        return Normalized(tuple(chain), "answered", "arrows")
+    chained = [key for key in chain if key]
+    if len(chain) > 1 and len(chained) == len(chain):  # nothing but an arrow chain of valid labels, as in JSON
+        return Normalized(tuple(chained), "answered", "arrows")
     if hit := apply_rules(s, labels, rules):
         return Normalized((hit[0],), "answered", hit[1])
     return fallback([s], text, labels, rules)
@@ -116,8 +118,8 @@ def saved_label_set(s: str, labels: ItemLabels) -> tuple[str, ...] | None:
     parts = [] if labels.numeric else [p for p in _SEPARATOR.split(s) if p]
     if len(parts) == 1 and not labels.resolve(parts[0]):
         parts = list(parts[0])
-    keys = [labels.resolve(p) for p in parts]
-    return tuple(keys) if keys and all(keys) else None
+    keys = [key for p in parts if (key := labels.resolve(p))]
+    return tuple(keys) if parts and len(keys) == len(parts) else None
 
 
 def rule0_clean(text: str, upper: bool = False) -> str:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ..items import Item
-from .conventions import AnswerConventions, Score
+from ..items import Gold, Item
+from .conventions import DEFAULT_CONVENTIONS, AnswerConventions, Score
 from .normalize import normalize
 from .patterns import CompiledPatterns, LanguagePatterns, compile_patterns
 
@@ -24,7 +24,7 @@ def score(
     *,
     error: str | None = None,
     patterns: Sequence[LanguagePatterns] = (),
-    conventions: AnswerConventions = AnswerConventions(),
+    conventions: AnswerConventions = DEFAULT_CONVENTIONS,
     saved: bool = False,
 ) -> Score:
     """Score one response: `error` set means the request failed, no text means no response,
@@ -50,14 +50,15 @@ def keys_correct(item: Item, predicted: Sequence[str], patterns: Sequence[Langua
 
 def scoring_mode(item: Item, patterns: Sequence[LanguagePatterns] = ()) -> str:
     """The item's rule: "single", "set", "ordering", "numeric" or "alternatives"."""
-    _open_scorer(item, AnswerConventions())
-    if len(item.gold.alternatives) > 1:
+    _open_scorer(item, DEFAULT_CONVENTIONS)
+    alternatives = _gold(item).alternatives
+    if len(alternatives) > 1:
         return "alternatives"
-    return _mode(item, item.gold.alternatives[0], compile_patterns(patterns))
+    return _mode(item, alternatives[0], compile_patterns(patterns))
 
 
 def _correct(item: Item, predicted: tuple[str, ...], rules: CompiledPatterns) -> bool:
-    for alt in item.gold.alternatives:
+    for alt in _gold(item).alternatives:
         mode = _mode(item, alt, rules)
         if (
             mode == "numeric"
@@ -81,14 +82,22 @@ def _mode(item: Item, alt: tuple[str, ...], rules: CompiledPatterns) -> str:
     return "single"
 
 
-def _open_scorer(item: Item, conventions: AnswerConventions):
+def _gold(item: Item) -> Gold:
+    """The item's gold answer; an item without one (an excluded item) is a ValueError."""
     if item.gold is None:
         raise ValueError(f"item {item.id} has no usable gold answer; excluded items are not scored")
-    if item.gold.format in CHOICE_FORMATS:
+    return item.gold
+
+
+def _open_scorer(item: Item, conventions: AnswerConventions) -> Callable[[Item, str], Score] | None:
+    """The benchmark's scorer of an item the answer chain does not score (free text, boxes); None
+    for a choice item, which the chain scores."""
+    gold = _gold(item)
+    if gold.format in CHOICE_FORMATS:
         return None
     if conventions.score_open is None:
         raise ValueError(
-            f"item {item.id}: gold format {item.gold.format!r} is not scored by the answer "
+            f"item {item.id}: gold format {gold.format!r} is not scored by the answer "
             "chain, and the benchmark declares no AnswerConventions.score_open"
         )
     return conventions.score_open

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import medvqa
-from medvqa.core.run.imported import row_id
+from medvqa.core.run.answer_file import row_id
 from tests.conftest import shared_data
 
 SHEETS = ("Preguntas 2024", "Promt 1 EN", "Promt 1 ES")

@@ -568,16 +568,16 @@ def test_ctrl_c_while_judging_says_what_is_saved_and_how_to_resume(tmp_path, mon
 
 
 def test_a_held_out_item_a_provider_refused_is_recorded_as_a_refusal(fixture):
-    from medvqa.core.run.runner import _scored_safely
+    from medvqa.core.run.recording import scored_safely
 
     root, _ = fixture
     private = next(it for it in medvqa.load("mmbu_hard", root, split="all") if it.held_out)
     from medvqa.core import plugins
 
     benchmark = plugins.get_benchmark("mmbu_hard")
-    assert _scored_safely(benchmark, private, "I cannot help with that.", None, (), refused=True)[1] == "refusal"
-    assert _scored_safely(benchmark, private, '{"answer": "pneumonia"}', None, ())[1] == "answered"
-    assert _scored_safely(benchmark, private, None, None, ())[1] == "missing"
+    assert scored_safely(benchmark, private, "I cannot help with that.", None, (), refused=True)[1] == "refusal"
+    assert scored_safely(benchmark, private, '{"answer": "pneumonia"}', None, ())[1] == "answered"
+    assert scored_safely(benchmark, private, None, None, ())[1] == "missing"
 
 
 def test_selecting_by_a_field_the_items_lack_names_the_fields_there_are(fixture):

@@ -16,7 +16,7 @@ from medvqa.core.inference.replay import ReplayBackend
 from medvqa.core.items import DataError, Gold, Item, Option
 from medvqa.core.run.forced import FORCED_CONDITION, forced_guess_requests
 from medvqa.core.run.options import RunOptions, run
-from medvqa.core.run.runner import make_record
+from medvqa.core.run.recording import make_record
 from medvqa.core.run.saved import load_run, read_run
 from medvqa.core.run.store import RunStore, read_manifest
 from medvqa.ja import JAPANESE

@@ -139,7 +139,7 @@ def test_the_run_commands_help_states_the_default_cap():
     from click.testing import CliRunner
 
     from medvqa.cli.main import cli
-    from medvqa.core.run.runner import DEFAULT_MAX_RESPONSE_BYTES
+    from medvqa.core.run.recording import DEFAULT_MAX_RESPONSE_BYTES
 
     help_text = " ".join(CliRunner().invoke(cli, ["run", "--help"]).output.split())
     assert f"(default {DEFAULT_MAX_RESPONSE_BYTES}, 256 KiB)" in help_text and DEFAULT_MAX_RESPONSE_BYTES == 262_144

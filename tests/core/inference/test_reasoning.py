@@ -16,8 +16,8 @@ from medvqa.core import plugins
 from medvqa.core.benchmark import Benchmark
 from medvqa.core.inference.reasoning import message_reasoning, reasoning_tokens, split_reply
 from medvqa.core.run.options import RunOptions, run
+from medvqa.core.run.recording import make_record, rescore_record
 from medvqa.core.run.rescore import rescore
-from medvqa.core.run.runner import make_record, rescore_record
 from medvqa.core.run.store import read_records
 from tests.core.inference.synthetic import demo_item, litellm_backend, requests_for
 from tests.openai_server import REASONING_FORMS, OpenAIServer

@@ -199,7 +199,7 @@ def forge(entry: Path, edit) -> None:
     back whole as medvqa writes them, with a digest that matches: what anyone who can write the
     cache folder can do."""
     stored = pickle.loads(entry.read_bytes()[len(item_cache.MAGIC) + 64 :])
-    stored["items"] = [item_cache._item(*kept).model_dump() for kept in stored["items"]]
+    stored["items"] = [item_cache.rebuild_item(*kept).model_dump() for kept in stored["items"]]
     edit(stored)
     stored["items"] = [
         (it.canonical(), [None if im.path is None else str(im.path) for im in it.images], list(it.meta))
@@ -410,7 +410,7 @@ def test_every_item_of_the_built_in_data_is_rebuilt_from_its_fingerprint_text(na
     assert len(items) >= 10
     for it in items:
         text = it.canonical()
-        again = item_cache._item(*item_cache._kept(it, text))
+        again = item_cache.rebuild_item(*item_cache.keep_item(it, text))
         assert again == it and list(again.meta) == list(it.meta), it.id
         assert [im.path for im in again.images] == [im.path for im in it.images], it.id
         assert again.fingerprint() == hashlib.sha256(text.encode()).hexdigest() == it.fingerprint(), it.id

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from medvqa.core.run import runner
+from medvqa.core.run import recording
 from medvqa.core.run.options import RunOptions, run
 from medvqa.core.run.rescore import rescore
 from medvqa.core.run.store import read_records
@@ -83,14 +83,14 @@ class ReaderBug(Exception):
 def broken_reader(monkeypatch):
     """A reader that raises on the items whose ids are in the returned set."""
     broken: set[str] = set()
-    scored = runner._scored
+    scored = recording.scored
 
     def reader(benchmark, item, *args, **options):
         if item.id in broken:
             raise (RecursionError if item.id.startswith("Nurse") else ReaderBug)(f"cannot read the answer to {item.id}")
         return scored(benchmark, item, *args, **options)
 
-    monkeypatch.setattr(runner, "_scored", reader)
+    monkeypatch.setattr(recording, "scored", reader)
     return broken
 
 

@@ -214,7 +214,7 @@ def test_a_replaced_file_is_written_through_a_temporary_file_of_its_own(tmp_path
 
 
 def test_the_lock_file_is_opened_without_following_a_link(tmp_path):
-    from medvqa.core.run.store import lock_run_dir
+    from medvqa.core.run.lock import lock_run_dir
 
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
@@ -261,7 +261,7 @@ def test_a_folder_with_records_but_no_manifest_is_refused_before_anything_is_wri
 def test_a_run_in_progress_keeps_score_out(tmp_path):
     """`score` holds the run's lock for its whole read and write: during a run it fails at once,
     naming the holder, even when it would change nothing; afterwards it works."""
-    from medvqa.core.run.store import locked
+    from medvqa.core.run.lock import locked
 
     with RunStore(tmp_path) as store:
         store.open(MANIFEST)

@@ -11,7 +11,7 @@ from medvqa.core import plugins
 from medvqa.core.benchmark import AnswerConventions, Benchmark
 from medvqa.core.inference.base import Response
 from medvqa.core.items import Gold, Item, Option
-from medvqa.core.run.runner import make_record, rescore_record
+from medvqa.core.run.recording import make_record, rescore_record
 from medvqa.core.scoring.score import Score, chance_of_correct, score, scoring_mode
 from medvqa.ja import JAPANESE, select_count
 
