@@ -20,7 +20,6 @@ from .headline import Headline, accuracy
 from .items import Item
 from .messages import Message, Template
 from .scoring.conventions import AnswerConventions
-from .scoring.judge import JudgePrompt
 
 if TYPE_CHECKING:
     from .passlines import PassLines
