@@ -139,7 +139,8 @@ def test_a_line_that_stays_unreadable_is_an_error_naming_the_file_and_line(tmp_p
     # files: input file-1, its output file-2; input file-3, output file-4; input file-5, output file-6
     assert sorted(errors.values()) == sorted(
         [
-            "BatchError: output file file-6 line 1 is not a batch line (a JSON object with a custom_id) (after 3 batches)",
+            "BatchError: output file file-6 line 1 is not a batch line (a JSON object with a custom_id) "
+            "(after 3 batches)",
             *(
                 f"BatchError: output file file-6 line 2 and output file file-6 line 3 answer {key[:12]}… differently "
                 "(after 3 batches)"
