@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 from urllib.parse import urlsplit
@@ -119,7 +120,7 @@ def url_problem(url: str) -> str | None:
     """Why `url` is not a server URL http(s)://host[:port][/path] (None: it is one)."""
     try:
         parts = urlsplit(url)
-        parts.port  # a port that is not a number raises here
+        _ = parts.port  # a port that is not a number raises here
     except ValueError as exc:
         return f"{url!r} is not a URL ({exc})"
     if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in url):
@@ -293,7 +294,7 @@ def flag_name(key: str) -> str:
     return {"params": "--param", "engine_options": "--engine-option"}.get(key, "--" + key.replace("_", "-"))
 
 
-def _expected(schema: type[BackendOptions], key: str, error: dict) -> str:
+def _expected(schema: type[BackendOptions], key: str, error: Mapping[str, object]) -> str:
     """What `key` takes, in words (its type), with pydantic's reason."""
     message = str(error.get("msg", "")).removeprefix("Value error, ")
     field = schema.model_fields.get(key)

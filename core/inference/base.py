@@ -103,7 +103,8 @@ class Request:
 class Response:
     text: str | None = None
     error: str | None = None
-    usage: dict[str, int] = field(default_factory=dict)
+    # token counts (None: a count the server gave that is no count) and `cost_usd`, in USD
+    usage: dict[str, int | float | None] = field(default_factory=dict)
     latency_s: float = 0.0
     cached: bool = False
     refusal: bool = False  # `text` is the provider's own refusal (OpenAI's `message.refusal`)
@@ -147,13 +148,13 @@ class PluginBackend(Backend):
     def _declared(self, name: str, default: Any) -> Any:
         return getattr(self.wrapped, name, default)  # the one place a capability is looked up
 
-    model = property(lambda self: self.wrapped.model)  # type: ignore[assignment]
-    params = property(lambda self: self.wrapped.params)  # type: ignore[assignment]
-    endpoint = property(lambda self: self._declared("endpoint", None))  # type: ignore[assignment]
-    cacheable = property(lambda self: bool(self._declared("cacheable", True)))  # type: ignore[assignment]
-    settings = property(lambda self: self._declared("settings", None) or _NOTHING)  # type: ignore[assignment]
-    params_left_out = property(lambda self: self._declared("params_left_out", None) or _NOTHING)  # type: ignore[assignment]
-    stats = property(lambda self: self._declared("stats", None))  # type: ignore[assignment]
+    model = property(lambda self: self.wrapped.model)
+    params = property(lambda self: self.wrapped.params)
+    endpoint = property(lambda self: self._declared("endpoint", None))
+    cacheable = property(lambda self: bool(self._declared("cacheable", True)))
+    settings = property(lambda self: self._declared("settings", None) or _NOTHING)
+    params_left_out = property(lambda self: self._declared("params_left_out", None) or _NOTHING)
+    stats = property(lambda self: self._declared("stats", None))
 
     def preflight(self) -> None:
         check = self._declared("preflight", None)

@@ -21,13 +21,13 @@ def _answer(keys: list[str], request: Request | None = None) -> Response:
     field, holding a string (the first key) where the schema says string, else the list."""
     from .base import Response
 
-    schema = request.response_schema if request is not None else None
-    required = (schema or {}).get("required") or []
+    schema = (request.response_schema if request is not None else None) or {}
+    required = schema.get("required") or []
     if len(required) == 1:
-        field = required[0]
-        kind = ((schema.get("properties") or {}).get(field) or {}).get("type")
+        name = required[0]
+        kind = ((schema.get("properties") or {}).get(name) or {}).get("type")
         value = (keys[0] if keys else "") if kind == "string" else keys
-        return Response(text=json.dumps({field: value}, ensure_ascii=False))
+        return Response(text=json.dumps({name: value}, ensure_ascii=False))
     return Response(text=json.dumps({"answer": keys}, ensure_ascii=False))
 
 
@@ -103,7 +103,7 @@ def _random(model: str, seed: int = 0, **_: Any) -> RandomBackend:
 
 
 def _constant(model: str, **_: Any) -> ConstantBackend:
-    _, _, label = model.partition(":")
+    label = model.partition(":")[2]
     if not label:
         raise ValueError("constant needs a label: --model constant:A")
     return ConstantBackend(label=label)
@@ -112,7 +112,7 @@ def _constant(model: str, **_: Any) -> ConstantBackend:
 def _replay(model: str, **_: Any):
     from .replay import ReplayBackend
 
-    _, _, path = model.partition(":")
+    path = model.partition(":")[2]
     if not path:
         raise ValueError("replay needs a file: --model replay:predictions.jsonl")
     return ReplayBackend.from_file(path)

@@ -34,10 +34,13 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..items import DataError
 from .base import Backend, Request, Response
+
+if TYPE_CHECKING:
+    from .litellm_backend import LiteLLMBackend
 
 FINISHED = ("completed", "expired", "failed", "cancelled")
 LEDGER = "batches.jsonl"
@@ -53,7 +56,7 @@ class BatchBackend(Backend):
 
     def __init__(
         self,
-        live,
+        live: LiteLLMBackend,
         run_dir: str | Path,
         *,
         poll_s: float = 30.0,
@@ -63,7 +66,7 @@ class BatchBackend(Backend):
     ):
         self.live = live
         self.model, self.params, self.endpoint = live.model, live.params, live.endpoint
-        self.stats = live.stats
+        self.stats: dict[str, Any] = live.stats
         self.ledger = Path(run_dir) / LEDGER
         self.poll_s, self.wait_s, self.max_rounds, self.max_lines = poll_s, wait_s, max_rounds, max_lines
         provider = self.model.split("/", 1)[0] if "/" in self.model else None
@@ -72,7 +75,7 @@ class BatchBackend(Backend):
                 f"--batch: {self.model}: medvqa sends batches through litellm for "
                 f"{', '.join(p + '/' for p in BATCH_PROVIDERS)} models only"
             )
-        if getattr(live, "_deployments", None):
+        if live.deployments:
             raise BatchError("--batch takes one server (--api-base), not a model list or several servers")
         self.provider = provider
         self.settings = {
@@ -82,19 +85,20 @@ class BatchBackend(Backend):
             "batch_wait_s": wait_s,
             "batch_max_rounds": max_rounds,
         }
-        self._body = None
+        self._body: tuple[str, dict[str, Any], str] | None = None
         self._ledger_end: int | None = None  # bytes of whole lines in the ledger, once read
 
     # -- what each line sends ------------------------------------------------------------
 
-    def _line_body(self) -> tuple[str, dict[str, Any]]:
-        """(the model name the server is sent, the parameters of every body): those of the live
-        path's direct call (`openai_compatible.direct_call`), where litellm sends a plain body."""
+    def _line_body(self) -> tuple[str, dict[str, Any], str]:
+        """(the model name the server is sent, the parameters of every body, the API key): those
+        of the live path's direct call (`openai_compatible.direct_call`), where litellm sends a
+        plain body."""
         if self._body is None:
             from .openai_compatible import direct_call
 
-            base = self.live._api_base or "https://api.openai.com/v1"
-            found = direct_call(self.live.litellm, self.model, self.live._send, [base], timeout=self.live.timeout)
+            base = self.live.api_base or "https://api.openai.com/v1"
+            found = direct_call(self.live.litellm, self.model, self.live.sent_params, [base], timeout=self.live.timeout)
             if found is None:
                 raise BatchError(
                     f"--batch: litellm rewrites {self.model}'s requests (or has no key for it): "
@@ -105,7 +109,7 @@ class BatchBackend(Backend):
 
     def _line(self, req: Request) -> dict:
         from .images import to_openai
-        from .litellm_backend import json_schema_format
+        from .litellm_params import json_schema_format
 
         model, params, _ = self._line_body()
         body = {"model": model, "messages": to_openai(req.messages, self.live.max_image_side), **params}
@@ -115,7 +119,7 @@ class BatchBackend(Backend):
 
     def _call(self, name: str, **kwargs):
         _, _, api_key = self._line_body()
-        extra = {"api_base": self.live._api_base} if self.live._api_base else {}
+        extra = {"api_base": self.live.api_base} if self.live.api_base else {}
         return getattr(self.live.litellm, name)(custom_llm_provider=self.provider, api_key=api_key, **extra, **kwargs)
 
     # -- the ledger ------------------------------------------------------------------------
@@ -241,11 +245,12 @@ class BatchBackend(Backend):
         prices where litellm knows them (else its ordinary ones), unless `--price` is given."""
         from openai.types.chat import ChatCompletion
 
-        response = self.live._read(ChatCompletion.model_validate(body), 0.0)
-        counts = (response.usage.get("prompt_tokens", 0), response.usage.get("completion_tokens", 0))
-        if "cost_usd" not in response.usage and None not in counts:  # (a count that is none: no cost)
+        response = self.live.read(ChatCompletion.model_validate(body), 0.0)
+        prompt, completion = response.usage.get("prompt_tokens", 0), response.usage.get("completion_tokens", 0)
+        # (a count that is none: no cost)
+        if "cost_usd" not in response.usage and prompt is not None and completion is not None:
             p_in, p_out = self._prices()
-            cost = counts[0] * p_in + counts[1] * p_out
+            cost = prompt * p_in + completion * p_out
             if cost:
                 response.usage["cost_usd"] = round(cost, 10)
                 self.stats["cost_usd"] += cost
@@ -326,8 +331,12 @@ class BatchBackend(Backend):
 
 
 def _why(row: dict) -> str:
-    response = row.get("response") if isinstance(row.get("response"), dict) else {}
-    body = response.get("body") if isinstance(response.get("body"), dict) else {}
+    response = row.get("response")
+    if not isinstance(response, dict):
+        response = {}
+    body = response.get("body")
+    if not isinstance(body, dict):
+        body = {}
     error = row.get("error") or body.get("error") or {}
     status = response.get("status_code")
     message = error.get("message") if isinstance(error, dict) else str(error)

@@ -77,8 +77,9 @@ def bounded(items: Iterable[T], call: Callable[[T], Awaitable[R]], concurrency: 
         try:
             while True:
                 await slots.acquire()
-                item = next(source, _END)
-                if item is _END:
+                try:
+                    item = next(source)
+                except StopIteration:
                     break
                 task = asyncio.create_task(one(item))
                 running.add(task)

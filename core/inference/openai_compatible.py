@@ -29,13 +29,17 @@ import copy
 import os
 import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from .retry import PROVIDER_CLIENT_RETRIES
 
+if TYPE_CHECKING:
+    from litellm.types.llms.openai import AllMessageValues
+
 DIRECT_PROVIDERS = ("openai", "hosted_vllm")
 # One message of every shape medvqa sends (`images.to_openai`): litellm must send them unchanged.
-SAMPLE_MESSAGES = [
+SAMPLE_MESSAGES: list[AllMessageValues] = [
     {"role": "system", "content": "You answer medical licensing exam questions."},
     {
         "role": "user",
@@ -89,7 +93,7 @@ class DirectCall:
 
 
 def direct_call(
-    litellm, target: str, params: dict[str, Any], api_bases: list[str], *, timeout: float
+    litellm: ModuleType, target: str, params: dict[str, Any], api_bases: list[str], *, timeout: float
 ) -> DirectCall | None:
     """A `DirectCall` for `target` at `api_bases` with the generation `params`, where litellm
     would send the plain OpenAI request (see the module's docstring); None otherwise."""
@@ -102,6 +106,8 @@ def direct_call(
         from litellm.utils import ProviderConfigManager
 
         config = ProviderConfigManager.get_provider_chat_config(model=model, provider=litellm.LlmProviders(provider))
+        if config is None:
+            return None
         optional = litellm.get_optional_params(model=model, custom_llm_provider=provider, **params)
         body = config.transform_request(
             model=model,
@@ -139,13 +145,13 @@ def _flat(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _api_key(litellm, provider: str) -> str | None:
+def _api_key(litellm: ModuleType, provider: str) -> str | None:
     if provider == "openai":
         return litellm.api_key or litellm.openai_key or os.environ.get("OPENAI_API_KEY") or None
     return litellm.api_key or os.environ.get("HOSTED_VLLM_API_KEY") or HOSTED_VLLM_PLACEHOLDER_KEY
 
 
-def _price_per_token(litellm, target: str) -> tuple[float, float]:
+def _price_per_token(litellm: ModuleType, target: str) -> tuple[float, float]:
     try:
         info = litellm.get_model_info(target)
     except Exception:

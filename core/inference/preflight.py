@@ -147,10 +147,13 @@ async def _probe_one(
         notice=(lambda line, wait: notice(f"preflight request to {where}: {line}", wait)) if notice else None,
     )
     if done.error is not None:
-        raise PreflightError(_explain(litellm, where, call, failure_kind(done.error), done.error, done.tries))
+        raise PreflightError(explain_failure(litellm, where, call, failure_kind(done.error), done.error, done.tries))
 
 
-def _explain(litellm, where: str, call: dict[str, Any], kind: str, exc: BaseException, tries: int) -> str:
+def explain_failure(litellm, where: str, call: dict[str, Any], kind: str, exc: BaseException, tries: int) -> str:
+    """The one line a failed probe of `where` ends the run with: what went wrong (`kind`, with
+    the variables to set where credentials are missing) and the error itself, scrubbed and
+    bounded (`MAX_DETAIL`)."""
     model, api_base = call["model"], call.get("api_base")
     reason = _REASONS.get(kind, "the request failed")
     if kind in ("authentication", "configuration"):

@@ -27,7 +27,7 @@ import random
 import socket
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -153,13 +153,14 @@ def is_retryable(exc: BaseException) -> bool:
     return failure_kind(exc) in TRANSIENT
 
 
-def causes(exc: BaseException):
+def causes(exc: BaseException) -> Iterator[BaseException]:
     """`exc` and the exceptions it was raised from or while handling, outermost first."""
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        yield exc
-        exc = exc.__cause__ or exc.__context__
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
 
 
 def _unreadable_answer(causes: list[BaseException]) -> bool:

@@ -26,7 +26,7 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, overload
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
@@ -65,7 +65,8 @@ SECRET_WORDS = frozenset(
 # Generation parameters whose values are headers or query parameters: every value is masked.
 _HEADER_OR_QUERY = re.compile(r"(?i)(headers|query)$")
 
-_given: set[str] = set()
+# every credential this process was given (`remember`), scrubbed from every text it writes
+remembered: set[str] = set()
 
 
 def is_secret_name(name: str) -> bool:
@@ -78,15 +79,15 @@ def is_secret_name(name: str) -> bool:
 def forget() -> None:
     """Forget the credentials remembered so far: for a process that runs several runs in turn (a
     test suite), so that one run's short credential is not masked in the next run's records."""
-    _given.clear()
+    remembered.clear()
 
 
 def remember(value: str | None) -> None:
     """Scrub `value` from everything written by this process from now on, whatever its length."""
     if isinstance(value, str) and value.strip():
-        _given.add(value)
+        remembered.add(value)
         if unquote(value) != value:
-            _given.add(unquote(value))
+            remembered.add(unquote(value))
 
 
 def remember_url(url: str | None) -> None:
@@ -163,7 +164,7 @@ def _redacted(value: Any) -> Any:
         return [_redacted(v) for v in value]
     if not isinstance(value, Mapping):
         return value
-    out = {}
+    out: dict[Any, Any] = {}
     for name, inner in value.items():
         if _HEADER_OR_QUERY.search(str(name)) and isinstance(inner, Mapping):
             out[name] = {k: MASK for k in inner}
@@ -222,7 +223,7 @@ def secret_values() -> list[str]:
     """Values of secret-looking environment variables and of the credentials remembered,
     longest first."""
     values = {v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= MIN_SECRET_CHARS}
-    return sorted(values | _given, key=len, reverse=True)
+    return sorted(values | remembered, key=len, reverse=True)
 
 
 class Scrubber:
@@ -267,6 +268,12 @@ def scrub(text: str) -> str:
     return Scrubber()(text)
 
 
+@overload
+def redact_url(url: str) -> str: ...
+@overload
+def redact_url(url: None) -> None: ...
+@overload
+def redact_url(url: str | None) -> str | None: ...
 def redact_url(url: str | None) -> str | None:
     """`url` without its user name and password, and with its query values masked (kept as is
     when it has neither)."""
@@ -275,13 +282,19 @@ def redact_url(url: str | None) -> str | None:
     return _redact_query(without_userinfo(url))
 
 
+@overload
+def without_userinfo(url: str) -> str: ...
+@overload
+def without_userinfo(url: None) -> None: ...
+@overload
+def without_userinfo(url: str | None) -> str | None: ...
 def without_userinfo(url: str | None) -> str | None:
     """`url` without its user name and password (kept as is when it has none)."""
     if not url:
         return url
     parts = urlsplit(url)
     if parts.username or parts.password:
-        parts = parts._replace(netloc=parts.hostname + (f":{parts.port}" if parts.port else ""))
+        parts = parts._replace(netloc=(parts.hostname or "") + (f":{parts.port}" if parts.port else ""))
     return urlunsplit(parts)
 
 

@@ -90,16 +90,16 @@ class VLLMBackend(Backend):
             "cost_usd": 0.0,
         }
         self._vllm = vllm
-        self._llm = None
+        self.llm: Any = None  # the `vllm.LLM` engine, built for the first requests (`_engine`)
 
     def _engine(self):
-        if self._llm is None:
+        if self.llm is None:
             if self._vllm is None:
                 self._vllm = import_vllm()
-            self._llm = self._vllm.LLM(
+            self.llm = self._vllm.LLM(
                 model=self.name, tensor_parallel_size=self.tensor_parallel_size, seed=self.seed, **self.engine_options
             )
-        return self._llm
+        return self.llm
 
     def _sampling_params(self, schema: dict | None = None):
         extra = {}
@@ -144,8 +144,9 @@ class VLLMBackend(Backend):
 
     def _read(self, out, latency_s: float) -> Response:
         completion = out.outputs[0]
-        usage = {"prompt_tokens": len(out.prompt_token_ids or ()), "completion_tokens": len(completion.token_ids or ())}
-        self.stats["prompt_tokens"] += usage["prompt_tokens"]
-        self.stats["completion_tokens"] += usage["completion_tokens"]
+        prompt, generated = len(out.prompt_token_ids or ()), len(completion.token_ids or ())
+        usage: dict[str, int | float | None] = {"prompt_tokens": prompt, "completion_tokens": generated}
+        self.stats["prompt_tokens"] += prompt
+        self.stats["completion_tokens"] += generated
         finish = "length" if getattr(completion, "finish_reason", None) == "length" else None
         return Response(text=completion.text, usage=usage, latency_s=latency_s, finish_reason=finish)

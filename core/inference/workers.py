@@ -18,9 +18,12 @@ import queue
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import Request, Response
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, SpawnContext
 
 POLL_S = 0.5
 
@@ -29,7 +32,7 @@ def spread(
     requests: Iterable[Request], build: Callable[[], Any], n: int, concurrency: int, stats: dict
 ) -> Iterator[tuple[Request, Response]]:
     """Yield `(request, response)` as the workers complete them; `stats` is kept summed."""
-    ctx = mp.get_context(start_method())
+    ctx = context()
     tasks, results = ctx.Queue(), ctx.Queue()
     per_worker = max(1, math.ceil(concurrency / n))
     procs = [
@@ -83,6 +86,11 @@ def start_method() -> str:
     return "fork" if "fork" in mp.get_all_start_methods() and threading.active_count() == 1 else "spawn"
 
 
+def context() -> ForkContext | SpawnContext:
+    """The multiprocessing context of `start_method`."""
+    return mp.get_context("fork") if start_method() == "fork" else mp.get_context("spawn")
+
+
 def _next_result(results, procs):
     while True:
         try:
@@ -90,7 +98,7 @@ def _next_result(results, procs):
         except queue.Empty:
             dead = [p for p in procs if p.exitcode not in (None, 0)]
             if dead:
-                raise RuntimeError(f"a worker process exited with status {dead[0].exitcode}")
+                raise RuntimeError(f"a worker process exited with status {dead[0].exitcode}") from None
 
 
 def _work(build: Callable[[], Any], concurrency: int, tasks, results, parent: int) -> None:

@@ -30,7 +30,7 @@ def answers_files() -> list:
 
 def described(b: LiteLLMBackend) -> tuple:
     """Everything of a backend that enters request keys, the manifest and the requests."""
-    return b.model, b.params, b.endpoint, b.params_left_out, b.settings, b._send
+    return b.model, b.params, b.endpoint, b.params_left_out, b.settings, b.sent_params
 
 
 @pytest.mark.parametrize(
@@ -44,9 +44,9 @@ def described(b: LiteLLMBackend) -> tuple:
 )
 def test_a_backend_built_again_has_the_same_parameters_without_importing_litellm(model, options):
     first = LiteLLMBackend(model, api_base=URL, **options)
-    assert first._litellm is not None and len(answers_files()) == 1
+    assert first.litellm_loaded and len(answers_files()) == 1
     again = LiteLLMBackend(model, api_base=URL, **options)
-    assert again._litellm is None  # nothing of litellm was used to build it
+    assert not again.litellm_loaded  # nothing of litellm was used to build it
     assert described(again) == described(first)
     if model == "openai/gpt-5":  # litellm's reason to leave temperature 0 out, as it gave it
         assert set(again.params_left_out) == {"temperature", "seed"}
@@ -70,7 +70,7 @@ def test_nothing_is_remembered_with_a_price_map_read_over_the_network(monkeypatc
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "False")
     LiteLLMBackend("hosted_vllm/test", api_base=URL)
     assert answers_files() == []
-    assert LiteLLMBackend("hosted_vllm/test", api_base=URL)._litellm is not None
+    assert LiteLLMBackend("hosted_vllm/test", api_base=URL).litellm_loaded
 
 
 def test_the_first_request_imports_litellm_and_registers_the_price():
@@ -79,7 +79,7 @@ def test_the_first_request_imports_litellm_and_registers_the_price():
     LiteLLMBackend(model, api_base=URL, price=(2.0, 8.0))
     litellm.model_cost.pop(model, None)  # as in a new process
     again = LiteLLMBackend(model, api_base=URL, price=(2.0, 8.0))
-    assert again._litellm is None and model not in litellm.model_cost
+    assert not again.litellm_loaded and model not in litellm.model_cost
     assert again.litellm is litellm
     assert litellm.model_cost[model]["input_cost_per_token"] == pytest.approx(2e-6)
 
@@ -90,7 +90,7 @@ def test_a_backend_built_again_answers_like_the_first():
         items = [demo_item(i) for i in range(6)]
         first = LiteLLMBackend("hosted_vllm/test", api_base=server.url, timeout=5)
         again = LiteLLMBackend("hosted_vllm/test", api_base=server.url, timeout=5)
-        assert again._litellm is None
+        assert not again.litellm_loaded
         again.preflight()  # the probe imports litellm
         answers = {req.key: resp.text for req, resp in again.generate(iter(requests_for(again, items)))}
         assert answers == {req.key: resp.text for req, resp in first.generate(iter(requests_for(first, items)))}
@@ -167,5 +167,5 @@ def test_an_unreadable_or_incomplete_answers_file_is_asked_again_and_rewritten()
         path.write_text(broken, encoding="utf-8")
         again = LiteLLMBackend("openai/gpt-5", api_base=URL)
         assert described(again) == described(first)
-        assert again._litellm is not None  # litellm was asked again
-        assert LiteLLMBackend("openai/gpt-5", api_base=URL)._litellm is None  # from the rewritten file
+        assert again.litellm_loaded  # litellm was asked again
+        assert not LiteLLMBackend("openai/gpt-5", api_base=URL).litellm_loaded  # from the rewritten file

@@ -110,13 +110,15 @@ def test_a_dead_port_ends_the_command_in_seconds_naming_the_address(tmp_path):
 
 
 def test_no_memory_address_reaches_a_preflight_message():
-    from medvqa.core.inference.preflight import _explain
+    from medvqa.core.inference.preflight import explain_failure
 
     exc = ConnectionError(
         "Cannot connect to host 10.0.0.7:8000 ssl:<ssl.SSLContext object at 0x7f3c5aef34a0> "
         "[Connect call failed ('10.0.0.7', 8000)]"
     )
-    line = _explain(None, "hosted_vllm/m at http://10.0.0.7:8000/v1", {"model": "hosted_vllm/m"}, "connection", exc, 1)
+    line = explain_failure(
+        None, "hosted_vllm/m at http://10.0.0.7:8000/v1", {"model": "hosted_vllm/m"}, "connection", exc, 1
+    )
     assert line == (
         "preflight request to hosted_vllm/m at http://10.0.0.7:8000/v1 failed: cannot connect to the "
         "server (ConnectionError: Cannot connect to host 10.0.0.7:8000 [Connect call failed "

@@ -30,7 +30,7 @@ def test_scrub_removes_secret_environment_values_and_bearer_tokens(monkeypatch):
 
 
 def test_url_user_information_basic_auth_and_remembered_credentials_are_scrubbed(monkeypatch):
-    monkeypatch.setattr(secrets, "_given", set())
+    monkeypatch.setattr(secrets, "remembered", set())
     text = (
         "POST http://alice:pa55-w0rd-123@gpu1:8000/v1 failed; proxy https://tok-abcdef123456@proxy/x; "
         "Authorization: Basic YWxpY2U6cGE1NS13MHJk; echo lab-value-42x"
@@ -64,7 +64,7 @@ def _seed_sparing_the_preflight(faults: Faults) -> int:
 def test_a_credential_the_server_quotes_back_never_reaches_a_file(tmp_path, monkeypatch):
     """The key is named in the model list by a variable whose name looks like nothing secret;
     the server quotes it back in answers and in 401 errors (of requests, and of the preflight)."""
-    monkeypatch.setattr(secrets, "_given", set())
+    monkeypatch.setattr(secrets, "remembered", set())
     key = "pool-credential-8f3a9c1d2e7b"
     models = tmp_path / "models.yaml"
     faults = Faults(echo_key=0.5, auth_error=0.25)
@@ -192,7 +192,7 @@ def test_header_and_query_values_are_masked_by_position():
 def test_the_resume_line_after_ctrl_c_shows_no_credential(monkeypatch):
     from medvqa.core.run.options import resume_line
 
-    monkeypatch.setattr(secrets, "_given", set())
+    monkeypatch.setattr(secrets, "remembered", set())
     line = [
         "medvqa",
         "run",
@@ -219,7 +219,7 @@ def test_a_header_and_a_url_key_given_to_a_run_are_masked_in_its_manifest(tmp_pa
     from medvqa.core.run.runner import RunSpec, build_manifest
     from medvqa.core.run.store import RunStore
 
-    monkeypatch.setattr(secrets, "_given", set())
+    monkeypatch.setattr(secrets, "remembered", set())
     url = "http://127.0.0.1:9/v1?key=qk7"
     backend = LiteLLMBackend("hosted_vllm/test", api_base=url, params={"extra_headers": {"api-key": "h9"}})
     bench = plugins.get_benchmark("jmed48k")
@@ -260,7 +260,7 @@ def test_a_short_model_list_key_quoted_back_reaches_no_record_and_no_cache(tmp_p
 
     from medvqa.core.run.options import RunOptions, run
 
-    monkeypatch.setattr(secrets, "_given", set())
+    monkeypatch.setattr(secrets, "remembered", set())
     monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("GPU_POOL_ACCESS", "k3y-5")
     with OpenAIServer(faults=Faults(echo_key=1.0)) as server:
@@ -404,7 +404,7 @@ def test_a_credential_nested_in_params_is_masked_in_the_manifest_and_command_lin
         def generate(self, requests):
             return iter(())
 
-    monkeypatch.setattr(secrets, "_given", set())
+    monkeypatch.setattr(secrets, "remembered", set())
     bench = plugins.get_benchmark("jmed48k")
     items = bench.load(None, "sample")[:1]
     line = [

@@ -62,7 +62,7 @@ def test_two_servers_share_the_requests_evenly_without_the_router(serve):
     got = run(b, 40)
     assert all(r.error is None for r in got.values())
     assert (received(one), received(two)) == (20, 20)
-    assert b._router is None and b.settings["routing"] == "round-robin" and b.settings["router_settings"] is None
+    assert b.router is None and b.settings["routing"] == "round-robin" and b.settings["router_settings"] is None
     assert b.endpoint == {"deployments": sorted([["hosted_vllm/test", s.url] for s in (one, two)])}
 
 
@@ -97,7 +97,7 @@ def test_the_direct_path_sends_the_body_litellm_sends(serve, tmp_path):
         server.url, temperature=0.7, max_tokens=50, params={"top_p": 0.9, "top_k": 5}, response_format="json_schema"
     )
     [(req, resp)] = list(b.generate(iter(requests_for(b, [demo_item(0, image=tmp_path / "x.png")]))))
-    assert resp.error is None and b._direct is not None
+    assert resp.error is None and b.direct is not None
     from medvqa.core.inference.images import to_openai
 
     litellm = import_litellm()
@@ -135,7 +135,7 @@ def test_the_direct_path_costs_what_litellm_prices(serve, monkeypatch):
         + r.usage["completion_tokens"] * info["output_cost_per_token"]
         for r in got.values()
     )
-    assert b._direct is not None and expected > 0
+    assert b.direct is not None and expected > 0
     assert b.stats["cost_usd"] == pytest.approx(expected)
 
 

@@ -103,7 +103,7 @@ def test_batches_map_outputs_back_to_their_requests_in_order():
     backend = VLLMBackend("vllm/org/model-7b", seed=3, batch_size=3, vllm=VLLM)
     reqs = requests(backend, [item(i) for i in range(7)])
     results = list(backend.generate(iter(reqs)))
-    llm = backend._llm
+    llm = backend.llm
     assert [c["n"] for c in llm.calls] == [3, 3, 1]
     assert [r.item.id for r, _ in results] == [f"q{i}" for i in range(7)]
     assert all(json.loads(resp.text) == {"answer": ["B"]} for _, resp in results)
@@ -121,7 +121,7 @@ def test_engine_and_sampling_parameters_are_the_documented_ones_and_in_params():
         vllm=VLLM,
     )
     list(backend.generate(iter(requests(backend, [item(0)]))))
-    llm = backend._llm
+    llm = backend.llm
     assert (llm.model, llm.tensor_parallel_size, llm.seed, llm.engine_args) == (
         "org/model-7b",
         4,
@@ -145,7 +145,7 @@ def test_engine_and_sampling_parameters_are_the_documented_ones_and_in_params():
 def test_structured_output_can_be_turned_off_and_params_added_or_removed():
     backend = VLLMBackend("vllm/m", response_format="none", params={"top_p": 0.5, "seed": None}, vllm=VLLM)
     list(backend.generate(iter(requests(backend, [item(0)]))))
-    sp = backend._llm.calls[0]["sampling_params"]
+    sp = backend.llm.calls[0]["sampling_params"]
     assert sp.structured_outputs is None and sp.seed is None and sp.extra == {"top_p": 0.5}
     assert "structured_outputs" not in backend.params and "seed" not in backend.params
 
@@ -155,7 +155,7 @@ def test_images_are_sent_as_data_urls(tmp_path):
     Image.new("RGB", (64, 48), (200, 10, 10)).save(path)
     backend = VLLMBackend("vllm/m", vllm=VLLM)
     list(backend.generate(iter(requests(backend, [item(0, image=path)]))))
-    parts = backend._llm.calls[0]["conversations"][0][-1]["content"]
+    parts = backend.llm.calls[0]["conversations"][0][-1]["content"]
     urls = [p["image_url"]["url"] for p in parts if p["type"] == "image_url"]
     assert len(urls) == 1
     assert hashlib.sha256(base64.b64decode(urls[0].split(",", 1)[1])).hexdigest() == file_sha256(path)
