@@ -1,6 +1,6 @@
 import click
 
-from ._common import analysis, print_json, reading_option
+from .common import analysis, print_json, reading_option
 
 
 @click.command("audit")

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from ._common import print_json, user_errors
+from .common import print_json, user_errors
 
 EXIT_FAILED = 4  # the set ran, but one experiment or more failed (the summary names them)
 

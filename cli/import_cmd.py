@@ -7,7 +7,7 @@ response column."""
 
 import click
 
-from ._common import model_name_option, print_json, print_run_summary, reading_option, selections, user_errors
+from .common import model_name_option, print_json, print_run_summary, reading_option, selections, user_errors
 
 
 def generic_import(benchmark: str) -> click.Command:

@@ -1,6 +1,6 @@
 import click
 
-from ._common import EXIT_PREFLIGHT, ExitWith, print_json, user_errors
+from .common import EXIT_PREFLIGHT, ExitWith, print_json, user_errors
 
 
 @click.command("judge")

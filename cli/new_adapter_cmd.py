@@ -1,6 +1,6 @@
 import click
 
-from ._common import user_errors
+from .common import user_errors
 
 
 @click.command("new-adapter")

@@ -1,6 +1,6 @@
 import click
 
-from ._common import analysis, print_json, reading_option, user_errors
+from .common import analysis, print_json, reading_option, user_errors
 
 
 @click.command("report")

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from ._common import (
+from .backend_flags import BackendFlags, backend_as_data, generation, requests, vllm_engine
+from .common import (
     EXIT_PREFLIGHT,
     EXIT_UNTRUSTED,
     ExitWith,
@@ -16,7 +17,6 @@ from ._common import (
     print_run_summary,
     user_errors,
 )
-from .backend_flags import BackendFlags, backend_as_data, generation, requests, vllm_engine
 from .run_options import (
     AnswerReading,
     BatchApi,

@@ -16,7 +16,7 @@ from typing import Any, Self, TypeVar
 
 import click
 
-from ._common import EXIT_UNTRUSTED, BenchmarkOption, model_name_option, reading_option, selections
+from .common import EXIT_UNTRUSTED, BenchmarkOption, model_name_option, reading_option, selections
 
 F = TypeVar("F", bound=Callable[..., Any])
 

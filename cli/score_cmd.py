@@ -1,6 +1,6 @@
 import click
 
-from ._common import EXIT_PREFLIGHT, ExitWith, analysis, condition_table, print_json
+from .common import EXIT_PREFLIGHT, ExitWith, analysis, condition_table, print_json
 
 
 @click.command("score")

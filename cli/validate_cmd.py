@@ -1,6 +1,6 @@
 import click
 
-from ._common import print_json, printable, user_errors
+from .common import print_json, printable, user_errors
 
 
 @click.command("validate")

@@ -1,6 +1,6 @@
 import click
 
-from ._common import reading_option, user_errors
+from .common import reading_option, user_errors
 
 
 @click.command("view")

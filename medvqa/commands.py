@@ -12,7 +12,7 @@ importer of saved predictions shares. (A shorthand for `--select` on `medvqa run
 `--years`, needs no command: the benchmark declares it in `Benchmark.selection_keywords`.)
 """
 
-from medvqa.cli._common import model_name_option, print_json, print_run_summary, progress_display, user_errors
+from medvqa.cli.common import model_name_option, print_json, print_run_summary, progress_display, user_errors
 from medvqa.cli.import_cmd import import_group
 
 __all__ = ["import_group", "model_name_option", "print_json", "print_run_summary", "progress_display", "user_errors"]

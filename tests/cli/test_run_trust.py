@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from medvqa.cli._common import EXIT_UNTRUSTED
+from medvqa.cli.common import EXIT_UNTRUSTED
 from medvqa.cli.main import cli
 from medvqa.core import plugins
 from medvqa.core.conditions import Condition
