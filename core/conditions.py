@@ -35,6 +35,36 @@ IMAGE_REMOVAL = (Condition.CQI, Condition.CQ)  # (with image, image removed)
 # refusal) are written "<base>/<suffix>", e.g. "C+Q/forced".
 FORCED_SUFFIX = "/forced"
 
+# A variant of a condition: the same item asked under the same condition with one thing changed,
+# written "<base>~<variant>" ("C+Q+I~swap"). Image variants change the image (another item's
+# image of the same type, or the item's own image blurred, JPEG-compressed, downscaled, cropped
+# or flipped) and apply to the conditions that show it; `order` changes the options' order.
+VARIANT_SEP = "~"
+IMAGE_VARIANTS = ("swap", "blur", "jpeg", "downscale", "crop", "hflip")
+ORDER = "order"
+VARIANTS = (*IMAGE_VARIANTS, ORDER)
+
+
+def variant_label(condition: Condition | str, variant: str) -> str:
+    """The record label of `condition` under `variant`: `C+Q+I~swap`."""
+    return f"{Condition(condition).value}{VARIANT_SEP}{variant}"
+
+
+def parse_variants(text: str | Iterable[str] | None) -> tuple[str, ...]:
+    """Parse `swap,hflip` (the CLI form) or a list of names, in the order given, each once;
+    an unknown name raises a UsageError listing the valid ones. None or empty: no variants."""
+    if not text:
+        return ()
+    parts = text.split(",") if isinstance(text, str) else [str(p) for p in text]
+    out: list[str] = []
+    for part in parts:
+        name = part.strip().lower()
+        if name not in VARIANTS:
+            raise UsageError(f"unknown variant {part!r}; choose from {', '.join(VARIANTS)}")
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
 
 def parse_conditions(text: str | Iterable[str] | None) -> tuple[Condition, ...]:
     """Parse `C+Q,C+Q+I` (the CLI form) or a list of names (`["C+Q", "C+Q+I"]`, from Python).

@@ -20,7 +20,7 @@ from typing import Any, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .conditions import ALL, FORCED_SUFFIX, Condition
+from .conditions import ALL, FORCED_SUFFIX, VARIANT_SEP, VARIANTS, Condition
 from .items import DataError
 
 FORMAT_VERSION = 2
@@ -44,27 +44,44 @@ NON_ANSWERS = tuple(s for s in STATUSES if s != Status.ANSWERED.value)
 CONDITION_NAMES = tuple(c.value for c in ALL)
 
 
+def _base_label(label: str) -> str:
+    return label.split("/", 1)[0].split(VARIANT_SEP, 1)[0]
+
+
+def variant_of(label: str) -> str | None:
+    """The variant of a record label (`C+Q+I~swap` → "swap"); None for a base condition or a
+    forced guess."""
+    head = label.split("/", 1)[0]
+    return head.split(VARIANT_SEP, 1)[1] if VARIANT_SEP in head else None
+
+
 def base_condition(label: str) -> Condition:
-    """The condition a record label is asked under: `C+Q/forced` → `C+Q`. An unknown label raises
-    ValueError."""
-    base = label.split("/", 1)[0]
+    """The condition a record label is asked under: `C+Q/forced` → `C+Q`, `C+Q+I~swap` → `C+Q+I`.
+    An unknown label, or an unknown variant, raises ValueError."""
+    base = _base_label(label)
+    variant = variant_of(label)
     try:
-        return Condition(base)
+        condition = Condition(base)
     except ValueError:
         raise ValueError(
             f"unknown condition {label!r}; conditions are {', '.join(CONDITION_NAMES)}, "
-            f"optionally with a derived suffix such as {FORCED_SUFFIX!r}"
+            f"optionally with a derived suffix such as {FORCED_SUFFIX!r} or a variant such as "
+            f"'{VARIANT_SEP}{VARIANTS[0]}'"
         ) from None
+    if variant is not None and variant not in VARIANTS:
+        raise ValueError(f"unknown variant in condition {label!r}; variants are {', '.join(VARIANTS)}")
+    return condition
 
 
 def is_derived(label: str) -> bool:
-    """A label of a second request derived from a base condition (`C+Q/forced`)."""
-    return "/" in label
+    """A label other than a base condition: a second request derived from one (`C+Q/forced`) or a
+    variant of one (`C+Q+I~swap`). Both are the audit's: official tables leave them out."""
+    return "/" in label or VARIANT_SEP in label
 
 
 def condition_order(label: str) -> tuple[int, int, str]:
     """Sort key: C, C+Q, C+I, C+Q+I, each base condition before its derived labels."""
-    base = label.split("/", 1)[0]
+    base = _base_label(label)
     rank = CONDITION_NAMES.index(base) if base in CONDITION_NAMES else len(CONDITION_NAMES)
     return (rank, is_derived(label), label)
 
