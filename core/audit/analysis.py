@@ -3,12 +3,13 @@
 Image removal pairs each image item's `C+Q+I` record with its `C+Q` record. The four
 transition states are p11 (correct in both), p10 (correct only with the image), p01 (correct
 only without it) and p00 (wrong in both); a_with = p11 + p10, a_removed = p11 + p01 and
-Δimg = p10 − p01. Alongside: the input-ablation decomposition (C, C+Q, C+I, C+Q+I on the same
+Δimg = p10 − p01. Variants of a condition (`C+Q+I~swap`) are paired with it the same way
+(`variants`). Alongside: the input-ablation decomposition (C, C+Q, C+I, C+Q+I on the same
 items), three refusal conventions, the image-as-options positive control, the
 selection-bias diagnostic and examples of each state. No model is called.
 
 The steps live in their own modules: `pairs` (inputs and pairing), `transitions` (the paired
-table), `sections` (the other sections), `between_models`, `cohorts`, `names`, `clusters` and
+table), `sections` (the other sections), `between_models`, `cohorts`, `names`, `clusters`, `variants` and
 `summary` (the document in words); this module puts one run's and several runs' documents
 together.
 """
@@ -25,6 +26,7 @@ from .names import model_names
 from .pairs import IndexedRun, RunInput, Settings, counted_input, index_records, pair_image_removal
 from .sections import ablation, examples, forced_guess, io_control, marginals, refusal_section, selection_bias
 from .transitions import paired_section
+from .variants import variant_sections
 
 DEFAULT_SETTINGS = Settings()  # (frozen: one default shared by every call)
 
@@ -38,6 +40,7 @@ def audit_run(run: RunInput, settings: Settings = DEFAULT_SETTINGS) -> dict:
     by_key = index_records(run)
     prepared = IndexedRun(run, by_key, fields, *pair_image_removal(run, by_key), forced_guess(run.records)["accuracy"])
     clusters = cluster_map(run.benchmark, run.items.values(), settings.cluster)
+    variants = variant_sections(prepared, settings)
     return {
         "model": run.model,
         "source": run.source,
@@ -57,6 +60,7 @@ def audit_run(run: RunInput, settings: Settings = DEFAULT_SETTINGS) -> dict:
         "io_control": io_control(prepared, settings),
         "selection_bias": selection_bias(prepared),
         "examples": examples(prepared, settings),
+        **({"variants": variants} if variants else {}),  # (only where the records hold variants)
     }
 
 

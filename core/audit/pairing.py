@@ -57,7 +57,9 @@ IMAGE = Factor("image removal", "a_with", "a_removed", "delta_img")  # the field
 LANGUAGE = Factor("language", "a_local", "a_other", "delta_lang")
 
 
-def _factor_section(section: dict, factor: Factor) -> dict:
+def factor_section(section: dict, factor: Factor) -> dict:
+    """A `paired_section` (rows named for image removal) with every row's fields named after
+    `factor` (`Factor.row`)."""
     return {
         **section,
         "overall": factor.row(section["overall"]),
@@ -165,7 +167,7 @@ def language_section(a: Sequence[Any], b: Sequence[Any], s: Settings) -> dict:
     clusters = cluster_map(benchmark, items.values(), s.cluster)
     for cond in conditions:
         section = paired_section(*pair_records(items, ka, kb, cond), fields, s, forced, first.source or model, clusters)
-        out["conditions"][cond] = _factor_section(section, LANGUAGE)
+        out["conditions"][cond] = factor_section(section, LANGUAGE)
     return out
 
 

@@ -1,7 +1,8 @@
 """An audit document in words: its per-model sections (`model_docs`), the paired table's
 columns and rows (`PAIRED_COLUMNS`, `strata_rows`) in Markdown (`paired_markdown`), the sentences
 on the reading and the refusal rates' scope, and the short summary `medvqa audit` prints
-(`summary_markdown`). The page (`html`) shows the same columns.
+(`summary_markdown`), with the variants' tables in the same shape (`variant_markdown`). The page
+(`html`) shows the same columns.
 """
 
 from __future__ import annotations
@@ -64,6 +65,52 @@ def paired_markdown(section: dict, columns: list[tuple[str, str, str]], unpaired
     ]
 
 
+def renamed_columns(names: dict[str, tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """`PAIRED_COLUMNS` with the columns keyed in `names` ({key: (heading, key)}) renamed: the
+    image-removal table's shape for another paired factor (a variant's)."""
+    return [(*names.get(key, (heading, key)), kind) for heading, key, kind in PAIRED_COLUMNS]
+
+
+def variant_markdown(variants: dict) -> list[str]:
+    """The variants' paired tables (an audit document's `variants`, `variants.variant_sections`)
+    as lines: per variant, its table against its base condition in the image-removal table's
+    shape, and for the swap the swap against removal on the same items."""
+    lines: list[str] = []
+    for entry in variants.values():
+        base, label, v = entry["base"], entry["label"], entry["variant"]
+        lines += [
+            "",
+            f"Variant {v} ({base} vs {label}, same items and template), refusals {entry['convention']}; "
+            f"Δ{v} = {base} − {label} (p10: right under {base} only); statistics as for Δimg:",
+            "",
+            *paired_markdown(
+                entry,
+                renamed_columns(
+                    {"a_with": (base, "a_base"), "a_removed": (label, f"a_{v}"), "delta_img": (f"Δ{v}", f"delta_{v}")}
+                ),
+            ),
+        ]
+        if (vs := entry.get("vs_removal")) is not None:
+            first, second = vs["first"], vs["second"]
+            lines += [
+                "",
+                f"Swap vs removal ({first} vs {second}: is a wrong image worse than none?), refusals "
+                f"{vs['convention']}; Δswap_removal = {first} − {second}, negative where a wrong image is worse:",
+                "",
+                *paired_markdown(
+                    vs,
+                    renamed_columns(
+                        {
+                            "a_with": (first, "a_swap"),
+                            "a_removed": (second, "a_removed"),
+                            "delta_img": ("Δswap_removal", "delta_swap_removal"),
+                        }
+                    ),
+                ),
+            ]
+    return lines
+
+
 def reading_text(doc: dict) -> str:
     """Which reading an audit document's records were read under (per benchmark where they differ)."""
     readings = doc.get("readings") or {}
@@ -124,5 +171,6 @@ def summary_markdown(doc: dict) -> str:
                 f"{pct(io['a_with'])} %, removed {pct(io['a_removed'])} %, stem leakage hits "
                 f"{io['leakage_hits']}."
             )
+        lines += variant_markdown(m.get("variants") or {})  # (after the refusal rates of the image-removal pairs)
         lines.append("")
     return "\n".join(lines)
