@@ -140,7 +140,7 @@ class RunSpec:
             raise ValueError(f"repeats must be a whole number from 1 to {MAX_REPEATS}, not {self.repeats!r}")
         if self.repeats > 1 and self.forced_guess:
             raise ValueError("--forced-guess and --repeats cannot be combined yet: give one")
-        self.variants = check_variants(parse_variants(self.variants))  # known names, each once
+        self.variants = check_variants(parse_variants(self.variants), self.conditions)  # known names, each once
         if self.repeats > 1 and self.variants:
             raise ValueError("--variants and --repeats cannot be combined yet: give one")
 

@@ -40,12 +40,18 @@ SHOWS_IMAGE = (Condition.CI, Condition.CQI)
 SWAP_GROUPS = ("profession", "country")
 
 
-def check_variants(variants: tuple[str, ...]) -> tuple[str, ...]:
-    """`variants` (parsed by `conditions.parse_variants`), refused where not available yet."""
+def check_variants(variants: tuple[str, ...], conditions: tuple[Condition, ...] | None = None) -> tuple[str, ...]:
+    """`variants` (parsed by `conditions.parse_variants`), refused where not available yet, or
+    where none of `conditions` (when given) shows the image they change."""
     if ORDER in variants:
         raise UsageError(
             "--variants order (the options reordered) is not available yet; image variants are "
             + ", ".join(IMAGE_VARIANTS)
+        )
+    if variants and conditions is not None and not set(conditions) & set(SHOWS_IMAGE):
+        raise UsageError(
+            f"--variants change the image: give a condition that shows it ({', '.join(SHOWS_IMAGE)}), "
+            f"not only {', '.join(conditions)}"
         )
     return variants
 

@@ -287,6 +287,33 @@ def test_an_unavailable_or_unknown_variant_is_a_usage_error(variants, message, t
     assert result.exit_code == 2 and "cannot be combined" in result.output
 
 
+def test_on_the_sample_every_image_item_is_alone_in_its_group_and_listed_with_the_reason(tmp_path):
+    summary = medvqa_json(
+        "run", "jmed48k", "--sample", "--model", "random", "--variants", "swap", "--run-dir", tmp_path / "r", "--json"
+    )
+    assert "C+Q+I~swap" not in summary["conditions"]
+    swap = read_manifest(tmp_path / "r")["variants"]["swap"]
+    assert swap["partners"] == {} and [u["item_id"] for u in swap["unpaired"]] == IMAGE_ITEMS
+    assert swap["unpaired"][0]["reason"] == (
+        "no other item with its images has the same group "
+        "(profession Nurse, image_type Chart/Graph/Table, kind content, 1 image(s))"
+    )
+    result = invoke(
+        "run",
+        "jmed48k",
+        "--sample",
+        "--model",
+        "random",
+        "--conditions",
+        "C+Q",
+        "--variants",
+        "hflip",
+        "--run-dir",
+        tmp_path / "q",
+    )
+    assert result.exit_code == 2 and "give a condition that shows it (C+I, C+Q+I)" in result.output
+
+
 def test_an_eval_set_gives_variants_per_benchmark_entry(tmp_path):
     entry = {"benchmark": "jmed48k", "sample": True, "conditions": "C+Q+I", "variants": ["hflip"]}
     study = read_set(
