@@ -70,6 +70,20 @@ def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) ->
     return value
 
 
+def _variants(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--variants`: known names, each once, and only those available (`order` is not yet)."""
+    if value is None:
+        return None
+    from medvqa.core.conditions import parse_variants
+    from medvqa.core.errors import UsageError
+    from medvqa.core.run.variants import check_variants
+
+    try:
+        return ",".join(check_variants(parse_variants(_not_empty(ctx, param, value)))) or None
+    except UsageError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 def server_urls(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
     """Server URLs: each one http(s)://host[:port][/path] (`-M api_base=...` is checked alike)."""
     if not values:
@@ -136,6 +150,13 @@ what_to_run = option_group(
         callback=_not_empty,
         help="Any of C, C+Q, C+I, C+Q+I (default: the benchmark's, C+Q,C+Q+I for most).",
     ),
+    click.option(
+        "--variants",
+        callback=_variants,
+        metavar="V1,V2",
+        help="Also ask the image items under C+I and C+Q+I with the image changed, recorded as e.g. C+Q+I~swap: "
+        "swap (another item's image of the same type), blur, jpeg, downscale, crop, hflip (docs/runs.md#variants).",
+    ),
     click.option("--limit", type=click.IntRange(min=1), help="Only the first N items."),
     click.option(
         "--convention",
@@ -170,6 +191,7 @@ class WhatToRun(OptionValues):
     select: tuple[str, ...]
     context: str | None
     conditions: str | None
+    variants: str | None
     limit: int | None
     convention: str | None
     language: str | None
@@ -184,6 +206,7 @@ class WhatToRun(OptionValues):
             "split": self.split,
             "select": selections(benchmark, self.select, keywords),
             "conditions": self.conditions,
+            "variants": self.variants or (),
             "limit": self.limit,
             "convention": self.convention,
             "language": self.language,

@@ -37,6 +37,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
             "medvqa.core.bootstrap",
             "medvqa.core.contrasts",
             "medvqa.core.files",
+            "medvqa.core.perturb",
             "medvqa.core.repeats",
             "medvqa.core.headline",
         ),

@@ -19,6 +19,7 @@ data = "../data/igakuqa"           # or sample = true
 select = { block = ["116A"] }      # optional, as --select
 languages = ["ja", "en"]           # optional: the benchmark's first when left out
 conditions = "C+Q,C+Q+I"           # optional: the benchmark's default
+variants = "swap,hflip"            # optional, as --variants: none when left out
 limit = 50                         # optional
 ```
 
@@ -75,6 +76,7 @@ class BenchmarkEntry(BaseModel):
     select: dict[str, list[str] | str | int] | None = None
     languages: list[str] | None = None
     conditions: str | list[str] | None = None
+    variants: str | list[str] | None = None
     limit: int | None = Field(None, ge=1)
     convention: str | None = None
 
@@ -154,9 +156,10 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
     every key, every benchmark, language, condition and data folder, every model's options.
     A problem is a `DataError` naming the file, the entry and the key; nothing has run."""
     from .. import plugins
-    from ..conditions import parse_conditions
+    from ..conditions import parse_conditions, parse_variants
     from ..errors import UsageError
     from ..inference.backend_options import read_model_config, resolve
+    from .variants import check_variants
 
     file: Path | None = None
     if isinstance(source, (str, Path)):
@@ -226,6 +229,12 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
             except (UsageError, ValueError) as exc:
                 raise fail(entry, f"conditions: {exc}") from None
             b = b.model_copy(update={"conditions": text})
+        if b.variants is not None:
+            try:
+                variants = check_variants(parse_variants(b.variants))
+            except (UsageError, ValueError) as exc:
+                raise fail(entry, f"variants: {exc}") from None
+            b = b.model_copy(update={"variants": ",".join(variants) or None})
         if b.convention is not None and b.convention not in bench.conventions:
             raise fail(entry, f"convention: {b.convention!r} is not one of {bench.name}'s")
         benches.append((b, bench))

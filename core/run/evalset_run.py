@@ -75,6 +75,7 @@ def run_options(s: EvalSet, e: Experiment, command_line: list[str]):
         split=b.split,
         select={k: v if isinstance(v, list) else [str(v)] for k, v in b.select.items()} if b.select else None,
         conditions=b.conditions if b.conditions is None or isinstance(b.conditions, str) else ",".join(b.conditions),
+        variants=b.variants if b.variants is None or isinstance(b.variants, str) else ",".join(b.variants),
         limit=b.limit,
         convention=b.convention,
         language=e.language,

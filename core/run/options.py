@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import plugins
-from ..conditions import parse_conditions
+from ..conditions import parse_conditions, parse_variants
 from ..errors import UsageError
 from ..inference.cache import ResponseCache
 from ..inference.secrets import redact_command_line, scrub
@@ -29,6 +29,7 @@ from .recording import DEFAULT_MAX_RESPONSE_BYTES
 from .runner import RunResult, RunSpec, execute
 from .store import read_manifest, read_records
 from .summary import DEFAULT_MAX_ERROR_RATE, image_fallbacks
+from .variants import check_variants
 
 
 @dataclass
@@ -47,6 +48,8 @@ class RunOptions:
     extractor: str | None = None
     extractor_options: dict[str, Any] = field(default_factory=dict)  # the extractor backend's options
     conditions: str | None = None  # None: the benchmark's default_conditions
+    # image variants asked besides the conditions (`--variants swap,hflip`; `variants.variant_plan`)
+    variants: str | tuple[str, ...] | None = ()
     limit: int | None = None
     run_dir: str | None = None
     seed: int = 0
@@ -109,6 +112,9 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
     if options.sample and options.data:
         raise ValueError("give either --data or --sample, not both")
     conditions = parse_conditions(options.conditions) if options.conditions else benchmark.default_conditions
+    variants = check_variants(parse_variants(options.variants), conditions)
+    if variants and options.repeats > 1:
+        raise UsageError("--variants and --repeats cannot be combined yet: give one")
     plugins.check_backend(options.model, **options.backend_options)  # a misspelt model or a missing key: at once
     for judge in options.judges or ():
         plugins.check_backend(judge, **options.judge_options)
@@ -139,6 +145,7 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
                 "conditions": [c.value for c in conditions],
                 **({"convention": options.convention} if options.convention else {}),
                 **({"language": other_language} if other_language else {}),
+                **({"variants": list(variants)} if variants else {}),
             },
             other_language,
         )
@@ -182,6 +189,8 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
         retry_errors=options.retry_errors,
         max_response_bytes=options.max_response_bytes,
         repeats=options.repeats,
+        variants=variants,
+        seed=options.seed,
         repeat_backend=lambda r: batched(
             plugins.get_backend(options.model, seed=repeat_seed(options.seed, r), **options.backend_options)
         ),

@@ -1,7 +1,9 @@
 """`--dry-run`: what a run would ask, and what it would cost, before anything is sent.
 
 `dry_run(options)` plans the run exactly as `medvqa run` does (`runner.plan_requests`: the
-same pairs, repeats and request keys) and counts, without asking anything or writing a file.
+same pairs, repeats and request keys) and counts, without asking anything or writing a file
+(but the perturbed images of `--variants`, made into the cache folder as the run would make
+them: their bytes are in the request keys and the token counts, and the run reuses them).
 The repeats past those the run's records or the response cache hold any answer of are counted,
 not built: each sends every pair's messages once more, so `--repeats 1000` costs a plan no more
 than the repeats already asked.

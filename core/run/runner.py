@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import plugins
 from ..benchmark import Benchmark
-from ..conditions import ALL, Condition, plan
+from ..conditions import ALL, Condition, parse_variants, plan
 from ..inference.base import Backend, Request, Response, backend_request_key
 from ..inference.cache import ResponseCache
 from ..inference.path import RequestPath
@@ -27,13 +27,14 @@ from ..inference.secrets import redact_command_line, redact_params
 from ..items import Item, fingerprint_items
 from ..metrics import headline_numbers
 from ..repeat_metrics import repeat_numbers
-from ..results import FORMAT_VERSION
+from ..results import FORMAT_VERSION, base_condition
 from ..usage import usage_by_condition, usage_warning
 from .forced import forced_guess_requests
 from .interrupt import interrupts_deferred
 from .recording import DEFAULT_MAX_RESPONSE_BYTES, REASONING_TRUNCATED, SCORING_ERROR, TRUNCATED, make_record
 from .store import HELD_OUT, RunStore, newest_per_pair, pair_key
 from .summary import DEFAULT_MAX_ERROR_RATE, health
+from .variants import VariantPlan, check_variants, variant_plan
 
 if TYPE_CHECKING:
     from .extract import ExtractSummary
@@ -129,12 +130,26 @@ class RunSpec:
     repeats: int = 1
     # The backend of repeat r ≥ 1 (the run's with its own seed, say); None: `backend` for every repeat.
     repeat_backend: Callable[[int], Backend] | None = None
+    # Image variants asked besides the conditions (`--variants`, `variants.variant_plan`); `seed` draws swap's partners.
+    variants: tuple[str, ...] = ()
+    seed: int = 0
+    planned_variants: VariantPlan | None = field(default=None, repr=False)  # made once, by `variant_pairs`
 
     def __post_init__(self) -> None:  # refused here, before the run directory is touched
         if type(self.repeats) is not int or not 1 <= self.repeats <= MAX_REPEATS:
             raise ValueError(f"repeats must be a whole number from 1 to {MAX_REPEATS}, not {self.repeats!r}")
         if self.repeats > 1 and self.forced_guess:
             raise ValueError("--forced-guess and --repeats cannot be combined yet: give one")
+        self.variants = check_variants(parse_variants(self.variants), self.conditions)  # known names, each once
+        if self.repeats > 1 and self.variants:
+            raise ValueError("--variants and --repeats cannot be combined yet: give one")
+
+    def variant_pairs(self) -> VariantPlan:
+        """The variant pairs of the run and its manifest section, computed once (the perturbed
+        images made or found in the cache folder)."""
+        if self.planned_variants is None:
+            self.planned_variants = variant_plan(self.benchmark, self.items, self.conditions, self.variants, self.seed)
+        return self.planned_variants
 
 
 def build_manifest(spec: RunSpec) -> dict:
@@ -166,6 +181,7 @@ def build_manifest(spec: RunSpec) -> dict:
         "model": spec.backend.model,
         "params": redact_params(spec.backend.params),  # header and query values masked
         "conditions": [c.value for c in spec.conditions],
+        **({"variants": spec.variant_pairs().manifest} if spec.variants else {}),
         "templates": dict(sorted(templates.items())),
         "strata": list(bench.strata),
         "language": bench.active_language,
@@ -206,6 +222,24 @@ def plan_requests(
                 Request(
                     item=item,
                     condition=cond.value,
+                    messages=messages,
+                    response_schema=schema,
+                    key=backend_request_key(backends[r], messages, schema, r),
+                    repeat=r,
+                )
+            )
+    # each variant: the item asked again with its image changed, scored against its own gold
+    for item, label, shown in spec.variant_pairs().pairs if spec.variants else ():
+        messages = schema = None
+        for r in range(repeats):
+            if pair_key({"item_id": item.id, "condition": label, "repeat": r}) in done:
+                continue
+            if messages is None:
+                messages, schema = bench.render(shown, base_condition(label)), bench.response_schema(item)
+            todo.append(
+                Request(
+                    item=item,
+                    condition=label,
                     messages=messages,
                     response_schema=schema,
                     key=backend_request_key(backends[r], messages, schema, r),

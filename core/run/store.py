@@ -42,7 +42,8 @@ RECORDS = "records.jsonl"
 # A record of an item whose answers are withheld carries this field (true): it is never scored.
 HELD_OUT = "held_out"
 # Manifest fields that must match for a run directory to be resumed (`language` only where the
-# old manifest has it: a run written before it existed is in its benchmark's first language).
+# old manifest has it: a run written before it existed is in its benchmark's first language;
+# `variants` only in a run that asks any, so a run without them has none on either side).
 IDENTITY = (
     "benchmark",
     "split",
@@ -50,6 +51,7 @@ IDENTITY = (
     "model",
     "params",
     "conditions",
+    "variants",
     "templates",
     "convention",
     "language",
