@@ -257,6 +257,9 @@ class OpenAIServer:
     # function of the messages' text, or canned replies by content key; None falls through to
     # the default answer.
     reply: Callable[[str], str | None] | None = None
+    # a model that looks at the images: a function of the prompt's text and the SHA-256 of each
+    # image the request shows (of its decoded bytes, in order), giving the reply; None falls through
+    see: Callable[[str, list[str]], str | None] | None = None
     replies: dict[str, str] | None = None
     # a reasoning model (see the module's docstring): the reasoning of a prompt's text, and where it is sent
     think: Callable[[str], str | None] | None = None
@@ -529,6 +532,11 @@ class OpenAIServer:
             return self.replies[key]
         if self.reply is not None:
             got = self.reply(prompt_text(messages))
+            if got is not None:
+                return got
+        if self.see is not None:
+            shown = [d for _, parts in canonical_messages(messages) for kind, d in parts if kind == "image"]
+            got = self.see(prompt_text(messages), shown)
             if got is not None:
                 return got
         return json.dumps(shaped_answer(answer_for(messages, key), response_format), ensure_ascii=False)
