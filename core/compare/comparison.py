@@ -29,7 +29,15 @@ from ..render import json_rows
 from ..results import model_name
 from ..usage import usage_by_condition
 from .between_models import TEST_COLUMNS, test_rows
-from .deltas import DELTA_COLUMNS, DELTA_LANG_COLUMNS, REMOVED, WITH, delta_row
+from .deltas import (
+    DELTA_COLUMNS,
+    DELTA_LANG_COLUMNS,
+    DELTA_VARIANT_COLUMNS,
+    REMOVED,
+    WITH,
+    delta_row,
+    variant_delta_rows,
+)
 from .entries import read_entries, shown_strata
 from .panels import panel_rows
 from .passes import pass_rows
@@ -40,7 +48,8 @@ from .table import CLUSTER_COLUMNS, OTHER_CORRECT, PUBLISHED_COLUMNS, TABLE_COLU
 @dataclass
 class Comparison:
     """What `compare` computes: the long table (one row per model × benchmark × condition ×
-    stratum level), Δimg per benchmark × model, the paired tests between models, pass verdicts
+    stratum level), Δimg per benchmark × model (and the Δ of each image variant where the runs
+    hold variant records), the paired tests between models, pass verdicts
     (one row per model × exam × criterion) where a benchmark has them, and notes on how runs
     were read."""
 
@@ -48,6 +57,8 @@ class Comparison:
     delta_img: pd.DataFrame
     tests: pd.DataFrame
     delta_lang: pd.DataFrame = field(default_factory=pd.DataFrame)  # per model × benchmark × condition
+    # per model × benchmark × variant (`deltas.variant_delta_rows`): empty without variant records
+    delta_variants: pd.DataFrame = field(default_factory=pd.DataFrame)
     pass_lines: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     runs: list[dict] = field(default_factory=list)
@@ -69,6 +80,7 @@ class Comparison:
             "by": self.by,
             "table": json_rows(self.table),
             "delta_img": json_rows(self.delta_img),
+            **({"delta_variants": json_rows(self.delta_variants)} if not self.delta_variants.empty else {}),
             "delta_lang": json_rows(self.delta_lang),
             "tests": json_rows(self.tests),
             "pass_lines": self.pass_lines,
@@ -101,6 +113,7 @@ def compare_runs(
         for e in entries
         if not {WITH, REMOVED} <= e.by_condition.keys()
     ]
+    variant_deltas = [row for e in entries for row in variant_delta_rows(e, settings)]
     tests = test_rows(entries, settings)
     notes += [
         f"{e.source}: {k} repeats: the Δimg table and the tests between models pair each item's mean over its "
@@ -142,6 +155,11 @@ def compare_runs(
         table=frame,
         panels=panels,
         delta_img=whole_counts(pd.DataFrame(deltas, columns=[*DELTA_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])])),
+        delta_variants=whole_counts(
+            pd.DataFrame(variant_deltas, columns=[*DELTA_VARIANT_COLUMNS, *(CLUSTER_COLUMNS if cluster else [])])
+        )
+        if variant_deltas
+        else pd.DataFrame(),
         tests=whole_counts(pd.DataFrame(tests, columns=TEST_COLUMNS)),
         delta_lang=whole_counts(delta_lang),
         pass_lines=passes,

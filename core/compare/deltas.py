@@ -1,7 +1,8 @@
 """The Δ columns of a comparison: Δimg per model × benchmark (`C+Q+I` vs `C+Q` on the same items),
 computed exactly as the audit's image-removal section computes it, or pooled over the repeats of a
-run asked --repeats K times; and the columns of Δlang (the audit's `language_delta_rows`), both
-with McNemar's test beside the difference.
+run asked --repeats K times; the Δ of each image variant per model × benchmark (`C+Q+I` vs
+`C+Q+I~hflip`), paired as the audit's variant sections pair it; and the columns of Δlang (the
+audit's `language_delta_rows`), all with McNemar's test beside the difference.
 """
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ from __future__ import annotations
 from statistics import fmean
 
 from .. import bootstrap
-from ..audit.pairing import scope_text
-from ..audit.pairs import RunInput, Settings, pair_image_removal
+from ..audit.pairing import Factor, factor_section, scope_text
+from ..audit.pairs import RunInput, Settings, index_records, pair_image_removal
 from ..audit.transitions import flat_row, paired_section
-from ..conditions import IMAGE_REMOVAL
+from ..audit.variants import held_variants, pair_labels
+from ..conditions import IMAGE_REMOVAL, variant_label
 from ..repeats import item_mean_pairs, paired_means_test, paired_repeats
 from .entries import Entry, counted_records
 
@@ -32,6 +34,32 @@ DELTA_COLUMNS = [
     "ci_high",
     "ci_method",
     *PAIRED_TEST,
+    "n_unpaired",
+    "unreadable_pairs",
+    "warning",
+    "note",
+]
+# a variant's row: Δimg's columns with the sides named `a_base` (the base condition) and
+# `a_variant`, `delta_variant` = a_base − a_variant (positive: worse under the variant), and the
+# four transition counts (n10: right only under the base condition, n01: only under the variant)
+VARIANT_SIDES = Factor("variant", "a_base", "a_variant", "delta_variant")
+TRANSITIONS = ["n11", "n10", "n01", "n00"]
+DELTA_VARIANT_COLUMNS = [
+    "model",
+    "benchmark",
+    "variant",
+    "base",
+    "label",
+    "scope",
+    "n",
+    "a_base",
+    "a_variant",
+    "delta_variant",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    *PAIRED_TEST,
+    *TRANSITIONS,
     "n_unpaired",
     "unreadable_pairs",
     "warning",
@@ -77,6 +105,48 @@ def delta_row(entry: Entry, s: Settings) -> dict:
     if (k := entry.repeats) > 1:
         row.update(_pooled_delta(run.records, k, clusters, s))
     return row
+
+
+def variant_delta_rows(entry: Entry, s: Settings) -> list[dict]:
+    """An entry's Δ of each variant its records hold against the variant's base condition (`C+Q+I`
+    vs `C+Q+I~hflip`), one row per variant and base in the audit's order (`held_variants`), the
+    items paired as the audit's variant sections pair them (`pair_labels`; strict: a refusal is
+    wrong). Over repeats, each item's last record under each label is paired, as the audit pairs
+    it; a note says so. None without variant records."""
+    run = RunInput(
+        model=entry.model,
+        records=counted_records(entry.records, entry.benchmark),
+        items=entry.items,
+        source=entry.source,
+    )
+    by_key = index_records(run)
+    held = held_variants(by_key)
+    if not held:
+        return []
+    clusters = entry.clusters(s.cluster)
+    rows = []
+    for variant, base in held:
+        label = variant_label(base, variant)
+        pairs, unpaired = pair_labels(entry.items, by_key, base, label)
+        section = factor_section(paired_section(pairs, unpaired, {}, s, clusters=clusters), VARIANT_SIDES)
+        counts = section["overall"].get("counts") or {}
+        row = {
+            "model": entry.model,
+            "benchmark": entry.benchmark.name,
+            "variant": variant,
+            "base": base,
+            "label": label,
+            "scope": scope_text(entry.runs),
+            **flat_row(section, (VARIANT_SIDES.first, VARIANT_SIDES.second, VARIANT_SIDES.delta)),
+            **{k: counts.get(k) for k in TRANSITIONS},
+        }
+        if (k := entry.repeats) > 1:
+            last = (
+                f"{k} repeats: each item's last record under {base} and under {label} paired, as the audit pairs them"
+            )
+            row["note"] = f"{row['note']}; {last}" if row.get("note") else last
+        rows.append(row)
+    return rows
 
 
 def _pooled_delta(records: list[dict], k: int, clusters: dict[str, str] | None, s: Settings) -> dict:

@@ -116,6 +116,24 @@ DELTA = [
     ("warning", "warning", "text"),
     ("note", "note", "text"),
 ]
+# a variant's Δ beside Δimg: the base condition against the same condition under the variant
+VARIANT = [
+    ("model", "model", "text"),
+    ("benchmark", "benchmark", "text"),
+    ("variant", "variant", "text"),
+    ("base", "base", "text"),
+    ("items", "scope", "text"),
+    ("n", "n", "int"),
+    ("base %", "a_base", "pct"),
+    ("variant %", "a_variant", "pct"),
+    ("Δ (points)", "delta_variant", "pp"),
+    ("95 % CI", CI, "ci_pp"),
+    ("right only base", "n10", "int"),
+    ("right only variant", "n01", "int"),
+    ("McNemar mid-p", "mcnemar_p", "p"),
+    ("warning", "warning", "text"),
+    ("note", "note", "text"),
+]
 TESTS = [
     *((h, h, "text") for h in ("benchmark", "condition", "a", "b")),
     (

@@ -17,6 +17,7 @@ from .frames import (
     LANGUAGE,
     STRATUM,
     TESTS,
+    VARIANT,
     formats,
     frame,
     headline_frame,
@@ -49,6 +50,12 @@ def markdown(doc: dict) -> str:
         if doc["delta_img"]
         else "No run holds both C+Q+I and C+Q records of the same items.\n",
     ]
+    if doc.get("delta_variants"):
+        lines += [
+            "## Image variants: Δ = the base condition − its variant on the same items",
+            "",
+            _markdown_table(doc, "delta_variants", VARIANT),
+        ]
     if doc.get("delta_lang"):
         lines += [
             "## Language: Δlang = the exam's language − the other, same items and condition",

@@ -59,6 +59,10 @@ COUNT_COLUMNS = (
     "unreadable_pairs",
     "only_a",
     "only_b",
+    "n11",
+    "n10",
+    "n01",
+    "n00",
 )
 
 
