@@ -19,7 +19,7 @@ from .clusters import intervals_text
 from .page import SCRIPT, STYLE, Page, TableRow, esc
 from .pairing import language_columns
 from .pairs import CONVENTIONS, STATES
-from .summary import PAIRED_COLUMNS, model_docs, reading_text, refusal_scope, strata_rows
+from .summary import PAIRED_COLUMNS, model_docs, reading_text, refusal_scope, renamed_columns, strata_rows
 from .thumbnails import thumbnail
 
 
@@ -65,6 +65,43 @@ def _paired_table(page: Page, base: list, paired: dict, model: str) -> None:
         )
     page.add(f"<p>Intervals: {esc(intervals_text(page.doc))}</p>")
     _unpaired(page, "Image items not paired", paired["unpaired"])
+
+
+def _variant_tables(page: Page, base: list, variants: dict) -> None:
+    """The variants' paired tables (a model's `variants`, `variants.variant_sections`), after the
+    image-removal table and in its shape: per variant its table against its base condition, and
+    for the swap the swap against removal on the same items. No cell links to the item browser,
+    whose transitions are image removal's."""
+    for key, entry in variants.items():
+        cond, label, v = entry["base"], entry["label"], entry["variant"]
+        page.add(
+            f"<h3>Variant {esc(v)} ({esc(cond)} vs {esc(label)}, same items and template), refusals "
+            f"{esc(entry['convention'])}: Δ{esc(v)} = {esc(cond)} − {esc(label)}</h3>"
+        )
+        names = {"a_with": (cond, "a_base"), "a_removed": (label, f"a_{v}"), "delta_img": (f"Δ{v}", f"delta_{v}")}
+        _factor_table(page, [*base, "variants", key], entry, names)
+        if (vs := entry.get("vs_removal")) is not None:
+            first, second = vs["first"], vs["second"]
+            page.add(
+                f"<h3>Swap vs removal ({esc(first)} vs {esc(second)}: is a wrong image worse than none?), "
+                f"refusals {esc(vs['convention'])}: Δswap_removal = {esc(first)} − {esc(second)}</h3>"
+            )
+            names = {
+                "a_with": (first, "a_swap"),
+                "a_removed": (second, "a_removed"),
+                "delta_img": ("Δswap_removal", "delta_swap_removal"),
+            }
+            _factor_table(page, [*base, "variants", key, "vs_removal"], vs, names)
+
+
+def _factor_table(page: Page, path: list, section: dict, names: dict[str, tuple[str, str]]) -> None:
+    """A paired factor's section at `path` as the image-removal table, its columns `names`d."""
+    columns = [
+        ("95 % CI (Tango)" if key == "ci" else heading, key, kind)
+        for heading, key, kind in _warned(renamed_columns(names), [r for _, _, r in strata_rows(section)])
+    ]
+    page.table(["stratum"], columns, _strata_rows(path, section))
+    _unpaired(page, "Items not paired", section["unpaired"])
 
 
 def _unpaired(page: Page, what: str, unpaired: dict) -> None:
@@ -274,6 +311,7 @@ def render_html(
             f"<p>{esc(m['source'])}: {m['n_records']} records</p>"
         )
         _paired_table(page, base, m["paired"], name)
+        _variant_tables(page, base, m.get("variants") or {})
         _refusal_tables(page, base, m["refusals"])
         _ablation_table(page, base, m["ablation"])
         _io_table(page, base)
