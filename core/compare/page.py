@@ -26,6 +26,7 @@ from .frames import (
     LANGUAGE,
     STRATUM,
     TESTS,
+    VARIANT,
     columns,
     formats,
     frame,
@@ -234,6 +235,9 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
     out.append(forest_svg(doc))
     if doc["delta_img"]:
         out.append(_html_table(doc, "delta_img", DELTA, "delta"))
+    if doc.get("delta_variants"):
+        out.append("<h2>Image variants: Δ = the base condition − its variant on the same items</h2>")
+        out.append(_html_table(doc, "delta_variants", VARIANT, "delta-variants"))
     if doc.get("delta_lang"):
         out.append("<h2>Language: Δlang = the exam's language − the other, same items and condition</h2>")
         out.append(_html_table(doc, "delta_lang", LANGUAGE, "delta-lang"))

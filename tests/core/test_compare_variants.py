@@ -9,7 +9,9 @@ The last image item's (Physician_2024_B_Q3's) `C+Q+I~hflip` record is then dropp
 so four items are paired and one is left unpaired ("no C+Q+I~hflip record").
 """
 
+import html
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -17,6 +19,7 @@ from click.testing import CliRunner
 import medvqa
 from medvqa.cli.main import cli
 from medvqa.core.compare.comparison import compare_runs
+from medvqa.core.compare.page import page
 
 BASE, FLIPPED = "C+Q+I", "C+Q+I~hflip"
 DROPPED = "Physician_2024_B_Q3"
@@ -118,3 +121,14 @@ def test_without_variant_records_the_json_has_no_variant_key(runs, tmp_path):
     medvqa.run("jmed48k", "random", sample=True, conditions="C+Q", run_dir=str(plain), cache=False, progress=False)
     doc = compare_runs([plain], resamples=100).as_json()
     assert "delta_variants" not in doc
+
+
+def test_the_page_shows_the_variant_table_with_each_number_tagged(runs):
+    doc = compare_runs([runs["flips"], runs["steady"]], resamples=100).as_json()
+    text = page(doc)
+    assert text.index(">Visual reliance: Δimg") < text.index(">Image variants: Δ") < text.index(">Models compared")
+    found = re.findall(r'data-path="([^"]*)" data-format="[^"]*">([^<]*)<', text)
+    shown = {tuple(json.loads(html.unescape(path))): html.unescape(value) for path, value in found}
+    assert shown[("delta_variants", 0, "delta_variant")] == "+75.0"
+    assert shown[("delta_variants", 0, "n10")] == "3" and shown[("delta_variants", 0, "n01")] == "0"
+    assert shown[("delta_variants", 1, "delta_variant")] == "+0.0"
