@@ -125,6 +125,12 @@ def latex(comparison: Comparison) -> str:
             caption="Visual reliance: C+Q+I vs C+Q on the same items",
             formats=formats(DELTA),
         )
+    if doc.get("delta_variants"):
+        out += to_latex(
+            frame(doc, "delta_variants", VARIANT),
+            caption="Image variants: the base condition vs its variant on the same items",
+            formats=formats(VARIANT),
+        )
     if doc["pass_lines"]:
         out += to_latex(pass_frame(doc), caption="Pass lines (one row per exam and criterion)")
     return out

@@ -132,3 +132,13 @@ def test_the_page_shows_the_variant_table_with_each_number_tagged(runs):
     assert shown[("delta_variants", 0, "delta_variant")] == "+75.0"
     assert shown[("delta_variants", 0, "n10")] == "3" and shown[("delta_variants", 0, "n01")] == "0"
     assert shown[("delta_variants", 1, "delta_variant")] == "+0.0"
+
+
+def test_latex_has_a_variant_table(runs):
+    result = CliRunner().invoke(
+        cli, ["compare", str(runs["flips"]), str(runs["steady"]), "--resamples", "100", "--format", "latex"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "Image variants: the base condition vs its variant on the same items" in result.output
+    assert "& hflip & C+Q+I & 4 & 100.0 & 25.0 & +75.0 & [" in result.output
+    assert "& 3 & 0 & 0.125 \\\\" in result.output
