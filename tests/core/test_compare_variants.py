@@ -142,3 +142,13 @@ def test_latex_has_a_variant_table(runs):
     assert "Image variants: the base condition vs its variant on the same items" in result.output
     assert "& hflip & C+Q+I & 4 & 100.0 & 25.0 & +75.0 & [" in result.output
     assert "& 3 & 0 & 0.125 \\\\" in result.output
+
+
+def test_the_python_api_shows_the_same_rows_as_compare_json(runs):
+    """`medvqa.compare(...)` keeps the variants' rows in `.attrs`, the same as `compare --json`."""
+    frame = medvqa.compare([runs["flips"], runs["steady"]], resamples=100)
+    doc = compare_runs([runs["flips"], runs["steady"]], resamples=100).as_json()
+    assert frame.attrs["delta_variants"] == doc["delta_variants"]
+    assert [r["delta_variant"] for r in frame.attrs["delta_variants"]] == [
+        r["delta_variant"] for r in doc["delta_variants"]
+    ]
