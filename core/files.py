@@ -1,7 +1,8 @@
 """Files as medvqa writes and keeps them: the one atomic writer every file goes through
 (`write_atomic`), reading a cache's file back without following links (`read_kept`), opening a
-file never through a link (`open_no_link`), a failed write as one line naming the file
-(`write_error`), and medvqa's cache folder (`cache_dir`). The ground floor: it imports only
+file never through a link (`open_no_link`), a path kept inside its folders (`confined`), a
+failed write as one line naming the file (`write_error`), and medvqa's cache folder
+(`cache_dir`). The ground floor: it imports only
 `items` (for `DataError`).
 """
 
@@ -111,6 +112,14 @@ def new_temporary(path: Path) -> tuple[int, Path]:
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(path))
+
+
+def confined(path: Path, roots: tuple[str, ...]) -> bool:
+    """Whether `path` is a regular file inside one of `roots` (real paths, as `os.path.realpath`
+    gives them) once links are resolved: how a path read back from a cache, or made from data,
+    is kept where it belongs."""
+    real = os.path.realpath(path)
+    return any(real.startswith(root + os.sep) for root in roots) and os.path.isfile(real)
 
 
 def read_kept(path: Path) -> bytes | None:

@@ -32,6 +32,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import files
 from .files import cache_dir, write_atomic
 from .items import DataError
 from .messages import file_sha256
@@ -115,9 +116,7 @@ def apply(image: Image, variant: str, params: dict[str, Any]) -> Image:
 def confined(path: Path) -> bool:
     """Whether `path` is a file inside the perturbed images' folder, links resolved (as dataset
     images are confined to their dataset folder)."""
-    root = os.path.realpath(folder())
-    real = os.path.realpath(path)
-    return real.startswith(root + os.sep) and os.path.isfile(real)
+    return files.confined(path, (os.path.realpath(folder()),))
 
 
 def perturbed_path(source: Path, variant: str) -> Path:

@@ -44,7 +44,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from ..files import read_kept, write_atomic
+from ..files import confined, read_kept, write_atomic
 from ..items import DataError, Item, fingerprint_items, fingerprint_texts
 
 FORMAT = 3  # 3: each item kept as its fingerprint's text
@@ -183,7 +183,7 @@ def _read(path: Path, key: list, roots: tuple[str, ...]) -> tuple[list[Item], st
     except Exception:  # noqa: BLE001 - an entry of another medvqa, or not ours: loaded afresh
         return None
     # an image file kept outside the data folder (an adapter's own cache of decoded images) must still be there
-    if not all(im.path is None or _confined(im.path, roots) for it in items for im in it.images):
+    if not all(im.path is None or confined(im.path, roots) for it in items for im in it.images):
         return None
     return items, stored["fingerprint"]
 
@@ -210,12 +210,6 @@ def rebuild_item(text: str, paths: list, order: list) -> Item:
         im["path"] = p
     data["meta"] = {k: meta[k] for k in order}
     return Item.model_validate(data)
-
-
-def _confined(path: Path, roots: tuple[str, ...]) -> bool:
-    """Whether `path` is a file inside one of `roots` (real paths), links resolved."""
-    real = os.path.realpath(path)
-    return any(real.startswith(root + os.sep) for root in roots) and os.path.isfile(real)
 
 
 def _write(path: Path, key: list, items: list[Item], texts: list[str], fingerprint: str) -> None:
