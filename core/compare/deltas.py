@@ -22,6 +22,9 @@ from .entries import Entry, counted_records
 WITH, REMOVED = (c.value for c in IMAGE_REMOVAL)
 # a paired row's test: McNemar's mid-p (`mcnemar_p`, its bound) with the exact conditional p beside it
 PAIRED_TEST = ["test", "mcnemar_p", "mcnemar_p_bound", "mcnemar_exact_p"]
+# what every paired row ends with: its interval and test, then its unpaired items and remarks
+INTERVAL_AND_TEST = ["ci_low", "ci_high", "ci_method", *PAIRED_TEST]
+PAIR_NOTES = ["n_unpaired", "unreadable_pairs", "warning", "note"]
 DELTA_COLUMNS = [
     "model",
     "benchmark",
@@ -30,14 +33,8 @@ DELTA_COLUMNS = [
     "a_with",
     "a_removed",
     "delta_img",
-    "ci_low",
-    "ci_high",
-    "ci_method",
-    *PAIRED_TEST,
-    "n_unpaired",
-    "unreadable_pairs",
-    "warning",
-    "note",
+    *INTERVAL_AND_TEST,
+    *PAIR_NOTES,
 ]
 # a variant's row: Δimg's columns with the sides named `a_base` (the base condition) and
 # `a_variant`, `delta_variant` = a_base − a_variant (positive: worse under the variant), and the
@@ -55,15 +52,9 @@ DELTA_VARIANT_COLUMNS = [
     "a_base",
     "a_variant",
     "delta_variant",
-    "ci_low",
-    "ci_high",
-    "ci_method",
-    *PAIRED_TEST,
+    *INTERVAL_AND_TEST,
     *TRANSITIONS,
-    "n_unpaired",
-    "unreadable_pairs",
-    "warning",
-    "note",
+    *PAIR_NOTES,
 ]
 DELTA_LANG_COLUMNS = [
     "model",
@@ -75,25 +66,24 @@ DELTA_LANG_COLUMNS = [
     "a_local",
     "a_other",
     "delta_lang",
-    "ci_low",
-    "ci_high",
-    "ci_method",
-    *PAIRED_TEST,
-    "n_unpaired",
-    "unreadable_pairs",
-    "warning",
-    "note",
+    *INTERVAL_AND_TEST,
+    *PAIR_NOTES,
 ]
 
 
-def delta_row(entry: Entry, s: Settings) -> dict:
-    """An entry's Δimg, as the audit's image-removal section computes it (strict: a refusal is wrong)."""
-    run = RunInput(
+def entry_input(entry: Entry) -> RunInput:
+    """An entry as the audit's pairing reads it: its counted records and its items."""
+    return RunInput(
         model=entry.model,
         records=counted_records(entry.records, entry.benchmark),
         items=entry.items,
         source=entry.source,
     )
+
+
+def delta_row(entry: Entry, s: Settings) -> dict:
+    """An entry's Δimg, as the audit's image-removal section computes it (strict: a refusal is wrong)."""
+    run = entry_input(entry)
     clusters = entry.clusters(s.cluster)
     section = paired_section(*pair_image_removal(run), {}, s, clusters=clusters)
     row = {
@@ -113,12 +103,7 @@ def variant_delta_rows(entry: Entry, s: Settings) -> list[dict]:
     items paired as the audit's variant sections pair them (`pair_labels`; strict: a refusal is
     wrong). Over repeats, each item's last record under each label is paired, as the audit pairs
     it; a note says so. None without variant records."""
-    run = RunInput(
-        model=entry.model,
-        records=counted_records(entry.records, entry.benchmark),
-        items=entry.items,
-        source=entry.source,
-    )
+    run = entry_input(entry)
     by_key = index_records(run)
     held = held_variants(by_key)
     if not held:
