@@ -71,7 +71,7 @@ def _not_empty(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 
 def _variants(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """`--variants`: known names, each once, and only those available (`order` is not yet)."""
+    """`--variants`: known names, each once."""
     if value is None:
         return None
     from medvqa.core.conditions import parse_variants
@@ -154,8 +154,8 @@ what_to_run = option_group(
         "--variants",
         callback=_variants,
         metavar="V1,V2",
-        help="Also ask the image items under C+I and C+Q+I with the image changed, recorded as e.g. C+Q+I~swap: "
-        "swap (another item's image of the same type), blur, jpeg, downscale, crop, hflip (docs/runs.md#variants).",
+        help="Ask again with one thing changed: the image under C+I, C+Q+I (C+Q+I~swap: swap, blur, jpeg, downscale, "
+        "crop, hflip), or the options rotated under every condition (order: C+Q~order:1, ...); docs/runs.md#variants.",
     ),
     click.option("--limit", type=click.IntRange(min=1), help="Only the first N items."),
     click.option(

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from . import order
 from .conditions import Condition
 from .errors import UsageError
 from .headline import Headline, accuracy
@@ -85,6 +86,10 @@ class Benchmark:
     # selection, reloaded, so an exam the run asked only part of is "not evaluable"); False: its
     # verdicts judge the records given (a line per stratum level), and it is given the run's items.
     pass_on_whole_exams: bool = True
+    # Phrases of an option that ties the options to their order (`--variants order` keeps such an
+    # item in its order): {regular expression, searched case-insensitively in each option's text:
+    # why}. `order.order_patterns("ja")` gives the common ones of a language; none by default.
+    order_bound_patterns: Mapping[str, str] = MappingProxyType({})
 
     @property
     def offered_languages(self) -> tuple[str, ...]:
@@ -216,6 +221,12 @@ class Benchmark:
         `items` (all of them at once: a linked set's opening question names its members); an item
         missing from a level is a cluster of its own there. None declared by default."""
         return {}
+
+    def reorder_refusal(self, item: Item) -> str | None:
+        """Why `item`'s options cannot be shown in another order (`--variants order`), or None
+        when they can: `order.refusal` under `order_bound_patterns`. A benchmark whose items hold
+        another reason (options that are steps of one procedure, say) overrides this."""
+        return order.refusal(item, self.order_bound_patterns)
 
     def answer_conventions(self) -> AnswerConventions:
         """How this benchmark's answers are read and scored; JMed48k's chain by default."""

@@ -38,8 +38,11 @@ FORCED_SUFFIX = "/forced"
 # A variant of a condition: the same item asked under the same condition with one thing changed,
 # written "<base>~<variant>" ("C+Q+I~swap"). Image variants change the image (another item's
 # image of the same type, or the item's own image blurred, JPEG-compressed, downscaled, cropped
-# or flipped) and apply to the conditions that show it; `order` changes the options' order.
+# or flipped) and apply to the conditions that show it; `order` changes the options' order. An
+# item asked with its options rotated r places (CircularEval's rotations, r = 1 .. k-1 for k
+# options) is recorded under "<base>~order:<r>" ("C+Q+I~order:2"): one record per rotation.
 VARIANT_SEP = "~"
+ROTATION_SEP = ":"
 IMAGE_VARIANTS = ("swap", "blur", "jpeg", "downscale", "crop", "hflip")
 ORDER = "order"
 VARIANTS = (*IMAGE_VARIANTS, ORDER)
@@ -48,6 +51,11 @@ VARIANTS = (*IMAGE_VARIANTS, ORDER)
 def variant_label(condition: Condition | str, variant: str) -> str:
     """The record label of `condition` under `variant`: `C+Q+I~swap`."""
     return f"{Condition(condition).value}{VARIANT_SEP}{variant}"
+
+
+def rotation_label(condition: Condition | str, rotation: int) -> str:
+    """The record label of `condition` with the options rotated `rotation` places: `C+Q+I~order:2`."""
+    return f"{variant_label(condition, ORDER)}{ROTATION_SEP}{rotation}"
 
 
 def parse_variants(text: str | Iterable[str] | None) -> tuple[str, ...]:

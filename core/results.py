@@ -20,7 +20,7 @@ from typing import Any, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .conditions import ALL, FORCED_SUFFIX, VARIANT_SEP, VARIANTS, Condition
+from .conditions import ALL, FORCED_SUFFIX, ORDER, ROTATION_SEP, VARIANT_SEP, VARIANTS, Condition
 from .items import DataError
 
 FORMAT_VERSION = 2
@@ -49,10 +49,21 @@ def _base_label(label: str) -> str:
 
 
 def variant_of(label: str) -> str | None:
-    """The variant of a record label (`C+Q+I~swap` → "swap"); None for a base condition or a
-    forced guess."""
+    """The variant of a record label (`C+Q+I~swap` → "swap", `C+Q+I~order:2` → "order"); None for
+    a base condition or a forced guess."""
     head = label.split("/", 1)[0]
-    return head.split(VARIANT_SEP, 1)[1] if VARIANT_SEP in head else None
+    return head.split(VARIANT_SEP, 1)[1].split(ROTATION_SEP, 1)[0] if VARIANT_SEP in head else None
+
+
+def rotation_of(label: str) -> int | None:
+    """How many places the options of a record label's item are rotated (`C+Q+I~order:2` → 2);
+    None for a label without a rotation."""
+    head = label.split("/", 1)[0]
+    tail = head.split(VARIANT_SEP, 1)[1] if VARIANT_SEP in head else ""
+    if ROTATION_SEP not in tail:
+        return None
+    text = tail.split(ROTATION_SEP, 1)[1]
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 4 and int(text) > 0 else None
 
 
 def base_condition(label: str) -> Condition:
@@ -70,6 +81,11 @@ def base_condition(label: str) -> Condition:
         ) from None
     if variant is not None and variant not in VARIANTS:
         raise ValueError(f"unknown variant in condition {label!r}; variants are {', '.join(VARIANTS)}")
+    if (variant == ORDER) != (rotation_of(label) is not None) or (variant != ORDER and ROTATION_SEP in label):
+        raise ValueError(
+            f"condition {label!r}: a rotation is written {base}{VARIANT_SEP}{ORDER}{ROTATION_SEP}<r> (r = 1, 2, ...), "
+            "and only the order variant has one"
+        )
     return condition
 
 

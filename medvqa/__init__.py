@@ -51,6 +51,7 @@ _EXPORTS = {
     "PassVerdict": "medvqa.core.passlines",
     "PassLines": "medvqa.core.passlines",
     "hookimpl": "medvqa.core.hookspecs",
+    "order_patterns": "medvqa.core.order",
     # plugins: what a backend is made of
     "Backend": "medvqa.core.inference.base",
     "Request": "medvqa.core.inference.base",
@@ -111,6 +112,7 @@ if TYPE_CHECKING:
     from medvqa.core.items import DataError, Gold, ImageRef, ImageRole, Item, Option, brief, resolve_image
     from medvqa.core.jsonl import numbered_jsonl, read_json, read_jsonl, read_table, refuse_repeat
     from medvqa.core.messages import Template
+    from medvqa.core.order import order_patterns
     from medvqa.core.passlines import PassLines, PassVerdict
     from medvqa.core.plugins import PluginError
     from medvqa.core.report import report

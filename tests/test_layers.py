@@ -38,6 +38,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
             "medvqa.core.contrasts",
             "medvqa.core.files",
             "medvqa.core.perturb",
+            "medvqa.core.order",
             "medvqa.core.repeats",
             "medvqa.core.headline",
         ),

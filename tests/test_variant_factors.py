@@ -18,6 +18,7 @@ images are none), so they enter no image pair.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +35,10 @@ pytestmark = pytest.mark.slow  # two runs against a live server, 30 s each here
 
 SWAPPED = 4  # image items with a swap partner
 IMAGE_ITEMS = 5
+# MIR 2026: questions 1-25 show an image, question 13 was annulled: 24 image items, all of one
+# group for the swap (MIR declares no image type or profession), so each has a partner
+MIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "mir"
+MIR_IMAGE_ITEMS = 24
 
 
 def answer(item, right: bool) -> str:
@@ -45,24 +50,26 @@ def answer(item, right: bool) -> str:
     return json.dumps({"answer": [next(lab for k, lab in labels.items() if k not in gold)]})
 
 
-def audited(tmp_path, name: str, rule) -> dict:
-    """Run the sample (C+Q, C+Q+I, swap and hflip) against a model answering by `rule(own
-    images, shown images)`, and audit the run."""
+def audited(tmp_path, name: str, rule, mir: bool = False) -> dict:
+    """Run the sample (or MIR 2026) under C+Q, C+Q+I, swap and hflip against a model answering
+    by `rule(own images, shown images)`, and audit the run."""
+    data = {"benchmark": "mir", "data": str(MIR), "select": {"year": ["2026"]}} if mir else {"benchmark": "jmed48k"}
     options = RunOptions(
-        benchmark="jmed48k",
         model="hosted_vllm/test",
-        sample=True,
+        sample=not mir,
         conditions="C+Q,C+Q+I",
         variants="swap,hflip",
         seed=7,
         run_dir=str(tmp_path / name),
         cache=False,
+        **data,
     )
     spec = prepare(options)
-    spec.items = [
-        it.model_copy(update={"meta": {**it.meta, "profession": "Physician", "dominant_type": "Diagram"}})
-        for it in spec.items
-    ]
+    if not mir:
+        spec.items = [
+            it.model_copy(update={"meta": {**it.meta, "profession": "Physician", "dominant_type": "Diagram"}})
+            for it in spec.items
+        ]
     by_text, own = {}, {}
     for it in spec.items:
         if it.excluded:
@@ -134,3 +141,27 @@ def test_an_image_agnostic_model_loses_the_image_but_not_to_another_image(tmp_pa
     removal = doc["variants"]["swap"]["vs_removal"]["overall"]
     assert removal["counts"] == {"n11": 0, "n10": SWAPPED, "n01": 0, "n00": 0}
     assert removal["delta_swap_removal"] == 1.0
+
+
+def test_on_mir_2026_the_image_reader_loses_to_a_swap_and_a_flip_what_it_loses_without_the_image(tmp_path):
+    if not MIR.is_dir():
+        pytest.fail(f"the MIR data is missing: {MIR} (see ../shared/data/README.md)")
+    doc = audited(tmp_path, "mir-reads", lambda own, shown: shown == own, mir=True)
+    n = MIR_IMAGE_ITEMS
+    assert doc["paired"]["overall"]["counts"] == {"n11": 0, "n10": n, "n01": 0, "n00": 0}
+    # Δswap = Δimg = 24/24; a wrong image no worse than none; its own image mirrored is not its own
+    assert counts(doc["variants"]["swap"]) == (0, n, 0, 0) and doc["variants"]["swap"]["overall"]["delta_swap"] == 1.0
+    assert doc["variants"]["swap"]["vs_removal"]["overall"]["counts"] == {"n11": 0, "n10": 0, "n01": 0, "n00": n}
+    assert counts(doc["variants"]["hflip"]) == (0, n, 0, 0)
+
+
+def test_on_mir_2026_the_image_agnostic_model_loses_the_image_but_not_to_a_swap_or_a_flip(tmp_path):
+    if not MIR.is_dir():
+        pytest.fail(f"the MIR data is missing: {MIR} (see ../shared/data/README.md)")
+    doc = audited(tmp_path, "mir-agnostic", lambda own, shown: bool(shown), mir=True)
+    n = MIR_IMAGE_ITEMS
+    assert doc["paired"]["overall"]["delta_img"] == 1.0
+    # right with any image: Δswap = 0 and Δhflip = 0 on the 24 (laterality-blind), swap − removed = +1
+    assert counts(doc["variants"]["swap"]) == (n, 0, 0, 0) and doc["variants"]["swap"]["overall"]["delta_swap"] == 0.0
+    assert counts(doc["variants"]["hflip"]) == (n, 0, 0, 0)
+    assert doc["variants"]["swap"]["vs_removal"]["overall"]["delta_swap_removal"] == 1.0

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from medvqa import Benchmark, Item, Template
+from medvqa import Benchmark, Item, Template, order_patterns
 
 from . import hub, loader, templates
 from .professions import specialty_key
@@ -25,6 +25,8 @@ class JMed48k(Benchmark):
     name = "jmed48k"
     title = "JMed48k: Japanese MHLW national exams of 11 professions (2005-2025)"
     language = "ja"
+    # option phrases that refer to the others keep an item in its order (`--variants order`)
+    order_bound_patterns = order_patterns("ja")
     splits = ("full", "eval", "sample")
     default_split = "eval"
     strata = (

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from medvqa import Benchmark, Item, Template
+from medvqa import Benchmark, Item, Template, order_patterns
 
 from . import conventions, templates
 from .common import DEFAULT_STRATA, STRATA
@@ -17,6 +17,8 @@ from .validate import RULES
 
 class _MhlwExam(Benchmark):
     language = "ja"
+    # option phrases that refer to the others keep an item in its order (`--variants order`)
+    order_bound_patterns = order_patterns("ja", "en")
     strata = STRATA
     default_strata = DEFAULT_STRATA
     headline_metric = "accuracy"

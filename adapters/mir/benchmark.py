@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from medvqa import Benchmark, Condition, Item, Template
+from medvqa import Benchmark, Condition, Item, Template, order_patterns
 
 from . import loader, templates
 
@@ -16,6 +16,8 @@ class MIR(Benchmark):
     name = "mir"
     title = "MIR: Spain's residency entrance exam (Ministerio de Sanidad), 2024 and 2026"
     language = "es"
+    # option phrases that refer to the others keep an item in its order (`--variants order`)
+    order_bound_patterns = order_patterns("es")
     strata = (
         "year",
         "number",

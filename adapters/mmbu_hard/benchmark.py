@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from medvqa import AnswerConventions, Benchmark, Item, Score, Template
+from medvqa import AnswerConventions, Benchmark, Item, Score, Template, order_patterns
 
 from . import hub, loader, templates
 from .detection import IOU_THRESHOLD, box_text, match, parse_boxes
@@ -23,6 +23,8 @@ class MMBUHard(Benchmark):
     name = "mmbu_hard"
     title = "MMBU-hard: open-ended biomedical VQA (classification and detection, 35 submodalities)"
     language = "en"
+    # option phrases that refer to the others keep an item in its order (`--variants order`)
+    order_bound_patterns = order_patterns("en")
     splits = ("public", "private", "all")
     default_split = "public"
     strata = ("task", "format", "kind", "modality", "submodality", "dataset", "split")

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from medvqa import AnswerConventions, Benchmark, Condition, Item, Template
+from medvqa import AnswerConventions, Benchmark, Condition, Item, Template, order_patterns
 
 from . import hub, loader, prompts
 
@@ -37,6 +37,8 @@ class PolishPES(Benchmark):
     name = "polish_pes"
     title = "Polish PES VQA: image questions of the Polish Board Certification Examination (2023-2026)"
     language = "pl"
+    # option phrases that refer to the others keep an item in its order (`--variants order`)
+    order_bound_patterns = order_patterns("pl", "en")
     splits = (*SPLITS, HUB_SPLIT)
     default_split = "full"
     strata = (

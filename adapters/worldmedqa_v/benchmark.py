@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from medvqa import AnswerConventions, Benchmark, Finding, Item, Template
+from medvqa import AnswerConventions, Benchmark, Finding, Item, Template, order_patterns
 
 from .matching import VLMEVALKIT, VLMEVALKIT_EXACT, exact_score, vlmevalkit_score
 
@@ -33,6 +33,8 @@ class WorldMedQAV(Benchmark):
     name = "worldmedqa_v"
     title = "WorldMedQA-V: exam questions with images from Brazil, Israel, Japan and Spain, local and English"
     language = "local"
+    # option phrases that refer to the others keep an item in its order (`--variants order`)
+    order_bound_patterns = order_patterns("pt", "he", "ja", "es", "en")
     languages = ("local", "en")  # "local": each country's own (pt, he, ja, es); the records hold the code
     strata = ("country",)
     default_strata = ("country",)

@@ -16,6 +16,7 @@ from ..stats import MIN_TESTED
 from .between_models import BETWEEN_MODELS_TEXT
 from .charts import audit_charts
 from .clusters import intervals_text
+from .order import order_lines
 from .page import SCRIPT, STYLE, Page, TableRow, esc
 from .pairing import language_columns
 from .pairs import CONVENTIONS, STATES
@@ -80,6 +81,8 @@ def _variant_tables(page: Page, base: list, variants: dict) -> None:
         )
         names = {"a_with": (cond, "a_base"), "a_removed": (label, f"a_{v}"), "delta_img": (f"Δ{v}", f"delta_{v}")}
         _factor_table(page, [*base, "variants", key], entry, names)
+        if "circular_accuracy" in entry:
+            page.add("".join(f"<p>{esc(line)}</p>" for line in order_lines(entry)))
         if (vs := entry.get("vs_removal")) is not None:
             first, second = vs["first"], vs["second"]
             page.add(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import stats
 from .clusters import intervals_text
+from .order import order_lines
 from .pairs import STATES
 
 
@@ -90,6 +91,8 @@ def variant_markdown(variants: dict) -> list[str]:
                 ),
             ),
         ]
+        if "circular_accuracy" in entry:
+            lines += ["", *order_lines(entry)]
         if (vs := entry.get("vs_removal")) is not None:
             first, second = vs["first"], vs["second"]
             lines += [

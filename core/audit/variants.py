@@ -15,6 +15,10 @@ Beside the swap: the swap against removal on the same items (`C+Q+I~swap` vs `C+
 `a_removed`, `delta_swap_removal` = a_swap − a_removed), which answers whether a wrong image is
 worse than none. On items holding all three records, Δimg = Δswap + Δswap_removal: what the
 right image adds over any image, and what any image adds over none.
+
+The order variant's records are one per rotation of the options (`C+Q+I~order:1`, ...); its
+paired side is CircularEval's verdict over them, with its own measures beside the table
+(`order.order_pairs`, `order.order_measures`).
 """
 
 from __future__ import annotations
@@ -22,9 +26,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..conditions import VARIANTS, Condition, variant_label
+from ..conditions import ORDER, VARIANTS, Condition, variant_label
 from ..results import base_condition, condition_order, variant_of
 from .clusters import cluster_map
+from .order import kept_in_order, order_measures, order_pairs
 from .pairing import Factor, factor_section
 from .pairs import IndexedRun, Pair, Settings
 from .transitions import paired_section
@@ -68,6 +73,17 @@ def pair_labels(
     return pairs, unpaired
 
 
+def variant_pairs(
+    items: Mapping[str, Any], by_key: Mapping[tuple[str, str], Mapping], variant: str, base: str
+) -> tuple[list[Pair], dict[str, list[str]]]:
+    """The pairs of `variant`'s factor under `base` and the items left unpaired, by reason: the
+    base record with the variant's (`pair_labels`), or with CircularEval's verdict over the
+    rotations for `order` (`order.order_pairs`)."""
+    if variant == ORDER:
+        return order_pairs(items, by_key, base)
+    return pair_labels(items, by_key, base, variant_label(base, variant))
+
+
 def variant_sections(run: IndexedRun, s: Settings) -> dict[str, dict]:
     """{variant: section} of every variant the run's records hold (empty without any): the
     variant's paired table against its base condition, naming both (`base`, `label`), and for
@@ -83,21 +99,25 @@ def variant_sections(run: IndexedRun, s: Settings) -> dict[str, dict]:
     several = {v for v, _ in held if sum(w == v for w, _ in held) > 1}
     conditions = {c for _, c in run.by_key}
 
-    def section(first: str, second: str, factor: Factor) -> dict:
-        pairs, unpaired = pair_labels(items, run.by_key, first, second)
-        table = paired_section(pairs, unpaired, run.fields, s, run.forced_accuracy, source, clusters)
+    def section(paired: tuple[list[Pair], dict[str, list[str]]], factor: Factor) -> dict:
+        table = paired_section(*paired, run.fields, s, run.forced_accuracy, source, clusters)
         return factor_section(table, factor)
 
     out: dict[str, dict] = {}
     for variant, base in held:
         label = variant_label(base, variant)
-        entry = {"variant": variant, "base": base, "label": label, **section(base, label, variant_factor(variant))}
+        paired = variant_pairs(items, run.by_key, variant, base)
+        entry = {"variant": variant, "base": base, "label": label, **section(paired, variant_factor(variant))}
+        if variant == ORDER:
+            asked = {i for i, c in run.by_key if c == base}
+            entry |= order_measures(items, run.by_key, base)
+            entry["kept_in_order"] = kept_in_order(run.input.benchmark, items, asked)
         removed = REMOVAL_OF.get(Condition(base))
         if variant == SWAP and removed is not None and removed.value in conditions:
             entry["vs_removal"] = {
                 "first": label,
                 "second": removed.value,
-                **section(label, removed.value, SWAP_REMOVAL),
+                **section(pair_labels(items, run.by_key, label, removed.value), SWAP_REMOVAL),
             }
         out[f"{variant} ({base})" if variant in several else variant] = entry
     return out

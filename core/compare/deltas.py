@@ -13,7 +13,7 @@ from .. import bootstrap
 from ..audit.pairing import Factor, factor_section, scope_text
 from ..audit.pairs import RunInput, Settings, index_records, pair_image_removal
 from ..audit.transitions import flat_row, paired_section
-from ..audit.variants import held_variants, pair_labels
+from ..audit.variants import held_variants, variant_pairs
 from ..conditions import IMAGE_REMOVAL, variant_label
 from ..repeats import item_mean_pairs, paired_means_test, paired_repeats
 from .entries import Entry, counted_records
@@ -100,7 +100,7 @@ def delta_row(entry: Entry, s: Settings) -> dict:
 def variant_delta_rows(entry: Entry, s: Settings) -> list[dict]:
     """An entry's Δ of each variant its records hold against the variant's base condition (`C+Q+I`
     vs `C+Q+I~hflip`), one row per variant and base in the audit's order (`held_variants`), the
-    items paired as the audit's variant sections pair them (`pair_labels`; strict: a refusal is
+    items paired as the audit's variant sections pair them (`variant_pairs`; strict: a refusal is
     wrong). Over repeats, each item's last record under each label is paired, as the audit pairs
     it; a note says so. None without variant records."""
     run = entry_input(entry)
@@ -112,7 +112,7 @@ def variant_delta_rows(entry: Entry, s: Settings) -> list[dict]:
     rows = []
     for variant, base in held:
         label = variant_label(base, variant)
-        pairs, unpaired = pair_labels(entry.items, by_key, base, label)
+        pairs, unpaired = variant_pairs(entry.items, by_key, variant, base)
         section = factor_section(paired_section(pairs, unpaired, {}, s, clusters=clusters), VARIANT_SIDES)
         counts = section["overall"].get("counts") or {}
         row = {

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from .. import order
 from ..benchmark import Benchmark
 from ..conditions import ALL, Condition, applicable, plan
 from ..items import Item, fingerprint_items
@@ -86,6 +87,41 @@ def check_conditions(items: list[Item], add: AddProblem, report: KitReport) -> N
             add(Problem("conditions", "image_as_options is set but the item references no image", item.id))
     if not plan(items, ALL):
         add(Problem("conditions", "no (item, condition) pair to run: every item is excluded"))
+
+
+def check_order(bench: Benchmark, items: list[Item], add: AddProblem, report: KitReport) -> None:
+    """The option-order declarations (`--variants order`): `reorder_refusal` gives a reason or
+    None for every item, and an item it lets be reordered renders its rotated options (a template
+    that ignores the order of `item.options` would ask the same prompt again)."""
+    report.checks.append("order")
+    for item in items:
+        if item.excluded:
+            continue
+        try:
+            why = bench.reorder_refusal(item)
+        except Exception as exc:
+            add(Problem("order", f"reorder_refusal raises {type(exc).__name__}: {exc}", item.id))
+            continue
+        if why is not None and (not isinstance(why, str) or not why.strip()):
+            add(Problem("order", f"reorder_refusal gives {why!r}: a reason (text) or None", item.id))
+            continue
+        if why is not None:
+            continue
+        try:
+            shown = _texts(bench.render(order.rotated(item, 1), Condition.CQ))[0]
+            printed = _texts(bench.render(item, Condition.CQ))[0]
+        except Exception as exc:
+            add(Problem("order", f"the rotated options do not render ({type(exc).__name__}: {exc})", item.id))
+            continue
+        if shown == printed:
+            add(
+                Problem(
+                    "order",
+                    "the rotated item renders the same prompt (the template does not show item.options in their "
+                    "order): declare why in reorder_refusal",
+                    item.id,
+                )
+            )
 
 
 def _texts(messages: list) -> tuple[str, int]:

@@ -19,6 +19,7 @@ from .items import (
     check_ids,
     check_images,
     check_languages,
+    check_order,
     check_prompts,
     check_selection_keywords,
 )
@@ -112,6 +113,7 @@ def _check(bench: Benchmark, data: Path | None, split: str | None, work: Path, r
     check_images(first, root, add, report)
     check_conditions(first, add, report)
     check_prompts(bench, first, add, report)
+    check_order(bench, first, add, report)
     check_languages(bench, first, data, split, add, report)
     check_selection_keywords(bench, first, data, split, add, report)
     checked = data if data is not None else (bench.sample_path() if split == "sample" else None)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypedDict
 
+from .. import order
 from ..inference.base import Request, Response, request_key
 from ..inference.path import RequestPath, WriteBatch, backend_for
 from ..messages import Message
@@ -64,7 +65,7 @@ def extract_run(
     extractable: dict[tuple[str, str], list[Message]] = {}
     for pair, rec in current.items():
         if rec.get("status") == "parse_failure" and not rec.get("held_out"):
-            messages = spec.messages(saved.items[rec["item_id"]], rec)
+            messages = spec.messages(order.as_asked(saved.items[rec["item_id"]], rec["condition"]), rec)
             if messages is not None:
                 extractable[pair] = messages
     pending = [pair for pair in extractable if not is_extracted(current[pair], model, spec.hash)]
@@ -74,7 +75,7 @@ def extract_run(
         params = {**backend.params, "extractor_prompt": spec.hash}
         requests = [
             Request(
-                item=saved.items[p[0]],
+                item=order.as_asked(saved.items[p[0]], p[1]),
                 condition=p[1],
                 messages=extractable[p],
                 key=request_key(backend.model, params, extractable[p], backend.endpoint),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import plugins
+from .. import order, plugins
 from ..items import DataError
 from .lock import locked
 from .recording import rescore_record
@@ -39,7 +39,9 @@ def rescore_lines(run_dir: Path, convention: str | None = None) -> tuple[list[di
                     file=Path(run_dir) / "records.jsonl",
                     record=rec["item_id"],
                 )
-            out.append(rescore_record(benchmark, items[rec["item_id"]], rec, patterns))
+            out.append(
+                rescore_record(benchmark, order.as_asked(items[rec["item_id"]], rec["condition"]), rec, patterns)
+            )
         changed = sum(new != old for new, old in zip(out, records))
         if changed:  # a run directory is written only when something changes
             rewrite_records(run_dir, out, lock=False)

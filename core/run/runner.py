@@ -228,17 +228,17 @@ def plan_requests(
                     repeat=r,
                 )
             )
-    # each variant: the item asked again with its image changed, scored against its own gold
+    # each variant: the item asked again with its image changed or its options rotated
     for item, label, shown in spec.variant_pairs().pairs if spec.variants else ():
         messages = schema = None
         for r in range(repeats):
             if pair_key({"item_id": item.id, "condition": label, "repeat": r}) in done:
                 continue
             if messages is None:
-                messages, schema = bench.render(shown, base_condition(label)), bench.response_schema(item)
+                messages, schema = bench.render(shown, base_condition(label)), bench.response_schema(shown)
             todo.append(
                 Request(
-                    item=item,
+                    item=shown,  # scored as shown: a rotation's gold is where its text now stands
                     condition=label,
                     messages=messages,
                     response_schema=schema,

@@ -17,7 +17,11 @@ changed image, so the request's key (which hashes the image bytes) is the varian
   the same for the same seed. An item alone in its group is not asked under `swap`; the
   manifest lists it with the reason, beside every item's partner.
 
-`order` (the options reordered) is named in `conditions.VARIANTS` but not available yet.
+`order` asks an item again under every condition of the run with its options rotated, once
+per rotation (`order.rotated`: r = 1 .. k-1 for k options, the original order being the base
+condition's record; recorded as `C+Q+I~order:1`, ...), scored against the gold remapped to
+where its text now stands. An item the benchmark keeps in its order (`Benchmark.reorder_refusal`)
+is not asked; the manifest lists it with the reason.
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import perturb
+from .. import order, perturb
 from ..benchmark import Benchmark
-from ..conditions import IMAGE_VARIANTS, ORDER, Condition, plan, variant_label
+from ..conditions import IMAGE_VARIANTS, ORDER, Condition, plan, rotation_label, variant_label
 from ..errors import UsageError
 from ..items import ImageRef, ImageRole, Item
 
@@ -41,17 +45,13 @@ SWAP_GROUPS = ("profession", "country")
 
 
 def check_variants(variants: tuple[str, ...], conditions: tuple[Condition, ...] | None = None) -> tuple[str, ...]:
-    """`variants` (parsed by `conditions.parse_variants`), refused where not available yet, or
-    where none of `conditions` (when given) shows the image they change."""
-    if ORDER in variants:
+    """`variants` (parsed by `conditions.parse_variants`), refused where an image variant is
+    asked and none of `conditions` (when given) shows the image it changes."""
+    image = [v for v in variants if v in IMAGE_VARIANTS]
+    if image and conditions is not None and not set(conditions) & set(SHOWS_IMAGE):
         raise UsageError(
-            "--variants order (the options reordered) is not available yet; image variants are "
-            + ", ".join(IMAGE_VARIANTS)
-        )
-    if variants and conditions is not None and not set(conditions) & set(SHOWS_IMAGE):
-        raise UsageError(
-            f"--variants change the image: give a condition that shows it ({', '.join(SHOWS_IMAGE)}), "
-            f"not only {', '.join(conditions)}"
+            f"--variants {','.join(image)} change the image: give a condition that shows it "
+            f"({', '.join(SHOWS_IMAGE)}), not only {', '.join(conditions)}"
         )
     return variants
 
@@ -123,6 +123,9 @@ def variant_plan(
     with_images = list({item.id: item for item, _ in shown}.values())
     by_id = {item.id: item for item in with_images}
     for variant in variants:
+        if variant == ORDER:
+            order_pairs(benchmark, items, conditions, out)
+            continue
         if variant == SWAP:
             partners, unpaired = derangement(with_images, benchmark, seed)
             out.manifest[SWAP] = {
@@ -148,3 +151,26 @@ def variant_plan(
             (item, variant_label(cond, variant), copies[item.id]) for item, cond in shown if item.id in copies
         ]
     return out
+
+
+def order_pairs(benchmark: Benchmark, items: list[Item], conditions: tuple[Condition, ...], out: VariantPlan) -> None:
+    """Add to `out` every rotation of every reorderable item under each of `conditions`, and the
+    manifest's `order` section: how the options move and the items kept in their order, with
+    the reason."""
+    kept: list[dict] = []
+    asked: set[str] = set()
+    refusals: dict[str, str | None] = {}
+    for item, cond in plan(items, conditions):
+        if item.id not in refusals:
+            refusals[item.id] = why = benchmark.reorder_refusal(item)
+            if why is not None:
+                kept.append({"item_id": item.id, "reason": why})
+        if refusals[item.id] is not None:
+            continue
+        asked.add(item.id)
+        out.pairs += [(item, rotation_label(cond, r), order.rotated(item, r)) for r in range(1, len(item.options))]
+    out.manifest[ORDER] = {
+        "rotations": "each of the k - 1 rotations of an item's k option texts, labels in place (CircularEval)",
+        "n_items": len(asked),
+        "kept_in_order": sorted(kept, key=lambda u: u["item_id"]),
+    }

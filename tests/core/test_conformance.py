@@ -91,6 +91,7 @@ def test_a_benchmark_that_keeps_every_contract_passes(tmp_path):
         "images",
         "conditions",
         "prompts",
+        "order",
         "validate",
         "runs",
         "audit",
@@ -286,3 +287,36 @@ def test_a_selection_keyword_must_select_what_select_on_its_field_does(tmp_path)
     assert [str(p) for p in report.problems] == [
         "[selection] the selection keyword 'topics' selects on 'topic', a field no item has (fields: subject)"
     ]
+
+
+def test_a_template_that_ignores_the_order_of_the_options_is_named_with_each_item(tmp_path):
+    """A template that prints the options from where the loader first put them (here the item's
+    meta) asks a rotated item the printed prompt again: `--variants order` would measure nothing.
+    An item the benchmark keeps in its order, with a reason, is not checked."""
+
+    class FixedTemplate(medvqa.Template):
+        def render(self, item, condition, *, suffix=None):
+            printed = tuple(medvqa.Option(key=k, label=k, text=t) for k, t in item.meta["printed"].items())
+            return super().render(item.model_copy(update={"options": printed}), condition, suffix=suffix)
+
+    class FixedOrder(FolderExam):
+        name = "fixed_order"
+
+        def load(self, path=None, split=None, **options):
+            return [
+                it.model_copy(update={"meta": {**it.meta, "printed": {o.key: o.text for o in it.options}}})
+                for it in super().load(path, split, **options)
+            ]
+
+        def template(self, item):
+            return FixedTemplate(name="fixed")
+
+        def reorder_refusal(self, item):
+            return "its options follow the body's order" if item.id == "k2" else None
+
+    data = write(tmp_path / "fixed", GOOD)
+    png(data / "images" / "k3.png")
+    report = check_benchmark(FixedOrder(), data, work_dir=tmp_path / "kit", raise_on_problems=False)
+    problems = [(p.check, p.item) for p in report.problems if p.check == "order"]
+    assert problems == [("order", "k1"), ("order", "k3")]
+    assert "renders the same prompt" in next(p.message for p in report.problems if p.check == "order")
