@@ -20,7 +20,15 @@ from .order import order_lines
 from .page import SCRIPT, STYLE, Page, TableRow, esc
 from .pairing import language_columns
 from .pairs import CONVENTIONS, STATES
-from .summary import PAIRED_COLUMNS, model_docs, reading_text, refusal_scope, renamed_columns, strata_rows
+from .summary import (
+    PAIRED_COLUMNS,
+    model_docs,
+    pooled_line,
+    reading_text,
+    refusal_scope,
+    renamed_columns,
+    strata_rows,
+)
 from .thumbnails import thumbnail
 
 
@@ -83,6 +91,8 @@ def _variant_tables(page: Page, base: list, variants: dict) -> None:
         _factor_table(page, [*base, "variants", key], entry, names)
         if "circular_accuracy" in entry:
             page.add("".join(f"<p>{esc(line)}</p>" for line in order_lines(entry)))
+        if (line := pooled_line(entry)) is not None:
+            page.add(f"<p>{esc(line)}</p>")
         if (vs := entry.get("vs_removal")) is not None:
             first, second = vs["first"], vs["second"]
             page.add(

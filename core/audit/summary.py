@@ -72,6 +72,21 @@ def renamed_columns(names: dict[str, tuple[str, str]]) -> list[tuple[str, str, s
     return [(*names.get(key, (heading, key)), kind) for heading, key, kind in PAIRED_COLUMNS]
 
 
+def pooled_line(entry: dict) -> str | None:
+    """The Δ of a variant entry pooled over a run's repeats (`over_repeats`), as a sentence; None
+    for a run without repeats."""
+    over = entry.get("over_repeats")
+    if not over or over["pooled"]["delta"] is None:
+        return None
+    pooled, v = over["pooled"], entry["variant"]
+    ci = pooled.get("ci")
+    interval = f", 95 % CI {100 * ci[0]:+.1f} to {100 * ci[1]:+.1f}" if ci else ""
+    return (
+        f"Over {len(over['per_repeat'])} repeats: Δ{v} pooled (each item's mean) {100 * pooled['delta']:+.1f} "
+        f"points on {pooled['n_items']} items{interval} ({pooled['ci_method']}); the table pairs the last repeat's."
+    )
+
+
 def variant_markdown(variants: dict) -> list[str]:
     """The variants' paired tables (an audit document's `variants`, `variants.variant_sections`)
     as lines: per variant, its table against its base condition in the image-removal table's
@@ -93,6 +108,8 @@ def variant_markdown(variants: dict) -> list[str]:
         ]
         if "circular_accuracy" in entry:
             lines += ["", *order_lines(entry)]
+        if (line := pooled_line(entry)) is not None:
+            lines += ["", line]
         if (vs := entry.get("vs_removal")) is not None:
             first, second = vs["first"], vs["second"]
             lines += [

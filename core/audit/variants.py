@@ -23,10 +23,11 @@ paired side is CircularEval's verdict over them, with its own measures beside th
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..conditions import ORDER, VARIANTS, Condition, variant_label
+from ..repeats import by_repeat, n_repeats, paired_repeats
 from ..results import base_condition, condition_order, variant_of
 from .clusters import cluster_map
 from .order import kept_in_order, order_measures, order_pairs
@@ -84,12 +85,31 @@ def variant_pairs(
     return pair_labels(items, by_key, base, variant_label(base, variant))
 
 
+def variant_sides(
+    items: Mapping[str, Any], records: Sequence[Mapping], variant: str, base: str
+) -> tuple[list[Mapping], list[Mapping]]:
+    """Every repeat's records on the two sides of `variant`'s factor under `base`: (the base
+    condition's, the variant's), CircularEval's verdict per item and repeat for `order`; what
+    `repeats.paired_repeats` pools over a run's repeats."""
+    if variant != ORDER:
+        label = variant_label(base, variant)
+        return [r for r in records if r["condition"] == base], [r for r in records if r["condition"] == label]
+    first: list[Mapping] = []
+    second: list[Mapping] = []
+    for repeat in by_repeat(records).values():
+        pairs, _ = order_pairs(items, {(r["item_id"], r["condition"]): r for r in repeat}, base)
+        first += [p.with_image for p in pairs]
+        second += [p.removed for p in pairs]
+    return first, second
+
+
 def variant_sections(run: IndexedRun, s: Settings) -> dict[str, dict]:
     """{variant: section} of every variant the run's records hold (empty without any): the
     variant's paired table against its base condition, naming both (`base`, `label`), and for
     the swap the swap against removal (`vs_removal`) where the run holds records of the
     condition with the image removed. A variant held under several base conditions is keyed
-    `<variant> (<base>)` under each."""
+    `<variant> (<base>)` under each. A run asked --repeats K times pairs each item's last records
+    in the table, and gives the Δ pooled over its repeats beside it (`over_repeats`)."""
     held = held_variants(run.by_key)
     if not held:
         return {}
@@ -98,6 +118,7 @@ def variant_sections(run: IndexedRun, s: Settings) -> dict[str, dict]:
     source = run.input.source or run.input.model
     several = {v for v, _ in held if sum(w == v for w, _ in held) > 1}
     conditions = {c for _, c in run.by_key}
+    repeated = n_repeats(run.input.records) > 1
 
     def section(paired: tuple[list[Pair], dict[str, list[str]]], factor: Factor) -> dict:
         table = paired_section(*paired, run.fields, s, run.forced_accuracy, source, clusters)
@@ -108,6 +129,8 @@ def variant_sections(run: IndexedRun, s: Settings) -> dict[str, dict]:
         label = variant_label(base, variant)
         paired = variant_pairs(items, run.by_key, variant, base)
         entry = {"variant": variant, "base": base, "label": label, **section(paired, variant_factor(variant))}
+        if repeated:  # the Δ pooled over the repeats (each item's mean), as the image's over repeats
+            entry["over_repeats"] = paired_repeats(*variant_sides(items, run.input.records, variant, base))
         if variant == ORDER:
             asked = {i for i, c in run.by_key if c == base}
             entry |= order_measures(items, run.by_key, base)

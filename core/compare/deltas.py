@@ -7,13 +7,14 @@ audit's `language_delta_rows`), all with McNemar's test beside the difference.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from statistics import fmean
 
 from .. import bootstrap
-from ..audit.pairing import Factor, factor_section, scope_text
+from ..audit.pairing import IMAGE, Factor, factor_section, scope_text
 from ..audit.pairs import RunInput, Settings, index_records, pair_image_removal
 from ..audit.transitions import flat_row, paired_section
-from ..audit.variants import held_variants, variant_pairs
+from ..audit.variants import held_variants, variant_pairs, variant_sides
 from ..conditions import IMAGE_REMOVAL, variant_label
 from ..repeats import item_mean_pairs, paired_means_test, paired_repeats
 from .entries import Entry, counted_records
@@ -93,7 +94,8 @@ def delta_row(entry: Entry, s: Settings) -> dict:
         **flat_row(section, ("a_with", "a_removed", "delta_img")),
     }
     if (k := entry.repeats) > 1:
-        row.update(_pooled_delta(run.records, k, clusters, s))
+        sides = [[r for r in run.records if r["condition"] == c] for c in (WITH, REMOVED)]
+        row.update(pooled_delta(sides[0], sides[1], k, clusters, s, IMAGE))
     return row
 
 
@@ -101,8 +103,7 @@ def variant_delta_rows(entry: Entry, s: Settings) -> list[dict]:
     """An entry's Δ of each variant its records hold against the variant's base condition (`C+Q+I`
     vs `C+Q+I~hflip`), one row per variant and base in the audit's order (`held_variants`), the
     items paired as the audit's variant sections pair them (`variant_pairs`; strict: a refusal is
-    wrong). Over repeats, each item's last record under each label is paired, as the audit pairs
-    it; a note says so. None without variant records."""
+    wrong). Over repeats, pooled as Δimg is (`pooled_delta`). None without variant records."""
     run = entry_input(entry)
     by_key = index_records(run)
     held = held_variants(by_key)
@@ -125,29 +126,36 @@ def variant_delta_rows(entry: Entry, s: Settings) -> list[dict]:
             **flat_row(section, (VARIANT_SIDES.first, VARIANT_SIDES.second, VARIANT_SIDES.delta)),
             **{k: counts.get(k) for k in TRANSITIONS},
         }
-        if (k := entry.repeats) > 1:
-            last = (
-                f"{k} repeats: each item's last record under {base} and under {label} paired, as the audit pairs them"
+        if (k := entry.repeats) > 1:  # pooled over the repeats, as Δimg is: no one repeat's transition counts
+            row.update(
+                pooled_delta(*variant_sides(entry.items, run.records, variant, base), k, clusters, s, VARIANT_SIDES),
+                **dict.fromkeys(TRANSITIONS),
             )
-            row["note"] = f"{row['note']}; {last}" if row.get("note") else last
         rows.append(row)
     return rows
 
 
-def _pooled_delta(records: list[dict], k: int, clusters: dict[str, str] | None, s: Settings) -> dict:
-    """The Δimg columns of a run asked --repeats K times: pooled over its repeats (each item's mean
+def pooled_delta(
+    first: Sequence[Mapping],
+    second: Sequence[Mapping],
+    k: int,
+    clusters: dict[str, str] | None,
+    s: Settings,
+    sides: Factor,
+) -> dict:
+    """The Δ columns (named by `sides`: Δimg's, a variant's) of a run asked --repeats K times, from
+    every repeat's records on the factor's two sides: pooled over the repeats (each item's mean
     difference, `repeats.paired_repeats`; the summary's and the section over repeats' number) with
     the item-level t test (`paired_means_test`), in place of one repeat's transition table."""
-    side = {c: [r for r in records if r["condition"] == c] for c in (WITH, REMOVED)}
-    pooled = paired_repeats(side[WITH], side[REMOVED])["pooled"]
-    shared, a, b = item_mean_pairs(side[WITH], side[REMOVED])
+    pooled = paired_repeats(first, second)["pooled"]
+    shared, a, b = item_mean_pairs(first, second)
     test = paired_means_test(a, b)
     ci = pooled["ci"] or (None, None)
     out = {
         "n": pooled["n_items"],
-        "a_with": fmean(a) if a else None,
-        "a_removed": fmean(b) if b else None,
-        "delta_img": pooled["delta"],
+        sides.first: fmean(a) if a else None,
+        sides.second: fmean(b) if b else None,
+        sides.delta: pooled["delta"],
         "ci_low": ci[0],
         "ci_high": ci[1],
         "ci_method": pooled["ci_method"],

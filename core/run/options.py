@@ -113,8 +113,6 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
         raise ValueError("give either --data or --sample, not both")
     conditions = parse_conditions(options.conditions) if options.conditions else benchmark.default_conditions
     variants = check_variants(parse_variants(options.variants), conditions)
-    if variants and options.repeats > 1:
-        raise UsageError("--variants and --repeats cannot be combined yet: give one")
     plugins.check_backend(options.model, **options.backend_options)  # a misspelt model or a missing key: at once
     for judge in options.judges or ():
         plugins.check_backend(judge, **options.judge_options)

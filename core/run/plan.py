@@ -37,7 +37,7 @@ def dry_run(options) -> dict:
     from ..files import default_cache_path
     from ..inference.base import Backend
     from ..inference.images import to_openai
-    from ..results import condition_order
+    from ..results import base_condition, condition_order
     from .options import prepare
     from .runner import plan_requests
     from .store import newest_per_pair, read_all_records
@@ -62,7 +62,9 @@ def dry_run(options) -> dict:
     finally:
         if spec.cache is not None:
             spec.cache.close()
-    pairs = plan(spec.items, spec.conditions)
+    # (item, record label, the item as shown) of every pair, the variants' included
+    pairs = [(item, cond.value, item) for item, cond in plan(spec.items, spec.conditions)]
+    pairs += spec.variant_pairs().pairs if spec.variants else []
     more = spec.repeats - planned  # repeats nothing holds yet: every pair of each is sent
     to_send = [r for r in todo if r.key not in cached]
     has_preflight = type(backend).preflight is not Backend.preflight
@@ -71,8 +73,8 @@ def dry_run(options) -> dict:
         c = per_condition.setdefault(r.condition, Counter())
         c["to_ask"] += 1
         c["cached"] += r.key in cached
-    for _, cond in pairs if more else ():
-        per_condition.setdefault(cond.value, Counter()).update(to_ask=more, cached=0)
+    for _, label, _ in pairs if more else ():
+        per_condition.setdefault(label, Counter()).update(to_ask=more, cached=0)
     for rec in kept:
         per_condition.setdefault(rec["condition"], Counter())["recorded"] += 1
     plan_doc: dict[str, Any] = {
@@ -97,10 +99,10 @@ def dry_run(options) -> dict:
     # the repeats of a pair send the same messages: each pair's tokens are counted once, times its requests
     sent = Counter((r.item.id, r.condition) for r in to_send)
     messages = {(r.item.id, r.condition): r.messages for r in to_send}
-    for item, cond in pairs if more else ():
-        sent[(item.id, cond.value)] += more
-        if (item.id, cond.value) not in messages:
-            messages[(item.id, cond.value)] = spec.benchmark.render(item, cond)
+    for item, label, shown in pairs if more else ():
+        sent[(item.id, label)] += more
+        if (item.id, label) not in messages:
+            messages[(item.id, label)] = spec.benchmark.render(shown, base_condition(label))
     side = getattr(backend, "max_image_side", None)
     plan_doc.update(_estimate(backend, [(to_openai(messages[k], side), n) for k, n in sent.items()]))
     return plan_doc

@@ -141,8 +141,6 @@ class RunSpec:
         if self.repeats > 1 and self.forced_guess:
             raise ValueError("--forced-guess and --repeats cannot be combined yet: give one")
         self.variants = check_variants(parse_variants(self.variants), self.conditions)  # known names, each once
-        if self.repeats > 1 and self.variants:
-            raise ValueError("--variants and --repeats cannot be combined yet: give one")
 
     def variant_pairs(self) -> VariantPlan:
         """The variant pairs of the run and its manifest section, computed once (the perturbed

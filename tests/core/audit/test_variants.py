@@ -192,3 +192,25 @@ def test_medvqa_audit_of_a_run_directory_returns_the_variants(tmp_path: Path):
     row = flip["overall"]
     assert counts(row) == {"n11": 5, "n10": 3, "n01": 0, "n00": 0}
     assert row["delta_hflip"] == pytest.approx(3 / 8)
+
+
+def test_over_repeats_the_variant_delta_is_pooled_item_by_item_beside_the_last_repeats_table():
+    """Two items asked twice under C+Q+I and C+Q+I~hflip. v00: right with its image in both
+    repeats, flipped right only in the second; v01: right with its image in the first repeat
+    only, flipped wrong in both. Per item and repeat, base − flipped: v00 (1, 0), v01 (1, 0):
+    each item's mean 0.5, pooled Δhflip 0.5. The table pairs the last repeat's records: v00 right
+    in both (n11), v01 wrong in both (n00): Δ 0 there."""
+    items = [item(0), item(1)]
+    outcomes = {("v00", "C+Q+I"): (1, 1), ("v00", "C+Q+I~hflip"): (0, 1), ("v01", "C+Q+I"): (1, 0)}
+    records = [
+        {**record(it, cond, bool(outcomes.get((it.id, cond), (0, 0))[r])), "repeat": r}
+        for r in range(2)
+        for it in items
+        for cond in ("C+Q+I", "C+Q+I~hflip")
+    ]
+    run = RunInput(model="m", records=records, items={it.id: it for it in items})
+    section = audit([run], SETTINGS)["variants"]["hflip"]
+    assert counts(section["overall"]) == {"n11": 1, "n10": 0, "n01": 0, "n00": 1}
+    pooled = section["over_repeats"]["pooled"]
+    assert (pooled["n_items"], pooled["delta"]) == (2, 0.5)
+    assert [(d["repeat"], d["delta"]) for d in section["over_repeats"]["per_repeat"]] == [(0, 1.0), (1, 0.0)]

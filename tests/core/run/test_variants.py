@@ -271,20 +271,6 @@ def test_an_unknown_variant_is_a_usage_error(variants, message, tmp_path):
         "run", "jmed48k", "--sample", "--model", "random", "--variants", variants, "--run-dir", tmp_path / "r"
     )
     assert result.exit_code == 2 and message in result.output and not (tmp_path / "r").exists()
-    result = invoke(
-        "run",
-        "jmed48k",
-        "--sample",
-        "--model",
-        "random",
-        "--variants",
-        "swap",
-        "--repeats",
-        "2",
-        "--run-dir",
-        tmp_path / "r",
-    )
-    assert result.exit_code == 2 and "cannot be combined" in result.output
 
 
 def test_on_the_sample_every_image_item_is_alone_in_its_group_and_listed_with_the_reason(tmp_path):
@@ -327,3 +313,34 @@ def test_an_eval_set_gives_variants_per_benchmark_entry(tmp_path):
             {"study_dir": "s", "models": [{"model": "random"}], "benchmarks": [{**entry, "variants": "mirror"}]},
             base=tmp_path,
         )
+
+
+def test_variants_are_asked_in_every_repeat_and_the_dry_run_counts_each_one(tmp_path):
+    """--repeats 3 with hflip and order on the sample: every pair, variant pairs included, is asked
+    three times. The plan builds the first two repeats and counts the third: its count is what
+    the run then records."""
+    from medvqa.core.run.plan import dry_run
+
+    def options(repeats: int) -> RunOptions:
+        return RunOptions(
+            benchmark="jmed48k",
+            model="random",
+            sample=True,
+            conditions="C+Q,C+Q+I",
+            variants="hflip,order",
+            repeats=repeats,
+            run_dir=str(tmp_path / "run"),
+            cache=False,
+        )
+
+    once = dry_run(options(1))
+    plan = dry_run(options(3))
+    # 17 items under C+Q (18, one excluded), 5 under C+Q+I, 5 flipped and 51 rotations (test_eval_variants)
+    assert once["pairs"] == 17 + 5 + 5 + 51 == 78
+    assert (plan["pairs"], plan["to_ask"]) == (3 * 78, 3 * 78)
+    assert plan["conditions"]["C+Q+I~hflip"] == {"to_ask": 15, "cached": 0}
+    assert plan["conditions"]["C+Q~order:4"]["to_ask"] == 3 * 10  # the ten 5-option items
+    result = execute(prepare(options(3)))
+    held = Counter((r["condition"], r["repeat"] or 0) for r in result.records)
+    assert len(result.records) == plan["pairs"]
+    assert {held[("C+Q+I~hflip", r)] for r in range(3)} == {5} and {held[("C+Q~order:3", r)] for r in range(3)} == {11}
