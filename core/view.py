@@ -8,10 +8,12 @@ verdicts and rationales; predicted and true boxes drawn over the image.
 
 The page holds its data as one JSON document and renders a page of entries at a time, so a run
 of thousands of items opens in a browser in about a second. Filters combine (benchmark, model,
-condition, status, stratum, correctness, the image-removal transition of `medvqa audit`,
-disagreement between models, free text) and live in the URL fragment
+condition, status, stratum, correctness, the image-removal transition of `medvqa audit`, the
+transition of each variant factor (`factor=swap:p10`, paired as the audit pairs it), disagreement
+between models, free text) and live in the URL fragment
 (`#status=parse_failure&transition=p10&q=...`), so a link reproduces a view. Every text from
-items and responses is set as text by the page's script, never parsed as HTML.
+items and responses is set as text by the page's script, never parsed as HTML. An item asked
+with its image perturbed (`C+Q+I~blur`, ...) shows the perturbed image beside its own.
 """
 
 from __future__ import annotations
@@ -28,9 +30,12 @@ from .audit.pairing import pair_records, same_but_language, side
 from .audit.pairs import pair_image_removal, state_of
 from .audit.runs import join_runs, read_runs, run_input
 from .audit.thumbnails import thumbnail
+from .audit.variants import factor_names, held_variants, variant_pairs
+from .conditions import variant_label
 from .files import write_atomic
-from .items import Item
+from .items import DataError, Item
 from .metrics import level_keys, reading_summary
+from .perturb import PERTURBATIONS, perturbed_path
 from .render import FONT_STACK, bidi_auto
 from .results import condition_order, is_derived, model_name
 from .run.saved import SavedRun
@@ -168,6 +173,7 @@ def view_document(runs: Sequence[SavedRun], *, image_px: int = IMAGE_PX) -> dict
     labels = model_names(inputs)
     entries: dict[tuple[str, str], dict] = {}
     strata: dict[str, set[str]] = {}
+    factors: dict[str, str] = {}
     for gi, (group, inp) in enumerate(zip(groups, inputs)):
         key = str(gi)
         bench = group[0].manifest["benchmark"]
@@ -202,6 +208,7 @@ def view_document(runs: Sequence[SavedRun], *, image_px: int = IMAGE_PX) -> dict
                 entry["t"][key] = states[item.id]
             if entry["gb"] or item.answer_format == "bbox":
                 reading["b"] = _boxes(rec.get("predicted"))
+        _variant_states(inp, bench, key, entries, factors, images)
     language_pairs = _language_transitions(groups, entries)
     records = [r for inp in inputs for r in inp.records]
     return {
@@ -224,9 +231,32 @@ def view_document(runs: Sequence[SavedRun], *, image_px: int = IMAGE_PX) -> dict
         # a benchmark's other names of its strata (`image_type` for `dominant_type`), as the audit uses them
         "aliases": {alias: f for g in groups for alias, f in g[0].benchmark.stratum_aliases.items()},
         "transitions": TRANSITIONS,
+        **({"factors": factors} if factors else {}),  # (only where the records hold variants)
         "images": images.table,
         "items": list(entries.values()),
     }
+
+
+def _variant_states(
+    inp: Any, bench: str, key: str, entries: dict[tuple[str, str], dict], factors: dict[str, str], images: _Images
+) -> None:
+    """Each item's transition under every variant factor the run's records hold (`vt[run][factor]`,
+    paired as the audit's variant sections pair them) and the perturbed images it was shown
+    (`vi[variant]`), and the factors' names into `factors` ({name: "C+Q+I vs C+Q+I~swap"})."""
+    by_key = {(r["item_id"], r["condition"]): r for r in inp.records}
+    for name, variant, base in factor_names(held_variants(by_key)):
+        factors[name] = f"{base} vs {variant_label(base, variant)}"
+        for pair in variant_pairs(inp.items, by_key, variant, base)[0]:
+            entry = entries.get((bench, pair.item.id))
+            if entry is None:
+                continue
+            entry.setdefault("vt", {}).setdefault(key, {})[name] = state_of(pair)
+            if variant in PERTURBATIONS and variant not in entry.setdefault("vi", {}):
+                try:
+                    shown = [perturbed_path(im.path, variant) for im in pair.item.usable_images if im.path is not None]
+                except DataError:  # the source changed since the run: shown without it
+                    continue
+                entry["vi"][variant] = [i for path in shown if (i := images.add(path)) is not None]
 
 
 def _language_transitions(groups: Sequence[Sequence[SavedRun]], entries: dict[tuple[str, str], dict]) -> list[dict]:

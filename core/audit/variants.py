@@ -54,6 +54,14 @@ def held_variants(by_key: Mapping[tuple[str, str], Mapping]) -> list[tuple[str, 
     return sorted(held, key=lambda vb: (rank.get(vb[0], len(rank)), vb[0], condition_order(vb[1])))
 
 
+def factor_names(held: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """(name, variant, base) of each held (variant, base): the variant's name, or `<variant>
+    (<base>)` where it is held under several base conditions; the audit's `variants` keys and
+    the item browser's factor names."""
+    several = {v for v, _ in held if sum(w == v for w, _ in held) > 1}
+    return [(f"{v} ({b})" if v in several else v, v, b) for v, b in held]
+
+
 def pair_labels(
     items: Mapping[str, Any], by_key: Mapping[tuple[str, str], Mapping], first: str, second: str
 ) -> tuple[list[Pair], dict[str, list[str]]]:
@@ -116,7 +124,6 @@ def variant_sections(run: IndexedRun, s: Settings) -> dict[str, dict]:
     items = run.input.items
     clusters = cluster_map(run.input.benchmark, items.values(), s.cluster)
     source = run.input.source or run.input.model
-    several = {v for v, _ in held if sum(w == v for w, _ in held) > 1}
     conditions = {c for _, c in run.by_key}
     repeated = n_repeats(run.input.records) > 1
 
@@ -125,7 +132,7 @@ def variant_sections(run: IndexedRun, s: Settings) -> dict[str, dict]:
         return factor_section(table, factor)
 
     out: dict[str, dict] = {}
-    for variant, base in held:
+    for name, variant, base in factor_names(held):
         label = variant_label(base, variant)
         paired = variant_pairs(items, run.by_key, variant, base)
         entry = {"variant": variant, "base": base, "label": label, **section(paired, variant_factor(variant))}
@@ -142,5 +149,5 @@ def variant_sections(run: IndexedRun, s: Settings) -> dict[str, dict]:
                 "second": removed.value,
                 **section(pair_labels(items, run.by_key, label, removed.value), SWAP_REMOVAL),
             }
-        out[f"{variant} ({base})" if variant in several else variant] = entry
+        out[name] = entry
     return out

@@ -5,8 +5,8 @@
   "use strict";
   var started = performance.now();
   var doc = JSON.parse(document.getElementById("view-data").textContent);
-  var KEYS = ["benchmark", "model", "condition", "status", "stratum", "correct", "transition", "language", "disagree", "q", "counted",
-              "page", "size"];
+  var KEYS = ["benchmark", "model", "condition", "status", "stratum", "correct", "transition", "factor", "language", "disagree",
+              "q", "counted", "page", "size"];
   var DEFAULT_SIZE = 25;
   var LANGUAGE_STATES = {p11: "right in both languages", p10: "right only in the exam's language",
                          p01: "right only in the other language", p00: "wrong in both languages"};
@@ -65,6 +65,16 @@
     if (strata.length) select("stratum", "stratum", strata);
     select("transition", "image removal", [["paired", "paired (any transition)"]].concat(
       Object.keys(doc.transitions).map(function (k) { return [k, k + ": " + doc.transitions[k]]; })));
+    var factors = Object.keys(doc.factors || {});
+    if (factors.length) {
+      // a variant factor's transition: "swap:p10" is right under the base condition only
+      var states = [];
+      factors.forEach(function (f) {
+        states.push([f + ":paired", f + " (" + doc.factors[f] + "): paired"]);
+        ["p11", "p10", "p01", "p00"].forEach(function (k) { states.push([f + ":" + k, f + " " + k]); });
+      });
+      select("factor", "variant", states);
+    }
     if (doc.language_pairs.length) {
       select("language", "language", ["p11", "p10", "p01", "p00"].map(function (k) {
         return [k, k + ": " + LANGUAGE_STATES[k]];
@@ -184,6 +194,13 @@
     if (state.transition && !runs.some(function (r) {
       return state.transition === "paired" ? item.t[r] !== undefined : item.t[r] === state.transition;
     })) return false;
+    if (state.factor) {
+      var cut = state.factor.lastIndexOf(":"), name = state.factor.slice(0, cut), want = state.factor.slice(cut + 1);
+      if (!runs.some(function (r) {
+        var st = ((item.vt || {})[r] || {})[name];
+        return want === "paired" ? st !== undefined : st === want;
+      })) return false;
+    }
     if (state.language && !languageMatch(item, runs, state)) return false;
     if (state.disagree === "1" && !disagree(item, runs, state)) return false;
     if (state.q && haystack(item, i).indexOf(state.q.toLowerCase()) < 0) return false;
@@ -250,6 +267,10 @@
     Object.keys(item.t).forEach(function (r) {
       if (runs.indexOf(r) >= 0) meta.push(doc.runs[r].label + ": " + item.t[r] + " (" + doc.transitions[item.t[r]] + ")");
     });
+    Object.keys(item.vt || {}).forEach(function (r) {
+      if (runs.indexOf(r) < 0) return;
+      Object.keys(item.vt[r]).forEach(function (f) { meta.push(doc.runs[r].label + ", " + f + ": " + item.vt[r][f]); });
+    });
     Object.keys(item.lt || {}).forEach(function (k) {
       var pair = doc.language_pairs[k];
       Object.keys(item.lt[k]).forEach(function (c) {
@@ -258,6 +279,15 @@
     });
     div.appendChild(el("div", {"class": "meta"}, meta.join(" · ")));
     item.i.forEach(function (index) { div.appendChild(figure(index, item, rs)); });
+    // the perturbed images the item was shown under its variants, beside its own
+    Object.keys(item.vi || {}).forEach(function (v) {
+      item.vi[v].forEach(function (index) {
+        var fig = figure(index, item, []);
+        fig.setAttribute("data-variant", v);
+        fig.appendChild(el("div", {"class": "caption"}, v));
+        div.appendChild(fig);
+      });
+    });
     div.appendChild(el("div", {"class": "stem"}, item.q));
     if (item.o.length) {
       var ol = el("div", {"class": "options"});
