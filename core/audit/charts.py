@@ -84,10 +84,43 @@ def states_chart(doc: dict, field: str | None = None) -> str:
     return svg.render()
 
 
+def factor_rows(doc: dict) -> dict[str, dict[str, dict]]:
+    """{model: {factor: its overall paired row, the Δ under "delta_img"}}: Δimg and the Δ of each
+    variant factor the audit holds (`variants`), the rows of the factors' forest; None where the
+    audit holds no variant."""
+    out: dict[str, dict[str, dict]] = {}
+    for name, m in model_docs(doc).items():
+        rows = {"Δimg (image removed)": m["paired"]["overall"]}
+        for key, entry in (m.get("variants") or {}).items():
+            row = entry["overall"]
+            rows[f"Δ{key}"] = {**row, "delta_img": row[f"delta_{entry['variant']}"]}
+        out[name] = {k: r for k, r in rows.items() if r.get("n") and r.get("delta_img") is not None}
+    return out
+
+
+def has_factors(doc: dict) -> bool:
+    """Whether the audit holds a variant factor (and so a factors' forest)."""
+    return any(m.get("variants") for m in model_docs(doc).values())
+
+
+def factors_chart(doc: dict, field: str | None = None) -> str:
+    """Every paired factor's Δ (Δimg, Δswap, Δblur, ..., Δorder; percentage points) with its 95 %
+    CI for each model: the forest of what each control moves."""
+    series = [(name, rows, True) for name, rows in factor_rows(doc).items()]
+    return forest(series, "Paired factors", "Δ = a_base − a_changed (percentage points)")
+
+
 def delta_chart(doc: dict, field: str | None = None) -> str:
     """Δimg (percentage points) per stratum with its 95 % CI for each model, and cohort means."""
     series = [(name, strata, True) for name, strata in paired_rows(doc, field).items()]
     series += [(f"cohort: {name}", strata, False) for name, strata in paired_rows(doc, field, cohorts=True).items()]
+    title = f"Δimg{'' if field is None else f' by {field}'}"
+    return forest(series, title, "Δimg = a_with − a_removed (percentage points)", "Δimg ")
+
+
+def forest(series: list[tuple[str, dict[str, dict], bool]], title: str, axis: str, measure: str = "") -> str:
+    """A forest of Δ rows (`delta_img`, `ci`): one row per key, one marker per series (a model, with
+    its interval; a cohort's mean, a diamond); `measure` names the Δ in each marker's tip."""
     keys = list(dict.fromkeys(k for _, strata, _ in series for k in strata))
     values = [0.0]
     for _, strata, is_model in series:
@@ -101,7 +134,6 @@ def delta_chart(doc: dict, field: str | None = None) -> str:
     gutter = 12 + max([text_width(k) for k in keys] or [40])
     left, right = gutter, gutter + 420
     scale = (right - left) / (hi - lo)
-    title = f"Δimg{'' if field is None else f' by {field}'}"
     band = ROW + 6 * max(0, len(series) - 1)
     top = 34
     height = top + band * max(1, len(keys)) + 46 + 20
@@ -119,7 +151,7 @@ def delta_chart(doc: dict, field: str | None = None) -> str:
             y = top + band * keys.index(key) + band / 2 + offset * band
             x = left + (100 * r["delta_img"] - lo) * scale
             ci = r.get("ci") if is_model else None
-            tip = f"{name}, {key}: Δimg {100 * r['delta_img']:+.1f} pp"
+            tip = f"{name}, {key}: {measure}{100 * r['delta_img']:+.1f} pp"
             if ci and None not in ci:
                 x1, x2 = (left + (100 * v - lo) * scale for v in ci)
                 svg.line(x1, y, x2, y, stroke=colour, width=1.4)
@@ -127,7 +159,7 @@ def delta_chart(doc: dict, field: str | None = None) -> str:
                 svg.line(x2, y - 3, x2, y + 3, stroke=colour, width=1.4)
                 tip += f" [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]"
             svg.marker(x, y, colour, tip, "circle" if is_model else "diamond")
-    x_axis(svg, left, right, bottom + 2, lo, hi, ticks, "Δimg = a_with − a_removed (percentage points)")
+    x_axis(svg, left, right, bottom + 2, lo, hi, ticks, axis)
     svg.legend([(name, SERIES_COLOURS[i % len(SERIES_COLOURS)]) for i, (name, _, _) in enumerate(series)], bottom + 58)
     return svg.render()
 
@@ -187,9 +219,12 @@ def heatmap_chart(doc: dict, field: str | None = None) -> str:
 
 def chart_names(doc: dict) -> list[tuple[str, str, str | None]]:
     """(name, kind, field) of every audit chart, the page's and the figure files' alike: the
-    overall states and Δimg, then per `--by` field that has paired strata its states, Δimg and
-    heatmap (kind "states", "delta" or "heatmap")."""
+    overall states and Δimg, the paired factors' forest where the audit holds variants, then per
+    `--by` field that has paired strata its states, Δimg and heatmap (kind "states", "delta",
+    "factors" or "heatmap")."""
     out: list[tuple[str, str, str | None]] = [("states_overall", "states", None), ("delta_overall", "delta", None)]
+    if has_factors(doc):  # (only where the audit holds a variant)
+        out.append(("factors", "factors", None))
     for field in doc["settings"]["by"]:
         if any(paired_rows(doc, field).values()):
             slug = re.sub(r"[^A-Za-z0-9_-]+", "_", field)
@@ -203,7 +238,7 @@ def chart_names(doc: dict) -> list[tuple[str, str, str | None]]:
 
 def audit_charts(doc: dict) -> dict[str, str]:
     """Every audit chart by name (`chart_names`), as SVG markup."""
-    draw = {"states": states_chart, "delta": delta_chart, "heatmap": heatmap_chart}
+    draw = {"states": states_chart, "delta": delta_chart, "heatmap": heatmap_chart, "factors": factors_chart}
     return {name: draw[kind](doc, field) for name, kind, field in chart_names(doc)}
 
 

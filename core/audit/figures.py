@@ -18,7 +18,7 @@ import numpy as np
 from matplotlib import font_manager, rc_context
 from matplotlib.figure import Figure
 
-from .charts import STATE_COLOURS, STATE_NAMES, chart_names, paired_rows
+from .charts import STATE_COLOURS, STATE_NAMES, chart_names, factor_rows, paired_rows
 from .pairs import STATES
 
 # Each figure's files: (suffix, `Figure.savefig` options).
@@ -80,12 +80,26 @@ def states_figure(doc: dict, field: str | None = None) -> Figure:
     return fig
 
 
+def factors_figure(doc: dict, field: str | None = None) -> Figure:
+    """Every paired factor's Δ (Δimg, Δswap, ..., Δorder) with its 95 % CI for each model
+    (`charts.factor_rows`): the page's factors' forest, for print."""
+    series = {name: (rows, True) for name, rows in factor_rows(doc).items()}
+    return forest_figure(series, "Paired factors", "Δ = a_base − a_changed (percentage points)")
+
+
 def delta_figure(doc: dict, field: str | None = None) -> Figure:
     """Δimg (percentage points) per stratum with 95 % CIs for models, and cohort means."""
     series = {name: (strata, True) for name, strata in paired_rows(doc, field).items()}
     series.update(
         {f"cohort: {name}": (strata, False) for name, strata in paired_rows(doc, field, cohorts=True).items()}
     )
+    title = f"Δimg{'' if field is None else f' by {field}'}"
+    return forest_figure(series, title, "Δimg = a_with − a_removed (percentage points)")
+
+
+def forest_figure(series: dict[str, tuple[dict[str, dict], bool]], title: str, axis: str) -> Figure:
+    """A forest of Δ rows (`delta_img`, `ci`), one row per key, one marker per series: a model with
+    its interval, a cohort's mean as a diamond."""
     keys = list(dict.fromkeys(k for strata, _ in series.values() for k in strata))
     fig = Figure(figsize=(8, max(2.5, 0.5 * len(keys) + 1.5)), layout="constrained")
     ax = fig.subplots()
@@ -107,9 +121,9 @@ def delta_figure(doc: dict, field: str | None = None) -> Figure:
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(keys)), keys)
     ax.invert_yaxis()
-    ax.set_xlabel("Δimg = a_with − a_removed (percentage points)")
+    ax.set_xlabel(axis)
     ax.legend(fontsize=8, loc="best")
-    ax.set_title(f"Δimg{'' if field is None else f' by {field}'}")
+    ax.set_title(title)
     return fig
 
 
@@ -147,7 +161,7 @@ def heatmap_figure(doc: dict, field: str | None = None) -> Figure:
 def figures(doc: dict) -> dict[str, Figure]:
     """Every audit figure by file stem: overall states and Δimg, then per `--by` field that has
     paired strata."""
-    draw = {"states": states_figure, "delta": delta_figure, "heatmap": heatmap_figure}
+    draw = {"states": states_figure, "delta": delta_figure, "heatmap": heatmap_figure, "factors": factors_figure}
     with figure_style():
         return {name: draw[kind](doc, field) for name, kind, field in chart_names(doc)}
 

@@ -49,3 +49,14 @@ def test_the_swap_shows_its_table_against_removal():
 def test_without_variants_the_page_has_no_variant_table():
     doc = audit([run_of({"C+Q+I": BASE, "C+Q": [False] * 4})], SETTINGS)
     assert ">Variant " not in render_html(doc, svgs={})
+
+
+def test_the_factors_forest_draws_each_factors_delta_as_the_tables_give_it():
+    from medvqa.core.audit.charts import audit_charts, chart_names
+
+    with_variants = audit([run_of({"C+Q+I": BASE, "C+Q": [False] * 4, "C+Q+I~hflip": FLIPPED})], SETTINGS)
+    svg = audit_charts(with_variants)["factors"]
+    # Δimg: right with the image on 4, without on none: +100.0; Δhflip +75.0 (above)
+    assert "m, Δimg (image removed): +100.0 pp" in svg and "m, Δhflip: +75.0 pp" in svg
+    without = audit([run_of({"C+Q+I": BASE, "C+Q": [False] * 4})], SETTINGS)
+    assert "factors" not in [name for name, _, _ in chart_names(without)]
