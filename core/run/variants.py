@@ -7,7 +7,9 @@ gold; only the image changes. The item is rendered as a copy whose image paths p
 changed image, so the request's key (which hashes the image bytes) is the variant's own.
 
 - A perturbation (`blur`, `jpeg`, `downscale`, `crop`, `hflip`) shows the item's own image
-  perturbed (`perturb.perturbed_path`, made once and kept in the cache folder).
+  perturbed (`perturb.perturbed_path`, made once and kept in the cache folder). Those that move
+  pixels (`GEOMETRIC`) leave out the items whose answer is a box (drawn on the original's
+  pixels); the manifest lists them under the variant's `excluded`.
 - `swap` shows another item's image: the image items are grouped by what the items declare of
   them, the profession or country where the items carry one (`SWAP_GROUPS`), the benchmark's
   image type (its `image_type` stratum, under the name `stratum_aliases` gives it), whether the
@@ -38,6 +40,8 @@ from ..errors import UsageError
 from ..items import ImageRef, ImageRole, Item
 
 SWAP = "swap"
+# The perturbations that move pixels: a box answer drawn on the original no longer marks the same place.
+GEOMETRIC = ("downscale", "crop", "hflip")
 # The conditions a variant of the image applies to: those that show it.
 SHOWS_IMAGE = (Condition.CI, Condition.CQI)
 # Item strata that keep a swap among items of the same exam population, where items carry them.
@@ -142,7 +146,13 @@ def variant_plan(
         else:
             out.manifest[variant] = perturb.parameters(variant)
             copies = {}
-            for item in with_images:
+            moved = [item.id for item in with_images if variant in GEOMETRIC and item.answer_format == "bbox"]
+            if moved:  # the gold boxes are in the original's pixels: a moved image would be scored against them
+                out.manifest[variant] = {
+                    **out.manifest[variant],
+                    "excluded": [{"item_id": i, "reason": "its answer is a box in the original image"} for i in moved],
+                }
+            for item in (it for it in with_images if it.id not in moved):
                 # each inside the cache's perturbed folder, as dataset images are inside theirs
                 # (`perturbed_path` refuses any other)
                 paths = [perturb.perturbed_path(im.path, variant) for im in item.images if im.path is not None]

@@ -344,3 +344,28 @@ def test_variants_are_asked_in_every_repeat_and_the_dry_run_counts_each_one(tmp_
     held = Counter((r["condition"], r["repeat"] or 0) for r in result.records)
     assert len(result.records) == plan["pairs"]
     assert {held[("C+Q+I~hflip", r)] for r in range(3)} == {5} and {held[("C+Q~order:3", r)] for r in range(3)} == {11}
+
+
+def test_a_box_answer_is_left_out_of_the_perturbations_that_move_pixels(tmp_path, monkeypatch):
+    """A box is drawn on the original's pixels: mirrored, cropped or downscaled, the image no
+    longer has the lesion where the gold says. Blur and JPEG keep the geometry."""
+    from medvqa.core.conditions import Condition
+    from medvqa.core.run.variants import variant_plan
+
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    Image.new("RGB", (16, 8), "red").save(tmp_path / "x.png")
+    boxed = Item(
+        id="box1",
+        benchmark="mmbu_hard",
+        question="Where?",
+        answer_format="bbox",
+        gold=Gold(box=(1.0, 1.0, 4.0, 4.0)),
+        images=(ImageRef(ref="x.png", path=tmp_path / "x.png"),),
+    )
+    bench = plugins.get_benchmark("jmed48k")
+    planned = variant_plan(bench, [boxed], (Condition.CQI,), ("blur", "hflip", "crop"), 0)
+    assert [label for _, label, _ in planned.pairs] == ["C+Q+I~blur"]
+    assert planned.manifest["hflip"]["excluded"] == [
+        {"item_id": "box1", "reason": "its answer is a box in the original image"}
+    ]
+    assert "excluded" not in planned.manifest["blur"]
