@@ -112,6 +112,8 @@ class VLLMOptions(GenerationOptions):
 
     response_format: Literal["auto", "json_schema", "none"] | None = None
     tensor_parallel_size: int | None = Field(None, ge=1)
+    # one data-parallel rank per process, as vLLM runs them: above 1, refused with the way to run replicas
+    data_parallel_size: int | None = Field(None, ge=1)
     batch_size: int | None = Field(None, ge=1)
     engine_options: dict[str, Any] | None = None  # vllm.LLM(...) arguments
 

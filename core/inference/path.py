@@ -19,6 +19,7 @@ from typing import Any
 
 from .base import Backend, Request, Response
 from .cache import ResponseCache
+from .vllm_engines import ENGINES
 
 # done(request, response, value read from it (None without a reader), requests made: 0 from the cache)
 Done = Callable[[Request, Response, Any, int], bool]
@@ -89,24 +90,25 @@ class RequestPath:
                 done(each, hit, value, 0)
         if misses:
             self.preflight()
-        for attempt in range(1, max(1, max_attempts) + 1):
-            if not misses:
-                break
-            retry = []
-            self.requested += len(misses)
-            for req, response in self.backend.generate(iter(misses)):
-                value = read(req, response.text) if read is not None and response.error is None else None
-                if read is not None and value is None and response.error is None and attempt < max_attempts:
-                    retry.append(req)
-                    continue
-                keep = False
-                for each in same[req.key] if dedupe else [req]:
-                    keep = done(each, response, value, attempt) or keep
-                if keep and self.cache is not None and not response.cached and response.error is None:
-                    self.cache.put(req.key, self.backend.model, response)
-            misses = retry
-            if misses and again is not None:
-                again(len(misses))
+        with ENGINES.kept():  # an answer asked again goes to the engine that gave the first (`vllm_engines`)
+            for attempt in range(1, max(1, max_attempts) + 1):
+                if not misses:
+                    break
+                retry = []
+                self.requested += len(misses)
+                for req, response in self.backend.generate(iter(misses)):
+                    value = read(req, response.text) if read is not None and response.error is None else None
+                    if read is not None and value is None and response.error is None and attempt < max_attempts:
+                        retry.append(req)
+                        continue
+                    keep = False
+                    for each in same[req.key] if dedupe else [req]:
+                        keep = done(each, response, value, attempt) or keep
+                    if keep and self.cache is not None and not response.cached and response.error is None:
+                        self.cache.put(req.key, self.backend.model, response)
+                misses = retry
+                if misses and again is not None:
+                    again(len(misses))
 
 
 class WriteBatch:

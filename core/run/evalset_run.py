@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..inference.vllm_engines import ENGINES
 from ..items import DataError
 from .evalset import EvalSet, Experiment
 
@@ -145,11 +146,14 @@ def run_set(
         threading.Thread(target=lane, args=(exps,), name=f"medvqa-eval-{i}", daemon=True)
         for i, exps in enumerate(lanes.values())
     ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        while t.is_alive():  # joined in steps, so that Ctrl-C reaches the main thread
-            t.join(0.2)
+    # the experiments of one vllm/ model share its engine; it is shut down before another model's
+    # is built, and when the set ends (`vllm_engines`)
+    with ENGINES.kept():
+        for t in threads:
+            t.start()
+        for t in threads:
+            while t.is_alive():  # joined in steps, so that Ctrl-C reaches the main thread
+                t.join(0.2)
     ordered = [outcomes[id(e)] for e in s.experiments]
     result = EvalResult(s.study_dir, ordered)
     return result

@@ -24,6 +24,7 @@ from ..inference.base import Backend, Request, Response, backend_request_key
 from ..inference.cache import ResponseCache
 from ..inference.path import RequestPath
 from ..inference.secrets import redact_command_line, redact_params
+from ..inference.vllm_engines import ENGINES
 from ..items import Item, fingerprint_items
 from ..metrics import headline_numbers
 from ..repeat_metrics import repeat_numbers
@@ -298,7 +299,8 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
 
     gc.freeze()  # items and requests live as long as the run: keep the collector's full passes off them
     try:
-        with store:
+        # the repeats' backends share one engine on the GPUs, shut down when the run ends (`vllm_engines`)
+        with store, ENGINES.kept():
             answer(todo)
             if spec.forced_guess:
                 current = [r for r in newest_per_pair(records) if r.get("status") not in retried]

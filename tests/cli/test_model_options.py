@@ -193,7 +193,8 @@ def test_the_baselines_take_no_options_and_a_vllm_model_has_its_own():
         resolve("random", {}, {"temperature": 0})
     with pytest.raises(
         UsageError,
-        match="-M api_base: not an option of vllm models .* valid: batch_size, engine_options, max_image_side",
+        match="-M api_base: not an option of vllm models .* "
+        "valid: batch_size, data_parallel_size, engine_options, max_image_side",
     ):
         resolve("vllm/m", {}, {"api_base": "http://h/v1"})
     with pytest.raises(UsageError, match="-M response_format: expected one of auto, json_schema, none"):
