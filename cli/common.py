@@ -136,8 +136,9 @@ def condition_table(conditions: dict[str, dict]) -> str:
     # records the benchmark's rules leave out of every denominator (withdrawn items), where there are any
     uncounted = any(c.get("uncounted") for c in conditions.values())
     repeated = any(c.get("repeats") for c in conditions.values())  # n counts item × repeat; the CI is over items
+    w = max([11, *(len(c) + 2 for c in conditions)])  # variant labels (C+Q+I~downscale) are longer
     lines = [
-        f"  {'condition':<11}{'n':>6}"
+        f"  {'condition':<{w}}{'n':>6}"
         + (f"  {'items':>6}" if repeated else "")
         + f"  {'accuracy':>8}  {'95% CI':<13}"
         + "".join(f"  {s}" for s in STATUSES)
@@ -156,7 +157,7 @@ def condition_table(conditions: dict[str, dict]) -> str:
         )
         items = f"  {c.get('n_items') or '-':>6}" if repeated else ""
         lines.append(
-            f"  {cond:<11}{c['n']:>6}{items}  {acc:>8}  {ci:<13}"
+            f"  {cond:<{w}}{c['n']:>6}{items}  {acc:>8}  {ci:<13}"
             + "".join(f"  {c[s]:>{len(s)}}" for s in STATUSES)
             + (f"  {c.get('uncounted', 0):>9}" if uncounted else "")
             + extra
@@ -179,14 +180,15 @@ def repeats_table(repeats: dict) -> str:
     def ci(c, fmt):
         return f"{fmt(c[0])} to {fmt(c[1])}" if c else "-"
 
+    w = max([11, *(len(c) + 2 for c in repeats["conditions"])])
     lines = [
         f"over {repeats['repeats']} repeats (interval: {repeats['method']}):",
-        f"  {'condition':<11}{'items':>6}  {'mean':>7}  {'SD':>7}  {'95% CI':<17}  per repeat",
+        f"  {'condition':<{w}}{'items':>6}  {'mean':>7}  {'SD':>7}  {'95% CI':<17}  per repeat",
     ]
     for cond, c in repeats["conditions"].items():
         sd = "-" if c["between_repeat_sd"] is None else f"{100 * c['between_repeat_sd']:.1f}"
         lines.append(
-            f"  {cond:<11}{c['n_items']:>6}  {pct(c['mean']):>7}  {sd:>7}  {ci(c['ci'], pct):<17}  "
+            f"  {cond:<{w}}{c['n_items']:>6}  {pct(c['mean']):>7}  {sd:>7}  {ci(c['ci'], pct):<17}  "
             + " ".join(pct(v) for v in c["per_repeat"])
         )
     if repeats.get("delta_img"):
