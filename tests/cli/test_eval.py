@@ -28,12 +28,35 @@ COMPARED = ("response", "error", "predicted", "status", "correct")
 PER_MODEL = 4 + 4 + 3 + 3
 
 
-def write_set(path: Path, study: str, servers: list[OpenAIServer], *, extra_model: str = "") -> Path:
-    models = "".join(
+def models_toml(servers: list[OpenAIServer]) -> str:
+    """An eval set's models: one test server each, named m0, m1, ..."""
+    return "".join(
         f'[[models]]\nmodel = "hosted_vllm/test"\nname = "m{i}"\n'
         f'options = {{ api_base = "{s.url}", concurrency = 2 }}\n'
         for i, s in enumerate(servers)
     )
+
+
+def kill_midway(set_file: Path, env: dict, servers: list[OpenAIServer], after: int) -> int:
+    """Start `medvqa eval SET` in a process, SIGKILL it once the servers have answered `after`
+    requests, and return how many they had answered by then."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "medvqa.cli", "eval", str(set_file)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and sent(servers) < after:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    return sent(servers)
+
+
+def write_set(path: Path, study: str, servers: list[OpenAIServer], *, extra_model: str = "") -> Path:
+    models = models_toml(servers)
     path.write_text(
         f'study_dir = "{study}"\n{models}{extra_model}'
         f'[[benchmarks]]\nbenchmark = "igakuqa"\ndata = "{shared_data("igakuqa")}"\n'
@@ -64,19 +87,7 @@ def test_a_set_killed_midway_resumes_to_the_records_of_an_uninterrupted_set_then
     try:
         killed = write_set(tmp_path / "killed.toml", "killed", servers)
         env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache-killed")}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "medvqa.cli", "eval", str(killed)],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and sent(servers) < 12:
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-        before = sent(servers)
+        before = kill_midway(killed, env, servers, 12)
         assert 12 <= before < 3 * PER_MODEL  # killed midway
         partial = study_records(tmp_path / "killed")
         assert 0 < len(partial) < 3 * PER_MODEL

@@ -7,10 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -19,17 +15,13 @@ from click.testing import CliRunner
 
 from medvqa.cli.main import cli
 from medvqa.core.results import variant_of
-from tests.cli.test_eval import sent, study_records
-from tests.conftest import REPO, shared_data
+from tests.cli.test_eval import kill_midway, models_toml, sent, study_records
+from tests.conftest import shared_data
 from tests.openai_server import OpenAIServer
 
 
 def write_set(path: Path, study: str, servers: list[OpenAIServer]) -> Path:
-    models = "".join(
-        f'[[models]]\nmodel = "hosted_vllm/test"\nname = "m{i}"\n'
-        f'options = {{ api_base = "{s.url}", concurrency = 2 }}\n'
-        for i, s in enumerate(servers)
-    )
+    models = models_toml(servers)
     # the JMed48k sample (5 items with their images), and MIR 2026's first 30 questions (24 of
     # them with an image: 1-25, 13 annulled), each under C+Q and C+Q+I with the three variants
     path.write_text(
@@ -53,19 +45,7 @@ def test_a_set_with_variants_killed_midway_resumes_to_the_records_of_an_uninterr
         assert first.exit_code == 0, first.output
         total = json.loads(first.stdout)["total"]["pairs"]
         env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache-killed")}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "medvqa.cli", "eval", str(killed)],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and sent(servers) < total // 3:
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-        before = sent(servers)
+        before = kill_midway(killed, env, servers, total // 3)
         partial = study_records(tmp_path / "killed")
         assert 0 < len(partial) < total  # killed midway
 
