@@ -85,6 +85,12 @@ def _selection(ctx: click.Context, param: click.Parameter, pairs: tuple[str, ...
     is_flag=True,
     help="Plan writing the quiz and taking it: requests, cached answers, tokens, cost. Nothing is sent or written.",
 )
+@click.option(
+    "--html",
+    "html_out",
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Also write the results as one self-contained HTML page.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def command(
     targets,
@@ -105,6 +111,7 @@ def command(
     slots,
     no_cache,
     dry_run,
+    html_out,
     as_json,
 ) -> None:
     """Was the exam memorised? The Data Contamination Quiz (Golchin & Surdeanu, TACL 2025): the
@@ -139,7 +146,7 @@ def command(
             raise click.UsageError("run directories take -M cutoff=YYYY-MM only (no quiz, no model to ask)")
     if not targets and dcq_results is None:
         raise click.UsageError("give BENCHMARK --quiz FILE, RUN_DIR ..., or --dcq-results CSV")
-    if not targets and not as_json:
+    if not targets and not as_json and html_out is None:
         with user_errors():
             click.echo(dcq.report(dcq.estimate_results(read_text(dcq_results), file=dcq_results)), nl=False)
         return
@@ -196,6 +203,12 @@ def command(
             raise ExitWith(str(exc), EXIT_PREFLIGHT) from None
         except QuizIncomplete as exc:  # generator requests that failed after their retries
             raise click.ClickException(str(exc)) from None
+    if html_out is not None:
+        from medvqa.core.contamination.html import write
+
+        with user_errors():
+            written = write(doc, html_out)
+        click.echo(f"wrote {written}", err=True)
     if as_json:
         print_json(doc)
         return

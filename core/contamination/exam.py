@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import dcq
+from ..errors import UsageError
 from ..items import Item
 from .quiz import EXAMINEE_DEFAULTS, QUIZ_PROMPT_HASH, Quiz, quiz_messages, spent
 
@@ -111,11 +112,14 @@ def examine(
     default), with what it took; `answers_csv` also writes the answers in the authors' layout."""
     if not quiz.items:
         raise ValueError("the quiz holds no items (every item was dropped: see its 'dropped')")
+    held = sorted({k for e in quiz.items for k in (e.get("strata") or {})})
+    fields = by if by is not None else held
+    if unknown := [f for f in fields if f not in held]:
+        raise UsageError(f"--by {', '.join(unknown)}: the quiz's items hold the strata {', '.join(held) or 'none'}")
     if progress:
         progress(f"{model}: {len(quiz.items)} items x {len(QUIZZES)} quizzes")
     answers, took = take_quiz(quiz, model, backend_options=backend_options, cache=cache, cache_path=cache_path)
     ids = [e["item_id"] for e in quiz.items]
-    fields = by if by is not None else sorted({k for e in quiz.items for k in (e.get("strata") or {})})
     strata: dict[str, dict[str, Any]] = {}
     for name in fields:
         levels: dict[str, list[str]] = {}

@@ -297,3 +297,13 @@ def test_a_quiz_whose_generator_fails_is_not_written_and_the_next_command_comple
         assert sum(server.counts.values()) == asked + 1 + 1 + 3
     doc = json.loads(result.stdout)["quiz"]
     assert doc["created"] and doc["n_items"] == 9 and quiz.exists()
+
+
+def test_a_stratum_the_quiz_does_not_hold_is_refused_before_anything_is_asked(tmp_path):
+    with OpenAIServer(reply=memoriser) as server:
+        contamination(tmp_path, server, "hosted_vllm/memoriser")
+        asked = sum(server.counts.values())
+        args = ["igakuqa", "--quiz", str(tmp_path / "quiz.json"), "--model", "hosted_vllm/other"]
+        result = CliRunner().invoke(command, [*args, "--api-base", server.url, "--by", "organ"])
+        assert result.exit_code == 2 and "the quiz's items hold the strata block, year" in result.output
+        assert sum(server.counts.values()) == asked

@@ -205,3 +205,21 @@ def test_no_input_is_a_usage_error():
     assert result.exit_code == 2 and "--dcq-results" in result.output
     with pytest.raises(DataError):
         dcq.estimate_results("bdq_results\n", file="x.csv")
+
+
+def test_the_page_of_a_results_file_shows_the_json_numbers(tmp_path):
+    import html as html_module
+
+    from medvqa.core.audit.page import value_at
+    from medvqa.core.render import fmt
+
+    csv_file = shared_data("dcq", "reported_contamination", "gsm8k", "gsm8k_train.csv")
+    page = tmp_path / "dcq.html"
+    result = CliRunner().invoke(command, ["--dcq-results", str(csv_file), "--json", "--html", str(page)])
+    doc = json.loads(result.stdout)
+    cells = re.findall(r'data-path="([^"]+)" data-format="(\w+)">([^<]*)<', page.read_text(encoding="utf-8"))
+    shown = {tuple(json.loads(html_module.unescape(p))): (k, t) for p, k, t in cells}
+    # n, and the level [78.79 %, 79.00 %] at the page's one decimal
+    assert shown[("dcq", "level", "lower")] == ("pct", fmt(78 / 99, "pct"))
+    assert shown[("dcq", "level", "upper")] == ("pct", fmt(0.79, "pct"))
+    assert all(fmt(value_at(doc, list(path)), k) == html_module.unescape(t) for path, (k, t) in shown.items())

@@ -102,3 +102,24 @@ def test_the_cutoff_and_the_sides_of_a_year():
     assert [side(y, (2021, 1)) for y in (2020, 2021, 2022)] == ["before", "straddles", "after"]
     with pytest.raises(UsageError, match="2024-13"):
         parse_cutoff("2024-13")
+
+
+def test_the_page_shows_the_numbers_of_the_json_document(planted, tmp_path):
+    import html as html_module
+    import re
+
+    from medvqa.core.audit.page import value_at
+    from medvqa.core.render import fmt
+
+    run_dir, _ = planted
+    page = tmp_path / "contamination.html"
+    result = CliRunner().invoke(command, [str(run_dir), "-M", "cutoff=2020-06", "--json", "--html", str(page)])
+    doc = json.loads(result.stdout)
+    text = page.read_text(encoding="utf-8")
+    cells = re.findall(r'data-path="([^"]+)" data-format="(\w+)">([^<]*)<', text)
+    # 5 years and the two sides, 3 numbers each, and the difference with its interval
+    assert len(cells) == 7 * 3 + 2
+    for path, kind, shown in cells:
+        value = value_at(doc, json.loads(html_module.unescape(path)))
+        assert html_module.unescape(shown) == fmt(value, kind), path
+    assert "+38.5" in text  # the drop, in points
