@@ -50,6 +50,13 @@ def _selection(ctx: click.Context, param: click.Parameter, pairs: tuple[str, ...
     metavar="KEY=VALUE",
     help="A backend setting of the generator (temperature, max_tokens, timeout, ...).",
 )
+@click.option(
+    "--dataset-name",
+    "dataset",
+    metavar="NAME",
+    help='The dataset\'s name in the quiz prompt ("an instance from the <split> split of the NAME dataset"); '
+    "the benchmark's name by default.",
+)
 @click.option("--model", "models", multiple=True, metavar="MODEL", help="A model to examine; repeat for several.")
 @click.option("--api-base", metavar="URL", help="Server URL of the examined model(s).")
 @click.option(
@@ -102,6 +109,7 @@ def command(
     quiz_model,
     quiz_api_base,
     quiz_options,
+    dataset,
     models,
     api_base,
     model_options,
@@ -169,6 +177,7 @@ def command(
                 quiz=quiz,
                 quiz_model=quiz_model,
                 quiz_options=quiz_options,
+                dataset=dataset,
                 models=models,
                 model_options=model_options,
             )
@@ -190,6 +199,7 @@ def command(
                 quiz=quiz,
                 quiz_model=quiz_model,
                 quiz_options=quiz_options,
+                dataset=dataset,
                 models=models,
                 model_options=model_options,
                 by=names(by) if by is not None else None,

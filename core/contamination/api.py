@@ -44,6 +44,7 @@ def contamination(
     quiz: str | Path | None = None,
     quiz_model: str | None = None,
     quiz_options: dict[str, Any] | None = None,
+    dataset: str | None = None,
     models: Sequence[str] = (),
     model_options: dict[str, Any] | None = None,
     by: Sequence[str] | None = None,
@@ -60,7 +61,8 @@ def contamination(
       estimated as they estimate it (`estimate_file`), under "dcq".
     - `target` a benchmark: its quiz, under "quiz": read from the file `quiz` when it exists,
       else written there by `quiz_model` (with `quiz_options`, its backend's settings) from the
-      items of `data` (`split`, `select`, the first `limit`); then each model of `models` takes
+      items of `data` (`split`, `select`, the first `limit`), the quiz prompt naming the dataset
+      `dataset` (the benchmark's name by default); then each model of `models` takes
       it (with `model_options`), under "examinations" by model: the estimate overall and by the
       strata `by` (the benchmark's default strata when None). `answers` writes the answers of a
       single examined model as a results CSV in the authors' layout.
@@ -88,6 +90,7 @@ def contamination(
                 quiz=quiz,
                 quiz_model=quiz_model,
                 quiz_options=quiz_options,
+                dataset=dataset,
                 models=models,
                 model_options=model_options,
                 by=by,
@@ -151,6 +154,7 @@ def quiz_and_examinations(
     quiz: str | Path | None,
     quiz_model: str | None,
     quiz_options: dict[str, Any] | None,
+    dataset: str | None,
     models: Sequence[str],
     model_options: dict[str, Any] | None,
     by: Sequence[str] | None,
@@ -192,6 +196,7 @@ def quiz_and_examinations(
             benchmark=bench.name,
             split=split,
             language=bench.active_language,
+            dataset=dataset,
             strata=bench.default_strata,
             backend_options=quiz_options,
             cache=cache,

@@ -40,6 +40,7 @@ def dry_run(
     quiz: str | Path,
     quiz_model: str | None = None,
     quiz_options: dict[str, Any] | None = None,
+    dataset: str | None = None,
     models: Sequence[str] = (),
     model_options: dict[str, Any] | None = None,
     cache_path: str | Path | None = None,
@@ -60,7 +61,7 @@ def dry_run(
         if quiz_path.exists():
             the_quiz = read_quiz(quiz_path)
             entries = the_quiz.items
-            dataset, the_split = the_quiz.dataset, the_quiz.split
+            dataset, the_split = the_quiz.dataset, the_quiz.split  # (the quiz's own, as the examination uses)
             plan["generator"] = {"model": the_quiz.generator.get("model"), "requests": 0, "note": "the quiz exists"}
         else:
             if quiz_model is None:
@@ -72,7 +73,7 @@ def dry_run(
                 i for i in bench.load(Path(data) if data else None, the_split, select=select) if i.question.strip()
             ]
             items = items[:limit]
-            dataset = bench.name
+            dataset = dataset or bench.name
             entries = [{"item_id": i.id, "instance": instance(i), "variants": [instance(i)] * 4} for i in items]
             backend = backend_for(quiz_model, quiz_options or {}, GENERATOR_DEFAULTS)
             params = {**backend.params, "dcq_generator_prompt": GENERATOR_PROMPT_HASH}

@@ -307,3 +307,44 @@ def test_a_stratum_the_quiz_does_not_hold_is_refused_before_anything_is_asked(tm
         result = CliRunner().invoke(command, [*args, "--api-base", server.url, "--by", "organ"])
         assert result.exit_code == 2 and "the quiz's items hold the strata block, year" in result.output
         assert sum(server.counts.values()) == asked
+
+
+def test_the_dataset_name_in_the_quiz_prompt_is_the_one_the_quiz_was_made_with(tmp_path):
+    prompts = []
+
+    def named(text: str) -> str | None:
+        if "five-choice quiz" in text:
+            prompts.append(text)
+        return memoriser(text)
+
+    with OpenAIServer(reply=named) as server:
+        contamination(tmp_path, server, "hosted_vllm/memoriser", "--dataset-name", "IgakuQA")
+    # the authors' framing, with the name given: 9 items x 5 quizzes, each naming it
+    assert len(prompts) == 45 and all("from the full split of the IgakuQA dataset." in p for p in prompts)
+    assert json.loads((tmp_path / "quiz.json").read_text(encoding="utf-8"))["dataset"] == "IgakuQA"
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"version": 2}, "quiz format version 2; this medvqa reads 1"),
+        ({"format": "other"}, "not a quiz file"),
+        ({"items": {}}, "an 'items' list"),
+    ],
+)
+def test_a_quiz_file_of_another_kind_or_version_is_refused(tmp_path, change, says):
+    doc = {
+        "format": quizzes.QUIZ_FORMAT,
+        "version": quizzes.QUIZ_VERSION,
+        "benchmark": "igakuqa",
+        "split": "full",
+        "language": "ja",
+        "dataset": "igakuqa",
+        "generator": {},
+        "items": [],
+        **change,
+    }
+    path = tmp_path / "quiz.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(DataError, match=re.escape(says)):
+        quizzes.read_quiz(path)
