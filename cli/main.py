@@ -7,6 +7,7 @@ import click
 from . import (
     audit_cmd,
     compare_cmd,
+    contamination_cmd,
     eval_cmd,
     export_cmd,
     judge_cmd,
@@ -59,6 +60,7 @@ for module in (
     validate_cmd,
     audit_cmd,
     compare_cmd,
+    contamination_cmd,
     export_cmd,
     new_adapter_cmd,
     view_cmd,

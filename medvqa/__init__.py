@@ -73,6 +73,7 @@ _EXPORTS = {
     "report": "medvqa.core.report",
     "audit": "medvqa.core.api",
     "compare": "medvqa.core.api",
+    "contamination": "medvqa.core.contamination.api",
     "view": "medvqa.core.view",
     "cache_dir": "medvqa.core.files",
     "read_run": "medvqa.core.run.saved",
@@ -104,6 +105,7 @@ if TYPE_CHECKING:
     from medvqa.core.api import RunOutcome, audit, compare, load, records, run, score
     from medvqa.core.benchmark import Benchmark
     from medvqa.core.conditions import Condition, as_printed
+    from medvqa.core.contamination.api import contamination
     from medvqa.core.errors import PreflightError, UnknownBenchmarkError, UsageError
     from medvqa.core.files import cache_dir, write_atomic
     from medvqa.core.hookspecs import hookimpl

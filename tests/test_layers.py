@@ -41,6 +41,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
             "medvqa.core.order",
             "medvqa.core.repeats",
             "medvqa.core.headline",
+            "medvqa.core.dcq",
         ),
     ),
     # pure: a response, an item and conventions in, a score out
@@ -54,7 +55,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     # passes (judge, extract, rescore)
     ("run", ("medvqa.core.run",)),
     # reading runs: the audit, comparisons across runs, the item browser
-    ("analysis", ("medvqa.core.audit", "medvqa.core.compare", "medvqa.core.view")),
+    ("analysis", ("medvqa.core.audit", "medvqa.core.compare", "medvqa.core.view", "medvqa.core.contamination")),
     # the Python form of each command; the conformance kit and the adapter scaffold built on it
     ("api", ("medvqa.core.api", "medvqa.core.report", "medvqa.core.conformance", "medvqa.core.scaffold")),
     ("core", ("medvqa.core",)),  # the package itself (its __init__ imports nothing)

@@ -104,11 +104,11 @@ def dry_run(options) -> dict:
         if (item.id, label) not in messages:
             messages[(item.id, label)] = spec.benchmark.render(shown, base_condition(label))
     side = getattr(backend, "max_image_side", None)
-    plan_doc.update(_estimate(backend, [(to_openai(messages[k], side), n) for k, n in sent.items()]))
+    plan_doc.update(estimate_cost(backend, [(to_openai(messages[k], side), n) for k, n in sent.items()]))
     return plan_doc
 
 
-def _estimate(backend, payloads: list[tuple[list[dict], int]]) -> dict:
+def estimate_cost(backend, payloads: list[tuple[list[dict], int]]) -> dict:
     """Input and output tokens and cost of sending each payload of `payloads` (messages, how many
     times) through `backend`."""
     from ..inference.litellm_backend import import_litellm

@@ -1,0 +1,126 @@
+"""Exam-date curves: a saved run's accuracy by the year of the exam, split at the model's
+declared knowledge cutoff. A model that learnt the exams rather than medicine does better on
+the exams published before its training data ended than on those after; one that learnt
+medicine does about as well on both (harder or easier years aside: the curve shows them).
+
+Every cell comes from the one metrics layer (`metrics.group`, `metrics.cell`): the same n,
+accuracy and interval (Wilson's score interval with the boundary correction, `stats.binomial_ci`)
+as `report --by year` shows. A year is *before* the cutoff when the whole year is (December of
+it at the latest: `2021-12` puts 2021 before), *after* when the whole year is, and left out of
+both when the cutoff falls inside it, since an exam's year does not say whether it was sat and
+published before the model's data ended; `straddles` names such years. The difference before −
+after has the MOVER interval of Newcombe (1998, method 10) built from the two sides' own
+intervals, so it agrees with the cells shown beside it: L = d − √((p₁ − l₁)² + (u₂ − p₂)²),
+U = d + √((u₁ − p₁)² + (p₂ − l₂)²). The two sides hold different items (no pairing), which
+differ in difficulty as well as in date: a drop is a sign, not a proof, of contamination.
+
+Per run (one benchmark and model each), by condition; and pooled over the runs of one model
+(every benchmark's records together, plain accuracy). Without a cutoff the curve has no split."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from .. import metrics
+from ..errors import UsageError
+
+YEAR_FIELD = "year"
+_CUTOFF = re.compile(r"^(\d{4})(?:-(\d{1,2}))?$")
+
+
+def parse_cutoff(text: str | int) -> tuple[int, int]:
+    """(year, month) of a cutoff written `YYYY` or `YYYY-MM` (a year alone means its December)."""
+    found = _CUTOFF.match(str(text).strip())
+    if not found or not 1 <= int(found.group(2) or 12) <= 12:
+        raise UsageError(f"cutoff {text!r}: write it YYYY-MM (2024-06) or YYYY")
+    return int(found.group(1)), int(found.group(2) or 12)
+
+
+def side(year: int, cutoff: tuple[int, int]) -> str:
+    """ "before", "after" or "straddles": where an exam of `year` stands against `cutoff`."""
+    if (year, 12) <= cutoff:
+        return "before"
+    if (year, 1) > cutoff:
+        return "after"
+    return "straddles"
+
+
+def difference_ci(a: metrics.Cell, b: metrics.Cell) -> tuple[float, float] | None:
+    """Newcombe's MOVER interval of a − b from the cells' own intervals (see the module's docstring)."""
+    if a.accuracy is None or b.accuracy is None or a.ci is None or b.ci is None:
+        return None
+    p1, (l1, u1), p2, (l2, u2) = a.accuracy, a.ci, b.accuracy, b.ci
+    d = p1 - p2
+    return d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+
+
+def year_of(value: Any) -> int | None:
+    try:
+        return int(str(value)[:4])
+    except (TypeError, ValueError):
+        return None
+
+
+def cell_json(c: metrics.Cell) -> dict[str, Any]:
+    return {"n": c.n, "correct": c.correct, "accuracy": c.accuracy, "ci": list(c.ci) if c.ci else None}
+
+
+def curve(records: Sequence[Mapping[str, Any]], benchmark: Any, cutoff: tuple[int, int] | None) -> dict[str, Any]:
+    """The curve of one condition's records: accuracy by year, and with a cutoff the two sides and
+    their difference."""
+    by_year: dict[int, list[Mapping[str, Any]]] = {}
+    unknown = 0
+    for r in records:
+        year = year_of(r.get(YEAR_FIELD))
+        if year is None:
+            unknown += 1
+        else:
+            by_year.setdefault(year, []).append(r)
+    out: dict[str, Any] = {
+        "years": {str(y): cell_json(metrics.cell(rs, benchmark)) for y, rs in sorted(by_year.items())},
+        "no_year": unknown,
+    }
+    if cutoff is None:
+        return out
+    sides: dict[str, list[Mapping[str, Any]]] = {"before": [], "after": [], "straddles": []}
+    for y, rs in by_year.items():
+        sides[side(y, cutoff)].extend(rs)
+    before, after = metrics.cell(sides["before"], benchmark), metrics.cell(sides["after"], benchmark)
+    out["straddles"] = sorted(str(y) for y in by_year if side(y, cutoff) == "straddles")
+    out["before"], out["after"] = cell_json(before), cell_json(after)
+    if before.accuracy is not None and after.accuracy is not None:
+        out["difference"] = before.accuracy - after.accuracy
+        out["difference_ci"] = list(difference_ci(before, after) or ()) or None
+    else:
+        out["difference"], out["difference_ci"] = None, None
+    return out
+
+
+def exam_date_curves(runs: Iterable[Any], cutoff: str | int | None = None) -> dict[str, Any]:
+    """The curves of saved runs (`SavedRun`s, read as their benchmark's protocol reads them):
+    `runs` per run (its model, benchmark, curve per condition), `pooled` per model and condition
+    over its runs; `cutoff` (`YYYY-MM`) splits each, None leaves the curves whole."""
+    from ..results import model_name
+
+    when = parse_cutoff(cutoff) if cutoff is not None else None
+    per_run: list[dict[str, Any]] = []
+    pooled: dict[str, dict[str, list[Any]]] = {}
+    for run in runs:
+        run = run.read_as()
+        model = model_name(run.manifest)
+        conditions = {}
+        for (condition,), rs in metrics.group(run.records).items():
+            conditions[condition] = curve(rs, run.benchmark, when)
+            pooled.setdefault(model, {}).setdefault(condition, []).extend(rs)
+        per_run.append(
+            {"run_dir": str(run.path), "model": model, "benchmark": run.benchmark.name, "conditions": conditions}
+        )
+    return {
+        "cutoff": f"{when[0]:04d}-{when[1]:02d}" if when else None,
+        "ci_method": "wilson-score-bcd per cell; MOVER (Newcombe) for the difference",
+        "runs": per_run,
+        "pooled": {m: {c: curve(rs, None, when) for c, rs in conds.items()} for m, conds in pooled.items()},
+    }
