@@ -18,7 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .conditions import ALL, FORCED_SUFFIX, VARIANT_SEP, VARIANTS, Condition
 from .items import DataError
@@ -138,6 +138,15 @@ class Record(BaseModel):
         base_condition(value)
         return value
 
+    @model_validator(mode="after")
+    def _confidence_is_a_probability(self) -> Record:
+        """A record's confidence (an extra field, written where one was read: `confidence_metrics`)
+        is a probability in [0, 1] or null: the calibration metrics read no other."""
+        value = (self.model_extra or {}).get("confidence")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1):
+            raise ValueError(f"confidence {value!r} is not a probability in [0, 1] or null")
+        return self
+
     @property
     def base(self) -> Condition:
         return base_condition(self.condition)
@@ -187,6 +196,8 @@ class RecordDict(TypedDict, total=False):
     finish_reason: str | None
     reason: str | None
     repeat: int | None
+    confidence: float | None
+    confidence_method: str | None
     strict_reading: dict[str, Any]
 
 
