@@ -7,6 +7,7 @@ divided by 3."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -204,3 +205,30 @@ def test_medvqa_audit_prints_the_cross_fitted_gain_with_its_interval(tmp_path, o
     # answering everything 173.33; cross-fitted 176.67, a gain of +3.33 with its interval
     assert "answering everything 173.33 points" in line and "176.67: gain +3.33 [" in line
     assert re.search(r"gain \+3\.33 \[\d\.\d\d, \d\.\d\d\]", line)
+
+
+def test_the_audit_page_shows_the_confidence_numbers_of_the_json(tmp_path, official_2026, planted):
+    run_dir = planted_run(tmp_path, official_2026, planted)
+    page_path = tmp_path / "audit.html"
+    result = CliRunner().invoke(cli, ["audit", str(run_dir), "--html", str(page_path)])
+    assert result.exit_code == 0, result.output
+    page = page_path.read_text(encoding="utf-8")
+    doc = medvqa.audit(str(run_dir))
+    cells = {
+        tuple(json.loads(html.unescape(path))): (kind, text)
+        for path, kind, text in re.findall(r'data-path="([^"]+)" data-format="([a-z_]+)">([^<]*)<', page)
+    }
+    shown = {path: value for path, value in cells.items() if path[0] == "confidence"}
+    # ECE 0.1125 as a percentage, the gain 3.333 and its interval, every one the JSON's
+    overall = ("confidence", "conditions", "C+Q", "overall")
+    assert shown[(*overall, "ece", "value")] == ("pct", "11.2")
+    gain = ("confidence", "conditions", "C+Q", "abstention", "cross_fitted")
+    assert shown[(*gain, "gain")] == ("decimal", "3.333")
+    low, high = doc["confidence"]["conditions"]["C+Q"]["abstention"]["cross_fitted"]["ci"]
+    assert shown[(*gain, "ci", 0)] == ("decimal", f"{low:.3f}") and shown[(*gain, "ci", 1)] == (
+        "decimal",
+        f"{high:.3f}",
+    )
+    assert 'id="fig-reliability"' in page and 'id="fig-risk-coverage"' in page
+    # the reliability diagram marks the three bins: (0.9, 0.968), (0.6, 0.857), (0.3, 0)
+    assert "confidence 0.900, accuracy 0.968, n 155" in page and "confidence 0.300, accuracy 0.000, n 10" in page
