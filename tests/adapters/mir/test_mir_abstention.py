@@ -1,5 +1,7 @@
 """Abstention under the MIR's own rule for blanks, on the official 200 questions of MIR 2026
-(`../shared/data/mir`): a planted model right on 180 and wrong on 20 with stated confidences.
+(`../shared/data/mir`): a planted model right on 180 and wrong on 20 with stated confidences;
+and models planted in the local OpenAI-compatible server (overconfident, calibrated) asked over
+real HTTP, their stated confidences read back and calibrated.
 
 The rule is SOURCE.txt's "The exam's rules": each wrong answer subtracts one third of a right
 one, a blank scores 0 (`adapters/mir/rules.py`, `net_score`): the answer sheet's +3 / −1 / 0
@@ -19,7 +21,9 @@ import medvqa
 from medvqa.adapters.mir.benchmark import MIR
 from medvqa.cli.main import cli
 from medvqa.core.abstention import PLAIN, Answers, BlankRule, abstention, halves
+from medvqa.core.run.options import RunOptions, run
 from tests.conftest import shared_data
+from tests.openai_server import OpenAIServer
 
 # the planted model: (right?, confidence, how many), over the official 200 in question order
 PLANTED = ((True, 0.9, 150), (True, 0.6, 30), (False, 0.9, 5), (False, 0.6, 5), (False, 0.3, 10))
@@ -232,3 +236,49 @@ def test_the_audit_page_shows_the_confidence_numbers_of_the_json(tmp_path, offic
     assert 'id="fig-reliability"' in page and 'id="fig-risk-coverage"' in page
     # the reliability diagram marks the three bins: (0.9, 0.968), (0.6, 0.857), (0.3, 0)
     assert "confidence 0.900, accuracy 0.968, n 155" in page and "confidence 0.300, accuracy 0.000, n 10" in page
+
+
+def planted_server_run(tmp_path, official_2026, stated: dict[str, tuple[bool, int]], name: str):
+    """MIR 2026's official 200 asked (C+Q) of the local OpenAI-compatible server, which answers
+    each question from `stated` ({item id: (right?, stated confidence 0-100)}) over real HTTP."""
+    by_stem = {it.question[:80]: it for it in official_2026}
+
+    def reply(prompt: str) -> str | None:
+        item = next((it for stem, it in by_stem.items() if stem in prompt), None)
+        if item is None:
+            return None
+        right, confidence = stated[item.id]
+        gold = min(item.gold.keys)
+        key = gold if right else next(o.key for o in item.options if o.key != gold)
+        label = next(o.label for o in item.options if o.key == key)
+        return json.dumps({"answer": [label], "confidence": confidence})
+
+    with OpenAIServer(reply=reply) as server:
+        run(
+            RunOptions(
+                benchmark="mir",
+                model="hosted_vllm/test",
+                data=str(shared_data("mir")),
+                select={"official": ["True"], "year": ["2026"]},
+                conditions="C+Q",
+                run_dir=str(tmp_path / name),
+                backend_options={"api_base": [server.url]},
+            ),
+            progress=False,
+        )
+    return medvqa.audit(str(tmp_path / name), resamples=200)["confidence"]["conditions"]["C+Q"]["overall"]
+
+
+def test_planted_models_over_http_overconfident_and_calibrated(tmp_path, official_2026):
+    ids = [it.id for it in official_2026]
+    # overconfident: 95 % stated on every question, right on 120 of 200 (60 %): one bin,
+    # |0.60 − 0.95| = 0.35
+    over = planted_server_run(tmp_path, official_2026, {i: (k < 120, 95) for k, i in enumerate(ids)}, "over")
+    assert over["n"] == 200 and over["accuracy"] == pytest.approx(0.6)
+    assert over["ece"]["value"] == pytest.approx(0.35) and over["methods"] == {"stated": 200}
+    # calibrated: 90 % stated on 100 questions (90 right), 50 % on 100 (50 right): each bin's
+    # accuracy is its confidence, ECE 0; Brier (90·0.01 + 10·0.81 + 100·0.25)/200 = 34/200 = 0.17
+    plan = {i: (k < 90, 90) for k, i in enumerate(ids[:100])} | {i: (k < 50, 50) for k, i in enumerate(ids[100:])}
+    calibrated = planted_server_run(tmp_path, official_2026, plan, "calibrated")
+    assert calibrated["ece"]["value"] == pytest.approx(0, abs=1e-12)
+    assert calibrated["brier"]["value"] == pytest.approx(0.17)
