@@ -20,7 +20,7 @@ half of the items and reported on the other (docs/audit.md, "Confidence and abst
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -141,9 +141,9 @@ class Answers:
         every item that has a confidence."""
         return [float(t) for t in np.unique(self.confidence[~np.isnan(self.confidence)])]
 
-    def scan(self, rule: BlankRule) -> tuple[np.ndarray, np.ndarray]:
-        """(thresholds, points) at every distinct confidence, lowest first, from running sums over
-        the items sorted once (a threshold costs no pass over the items)."""
+    def scan(self, rule: BlankRule) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(thresholds, points, prohibited choices) at every distinct confidence, lowest first,
+        from running sums over the items sorted once (a threshold costs no pass over the items)."""
         ranked = ~np.isnan(self.confidence)
         levels, level = np.unique(self.confidence[ranked], return_inverse=True)
         # what answering (rather than leaving blank) adds, per readable ranked item
@@ -152,13 +152,21 @@ class Answers:
         added = np.bincount(level, weights=change, minlength=levels.size)
         above = np.cumsum(added[::-1])[::-1]  # answering every item at or above each level
         base = float(self.item_points(rule, None)[~ranked].sum()) + rule.blank * int(ranked.sum())
-        return levels, base + above
+        chosen = (self.prohibited & ~self.blank)[ranked].astype(float)
+        prohibited = np.cumsum(np.bincount(level, weights=chosen, minlength=levels.size)[::-1])[::-1]
+        always = int((self.prohibited & ~self.blank & ~ranked).sum())
+        return levels, base + above, always + prohibited
 
     def best(self, rule: BlankRule) -> float | None:
-        """The threshold that maximises the points; of equal points the lowest (answering most).
-        None where no item has a confidence."""
-        levels, points = self.scan(rule)
-        return float(levels[int(np.argmax(points))]) if levels.size else None
+        """The threshold that maximises the points; of equal points the one with the fewest
+        prohibited choices (a prohibited option is never the right one, so leaving it blank costs
+        no points where a blank scores as a wrong answer), then the lowest (answering most). None
+        where no item has a confidence."""
+        levels, points, prohibited = self.scan(rule)
+        if not levels.size:
+            return None
+        order = np.lexsort((levels, prohibited, -points))  # last key first: most points, fewest prohibited, lowest
+        return float(levels[int(order[0])])
 
 
 def shown_thresholds(answers: Answers) -> list[float]:
@@ -182,7 +190,12 @@ def halves(n: int, clusters: Sequence[Any] | None = None, *, seed: int = SEED) -
 
 
 def abstention(
-    answers: Answers, rule: BlankRule, *, clusters: Sequence[Any] | None = None, seed: int = SEED
+    answers: Answers,
+    rule: BlankRule,
+    *,
+    clusters: Sequence[Any] | None = None,
+    seed: int = SEED,
+    verdict: Callable[[np.ndarray], Any] | None = None,
 ) -> dict[str, Any]:
     """The exam's score with and without abstaining: {"rule", "n", "n_without_confidence",
     "answer_all", "by_threshold", "in_sample", "cross_fitted"} (see the module's docstring).
@@ -190,22 +203,30 @@ def abstention(
     `cross_fitted`: {"seed", "halves": [{"n", "threshold" (chosen on this half), "points" (the
     other half's, at it)}], the sheet's counts and "points" and "passed" over all items, "gain"
     (its points − answering everything's), and the gain's interval ("ci", "ci_method", "p",
-    "note": a paired bootstrap of per-item points, totals)}."""
+    "note": a paired bootstrap of per-item points, totals)}.
+
+    `verdict(answered)` (the items answered, a mask): the exam's own verdict on that sheet, added to
+    every sheet as "verdict" (the benchmark's pass lines, where it has them: `confidence_metrics`)."""
     n = int(answers.confidence.size)
     everything = answers.sheet(rule, None)
+
+    def judged(sheet: dict[str, Any], answered: np.ndarray) -> dict[str, Any]:
+        return sheet if verdict is None else {**sheet, "verdict": verdict(answered)}
+
+    everything = judged(everything, answers.answered(None))
     out: dict[str, Any] = {
         "rule": asdict(rule),
         "n": n,
         "n_without_confidence": int(np.isnan(answers.confidence).sum()),
         "answer_all": everything,
-        "by_threshold": [answers.sheet(rule, t) for t in shown_thresholds(answers)],
+        "by_threshold": [judged(answers.sheet(rule, t), answers.answered(t)) for t in shown_thresholds(answers)],
         "in_sample": None,
         "cross_fitted": None,
     }
     chosen = answers.best(rule)
     if chosen is None:
         return out
-    in_sample = answers.sheet(rule, chosen)
+    in_sample = judged(answers.sheet(rule, chosen), answers.answered(chosen))
     out["in_sample"] = {**in_sample, "gain": in_sample["points"] - everything["points"]}
     first, second = halves(n, clusters, seed=seed)
     policy = np.zeros(n, dtype=float)
@@ -231,6 +252,7 @@ def abstention(
     interval = bootstrap_difference(policy.tolist(), baseline.tolist(), clusters=clusters)
     scale = float(n)  # the bootstrap's mean difference per item, as a total over the n items
     out["cross_fitted"] = {
+        **({} if verdict is None else {"verdict": verdict(answered)}),
         "seed": seed,
         "halves": rows,
         "right": right,

@@ -286,6 +286,12 @@ class Benchmark:
         as a wrong answer, so leaving an answer blank can only lose."""
         return PLAIN
 
+    def prohibited_choice(self, item: Item, record: Mapping[str, Any]) -> bool:
+        """Whether `record`'s answer to `item` picks an option the exam prohibits (an answer a
+        candidate is failed for choosing too often): the abstention counts them at every
+        threshold, and of equal points chooses the threshold with fewer. None by default."""
+        return False
+
     def extract(self, **options: Any) -> object:
         """Source documents → the benchmark's release layout; the adapter's own command
         (`register_commands`) exposes it. Benchmarks without an extractor raise."""

@@ -45,7 +45,7 @@ def confidence_section(run: IndexedRun, s: Settings, clusters: Mapping[str, str]
         conditions[condition] = {
             "overall": overall,
             "by": by,
-            "abstention": abstention_of(rows, benchmark, clusters, seed=s.seed),
+            "abstention": abstention_of(rows, benchmark, clusters, items=list(run.input.items.values()), seed=s.seed),
         }
     return {"conditions": conditions, "image_removal": image_removal(run, clusters)}
 
