@@ -85,6 +85,16 @@ def _ci(ci: list[float] | None, digits: int = 3) -> str:
     return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "(no interval)"
 
 
+def _verdict(sheet: Mapping[str, Any]) -> str:
+    """A sheet's pass lines in words: each exam's overall row, or every row where none is overall."""
+    rows = sheet.get("verdict") or []
+    shown = [r for r in rows if r["criterion"] == "overall"] or rows
+    named = [
+        (r["exam"] if r["criterion"] == "overall" else f"{r['exam']} ({r['criterion']})", r["status"]) for r in shown
+    ]
+    return ", ".join(f"{name} {status}" for name, status in named)
+
+
 def confidence_markdown(section: Mapping[str, Any] | None) -> list[str]:
     """The confidence section in words: per condition a line of calibration numbers and the
     abstention's cross-fitted gain with its interval; the image-removal comparison."""
@@ -114,6 +124,11 @@ def confidence_markdown(section: Mapping[str, Any] | None) -> list[str]:
             f"{cf['points']:.2f}: gain {cf['gain']:+.2f} {_ci(cf['ci'], 2)}"
             + ("" if cf["passed"] is None else f", verdict {'pass' if cf['passed'] else 'fail'}")
             + f"; in-sample best (biased upwards) {a['in_sample']['gain']:+.2f}."
+            + (
+                f" Exam verdict: answering everything {_verdict(a['answer_all'])}; cross-fitted {_verdict(cf)}."
+                if a["answer_all"].get("verdict")
+                else ""
+            )
         )
     removal = section.get("image_removal")
     if removal:

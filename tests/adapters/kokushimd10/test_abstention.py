@@ -12,6 +12,7 @@ import pytest
 
 import medvqa
 from medvqa.core import plugins
+from medvqa.core.audit.summary import summary_markdown
 from tests.conftest import shared_data
 
 
@@ -35,7 +36,8 @@ def test_leaving_the_kinki_choices_blank_turns_fail_into_pass(tmp_path, items):
     run_dir = tmp_path / "run"
     load = {"data": str(shared_data("igakuqa")), "years": [2022]}
     medvqa.write_run(bench, items, answers, run_dir, model="planted", load=load, saved=False)
-    a = medvqa.audit(str(run_dir), resamples=200)["confidence"]["conditions"]["C+Q"]["abstention"]
+    doc = medvqa.audit(str(run_dir), resamples=200)
+    a = doc["confidence"]["conditions"]["C+Q"]["abstention"]
 
     def overall(sheet):
         (row,) = [r for r in sheet["verdict"] if r["criterion"] == "overall"]
@@ -53,3 +55,6 @@ def test_leaving_the_kinki_choices_blank_turns_fail_into_pass(tmp_path, items):
     assert [h["threshold"] for h in a["cross_fitted"]["halves"]] == [0.95, 0.95]
     assert a["cross_fitted"]["prohibited"] == 0 and overall(a["cross_fitted"]) == ("pass", 0)
     assert a["cross_fitted"]["gain"] == 0
+    # and in words, as `medvqa audit` prints it
+    line = next(x for x in summary_markdown(doc).splitlines() if x.startswith("Abstention, C+Q"))
+    assert line.endswith("Exam verdict: answering everything Physician 2022 fail; cross-fitted Physician 2022 pass.")
