@@ -6,14 +6,15 @@ half of the items and reported on the other (docs/audit.md, "Confidence and abst
   points, and a limit on prohibited choices; a benchmark declares its own
   (`Benchmark.blank_rule`), core knows none. `PLAIN`, the default, is an exam where a blank
   scores what a wrong answer does: abstaining can only lose there.
-- `sheet`: the points of every item answering only at or above a threshold (an item without a
-  confidence is always answered: nothing ranks it; an item with no readable answer is blank
-  whatever the threshold).
+- `Answers` (one group's items) and its `sheet`: right, wrong, blank, prohibited choices and
+  points answering only at or above a threshold (an item without a confidence is always
+  answered: nothing ranks it; an item with no readable answer is blank whatever the threshold).
 - `abstention`: the points at every distinct confidence, the threshold that maximises points
   on all the items (in-sample, shown for contrast: it is chosen on the very items it is scored
   on, so its gain is biased upwards), and the cross-fitted result: the items split in two
   halves by a seeded draw (whole clusters kept together), the threshold that maximises points
-  on each half applied to the other, both directions added up, beside answering everything;
+  on each half (of equal points the one with fewer prohibited choices, then the lowest) applied
+  to the other, both directions added up, beside answering everything;
   the gain's interval is a paired bootstrap of the per-item points (`bootstrap_difference`),
   clusters honoured, given the thresholds chosen.
 """

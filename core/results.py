@@ -141,10 +141,14 @@ class Record(BaseModel):
     @model_validator(mode="after")
     def _confidence_is_a_probability(self) -> Record:
         """A record's confidence (an extra field, written where one was read: `confidence_metrics`)
-        is a probability in [0, 1] or null: the calibration metrics read no other."""
-        value = (self.model_extra or {}).get("confidence")
+        is a probability in [0, 1] or null, and how it was read is text: the calibration metrics
+        read no other."""
+        extra = self.model_extra or {}
+        value = extra.get("confidence")
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1):
             raise ValueError(f"confidence {value!r} is not a probability in [0, 1] or null")
+        if not isinstance(method := extra.get("confidence_method"), str | None):
+            raise ValueError(f"confidence_method {method!r} is not text")
         return self
 
     @property

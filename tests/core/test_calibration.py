@@ -151,3 +151,17 @@ def test_a_weighted_resample_equals_the_same_items_repeated():
     expanded = cal.Sample(conf[drawn], right[drawn]).values()
     for key, value in sample.values(w).items():
         assert value == pytest.approx(expanded[key]), key
+
+
+def test_a_record_with_a_confidence_that_is_no_probability_is_refused_naming_file_and_line():
+    from medvqa.core.items import DataError
+    from medvqa.core.results import check_record
+
+    good = {"item_id": "q1", "condition": "C+Q", "status": "answered", "confidence": 0.5, "confidence_method": "stated"}
+    assert check_record(good)["confidence"] == 0.5
+    assert check_record({**good, "confidence": None})["confidence"] is None
+    for bad in ("high", 1.5, -0.1, True, float("nan")):
+        with pytest.raises(DataError, match=r"records.jsonl: record line 7: damaged record .*confidence"):
+            check_record({**good, "confidence": bad}, file="records.jsonl", line=7)
+    with pytest.raises(DataError, match="confidence_method"):
+        check_record({**good, "confidence_method": 3}, file="records.jsonl", line=7)
