@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from . import order
+from .abstention import PLAIN, BlankRule
 from .conditions import Condition
 from .errors import UsageError
 from .headline import Headline, accuracy
@@ -288,6 +289,19 @@ class Benchmark:
         own items when `pass_on_whole_exams` is False; `records` are dicts, the newest record of
         each (item, condition) under the reading asked for."""
         return None
+
+    def blank_rule(self) -> BlankRule:
+        """How the exam scores a blank answer beside a right and a wrong one, its pass mark and
+        its limit on prohibited choices (`medvqa.BlankRule`): the audit's abstention section
+        scores the model under a confidence threshold by it. By default `PLAIN`: a blank scores
+        as a wrong answer, so leaving an answer blank can only lose."""
+        return PLAIN
+
+    def prohibited_choice(self, item: Item, record: Mapping[str, Any]) -> bool:
+        """Whether `record`'s answer to `item` picks an option the exam prohibits (an answer a
+        candidate is failed for choosing too often): the abstention counts them at every
+        threshold, and of equal points chooses the threshold with fewer. None by default."""
+        return False
 
     def extract(self, **options: Any) -> object:
         """Source documents → the benchmark's release layout; the adapter's own command

@@ -17,7 +17,7 @@ intervals and tests are in `stats`; docs/audit.md, "Statistics", gives the refer
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -273,3 +273,32 @@ def paired_bootstrap(
         p, bound = (1.0, "=") if out["difference"] == 0 else (1 / resamples, "<")
         return {"n": out["n"], "difference": out["difference"], "ci": None, "p": p, "p_bound": bound}
     return {k: out[k] for k in ("n", "difference", "ci", "p", "p_bound")}
+
+
+def resampled_indices(
+    n: int, clusters: Sequence[Any] | None = None, *, resamples: int = RESAMPLES, seed: int = 0
+) -> Iterator[np.ndarray]:
+    """`resamples` seeded bootstrap resamples of n items as index arrays: n items drawn with
+    replacement, or as many whole clusters as there are (`clusters`: one id per item; every item of
+    a drawn cluster comes along, as in `resampled_sums`). For a statistic no column sum gives (a
+    calibration error re-binned on each resample, an AUROC), computed on each resample."""
+    rng = np.random.default_rng(seed)
+    if clusters is None:
+        for _ in range(resamples):
+            yield rng.integers(0, n, n)
+        return
+    groups: dict[Any, list[int]] = {}
+    for i, c in enumerate(clusters):
+        groups.setdefault(c, []).append(i)
+    members = [np.asarray(g, dtype=np.intp) for g in groups.values()]
+    for _ in range(resamples):
+        yield np.concatenate([members[k] for k in rng.integers(0, len(members), len(members))])
+
+
+def expanded_interval(values: Sequence[float] | np.ndarray, units: int, level: float = LEVEL) -> list[float] | None:
+    """Hesterberg's expanded percentile interval (`expanded_level` over `units` resampled units)
+    of a statistic's bootstrap `values`, or None where every resample agrees (no interval)."""
+    data = np.asarray(values, dtype=float)
+    if not data.size or np.all(data == data[0]):
+        return None
+    return list(_percentile(data, expanded_level(units, level)))

@@ -65,12 +65,13 @@ NUMBER_FORMATS: dict[str, Callable[[Any], str]] = {
     "pp": points,
     "p": p_value,
     "int": lambda v: MISSING if is_missing(v) else str(int(v)),
+    "decimal": lambda v: MISSING if is_missing(v) else f"{float(v):.3f}",  # a Brier score, an AUROC, points
     "text": lambda v: MISSING if is_missing(v) else str(v),
 }
 
 
 def fmt(value: Any, kind: str) -> str:
-    """`value` in the number format `kind` (`pct`, `pp`, `p`, `int`, `ci` for a pair of
+    """`value` in the number format `kind` (`pct`, `pp`, `p`, `int`, `decimal`, `ci` for a pair of
     fractions, `ci_pp` for a pair of differences); `text` shows it as it is."""
     if kind in ("ci", "ci_pp"):
         return MISSING if is_missing(value) else interval(value[0], value[1], points if kind == "ci_pp" else percent)

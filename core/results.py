@@ -18,7 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .conditions import ALL, FORCED_SUFFIX, ORDER, ROTATION_SEP, VARIANT_SEP, VARIANTS, Condition
 from .items import DataError
@@ -154,6 +154,19 @@ class Record(BaseModel):
         base_condition(value)
         return value
 
+    @model_validator(mode="after")
+    def _confidence_is_a_probability(self) -> Record:
+        """A record's confidence (an extra field, written where one was read: `confidence_metrics`)
+        is a probability in [0, 1] or null, and how it was read is text: the calibration metrics
+        read no other."""
+        extra = self.model_extra or {}
+        value = extra.get("confidence")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1):
+            raise ValueError(f"confidence {value!r} is not a probability in [0, 1] or null")
+        if not isinstance(method := extra.get("confidence_method"), str | None):
+            raise ValueError(f"confidence_method {method!r} is not text")
+        return self
+
     @property
     def base(self) -> Condition:
         return base_condition(self.condition)
@@ -203,6 +216,8 @@ class RecordDict(TypedDict, total=False):
     finish_reason: str | None
     reason: str | None
     repeat: int | None
+    confidence: float | None
+    confidence_method: str | None
     strict_reading: dict[str, Any]
 
 

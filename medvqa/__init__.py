@@ -50,6 +50,7 @@ _EXPORTS = {
     "JudgePrompt": "medvqa.core.scoring.judge",
     "PassVerdict": "medvqa.core.passlines",
     "PassLines": "medvqa.core.passlines",
+    "BlankRule": "medvqa.core.abstention",
     "hookimpl": "medvqa.core.hookspecs",
     "order_patterns": "medvqa.core.order",
     # plugins: what a backend is made of
@@ -102,6 +103,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from medvqa.core.abstention import BlankRule
     from medvqa.core.api import RunOutcome, audit, compare, load, records, run, score
     from medvqa.core.benchmark import Benchmark
     from medvqa.core.conditions import Condition, as_printed

@@ -274,6 +274,10 @@ class OpenAIServer:
     # instead of the counted one, sent as given (`NaN` and `Infinity` as Python writes them); or a
     # function of the prompt's text giving the block (None: the counted one)
     usage: dict | Callable[[str], dict | None] | None = None
+    # token log-probabilities: a function of the reply's text giving OpenAI's `logprobs.content`
+    # list ([{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}]), sent in the choice
+    # when the request asks for `logprobs`; None sends none
+    logprobs: Callable[[str], list[dict] | None] | None = None
 
     def __post_init__(self) -> None:
         self.files: dict[str, bytes] = {}  # the batch API's files, by id
@@ -506,6 +510,8 @@ class OpenAIServer:
         answer = completion_body(body.get("model", self.model), key, text, body_chars(body), refusal, reasoning)
         if (usage := self._usage(messages)) is not None:
             answer["usage"] = usage
+        if self.logprobs is not None and body.get("logprobs") and text is not None:
+            answer["choices"][0]["logprobs"] = {"content": self.logprobs(text)}
         payload = json.dumps(answer).encode()
         if fault == "trickle":  # every byte on time, the whole answer never within a deadline
             response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})

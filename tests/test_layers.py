@@ -42,13 +42,15 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
             "medvqa.core.repeats",
             "medvqa.core.headline",
             "medvqa.core.dcq",
+            "medvqa.core.calibration",
+            "medvqa.core.abstention",
         ),
     ),
     # pure: a response, an item and conventions in, a score out
     ("scoring", ("medvqa.core.scoring",)),
     # what a plugin provides: a benchmark, a backend
     ("surfaces", ("medvqa.core.benchmark", "medvqa.core.inference.base")),
-    ("metrics", ("medvqa.core.metrics", "medvqa.core.repeat_metrics")),
+    ("metrics", ("medvqa.core.metrics", "medvqa.core.repeat_metrics", "medvqa.core.confidence_metrics")),
     ("plugins", ("medvqa.core.plugins",)),
     ("inference", ("medvqa.core.inference",)),
     # a run and its directory: runner, store, saved runs, item loading, eval sets, and the whole-run

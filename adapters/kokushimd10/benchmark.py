@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from medvqa import Benchmark, Item, Template, order_patterns
+from medvqa import Benchmark, BlankRule, Item, Template, order_patterns
 
 from . import conventions, templates
 from .common import DEFAULT_STRATA, STRATA
@@ -84,6 +84,19 @@ class _MhlwExam(Benchmark):
         from .passing import pass_report
 
         return pass_report(items, records, self.active_convention)
+
+    def blank_rule(self) -> BlankRule:
+        """MHLW scores a blank as a wrong answer (no point, no penalty); what leaving an answer
+        blank can save is a 禁忌肢 choice, which the pass lines limit (`pass_report` gives the
+        verdict on each sheet). Points here count right answers, not MHLW's weights."""
+        return BlankRule(
+            name="MHLW (a blank scores as a wrong answer; 禁忌肢 choices limited by the pass lines)",
+            source="the pass lines of report --pass (medvqa.mhlw): points per part and a limit on 禁忌肢 choices",
+        )
+
+    def prohibited_choice(self, item: Item, record: Mapping[str, Any]) -> bool:
+        """The answer contains a 禁忌肢 option where the data marks them (`kinki`)."""
+        return bool(set(record.get("predicted") or ()) & set(item.meta.get("kinki") or ()))
 
 
 class IgakuQA(_MhlwExam):

@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from medvqa import Benchmark, Condition, Item, Template, order_patterns
+from medvqa import Benchmark, BlankRule, Condition, Item, Template, order_patterns
 
-from . import loader, templates
+from . import loader, rules, templates
 
 
 class MIR(Benchmark):
@@ -68,6 +68,19 @@ class MIR(Benchmark):
         from .tables import tables
 
         return tables(records, manifest, self)
+
+    def blank_rule(self) -> BlankRule:
+        """The net score (`rules.net_score`): +1 right, −1/3 wrong, 0 blank (the +3 / −1 / 0 of
+        the answer sheet, divided by 3). The MIR has no pass mark: the reference line counts
+        right answers, which leaving blanks cannot raise."""
+        return BlankRule(
+            name="MIR net score",
+            right=1.0,
+            wrong=-rules.WRONG_PENALTY,
+            blank=0.0,
+            source="SOURCE.txt, the exam's rules: each wrong answer subtracts one third of a right one; "
+            "a blank scores 0",
+        )
 
     def pass_report(self, items: list[Item], records: list[dict]):
         """The MIR has no pass mark: the reference line is 2026's best official candidate."""

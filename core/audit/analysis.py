@@ -9,9 +9,9 @@ items), three refusal conventions, the image-as-options positive control, the
 selection-bias diagnostic and examples of each state. No model is called.
 
 The steps live in their own modules: `pairs` (inputs and pairing), `transitions` (the paired
-table), `sections` (the other sections), `between_models`, `cohorts`, `names`, `clusters`, `variants` and
-`summary` (the document in words); this module puts one run's and several runs' documents
-together.
+table), `sections` (the other sections), `between_models`, `cohorts`, `names`, `clusters`, `variants`,
+`confidence` (calibration and abstention, where records carry a confidence) and `summary` (the
+document in words); this module puts one run's and several runs' documents together.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ..metrics import resolve_fields
 from .between_models import compare_models
 from .clusters import cluster_map, intervals_statement
 from .cohorts import cohort_rows
+from .confidence import confidence_section
 from .names import model_names
 from .pairs import IndexedRun, RunInput, Settings, counted_input, index_records, pair_image_removal
 from .sections import ablation, examples, forced_guess, io_control, marginals, refusal_section, selection_bias
@@ -41,6 +42,7 @@ def audit_run(run: RunInput, settings: Settings = DEFAULT_SETTINGS) -> dict:
     prepared = IndexedRun(run, by_key, fields, *pair_image_removal(run, by_key), forced_guess(run.records)["accuracy"])
     clusters = cluster_map(run.benchmark, run.items.values(), settings.cluster)
     variants = variant_sections(prepared, settings)
+    confidence = confidence_section(prepared, settings, clusters)
     return {
         "model": run.model,
         "source": run.source,
@@ -61,6 +63,7 @@ def audit_run(run: RunInput, settings: Settings = DEFAULT_SETTINGS) -> dict:
         "selection_bias": selection_bias(prepared),
         "examples": examples(prepared, settings),
         **({"variants": variants} if variants else {}),  # (only where the records hold variants)
+        **({"confidence": confidence} if confidence else {}),  # (only where the records carry a confidence)
     }
 
 

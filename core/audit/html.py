@@ -16,6 +16,7 @@ from ..stats import MIN_TESTED
 from .between_models import BETWEEN_MODELS_TEXT
 from .charts import audit_charts
 from .clusters import intervals_text
+from .confidence_page import confidence_tables
 from .order import order_lines
 from .page import SCRIPT, STYLE, Page, TableRow, esc
 from .pairing import language_columns
@@ -325,6 +326,7 @@ def render_html(
         )
         _paired_table(page, base, m["paired"], name)
         _variant_tables(page, base, m.get("variants") or {})
+        confidence_tables(page, base, m.get("confidence"))
         _refusal_tables(page, base, m["refusals"])
         _ablation_table(page, base, m["ablation"])
         _io_table(page, base)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .. import stats
 from .clusters import intervals_text
+from .confidence import confidence_markdown
 from .order import order_lines
 from .pairs import STATES
 
@@ -192,5 +193,6 @@ def summary_markdown(doc: dict) -> str:
                 f"{io['leakage_hits']}."
             )
         lines += variant_markdown(m.get("variants") or {})  # (after the refusal rates of the image-removal pairs)
+        lines += confidence_markdown(m.get("confidence"))
         lines.append("")
     return "\n".join(lines)

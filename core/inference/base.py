@@ -112,6 +112,9 @@ class Response:
     # inside the text (`<think>` blocks) stays in `text` until the record is made (`reasoning.split_reply`)
     reasoning: str | None = None
     finish_reason: str | None = None  # "length": cut off by max_tokens; None: not said or "stop"
+    # the answer's token log-probabilities where the server returned them (`logprobs` asked for):
+    # [{"token", "logprob", "top": [[token, logprob], ...]}] (`completion.token_logprobs`)
+    logprobs: list[dict[str, Any]] | None = None
 
 
 _NOTHING: Mapping[str, Any] = MappingProxyType({})

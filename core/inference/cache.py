@@ -15,6 +15,7 @@ from pathlib import Path
 from ..files import default_cache_path
 from ..items import DataError
 from .base import Response
+from .completion import token_logprobs
 
 # SQLite does not wait (its busy timeout) for a connection switching a new file to WAL while another
 # sets it up: "database is locked" at once. Within one process, setting up is serialised.
@@ -34,7 +35,7 @@ class ResponseCache:
                 "text TEXT NOT NULL, usage TEXT, latency_s REAL)"
             )
             have = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
-            for column in ("reasoning", "finish_reason"):  # caches written before reasoning was kept
+            for column in ("reasoning", "finish_reason", "logprobs"):  # caches written before these were kept
                 if column not in have:
                     self._db.execute(f"ALTER TABLE responses ADD COLUMN {column} TEXT")
             self._db.commit()
@@ -48,10 +49,10 @@ class ResponseCache:
             for i in range(0, len(keys), 500):
                 chunk = keys[i : i + 500]
                 q = (
-                    f"SELECT key, text, usage, latency_s, reasoning, finish_reason FROM responses "
+                    f"SELECT key, text, usage, latency_s, reasoning, finish_reason, logprobs FROM responses "
                     f"WHERE key IN ({','.join('?' * len(chunk))})"
                 )
-                for key, text, usage, latency, reasoning, finish in self._db.execute(q, chunk):
+                for key, text, usage, latency, reasoning, finish, logprobs in self._db.execute(q, chunk):
                     out[key] = Response(
                         text=text,
                         usage=json.loads(usage or "{}"),
@@ -59,6 +60,7 @@ class ResponseCache:
                         cached=True,
                         reasoning=reasoning,
                         finish_reason=finish,
+                        logprobs=_logprobs(logprobs),
                     )
         return out
 
@@ -71,7 +73,7 @@ class ResponseCache:
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (key, model, text, usage, latency_s, reasoning, "
-                "finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "finish_reason, logprobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     model,
@@ -80,6 +82,7 @@ class ResponseCache:
                     response.latency_s,
                     response.reasoning,
                     response.finish_reason,
+                    None if response.logprobs is None else json.dumps({"content": response.logprobs}),
                 ),
             )
             self._uncommitted += 1
@@ -95,6 +98,17 @@ class ResponseCache:
     def close(self) -> None:
         self.flush()
         self._db.close()
+
+
+def _logprobs(stored: str | None) -> list | None:
+    """A cached answer's token log-probabilities, read as untrusted (`token_logprobs`): None where
+    none were kept or what was kept is unreadable."""
+    if not stored:
+        return None
+    try:
+        return token_logprobs(json.loads(stored))
+    except (ValueError, RecursionError):
+        return None
 
 
 # What to do about a database error, by SQLite's primary result code.

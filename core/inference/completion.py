@@ -10,6 +10,7 @@ error, then recorded as an error, never cached.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,11 @@ from ..usage import token_count, usage_cost
 from .base import Response
 from .output import writable_text
 from .reasoning import message_reasoning, reasoning_tokens
+
+# what a response keeps of the server's token log-probabilities: enough for a multiple-choice
+# answer and its reasoning's end, bounded whatever a server sends
+MAX_LOGPROB_TOKENS = 4096
+MAX_TOP_LOGPROBS = 20
 
 
 class UnreadableResponse(Exception):
@@ -84,6 +90,7 @@ def read_completion(
             latency_s=latency_s,
             reasoning=thinking,
             finish_reason=cut_off,
+            logprobs=token_logprobs(getattr(choice, "logprobs", None)),
         )
     return Response(
         text=scrub(writable_text(refused)),
@@ -93,6 +100,44 @@ def read_completion(
         reasoning=thinking,
         finish_reason=cut_off,
     )
+
+
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def _logprob(value: Any) -> float | None:
+    """A log-probability: a finite number at most 0 (a probability at most 1), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value > 0:
+        return None
+    return float(value)
+
+
+def token_logprobs(logprobs: Any) -> list[dict[str, Any]] | None:
+    """The completion's token log-probabilities (OpenAI's `choices[0].logprobs.content`, an
+    object or a dict: from litellm, the SDK, a batch line or the cache) as [{"token", "logprob",
+    "top": [[token, logprob], ...]}], read as untrusted: at most `MAX_LOGPROB_TOKENS` tokens and
+    `MAX_TOP_LOGPROBS` alternatives each, an alternative that is no token with a log-probability
+    left out. None where the server sent none, or a token entry that is unreadable (no
+    confidence is better than one read from a damaged list)."""
+    content = _field(logprobs, "content") if logprobs is not None else None
+    if not isinstance(content, list) or not content:
+        return None
+    out = []
+    for entry in content[:MAX_LOGPROB_TOKENS]:
+        token, logprob = _field(entry, "token"), _logprob(_field(entry, "logprob"))
+        if not isinstance(token, str) or logprob is None:
+            return None
+        top = _field(entry, "top_logprobs")
+        if top is None:
+            top = _field(entry, "top")
+        alternatives = []
+        for alt in (top if isinstance(top, list) else [])[:MAX_TOP_LOGPROBS]:
+            pair = alt if isinstance(alt, list) and len(alt) == 2 else (_field(alt, "token"), _field(alt, "logprob"))
+            if isinstance(pair[0], str) and (lp := _logprob(pair[1])) is not None:
+                alternatives.append([pair[0], lp])
+        out.append({"token": token, "logprob": logprob, "top": alternatives})
+    return out
 
 
 def _count(usage: Any, name: str) -> int | None:

@@ -2,9 +2,11 @@
 its saved response (`rescore_record`), scored under the benchmark's answer conventions.
 
 A record keeps the raw response, its score (`predicted`, `status`, `correct`, `rule`) and the
-item's strata. The reply's reasoning is kept apart from the answer, never read as it; an answer
-or reasoning longer than the run's cap is cut and the record says so; an answer the reader could
-not read (the reader raised) is a `parse_failure` keeping the reason, and the run goes on.
+item's strata, and its confidence where the reply states one or the server gave token
+log-probabilities (`scoring.confidence`). The reply's reasoning is kept apart from the answer,
+never read as it; an answer or reasoning longer than the run's cap is cut and the record says so;
+an answer the reader could not read (the reader raised) is a `parse_failure` keeping the reason,
+and the run goes on.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from ..benchmark import Benchmark
 from ..inference.base import Response
 from ..inference.reasoning import REASONING_CUT_OFF, split_reply
 from ..items import Item
+from ..scoring.confidence import LOGPROBS, confidence_fields
 from ..scoring.judge import apply_verdict
 from ..scoring.score import score
 from ..usage import recorded_usage
@@ -83,6 +86,8 @@ def make_record(
         "correct": correct,
         "rule": rule,
         **fields,
+        # where the reply states a confidence or the server gave token log-probabilities
+        **confidence_fields(item, text, predicted, response.logprobs),
     }
     _reasoning_fields(record, reasoning, response.finish_reason, rule)
     if cut:
@@ -122,6 +127,7 @@ def rescore_record(benchmark: Benchmark, item: Item, record: dict, patterns: tup
         cut_off=cut_off,
     )
     out = {**record, "predicted": predicted, "status": status, "correct": correct, "rule": rule, **fields}
+    _reread_confidence(out, item, record.get("predicted"))
     if reply.reasoning is not None:  # the response held reasoning blocks
         out["response"] = reply.answer
         _reasoning_fields(
@@ -136,6 +142,18 @@ def rescore_record(benchmark: Benchmark, item: Item, record: dict, patterns: tup
     if reason is not None:
         out[SCORING_ERROR] = reason
     return apply_verdict(out)  # a judge's verdict on a free-text answer survives re-scoring
+
+
+def _reread_confidence(out: dict, item: Item, before: list[str] | None) -> None:
+    """A re-scored record's confidence: a stated one read again from the saved response (the one
+    reader, as `make_record` read it); one from token log-probabilities kept while the answer
+    read is the same, and null where it changed (the tokens are not kept in the record, and the
+    old share was the old answer's)."""
+    read = confidence_fields(item, out.get("response"), out.get("predicted"), None)
+    if read:
+        out.update(read)
+    elif out.get("confidence_method") == LOGPROBS and out.get("predicted") != before:
+        out["confidence"] = None
 
 
 def _cut(text: str | None, max_bytes: int | None) -> tuple[str | None, bool]:
