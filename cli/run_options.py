@@ -154,8 +154,8 @@ what_to_run = option_group(
         "--variants",
         callback=_variants,
         metavar="V1,V2",
-        help="Ask again with one thing changed: the image under C+I, C+Q+I (C+Q+I~swap: swap, blur, jpeg, downscale, "
-        "crop, hflip), or the options rotated under every condition (order: C+Q~order:1, ...); docs/runs.md#variants.",
+        help="Ask again with one thing changed: the image (swap, blur, jpeg, downscale, crop, hflip: C+Q+I~swap), "
+        "the options rotated (order: C+Q~order:1) or a confidence asked (confidence); docs/runs.md#variants.",
     ),
     click.option("--limit", type=click.IntRange(min=1), help="Only the first N items."),
     click.option(

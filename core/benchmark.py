@@ -69,6 +69,12 @@ class Benchmark:
     reading: str = "strict"
     # Added to a refused image-removed request to ask for a best guess (in the exam's language).
     forced_guess_instruction: str = "If you are unsure, give your single best guess anyway; an answer is required."
+    # Added after the answer instruction under `--variants confidence` (in the exam's language): the
+    # JSON answer then carries `confidence`, 0-100, which the answer reader records.
+    confidence_instruction: str = (
+        "In the same JSON object, also give your confidence that your answer is right, as a number from 0 "
+        'to 100 under "confidence" (for example "confidence": 80).'
+    )
     # The names of the scoring conventions the benchmark offers, its default first (`--convention`).
     conventions: tuple[str, ...] = ()
     # The convention this object scores under (`with_convention`); None is the default one.

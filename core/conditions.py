@@ -38,14 +38,17 @@ FORCED_SUFFIX = "/forced"
 # A variant of a condition: the same item asked under the same condition with one thing changed,
 # written "<base>~<variant>" ("C+Q+I~swap"). Image variants change the image (another item's
 # image of the same type, or the item's own image blurred, JPEG-compressed, downscaled, cropped
-# or flipped) and apply to the conditions that show it; `order` changes the options' order. An
+# or flipped) and apply to the conditions that show it; `order` changes the options' order, and
+# `confidence` asks for a confidence (0-100) beside the answer. An
 # item asked with its options rotated r places (CircularEval's rotations, r = 1 .. k-1 for k
 # options) is recorded under "<base>~order:<r>" ("C+Q+I~order:2"): one record per rotation.
 VARIANT_SEP = "~"
 ROTATION_SEP = ":"
 IMAGE_VARIANTS = ("swap", "blur", "jpeg", "downscale", "crop", "hflip")
 ORDER = "order"
-VARIANTS = (*IMAGE_VARIANTS, ORDER)
+# the prompt asks for a stated confidence beside the answer (`Benchmark.confidence_instruction`)
+CONFIDENCE = "confidence"
+VARIANTS = (*IMAGE_VARIANTS, ORDER, CONFIDENCE)
 
 
 def variant_label(condition: Condition | str, variant: str) -> str:

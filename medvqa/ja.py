@@ -13,7 +13,16 @@ import unicodedata
 
 from medvqa.core.scoring.patterns import ANSWER_TOKEN, LanguagePatterns
 
-__all__ = ["ANSWER_INSTRUCTION", "FORCED_GUESS", "JAPANESE", "SYSTEM_PROMPT", "fold", "normalize_width", "select_count"]
+__all__ = [
+    "ANSWER_INSTRUCTION",
+    "CONFIDENCE_INSTRUCTION",
+    "FORCED_GUESS",
+    "JAPANESE",
+    "SYSTEM_PROMPT",
+    "fold",
+    "normalize_width",
+    "select_count",
+]
 
 _COLON = r"\s*[:：]\s*"
 
@@ -39,6 +48,10 @@ ANSWER_INSTRUCTION = (
     "選択肢の記号: {labels}\n選ぶ数: {n}つ"
 )
 FORCED_GUESS = "確信が持てない場合でも、最も可能性が高いと考える選択肢を必ず選んで回答してください。"
+CONFIDENCE_INSTRUCTION = (
+    '同じ JSON オブジェクトに、回答が正しいと考える確信度を 0 から 100 の数値で "confidence" として加えてください'
+    '（例: "confidence": 80）。'
+)
 
 _KANJI_DIGITS = {c: i for i, c in enumerate("一二三四五六七八九", start=1)}
 _SELECT = re.compile(r"([0-9０-９]+|[一二三四五六七八九])\s*つ\s*選べ")

@@ -46,6 +46,7 @@ class JMed48k(Benchmark):
     cluster_levels = ("case", "block")
     selection_keywords = {"years": "year", "professions": "profession"}  # `--years`, `--professions`
     forced_guess_instruction = templates.FORCED_GUESS
+    confidence_instruction = templates.CONFIDENCE_INSTRUCTION
     validation_rules = RULES
 
     def clusters(self, items: Sequence[Item]) -> dict[str, dict[str, str]]:

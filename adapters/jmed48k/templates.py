@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from medvqa import Template
 from medvqa.ja import ANSWER_INSTRUCTION as _INSTRUCTION
-from medvqa.ja import FORCED_GUESS, SYSTEM_PROMPT
+from medvqa.ja import CONFIDENCE_INSTRUCTION, FORCED_GUESS, SYSTEM_PROMPT
 
 _NUMERIC = (
     "計算結果の数字を解答欄①②…の順に1桁ずつ、次の JSON 形式で出力してください: "
@@ -35,4 +35,4 @@ MULTIMODAL = replace(
     ),
 )
 
-__all__ = ["FORCED_GUESS", "MULTIMODAL", "TEXT_ONLY"]
+__all__ = ["CONFIDENCE_INSTRUCTION", "FORCED_GUESS", "MULTIMODAL", "TEXT_ONLY"]

@@ -23,6 +23,7 @@ class _MhlwExam(Benchmark):
     default_strata = DEFAULT_STRATA
     headline_metric = "accuracy"
     forced_guess_instruction = templates.FORCED_GUESS
+    confidence_instruction = templates.CONFIDENCE_INSTRUCTION
     conventions = (conventions.MHLW,)
     selection_keywords = {"years": "year", "professions": "profession"}  # `--years`, `--professions`
     validation_rules = RULES
@@ -109,6 +110,10 @@ class IgakuQA(_MhlwExam):
     @property
     def forced_guess_instruction(self) -> str:  # in the language the items are asked in
         return templates.FORCED_GUESS_EN if self.active_language == "en" else templates.FORCED_GUESS
+
+    @property
+    def confidence_instruction(self) -> str:  # in the language the items are asked in
+        return templates.CONFIDENCE_INSTRUCTION_EN if self.active_language == "en" else templates.CONFIDENCE_INSTRUCTION
 
     def _load(self, path: Path) -> list[Item]:
         from . import igakuqa

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 from medvqa import Template
 from medvqa.ja import ANSWER_INSTRUCTION as _INSTRUCTION
-from medvqa.ja import FORCED_GUESS, SYSTEM_PROMPT
+from medvqa.ja import CONFIDENCE_INSTRUCTION, FORCED_GUESS, SYSTEM_PROMPT
 
 _NUMERIC = '答えの数値を、次の JSON 形式で出力してください: {{"answer": ["数値"]}}（単位は不要です）'
 
@@ -41,6 +41,10 @@ TEXT_ONLY_EN = Template(
 )
 
 FORCED_GUESS_EN = "Even if you are not sure, you must answer with the option you think most likely."
+CONFIDENCE_INSTRUCTION_EN = (
+    "In the same JSON object, also give your confidence that your answer is right, as a number from 0 "
+    'to 100 under "confidence" (for example "confidence": 80).'
+)
 
 MULTIMODAL_EN = replace(
     TEXT_ONLY_EN,
@@ -48,4 +52,13 @@ MULTIMODAL_EN = replace(
     image_instruction="Read the attached image(s) carefully before answering.",
 )
 
-__all__ = ["FORCED_GUESS", "FORCED_GUESS_EN", "MULTIMODAL", "MULTIMODAL_EN", "TEXT_ONLY", "TEXT_ONLY_EN"]
+__all__ = [
+    "CONFIDENCE_INSTRUCTION",
+    "CONFIDENCE_INSTRUCTION_EN",
+    "FORCED_GUESS",
+    "FORCED_GUESS_EN",
+    "MULTIMODAL",
+    "MULTIMODAL_EN",
+    "TEXT_ONLY",
+    "TEXT_ONLY_EN",
+]

@@ -35,6 +35,7 @@ class MIR(Benchmark):
     selection_keywords = {"years": "year"}  # `--years 2026`
     default_conditions = (Condition.CQ, Condition.CQI)
     forced_guess_instruction = templates.FORCED_GUESS
+    confidence_instruction = templates.CONFIDENCE_INSTRUCTION
     # the repository scores the option a model names, as written: the rules alone
     reading = "strict"
     validation_rules = loader.RULES

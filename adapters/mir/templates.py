@@ -22,6 +22,10 @@ TEMPLATE = Template(
     ),
 )
 FORCED_GUESS = "Si no estás seguro, da igualmente tu mejor respuesta; la respuesta es obligatoria."
+CONFIDENCE_INSTRUCTION = (
+    "En el mismo objeto JSON, indica también tu confianza en que la respuesta es correcta, como un número "
+    'de 0 a 100 en "confidence" (por ejemplo "confidence": 80).'
+)
 
 _ANSWER = r"respuesta(?:\s+(?:correcta|final))?"
 _OPTION = r"(?:(?:la|el)\s+)?(?:opci[oó]n\s+|n[uú]mero\s+)?"

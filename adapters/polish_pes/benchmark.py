@@ -57,6 +57,7 @@ class PolishPES(Benchmark):
     selection_keywords = {"years": "year", "professions": "specialty"}  # `--professions Kardiologia`
     default_conditions = (Condition.C, Condition.CQ, Condition.CI, Condition.CQI)
     forced_guess_instruction = prompts.FORCED_GUESS
+    confidence_instruction = prompts.CONFIDENCE_INSTRUCTION
     validation_rules = loader.RULES
 
     def __init__(self, other_below: int | None = None):

@@ -38,6 +38,10 @@ RESPONSE_SCHEMA = {
     "additionalProperties": False,
 }
 
+CONFIDENCE_INSTRUCTION = (
+    "W tym samym obiekcie JSON podaj też swoją pewność, że odpowiedź jest poprawna, jako liczbę od 0 do 100 "
+    'w polu "confidence" (na przykład "confidence": 80).'
+)
 FORCED_GUESS = (
     "Jeśli nie masz pewności, i tak wskaż jedną, najbardziej prawdopodobną odpowiedź; odpowiedź jest wymagana."
 )

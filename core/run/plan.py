@@ -37,10 +37,11 @@ def dry_run(options) -> dict:
     from ..files import default_cache_path
     from ..inference.base import Backend
     from ..inference.images import to_openai
-    from ..results import base_condition, condition_order
+    from ..results import condition_order
     from .options import prepare
     from .runner import plan_requests
     from .store import newest_per_pair, read_all_records
+    from .variants import variant_messages
 
     # a response cache not made yet has nothing in it: it stays unmade (a plan writes nothing)
     cache_file = Path(options.cache_path) if options.cache_path else default_cache_path()
@@ -102,7 +103,7 @@ def dry_run(options) -> dict:
     for item, label, shown in pairs if more else ():
         sent[(item.id, label)] += more
         if (item.id, label) not in messages:
-            messages[(item.id, label)] = spec.benchmark.render(shown, base_condition(label))
+            messages[(item.id, label)] = variant_messages(spec.benchmark, label, shown)
     side = getattr(backend, "max_image_side", None)
     plan_doc.update(estimate_cost(backend, [(to_openai(messages[k], side), n) for k, n in sent.items()]))
     return plan_doc

@@ -28,14 +28,14 @@ from ..inference.vllm_engines import ENGINES
 from ..items import Item, fingerprint_items
 from ..metrics import headline_numbers
 from ..repeat_metrics import repeat_numbers
-from ..results import FORMAT_VERSION, base_condition
+from ..results import FORMAT_VERSION
 from ..usage import usage_by_condition, usage_warning
 from .forced import forced_guess_requests
 from .interrupt import interrupts_deferred
 from .recording import DEFAULT_MAX_RESPONSE_BYTES, REASONING_TRUNCATED, SCORING_ERROR, TRUNCATED, make_record
 from .store import HELD_OUT, RunStore, newest_per_pair, pair_key
 from .summary import DEFAULT_MAX_ERROR_RATE, health
-from .variants import VariantPlan, check_variants, variant_plan
+from .variants import VariantPlan, check_variants, variant_messages, variant_plan, variant_schema
 
 if TYPE_CHECKING:
     from .extract import ExtractSummary
@@ -234,7 +234,7 @@ def plan_requests(
             if pair_key({"item_id": item.id, "condition": label, "repeat": r}) in done:
                 continue
             if messages is None:
-                messages, schema = bench.render(shown, base_condition(label)), bench.response_schema(shown)
+                messages, schema = variant_messages(bench, label, shown), variant_schema(bench, label, shown)
             todo.append(
                 Request(
                     item=shown,  # scored as shown: a rotation's gold is where its text now stands

@@ -24,6 +24,13 @@ per rotation (`order.rotated`: r = 1 .. k-1 for k options, the original order be
 condition's record; recorded as `C+Q+I~order:1`, ...), scored against the gold remapped to
 where its text now stands. An item the benchmark keeps in its order (`Benchmark.reorder_refusal`)
 is not asked; the manifest lists it with the reason.
+
+`confidence` asks every item again under every condition of the run with the benchmark's
+confidence instruction after the answer instruction (`Benchmark.confidence_instruction`, in the
+exam's language): the JSON answer then carries `confidence`, 0-100, which the answer reader
+records (`scoring.confidence`), and structured output asks for it (`variant_schema`). Paired with
+its base condition it says whether asking for a confidence moves the answers; its records are
+what the audit's calibration reads.
 """
 
 from __future__ import annotations
@@ -35,9 +42,12 @@ from typing import Any
 
 from .. import order, perturb
 from ..benchmark import Benchmark
-from ..conditions import IMAGE_VARIANTS, ORDER, Condition, plan, rotation_label, variant_label
+from ..conditions import CONFIDENCE, IMAGE_VARIANTS, ORDER, Condition, plan, rotation_label, variant_label
 from ..errors import UsageError
+from ..inference.output import ANSWER_SCHEMA
 from ..items import ImageRef, ImageRole, Item
+from ..messages import Message
+from ..results import base_condition, variant_of
 
 SWAP = "swap"
 # The perturbations that move pixels: a box answer drawn on the original no longer marks the same place.
@@ -130,6 +140,10 @@ def variant_plan(
         if variant == ORDER:
             order_pairs(benchmark, items, conditions, out)
             continue
+        if variant == CONFIDENCE:
+            out.manifest[CONFIDENCE] = {"instruction": benchmark.confidence_instruction, "scale": [0, 100]}
+            out.pairs += [(item, variant_label(cond, CONFIDENCE), item) for item, cond in plan(items, conditions)]
+            continue
         if variant == SWAP:
             partners, unpaired = derangement(with_images, benchmark, seed)
             out.manifest[SWAP] = {
@@ -184,3 +198,23 @@ def order_pairs(benchmark: Benchmark, items: list[Item], conditions: tuple[Condi
         "n_items": len(asked),
         "kept_in_order": sorted(kept, key=lambda u: u["item_id"]),
     }
+
+
+def variant_messages(benchmark: Benchmark, label: str, shown: Item) -> list[Message]:
+    """The messages of a variant request: `shown` under the label's base condition, with the
+    confidence instruction after the answer instruction for `confidence`."""
+    suffix = benchmark.confidence_instruction if variant_of(label) == CONFIDENCE else None
+    return benchmark.render(shown, base_condition(label), suffix=suffix)
+
+
+def variant_schema(benchmark: Benchmark, label: str, shown: Item) -> dict[str, Any] | None:
+    """The answer schema of a variant request: the benchmark's, with a required `confidence`
+    (a number from 0 to 100) for `confidence`."""
+    schema = benchmark.response_schema(shown)
+    if variant_of(label) != CONFIDENCE:
+        return schema
+    base: dict[str, Any] = dict(schema or ANSWER_SCHEMA)
+    properties: dict[str, Any] = dict(base.get("properties") or {})
+    required: list[str] = list(base.get("required") or [])
+    properties[CONFIDENCE] = {"type": "number", "minimum": 0, "maximum": 100}
+    return {**base, "properties": properties, "required": [*required, CONFIDENCE]}

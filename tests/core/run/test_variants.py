@@ -369,3 +369,21 @@ def test_a_box_answer_is_left_out_of_the_perturbations_that_move_pixels(tmp_path
         {"item_id": "box1", "reason": "its answer is a box in the original image"}
     ]
     assert "excluded" not in planned.manifest["blur"]
+
+
+def test_the_confidence_variant_asks_for_the_number_in_the_benchmarks_own_answer_schema():
+    """Polish PES answers `{"response": "A"}` (its paper's Appendix A.3 schema): the confidence
+    request keeps that schema and adds a required `confidence` from 0 to 100; a benchmark with no
+    schema of its own gets medvqa's answer schema with it. Other variants keep the schema as is."""
+    from medvqa.core.run.variants import variant_messages, variant_schema
+
+    pes, jmed = plugins.get_benchmark("polish_pes"), plugins.get_benchmark("jmed48k")
+    item = jmed.load(None, "sample")[0]
+    schema = variant_schema(pes, "C+Q~confidence", item)
+    assert schema["required"] == ["response", "confidence"]
+    assert schema["properties"]["response"]["enum"] == ["A", "B", "C", "D", "E"]
+    assert schema["properties"]["confidence"] == {"type": "number", "minimum": 0, "maximum": 100}
+    assert variant_schema(jmed, "C+Q~confidence", item)["required"] == ["answer", "confidence"]
+    assert variant_schema(jmed, "C+Q~order:1", item) is None
+    text = variant_messages(jmed, "C+Q~confidence", item)[-1]["content"]
+    assert text.endswith(jmed.confidence_instruction) and "確信度" in text
