@@ -21,6 +21,7 @@ from ..inference.cache import ResponseCache
 from ..inference.secrets import redact_command_line, scrub
 from ..items import DataError, fingerprint_items
 from ..validation import require_valid
+from . import item_cache
 from .interrupt import RunInterrupted, exit_on_second_interrupt
 from .items import load_items
 from .names import path_part
@@ -121,6 +122,7 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
     if options.extractor:
         plugins.check_backend(options.extractor, **options.extractor_options)
     require_valid(benchmark, options.data, options.allow_invalid)
+    signature = item_cache.signature_of(options.load_options())  # the data as it was before the load
     items, split = load_items(benchmark, options.load_options())
     if not items:
         raise ValueError(f"no items to run for {options.benchmark} (split {split})")
@@ -191,6 +193,7 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
         repeats=options.repeats,
         variants=variants,
         seed=options.seed,
+        data_signature=signature,
         repeat_backend=lambda r: batched(
             plugins.get_backend(options.model, seed=repeat_seed(options.seed, r), **options.backend_options)
         ),

@@ -24,15 +24,16 @@ from ..inference.base import Backend, Request, Response, backend_request_key
 from ..inference.cache import ResponseCache
 from ..inference.path import RequestPath
 from ..inference.secrets import redact_command_line, redact_params
-from ..items import Item, fingerprint_items
+from ..items import Item, fingerprint_items, fingerprint_texts
 from ..metrics import headline_numbers
 from ..repeat_metrics import repeat_numbers
 from ..results import FORMAT_VERSION, base_condition
 from ..usage import usage_by_condition, usage_warning
+from . import item_cache
 from .forced import forced_guess_requests
 from .interrupt import interrupts_deferred
 from .recording import DEFAULT_MAX_RESPONSE_BYTES, REASONING_TRUNCATED, SCORING_ERROR, TRUNCATED, make_record
-from .store import HELD_OUT, RunStore, newest_per_pair, pair_key
+from .store import HELD_OUT, RunStore, gc_paused, newest_per_pair, pair_key
 from .summary import DEFAULT_MAX_ERROR_RATE, health
 from .variants import VariantPlan, check_variants, variant_plan
 
@@ -134,6 +135,9 @@ class RunSpec:
     variants: tuple[str, ...] = ()
     seed: int = 0
     planned_variants: VariantPlan | None = field(default=None, repr=False)  # made once, by `variant_pairs`
+    # The data's signature taken before `items` were loaded (`item_cache.signature_of`): the run keeps
+    # its items under it for the analyses after it (`item_cache.keep`); None keeps nothing.
+    data_signature: str | None = None
 
     def __post_init__(self) -> None:  # refused here, before the run directory is touched
         if type(self.repeats) is not int or not 1 <= self.repeats <= MAX_REPEATS:
@@ -152,7 +156,9 @@ class RunSpec:
         return self.planned_variants
 
 
-def build_manifest(spec: RunSpec) -> dict:
+def build_manifest(spec: RunSpec, texts: list[str] | None = None) -> dict:
+    """The run's manifest; `texts`, the items' `Item.canonical` texts when the caller has them,
+    spares computing them again for the data fingerprint."""
     bench = spec.benchmark
     templates = {}
     for item in spec.items:
@@ -176,7 +182,7 @@ def build_manifest(spec: RunSpec) -> dict:
         "benchmark": bench.name,
         "split": spec.split,
         "data": spec.data,
-        "data_fingerprint": fingerprint_items(spec.items),
+        "data_fingerprint": fingerprint_texts(texts) if texts is not None else fingerprint_items(spec.items),
         "n_items": len(spec.items),
         "model": spec.backend.model,
         "params": redact_params(spec.backend.params),  # header and query values masked
@@ -255,7 +261,14 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
     bench = spec.benchmark
     patterns = plugins.answer_patterns()
     store = RunStore(spec.run_dir)
-    existing = store.open(build_manifest(spec))
+    # the items' texts made once: the data fingerprint and the entry the run keeps both hash them
+    texts = [it.canonical() for it in spec.items] if spec.data_signature is not None else None
+    manifest = build_manifest(spec, texts)
+    existing = store.open(manifest)
+    if spec.data_signature is not None:  # the items just loaded and checked, kept for the first analysis
+        with gc_paused():
+            item_cache.keep(bench, manifest, spec.items, spec.data_signature, texts)
+    del texts
     kept, todo, backends = plan_requests(spec, existing)
     records = list(existing)  # every record of this run; superseded ones are dropped at the end
     retried = RETRIED_STATUSES if spec.retry_errors else ()
