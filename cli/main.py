@@ -11,6 +11,7 @@ from . import (
     export_cmd,
     judge_cmd,
     list_cmd,
+    merge_cmd,
     new_adapter_cmd,
     report_cmd,
     run_cmd,
@@ -60,6 +61,7 @@ for module in (
     audit_cmd,
     compare_cmd,
     export_cmd,
+    merge_cmd,
     new_adapter_cmd,
     view_cmd,
 ):

@@ -28,6 +28,7 @@ from .names import path_part
 from .progress import for_stderr
 from .recording import DEFAULT_MAX_RESPONSE_BYTES
 from .runner import RunResult, RunSpec, execute
+from .shards import parse_shard
 from .store import read_manifest, read_records
 from .summary import DEFAULT_MAX_ERROR_RATE, image_fallbacks
 from .variants import check_variants
@@ -71,6 +72,7 @@ class RunOptions:
     batch_wait_s: float | None = None  # stop waiting after this many seconds (the rest: missing, polled next time)
     backend_options: dict[str, Any] = field(default_factory=dict)
     command_line: list[str] = field(default_factory=list)
+    shard: str | None = None  # ask one shard's pairs (`--shard I/N` or `auto`, `shards.parse_shard`); None: all
 
     def load_options(self) -> dict[str, Any]:
         """What `medvqa score` needs to load the same items again."""
@@ -116,6 +118,7 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
     variants = check_variants(parse_variants(options.variants), conditions)
     if variants and options.repeats > 1:
         raise UsageError("--variants and --repeats cannot be combined yet: give one")
+    shard = parse_shard(options.shard)  # a bad --shard, or `auto` outside a scheduler's task: at once
     plugins.check_backend(options.model, **options.backend_options)  # a misspelt model or a missing key: at once
     for judge in options.judges or ():
         plugins.check_backend(judge, **options.judge_options)
@@ -152,6 +155,8 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
             other_language,
         )
     )
+    if shard is not None and not options.run_dir:  # each shard a directory of its own
+        run_dir = run_dir.with_name(f"{run_dir.name}-shard{shard.index}of{shard.count}")
     if options.convention is None:  # a resume without --convention keeps the run's own (`score --convention`)
         benchmark = benchmark.with_convention(recorded_convention(run_dir))
 
@@ -194,6 +199,7 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
         variants=variants,
         seed=options.seed,
         data_signature=signature,
+        shard=shard,
         repeat_backend=lambda r: batched(
             plugins.get_backend(options.model, seed=repeat_seed(options.seed, r), **options.backend_options)
         ),

@@ -62,7 +62,7 @@ def dry_run(options) -> dict:
     finally:
         if spec.cache is not None:
             spec.cache.close()
-    pairs = plan(spec.items, spec.conditions)
+    pairs = plan(spec.shard_items(), spec.conditions)  # (a shard's own: `--shard`)
     more = spec.repeats - planned  # repeats nothing holds yet: every pair of each is sent
     to_send = [r for r in todo if r.key not in cached]
     has_preflight = type(backend).preflight is not Backend.preflight

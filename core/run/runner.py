@@ -33,6 +33,7 @@ from . import item_cache
 from .forced import forced_guess_requests
 from .interrupt import interrupts_deferred
 from .recording import DEFAULT_MAX_RESPONSE_BYTES, REASONING_TRUNCATED, SCORING_ERROR, TRUNCATED, make_record
+from .shards import Shard
 from .store import HELD_OUT, RunStore, gc_paused, newest_per_pair, pair_key
 from .summary import DEFAULT_MAX_ERROR_RATE, health
 from .variants import VariantPlan, check_variants, variant_plan
@@ -138,6 +139,8 @@ class RunSpec:
     # The data's signature taken before `items` were loaded (`item_cache.signature_of`): the run keeps
     # its items under it for the analyses after it (`item_cache.keep`); None keeps nothing.
     data_signature: str | None = None
+    # The share of the pairs this run asks (`--shard I/N`, `shards.Shard`); None: every pair.
+    shard: Shard | None = None
 
     def __post_init__(self) -> None:  # refused here, before the run directory is touched
         if type(self.repeats) is not int or not 1 <= self.repeats <= MAX_REPEATS:
@@ -147,6 +150,10 @@ class RunSpec:
         self.variants = check_variants(parse_variants(self.variants), self.conditions)  # known names, each once
         if self.repeats > 1 and self.variants:
             raise ValueError("--variants and --repeats cannot be combined yet: give one")
+
+    def shard_items(self) -> list[Item]:
+        """The items whose pairs the run asks: its shard's (`shard`), else all of them."""
+        return self.items if self.shard is None else [it for it in self.items if self.shard.holds(it.id)]
 
     def variant_pairs(self) -> VariantPlan:
         """The variant pairs of the run and its manifest section, computed once (the perturbed
@@ -188,6 +195,7 @@ def build_manifest(spec: RunSpec, texts: list[str] | None = None) -> dict:
         "params": redact_params(spec.backend.params),  # header and query values masked
         "conditions": [c.value for c in spec.conditions],
         **({"variants": spec.variant_pairs().manifest} if spec.variants else {}),
+        **({"shard": spec.shard.manifest()} if spec.shard is not None else {}),
         "templates": dict(sorted(templates.items())),
         "strata": list(bench.strata),
         "language": bench.active_language,
@@ -217,7 +225,7 @@ def plan_requests(
             backends[r].stats = spec.backend.stats
     todo: list[Request] = []
     bench = spec.benchmark
-    for item, cond in plan(spec.items, spec.conditions):
+    for item, cond in plan(spec.shard_items(), spec.conditions):
         messages = schema = None
         for r in range(repeats):
             if pair_key({"item_id": item.id, "condition": cond.value, "repeat": r}) in done:
@@ -236,6 +244,8 @@ def plan_requests(
             )
     # each variant: the item asked again with its image changed, scored against its own gold
     for item, label, shown in spec.variant_pairs().pairs if spec.variants else ():
+        if spec.shard is not None and not spec.shard.holds(item.id):  # (partners drawn from every item)
+            continue
         messages = schema = None
         for r in range(repeats):
             if pair_key({"item_id": item.id, "condition": label, "repeat": r}) in done:
