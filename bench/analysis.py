@@ -9,7 +9,11 @@ copies are 24,510 records a run. Two runs are made (`random` and `constant:A`), 
 command runs in a fresh process, as a user runs it: `audit A --json`, `compare A B --json`,
 `score A`. The first analysis of a data folder loads and checks its items and keeps them in the
 cache folder (core/run/item_cache.py); it is measured on its own, with an empty cache folder
-each time, and the other commands after it, as every analysis but the first runs. The floor is
+each time, and the other commands after it, as every analysis but the first runs. A run keeps
+the items it has loaded and checked too, so the path every user takes is measured as well: an
+empty cache folder, `run` of `random` into a new directory, then the first `audit`, `compare`
+(of the new run and B) or `score` after it; the seconds are the analysis's alone, and the run's
+own are printed beside them. The floor is
 a plain-numpy script, also a fresh process, that reads both runs' records, pairs them by (item,
 condition), and computes exact McNemar and a 1,000-resample bootstrap of the paired
 difference. Seconds are the best and the median of `--repeat` runs; memory is the peak RSS.
@@ -128,6 +132,7 @@ def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, f
     floor_script.write_text(FLOOR, encoding="utf-8")
     a, b = (str(r) for r in runs)
     first = "audit RUN --json, first analysis (items loaded, checked, kept)"
+    new_run = "{new}"  # the run a user path makes just before its analysis (a new directory each time)
     commands = {
         "floor (read, pair, McNemar, bootstrap)": [
             sys.executable,
@@ -136,21 +141,35 @@ def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, f
             f"{b}/records.jsonl",
         ],
         first: medvqa("audit", a, "--json"),
+        "run, then audit RUN --json": medvqa("audit", new_run, "--json"),
+        "run, then compare RUN RUN_B --json": medvqa("compare", new_run, b, "--json"),
+        "run, then score RUN": medvqa("score", new_run),
         "audit RUN --json": medvqa("audit", a, "--json"),
         "compare RUN_A RUN_B --json": medvqa("compare", a, b, "--json"),
         "score RUN": medvqa("score", a),
     }
+    run_args = ["run", "jmed48k", "--data", str(data), "--split", "full", "--model", "random"]
+    run_args += ["--conditions", "C+Q,C+Q+I", "--json"]
     timed(medvqa("audit", a, "--json"), env)  # the data's items kept in the cache folder, as after any analysis
     samples: dict[str, list[tuple[float, float]]] = {k: [] for k in commands}
+    made: list[tuple[float, float]] = []  # the runs of the user paths
     for round_ in range(repeat):  # interleaved: each round sees the same load
-        for label, args in commands.items():
-            # the first analysis of the data: an empty cache folder (the runs need no response cache)
-            run_env = {**env, "MEDVQA_CACHE_DIR": str(tmp / f"cold-{copies}-{round_}")} if label == first else env
+        for i, (label, args) in enumerate(commands.items()):
+            run_env = env
+            if label == first or new_run in args:  # an empty cache folder (the runs need no response cache)
+                run_env = {**env, "MEDVQA_CACHE_DIR": str(tmp / f"cold-{copies}-{round_}-{i}")}
+            if new_run in args:  # the user's path: a run into a new directory, then its first analysis
+                run_dir = str(tmp / f"user-{copies}-{round_}-{i}")
+                made.append(timed(medvqa(*run_args, "--run-dir", run_dir), run_env))
+                args = [run_dir if w == new_run else w for w in args]
             samples[label].append(timed(args, run_env))
     rows = []
     for label, got in samples.items():
         seconds = [s for s, _ in got]
         rows.append((label, min(seconds), statistics.median(seconds), max(m for _, m in got)))
+    run_seconds = [s for s, _ in made]
+    peak = max(m for _, m in made)
+    rows.append(("run (of a user path; not an analysis)", min(run_seconds), statistics.median(run_seconds), peak))
     return n_records, rows
 
 

@@ -114,6 +114,16 @@ def eval_set(source: str | Path | Mapping[str, Any], *, progress: bool = True) -
     ).as_json()
 
 
+def merge(shard_dirs: Iterable[str | Path], into: str | Path) -> dict[str, Any]:
+    """Merge the run directories of every shard of one run (`run(..., shard="I/N")`) into the
+    new run directory `into`, as `medvqa merge` does, and return what `medvqa merge --json`
+    prints: `run_dir`, each shard's directory and records, `n_records`. Shards of different runs,
+    a missing shard or one given twice raise `DataError` naming it, before anything is written."""
+    from .run.shards import merge_shards
+
+    return merge_shards(list(shard_dirs), into).summary()
+
+
 def records(run_dir: str | Path, *, reading: str | None = None) -> pd.DataFrame:
     """The records of a run, one row per (item, condition) — the newest when a pair was
     written more than once — read as `reading` reads them, so that counting `correct` gives what

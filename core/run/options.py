@@ -220,7 +220,7 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     `second_interrupt_exits` (the CLI), a second Ctrl-C during that shutdown prints the same
     line and ends the process at once with status 130."""
     spec = prepare(options)
-    run_dir, cache, items, conditions = spec.run_dir, spec.cache, spec.items, spec.conditions
+    run_dir, cache, conditions = spec.run_dir, spec.cache, spec.conditions
     command_line = spec.command_line
     reporter = for_stderr() if progress else None
     latest: dict | None = None  # the runner's live state, once it has planned the run
@@ -270,7 +270,7 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     finally:
         if cache is not None:
             cache.close()
-    result.n_image_fallback = image_fallbacks(items, conditions)
+    result.n_image_fallback = image_fallbacks(spec.shard_items(), conditions)
     result.max_error_rate = options.max_error_rate
     result.reading = options.reading
     return result

@@ -284,8 +284,8 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
     retried = RETRIED_STATUSES if spec.retry_errors else ()
     result = RunResult(
         run_dir=spec.run_dir,
-        n_items=len(spec.items),
-        n_excluded=sum(1 for it in spec.items if it.excluded),
+        n_items=len(asked := spec.shard_items()),  # a shard's summary counts its own items
+        n_excluded=sum(1 for it in asked if it.excluded),
         records=records,
         benchmark=bench,
     )

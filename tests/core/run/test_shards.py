@@ -128,7 +128,10 @@ def sharded(tmp_path_factory):
     shards = []
     for i in range(3):
         shards.append(tmp / f"shard{i}")
-        ok(*RUN, "--data", data, "--model", "random", "--run-dir", shards[-1], "--shard", f"{i}/3")
+        summary = json.loads(
+            ok(*RUN, "--data", data, "--model", "random", "--run-dir", shards[-1], "--shard", f"{i}/3")
+        )
+        assert summary["n_items"] == (246, 277, 277)[i]  # a shard's summary counts its own items
     return tmp, data, shards
 
 
