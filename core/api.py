@@ -270,14 +270,35 @@ def compare(
 
 
 def run_eval_set(
-    study: EvalSet, *, progress: Callable[[str], None] | None = None, command_line: list[str] | None = None
+    study: EvalSet,
+    *,
+    progress: Callable[[str], None] | None = None,
+    command_line: list[str] | None = None,
+    shard: str | None = None,
+    merge: bool = False,
 ) -> EvalResult:
     """Run (or resume) the eval set `study` (`run.evalset_run.run_set`), then compare the experiments
     that finished: `compare.md` and `compare.json` in its study folder, and in the result. A
-    failed comparison is a note; the set's runs stand."""
-    from .run.evalset_run import run_set
+    failed comparison is a note; the set's runs stand. With `shard` ("I/N" or "auto"), run that
+    shard of every experiment and compare nothing (a shard is part of each run); with `merge`,
+    merge every experiment's shards instead of running it, then compare."""
+    from .errors import UsageError
+    from .run.evalset_run import merge_set, run_set
+    from .run.shards import parse_shard
 
-    result = run_set(study, progress=progress, command_line=command_line)
+    if shard is not None and merge:
+        raise UsageError("give --shard (run one shard of the set) or --merge (join the shards), not both")
+    if merge:
+        result = merge_set(study)
+    else:
+        part = parse_shard(shard)
+        result = run_set(study, progress=progress, command_line=command_line, shard=part)
+        if part is not None:
+            result.notes.append(
+                f"shard {part.label} of every experiment, under {study.study_dir / '.shards'}; once every shard "
+                "has run, merge them into the set (medvqa eval SET --merge)"
+            )
+            return result
     finished = [o.experiment.run_dir for o in result.outcomes if o.summary is not None]
     if finished:
         import json
