@@ -18,7 +18,9 @@ a plain-numpy script, also a fresh process, that reads both runs' records, pairs
 condition), and computes exact McNemar and a 1,000-resample bootstrap of the paired
 difference. Seconds are the best and the median of `--repeat` runs; memory is the peak RSS.
 The machine is shared: read the ratio, measured in the same run, and the load average printed
-beside it.
+beside it. The CPU seconds (user and system, the best of the runs) are printed too: other work on
+the machine stretches a command's wall time far more than its CPU time, so under load their
+ratio is the steadier one.
 """
 
 from __future__ import annotations
@@ -85,8 +87,8 @@ def make_data(root: Path, copies: int) -> Path:
     return root
 
 
-def timed(args: list[str], env: dict) -> tuple[float, float]:
-    """(seconds, peak RSS in MiB) of one command in a fresh process."""
+def timed(args: list[str], env: dict) -> tuple[float, float, float]:
+    """(seconds, peak RSS in MiB, CPU seconds: user and system) of one command in a fresh process."""
     started = time.perf_counter()
     proc = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -96,7 +98,7 @@ def timed(args: list[str], env: dict) -> tuple[float, float]:
     proc.stderr.close()
     if code != 0:
         raise SystemExit(f"{' '.join(args)} failed ({code}):\n{err[-3000:]}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def medvqa(*args: str) -> list[str]:
@@ -151,8 +153,8 @@ def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, f
     run_args = ["run", "jmed48k", "--data", str(data), "--split", "full", "--model", "random"]
     run_args += ["--conditions", "C+Q,C+Q+I", "--json"]
     timed(medvqa("audit", a, "--json"), env)  # the data's items kept in the cache folder, as after any analysis
-    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in commands}
-    made: list[tuple[float, float]] = []  # the runs of the user paths
+    samples: dict[str, list[tuple[float, float, float]]] = {k: [] for k in commands}
+    made: list[tuple[float, float, float]] = []  # the runs of the user paths
     for round_ in range(repeat):  # interleaved: each round sees the same load
         for i, (label, args) in enumerate(commands.items()):
             run_env = env
@@ -164,12 +166,10 @@ def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, f
                 args = [run_dir if w == new_run else w for w in args]
             samples[label].append(timed(args, run_env))
     rows = []
-    for label, got in samples.items():
-        seconds = [s for s, _ in got]
-        rows.append((label, min(seconds), statistics.median(seconds), max(m for _, m in got)))
-    run_seconds = [s for s, _ in made]
-    peak = max(m for _, m in made)
-    rows.append(("run (of a user path; not an analysis)", min(run_seconds), statistics.median(run_seconds), peak))
+    for label, got in [*samples.items(), ("run (of a user path; not an analysis)", made)]:
+        seconds = [s for s, _, _ in got]
+        cpu = min(c for _, _, c in got)
+        rows.append((label, min(seconds), statistics.median(seconds), cpu, max(m for _, m, _ in got)))
     return n_records, rows
 
 
@@ -188,16 +188,19 @@ def main() -> None:
         env["MEDVQA_CACHE_DIR"] = str(tmp / "cache")
         for copies in (int(c) for c in args.copies.split(",")):
             n_records, rows = measure(copies, args.repeat, tmp, env)
-            floor_best = rows[0][1]
+            floor_best, floor_cpu = rows[0][1], rows[0][3]
             load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
             print(
                 f"\n{n_records:,} records a run ({2 * copies} exam years; best and median of {args.repeat}; "
                 f"load average {load} at the end)"
             )
-            print("| command | best s | median s | peak MiB | best vs the floor |")
-            print("|---|---|---|---|---|")
-            for label, best, median, rss in rows:
-                print(f"| `{label}` | {best:.2f} | {median:.2f} | {rss:.0f} | {best / floor_best:.1f} × |")
+            print("| command | best s | median s | best CPU s | peak MiB | best vs the floor | CPU vs the floor's |")
+            print("|---|---|---|---|---|---|---|")
+            for label, best, median, cpu, rss in rows:
+                print(
+                    f"| `{label}` | {best:.2f} | {median:.2f} | {cpu:.2f} | {rss:.0f} | {best / floor_best:.1f} × "
+                    f"| {cpu / floor_cpu:.1f} × |"
+                )
             sys.stdout.flush()
 
 
