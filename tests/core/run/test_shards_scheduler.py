@@ -21,7 +21,7 @@ from medvqa.core.run.store import read_manifest, read_records
 from tests.conftest import REPO, shared_data
 from tests.openai_server import ServerProcess
 
-pytestmark = pytest.mark.slow  # five real processes and a server: 100 s on 2 busy cores
+pytestmark = pytest.mark.slow  # five real processes and a server: 60 to 100 s on 2 busy cores
 
 COMPARED = ("key", "response", "error", "predicted", "status", "correct")
 
