@@ -242,3 +242,20 @@ def test_a_dry_run_of_a_shard_counts_its_own_pairs(sharded):
     out = json.loads(ok(*RUN, "--data", data, "--model", "random", "--shard", "1/3", "--dry-run"))
     # shard 1's 277 items under C+Q, and its items with their images under C+Q+I
     assert out["pairs"] == out["to_ask"] >= 277 and out["pairs"] < 817
+
+
+def test_shards_with_image_variants_merge_into_the_whole_run(tmp_path):
+    """A swapped image's partner is drawn from every item of the data, so a shard plans the
+    variants of the whole data and asks its own items' only: merged, the same 845 records (800
+    under C+Q; the 17 with their images under C+Q+I and flipped; the 11 of them with a partner in
+    their group swapped, as the whole run asks them) with the same request keys, which hash the
+    images shown."""
+    data = shared_data("jmed48k-sample")
+    args = [*RUN, "--data", data, "--model", "random", "--variants", "swap,hflip"]
+    ok(*args, "--run-dir", tmp_path / "whole")
+    for i in range(2):
+        ok(*args, "--run-dir", tmp_path / f"half{i}", "--shard", f"{i}/2")
+    merge_shards([tmp_path / "half0", tmp_path / "half1"], tmp_path / "merged")
+    merged, whole = by_pair(tmp_path / "merged"), by_pair(tmp_path / "whole")
+    assert merged == whole and len(whole) == 845
+    assert Counter(c for _, c, _ in whole) == {"C+Q": 800, "C+Q+I": 17, "C+Q+I~hflip": 17, "C+Q+I~swap": 11}
