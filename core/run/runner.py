@@ -195,7 +195,7 @@ def build_manifest(spec: RunSpec, texts: list[str] | None = None) -> dict:
         "params": redact_params(spec.backend.params),  # header and query values masked
         "conditions": [c.value for c in spec.conditions],
         **({"variants": spec.variant_pairs().manifest} if spec.variants else {}),
-        **({"shard": spec.shard.manifest()} if spec.shard is not None else {}),
+        **({"shard": {**spec.shard.manifest(), "pairs": shard_pairs(spec)}} if spec.shard is not None else {}),
         "templates": dict(sorted(templates.items())),
         "strata": list(bench.strata),
         "language": bench.active_language,
@@ -206,6 +206,15 @@ def build_manifest(spec: RunSpec, texts: list[str] | None = None) -> dict:
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         **spec.extra_manifest,
     }
+
+
+def shard_pairs(spec: RunSpec) -> int:
+    """How many pairs the run's shard asks, repeats and variants included (a forced guess, asked
+    only after a refusal, is not counted): what `merge` checks a shard has recorded."""
+    items = spec.shard_items()
+    held = {it.id for it in items}
+    variants = sum(item.id in held for item, _, _ in spec.variant_pairs().pairs) if spec.variants else 0
+    return spec.repeats * (len(plan(items, spec.conditions)) + variants)
 
 
 def plan_requests(

@@ -26,9 +26,10 @@ refuses, naming what is wrong, before anything is written: a directory that is n
 of different runs (naming the fields that differ: benchmark, split, data fingerprint, model,
 generation parameters, conditions, variants, templates, convention, language, repeats, forced
 guess, shard count); a shard given twice; a shard missing (named, never skipped); a record of an
-item that is another shard's. Each shard is read holding its lock, so a shard still being written
-is refused, naming its writer. A shard stopped early is merged as it stands, like the run it
-would be: resume it first (its own command again) for every answer.
+item that is another shard's; a shard stopped early, before it recorded every pair its manifest
+counts (`"pairs"`: its items under every condition, variant and repeat; a record that is an
+`error` counts, as it does in a finished run). Each shard is read holding its lock, so a shard
+still being written is refused, naming its writer.
 """
 
 from __future__ import annotations
@@ -207,6 +208,14 @@ def merge_shards(shard_dirs: Sequence[str | Path], into: str | Path) -> Merged:
                     file=d / RECORDS,
                     record=f"{r['item_id']} {r['condition']}",
                 )
+        asked = sum("/" not in r["condition"] for r in got)  # (a forced guess is asked only after a refusal)
+        planned = (manifests[index].get("shard") or {}).get("pairs")
+        if isinstance(planned, int) and asked < planned:
+            raise DataError(
+                f"shard {shard.label} is not finished: {asked} of its {planned} pairs recorded; resume it (its own "
+                "command again) before merging",
+                file=d,
+            )
         records += got
         shards.append({"shard": shard.label, "run_dir": str(d), "records": len(got)})
     if not records:

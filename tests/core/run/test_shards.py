@@ -141,7 +141,7 @@ def test_three_shards_merge_into_the_records_of_the_whole_run(sharded, tmp_path)
     # every item under C+Q (246, 277, 277) and the 17 with their images under C+Q+I too: 817 in all
     assert sum(sizes) == 817 and sizes[0] >= 246 and sizes[1] >= 277 and sizes[2] >= 277
     for i, s in enumerate(shards):
-        assert read_manifest(s)["shard"] == {"index": i, "count": 3}
+        assert read_manifest(s)["shard"] == {"index": i, "count": 3, "pairs": len(read_records(s))}
         assert all(shard_of(r["item_id"], 3) == i for r in read_records(s))
 
     out = json.loads(ok("merge", *reversed(shards), "--into", tmp_path / "merged", "--json"))
@@ -259,3 +259,29 @@ def test_shards_with_image_variants_merge_into_the_whole_run(tmp_path):
     merged, whole = by_pair(tmp_path / "merged"), by_pair(tmp_path / "whole")
     assert merged == whole and len(whole) == 845
     assert Counter(c for _, c, _ in whole) == {"C+Q": 800, "C+Q+I": 17, "C+Q+I~hflip": 17, "C+Q+I~swap": 11}
+
+
+def test_a_shard_stopped_early_is_refused_until_it_is_resumed(sharded, tmp_path):
+    """Shard 0 asks 250 pairs (its 246 items under C+Q, and the 4 of them with their images under
+    C+Q+I): its manifest counts them, and a copy cut back to its first 100 records is not merged."""
+    _, data, shards = sharded
+    assert read_manifest(shards[0])["shard"] == {"index": 0, "count": 3, "pairs": 250}
+    cut = tmp_path / "shard0"
+    shutil.copytree(shards[0], cut)
+    lines = (cut / "records.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (cut / "records.jsonl").write_text("".join(lines[:100]), encoding="utf-8")
+    with pytest.raises(DataError, match="shard 0/3 is not finished: 100 of its 250 pairs recorded; resume it"):
+        merge_shards([cut, shards[1], shards[2]], tmp_path / "merged")
+    assert not (tmp_path / "merged").exists()
+    ok(*RUN, "--data", data, "--model", "random", "--run-dir", cut, "--shard", "0/3")  # resumed: finished
+    assert merge_shards([cut, shards[1], shards[2]], tmp_path / "merged").n_records == 817
+
+
+def test_a_shard_counts_every_repeat_of_its_pairs(tmp_path):
+    """Shard 0 of 3 with 2 repeats: its 250 pairs asked twice, 500 records, as its manifest counts."""
+    data = shared_data("jmed48k-sample")
+    run_dir = tmp_path / "repeated"
+    out = json.loads(
+        ok(*RUN, "--data", data, "--model", "random", "--repeats", "2", "--shard", "0/3", "--run-dir", run_dir)
+    )
+    assert read_manifest(run_dir)["shard"]["pairs"] == out["n_records"] == len(read_records(run_dir)) == 500

@@ -100,7 +100,7 @@ def test_three_slurm_tasks_one_killed_and_resumed_merge_into_the_unsharded_run(t
 
     shards = [tmp_path / f"shard{i}" for i in range(3)]
     for i, s in enumerate(shards):
-        assert read_manifest(s)["shard"] == {"index": i, "count": 3}
+        assert read_manifest(s)["shard"] == {"index": i, "count": 3, "pairs": len(read_records(s))}
         assert {shard_of(r["item_id"], 3) for r in read_records(s)} == {i}
     assert read_manifest(shards[killed]).get("resumed") == 1
 
