@@ -9,12 +9,18 @@ copies are 24,510 records a run. Two runs are made (`random` and `constant:A`), 
 command runs in a fresh process, as a user runs it: `audit A --json`, `compare A B --json`,
 `score A`. The first analysis of a data folder loads and checks its items and keeps them in the
 cache folder (core/run/item_cache.py); it is measured on its own, with an empty cache folder
-each time, and the other commands after it, as every analysis but the first runs. The floor is
+each time, and the other commands after it, as every analysis but the first runs. A run keeps
+the items it has loaded and checked too, so the path every user takes is measured as well: an
+empty cache folder, `run` of `random` into a new directory, then the first `audit`, `compare`
+(of the new run and B) or `score` after it; the seconds are the analysis's alone, and the run's
+own are printed beside them. The floor is
 a plain-numpy script, also a fresh process, that reads both runs' records, pairs them by (item,
 condition), and computes exact McNemar and a 1,000-resample bootstrap of the paired
 difference. Seconds are the best and the median of `--repeat` runs; memory is the peak RSS.
 The machine is shared: read the ratio, measured in the same run, and the load average printed
-beside it.
+beside it. The CPU seconds (user and system, the best of the runs) are printed too: other work on
+the machine stretches a command's wall time far more than its CPU time, so under load their
+ratio is the steadier one.
 """
 
 from __future__ import annotations
@@ -81,8 +87,8 @@ def make_data(root: Path, copies: int) -> Path:
     return root
 
 
-def timed(args: list[str], env: dict) -> tuple[float, float]:
-    """(seconds, peak RSS in MiB) of one command in a fresh process."""
+def timed(args: list[str], env: dict) -> tuple[float, float, float]:
+    """(seconds, peak RSS in MiB, CPU seconds: user and system) of one command in a fresh process."""
     started = time.perf_counter()
     proc = subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -92,7 +98,7 @@ def timed(args: list[str], env: dict) -> tuple[float, float]:
     proc.stderr.close()
     if code != 0:
         raise SystemExit(f"{' '.join(args)} failed ({code}):\n{err[-3000:]}")
-    return seconds, usage.ru_maxrss / 1024
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def medvqa(*args: str) -> list[str]:
@@ -128,6 +134,7 @@ def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, f
     floor_script.write_text(FLOOR, encoding="utf-8")
     a, b = (str(r) for r in runs)
     first = "audit RUN --json, first analysis (items loaded, checked, kept)"
+    new_run = "{new}"  # the run a user path makes just before its analysis (a new directory each time)
     commands = {
         "floor (read, pair, McNemar, bootstrap)": [
             sys.executable,
@@ -136,21 +143,33 @@ def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, f
             f"{b}/records.jsonl",
         ],
         first: medvqa("audit", a, "--json"),
+        "run, then audit RUN --json": medvqa("audit", new_run, "--json"),
+        "run, then compare RUN RUN_B --json": medvqa("compare", new_run, b, "--json"),
+        "run, then score RUN": medvqa("score", new_run),
         "audit RUN --json": medvqa("audit", a, "--json"),
         "compare RUN_A RUN_B --json": medvqa("compare", a, b, "--json"),
         "score RUN": medvqa("score", a),
     }
+    run_args = ["run", "jmed48k", "--data", str(data), "--split", "full", "--model", "random"]
+    run_args += ["--conditions", "C+Q,C+Q+I", "--json"]
     timed(medvqa("audit", a, "--json"), env)  # the data's items kept in the cache folder, as after any analysis
-    samples: dict[str, list[tuple[float, float]]] = {k: [] for k in commands}
+    samples: dict[str, list[tuple[float, float, float]]] = {k: [] for k in commands}
+    made: list[tuple[float, float, float]] = []  # the runs of the user paths
     for round_ in range(repeat):  # interleaved: each round sees the same load
-        for label, args in commands.items():
-            # the first analysis of the data: an empty cache folder (the runs need no response cache)
-            run_env = {**env, "MEDVQA_CACHE_DIR": str(tmp / f"cold-{copies}-{round_}")} if label == first else env
+        for i, (label, args) in enumerate(commands.items()):
+            run_env = env
+            if label == first or new_run in args:  # an empty cache folder (the runs need no response cache)
+                run_env = {**env, "MEDVQA_CACHE_DIR": str(tmp / f"cold-{copies}-{round_}-{i}")}
+            if new_run in args:  # the user's path: a run into a new directory, then its first analysis
+                run_dir = str(tmp / f"user-{copies}-{round_}-{i}")
+                made.append(timed(medvqa(*run_args, "--run-dir", run_dir), run_env))
+                args = [run_dir if w == new_run else w for w in args]
             samples[label].append(timed(args, run_env))
     rows = []
-    for label, got in samples.items():
-        seconds = [s for s, _ in got]
-        rows.append((label, min(seconds), statistics.median(seconds), max(m for _, m in got)))
+    for label, got in [*samples.items(), ("run (of a user path; not an analysis)", made)]:
+        seconds = [s for s, _, _ in got]
+        cpu = min(c for _, _, c in got)
+        rows.append((label, min(seconds), statistics.median(seconds), cpu, max(m for _, m, _ in got)))
     return n_records, rows
 
 
@@ -169,16 +188,19 @@ def main() -> None:
         env["MEDVQA_CACHE_DIR"] = str(tmp / "cache")
         for copies in (int(c) for c in args.copies.split(",")):
             n_records, rows = measure(copies, args.repeat, tmp, env)
-            floor_best = rows[0][1]
+            floor_best, floor_cpu = rows[0][1], rows[0][3]
             load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
             print(
                 f"\n{n_records:,} records a run ({2 * copies} exam years; best and median of {args.repeat}; "
                 f"load average {load} at the end)"
             )
-            print("| command | best s | median s | peak MiB | best vs the floor |")
-            print("|---|---|---|---|---|")
-            for label, best, median, rss in rows:
-                print(f"| `{label}` | {best:.2f} | {median:.2f} | {rss:.0f} | {best / floor_best:.1f} × |")
+            print("| command | best s | median s | best CPU s | peak MiB | best vs the floor | CPU vs the floor's |")
+            print("|---|---|---|---|---|---|---|")
+            for label, best, median, cpu, rss in rows:
+                print(
+                    f"| `{label}` | {best:.2f} | {median:.2f} | {cpu:.2f} | {rss:.0f} | {best / floor_best:.1f} × "
+                    f"| {cpu / floor_cpu:.1f} × |"
+                )
             sys.stdout.flush()
 
 

@@ -19,7 +19,14 @@ EXIT_FAILED = 4  # the set ran, but one experiment or more failed (the summary n
     help="Print every experiment's plan and the totals and send nothing: requests (already recorded, "
     "cached), tokens and cost.",
 )
-def command(set_file, as_json, dry_run) -> None:
+@click.option(
+    "--shard",
+    metavar="I/N|auto",
+    help="Run shard I (from 0) of N of every experiment (auto: from a Slurm array task or a Kubernetes "
+    "indexed Job, as medvqa run --shard), under STUDY_DIR/.shards; no compare.",
+)
+@click.option("--merge", is_flag=True, help="Merge every experiment's shards into its run directory, then compare.")
+def command(set_file, as_json, dry_run, shard, merge) -> None:
     """Run every experiment of the eval set SET (TOML, YAML or JSON): each model on each
     benchmark in each language, one run directory each under the set's study_dir. Re-running
     resumes the set. docs/studies.md walks through a study.
@@ -31,6 +38,8 @@ def command(set_file, as_json, dry_run) -> None:
 
     with user_errors():
         study = read_set(set_file)
+    if dry_run and (shard or merge):
+        raise click.UsageError("--dry-run plans the whole set: give it without --shard or --merge")
     if dry_run:
         from medvqa.core.run.plan import dry_run_set, plan_lines
 
@@ -59,12 +68,20 @@ def command(set_file, as_json, dry_run) -> None:
 
     from . import EXIT_INTERRUPTED
 
-    stopped = f"interrupted; every record written is kept: resume with: medvqa eval {set_file}"
+    if shard is not None:  # the shard read once, here (`auto`: from this process's scheduler variables)
+        from medvqa.core.run.shards import parse_shard
+
+        with user_errors():
+            if merge:
+                raise click.UsageError("give --shard (run one shard of the set) or --merge (join the shards), not both")
+            shard = parse_shard(shard).label
+    command_line = ["medvqa", "eval", set_file, *(["--shard", shard] if shard else [])]
+    stopped = f"interrupted; every record written is kept: resume with: {' '.join(command_line)}"
     try:
         # its own SIGINT handler, as `run` has: a shell starts a background job with SIGINT ignored,
         # and `kill -INT` would not stop the set; a second one during the shutdown exits at once
         with exit_on_second_interrupt(lambda: stopped):
-            result = run_eval_set(study, progress=say, command_line=["medvqa", "eval", set_file])
+            result = run_eval_set(study, progress=say, command_line=command_line, shard=shard, merge=merge)
     except KeyboardInterrupt:
         click.echo(stopped, err=True)
         sys.exit(EXIT_INTERRUPTED)

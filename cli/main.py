@@ -12,6 +12,7 @@ from . import (
     export_cmd,
     judge_cmd,
     list_cmd,
+    merge_cmd,
     new_adapter_cmd,
     report_cmd,
     run_cmd,
@@ -62,6 +63,7 @@ for module in (
     compare_cmd,
     contamination_cmd,
     export_cmd,
+    merge_cmd,
     new_adapter_cmd,
     view_cmd,
 ):

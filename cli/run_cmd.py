@@ -31,6 +31,7 @@ from .run_options import (
     repeats,
     what_to_run,
 )
+from .shard_option import Sharding, shard_option
 
 # Exit statuses besides 0 (success), 1 (bad input or data: one line naming it) and 2 (bad usage):
 # 3 (EXIT_PREFLIGHT: the model, its credentials or its server failed the preflight request), 4
@@ -73,6 +74,7 @@ JSON_FIELDS = (
 @generation
 @vllm_engine
 @backend_as_data
+@shard_option
 def command(benchmark: str, **given: Any) -> None:
     """Run BENCHMARK on a model and write records to a run directory.
 
@@ -96,7 +98,7 @@ def command(benchmark: str, **given: Any) -> None:
 
     model, what, repeated = ModelChoice.take(given), WhatToRun.take(given), Repeats.take(given)
     reading, out, batching = AnswerReading.take(given), Output.take(given), BatchApi.take(given)
-    backend = BackendFlags.take(given)
+    backend, sharding = BackendFlags.take(given), Sharding.take(given)
     keywords = given  # what is left: the options of the benchmarks' selection keywords
     with user_errors():
         backend_options = backend.resolve(model.model)
@@ -108,6 +110,7 @@ def command(benchmark: str, **given: Any) -> None:
             **reading.run_fields(),
             **out.run_fields(),
             **batching.run_fields(),
+            **sharding.run_fields(),
             backend_options=backend_options,
             command_line=["medvqa", *sys.argv[1:]],
         )

@@ -114,6 +114,16 @@ def eval_set(source: str | Path | Mapping[str, Any], *, progress: bool = True) -
     ).as_json()
 
 
+def merge(shard_dirs: Iterable[str | Path], into: str | Path) -> dict[str, Any]:
+    """Merge the run directories of every shard of one run (`run(..., shard="I/N")`) into the
+    new run directory `into`, as `medvqa merge` does, and return what `medvqa merge --json`
+    prints: `run_dir`, each shard's directory and records, `n_records`. Shards of different runs,
+    a missing shard or one given twice raise `DataError` naming it, before anything is written."""
+    from .run.shards import merge_shards
+
+    return merge_shards(list(shard_dirs), into).summary()
+
+
 def records(run_dir: str | Path, *, reading: str | None = None) -> pd.DataFrame:
     """The records of a run, one row per (item, condition) — the newest when a pair was
     written more than once — read as `reading` reads them, so that counting `correct` gives what
@@ -260,14 +270,35 @@ def compare(
 
 
 def run_eval_set(
-    study: EvalSet, *, progress: Callable[[str], None] | None = None, command_line: list[str] | None = None
+    study: EvalSet,
+    *,
+    progress: Callable[[str], None] | None = None,
+    command_line: list[str] | None = None,
+    shard: str | None = None,
+    merge: bool = False,
 ) -> EvalResult:
     """Run (or resume) the eval set `study` (`run.evalset_run.run_set`), then compare the experiments
     that finished: `compare.md` and `compare.json` in its study folder, and in the result. A
-    failed comparison is a note; the set's runs stand."""
-    from .run.evalset_run import run_set
+    failed comparison is a note; the set's runs stand. With `shard` ("I/N" or "auto"), run that
+    shard of every experiment and compare nothing (a shard is part of each run); with `merge`,
+    merge every experiment's shards instead of running it, then compare."""
+    from .errors import UsageError
+    from .run.evalset_run import merge_set, run_set
+    from .run.shards import parse_shard
 
-    result = run_set(study, progress=progress, command_line=command_line)
+    if shard is not None and merge:
+        raise UsageError("give --shard (run one shard of the set) or --merge (join the shards), not both")
+    if merge:
+        result = merge_set(study)
+    else:
+        part = parse_shard(shard)
+        result = run_set(study, progress=progress, command_line=command_line, shard=part)
+        if part is not None:
+            result.notes.append(
+                f"shard {part.label} of every experiment, under {study.study_dir / '.shards'}; once every shard "
+                "has run, merge them into the set (medvqa eval SET --merge)"
+            )
+            return result
     finished = [o.experiment.run_dir for o in result.outcomes if o.summary is not None]
     if finished:
         import json

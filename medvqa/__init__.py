@@ -70,6 +70,7 @@ _EXPORTS = {
     "run": "medvqa.core.api",
     "RunOutcome": "medvqa.core.api",
     "eval_set": "medvqa.core.api",
+    "merge": "medvqa.core.api",
     "records": "medvqa.core.api",
     "report": "medvqa.core.report",
     "audit": "medvqa.core.api",

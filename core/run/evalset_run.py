@@ -1,6 +1,12 @@
 """Running an eval set (`evalset.read_set` reads one): every experiment an ordinary run, the
 experiments of one server in turn and those of different servers at once, one experiment's
-failure its own; `EvalResult` is what the set did (`medvqa eval --json`)."""
+failure its own; `EvalResult` is what the set did (`medvqa eval --json`).
+
+A set split across machines (`medvqa eval SET --shard I/N`) runs shard I of every experiment,
+each in `<study_dir>/.shards/<I>of<N>/` under the experiment's own folder names (no experiment
+folder begins with a dot, `names.path_part`); `medvqa eval SET --merge` then merges every
+experiment's shards into its ordinary run directory (`shards.merge_shards`: a missing shard is
+named) and compares the set as a set run on one machine is compared."""
 
 from __future__ import annotations
 
@@ -10,9 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import UsageError
 from ..inference.vllm_engines import ENGINES
 from ..items import DataError
 from .evalset import EvalSet, Experiment
+from .shards import Shard, merge_shards
 
 
 @dataclass
@@ -64,7 +72,15 @@ class EvalResult:
         }
 
 
-def run_options(s: EvalSet, e: Experiment, command_line: list[str]):
+SHARDS = ".shards"  # the folder of a study's shards, `shard_run_dir`
+
+
+def shard_run_dir(s: EvalSet, e: Experiment, shard: Shard) -> Path:
+    """Where shard `shard` of experiment `e` runs: `<study_dir>/.shards/<I>of<N>/<its folders>`."""
+    return s.study_dir / SHARDS / f"{shard.index}of{shard.count}" / e.run_dir.relative_to(s.study_dir)
+
+
+def run_options(s: EvalSet, e: Experiment, command_line: list[str], shard: Shard | None = None):
     from .options import RunOptions
 
     b = e.benchmark
@@ -80,7 +96,8 @@ def run_options(s: EvalSet, e: Experiment, command_line: list[str]):
         limit=b.limit,
         convention=b.convention,
         language=e.language,
-        run_dir=str(e.run_dir),
+        run_dir=str(e.run_dir if shard is None else shard_run_dir(s, e, shard)),
+        shard=None if shard is None else shard.label,
         seed=s.seed,
         repeats=s.repeats,
         max_error_rate=s.max_error_rate,
@@ -93,9 +110,13 @@ def run_options(s: EvalSet, e: Experiment, command_line: list[str]):
 
 
 def run_set(
-    s: EvalSet, *, progress: Callable[[str], None] | None = None, command_line: list[str] | None = None
+    s: EvalSet,
+    *,
+    progress: Callable[[str], None] | None = None,
+    command_line: list[str] | None = None,
+    shard: Shard | None = None,
 ) -> EvalResult:
-    """Run (or resume) every experiment of `s` (see the module's docstring)."""
+    """Run (or resume) every experiment of `s`, or shard `shard` of each (see the module's docstring)."""
     from .options import run
 
     command_line = command_line or ["medvqa", "eval", str(s.file) if s.file else "<set>"]
@@ -115,7 +136,7 @@ def run_set(
     def lane(experiments: list[Experiment]) -> None:
         for e in experiments:
             try:
-                result = run(run_options(s, e, command_line), progress=False)
+                result = run(run_options(s, e, command_line, shard), progress=False)
                 summary = result.summary()
                 outcome = Outcome(e, summary, summary.get("failure"))
             except KeyboardInterrupt:
@@ -157,3 +178,20 @@ def run_set(
     ordered = [outcomes[id(e)] for e in s.experiments]
     result = EvalResult(s.study_dir, ordered)
     return result
+
+
+def merge_set(s: EvalSet) -> EvalResult:
+    """Every experiment of `s` merged from its shards (`shard_run_dir`) into its run directory;
+    an experiment whose shards are missing, of different runs or already merged fails on its own,
+    naming why, and the others are merged."""
+    outcomes = []
+    for e in s.experiments:
+        found = sorted((s.study_dir / SHARDS).glob(f"*/{e.run_dir.relative_to(s.study_dir)}"))
+        try:
+            if not found:
+                raise DataError(f"no shard of {e.label} has run (medvqa eval SET --shard I/N first)", file=e.run_dir)
+            merged = merge_shards(found, e.run_dir)
+            outcomes.append(Outcome(e, {"n_records": merged.n_records, "shards": merged.shards}))
+        except (DataError, UsageError) as exc:
+            outcomes.append(Outcome(e, None, str(exc)))
+    return EvalResult(s.study_dir, outcomes)

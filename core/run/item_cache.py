@@ -28,6 +28,12 @@ loaded afresh and replaced. (Hashing the kept texts takes 0.03 s for 24,000 item
 built item again to hash it took 0.5 s.) Runs whose data is not a local path (a Hub download, the
 packaged sample) load their items as before. `validate` and `run` always load and
 check.
+
+`run` leaves the entry behind (`keep`): it has just loaded and checked the very items an analysis
+of it would read, so it keeps them under the slot its manifest names (`run_slot`), signed with the
+data as it was before the load began (a file changed during the load changes the signature, and
+the next analysis loads afresh). The first `audit`, `compare` or `score` after a run then reads
+the entry like the second one does, instead of loading and checking the items again.
 """
 
 from __future__ import annotations
@@ -225,6 +231,48 @@ def _write(path: Path, key: list, items: list[Item], texts: list[str], fingerpri
         pass
 
 
+def run_slot(manifest: dict) -> tuple[dict, list]:
+    """(the load options, the slot) of a run's items as its manifest names them: what the run
+    loaded (`load`, or the `data` and `split` of a manifest written before it) under its
+    benchmark, convention and language. The run that keeps its items and every analysis that
+    reads them name the entry here, so they name the same one."""
+    load = manifest.get("load") or {"data": manifest.get("data"), "split": manifest.get("split")}
+    return load, [manifest["benchmark"], manifest.get("convention"), manifest.get("language"), load]
+
+
+def signature_of(load: dict[str, Any]) -> str | None:
+    """The data signature an entry of `load` is kept under (`data_signature` of its data), or None
+    when its items are not kept: no local data, the packaged sample, too many files."""
+    data = load.get("data")
+    return data_signature(data) if data and not load.get("sample") else None
+
+
+def _slot(benchmark, load: dict[str, Any], slot: list, signature: str) -> tuple[Path, list, tuple[str, ...]]:
+    """(the entry's path, the key it is kept under, the folders its image paths may lie in)."""
+    data = load["data"]
+    slot_text = json.dumps(slot, sort_keys=True, default=str)
+    key = [FORMAT, slot_text, code_signature(benchmark), signature]
+    roots = (os.path.realpath(data if Path(data).is_dir() else Path(data).parent), os.path.realpath(folder().parent))
+    return _entry_path(slot_text), key, roots
+
+
+def keep(benchmark, manifest: dict, items: list[Item], signature: str | None, texts: list[str] | None = None) -> None:
+    """Keep `items`, just loaded and checked by the run whose manifest is `manifest`, as the
+    entry its analyses read (`run_slot`); `signature` is the data's (`signature_of`) taken before
+    the items were loaded, `texts` their `Item.canonical` texts when the caller has them. Nothing
+    is kept without a signature, nor when the items are not the ones the manifest's fingerprint
+    names; a cache folder that cannot be written keeps nothing either."""
+    load, slot = run_slot(manifest)
+    if signature is None or not load.get("data") or load.get("sample"):
+        return
+    texts = [it.canonical() for it in items] if texts is None else texts
+    fingerprint = fingerprint_texts(texts)
+    if fingerprint != manifest.get("data_fingerprint"):
+        return
+    path, key, _ = _slot(benchmark, load, slot, signature)
+    _write(path, key, items, texts, fingerprint)
+
+
 def load_checked(
     benchmark,
     load: dict[str, Any],
@@ -237,15 +285,11 @@ def load_checked(
     data is there and its items pass `check(items, fingerprint)` (the run's own fingerprint, say:
     a kept entry never decides the data changed, a fresh load does); else loaded, fingerprinted
     and kept."""
-    data = load.get("data")
-    signature = data_signature(data) if data and not load.get("sample") else None
-    if not data or signature is None:  # (no signature without data)
+    signature = signature_of(load)
+    if signature is None:  # (no signature without data)
         items = loader()
         return items, fingerprint_items(items)
-    slot_text = json.dumps(slot, sort_keys=True, default=str)
-    key = [FORMAT, slot_text, code_signature(benchmark), signature]
-    path = _entry_path(slot_text)
-    roots = (os.path.realpath(data if Path(data).is_dir() else Path(data).parent), os.path.realpath(folder().parent))
+    path, key, roots = _slot(benchmark, load, slot, signature)
     if (found := _read(path, key, roots)) is not None and (check is None or check(*found)):
         return found
     items = loader()

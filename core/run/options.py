@@ -21,12 +21,14 @@ from ..inference.cache import ResponseCache
 from ..inference.secrets import redact_command_line, scrub
 from ..items import DataError, fingerprint_items
 from ..validation import require_valid
+from . import item_cache
 from .interrupt import RunInterrupted, exit_on_second_interrupt
 from .items import load_items
 from .names import path_part
 from .progress import for_stderr
 from .recording import DEFAULT_MAX_RESPONSE_BYTES
 from .runner import RunResult, RunSpec, execute
+from .shards import parse_shard
 from .store import read_manifest, read_records
 from .summary import DEFAULT_MAX_ERROR_RATE, image_fallbacks
 from .variants import check_variants
@@ -70,6 +72,7 @@ class RunOptions:
     batch_wait_s: float | None = None  # stop waiting after this many seconds (the rest: missing, polled next time)
     backend_options: dict[str, Any] = field(default_factory=dict)
     command_line: list[str] = field(default_factory=list)
+    shard: str | None = None  # ask one shard's pairs (`--shard I/N` or `auto`, `shards.parse_shard`); None: all
 
     def load_options(self) -> dict[str, Any]:
         """What `medvqa score` needs to load the same items again."""
@@ -113,12 +116,14 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
         raise ValueError("give either --data or --sample, not both")
     conditions = parse_conditions(options.conditions) if options.conditions else benchmark.default_conditions
     variants = check_variants(parse_variants(options.variants), conditions)
+    shard = parse_shard(options.shard)  # a bad --shard, or `auto` outside a scheduler's task: at once
     plugins.check_backend(options.model, **options.backend_options)  # a misspelt model or a missing key: at once
     for judge in options.judges or ():
         plugins.check_backend(judge, **options.judge_options)
     if options.extractor:
         plugins.check_backend(options.extractor, **options.extractor_options)
     require_valid(benchmark, options.data, options.allow_invalid)
+    signature = item_cache.signature_of(options.load_options())  # the data as it was before the load
     items, split = load_items(benchmark, options.load_options())
     if not items:
         raise ValueError(f"no items to run for {options.benchmark} (split {split})")
@@ -148,6 +153,8 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
             other_language,
         )
     )
+    if shard is not None and not options.run_dir:  # each shard a directory of its own
+        run_dir = run_dir.with_name(f"{run_dir.name}-shard{shard.index}of{shard.count}")
     if options.convention is None:  # a resume without --convention keeps the run's own (`score --convention`)
         benchmark = benchmark.with_convention(recorded_convention(run_dir))
 
@@ -189,6 +196,8 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
         repeats=options.repeats,
         variants=variants,
         seed=options.seed,
+        data_signature=signature,
+        shard=shard,
         repeat_backend=lambda r: batched(
             plugins.get_backend(options.model, seed=repeat_seed(options.seed, r), **options.backend_options)
         ),
@@ -209,7 +218,7 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     `second_interrupt_exits` (the CLI), a second Ctrl-C during that shutdown prints the same
     line and ends the process at once with status 130."""
     spec = prepare(options)
-    run_dir, cache, items, conditions = spec.run_dir, spec.cache, spec.items, spec.conditions
+    run_dir, cache, conditions = spec.run_dir, spec.cache, spec.conditions
     command_line = spec.command_line
     reporter = for_stderr() if progress else None
     latest: dict | None = None  # the runner's live state, once it has planned the run
@@ -259,7 +268,7 @@ def run(options: RunOptions, progress: bool = True, *, second_interrupt_exits: b
     finally:
         if cache is not None:
             cache.close()
-    result.n_image_fallback = image_fallbacks(items, conditions)
+    result.n_image_fallback = image_fallbacks(spec.shard_items(), conditions)
     result.max_error_rate = options.max_error_rate
     result.reading = options.reading
     return result

@@ -25,15 +25,17 @@ from ..inference.cache import ResponseCache
 from ..inference.path import RequestPath
 from ..inference.secrets import redact_command_line, redact_params
 from ..inference.vllm_engines import ENGINES
-from ..items import Item, fingerprint_items
+from ..items import Item, fingerprint_items, fingerprint_texts
 from ..metrics import headline_numbers
 from ..repeat_metrics import repeat_numbers
 from ..results import FORMAT_VERSION
 from ..usage import usage_by_condition, usage_warning
+from . import item_cache
 from .forced import forced_guess_requests
 from .interrupt import interrupts_deferred
 from .recording import DEFAULT_MAX_RESPONSE_BYTES, REASONING_TRUNCATED, SCORING_ERROR, TRUNCATED, make_record
-from .store import HELD_OUT, RunStore, newest_per_pair, pair_key
+from .shards import Shard
+from .store import HELD_OUT, RunStore, gc_paused, newest_per_pair, pair_key
 from .summary import DEFAULT_MAX_ERROR_RATE, health
 from .variants import VariantPlan, check_variants, variant_messages, variant_plan, variant_schema
 
@@ -135,6 +137,11 @@ class RunSpec:
     variants: tuple[str, ...] = ()
     seed: int = 0
     planned_variants: VariantPlan | None = field(default=None, repr=False)  # made once, by `variant_pairs`
+    # The data's signature taken before `items` were loaded (`item_cache.signature_of`): the run keeps
+    # its items under it for the analyses after it (`item_cache.keep`); None keeps nothing.
+    data_signature: str | None = None
+    # The share of the pairs this run asks (`--shard I/N`, `shards.Shard`); None: every pair.
+    shard: Shard | None = None
 
     def __post_init__(self) -> None:  # refused here, before the run directory is touched
         if type(self.repeats) is not int or not 1 <= self.repeats <= MAX_REPEATS:
@@ -142,6 +149,10 @@ class RunSpec:
         if self.repeats > 1 and self.forced_guess:
             raise ValueError("--forced-guess and --repeats cannot be combined yet: give one")
         self.variants = check_variants(parse_variants(self.variants), self.conditions)  # known names, each once
+
+    def shard_items(self) -> list[Item]:
+        """The items whose pairs the run asks: its shard's (`shard`), else all of them."""
+        return self.items if self.shard is None else [it for it in self.items if self.shard.holds(it.id)]
 
     def variant_pairs(self) -> VariantPlan:
         """The variant pairs of the run and its manifest section, computed once (the perturbed
@@ -151,7 +162,9 @@ class RunSpec:
         return self.planned_variants
 
 
-def build_manifest(spec: RunSpec) -> dict:
+def build_manifest(spec: RunSpec, texts: list[str] | None = None) -> dict:
+    """The run's manifest; `texts`, the items' `Item.canonical` texts when the caller has them,
+    spares computing them again for the data fingerprint."""
     bench = spec.benchmark
     templates = {}
     for item in spec.items:
@@ -175,12 +188,13 @@ def build_manifest(spec: RunSpec) -> dict:
         "benchmark": bench.name,
         "split": spec.split,
         "data": spec.data,
-        "data_fingerprint": fingerprint_items(spec.items),
+        "data_fingerprint": fingerprint_texts(texts) if texts is not None else fingerprint_items(spec.items),
         "n_items": len(spec.items),
         "model": spec.backend.model,
         "params": redact_params(spec.backend.params),  # header and query values masked
         "conditions": [c.value for c in spec.conditions],
         **({"variants": spec.variant_pairs().manifest} if spec.variants else {}),
+        **({"shard": {**spec.shard.manifest(), "pairs": shard_pairs(spec)}} if spec.shard is not None else {}),
         "templates": dict(sorted(templates.items())),
         "strata": list(bench.strata),
         "language": bench.active_language,
@@ -191,6 +205,15 @@ def build_manifest(spec: RunSpec) -> dict:
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         **spec.extra_manifest,
     }
+
+
+def shard_pairs(spec: RunSpec) -> int:
+    """How many pairs the run's shard asks, repeats and variants included (a forced guess, asked
+    only after a refusal, is not counted): what `merge` checks a shard has recorded."""
+    items = spec.shard_items()
+    held = {it.id for it in items}
+    variants = sum(item.id in held for item, _, _ in spec.variant_pairs().pairs) if spec.variants else 0
+    return spec.repeats * (len(plan(items, spec.conditions)) + variants)
 
 
 def plan_requests(
@@ -210,7 +233,7 @@ def plan_requests(
             backends[r].stats = spec.backend.stats
     todo: list[Request] = []
     bench = spec.benchmark
-    for item, cond in plan(spec.items, spec.conditions):
+    for item, cond in plan(spec.shard_items(), spec.conditions):
         messages = schema = None
         for r in range(repeats):
             if pair_key({"item_id": item.id, "condition": cond.value, "repeat": r}) in done:
@@ -229,6 +252,8 @@ def plan_requests(
             )
     # each variant: the item asked again with its image changed or its options rotated
     for item, label, shown in spec.variant_pairs().pairs if spec.variants else ():
+        if spec.shard is not None and not spec.shard.holds(item.id):  # (partners drawn from every item)
+            continue
         messages = schema = None
         for r in range(repeats):
             if pair_key({"item_id": item.id, "condition": label, "repeat": r}) in done:
@@ -254,14 +279,21 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
     bench = spec.benchmark
     patterns = plugins.answer_patterns()
     store = RunStore(spec.run_dir)
-    existing = store.open(build_manifest(spec))
+    # the items' texts made once: the data fingerprint and the entry the run keeps both hash them
+    texts = [it.canonical() for it in spec.items] if spec.data_signature is not None else None
+    manifest = build_manifest(spec, texts)
+    existing = store.open(manifest)
+    if spec.data_signature is not None:  # the items just loaded and checked, kept for the first analysis
+        with gc_paused():
+            item_cache.keep(bench, manifest, spec.items, spec.data_signature, texts)
+    del texts
     kept, todo, backends = plan_requests(spec, existing)
     records = list(existing)  # every record of this run; superseded ones are dropped at the end
     retried = RETRIED_STATUSES if spec.retry_errors else ()
     result = RunResult(
         run_dir=spec.run_dir,
-        n_items=len(spec.items),
-        n_excluded=sum(1 for it in spec.items if it.excluded),
+        n_items=len(asked := spec.shard_items()),  # a shard's summary counts its own items
+        n_excluded=sum(1 for it in asked if it.excluded),
         records=records,
         benchmark=bench,
     )

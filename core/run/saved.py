@@ -11,7 +11,7 @@ from typing import cast
 from .. import plugins
 from ..benchmark import Benchmark
 from ..items import DataError, Item
-from .item_cache import load_checked
+from .item_cache import load_checked, run_slot
 from .items import load_items
 from .store import gc_paused, read_manifest, read_records
 
@@ -24,8 +24,7 @@ def load_run(run_dir: Path, loaded: dict | None = None, *, records: bool = True)
     manifest = read_manifest(run_dir)
     benchmark = plugins.get_benchmark(manifest["benchmark"]).with_convention(manifest.get("convention"))
     benchmark = benchmark.with_language(manifest.get("language"))
-    load = manifest.get("load") or {"data": manifest.get("data"), "split": manifest.get("split")}
-    slot = [manifest["benchmark"], manifest.get("convention"), manifest.get("language"), load]
+    load, slot = run_slot(manifest)
     key = json.dumps(slot, sort_keys=True, default=str)
     if loaded is not None and key in loaded:
         by_id, fingerprint = loaded[key]

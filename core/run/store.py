@@ -43,7 +43,8 @@ RECORDS = "records.jsonl"
 HELD_OUT = "held_out"
 # Manifest fields that must match for a run directory to be resumed (`language` only where the
 # old manifest has it: a run written before it existed is in its benchmark's first language;
-# `variants` only in a run that asks any, so a run without them has none on either side).
+# `variants` only in a run that asks any, so a run without them has none on either side; `shard`
+# only in a shard of a run, `shards.Shard`).
 IDENTITY = (
     "benchmark",
     "split",
@@ -55,6 +56,7 @@ IDENTITY = (
     "templates",
     "convention",
     "language",
+    "shard",
 )
 
 

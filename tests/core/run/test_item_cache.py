@@ -110,6 +110,57 @@ def test_a_saved_run_rescored_and_reaudited_gives_the_same_json_from_kept_items(
     assert warm["audit"]["n_records"] == warm["score"]["n_records"] == 817 and warm["compare"]["table"]
 
 
+def test_a_run_leaves_the_entry_its_first_analysis_reads_without_loading_again(made, tmp_path, monkeypatch, loads):
+    """`run` keeps the items it has just loaded and checked (`item_cache.keep`): the first `audit`,
+    `compare` and `score` after it read that entry and load nothing from the data (`loads` counts
+    every load by an analysis), and print what an analysis of a cold cache folder prints. The
+    entry is byte for byte the one that cold analysis writes: the same key, the same items."""
+    data, _ = made
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "after-run"))
+    runs = []
+    for model in ("random", "constant:A"):
+        run_dir = tmp_path / model.replace(":", "-")
+        args = ["--conditions", "C+Q,C+Q+I", "--no-cache", "--run-dir", run_dir, "--json"]
+        as_json("run", "jmed48k", "--data", data, "--split", "full", "--model", model, *args)
+        runs.append(run_dir)
+    [entry] = entries(tmp_path / "after-run")  # both runs read the same data: one entry
+    assert loads == []
+    warm = {name: as_json(*args) for name, args in commands(runs).items()}
+    assert loads == []  # the first analyses after the runs loaded nothing
+
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cold"))
+    cold = {name: as_json(*args) for name, args in commands(runs).items()}
+    assert len(loads) == 1  # the cold folder's first analysis loads once, and keeps its entry
+    assert warm == cold and warm["audit"]["n_records"] == 817
+    [cold_entry] = entries(tmp_path / "cold")
+    assert cold_entry.name == entry.name and cold_entry.read_bytes() == entry.read_bytes()
+
+
+def test_a_run_keeps_nothing_for_data_that_changed_while_it_loaded(made, tmp_path, monkeypatch, loads):
+    """The run signs the data before it loads it: a file that changes during the load leaves an
+    entry the next analysis does not take (its signature is not the data's any more), so that
+    analysis loads afresh, as it would without the run's entry."""
+    own = tmp_path / "data"
+    shutil.copytree(made[0], own)
+    monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache"))
+    from medvqa.core.run import options
+
+    real = options.load_items
+
+    def load_then_touch(benchmark, load):
+        got = real(benchmark, load)
+        (own / "notes.txt").write_text("written while the run loaded", encoding="utf-8")
+        return got
+
+    monkeypatch.setattr(options, "load_items", load_then_touch)
+    run_dir = tmp_path / "run"
+    args = ["--split", "full", "--model", "random", "--no-cache", "--run-dir", run_dir, "--json"]
+    as_json("run", "jmed48k", "--data", own, *args)
+    assert len(entries(tmp_path / "cache")) == 1
+    as_json("score", run_dir, "--json")
+    assert len(loads) == 1  # the run's entry was signed before the new file: loaded afresh
+
+
 @pytest.mark.parametrize("damage", ["cut short", "a byte changed", "another format", "a function named", "empty"])
 def test_a_damaged_entry_is_loaded_afresh_and_replaced(made, tmp_path, monkeypatch, loads, damage):
     data, runs = made
