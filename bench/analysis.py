@@ -1,6 +1,6 @@
 """`audit`, `compare` and `score` of large runs against a plain-numpy floor, side by side in one run.
 
-    python bench/analysis.py [--copies 30] [--copies 5,30,120] [--repeat 3]
+    python bench/analysis.py [--copies 30] [--copies 5,30,120] [--repeat 3] [--variants hflip,order]
 
 The data are the JMed48k sample (two real physician exams, 800 items, 17 with their images)
 replicated into synthetic exam years: `--copies 30` gives 60 years, and runs under C+Q and C+Q+I
@@ -16,7 +16,9 @@ empty cache folder, `run` of `random` into a new directory, then the first `audi
 own are printed beside them. The floor is
 a plain-numpy script, also a fresh process, that reads both runs' records, pairs them by (item,
 condition), and computes exact McNemar and a 1,000-resample bootstrap of the paired
-difference. Seconds are the best and the median of `--repeat` runs; memory is the peak RSS.
+difference. `--variants` asks every run the variants too (`run --variants`), so the records hold
+the factors the audit and compare pair besides Δimg. Seconds are the best and the median of
+`--repeat` runs; memory is the peak RSS.
 The machine is shared: read the ratio, measured in the same run, and the load average printed
 beside it. The CPU seconds (user and system, the best of the runs) are printed too: other work on
 the machine stretches a command's wall time far more than its CPU time, so under load their
@@ -105,8 +107,9 @@ def medvqa(*args: str) -> list[str]:
     return [sys.executable, "-m", "medvqa.cli", *args]
 
 
-def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, float, float, float]]:
+def measure(copies: int, repeat: int, tmp: Path, env: dict, variants: str | None = None) -> tuple[int, list]:
     data = make_data(tmp / f"data-{copies}", copies)
+    asked = ["--variants", variants] if variants else []
     runs = []
     for name, model in (("a", "random"), ("b", "constant:A")):
         run_dir = tmp / f"run-{copies}-{name}"
@@ -122,6 +125,7 @@ def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, f
                 model,
                 "--conditions",
                 "C+Q,C+Q+I",
+                *asked,
                 "--run-dir",
                 str(run_dir),
                 "--json",
@@ -151,7 +155,7 @@ def measure(copies: int, repeat: int, tmp: Path, env: dict) -> list[tuple[str, f
         "score RUN": medvqa("score", a),
     }
     run_args = ["run", "jmed48k", "--data", str(data), "--split", "full", "--model", "random"]
-    run_args += ["--conditions", "C+Q,C+Q+I", "--json"]
+    run_args += ["--conditions", "C+Q,C+Q+I", *asked, "--json"]
     timed(medvqa("audit", a, "--json"), env)  # the data's items kept in the cache folder, as after any analysis
     samples: dict[str, list[tuple[float, float, float]]] = {k: [] for k in commands}
     made: list[tuple[float, float, float]] = []  # the runs of the user paths
@@ -181,17 +185,20 @@ def main() -> None:
         help="copies of the two-exam sample, comma-separated for a growth table (30: 24,510 records)",
     )
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--variants", help="ask the runs these variants too (as run --variants: hflip,order)")
     args = parser.parse_args()
     env = {**os.environ, "MEDVQA_CACHE_DIR": ""}
     with tempfile.TemporaryDirectory(prefix="medvqa-analysis-") as tmp_name:
         tmp = Path(tmp_name)
         env["MEDVQA_CACHE_DIR"] = str(tmp / "cache")
         for copies in (int(c) for c in args.copies.split(",")):
-            n_records, rows = measure(copies, args.repeat, tmp, env)
+            n_records, rows = measure(copies, args.repeat, tmp, env, args.variants)
             floor_best, floor_cpu = rows[0][1], rows[0][3]
             load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
             print(
-                f"\n{n_records:,} records a run ({2 * copies} exam years; best and median of {args.repeat}; "
+                f"\n{n_records:,} records a run ({2 * copies} exam years"
+                + (f", variants {args.variants}" if args.variants else "")
+                + f"; best and median of {args.repeat}; "
                 f"load average {load} at the end)"
             )
             print("| command | best s | median s | best CPU s | peak MiB | best vs the floor | CPU vs the floor's |")
