@@ -271,6 +271,9 @@ class OpenAIServer:
     batch_faults: BatchFaults = field(default_factory=lambda: BatchFaults())
     batch_hold: bool = False
     xai_page: int = 1000  # xAI's batch results a page (`/v1/batches/{id}/results`)
+    # False: the files and batches endpoints answer 501 "Batch API is not enabled", as a vLLM
+    # server without its online batch API does (vllm/entrypoints/openai/batch/api_router.py)
+    batch_api: bool = True
     # a hostile server's token counts: this `usage` block in every answer (chat and batch lines)
     # instead of the counted one, sent as given (`NaN` and `Infinity` as Python writes them); or a
     # function of the prompt's text giving the block (None: the counted one)
@@ -310,6 +313,11 @@ class OpenAIServer:
     # -- the files and batches endpoints (OpenAI's batch API) ----------------------------------
 
     async def _upload(self, request: web.Request) -> web.Response:
+        if not self.batch_api:
+            return web.json_response(
+                {"error": {"message": "Batch API is not enabled", "type": "invalid_request_error", "code": 501}},
+                status=501,
+            )
         data, purpose = b"", None
         async for part in await request.multipart():
             if part.name == "file":

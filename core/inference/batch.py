@@ -1,12 +1,13 @@
 """A run's requests through the provider's batch API (`medvqa run --batch`), via litellm's files
 and batches calls (`create_file`, `create_batch`, `retrieve_batch`, `file_content`).
 
-Covered (`BATCH_PROVIDERS`): OpenAI (`openai/` models, at OpenAI or at an `--api-base` that speaks
-OpenAI's files and batches endpoints), Mistral (`mistral/`: `/v1/files` and `/v1/batch/jobs`) and
-xAI (`xai/`: `/v1/files` and `/v1/batches`, results paged), whose answers litellm hands back as
-OpenAI's output lines. Every other provider is refused with a one-line error naming these,
-before anything is sent. `batch_lines.py` holds what differs between providers: the lines, the
-calls' arguments, where a finished batch's answers are read.
+Covered (`BATCH_PROVIDERS`): OpenAI's files and batches endpoints (`openai/` models, at OpenAI
+or at an `--api-base` that speaks them; `hosted_vllm/`, a vLLM server's online batch API), Mistral
+(`mistral/`: `/v1/files` and `/v1/batch/jobs`) and xAI (`xai/`: `/v1/files` and `/v1/batches`,
+results paged), whose answers litellm hands back as OpenAI's output lines. Every other provider
+is refused with a one-line error naming these, before anything is sent. `batch_lines.py` holds
+what differs between providers: the lines, the calls' arguments, where a finished batch's
+answers are read.
 
 `BatchBackend` wraps the run's litellm backend and keeps its model, parameters and endpoint, so
 its requests have the live requests' keys: a batch answer enters the same cache and records as

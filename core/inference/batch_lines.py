@@ -6,10 +6,12 @@ providers litellm can reach that way (`BATCH_PROVIDERS`), what one line of the i
 and the arguments litellm's `create_file`, `create_batch`, `retrieve_batch` and `file_content`
 need for the provider.
 
-- OpenAI (`openai/`): a line is `{custom_id, method, url, body}`, its body what the live path's
-  direct call sends (`openai_compatible.direct_call`): the model name, the messages, the
-  parameters. A model whose requests litellm rewrites (o-series system prompts) has no plain
-  body and is refused.
+- OpenAI (`openai/`), and a vLLM server's own batch API (`hosted_vllm/`: the online batch API
+  of `vllm/entrypoints/openai/batch/`, OpenAI's endpoints and lines, which litellm reaches as
+  OpenAI's): a line is `{custom_id, method, url, body}`, its body what the live path's direct
+  call sends (`openai_compatible.direct_call`): the model name, the messages, the parameters. A
+  model whose requests litellm rewrites (o-series system prompts) has no plain body and is
+  refused.
 - Mistral (`mistral/`): a line is `{custom_id, body}`, its body the one litellm's own Mistral
   configuration builds from the request (`get_optional_params`, then the chat configuration's
   `transform_request`: `seed` sent as `random_seed`, say), without the model, which Mistral takes
@@ -38,7 +40,7 @@ from .base import Request
 if TYPE_CHECKING:
     from .litellm_backend import LiteLLMBackend
 
-BATCH_PROVIDERS = ("openai", "mistral", "xai")
+BATCH_PROVIDERS = ("openai", "hosted_vllm", "mistral", "xai")
 # providers whose lines litellm's own chat configuration builds (the others': the direct call's)
 CONFIGURED = ("mistral", "xai")
 
@@ -147,11 +149,19 @@ class BatchLines:
 
     def call(self, name: str, **kwargs: Any) -> Any:
         """litellm's `name` call (`create_file`, `create_batch`, `retrieve_batch`, `file_content`)
-        for this provider, at the run's server where it has one."""
+        for this provider, at the run's server where it has one. A call the provider refuses (a
+        server without a batch API, a key without batch access) is a `BatchError` naming the
+        call, the server and the provider's message, scrubbed of credentials."""
+        from .secrets import redact_url, scrub
+
         _, _, api_key = self.body()
         extra: dict[str, Any] = {"api_base": self.live.api_base} if self.live.api_base else {}
         if self.provider == "mistral" and name in ("create_batch", "retrieve_batch"):
             extra["model"] = self.model  # litellm finds Mistral's batch configuration by the model
         if api_key is not None:
             extra["api_key"] = api_key
-        return getattr(self.live.litellm, name)(custom_llm_provider=self.provider, **extra, **kwargs)
+        try:
+            return getattr(self.live.litellm, name)(custom_llm_provider=self.provider, **extra, **kwargs)
+        except Exception as exc:
+            where = redact_url(self.live.api_base) or f"{self.provider}'s API"
+            raise BatchError(scrub(f"--batch: {name} at {where} failed: {type(exc).__name__}: {exc}")) from None

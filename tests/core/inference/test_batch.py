@@ -9,6 +9,7 @@ API's prices where litellm knows them."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -98,7 +99,7 @@ def test_a_run_that_stops_waiting_resumes_by_polling_and_never_submits_again(tmp
     assert len(ledger(tmp_path / "run")) == 1
 
 
-@pytest.mark.parametrize("model", ["hosted_vllm/test", "anthropic/claude-test", "gemini/test", "azure/test"])
+@pytest.mark.parametrize("model", ["anthropic/claude-test", "gemini/test", "azure/test"])
 def test_a_provider_without_a_batch_api_is_refused_before_anything_is_sent(tmp_path, monkeypatch, model):
     """Anthropic: litellm 1.110.2 retrieves message batches but cannot create one
     (`AnthropicBatchesConfig.transform_create_batch_request` raises NotImplementedError); Gemini
@@ -111,7 +112,8 @@ def test_a_provider_without_a_batch_api_is_refused_before_anything_is_sent(tmp_p
     with OpenAIServer() as server:
         with pytest.raises(
             UsageError,
-            match=f"^--batch: {model}: medvqa sends batches through litellm for openai/, mistral/, xai/ models only",
+            match=f"^--batch: {model}: medvqa sends batches through litellm for "
+            "openai/, hosted_vllm/, mistral/, xai/ models only",
         ):
             run(
                 RunOptions(
@@ -360,3 +362,30 @@ def test_xai_batches_record_what_the_live_path_records_through_a_failed_line_and
     assert result.summary()["errors"] == 0
     assert by_pair(tmp_path / "live") == by_pair(tmp_path / "batch")
     assert [len(b["keys"]) for b in ledger(tmp_path / "batch")] == [PAIRS, 14]
+
+
+def test_a_vllm_server_s_own_batch_api_records_what_its_live_path_records(tmp_path):
+    """hosted_vllm/: litellm sends OpenAI's files and batches calls to the server
+    (`OPENAI_COMPATIBLE_BATCH_AND_FILES_PROVIDERS` in litellm/types/utils.py), which a vLLM server
+    with its online batch API serves in OpenAI's shapes (vllm/entrypoints/openai/batch/
+    api_router.py and protocol.py: `BatchRequestInput` is `{custom_id, method, url, body}`). The
+    first batch expires after 11 of its 22 lines, lines 0, 5 and 10 failed: 3 + 11 = 14 asked
+    again. A server without it answers 501 "Batch API is not enabled": one error line naming the
+    call and the server, nothing asked live."""
+    vllm_options = {"model": "hosted_vllm/test"}
+    with OpenAIServer(batch_faults=BatchFaults(expire_first=True, failed_line_every=5)) as server:
+        run(replace(options(tmp_path, server, "live"), **vllm_options), progress=False)
+        sent_live = sum(server.counts.values())
+        result = run(replace(options(tmp_path, server, "batch", batch=True), **vllm_options), progress=False)
+        assert sum(server.counts.values()) == sent_live
+        assert [len(b["lines"]) for b in server.batches.values()] == [PAIRS, 3 + 11]
+        assert {line["body"]["model"] for line in server.batches["batch_1"]["lines"]} == {"test"}
+    assert result.summary()["errors"] == 0
+    assert by_pair(tmp_path / "live") == by_pair(tmp_path / "batch")
+    with OpenAIServer(batch_api=False) as server:
+        with pytest.raises(ValueError) as raised:
+            run(replace(options(tmp_path, server, "off", batch=True), **vllm_options), progress=False)
+        assert sum(server.counts.values()) == 0 and not server.batches
+    assert str(raised.value) == (
+        f"--batch: create_file at {server.url} failed: InternalServerError: Error code: 501 - Batch API is not enabled"
+    )
