@@ -389,3 +389,19 @@ def test_a_vllm_server_s_own_batch_api_records_what_its_live_path_records(tmp_pa
     assert str(raised.value) == (
         f"--batch: create_file at {server.url} failed: InternalServerError: Error code: 501 - Batch API is not enabled"
     )
+
+
+def test_a_run_with_repeats_that_stops_waiting_resumes_by_polling_its_one_batch(tmp_path):
+    """`--repeats 2 --batch-wait`: the one batch (2 × 22 = 44 lines) is still held when the run
+    stops waiting, so its 44 records are `missing`; the next run polls that batch and submits
+    nothing, and every record of both repeats is answered."""
+    with OpenAIServer(batch_hold=True) as server:
+        run(options(tmp_path, server, "run", batch=True, batch_wait_s=0.05, repeats=2), progress=False)
+        records = read_records(tmp_path / "run")
+        assert len(records) == 2 * PAIRS and {r["status"] for r in records} == {"missing"}
+        server.batch_hold = False
+        run(options(tmp_path, server, "run", batch=True, repeats=2), progress=False)
+        assert [len(b["lines"]) for b in server.batches.values()] == [2 * PAIRS]
+    records = read_records(tmp_path / "run")
+    assert sorted({r["repeat"] for r in records}) == [0, 1] and len(records) == 2 * PAIRS
+    assert "missing" not in {r["status"] for r in records}
