@@ -302,7 +302,7 @@ def test_a_dry_run_prices_batch_requests_at_the_batch_api_s_prices_where_litellm
     """openai/gpt-4o-mini: litellm's map holds $0.15 / $0.60 per million tokens live and
     `input_cost_per_token_batches` 7.5e-08, `output_cost_per_token_batches` 3e-07 (half); the
     same plan's cost is half the live one's. Mistral's batch prices are not in litellm's map:
-    mistral/mistral-small-latest is priced at its ordinary price ($0.15 / $0.60 per million), and says so."""
+    mistral/mistral-small-latest is priced at its live price ($0.15 / $0.60 per million), and says so."""
     from medvqa.core.run.plan import dry_run
 
     def plan(model, **kw):
@@ -328,7 +328,7 @@ def test_a_dry_run_prices_batch_requests_at_the_batch_api_s_prices_where_litellm
     assert batch["cost_usd"] == pytest.approx(t["input"] * 7.5e-08 + t["output"] * 3e-07)
     assert batch["cost_usd"] == pytest.approx(live["cost_usd"] / 2)
     mistral = plan("mistral/mistral-small-latest", batch=True)
-    assert mistral["price_source"] == "litellm"
+    assert mistral["price_source"] == "litellm, live prices: it has no batch prices for mistral/mistral-small-latest"
     assert mistral["cost_usd"] == pytest.approx(
         mistral["tokens"]["input"] * 1.5e-07 + mistral["tokens"]["output"] * 6e-07
     )
