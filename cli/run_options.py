@@ -367,7 +367,7 @@ batch_api = option_group(
     click.option(
         "--batch",
         is_flag=True,
-        help="Send the requests through the provider's batch API (openai/ models; half the price at OpenAI); "
+        help="Send the requests through the provider's batch API (openai/, hosted_vllm/, mistral/, xai/ models); "
         "the run directory keeps the batch ids and a re-run polls them.",
     ),
     click.option(

@@ -270,6 +270,10 @@ class OpenAIServer:
     # the batch API: its faults, and `batch_hold` keeps every batch in progress until it is cleared
     batch_faults: BatchFaults = field(default_factory=lambda: BatchFaults())
     batch_hold: bool = False
+    xai_page: int = 1000  # xAI's batch results a page (`/v1/batches/{id}/results`)
+    # False: the files and batches endpoints answer 501 "Batch API is not enabled", as a vLLM
+    # server without its online batch API does (vllm/entrypoints/openai/batch/api_router.py)
+    batch_api: bool = True
     # a hostile server's token counts: this `usage` block in every answer (chat and batch lines)
     # instead of the counted one, sent as given (`NaN` and `Infinity` as Python writes them); or a
     # function of the prompt's text giving the block (None: the counted one)
@@ -305,11 +309,19 @@ class OpenAIServer:
         app.router.add_get("/v1/files/{file_id}/content", self._file_content)
         app.router.add_post("/v1/batches", self._create_batch)
         app.router.add_get("/v1/batches/{batch_id}", self._retrieve_batch)
+        app.router.add_get("/v1/batches/{batch_id}/results", self._xai_results)
+        app.router.add_post("/v1/batch/jobs", self._create_mistral_job)
+        app.router.add_get("/v1/batch/jobs/{job_id}", self._retrieve_mistral_job)
         return app
 
     # -- the files and batches endpoints (OpenAI's batch API) ----------------------------------
 
     async def _upload(self, request: web.Request) -> web.Response:
+        if not self.batch_api:
+            return web.json_response(
+                {"error": {"message": "Batch API is not enabled", "type": "invalid_request_error", "code": 501}},
+                status=501,
+            )
         data, purpose = b"", None
         async for part in await request.multipart():
             if part.name == "file":
@@ -334,10 +346,16 @@ class OpenAIServer:
         return web.Response(body=self.files[request.match_info["file_id"]], content_type="application/octet-stream")
 
     async def _create_batch(self, request: web.Request) -> web.Response:
+        """OpenAI's `{input_file_id, endpoint, completion_window}`, or xAI's `{name, input_file_id}`
+        (https://docs.x.ai/developers/advanced-api-usage/batch-api): the same path, told apart by
+        the body, and answered in the shape of the API that asked."""
         body = await request.json()
         lines = [json.loads(line) for line in self.files[body["input_file_id"]].decode().splitlines() if line.strip()]
         batch_id = f"batch_{len(self.batches) + 1}"
-        self.batches[batch_id] = {"lines": lines, "polls": 0, "body": body, "result": None}
+        xai = "completion_window" not in body
+        self.batches[batch_id] = {"lines": lines, "polls": 0, "body": body, "result": None, "xai": xai}
+        if xai:
+            return web.json_response(self._xai_batch(batch_id))
         return web.json_response(self._batch_object(batch_id, "validating"))
 
     def _batch_object(
@@ -366,25 +384,127 @@ class OpenAIServer:
         batch_id = request.match_info["batch_id"]
         b = self.batches[batch_id]
         b["polls"] += 1
+        if b["result"] is None and not (self.batch_hold or b["polls"] <= self.batch_faults.slow_polls):
+            b["result"] = self._finish_batch(batch_id)
+        if b["xai"]:
+            return web.json_response(self._xai_batch(batch_id))
+        if b["result"] is None:
+            return web.json_response(self._batch_object(batch_id, "in_progress"))
+        return web.json_response(self._batch_object(batch_id, *b["result"]))
+
+    # -- xAI's batches: counters instead of a status, results paged instead of an output file ------
+
+    def _xai_batch(self, batch_id: str) -> dict:
+        """A batch as xAI's API shows one: request counters, no status (litellm reads the status off
+        them: pending requests, in progress; none, completed); a batch xAI could not finish in
+        time is cancelled by xAI, its message saying why (litellm: `failed`), the requests it did
+        not run counted cancelled."""
+        b = self.batches[batch_id]
+        n = len(b["lines"])
+        state = {"num_requests": n, "num_pending": n, "num_success": 0, "num_error": 0, "num_cancelled": 0}
+        out = {"batch_id": batch_id, "name": b["body"].get("name", ""), "create_time": "2026-01-01T00:00:00Z"}
+        if b["result"] is not None:
+            success, error = len(b["outputs"]), len(b["errors"])
+            state.update(num_pending=0, num_success=success, num_error=error, num_cancelled=n - success - error)
+            if b["result"][0] == "expired":
+                out["cancel_time"] = "2026-01-02T00:00:00Z"
+                out["cancel_by_xai_message"] = "the batch expired before all its requests ran"
+        return {**out, "state": state, "input_file_id": b["body"]["input_file_id"]}
+
+    async def _xai_results(self, request: web.Request) -> web.Response:
+        """`GET /v1/batches/{id}/results`: `{results: [{batch_request_id, batch_result: {response:
+        {chat_get_completion: body}} or {error: {code, message}}}], pagination_token}`, at most
+        `xai_page` results a page (of `limit`, if smaller)."""
+        b = self.batches[request.match_info["batch_id"]]
+        rows = [
+            {
+                "batch_request_id": o["custom_id"],
+                "batch_result": {"response": {"chat_get_completion": o["response"]["body"]}},
+            }
+            for o in b.get("outputs", [])
+        ] + [
+            {
+                "batch_request_id": e["custom_id"],
+                "batch_result": {"error": {"code": e["response"]["status_code"], "message": "internal error"}},
+            }
+            for e in b.get("errors", [])
+        ]
+        start = int(request.query.get("pagination_token") or 0)
+        size = min(self.xai_page, int(request.query.get("limit") or self.xai_page))
+        token = str(start + size) if start + size < len(rows) else None
+        return web.json_response({"results": rows[start : start + size], "pagination_token": token})
+
+    # -- Mistral's batch jobs (`/v1/batch/jobs`): the files endpoints above, lines without a model ----
+
+    async def _create_mistral_job(self, request: web.Request) -> web.Response:
+        """A job as Mistral's API creates one: `{input_files, endpoint, model}`, the model once
+        for every line (https://docs.mistral.ai/api/#tag/batch)."""
+        body = await request.json()
+        (input_file,) = body["input_files"]
+        lines = [json.loads(line) for line in self.files[input_file].decode().splitlines() if line.strip()]
+        job_id = f"job-{len(self.batches) + 1}"
+        self.batches[job_id] = {"lines": lines, "polls": 0, "body": body, "result": None, "xai": False}
+        return web.json_response(self._mistral_job(job_id, "QUEUED"))
+
+    def _mistral_job(
+        self,
+        job_id: str,
+        status: str,
+        output: str | None = None,
+        errors: str | None = None,
+        counts: tuple[int, int] = (0, 0),
+    ) -> dict:
+        b = self.batches[job_id]
+        return {
+            "id": job_id,
+            "object": "batch",
+            "input_files": b["body"]["input_files"],
+            "endpoint": b["body"]["endpoint"],
+            "model": b["body"]["model"],
+            "status": status,
+            "created_at": int(time.time()),
+            "total_requests": len(b["lines"]),
+            "completed_requests": sum(counts),
+            "succeeded_requests": counts[0],
+            "failed_requests": counts[1],
+            "output_file": output,
+            "error_file": errors,
+            "errors": [],
+            "metadata": None,
+        }
+
+    async def _retrieve_mistral_job(self, request: web.Request) -> web.Response:
+        """Mistral's statuses: QUEUED, RUNNING, then SUCCESS, or TIMEOUT_EXCEEDED for a job
+        that ran out of time (litellm reads it as OpenAI's `expired`)."""
+        job_id = request.match_info["job_id"]
+        b = self.batches[job_id]
+        b["polls"] += 1
         if b["result"] is None:
             if self.batch_hold or b["polls"] <= self.batch_faults.slow_polls:
-                return web.json_response(self._batch_object(batch_id, "in_progress"))
-            b["result"] = self._finish_batch(batch_id)
-        return web.json_response(self._batch_object(batch_id, *b["result"]))
+                return web.json_response(self._mistral_job(job_id, "RUNNING"))
+            b["result"] = self._finish_batch(job_id)
+        status, *rest = b["result"]
+        return web.json_response(
+            self._mistral_job(job_id, {"completed": "SUCCESS", "expired": "TIMEOUT_EXCEEDED"}[status], *rest)
+        )
 
     def _finish_batch(self, batch_id: str) -> tuple:
         """Answer a batch's lines as the chat endpoint answers them, with its faults: the first
-        batch may expire half done, and every `failed_line_every`-th line of it fails (500)."""
+        batch may expire half done, and every `failed_line_every`-th line of it fails (500). A
+        line without a model (Mistral's) is asked of its job's, and counted with it as the live
+        request is."""
         b, f = self.batches[batch_id], self.batch_faults
-        expired = f.expire_first and batch_id == "batch_1"
+        first = batch_id == next(iter(self.batches))
+        expired = f.expire_first and first
         outputs, errors = [], []
         for i, line in enumerate(b["lines"]):
             if expired and i >= len(b["lines"]) // 2:
                 break  # never run: an expired batch answers none of the rest
-            messages = line["body"]["messages"]
+            body = {"model": b["body"].get("model", self.model), **line["body"]}
+            messages = body["messages"]
             key = content_key(messages)
             self.batch_lines[key] += 1
-            if f.failed_line_every and batch_id == "batch_1" and i % f.failed_line_every == 0:
+            if f.failed_line_every and first and i % f.failed_line_every == 0:
                 errors.append(
                     {
                         "id": f"req-{i}",
@@ -398,26 +518,30 @@ class OpenAIServer:
                     }
                 )
                 continue
-            text = self._reply(messages, key, line["body"].get("response_format"))
-            body = completion_body(line["body"].get("model", self.model), key, text, body_chars(line["body"]), None)
+            drawn = key
+            if self.sampling and (body.get("temperature") or 0) > 0:  # the seed, as the chat endpoint draws
+                drawn = f"{key}:{body.get('seed', body.get('random_seed'))}"
+            text = self._reply(messages, drawn, body.get("response_format"))
+            answer = completion_body(body["model"], key, text, body_chars(body), None)
             if (usage := self._usage(messages)) is not None:
-                body["usage"] = usage
+                answer["usage"] = usage
             outputs.append(
                 {
                     "id": f"req-{i}",
                     "custom_id": line["custom_id"],
-                    "response": {"status_code": 200, "request_id": f"req-{i}", "body": body},
+                    "response": {"status_code": 200, "request_id": f"req-{i}", "body": answer},
                     "error": None,
                 }
             )
         lines = [json.dumps(o) for o in outputs]
-        hostile = f.every_batch or batch_id == "batch_1"
+        hostile = f.every_batch or first
         if hostile and 0 <= f.repeated_line < len(outputs):
             again = json.loads(lines[f.repeated_line])
             again["response"]["body"]["choices"][0]["message"]["content"] = '{"answer": ["zz"]}'
             lines.append(json.dumps(again))
         if hostile and 0 <= f.malformed_line < len(lines):
             lines[f.malformed_line] = lines[f.malformed_line][: len(lines[f.malformed_line]) // 2]
+        b["outputs"], b["errors"] = outputs, errors  # (xAI's results are read from these)
         out_id = err_id = None
         if outputs:
             out_id = f"file-{len(self.files) + 1}"
@@ -490,7 +614,7 @@ class OpenAIServer:
             )
         drawn = key
         if self.sampling and (body.get("temperature") or 0) > 0:
-            drawn = f"{key}:{body.get('seed')}"
+            drawn = f"{key}:{body.get('seed', body.get('random_seed'))}"
         text = self._reply(messages, drawn, body.get("response_format"))
         refusal = None
         if fault in ("null_content", "refusal"):

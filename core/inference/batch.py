@@ -1,15 +1,21 @@
 """A run's requests through the provider's batch API (`medvqa run --batch`), via litellm's files
 and batches calls (`create_file`, `create_batch`, `retrieve_batch`, `file_content`).
 
-Covered: OpenAI (`openai/` models, at OpenAI or at an `--api-base` that speaks OpenAI's files and
-batches endpoints). Azure's batch API is reached by the same litellm calls, but medvqa has not
-been tested against it; other providers are refused with a one-line error.
+Covered (`BATCH_PROVIDERS`): OpenAI's files and batches endpoints (`openai/` models, at OpenAI
+or at an `--api-base` that speaks them; `hosted_vllm/`, a vLLM server's online batch API), Mistral
+(`mistral/`: `/v1/files` and `/v1/batch/jobs`) and xAI (`xai/`: `/v1/files` and `/v1/batches`,
+results paged), whose answers litellm hands back as OpenAI's output lines. Every other provider
+is refused with a one-line error naming these, before anything is sent. `batch_lines.py` holds
+what differs between providers: the lines, the calls' arguments, where a finished batch's
+answers are read.
 
 `BatchBackend` wraps the run's litellm backend and keeps its model, parameters and endpoint, so
 its requests have the live requests' keys: a batch answer enters the same cache and records as
 a live one would, and a run can be asked partly live and partly in batches. Each request is one
-line of an input file, `custom_id` its request key, its body what the live path sends (the
-model name, the messages, the parameters litellm would send: `direct_call`).
+line of an input file, `custom_id` its request key, its body what the live path sends. A run's
+repeats (`--repeats`) are one backend (`add_repeat`): each repeat's lines carry its own
+parameters (its seed), and all of them go in the same batches, where a backend per repeat sent
+one batch per repeat and waited for each before the next.
 
 The run directory keeps every batch in `batches.jsonl` (its id, its input file, the keys it
 holds), written as soon as the batch is created. A run that stops (Ctrl-C, a kill, or
@@ -38,17 +44,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..items import DataError
 from .base import Backend, Request, Response
+from .batch_lines import BATCH_PROVIDERS, BatchError, BatchLines
+
+__all__ = ["BATCH_PROVIDERS", "BatchBackend", "BatchError"]
 
 if TYPE_CHECKING:
     from .litellm_backend import LiteLLMBackend
 
 FINISHED = ("completed", "expired", "failed", "cancelled")
 LEDGER = "batches.jsonl"
-BATCH_PROVIDERS = ("openai", "azure")
-
-
-class BatchError(ValueError):
-    """A model or setting the batch path cannot take (one line, before anything is sent)."""
 
 
 class BatchBackend(Backend):
@@ -69,15 +73,7 @@ class BatchBackend(Backend):
         self.stats: dict[str, Any] = live.stats
         self.ledger = Path(run_dir) / LEDGER
         self.poll_s, self.wait_s, self.max_rounds, self.max_lines = poll_s, wait_s, max_rounds, max_lines
-        provider = self.model.split("/", 1)[0] if "/" in self.model else None
-        if provider not in BATCH_PROVIDERS:
-            raise BatchError(
-                f"--batch: {self.model}: medvqa sends batches through litellm for "
-                f"{', '.join(p + '/' for p in BATCH_PROVIDERS)} models only"
-            )
-        if live.deployments:
-            raise BatchError("--batch takes one server (--api-base), not a model list or several servers")
-        self.provider = provider
+        self.lines = BatchLines(live)  # refuses a provider or a setting the batch path cannot take
         self.settings = {
             **dict(live.settings),
             "backend": "litellm-batch",
@@ -85,42 +81,14 @@ class BatchBackend(Backend):
             "batch_wait_s": wait_s,
             "batch_max_rounds": max_rounds,
         }
-        self._body: tuple[str, dict[str, Any], str] | None = None
         self._ledger_end: int | None = None  # bytes of whole lines in the ledger, once read
 
-    # -- what each line sends ------------------------------------------------------------
-
-    def _line_body(self) -> tuple[str, dict[str, Any], str]:
-        """(the model name the server is sent, the parameters of every body, the API key): those
-        of the live path's direct call (`openai_compatible.direct_call`), where litellm sends a
-        plain body."""
-        if self._body is None:
-            from .openai_compatible import direct_call
-
-            base = self.live.api_base or "https://api.openai.com/v1"
-            found = direct_call(self.live.litellm, self.model, self.live.sent_params, [base], timeout=self.live.timeout)
-            if found is None:
-                raise BatchError(
-                    f"--batch: litellm rewrites {self.model}'s requests (or has no key for it): "
-                    "its batch lines cannot be the plain OpenAI body; run it live"
-                )
-            self._body = (found.model, found.params, found.api_key)
-        return self._body
-
-    def _line(self, req: Request) -> dict:
-        from .images import to_openai
-        from .litellm_params import json_schema_format
-
-        model, params, _ = self._line_body()
-        body = {"model": model, "messages": to_openai(req.messages, self.live.max_image_side), **params}
-        if req.response_schema is not None and (params.get("response_format") or {}).get("type") == "json_schema":
-            body["response_format"] = json_schema_format(req.response_schema)
-        return {"custom_id": req.key, "method": "POST", "url": "/v1/chat/completions", "body": body}
-
-    def _call(self, name: str, **kwargs):
-        _, _, api_key = self._line_body()
-        extra = {"api_base": self.live.api_base} if self.live.api_base else {}
-        return getattr(self.live.litellm, name)(custom_llm_provider=self.provider, api_key=api_key, **extra, **kwargs)
+    def add_repeat(self, repeat: int, live: LiteLLMBackend) -> BatchBackend:
+        """This backend asking repeat `repeat` of the run too, with `live`'s parameters (its own
+        seed): a run's repeats are one backend, so one batch holds the lines of every repeat
+        instead of one batch each, asked one after another. Returns itself."""
+        self.lines.add_repeat(repeat, live)
+        return self
 
     # -- the ledger ------------------------------------------------------------------------
 
@@ -161,11 +129,11 @@ class BatchBackend(Backend):
         out = []
         for i in range(0, len(requests), self.max_lines):
             chunk = requests[i : i + self.max_lines]
-            data = "\n".join(json.dumps(self._line(r), ensure_ascii=False, allow_nan=False) for r in chunk).encode(
+            data = "\n".join(json.dumps(self.lines.line(r), ensure_ascii=False, allow_nan=False) for r in chunk).encode(
                 "utf-8"
             )
-            file = self._call("create_file", file=("medvqa-batch.jsonl", data), purpose="batch")
-            batch = self._call(
+            file = self.lines.call("create_file", file=("medvqa-batch.jsonl", data), purpose="batch")
+            batch = self.lines.call(
                 "create_batch", completion_window="24h", endpoint="/v1/chat/completions", input_file_id=file.id
             )
             entry = {
@@ -206,13 +174,8 @@ class BatchBackend(Backend):
         where: dict[str, str] = {}  # the line that answered each key
         conflicting: set[str] = set()  # keys answered twice, differently
         unreadable = None
-        for file_id, is_error in (
-            (getattr(batch, "output_file_id", None), False),
-            (getattr(batch, "error_file_id", None), True),
-        ):
-            if not file_id:
-                continue
-            content = self._call("file_content", file_id=file_id)
+        for file_id, is_error in self.lines.output_files(batch):
+            content = self.lines.call("file_content", file_id=file_id)
             for lineno, line in enumerate(content.content.decode("utf-8", "replace").split("\n"), 1):
                 if not line.strip():
                     continue
@@ -290,7 +253,7 @@ class BatchBackend(Backend):
         while pending:
             finished_now = []
             for batch_id, entry in list(open_batches.items()):
-                batch = self._call("retrieve_batch", batch_id=batch_id)
+                batch = self.lines.call("retrieve_batch", batch_id=batch_id)
                 if batch.status not in FINISHED:
                     continue
                 finished_now.append(batch_id)

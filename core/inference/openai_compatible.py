@@ -124,8 +124,8 @@ def direct_call(
         ]
     except Exception:  # litellm cannot say what it would send: let it send
         return None
-    send = _flat(optional)
-    if _flat(body) != {"model": model, "messages": SAMPLE_MESSAGES, **send}:
+    send = flat_body(optional)
+    if flat_body(body) != {"model": model, "messages": SAMPLE_MESSAGES, **send}:
         return None
     if any(url != base.rstrip("/") + "/chat/completions" for url, base in zip(urls, api_bases)):
         return None
@@ -137,7 +137,7 @@ def direct_call(
     )
 
 
-def _flat(params: dict[str, Any]) -> dict[str, Any]:
+def flat_body(params: dict[str, Any]) -> dict[str, Any]:
     """Parameters as they stand in the JSON body: `extra_body` merged in, `stream: false` (the
     default) left out."""
     out = {k: v for k, v in params.items() if k != "extra_body" and not (k == "stream" and v is False)}

@@ -169,6 +169,10 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
             raise UsageError(str(exc)) from None
 
     backend = batched(backend)
+
+    def repeat_backend(r, live):  # a batch backend takes every repeat: one batch for all of them
+        return backend.add_repeat(r, live) if options.batch else live
+
     use_cache = options.cache if cache is None else cache and options.cache
     response_cache = ResponseCache(Path(options.cache_path) if options.cache_path else None) if use_cache else None
     command_line = options.command_line or list(sys.argv)
@@ -198,8 +202,8 @@ def prepare(options: RunOptions, *, cache: bool | None = None) -> RunSpec:
         seed=options.seed,
         data_signature=signature,
         shard=shard,
-        repeat_backend=lambda r: batched(
-            plugins.get_backend(options.model, seed=repeat_seed(options.seed, r), **options.backend_options)
+        repeat_backend=lambda r: repeat_backend(
+            r, plugins.get_backend(options.model, seed=repeat_seed(options.seed, r), **options.backend_options)
         ),
     )
     if options.repeats > 1:

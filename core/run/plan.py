@@ -144,6 +144,8 @@ def estimate_cost(backend, payloads: list[tuple[list[dict], int]]) -> dict:
             p_in = float(info["input_cost_per_token_batches"])
             p_out = float(info.get("output_cost_per_token_batches") or p_out)
             source = "litellm, batch prices"
+        elif batch:  # said, so that a live price is not read as the batch's
+            source = f"litellm, live prices: it has no batch prices for {target}"
         cost = n_in * p_in + n_out * p_out
         cost_max = n_in * p_in + out_max * p_out if out_max is not None else None
     tokenizer = (

@@ -132,6 +132,7 @@ class RunSpec:
     # Ask every pair this many times (`--repeats`); each record past the first keeps its index in `repeat`.
     repeats: int = 1
     # The backend of repeat r ≥ 1 (the run's with its own seed, say); None: `backend` for every repeat.
+    # One that gives `backend` itself (a batch API's) is handed every repeat's requests in one call.
     repeat_backend: Callable[[int], Backend] | None = None
     # Image variants asked besides the conditions (`--variants`, `variants.variant_plan`); `seed` draws swap's partners.
     variants: tuple[str, ...] = ()
@@ -302,7 +303,11 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
         progress(state)
     paths = {0: RequestPath(spec.backend, spec.cache)}
     for r in range(1, spec.repeats):  # the first repeat's preflight checks the server for every repeat
+        if spec.repeat_backend is not None and backends[r] is spec.backend:
+            paths[r] = paths[0]  # a backend that takes every repeat (a batch API's): asked once for all
+            continue
         paths[r] = RequestPath(backends[r], spec.cache, preflight=paths[0].preflight)
+    distinct = list({id(p): p for p in paths.values()}.values())  # each path once, with all its repeats
     numbered = spec.repeats > 1 or any(r.get("repeat") for r in existing)
 
     def answer(requests: list[Request]) -> None:
@@ -324,10 +329,10 @@ def execute(spec: RunSpec, progress: Callable[[dict], None] | None = None) -> Ru
                 and not resp.refusal
             )
 
-        for r in sorted({req.repeat for req in requests}):
-            paths[r].send([req for req in requests if req.repeat == r], done)
-        result.cache_hits = sum(p.cache_hits for p in paths.values())
-        result.requested = sum(p.requested for p in paths.values())
+        for path in distinct:
+            path.send([req for req in requests if paths[req.repeat] is path], done)
+        result.cache_hits = sum(p.cache_hits for p in distinct)
+        result.requested = sum(p.requested for p in distinct)
 
     gc.freeze()  # items and requests live as long as the run: keep the collector's full passes off them
     try:
