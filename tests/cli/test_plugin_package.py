@@ -89,4 +89,4 @@ def test_installed_plugin_keeps_every_contract_of_the_kit(plugin_env, tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=plugin_env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     # five items in C and C+Q; the two with images also in C+I and C+Q+I
-    assert out.stdout.splitlines() == ["kmle_demo: 10 checks passed on 5 items", "{'random': 14, 'gold': 14}"]
+    assert out.stdout.splitlines() == ["kmle_demo: 11 checks passed on 5 items", "{'random': 14, 'gold': 14}"]
