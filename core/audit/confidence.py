@@ -7,8 +7,8 @@ confidence as much as its accuracy; and the section in words (`confidence_markdo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +16,10 @@ from .. import calibration, metrics
 from ..bootstrap import bootstrap_difference
 from ..confidence_metrics import abstention_of, calibration_of, has_confidence
 from .pairs import IndexedRun, Settings
+
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+    from ..items import Item
 
 
 def confidence_section(run: IndexedRun, s: Settings, clusters: Mapping[str, str] | None) -> dict[str, Any] | None:
@@ -28,10 +32,11 @@ def confidence_section(run: IndexedRun, s: Settings, clusters: Mapping[str, str]
         return None
     benchmark = run.input.benchmark
     resamples = min(s.resamples, calibration.RESAMPLES)
+    items = list(run.input.items.values())
     conditions: dict[str, dict] = {}
     for (condition,), rows in metrics.group(records).items():
-        overall = calibration_of(rows, benchmark, clusters, resamples=resamples, seed=s.seed)
-        if overall is None:
+        held = condition_confidence(rows, benchmark, clusters, items, s)
+        if held is None:
             continue
         by: dict[str, dict] = {}
         for name, field in run.fields.items():
@@ -42,12 +47,26 @@ def confidence_section(run: IndexedRun, s: Settings, clusters: Mapping[str, str]
                 ) is not None:
                     levels[level] = numbers
             by[name] = levels
-        conditions[condition] = {
-            "overall": overall,
-            "by": by,
-            "abstention": abstention_of(rows, benchmark, clusters, items=list(run.input.items.values()), seed=s.seed),
-        }
+        conditions[condition] = {"overall": held["overall"], "by": by, "abstention": held["abstention"]}
     return {"conditions": conditions, "image_removal": image_removal(run, clusters)}
+
+
+def condition_confidence(
+    rows: Sequence[Mapping[str, Any]],
+    benchmark: Benchmark | None,
+    clusters: Mapping[str, str] | None,
+    items: Sequence[Item],
+    s: Settings,
+) -> dict[str, Any] | None:
+    """{"overall": the calibration numbers, "abstention": the exam's score under a confidence
+    threshold} of one condition's counted records; None where none carries a confidence. The one
+    place the audit's confidence section and `compare` compute a condition's numbers: at most
+    `calibration.RESAMPLES` resamples (each recomputes every metric) with the settings' seed."""
+    resamples = min(s.resamples, calibration.RESAMPLES)
+    overall = calibration_of(rows, benchmark, clusters, resamples=resamples, seed=s.seed)
+    if overall is None:
+        return None
+    return {"overall": overall, "abstention": abstention_of(rows, benchmark, clusters, items=items, seed=s.seed)}
 
 
 def image_removal(run: IndexedRun, clusters: Mapping[str, str] | None) -> dict[str, Any] | None:
@@ -85,8 +104,9 @@ def _ci(ci: list[float] | None, digits: int = 3) -> str:
     return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "(no interval)"
 
 
-def _verdict(sheet: Mapping[str, Any]) -> str:
-    """A sheet's pass lines in words: each exam's overall row, or every row where none is overall."""
+def verdict_text(sheet: Mapping[str, Any]) -> str:
+    """A sheet's pass lines in words: each exam's overall row, or every row where none is overall
+    ("" where the sheet has none)."""
     rows = sheet.get("verdict") or []
     shown = [r for r in rows if r["criterion"] == "overall"] or rows
     named = [
@@ -125,7 +145,7 @@ def confidence_markdown(section: Mapping[str, Any] | None) -> list[str]:
             + ("" if cf["passed"] is None else f", verdict {'pass' if cf['passed'] else 'fail'}")
             + f"; in-sample best (biased upwards) {a['in_sample']['gain']:+.2f}."
             + (
-                f" Exam verdict: answering everything {_verdict(a['answer_all'])}; cross-fitted {_verdict(cf)}."
+                f" Exam verdict: answering everything {verdict_text(a['answer_all'])}; cross-fitted {verdict_text(cf)}."
                 if a["answer_all"].get("verdict")
                 else ""
             )
