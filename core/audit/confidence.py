@@ -1,6 +1,6 @@
 """The audit's confidence section, present only where the run's records carry a confidence: per
-condition, the calibration metrics (overall and by each stratum) and the exam's score answering
-only above a confidence threshold under the benchmark's rule for blanks, both from
+condition, the calibration metrics and the exam's score answering only above a confidence
+threshold under the benchmark's rule for blanks (each overall and by each stratum), both from
 `confidence_metrics`; across image removal, whether removing the image lowers the model's
 confidence as much as its accuracy; and the section in words (`confidence_markdown`).
 """
@@ -23,8 +23,11 @@ if TYPE_CHECKING:
 
 
 def confidence_section(run: IndexedRun, s: Settings, clusters: Mapping[str, str] | None) -> dict[str, Any] | None:
-    """{"conditions": {condition: {"overall", "by": {stratum: {level: ...}}, "abstention"}},
-    "image_removal"} of the run's counted records; None where no record carries a confidence.
+    """{"conditions": {condition: {"overall", "by": {stratum: {level: ...}}, "abstention",
+    "abstention_by": {stratum: {level: ...}}}}, "image_removal"} of the run's counted records; None
+    where no record carries a confidence. A stratum level's abstention is that part's points
+    (`abstention_of(part=True)`: its own cross-fitted threshold, no verdict: a pass mark is the
+    whole exam's).
     The bootstrap takes at most `calibration.RESAMPLES` resamples (each recomputes every
     metric) with the audit's seed."""
     records = run.input.records
@@ -39,15 +42,22 @@ def confidence_section(run: IndexedRun, s: Settings, clusters: Mapping[str, str]
         if held is None:
             continue
         by: dict[str, dict] = {}
+        abstention_by: dict[str, dict] = {}
         for name, field in run.fields.items():
-            levels = {}
+            levels, blanks = {}, {}
             for (_, level), group in metrics.group(rows, [field]).items():
                 if (
                     numbers := calibration_of(group, benchmark, clusters, resamples=resamples, seed=s.seed)
                 ) is not None:
                     levels[level] = numbers
-            by[name] = levels
-        conditions[condition] = {"overall": held["overall"], "by": by, "abstention": held["abstention"]}
+                    blanks[level] = abstention_of(group, benchmark, clusters, items=items, seed=s.seed, part=True)
+            by[name], abstention_by[name] = levels, blanks
+        conditions[condition] = {
+            "overall": held["overall"],
+            "by": by,
+            "abstention": held["abstention"],
+            "abstention_by": abstention_by,
+        }
     return {"conditions": conditions, "image_removal": image_removal(run, clusters)}
 
 
@@ -150,6 +160,23 @@ def confidence_markdown(section: Mapping[str, Any] | None) -> list[str]:
                 else ""
             )
         )
+    parts = [
+        (condition, name, level, a)
+        for condition, entry in section["conditions"].items()
+        for name, levels in (entry.get("abstention_by") or {}).items()
+        for level, a in levels.items()
+        if a and a["cross_fitted"]
+    ]
+    if parts:
+        lines += ["", "Abstention by stratum (each level's own points and cross-fitted threshold; no verdict):", ""]
+        lines += ["| condition | stratum | level | n | answering all | cross-fitted | gain [95 % CI] |"]
+        lines += ["|---|---|---|---|---|---|---|"]
+        lines += [
+            f"| {condition} | {name} | {level} | {a['n']} | {a['answer_all']['points']:.2f} | "
+            f"{a['cross_fitted']['points']:.2f} | {a['cross_fitted']['gain']:+.2f} {_ci(a['cross_fitted']['ci'], 2)} |"
+            for condition, name, level, a in parts
+        ]
+        lines.append("")
     removal = section.get("image_removal")
     if removal:
         lines.append(

@@ -69,7 +69,16 @@ def confidence_tables(page: Page, base: list, section: dict | None) -> None:
             "interval is a paired bootstrap. The in-sample gain is chosen on the items it is scored on: "
             "biased upwards.</p>"
         )
-        page.table(["condition"], ABSTENTION_COLUMNS, [([c], [*path, "conditions", c, "abstention"], {}) for c in held])
+        rows = []
+        for c in held:
+            rows.append(([c], [*path, "conditions", c, "abstention"], {}))
+            rows += [  # each stratum level's own points, under a threshold cross-fitted on it (no verdict)
+                ([f"{c}: {name} = {level}"], [*path, "conditions", c, "abstention_by", name, level], {name: [level]})
+                for name, levels in (conditions[c].get("abstention_by") or {}).items()
+                for level, a in levels.items()
+                if a and a["cross_fitted"]
+            ]
+        page.table(["condition"], ABSTENTION_COLUMNS, rows)
     if section.get("image_removal"):
         page.add("<h3>Confidence across image removal (C+Q+I vs C+Q)</h3>")
         page.table(["pairs"], REMOVAL_COLUMNS, [(["overall"], [*path, "image_removal"], {})])

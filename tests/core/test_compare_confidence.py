@@ -220,3 +220,43 @@ def test_the_page_tags_each_number_and_draws_each_models_charts(doc):
 def test_the_python_api_keeps_the_tables_in_attrs(runs, doc):
     frame = medvqa.compare([runs["overconfident"], runs["graded"]], resamples=RESAMPLES)
     assert frame.attrs["calibration"] == doc["calibration"] and frame.attrs["abstention"] == doc["abstention"]
+
+
+def test_the_audit_gives_each_stratum_levels_own_abstention(runs):
+    """Per stratum: the MIR's `image` stratum splits the graded model's 200 answered questions into
+    the 24 with an image (questions 1-12 and 14-25, all among the first 150: right at 90 %) and
+    the 176 without; the three unanswered valid questions are blanks."""
+    doc = medvqa.audit(str(runs["graded"]), by=["image"], resamples=RESAMPLES)
+    entry = doc["confidence"]["conditions"]["C+Q"]
+    levels = entry["abstention_by"]["image"]
+    with_image, without = levels["true"], levels["false"]
+    # with an image: 24 right at one confidence, 24 points whatever the threshold: gain 0
+    assert (with_image["n"], with_image["answer_all"]["points"], with_image["cross_fitted"]["gain"]) == (24, 24, 0)
+    # without: 126 right and 5 wrong at 90 %, 30 right and 5 wrong at 60 %, 10 wrong at 30 %, and
+    # the 3 blanks: answering everything 156 − 20/3 = 149.333; leaving the ten at 30 % blank
+    # 156 − 10/3 = 152.667, which each seeded half of this level chooses (thresholds 0.6, 0.6)
+    assert without["n"] == 179 and without["answer_all"]["points"] == pytest.approx(156 - 20 / 3)
+    assert [h["threshold"] for h in without["cross_fitted"]["halves"]] == [0.6, 0.6]
+    assert without["cross_fitted"]["gain"] == pytest.approx(10 / 3)
+    assert without["in_sample"]["gain"] == pytest.approx(10 / 3)
+    # a level's points are not the exam's: no verdict, no pass lines
+    assert without["cross_fitted"]["passed"] is None and "verdict" not in without["cross_fitted"]
+    # the levels' points add up to the condition's answering everything
+    total = with_image["answer_all"]["points"] + without["answer_all"]["points"]
+    assert total == pytest.approx(entry["abstention"]["answer_all"]["points"])
+    result = CliRunner().invoke(cli, ["audit", str(runs["graded"]), "--by", "image", "--resamples", "200"])
+    assert result.exit_code == 0, result.output
+    assert "| C+Q | image | false | 179 | 149.33 | 152.67 | +3.33 [" in result.output
+
+
+def test_the_audit_page_shows_each_stratum_levels_abstention(runs, tmp_path):
+    target = tmp_path / "audit.html"
+    result = CliRunner().invoke(
+        cli, ["audit", str(runs["graded"]), "--by", "image", "--resamples", "200", "--html", str(target)]
+    )
+    assert result.exit_code == 0, result.output
+    found = re.findall(r'data-path="([^"]*)" data-format="[^"]*">([^<]*)<', target.read_text(encoding="utf-8"))
+    shown = {tuple(json.loads(html.unescape(path))): html.unescape(value) for path, value in found}
+    level = ("confidence", "conditions", "C+Q", "abstention_by", "image", "false")
+    assert shown[(*level, "answer_all", "points")] == "149.333" and shown[(*level, "cross_fitted", "gain")] == "3.333"
+    assert shown[(*level[:3], "abstention", "cross_fitted", "gain")] == "3.333"
