@@ -248,7 +248,8 @@ def abstention(
     right = int((answered & answers.correct).sum())
     wrong = int((answered & ~answers.correct).sum())
     prohibited = int((answered & answers.prohibited).sum())
-    points = float(policy.sum())
+    # counted from the sheet as answering everything's points are, so an equal sheet gains exactly 0
+    points = rule.points(right, wrong, n - right - wrong)
     baseline = answers.item_points(rule, None)
     interval = bootstrap_difference(policy.tolist(), baseline.tolist(), clusters=clusters)
     scale = float(n)  # the bootstrap's mean difference per item, as a total over the n items

@@ -229,9 +229,10 @@ def compare(
     whole condition) with the benchmark's headline metric, its 95 % CI, n and the non-answer
     rates. `by` names strata (default: each benchmark's default strata). `.attrs` holds the
     rest of `medvqa compare --json`: `delta_img`, `delta_lang`, `tests`, `pass_lines`, `panels`, `runs`, `notes`,
-    `by`, `reading`, `readings` and `intervals`, and `delta_variants` where the runs hold image-variant
-    records. Records are read as `reading` reads them (None: each benchmark's
-    protocol's reading); `cluster` adds cluster-bootstrap intervals (see `audit`)."""
+    `by`, `reading`, `readings` and `intervals`, `delta_variants` where the runs hold image-variant
+    records, and `calibration` and `abstention` where records carry a confidence. Records are
+    read as `reading` reads them (None: each benchmark's protocol's reading); `cluster` adds
+    cluster-bootstrap intervals (see `audit`)."""
     from .compare.comparison import compare_runs
 
     if isinstance(run_dirs, (str, Path)):
@@ -265,6 +266,8 @@ def compare(
         },
         # the Δ of each image variant, where the runs hold variant records (as `compare --json`)
         **({"delta_variants": doc["delta_variants"]} if "delta_variants" in doc else {}),
+        # calibration and abstention per model × benchmark × condition, where records carry a confidence
+        **{key: doc[key] for key in ("calibration", "abstention") if key in doc},
     )
     return frame
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -79,20 +80,27 @@ def abstention_of(
     *,
     items: Sequence[Item] | None = None,
     seed: int = 0,
+    part: bool = False,
 ) -> dict[str, Any] | None:
     """`abstention.abstention` of the counted records (one condition's: one answer per item)
     under the benchmark's rule for blanks (`PLAIN` without a benchmark); None where no record
     carries a confidence. Given the `items`, every sheet also carries the benchmark's own pass
     lines on it (`verdict`, `pass_lines`'s rows): `Benchmark.pass_report` of the records with the answers
     left blank made blanks (`blanked`), so an exam's verdict under any threshold is the one its
-    `report --pass` gives."""
+    `report --pass` gives.
+
+    `part`: the records are one part of the exam (a stratum's level): the points are that
+    part's, under the rule's points for right, wrong and blank, with no verdict (`passed` null,
+    no pass lines): a pass mark and a limit on prohibited choices are the whole exam's."""
     kept, _ = counted(records, benchmark)
     if not has_confidence(kept):
         return None
     rule = benchmark.blank_rule() if benchmark is not None else PLAIN
+    if part:
+        rule = replace(rule, pass_mark=None, prohibited_limit=None)
     ids = [clusters.get(r["item_id"], r["item_id"]) for r in kept] if clusters is not None else None
     verdict = None
-    if benchmark is not None and items is not None:
+    if benchmark is not None and items is not None and not part:
         chosen = list(items)
 
         def verdict(answered: np.ndarray) -> list[dict[str, Any]] | None:

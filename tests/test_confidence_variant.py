@@ -76,3 +76,9 @@ def test_a_stated_confidence_is_asked_in_the_exams_language_recorded_and_calibra
     assert calibration["ece"]["value"] == pytest.approx(0.95 - 123 / 203)  # 0.3441
     factor = doc["variants"]["confidence"]["overall"]
     assert factor["counts"] == {"n11": k, "n10": 0, "n01": 0, "n00": n - k} and factor["delta_confidence"] == 0.0
+    # compare shows the same calibration for the variant's records, beside no row for plain C+Q
+    from medvqa.core.compare.comparison import compare_runs
+
+    rows = compare_runs([tmp_path / "run"]).as_json()["calibration"]
+    assert [(r["condition"], r["n"], r["methods"]) for r in rows] == [("C+Q~confidence", n, {"stated": n})]
+    assert rows[0]["ece"] == calibration["ece"]["value"] and rows[0]["ece_ci_low"] == calibration["ece"]["ci"][0]

@@ -1,14 +1,14 @@
 """The audit's confidence section, present only where the run's records carry a confidence: per
-condition, the calibration metrics (overall and by each stratum) and the exam's score answering
-only above a confidence threshold under the benchmark's rule for blanks, both from
+condition, the calibration metrics and the exam's score answering only above a confidence
+threshold under the benchmark's rule for blanks (each overall and by each stratum), both from
 `confidence_metrics`; across image removal, whether removing the image lowers the model's
 confidence as much as its accuracy; and the section in words (`confidence_markdown`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,10 +17,17 @@ from ..bootstrap import bootstrap_difference
 from ..confidence_metrics import abstention_of, calibration_of, has_confidence
 from .pairs import IndexedRun, Settings
 
+if TYPE_CHECKING:
+    from ..benchmark import Benchmark
+    from ..items import Item
+
 
 def confidence_section(run: IndexedRun, s: Settings, clusters: Mapping[str, str] | None) -> dict[str, Any] | None:
-    """{"conditions": {condition: {"overall", "by": {stratum: {level: ...}}, "abstention"}},
-    "image_removal"} of the run's counted records; None where no record carries a confidence.
+    """{"conditions": {condition: {"overall", "by": {stratum: {level: ...}}, "abstention",
+    "abstention_by": {stratum: {level: ...}}}}, "image_removal"} of the run's counted records; None
+    where no record carries a confidence. A stratum level's abstention is that part's points
+    (`abstention_of(part=True)`: its own cross-fitted threshold, no verdict: a pass mark is the
+    whole exam's).
     The bootstrap takes at most `calibration.RESAMPLES` resamples (each recomputes every
     metric) with the audit's seed."""
     records = run.input.records
@@ -28,26 +35,48 @@ def confidence_section(run: IndexedRun, s: Settings, clusters: Mapping[str, str]
         return None
     benchmark = run.input.benchmark
     resamples = min(s.resamples, calibration.RESAMPLES)
+    items = list(run.input.items.values())
     conditions: dict[str, dict] = {}
     for (condition,), rows in metrics.group(records).items():
-        overall = calibration_of(rows, benchmark, clusters, resamples=resamples, seed=s.seed)
-        if overall is None:
+        held = condition_confidence(rows, benchmark, clusters, items, s)
+        if held is None:
             continue
         by: dict[str, dict] = {}
+        abstention_by: dict[str, dict] = {}
         for name, field in run.fields.items():
-            levels = {}
+            levels, blanks = {}, {}
             for (_, level), group in metrics.group(rows, [field]).items():
                 if (
                     numbers := calibration_of(group, benchmark, clusters, resamples=resamples, seed=s.seed)
                 ) is not None:
                     levels[level] = numbers
-            by[name] = levels
+                    blanks[level] = abstention_of(group, benchmark, clusters, items=items, seed=s.seed, part=True)
+            by[name], abstention_by[name] = levels, blanks
         conditions[condition] = {
-            "overall": overall,
+            "overall": held["overall"],
             "by": by,
-            "abstention": abstention_of(rows, benchmark, clusters, items=list(run.input.items.values()), seed=s.seed),
+            "abstention": held["abstention"],
+            "abstention_by": abstention_by,
         }
     return {"conditions": conditions, "image_removal": image_removal(run, clusters)}
+
+
+def condition_confidence(
+    rows: Sequence[Mapping[str, Any]],
+    benchmark: Benchmark | None,
+    clusters: Mapping[str, str] | None,
+    items: Sequence[Item],
+    s: Settings,
+) -> dict[str, Any] | None:
+    """{"overall": the calibration numbers, "abstention": the exam's score under a confidence
+    threshold} of one condition's counted records; None where none carries a confidence. The one
+    place the audit's confidence section and `compare` compute a condition's numbers: at most
+    `calibration.RESAMPLES` resamples (each recomputes every metric) with the settings' seed."""
+    resamples = min(s.resamples, calibration.RESAMPLES)
+    overall = calibration_of(rows, benchmark, clusters, resamples=resamples, seed=s.seed)
+    if overall is None:
+        return None
+    return {"overall": overall, "abstention": abstention_of(rows, benchmark, clusters, items=items, seed=s.seed)}
 
 
 def image_removal(run: IndexedRun, clusters: Mapping[str, str] | None) -> dict[str, Any] | None:
@@ -85,8 +114,9 @@ def _ci(ci: list[float] | None, digits: int = 3) -> str:
     return f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]" if ci else "(no interval)"
 
 
-def _verdict(sheet: Mapping[str, Any]) -> str:
-    """A sheet's pass lines in words: each exam's overall row, or every row where none is overall."""
+def verdict_text(sheet: Mapping[str, Any]) -> str:
+    """A sheet's pass lines in words: each exam's overall row, or every row where none is overall
+    ("" where the sheet has none)."""
     rows = sheet.get("verdict") or []
     shown = [r for r in rows if r["criterion"] == "overall"] or rows
     named = [
@@ -125,11 +155,28 @@ def confidence_markdown(section: Mapping[str, Any] | None) -> list[str]:
             + ("" if cf["passed"] is None else f", verdict {'pass' if cf['passed'] else 'fail'}")
             + f"; in-sample best (biased upwards) {a['in_sample']['gain']:+.2f}."
             + (
-                f" Exam verdict: answering everything {_verdict(a['answer_all'])}; cross-fitted {_verdict(cf)}."
+                f" Exam verdict: answering everything {verdict_text(a['answer_all'])}; cross-fitted {verdict_text(cf)}."
                 if a["answer_all"].get("verdict")
                 else ""
             )
         )
+    parts = [
+        (condition, name, level, a)
+        for condition, entry in section["conditions"].items()
+        for name, levels in (entry.get("abstention_by") or {}).items()
+        for level, a in levels.items()
+        if a and a["cross_fitted"]
+    ]
+    if parts:
+        lines += ["", "Abstention by stratum (each level's own points and cross-fitted threshold; no verdict):", ""]
+        lines += ["| condition | stratum | level | n | answering all | cross-fitted | gain [95 % CI] |"]
+        lines += ["|---|---|---|---|---|---|---|"]
+        lines += [
+            f"| {condition} | {name} | {level} | {a['n']} | {a['answer_all']['points']:.2f} | "
+            f"{a['cross_fitted']['points']:.2f} | {a['cross_fitted']['gain']:+.2f} {_ci(a['cross_fitted']['ci'], 2)} |"
+            for condition, name, level, a in parts
+        ]
+        lines.append("")
     removal = section.get("image_removal")
     if removal:
         lines.append(

@@ -69,14 +69,24 @@ def confidence_tables(page: Page, base: list, section: dict | None) -> None:
             "interval is a paired bootstrap. The in-sample gain is chosen on the items it is scored on: "
             "biased upwards.</p>"
         )
-        page.table(["condition"], ABSTENTION_COLUMNS, [([c], [*path, "conditions", c, "abstention"], {}) for c in held])
+        rows = []
+        for c in held:
+            rows.append(([c], [*path, "conditions", c, "abstention"], {}))
+            rows += [  # each stratum level's own points, under a threshold cross-fitted on it (no verdict)
+                ([f"{c}: {name} = {level}"], [*path, "conditions", c, "abstention_by", name, level], {name: [level]})
+                for name, levels in (conditions[c].get("abstention_by") or {}).items()
+                for level, a in levels.items()
+                if a and a["cross_fitted"]
+            ]
+        page.table(["condition"], ABSTENTION_COLUMNS, rows)
     if section.get("image_removal"):
         page.add("<h3>Confidence across image removal (C+Q+I vs C+Q)</h3>")
         page.table(["pairs"], REMOVAL_COLUMNS, [(["overall"], [*path, "image_removal"], {})])
-    series = {c: entry["overall"] for c, entry in conditions.items()}
-    page.add(f'<figure id="fig-reliability">{reliability_chart(series)}<figcaption>reliability</figcaption></figure>')
+    bins = {c: entry["overall"]["ece"]["reliability"] for c, entry in conditions.items()}
+    curves = {c: entry["overall"]["risk_coverage"] for c, entry in conditions.items()}
+    page.add(f'<figure id="fig-reliability">{reliability_chart(bins)}<figcaption>reliability</figcaption></figure>')
     page.add(
-        f'<figure id="fig-risk-coverage">{risk_coverage_chart(series)}<figcaption>risk-coverage</figcaption></figure>'
+        f'<figure id="fig-risk-coverage">{risk_coverage_chart(curves)}<figcaption>risk-coverage</figcaption></figure>'
     )
 
 
@@ -103,14 +113,15 @@ def _xy(x: float, y: float) -> tuple[float, float]:
     return LEFT + x * SIDE, TOP + SIDE - y * SIDE
 
 
-def reliability_chart(series: dict[str, dict]) -> str:
-    """Each condition's bins: accuracy against mean confidence (`ece.reliability`), joined in
-    order; the dashed diagonal is perfect calibration."""
+def reliability_chart(series: dict[str, list[dict]]) -> str:
+    """Each series' bins ({name: `ece.reliability`}, a series a condition, or a benchmark's
+    condition on the comparison's page): accuracy against mean confidence, joined in order; the
+    dashed diagonal is perfect calibration."""
     svg = _frame("Reliability diagram (10 equal-width bins)", "mean confidence", "accuracy", list(series))
     svg.line(*_xy(0, 0), *_xy(1, 1), stroke="#999", dash="4 3")
-    for i, (condition, numbers) in enumerate(series.items()):
+    for i, (condition, bins) in enumerate(series.items()):
         colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
-        points = [(b["confidence"], b["accuracy"], b["n"]) for b in numbers["ece"]["reliability"]]
+        points = [(b["confidence"], b["accuracy"], b["n"]) for b in bins]
         for (x1, y1, _), (x2, y2, _) in zip(points, points[1:]):
             svg.line(*_xy(x1, y1), *_xy(x2, y2), stroke=colour)
         for x, y, n in points:
@@ -118,13 +129,13 @@ def reliability_chart(series: dict[str, dict]) -> str:
     return svg.render()
 
 
-def risk_coverage_chart(series: dict[str, dict]) -> str:
-    """Each condition's selective risk against coverage (`risk_coverage`), answering only the
+def risk_coverage_chart(series: dict[str, list[dict]]) -> str:
+    """Each series' selective risk against coverage ({name: `risk_coverage`}), answering only the
     most confident first; its area is the AURC."""
     svg = _frame("Risk-coverage", "coverage", "risk (share wrong of those answered)", list(series))
-    for i, (condition, numbers) in enumerate(series.items()):
+    for i, (condition, curve) in enumerate(series.items()):
         colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
-        points = [(p["coverage"], p["risk"], p["threshold"]) for p in numbers["risk_coverage"]]
+        points = [(p["coverage"], p["risk"], p["threshold"]) for p in curve]
         for (x1, y1, _), (x2, y2, _) in zip(points, points[1:]):
             svg.line(*_xy(x1, y1), *_xy(x2, y2), stroke=colour)
         for x, y, t in points:

@@ -29,6 +29,7 @@ from ..render import json_rows
 from ..results import model_name
 from ..usage import usage_by_condition
 from .between_models import TEST_COLUMNS, test_rows
+from .confidence import abstention_rows, calibration_rows, confidence_by_condition
 from .deltas import (
     DELTA_COLUMNS,
     DELTA_LANG_COLUMNS,
@@ -50,8 +51,9 @@ class Comparison:
     """What `compare` computes: the long table (one row per model × benchmark × condition ×
     stratum level), Δimg per benchmark × model (and the Δ of each image variant where the runs
     hold variant records), the paired tests between models, pass verdicts
-    (one row per model × exam × criterion) where a benchmark has them, and notes on how runs
-    were read."""
+    (one row per model × exam × criterion) where a benchmark has them, the calibration and the
+    abstention under the exam's rule for blanks where records carry a confidence, and notes on
+    how runs were read."""
 
     table: pd.DataFrame
     delta_img: pd.DataFrame
@@ -60,6 +62,9 @@ class Comparison:
     # per model × benchmark × variant (`deltas.variant_delta_rows`): empty without variant records
     delta_variants: pd.DataFrame = field(default_factory=pd.DataFrame)
     pass_lines: list[dict] = field(default_factory=list)
+    # per model × benchmark × condition whose records carry a confidence (`confidence`): empty without
+    calibration: list[dict] = field(default_factory=list)
+    abstention: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     runs: list[dict] = field(default_factory=list)
     by: dict[str, list[str]] = field(default_factory=dict)  # benchmark -> strata shown
@@ -82,6 +87,8 @@ class Comparison:
             "delta_img": json_rows(self.delta_img),
             **({"delta_variants": json_rows(self.delta_variants)} if not self.delta_variants.empty else {}),
             "delta_lang": json_rows(self.delta_lang),
+            **({"calibration": self.calibration} if self.calibration else {}),
+            **({"abstention": self.abstention} if self.abstention else {}),
             "tests": json_rows(self.tests),
             "pass_lines": self.pass_lines,
             "panels": self.panels,
@@ -115,6 +122,7 @@ def compare_runs(
     ]
     variant_deltas = [row for e in entries for row in variant_delta_rows(e, settings)]
     tests = test_rows(entries, settings)
+    confidence = [(e, confidence_by_condition(e, settings)) for e in entries]
     notes += [
         f"{e.source}: {k} repeats: the Δimg table and the tests between models pair each item's mean over its "
         "repeats; Δlang and the audit's transition tables pair one record per item and condition (the last "
@@ -163,6 +171,8 @@ def compare_runs(
         tests=whole_counts(pd.DataFrame(tests, columns=TEST_COLUMNS)),
         delta_lang=whole_counts(delta_lang),
         pass_lines=passes,
+        calibration=[row for e, numbers in confidence for row in calibration_rows(e, numbers)],
+        abstention=[row for e, numbers in confidence for row in abstention_rows(e, numbers)],
         notes=notes,
         runs=runs,
         by=shown,

@@ -172,6 +172,51 @@ LANGUAGE = [
     ("note", "note", "text"),
 ]
 
+CALIBRATION_TITLE = "Calibration (records that carry a confidence; ECE over 10 equal-width bins)"
+ABSTENTION_TITLE = "Abstention under each exam's rule for blanks"
+ABSTENTION_TEXT = (
+    "Blank below a confidence threshold chosen on the other half of the items (seeded halves, both "
+    "directions), beside answering everything; the gain's interval is a paired bootstrap of per-item "
+    "points. The in-sample gain is chosen on the items it is scored on: biased upwards."
+)
+# calibration per model × benchmark × condition (records that carry a confidence): the audit's numbers
+CALIBRATION = [
+    *((h, h, "text") for h in ("model", "benchmark", "condition")),
+    ("n", "n", "int"),
+    ("accuracy %", "accuracy", "pct"),
+    ("mean confidence %", "mean_confidence", "pct"),
+    ("ECE %", "ece", "pct"),
+    ("ECE 95 % CI", ("ece_ci_low", "ece_ci_high"), "ci"),
+    ("Brier", "brier", "decimal"),
+    ("AUROC", "auroc", "decimal"),
+    ("AURC", "aurc", "decimal"),
+    ("AURC low", "aurc_ci_low", "decimal"),
+    ("AURC high", "aurc_ci_high", "decimal"),
+    ("method", lambda r: ", ".join(f"{m} {k}" for m, k in r["methods"].items()), "text"),
+    ("note", "note", "text"),
+]
+
+
+def _verdict(passed: bool | None, exam: str | None) -> str:
+    """A sheet's verdict in words: the rule's pass mark (where it has one) and the exam's own pass
+    lines (where the benchmark has them); "–" where neither."""
+    said = [*([] if passed is None else ["pass" if passed else "fail"]), *([exam] if exam else [])]
+    return "; ".join(said) or "–"
+
+
+# the exam's score answering everything beside blank below a cross-fitted confidence threshold
+ABSTENTION = [
+    *((h, h, "text") for h in ("model", "benchmark", "condition", "rule")),
+    ("n", "n", "int"),
+    ("all: points", "answer_all_points", "decimal"),
+    ("all: verdict", lambda r: _verdict(r["answer_all_passed"], r["answer_all_verdict"]), "text"),
+    ("cross-fitted: points", "points", "decimal"),
+    ("cross-fitted: verdict", lambda r: _verdict(r["passed"], r["verdict"]), "text"),
+    ("gain", "gain", "decimal"),
+    ("gain low", "gain_ci_low", "decimal"),
+    ("gain high", "gain_ci_high", "decimal"),
+    ("in-sample gain (biased)", "in_sample_gain", "decimal"),
+]
 
 CLUSTER_CI = ("cluster_ci_low", "cluster_ci_high")
 # with --cluster: each overall cell's item-level and cluster-bootstrap intervals side by side

@@ -22,6 +22,11 @@ from ..render import interval as _ci
 from ..render import points as _pp
 from .comparison import Comparison
 from .frames import (
+    ABSTENTION,
+    ABSTENTION_TEXT,
+    ABSTENTION_TITLE,
+    CALIBRATION,
+    CALIBRATION_TITLE,
     DELTA,
     LANGUAGE,
     STRATUM,
@@ -178,13 +183,44 @@ def forest_svg(doc: dict) -> str:
     return "".join(parts)
 
 
+def _confidence_html(doc: dict) -> list[str]:
+    """The calibration table and, per model, its reliability diagram and risk-coverage chart (the
+    audit page's, one series per benchmark and condition); the abstention table. Nothing where no
+    record carries a confidence."""
+    from ..audit.confidence_page import reliability_chart, risk_coverage_chart
+
+    out: list[str] = []
+    rows = doc.get("calibration") or []
+    if rows:
+        out.append(f"<h2>{_e(CALIBRATION_TITLE)}</h2>")
+        out.append(_html_table(doc, "calibration", CALIBRATION, "calibration"))
+        for k, model in enumerate(dict.fromkeys(r["model"] for r in rows)):
+            mine = [r for r in rows if r["model"] == model]
+            bins = {f"{r['benchmark']} {r['condition']}": r["reliability"] for r in mine}
+            curves = {f"{r['benchmark']} {r['condition']}": r["risk_coverage"] for r in mine}
+            out.append(
+                f'<div data-model="{_e(model)}"><h3>{_e(model)}</h3>'
+                f'<figure id="fig-reliability-{k}" class="confidence">{reliability_chart(bins)}'
+                f"<figcaption>{_e(model)}: reliability</figcaption></figure>"
+                f'<figure id="fig-risk-coverage-{k}" class="confidence">{risk_coverage_chart(curves)}'
+                f"<figcaption>{_e(model)}: risk-coverage</figcaption></figure></div>"
+            )
+    if doc.get("abstention"):
+        out.append(f"<h2>{_e(ABSTENTION_TITLE)}</h2>")
+        out.append(
+            _html_table(doc, "abstention", ABSTENTION, "abstention") + f'<p class="sub">{_e(ABSTENTION_TEXT)}</p>'
+        )
+    return out
+
+
 STYLE = (
     f"body{{font-family:{FONT_STACK};margin:1.5rem;color:#222}}"
     + """table{border-collapse:collapse;margin:.6rem 0 1.4rem}
 td,th{border:1px solid #ccc;padding:.25rem .5rem;font-size:.9rem;text-align:right;vertical-align:top}
 th:first-child,td:first-child{text-align:left}.ci,.sub{color:#666;font-size:.8rem}.hidden{display:none}
 td.warning{text-align:left;color:#a00;max-width:28rem}figure.panels svg{max-width:100%;height:auto}
-svg.forest{max-width:100%;height:auto}table{display:block;max-width:100%;overflow-x:auto}
+svg.forest{max-width:100%;height:auto}figure.confidence{display:inline-block;margin:.4rem 1rem}
+figure.confidence svg{max-width:100%;height:auto}table{display:block;max-width:100%;overflow-x:auto}
 code,li{overflow-wrap:anywhere}"""
 )
 
@@ -252,6 +288,7 @@ def page(doc: dict, audit_links: dict[str, str] | None = None, view_href: str | 
     if doc["pass_lines"]:
         out.append("<h2>Pass lines (one row per exam and criterion)</h2>")
         out.append(to_html(pass_frame(doc), table_id="pass", row_attrs=lambda r: f' data-model="{_e(r["model"])}"'))
+    out += _confidence_html(doc)
     for stratum in dict.fromkeys(r["stratum"] for r in doc["table"] if r["stratum"] != OVERALL):
         out.append(f"<h2>By {_e(stratum)}</h2>" + _html_table(doc, "table", STRATUM, stratum=stratum))
     out.append('<h2>Runs</h2><ul id="runs">')

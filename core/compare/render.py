@@ -12,6 +12,11 @@ from ..audit.clusters import intervals_text
 from ..render import to_csv, to_latex, to_markdown
 from .comparison import Comparison
 from .frames import (
+    ABSTENTION,
+    ABSTENTION_TEXT,
+    ABSTENTION_TITLE,
+    CALIBRATION,
+    CALIBRATION_TITLE,
     CLUSTERED,
     DELTA,
     LANGUAGE,
@@ -73,6 +78,14 @@ def markdown(doc: dict) -> str:
     ]
     if doc["pass_lines"]:
         lines += ["## Pass lines (one row per exam and criterion)", "", to_markdown(pass_frame(doc))]
+    if doc.get("calibration"):
+        lines += [f"## {CALIBRATION_TITLE}", "", _markdown_table(doc, "calibration", CALIBRATION)]
+    if doc.get("abstention"):
+        lines += [
+            f"## {ABSTENTION_TITLE}",
+            "",
+            _markdown_table(doc, "abstention", ABSTENTION) + f"\n{ABSTENTION_TEXT}\n",
+        ]
     lines += repeats_markdown(doc.get("repeats") or [])
     if doc.get("usage"):
         lines += [
@@ -133,6 +146,15 @@ def latex(comparison: Comparison) -> str:
         )
     if doc["pass_lines"]:
         out += to_latex(pass_frame(doc), caption="Pass lines (one row per exam and criterion)")
+    if doc.get("calibration"):
+        out += to_latex(frame(doc, "calibration", CALIBRATION), caption=CALIBRATION_TITLE, formats=formats(CALIBRATION))
+    if doc.get("abstention"):
+        out += to_latex(
+            frame(doc, "abstention", ABSTENTION),
+            caption=ABSTENTION_TITLE,
+            formats=formats(ABSTENTION),
+            notes=[ABSTENTION_TEXT],
+        )
     return out
 
 
