@@ -60,6 +60,13 @@ def command(set_file, as_json, dry_run, shard, merge) -> None:
             )
             for f in doc["failed"]:
                 click.echo(f"  cannot plan {f['experiment']}: {f['failure']}")
+            if "contamination" in doc:
+                c = doc["contamination"]
+                split = ", ".join(f"{m} at {cut}" for m, cut in c["cutoffs"].items() if cut) or "none declared"
+                click.echo(
+                    f"then the exam-date curves of every experiment, from its records (no request): "
+                    f"{' and '.join(c['files'])}; cutoffs: {split}"
+                )
         return
     say = None if as_json else (lambda line: click.echo(line, err=True))
     if say:
@@ -91,6 +98,8 @@ def command(set_file, as_json, dry_run, shard, merge) -> None:
         if result.compare_text:
             click.echo(result.compare_text)
             click.echo(f"compare of the set: {study.study_dir / 'compare.md'} (and compare.json)")
+        if result.contamination is not None:
+            click.echo(f"exam-date curves of the set: {study.study_dir / 'contamination.md'} (and contamination.json)")
         for note in result.notes:
             click.echo(note)
         done = len(result.outcomes) - len(result.failed)

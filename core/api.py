@@ -319,4 +319,30 @@ def run_eval_set(
                 result.study_dir / "compare.json",
                 json.dumps(result.compare, ensure_ascii=False, indent=1, default=str, allow_nan=False),
             )
+        if study.exam_dates:
+            set_exam_dates(study, result, finished)
     return result
+
+
+def set_exam_dates(study: EvalSet, result: EvalResult, finished: list[Path]) -> None:
+    """The exam-date curves of a set's finished experiments, each model's split at its declared
+    cutoff: what `medvqa contamination RUN_DIR... --json` prints of them, in the result and in
+    `contamination.json` and `contamination.md` in the study folder. A failure is a note, as the
+    compare's is: the set's runs stand."""
+    import json
+
+    from .contamination.curves import exam_date_curves, markdown
+    from .files import write_atomic
+    from .run.saved import read_runs
+
+    try:
+        doc = {"exam_dates": exam_date_curves(read_runs(finished), study.cutoffs)}
+    except Exception as exc:  # the set's runs stand; only the curves are missing
+        result.notes.append(f"no exam-date curves of the set: {exc}")
+        return
+    result.contamination = doc
+    write_atomic(result.study_dir / "contamination.md", markdown(doc["exam_dates"]))
+    write_atomic(
+        result.study_dir / "contamination.json",
+        json.dumps(doc, ensure_ascii=False, indent=1, default=str, allow_nan=False),
+    )
