@@ -182,6 +182,7 @@ def audit(
     seed: int = 0,
     reading: str | None = None,
     cluster: str | None = None,
+    cutoff: str | Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The visual-reliance audit of saved runs, as `medvqa audit --json` prints it. `by` names
     the strata (the benchmark's default strata when None); `cohorts` is a file or a mapping
@@ -193,7 +194,10 @@ def audit(
     with the extractor's answer) or "strict"; None takes each benchmark's protocol's reading
     (`Benchmark.reading`). `reading` (and `readings`, per benchmark) in the document say which.
     `cluster` names a cluster level the benchmarks declare (`Benchmark.cluster_levels`): each
-    interval then gets a cluster-bootstrap interval beside it; `intervals` says which are shown."""
+    interval then gets a cluster-bootstrap interval beside it; `intervals` says which are shown.
+    `cutoff`, a model's declared knowledge cutoff (`"2024-06"` for every model, or a mapping of
+    model names to theirs), adds the runs' exam-date curves under `exam_dates`, as `medvqa audit
+    --cutoff` does."""
     from .audit.runs import audit_saved, read_runs
     from .metrics import reading_of
 
@@ -212,6 +216,7 @@ def audit(
         seed=seed,
         reading=reading,
         cluster=cluster,
+        cutoff=cutoff,
     )
 
 

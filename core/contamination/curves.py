@@ -25,8 +25,19 @@ from typing import Any
 
 from .. import metrics
 from ..cutoffs import cutoff_text, parse_cutoff, side
+from ..errors import UsageError
 
-__all__ = ["YEAR_FIELD", "curve", "difference_ci", "exam_date_curves", "parse_cutoff", "side"]
+__all__ = [
+    "YEAR_FIELD",
+    "curve",
+    "difference_ci",
+    "exam_date_curves",
+    "has_years",
+    "markdown",
+    "parse_cutoff",
+    "read_cutoffs",
+    "side",
+]
 
 YEAR_FIELD = "year"
 
@@ -83,13 +94,16 @@ def curve(records: Sequence[Mapping[str, Any]], benchmark: Any, cutoff: tuple[in
 
 
 def exam_date_curves(
-    runs: Iterable[Any], cutoff: str | int | Mapping[str, str | int | None] | None = None
+    runs: Iterable[Any],
+    cutoff: str | int | Mapping[str, str | int | None] | None = None,
+    reading: str | None = None,
 ) -> dict[str, Any]:
     """The curves of saved runs (`SavedRun`s, read as their benchmark's protocol reads them):
     `runs` per run (its model, benchmark, curve per condition), `pooled` per model and condition
     over its runs. `cutoff` (`YYYY-MM`) splits every model's curves; a mapping of model names to
     cutoffs splits each model's at its own (a model it leaves out, or maps to None, keeps its
-    curves whole; the document then holds `cutoffs`, each model's); None leaves them all whole."""
+    curves whole; the document then holds `cutoffs`, each model's); None leaves them all whole.
+    `reading` reads the records ("strict", "assisted"; None: each benchmark's protocol's)."""
     from ..results import model_name
 
     per_model = isinstance(cutoff, Mapping)
@@ -103,7 +117,7 @@ def exam_date_curves(
     per_run: list[dict[str, Any]] = []
     pooled: dict[str, dict[str, list[Any]]] = {}
     for run in runs:
-        run = run.read_as()
+        run = run.read_as(reading)
         model = model_name(run.manifest)
         conditions = {}
         for (condition,), rs in metrics.group(run.records).items():
@@ -121,6 +135,30 @@ def exam_date_curves(
         "runs": per_run,
         "pooled": {m: {c: curve(rs, None, when(m)) for c, rs in conds.items()} for m, conds in pooled.items()},
     }
+
+
+def read_cutoffs(values: Sequence[str]) -> str | dict[str, str] | None:
+    """The cutoffs of a command line (`medvqa audit --cutoff`, repeatable): one `YYYY-MM` for every
+    model, or `MODEL=YYYY-MM` for each model that declares one (the model's name as the runs name
+    it; the last `=` splits, so a name may hold one). None when none is given."""
+    if not values:
+        return None
+    named = [v for v in values if "=" in v]
+    if not named:
+        if len(values) > 1:
+            raise UsageError(f"--cutoff: {len(values)} cutoffs for every model; give one, or MODEL=YYYY-MM each")
+        parse_cutoff(values[0])
+        return values[0]
+    if len(named) < len(values):
+        raise UsageError("--cutoff: give one YYYY-MM for every model, or MODEL=YYYY-MM for each, not both")
+    out: dict[str, str] = {}
+    for value in values:
+        model, _, when = value.rpartition("=")
+        if not model or model in out:
+            raise UsageError(f"--cutoff {value!r}: " + ("a model's name first" if not model else "given twice"))
+        parse_cutoff(when)
+        out[model] = when
+    return out
 
 
 def has_years(records: Iterable[Mapping[str, Any]]) -> bool:
