@@ -301,7 +301,9 @@ def curve_lines(dates: dict) -> list[str]:
         lines = [f"exam-date curves; cutoffs {declared or 'not declared'}"]
     else:
         lines = [f"exam-date curves; cutoff {dates['cutoff'] or 'not declared (-M cutoff=YYYY-MM)'}"]
-    parts = [(f"{r['model']} on {r['benchmark']}", r["conditions"]) for r in dates["runs"]]
+    from medvqa.core.contamination.curves import run_title
+
+    parts = [(run_title(r), r["conditions"]) for r in dates["runs"]]
     if len(dates["runs"]) > 1:
         parts += [(f"{m} pooled", conds) for m, conds in dates["pooled"].items()]
     for name, conds in parts:

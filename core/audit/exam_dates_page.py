@@ -4,6 +4,7 @@ condition, and per model pooled over its runs, every number tagged with its JSON
 
 from __future__ import annotations
 
+from ..contamination.curves import run_title
 from .charts import exam_date_chart
 from .page import Page, TableRow, esc
 
@@ -27,7 +28,7 @@ def exam_date_section(page: Page, dates: dict) -> None:
     )
     models = [r["model"] for r in dates["runs"]]
     parts = [
-        (f"{r['model']} on {r['benchmark']}", r["model"], ["exam_dates", "runs", i, "conditions"], r["conditions"])
+        (run_title(r), r["model"], ["exam_dates", "runs", i, "conditions"], r["conditions"])
         for i, r in enumerate(dates["runs"])
     ]
     parts += [

@@ -36,6 +36,7 @@ __all__ = [
     "markdown",
     "parse_cutoff",
     "read_cutoffs",
+    "run_title",
     "side",
 ]
 
@@ -124,7 +125,13 @@ def exam_date_curves(
             conditions[condition] = curve(rs, run.benchmark, when(model))
             pooled.setdefault(model, {}).setdefault(condition, []).extend(rs)
         per_run.append(
-            {"run_dir": str(run.path), "model": model, "benchmark": run.benchmark.name, "conditions": conditions}
+            {
+                "run_dir": str(run.path),
+                "model": model,
+                "benchmark": run.benchmark.name,
+                "language": run.manifest.get("language"),
+                "conditions": conditions,
+            }
         )
     out: dict[str, Any] = {"cutoff": cutoff_text(common) if common else None}
     if per_model:
@@ -161,6 +168,12 @@ def read_cutoffs(values: Sequence[str]) -> str | dict[str, str] | None:
     return out
 
 
+def run_title(run: Mapping[str, Any]) -> str:
+    """A run of the curves as its pages and tables name it: "model on benchmark (language)"."""
+    language = f" ({run['language']})" if run.get("language") else ""
+    return f"{run['model']} on {run['benchmark']}{language}"
+
+
 def has_years(records: Iterable[Mapping[str, Any]]) -> bool:
     """Whether any record carries an exam year: a run without one has no curve to draw."""
     return any(year_of(r.get(YEAR_FIELD)) is not None for r in records)
@@ -189,7 +202,7 @@ def markdown(dates: Mapping[str, Any]) -> str:
         "knowledge cutoff, the exams before and after it and their difference in percentage points (Newcombe's "
         "MOVER interval). A year the cutoff falls inside is left out of both sides.",
     ]
-    runs = [(f"{r['model']} on {r['benchmark']}", r["model"], r["conditions"]) for r in dates["runs"]]
+    runs = [(run_title(r), r["model"], r["conditions"]) for r in dates["runs"]]
     models = [r["model"] for r in dates["runs"]]
     runs += [(f"{m}, pooled over its runs", m, conds) for m, conds in dates["pooled"].items() if models.count(m) > 1]
     for title, model, conditions in runs:

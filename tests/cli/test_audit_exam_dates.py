@@ -83,7 +83,7 @@ def test_the_page_draws_the_curve_of_a_run_with_exam_years_and_the_json_holds_it
     # the chart: a point per year with its interval in its tip, as the page's other charts carry them
     lo, hi = stats.binomial_ci(37, 73)
     assert f"<title>2022: 50.7 % (n=73) [{100 * lo:.1f}, {100 * hi:.1f}]</title>" in text
-    assert "<title>early on igakuqa, C+Q</title>" in text
+    assert "<title>early on igakuqa (ja), C+Q</title>" in text
 
 
 def test_a_declared_cutoff_splits_the_curve_on_the_page_and_in_the_json(planted, tmp_path):

@@ -105,6 +105,7 @@ def test_the_set_writes_every_experiments_curves_split_at_each_models_cutoff(stu
 
     text = (folder / "contamination.md").read_text(encoding="utf-8")
     assert "## early, pooled over its runs" in text and "Knowledge cutoff: 2020-06." in text
+    assert "## early on igakuqa (ja)" in text and "## early on igakuqa (en)" in text
     assert "| 2022 | 73 | 50.7 |" in text and "before − after: +49.3 pp" in text
     assert "| before the cutoff | 148 | 100.0 |" in text
 
