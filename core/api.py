@@ -326,7 +326,34 @@ def run_eval_set(
             )
         if study.exam_dates:
             set_exam_dates(study, result, finished)
+    if study.quiz_model is not None:  # each benchmark's quiz, taken by every model of the set
+        from .contamination.evalset import set_quizzes
+
+        quizzes, notes = set_quizzes(study, progress)
+        result.notes += notes
+        result.contamination = {**(result.contamination or {}), "dcq": quizzes}
+        write_contamination(result)
     return result
+
+
+def write_contamination(result: EvalResult) -> None:
+    """`contamination.json` and `contamination.md` of a set's study folder, from `result.contamination`."""
+    import json
+
+    from .contamination.curves import markdown
+    from .files import write_atomic
+
+    doc = result.contamination or {}
+    text = markdown(doc["exam_dates"]) if "exam_dates" in doc else ""
+    if doc.get("dcq"):
+        from .contamination.evalset import dcq_markdown
+
+        text += ("\n" if text else "") + dcq_markdown(doc["dcq"])
+    write_atomic(result.study_dir / "contamination.md", text)
+    write_atomic(
+        result.study_dir / "contamination.json",
+        json.dumps(doc, ensure_ascii=False, indent=1, default=str, allow_nan=False),
+    )
 
 
 def set_exam_dates(study: EvalSet, result: EvalResult, finished: list[Path]) -> None:
@@ -334,10 +361,7 @@ def set_exam_dates(study: EvalSet, result: EvalResult, finished: list[Path]) -> 
     cutoff: what `medvqa contamination RUN_DIR... --json` prints of them, in the result and in
     `contamination.json` and `contamination.md` in the study folder. A failure is a note, as the
     compare's is: the set's runs stand."""
-    import json
-
-    from .contamination.curves import exam_date_curves, markdown
-    from .files import write_atomic
+    from .contamination.curves import exam_date_curves
     from .run.saved import read_runs
 
     try:
@@ -346,8 +370,4 @@ def set_exam_dates(study: EvalSet, result: EvalResult, finished: list[Path]) -> 
         result.notes.append(f"no exam-date curves of the set: {exc}")
         return
     result.contamination = doc
-    write_atomic(result.study_dir / "contamination.md", markdown(doc["exam_dates"]))
-    write_atomic(
-        result.study_dir / "contamination.json",
-        json.dumps(doc, ensure_ascii=False, indent=1, default=str, allow_nan=False),
-    )
+    write_contamination(result)

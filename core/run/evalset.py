@@ -25,6 +25,8 @@ limit = 50                         # optional
 
 [contamination]                    # optional: the exam-date curves of every experiment
 exam_dates = true
+quiz_model = "openai/gpt-5"        # optional: each benchmark's Data Contamination Quiz, by this generator
+quiz_options = { max_tokens = 4096 }   # optional: the generator's settings
 ```
 
 Every experiment (model × benchmark × language) is an ordinary run directory,
@@ -44,7 +46,10 @@ to `<study_dir>/compare.md` and `compare.json`). A set with a `[contamination]` 
 writes the exam-date curves of the finished experiments after the compare (per run and pooled
 per model, each model's split at its `cutoff`; `<study_dir>/contamination.md` and `.json`):
 they are read from the records, and cost no request. A `cutoff` in a set that asks for no
-curves is refused, since it would change nothing.
+curves is refused, since it would change nothing. With a `quiz_model`, each benchmark's Data
+Contamination Quiz is written by it (`<study_dir>/quizzes/<benchmark>.json`, in the benchmark's
+own language, from the entry's items; reused when it exists) and every model of the set takes it
+with its own options; the levels go into the same files.
 
 This module holds what a set declares and how it is read and checked (`read_set`);
 `evalset_run` runs it (`run_set`).
@@ -106,11 +111,14 @@ class BenchmarkEntry(BaseModel):
 
 
 class ContaminationEntry(BaseModel):
-    """What a set's `[contamination]` table asks for: the exam-date curves (no request)."""
+    """What a set's `[contamination]` table asks for: the exam-date curves (no request), and with
+    a `quiz_model` the Data Contamination Quiz of each benchmark, taken by every model."""
 
     model_config = ConfigDict(extra="forbid")
 
     exam_dates: bool = True
+    quiz_model: str | None = None  # the generator that writes each benchmark's quiz (as --quiz-model)
+    quiz_options: dict[str, Any] = Field(default_factory=dict)  # its backend settings (as --quiz-option)
 
 
 class EvalSetFile(BaseModel):
@@ -158,6 +166,9 @@ class EvalSet:
     # model's declared knowledge cutoff by its name (None: its curves are not split)
     exam_dates: bool = False
     cutoffs: dict[str, str | None] = field(default_factory=dict)
+    # the generator of each benchmark's Data Contamination Quiz and its resolved settings (None: no quiz)
+    quiz_model: str | None = None
+    quiz_options: dict[str, Any] = field(default_factory=dict)
 
 
 def _where(exc: ValidationError, data: Mapping[str, Any]) -> tuple[str | None, str]:
@@ -239,6 +250,17 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
         except (UsageError, DataError, ValueError, KeyError) as exc:
             raise fail(entry, str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)) from None
         options.append(resolved)
+    quiz_options: dict[str, Any] = {}
+    asked = parsed.contamination or ContaminationEntry(exam_dates=False)
+    quiz_model = asked.quiz_model
+    if quiz_model is not None:
+        try:
+            quiz_options = resolve(quiz_model, {}, asked.quiz_options, given_as="quiz_options.{}")
+            plugins.backend_factory(quiz_model)
+        except (UsageError, DataError, ValueError, KeyError) as exc:
+            raise fail("contamination", str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)) from None
+    elif asked.quiz_options:
+        raise fail("contamination", "quiz_options: give the quiz_model they are for")
     benches = []
     for j, b in enumerate(parsed.benchmarks):
         entry = f"benchmarks[{j}] ({b.benchmark})"
@@ -317,6 +339,8 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
         parsed.batch_poll_s,
         exam_dates,
         cutoffs,
+        quiz_model,
+        quiz_options,
     )
 
 
