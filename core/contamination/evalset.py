@@ -82,30 +82,40 @@ def set_quizzes(study: EvalSet, progress: Callable[[str], None] | None = None) -
     return out, notes
 
 
-def plan_quizzes(study: EvalSet) -> dict[str, Any]:
-    """Each benchmark's quiz plan (`plan.dry_run`) with every model's examination, by model name."""
-    from .plan import dry_run
-
+def plan_quizzes(study: EvalSet) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """Each benchmark's quiz plan (`plan.dry_run`) with every model's examination, by model name,
+    and those that cannot be planned (`{"experiment", "failure"}`, as the runs' are named)."""
     benches, models = entries(study)
     out: dict[str, Any] = {}
+    failed: list[dict[str, str]] = []
     for b in benches:
-        plan: dict[str, Any] = {}
-        for model, options in models:
-            doc = dry_run(
-                b.benchmark,
-                **selection(b),
-                quiz=quiz_file(study, b),
-                quiz_model=study.quiz_model,
-                quiz_options=study.quiz_options,
-                models=[model.model],
-                model_options=options,
-            )
-            plan.setdefault("quiz", doc["quiz"])
-            plan.setdefault("n_items", doc["n_items"])
-            plan.setdefault("generator", doc["generator"])
-            plan.setdefault("examinations", {})[model.name or model.model] = doc["examinations"][model.model]
-        out[b.benchmark] = plan
-    return out
+        try:
+            out[b.benchmark] = plan_quiz(study, b, models)
+        except Exception as exc:  # named, the others planned
+            failed.append({"experiment": f"the Data Contamination Quiz of {b.benchmark}", "failure": str(exc)})
+    return out, failed
+
+
+def plan_quiz(study: EvalSet, b: BenchmarkEntry, models: list[tuple[ModelEntry, dict[str, Any]]]) -> dict[str, Any]:
+    """The plan of benchmark entry `b`'s quiz (see `plan_quizzes`)."""
+    from .plan import dry_run
+
+    plan: dict[str, Any] = {}
+    for model, options in models:
+        doc = dry_run(
+            b.benchmark,
+            **selection(b),
+            quiz=quiz_file(study, b),
+            quiz_model=study.quiz_model,
+            quiz_options=study.quiz_options,
+            models=[model.model],
+            model_options=options,
+        )
+        plan.setdefault("quiz", doc["quiz"])
+        plan.setdefault("n_items", doc["n_items"])
+        plan.setdefault("generator", doc["generator"])
+        plan.setdefault("examinations", {})[model.name or model.model] = doc["examinations"][model.model]
+    return plan
 
 
 def dcq_markdown(quizzes: dict[str, Any]) -> str:
@@ -140,7 +150,8 @@ def dry_run_study(study: EvalSet) -> dict[str, Any]:
 
     doc = dry_run_set(study)
     if study.quiz_model is not None:
-        quizzes = plan_quizzes(study)
+        quizzes, failed = plan_quizzes(study)
+        doc["failed"] += failed
         part = doc.setdefault("contamination", {"exam_dates": False, "requests": 0})
         part["dcq"] = quizzes
         part["requests"] += sum(

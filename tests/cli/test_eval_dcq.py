@@ -86,3 +86,21 @@ def test_quiz_options_without_a_quiz_model_are_refused_naming_the_key(tmp_path):
     result = CliRunner().invoke(cli, ["eval", str(path)])
     line = " ".join(result.output.split())
     assert result.exit_code == 1 and "record contamination: quiz_options: give the quiz_model they are for" in line
+
+
+def test_a_quiz_that_cannot_be_planned_is_named_and_the_runs_are_planned(tmp_path):
+    path = tmp_path / "set.toml"
+    path.write_text(
+        'study_dir = "study"\n[[models]]\nmodel = "hosted_vllm/m"\noptions = { api_base = "http://127.0.0.1:9/v1" }\n'
+        f'[[benchmarks]]\nbenchmark = "igakuqa"\ndata = "{shared_data("igakuqa")}"\nconditions = "C+Q"\n'
+        'select = { block = ["112A"] }\nlimit = 3\n[contamination]\nquiz_model = "hosted_vllm/generator"\n',
+        encoding="utf-8",
+    )
+    bad = tmp_path / "study" / "quizzes" / "igakuqa.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("not a quiz", encoding="utf-8")
+    plan = json.loads(CliRunner().invoke(cli, ["eval", str(path), "--dry-run", "--json"]).stdout)
+    assert plan["total"]["requests"] == 3  # the runs' plan stands
+    (failed,) = plan["failed"]
+    assert failed["experiment"] == "the Data Contamination Quiz of igakuqa" and str(bad) in failed["failure"]
+    assert plan["contamination"]["dcq"] == {} and plan["contamination"]["requests"] == 0
