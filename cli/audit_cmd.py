@@ -47,8 +47,29 @@ from .common import analysis, print_json, reading_option
     type=click.Path(file_okay=False, path_type=str),
     help="Write the figures (PNG and SVG) into this folder.",
 )
+@click.option(
+    "--cutoff",
+    "cutoffs",
+    multiple=True,
+    metavar="[MODEL=]YYYY-MM",
+    help="A model's declared knowledge cutoff (one for every model, or MODEL=YYYY-MM each): adds the "
+    "exam-date curves, split there, under exam_dates (the --html page shows the curves of runs with exam "
+    "years without it, unsplit).",
+)
 def command(
-    run_dirs, by, cohort_file, refusals, reading, examples, resamples, seed, cluster, as_json, html_out, figures_dir
+    run_dirs,
+    by,
+    cohort_file,
+    refusals,
+    reading,
+    examples,
+    resamples,
+    seed,
+    cluster,
+    as_json,
+    html_out,
+    figures_dir,
+    cutoffs,
 ) -> None:
     """Visual-reliance audit of saved runs: image-removal transitions, input ablation, refusal
     conventions, image-as-options control and selection bias (no model calls). Runs of one
@@ -59,10 +80,12 @@ def command(
     from medvqa.core.api import names
     from medvqa.core.audit.runs import audit_saved, read_runs
     from medvqa.core.audit.summary import summary_markdown
+    from medvqa.core.contamination.curves import read_cutoffs
     from medvqa.core.metrics import reading_of
 
     with analysis():
         reading_of(None, reading)  # an unknown reading is refused before any run is read
+        cutoff = read_cutoffs(cutoffs)
         saved, repeated = read_runs(run_dirs)  # read once: the audit and, with --html, the item browser beside it
         doc = audit_saved(
             saved,
@@ -75,6 +98,9 @@ def command(
             seed=seed,
             reading=reading,
             cluster=cluster,
+            # the page shows the curves where the records carry years; --json holds them when asked
+            exam_dates=html_out is not None,
+            cutoff=cutoff,
         )
         written = []
         if figures_dir or html_out:
@@ -100,6 +126,10 @@ def command(
 
         click.echo(summary_markdown(doc) + language_markdown(doc))
         click.echo(more_sections(doc))
+        if cutoff is not None:  # asked for: the exam-date curves, split at the cutoffs
+            from .contamination_cmd import curve_lines
+
+            click.echo("\n".join(curve_lines(doc["exam_dates"])))
     for path in written:
         click.echo(f"wrote {path}", err=True)
 

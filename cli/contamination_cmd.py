@@ -296,8 +296,14 @@ def curve_lines(dates: dict) -> list[str]:
     def ci(pair) -> str:
         return "" if not pair else f" [{100 * pair[0]:+.1f}, {100 * pair[1]:+.1f}]"
 
-    lines = [f"exam-date curves; cutoff {dates['cutoff'] or 'not declared (-M cutoff=YYYY-MM)'}"]
-    parts = [(f"{r['model']} on {r['benchmark']}", r["conditions"]) for r in dates["runs"]]
+    if "cutoffs" in dates:  # each model's own
+        declared = ", ".join(f"{m} {c}" for m, c in dates["cutoffs"].items() if c)
+        lines = [f"exam-date curves; cutoffs {declared or 'not declared'}"]
+    else:
+        lines = [f"exam-date curves; cutoff {dates['cutoff'] or 'not declared (-M cutoff=YYYY-MM)'}"]
+    from medvqa.core.contamination.curves import run_title
+
+    parts = [(run_title(r), r["conditions"]) for r in dates["runs"]]
     if len(dates["runs"]) > 1:
         parts += [(f"{m} pooled", conds) for m, conds in dates["pooled"].items()]
     for name, conds in parts:

@@ -41,10 +41,11 @@ def command(set_file, as_json, dry_run, shard, merge) -> None:
     if dry_run and (shard or merge):
         raise click.UsageError("--dry-run plans the whole set: give it without --shard or --merge")
     if dry_run:
-        from medvqa.core.run.plan import dry_run_set, plan_lines
+        from medvqa.core.contamination.evalset import dry_run_study
+        from medvqa.core.run.plan import plan_lines
 
         with user_errors():
-            doc = dry_run_set(study)
+            doc = dry_run_study(study)
         if as_json:
             print_json(doc)
         else:
@@ -60,6 +61,20 @@ def command(set_file, as_json, dry_run, shard, merge) -> None:
             )
             for f in doc["failed"]:
                 click.echo(f"  cannot plan {f['experiment']}: {f['failure']}")
+            c = doc.get("contamination") or {}
+            if c.get("exam_dates"):
+                split = ", ".join(f"{m} at {cut}" for m, cut in c["cutoffs"].items() if cut) or "none declared"
+                click.echo(
+                    f"then the exam-date curves of every experiment, from its records (no request): "
+                    f"{' and '.join(c['files'])}; cutoffs: {split}"
+                )
+            for bench, q in (c.get("dcq") or {}).items():
+                g = q["generator"]
+                asks = ", ".join(f"{m} {e['requests']} ({e['cached']} cached)" for m, e in q["examinations"].items())
+                click.echo(
+                    f"then the Data Contamination Quiz of {bench} ({q['quiz']}, {q['n_items']} items): writing it "
+                    f"({g['model']}) {g['requests']} requests; taking it: {asks}"
+                )
         return
     say = None if as_json else (lambda line: click.echo(line, err=True))
     if say:
@@ -91,6 +106,15 @@ def command(set_file, as_json, dry_run, shard, merge) -> None:
         if result.compare_text:
             click.echo(result.compare_text)
             click.echo(f"compare of the set: {study.study_dir / 'compare.md'} (and compare.json)")
+        if result.contamination is not None:
+            said = [
+                what
+                for key, what in (("exam_dates", "exam-date curves"), ("dcq", "Data Contamination Quiz"))
+                if key in result.contamination
+            ]
+            click.echo(
+                f"{' and '.join(said)} of the set: {study.study_dir / 'contamination.md'} (and contamination.json)"
+            )
         for note in result.notes:
             click.echo(note)
         done = len(result.outcomes) - len(result.failed)

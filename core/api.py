@@ -182,6 +182,7 @@ def audit(
     seed: int = 0,
     reading: str | None = None,
     cluster: str | None = None,
+    cutoff: str | Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The visual-reliance audit of saved runs, as `medvqa audit --json` prints it. `by` names
     the strata (the benchmark's default strata when None); `cohorts` is a file or a mapping
@@ -193,7 +194,10 @@ def audit(
     with the extractor's answer) or "strict"; None takes each benchmark's protocol's reading
     (`Benchmark.reading`). `reading` (and `readings`, per benchmark) in the document say which.
     `cluster` names a cluster level the benchmarks declare (`Benchmark.cluster_levels`): each
-    interval then gets a cluster-bootstrap interval beside it; `intervals` says which are shown."""
+    interval then gets a cluster-bootstrap interval beside it; `intervals` says which are shown.
+    `cutoff`, a model's declared knowledge cutoff (`"2024-06"` for every model, or a mapping of
+    model names to theirs), adds the runs' exam-date curves under `exam_dates`, as `medvqa audit
+    --cutoff` does."""
     from .audit.runs import audit_saved, read_runs
     from .metrics import reading_of
 
@@ -212,6 +216,7 @@ def audit(
         seed=seed,
         reading=reading,
         cluster=cluster,
+        cutoff=cutoff,
     )
 
 
@@ -322,4 +327,50 @@ def run_eval_set(
                 result.study_dir / "compare.json",
                 json.dumps(result.compare, ensure_ascii=False, indent=1, default=str, allow_nan=False),
             )
+        if study.exam_dates:
+            set_exam_dates(study, result, finished)
+    if study.quiz_model is not None:  # each benchmark's quiz, taken by every model of the set
+        from .contamination.evalset import set_quizzes
+
+        quizzes, notes = set_quizzes(study, progress)
+        result.notes += notes
+        result.contamination = {**(result.contamination or {}), "dcq": quizzes}
+        write_contamination(result)
     return result
+
+
+def write_contamination(result: EvalResult) -> None:
+    """`contamination.json` and `contamination.md` of a set's study folder, from `result.contamination`."""
+    import json
+
+    from .contamination.curves import markdown
+    from .files import write_atomic
+
+    doc = result.contamination or {}
+    text = markdown(doc["exam_dates"]) if "exam_dates" in doc else ""
+    if doc.get("dcq"):
+        from .contamination.evalset import dcq_markdown
+
+        text += ("\n" if text else "") + dcq_markdown(doc["dcq"])
+    write_atomic(result.study_dir / "contamination.md", text)
+    write_atomic(
+        result.study_dir / "contamination.json",
+        json.dumps(doc, ensure_ascii=False, indent=1, default=str, allow_nan=False),
+    )
+
+
+def set_exam_dates(study: EvalSet, result: EvalResult, finished: list[Path]) -> None:
+    """The exam-date curves of a set's finished experiments, each model's split at its declared
+    cutoff: what `medvqa contamination RUN_DIR... --json` prints of them, in the result and in
+    `contamination.json` and `contamination.md` in the study folder. A failure is a note, as the
+    compare's is: the set's runs stand."""
+    from .contamination.curves import exam_date_curves
+    from .run.saved import read_runs
+
+    try:
+        doc = {"exam_dates": exam_date_curves(read_runs(finished), study.cutoffs)}
+    except Exception as exc:  # the set's runs stand; only the curves are missing
+        result.notes.append(f"no exam-date curves of the set: {exc}")
+        return
+    result.contamination = doc
+    write_contamination(result)

@@ -42,6 +42,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
             "medvqa.core.repeats",
             "medvqa.core.headline",
             "medvqa.core.dcq",
+            "medvqa.core.cutoffs",
             "medvqa.core.calibration",
             "medvqa.core.abstention",
         ),

@@ -1,4 +1,5 @@
-"""Registers Polish PES with medvqa, exactly as a third-party adapter would."""
+"""Registers Polish PES with medvqa, exactly as a third-party adapter would, and adds `medvqa
+polish-pes-dcq` (the paper's Table 2 from Data Contamination Quiz results)."""
 
 from medvqa import hookimpl
 
@@ -15,3 +16,10 @@ def register_answer_patterns(register):
     from .patterns import POLISH
 
     register(POLISH)
+
+
+@hookimpl
+def register_commands(cli):
+    from .commands import polish_pes_dcq
+
+    cli.add_command(polish_pes_dcq)

@@ -1,5 +1,6 @@
 """The charts of the HTML pages, written as SVG markup (`svg`): the audit's transition states,
-Δimg and heatmap per stratum, and a comparison's panels (WorldMedQA-V's Figure 2 layout).
+Δimg and heatmap per stratum, a comparison's panels (WorldMedQA-V's Figure 2 layout), and the
+exam-date curves (accuracy by exam year, split at a model's declared knowledge cutoff).
 `medvqa audit --figures DIR` and `medvqa compare --figure FILE` still write matplotlib figures
 (PNG and SVG files for print: `core/audit/figures.py`, `core/compare/figure.py`); both draw
 the numbers of the same document.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 
+from ..cutoffs import parse_cutoff, side
 from ..render import percent
 from .pairs import STATES
 from .summary import model_docs
@@ -313,4 +315,78 @@ def panel_chart(doc: dict, panel: dict) -> str:
     )
     entries += [("pass line", PASS_COLOUR)] * any(v is not None for v in panel["pass_lines"].values())
     svg.legend(entries, svg.height - 12)
+    return svg.render()
+
+
+BEFORE_COLOUR, AFTER_COLOUR = "#2b6cb0", "#dd6b20"
+
+
+def exam_date_chart(curve: dict, title: str, cutoff: str | None) -> str:
+    """One exam-date curve (`contamination.curves.curve`): accuracy by exam year, a point with its
+    95 % CI whisker per year, and with a `cutoff` (`YYYY-MM`) a dashed line where it falls, the
+    years before it in blue, after it in orange, and each side's pooled accuracy drawn across
+    its years (a year the cutoff falls inside is grey, on neither side)."""
+    years = list(curve["years"])
+    when = parse_cutoff(cutoff) if cutoff else None
+    column, plot_h, axis_w, top = 56, 160, 40, 46
+    plot_w = column * max(1, len(years))
+    svg = Svg(max(axis_w + plot_w + 24, text_width(title, 13) + 24), top + plot_h + 60, title)
+    svg.text(svg.width / 2, 20, title, anchor="middle", size=13, bold=True)
+
+    def y_of(value: float) -> float:
+        return top + plot_h * (1 - value)
+
+    def x_of(index: float) -> float:
+        return axis_w + column * index + column / 2
+
+    for t in (0, 0.25, 0.5, 0.75, 1.0):
+        svg.line(axis_w - 4, y_of(t), axis_w + plot_w, y_of(t), stroke="#e2e8f0" if t else "#222", width=0.8)
+        svg.text(axis_w - 6, y_of(t) + 4, f"{100 * t:.0f}", anchor="end", size=9)
+    svg.line(axis_w, top, axis_w, top + plot_h)
+    svg.text(
+        axis_w + plot_w / 2, top + plot_h + 34, "exam year; accuracy (%) with its 95 % CI", anchor="middle", size=10
+    )
+    sides = {y: side(int(y), when) if when else None for y in years}
+    colours = {"before": BEFORE_COLOUR, "after": AFTER_COLOUR, "straddles": "#a0aec0", None: "#222"}
+    for i, year in enumerate(years):
+        cell, x = curve["years"][year], x_of(i)
+        svg.text(x, top + plot_h + 16, year, anchor="middle", size=10)
+        if cell["accuracy"] is None:
+            continue
+        colour = colours[sides[year]]
+        tip = f"{year}: {percent(cell['accuracy'])} % (n={cell['n']})"
+        if cell["ci"]:
+            low, high = cell["ci"]
+            svg.line(x, y_of(low), x, y_of(high), stroke=colour, width=1.2)
+            svg.line(x - 4, y_of(low), x + 4, y_of(low), stroke=colour, width=1.2)
+            svg.line(x - 4, y_of(high), x + 4, y_of(high), stroke=colour, width=1.2)
+            tip += f" [{percent(low)}, {percent(high)}]"
+        svg.marker(x, y_of(cell["accuracy"]), colour, tip)
+    if when is None:
+        return svg.render()
+    # the cutoff between the last year wholly before it and the first after it, or inside the
+    # year it falls in, at its month
+    before = [i for i, y in enumerate(years) if sides[y] == "before"]
+    inside = [i for i, y in enumerate(years) if sides[y] == "straddles"]
+    after = [i for i, y in enumerate(years) if sides[y] == "after"]
+    at = inside[0] - 0.5 + when[1] / 12 if inside else (before[-1] + 0.5 if before else -0.5)
+    x = x_of(at)
+    svg.line(x, top - 4, x, top + plot_h, stroke="#c53030", width=1.2, dash="5 3")
+    svg.text(x, top - 6, f"cutoff {cutoff}", anchor="middle", size=10, fill="#c53030")
+    for name, indices, colour in (("before", before, BEFORE_COLOUR), ("after", after, AFTER_COLOUR)):
+        part = curve.get(name) or {}
+        if indices and part.get("accuracy") is not None:
+            y = y_of(part["accuracy"])
+            svg.line(
+                x_of(indices[0]) - column / 2 + 4, y, x_of(indices[-1]) + column / 2 - 4, y, stroke=colour, dash="2 2"
+            )
+            svg.text(
+                x_of(indices[-1]) + column / 2 - 4,
+                y - 4,
+                f"{name} {percent(part['accuracy'])}",
+                anchor="end",
+                size=9,
+                fill=colour,
+            )
+    svg.legend([("before the cutoff", BEFORE_COLOUR), ("after", AFTER_COLOUR)], svg.height - 8)
     return svg.render()

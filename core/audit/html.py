@@ -17,6 +17,7 @@ from .between_models import BETWEEN_MODELS_TEXT
 from .charts import audit_charts
 from .clusters import intervals_text
 from .confidence_page import confidence_tables
+from .exam_dates_page import exam_date_section
 from .order import order_lines
 from .page import SCRIPT, STYLE, Page, TableRow, esc
 from .pairing import language_columns
@@ -339,6 +340,8 @@ def render_html(
         _cohorts(page, doc["cohorts"])
     if doc.get("comparisons"):
         _comparisons(page, doc["comparisons"])
+    if doc.get("exam_dates"):
+        exam_date_section(page, doc["exam_dates"])
     page.add("<h2>Figures</h2>")
     for stem, svg in (audit_charts(doc) if svgs is None else svgs).items():
         page.add(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import plugins
+from ..errors import UsageError
 from ..items import DataError
 from ..jsonl import load_yaml
 from ..metrics import held_fields
@@ -182,10 +183,14 @@ def audit_saved(
     seed: int = 0,
     reading: str | None = None,
     cluster: str | None = None,
+    exam_dates: bool = False,
+    cutoff: str | Mapping[str, str] | None = None,
 ) -> dict:
     """`medvqa.audit` of runs already read (`read_runs`; `notes`: its notes), so that a command
     that has read them for another output audits them without reading them again; the
-    arguments are `medvqa.audit`'s (`by`: a sequence of names, None for the default strata)."""
+    arguments are `medvqa.audit`'s (`by`: a sequence of names, None for the default strata).
+    With `exam_dates` (or a `cutoff`), the document adds the runs' exam-date curves
+    (`exam_dates_of`) where their records carry exam years."""
     from .. import bootstrap
     from ..metrics import reading_summary
     from .analysis import audit as audit_runs
@@ -219,4 +224,29 @@ def audit_saved(
             f"paired by language ({key}): {' with '.join(sec['runs'])}, under {', '.join(sec['conditions'])}"
             for key, sec in languages.items()
         ]
+    if exam_dates or cutoff is not None:
+        if (dates := exam_dates_of(runs, cutoff, reading)) is not None:
+            doc["exam_dates"] = dates
     return {**doc, **said, "notes": notes}
+
+
+def exam_dates_of(runs: Sequence[SavedRun], cutoff: str | Mapping[str, str] | None, reading: str | None) -> dict | None:
+    """The exam-date curves of the audited runs (`contamination.curves.exam_date_curves`, the
+    records read as the audit reads them), each model's split at its `cutoff` (one for all, or by
+    model name); None when no record carries an exam year and no cutoff is given. A cutoff for
+    runs without years, or for a model no run holds, is refused, naming it."""
+    from ..contamination.curves import exam_date_curves, has_years
+
+    if not any(has_years(run.records) for run in runs):
+        if cutoff is not None:
+            raise UsageError("--cutoff: no record of these runs carries an exam year (the curves need one)")
+        return None
+    if isinstance(cutoff, Mapping):
+        models = {model_name(run.manifest) for run in runs}
+        for name in cutoff:
+            if name not in models:
+                raise UsageError(
+                    f"--cutoff {name}=...: no run of a model named {name!r} (models: {', '.join(sorted(models))})"
+                )
+        return exam_date_curves(runs, {m: cutoff.get(m) for m in sorted(models)}, reading)
+    return exam_date_curves(runs, cutoff, reading)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..audit.page import STYLE, Page, TableRow, esc
+from .curves import run_title
 
 LEVEL = [("n", "n", "int"), ("lower", ("level", "lower"), "pct"), ("upper", ("level", "upper"), "pct")]
 RATES = [
@@ -52,7 +53,7 @@ def render(doc: dict[str, Any]) -> str:
         for i, run in enumerate(dates["runs"]):
             for condition, c in run["conditions"].items():
                 base = ["exam_dates", "runs", i, "conditions", condition]
-                page.add(f"<h3>{esc(run['model'])} on {esc(run['benchmark'])}, {esc(condition)}</h3>")
+                page.add(f"<h3>{esc(run_title(run))}, {esc(condition)}</h3>")
                 rows = [([year], [*base, "years", year], {}) for year in c["years"]]
                 rows += [([name], [*base, name], {}) for name in ("before", "after") if name in c]
                 page.table(["exam year"], CELL, rows)

@@ -12,6 +12,7 @@ batch = false                      # optional, as --batch (batch_poll_s as --bat
 model = "hosted_vllm/qwen3-vl"     # as --model
 name = "qwen3-vl"                  # optional, as --model-name (default: the model string)
 options = { api_base = "http://gpu1:8000/v1", max_tokens = 2048 }   # as -M takes them
+cutoff = "2024-06"                 # optional: its declared knowledge cutoff (YYYY-MM or YYYY)
 
 [[benchmarks]]
 benchmark = "igakuqa"
@@ -21,6 +22,11 @@ languages = ["ja", "en"]           # optional: the benchmark's first when left o
 conditions = "C+Q,C+Q+I"           # optional: the benchmark's default
 variants = "swap,hflip"            # optional, as --variants: none when left out
 limit = 50                         # optional
+
+[contamination]                    # optional: the exam-date curves of every experiment
+exam_dates = true
+quiz_model = "openai/gpt-5"        # optional: each benchmark's Data Contamination Quiz, by this generator
+quiz_options = { max_tokens = 4096 }   # optional: the generator's settings
 ```
 
 Every experiment (model × benchmark × language) is an ordinary run directory,
@@ -36,7 +42,14 @@ Concurrency is shared per server: experiments whose requests go to the same serv
 servers run at the same time. A failing experiment (an error, a preflight refused, more errors
 than `max_error_rate`) does not stop the others: the result names it and why. Re-running the
 set resumes every experiment; one `compare` of the finished experiments ends the set (written
-to `<study_dir>/compare.md` and `compare.json`).
+to `<study_dir>/compare.md` and `compare.json`). A set with a `[contamination]` table also
+writes the exam-date curves of the finished experiments after the compare (per run and pooled
+per model, each model's split at its `cutoff`; `<study_dir>/contamination.md` and `.json`):
+they are read from the records, and cost no request. A `cutoff` in a set that asks for no
+curves is refused, since it would change nothing. With a `quiz_model`, each benchmark's Data
+Contamination Quiz is written by it (`<study_dir>/quizzes/<benchmark>.json`, in the benchmark's
+own language, from the entry's items; reused when it exists) and every model of the set takes it
+with its own options; the levels go into the same files.
 
 This module holds what a set declares and how it is read and checked (`read_set`);
 `evalset_run` runs it (`run_set`).
@@ -45,7 +58,7 @@ This module holds what a set declares and how it is read and checked (`read_set`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +68,17 @@ from ..items import DataError
 from .names import path_part, run_dirs
 from .runner import MAX_REPEATS
 
-SET_KEYS = ("study_dir", "models", "benchmarks", "repeats", "seed", "max_error_rate", "batch", "batch_poll_s")
+SET_KEYS = (
+    "study_dir",
+    "models",
+    "benchmarks",
+    "repeats",
+    "seed",
+    "max_error_rate",
+    "batch",
+    "batch_poll_s",
+    "contamination",
+)
 
 
 class ModelEntry(BaseModel):
@@ -64,6 +87,7 @@ class ModelEntry(BaseModel):
     model: str
     name: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    cutoff: str | int | None = None  # the declared knowledge cutoff, YYYY-MM or YYYY (`cutoffs.parse_cutoff`)
 
 
 class BenchmarkEntry(BaseModel):
@@ -86,6 +110,17 @@ class BenchmarkEntry(BaseModel):
         return [value] if isinstance(value, str) else value
 
 
+class ContaminationEntry(BaseModel):
+    """What a set's `[contamination]` table asks for: the exam-date curves (no request), and with
+    a `quiz_model` the Data Contamination Quiz of each benchmark, taken by every model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    exam_dates: bool = True
+    quiz_model: str | None = None  # the generator that writes each benchmark's quiz (as --quiz-model)
+    quiz_options: dict[str, Any] = Field(default_factory=dict)  # its backend settings (as --quiz-option)
+
+
 class EvalSetFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -97,6 +132,7 @@ class EvalSetFile(BaseModel):
     max_error_rate: float = Field(0.05, ge=0, le=1)
     batch: bool = False  # every experiment through its provider's batch API (`--batch`)
     batch_poll_s: float = Field(30.0, ge=0)
+    contamination: ContaminationEntry | None = None
 
 
 @dataclass
@@ -126,6 +162,13 @@ class EvalSet:
     max_error_rate: float = 0.05
     batch: bool = False
     batch_poll_s: float = 30.0
+    # the exam-date curves of the finished experiments, written after the compare, and each
+    # model's declared knowledge cutoff by its name (None: its curves are not split)
+    exam_dates: bool = False
+    cutoffs: dict[str, str | None] = field(default_factory=dict)
+    # the generator of each benchmark's Data Contamination Quiz and its resolved settings (None: no quiz)
+    quiz_model: str | None = None
+    quiz_options: dict[str, Any] = field(default_factory=dict)
 
 
 def _where(exc: ValidationError, data: Mapping[str, Any]) -> tuple[str | None, str]:
@@ -157,6 +200,7 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
     A problem is a `DataError` naming the file, the entry and the key; nothing has run."""
     from .. import plugins
     from ..conditions import parse_conditions, parse_variants
+    from ..cutoffs import cutoff_text, parse_cutoff
     from ..errors import UsageError
     from ..inference.backend_options import read_model_config, resolve
     from .variants import check_variants
@@ -180,18 +224,43 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
     study_dir = study_dir if study_dir.is_absolute() else base / study_dir
     names: dict[str, int] = {}
     options: list[dict[str, Any]] = []
+    cutoffs: dict[str, str | None] = {}
+    exam_dates = parsed.contamination is not None and parsed.contamination.exam_dates
     for i, m in enumerate(parsed.models):
         entry = f"models[{i}] ({m.name or m.model})"
         name = m.name or m.model
         if name in names:
             raise fail(entry, f"name: {name!r} is models[{names[name]}]'s too; give each model its own name")
         names[name] = i
+        cutoffs[name] = None
+        if m.cutoff is not None:
+            try:
+                cutoffs[name] = cutoff_text(parse_cutoff(m.cutoff))
+            except UsageError as exc:
+                raise fail(entry, str(exc)) from None
+            if not exam_dates:
+                raise fail(
+                    entry,
+                    "cutoff: the set asks for no exam-date curves, which the cutoff splits: add a "
+                    "[contamination] table (exam_dates = true), or remove the cutoff",
+                )
         try:
             resolved = resolve(m.model, {}, m.options, given_as="options.{}")
             plugins.backend_factory(m.model)
         except (UsageError, DataError, ValueError, KeyError) as exc:
             raise fail(entry, str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)) from None
         options.append(resolved)
+    quiz_options: dict[str, Any] = {}
+    asked = parsed.contamination or ContaminationEntry(exam_dates=False)
+    quiz_model = asked.quiz_model
+    if quiz_model is not None:
+        try:
+            quiz_options = resolve(quiz_model, {}, asked.quiz_options, given_as="quiz_options.{}")
+            plugins.backend_factory(quiz_model)
+        except (UsageError, DataError, ValueError, KeyError) as exc:
+            raise fail("contamination", str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)) from None
+    elif asked.quiz_options:
+        raise fail("contamination", "quiz_options: give the quiz_model they are for")
     benches = []
     for j, b in enumerate(parsed.benchmarks):
         entry = f"benchmarks[{j}] ({b.benchmark})"
@@ -268,6 +337,10 @@ def read_set(source: str | Path | Mapping[str, Any], *, base: Path | None = None
         parsed.max_error_rate,
         parsed.batch,
         parsed.batch_poll_s,
+        exam_dates,
+        cutoffs,
+        quiz_model,
+        quiz_options,
     )
 
 

@@ -57,6 +57,9 @@ class EvalResult:
     compare: dict | None = None  # `compare --json` of the experiments that finished
     compare_text: str | None = None
     notes: list[str] = field(default_factory=list)
+    # what `medvqa contamination RUN_DIR... --json` prints of the finished experiments, where the
+    # set asks for it (`EvalSet.exam_dates`); None otherwise
+    contamination: dict | None = None
 
     @property
     def failed(self) -> list[Outcome]:
@@ -68,6 +71,7 @@ class EvalResult:
             "experiments": [o.as_json() for o in self.outcomes],
             "failed": [o.experiment.label for o in self.failed],
             "compare": self.compare,
+            **({"contamination": self.contamination} if self.contamination is not None else {}),
             "notes": self.notes,
         }
 

@@ -225,4 +225,12 @@ def dry_run_set(study) -> dict:
         "cost_usd": sum(c for c in costs if c is not None),
         "cost_unknown": sum(c is None for c in costs),
     }
-    return {"study_dir": str(study.study_dir), "plans": plans, "failed": failed, "total": total}
+    out = {"study_dir": str(study.study_dir), "plans": plans, "failed": failed, "total": total}
+    if study.exam_dates:  # read from the records after the compare: no request, no cost
+        out["contamination"] = {
+            "exam_dates": True,
+            "cutoffs": dict(study.cutoffs),
+            "files": [str(study.study_dir / name) for name in ("contamination.md", "contamination.json")],
+            "requests": 0,
+        }
+    return out

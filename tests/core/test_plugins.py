@@ -83,8 +83,8 @@ def test_trace_prints_every_hook_call_through_pluggy_monitoring():
     lines = out.stderr.splitlines()
     built_in = "medvqa.adapters.jmed48k.plugin, medvqa.adapters.kokushimd10.plugin"
     assert (
-        f"medvqa hook: register_commands(cli) -> {built_in}, medvqa.adapters.worldmedqa_v.plugin, "
-        "medvqa.adapters.mir.plugin"
+        "medvqa hook: register_commands(cli) -> medvqa.adapters.jmed48k.plugin, medvqa.adapters.polish_pes.plugin, "
+        "medvqa.adapters.kokushimd10.plugin, medvqa.adapters.worldmedqa_v.plugin, medvqa.adapters.mir.plugin"
     ) in lines
     for plugin in built_in.split(", "):
         assert f"medvqa hook: register_benchmarks(register) -> {plugin}" in lines
