@@ -26,11 +26,9 @@ from tests.conftest import shared_data
 SELECT = {"block": ["112A", "116A"], "withdrawn": ["false"], "credited_to_all": ["false"]}
 
 
-@pytest.fixture(scope="module")
-def planted(tmp_path_factory):
-    """A run of the model `early`: right on every 2018 item, and on every second 2022 item
-    (items 0, 2, ..., 72: 37 of 73)."""
-    tmp = tmp_path_factory.mktemp("audit-dates")
+def early_replay(path):
+    """The replies of the model `early` to the blocks of `SELECT`, as a replay file: right on every
+    2018 item, and on every second 2022 item (items 0, 2, ..., 72: 37 of 73)."""
     items = medvqa.load("igakuqa", shared_data("igakuqa"), select=SELECT)
     lines, seen = [], {2018: 0, 2022: 0}
     for item in items:
@@ -40,8 +38,16 @@ def planted(tmp_path_factory):
         gold = sorted(item.gold.keys)
         answer = gold if right else [next(o.key for o in item.options if o.key not in gold)]
         lines.append(json.dumps({"item_id": item.id, "condition": "C+Q", "response": json.dumps({"answer": answer})}))
-    replay = tmp / "early.jsonl"
-    replay.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """A run of the model `early`: right on every 2018 item, and on every second 2022 item
+    (items 0, 2, ..., 72: 37 of 73)."""
+    tmp = tmp_path_factory.mktemp("audit-dates")
+    replay = early_replay(tmp / "early.jsonl")
     outcome = medvqa.run(
         "igakuqa",
         f"replay:{replay}",

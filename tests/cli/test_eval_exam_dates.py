@@ -12,14 +12,11 @@ import math
 import pytest
 from click.testing import CliRunner
 
-import medvqa
 from medvqa.cli.contamination_cmd import command as contamination_command
 from medvqa.cli.main import cli
 from medvqa.core import stats
+from tests.cli.test_audit_exam_dates import early_replay
 from tests.conftest import shared_data
-
-# IgakuQA's 112th exam (2018), block A, and the 116th (2022), block A, scored as asked: 74 and 73 items
-SELECT = {"block": ["112A", "116A"], "withdrawn": ["false"], "credited_to_all": ["false"]}
 
 
 @pytest.fixture(scope="module")
@@ -28,17 +25,7 @@ def study(tmp_path_factory):
     planted (right on every 2018 item and on every second 2022 item, in both languages), declares
     a cutoff of 2020-06; `constant:A` declares none."""
     tmp = tmp_path_factory.mktemp("study")
-    items = medvqa.load("igakuqa", shared_data("igakuqa"), select=SELECT)
-    lines, seen = [], {2018: 0, 2022: 0}
-    for item in items:
-        year = item.meta["year"]
-        right = year == 2018 or seen[year] % 2 == 0
-        seen[year] += 1
-        gold = sorted(item.gold.keys)
-        answer = gold if right else [next(o.key for o in item.options if o.key not in gold)]
-        lines.append(json.dumps({"item_id": item.id, "condition": "C+Q", "response": json.dumps({"answer": answer})}))
-    replay = tmp / "early.jsonl"
-    replay.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    replay = early_replay(tmp / "early.jsonl")
     path = tmp / "set.toml"
     path.write_text(
         'study_dir = "study"\n'
