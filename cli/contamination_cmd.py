@@ -162,25 +162,26 @@ def command(
         quiz_options = {"api_base": quiz_api_base, **quiz_options}
     if api_base:
         model_options = {"api_base": api_base, **model_options}
+    # the quiz, its generator and the examinees: what the plan and the audit both take
+    quiz_setup = dict(
+        data=data,
+        split=split,
+        select=select or None,
+        limit=limit,
+        quiz=quiz,
+        quiz_model=quiz_model,
+        quiz_options=quiz_options,
+        dataset=dataset,
+        models=models,
+        model_options=model_options,
+    )
     if dry_run:
         from medvqa.core.contamination.plan import dry_run as plan
 
         if benchmark is None or quiz is None:
             raise click.UsageError("--dry-run plans a quiz: give BENCHMARK and --quiz FILE")
         with user_errors():
-            doc = plan(
-                benchmark,
-                data=data,
-                split=split,
-                select=select or None,
-                limit=limit,
-                quiz=quiz,
-                quiz_model=quiz_model,
-                quiz_options=quiz_options,
-                dataset=dataset,
-                models=models,
-                model_options=model_options,
-            )
+            doc = plan(benchmark, **quiz_setup)
         if as_json:
             print_json(doc)
         else:
@@ -192,16 +193,7 @@ def command(
             doc = contamination(
                 list(targets) if runs else benchmark,
                 dcq_results=dcq_results,
-                data=data,
-                split=split,
-                select=select or None,
-                limit=limit,
-                quiz=quiz,
-                quiz_model=quiz_model,
-                quiz_options=quiz_options,
-                dataset=dataset,
-                models=models,
-                model_options=model_options,
+                **quiz_setup,
                 by=names(by) if by is not None else None,
                 answers=answers,
                 cutoff=cutoff,

@@ -30,10 +30,11 @@ def _key(monkeypatch):
     monkeypatch.setenv("XAI_API_KEY", "xk-test-batch-0000")
 
 
-def options(tmp_path, server, name, **kw) -> RunOptions:
+def options(tmp_path, server, name, *, model: str = MODEL, **kw) -> RunOptions:
+    """The sample under C+Q and C+Q+I against `server`, as `model` (an OpenAI model by default)."""
     return RunOptions(
         benchmark="jmed48k",
-        model=MODEL,
+        model=model,
         sample=True,
         conditions="C+Q,C+Q+I",
         run_dir=str(tmp_path / name),
@@ -198,31 +199,11 @@ def test_a_torn_last_ledger_line_is_ignored_said_and_cut_off_before_the_next_bat
 
 
 def mistral_options(tmp_path, server, name, **kw) -> RunOptions:
-    return RunOptions(
-        benchmark="jmed48k",
-        model="mistral/test",
-        sample=True,
-        conditions="C+Q,C+Q+I",
-        run_dir=str(tmp_path / name),
-        cache_path=str(tmp_path / f"cache-{name}.sqlite3"),
-        backend_options={"api_base": [server.url]},
-        batch_poll_s=0.01,
-        **kw,
-    )
+    return options(tmp_path, server, name, model="mistral/test", **kw)
 
 
 def xai_options(tmp_path, server, name, **kw) -> RunOptions:
-    return RunOptions(
-        benchmark="jmed48k",
-        model="xai/test",
-        sample=True,
-        conditions="C+Q,C+Q+I",
-        run_dir=str(tmp_path / name),
-        cache_path=str(tmp_path / f"cache-{name}.sqlite3"),
-        backend_options={"api_base": [server.url]},
-        batch_poll_s=0.01,
-        **kw,
-    )
+    return options(tmp_path, server, name, model="xai/test", **kw)
 
 
 def test_mistral_batch_jobs_record_what_the_live_path_records_through_a_failed_line_and_an_expired_job(
