@@ -33,7 +33,6 @@ TYPICAL_REPLY_TOKENS = 20
 
 def dry_run(options) -> dict:
     """The plan of the run `options` describe (see the module's docstring)."""
-    from ..conditions import plan
     from ..files import default_cache_path
     from ..inference.base import Backend
     from ..inference.images import to_openai
@@ -63,11 +62,7 @@ def dry_run(options) -> dict:
     finally:
         if spec.cache is not None:
             spec.cache.close()
-    # (item, record label, the item as shown) of every pair of the run's shard (`--shard`), the variants' included
-    items = spec.shard_items()
-    held = {it.id for it in items}
-    pairs = [(item, cond.value, item) for item, cond in plan(items, spec.conditions)]
-    pairs += [p for p in spec.variant_pairs().pairs if p[0].id in held] if spec.variants else []
+    pairs = spec.pairs()  # (item, record label, the item as shown), the shard's and the variants'
     more = spec.repeats - planned  # repeats nothing holds yet: every pair of each is sent
     to_send = [r for r in todo if r.key not in cached]
     has_preflight = type(backend).preflight is not Backend.preflight

@@ -155,6 +155,17 @@ class RunSpec:
         """The items whose pairs the run asks: its shard's (`shard`), else all of them."""
         return self.items if self.shard is None else [it for it in self.items if self.shard.holds(it.id)]
 
+    def pairs(self) -> list[tuple[Item, str, Item]]:
+        """(item, record label, the item as shown) of every pair the run asks: each item of its
+        shard under each of its conditions, then each variant pair of those items (`variant_pairs`,
+        whose swap partners are drawn from every item)."""
+        items = self.shard_items()
+        out = [(item, cond.value, item) for item, cond in plan(items, self.conditions)]
+        if self.variants:
+            held = {it.id for it in items}
+            out += [pair for pair in self.variant_pairs().pairs if pair[0].id in held]
+        return out
+
     def variant_pairs(self) -> VariantPlan:
         """The variant pairs of the run and its manifest section, computed once (the perturbed
         images made or found in the cache folder)."""
@@ -211,10 +222,7 @@ def build_manifest(spec: RunSpec, texts: list[str] | None = None) -> dict:
 def shard_pairs(spec: RunSpec) -> int:
     """How many pairs the run's shard asks, repeats and variants included (a forced guess, asked
     only after a refusal, is not counted): what `merge` checks a shard has recorded."""
-    items = spec.shard_items()
-    held = {it.id for it in items}
-    variants = sum(item.id in held for item, _, _ in spec.variant_pairs().pairs) if spec.variants else 0
-    return spec.repeats * (len(plan(items, spec.conditions)) + variants)
+    return spec.repeats * len(spec.pairs())
 
 
 def plan_requests(
@@ -234,27 +242,8 @@ def plan_requests(
             backends[r].stats = spec.backend.stats
     todo: list[Request] = []
     bench = spec.benchmark
-    for item, cond in plan(spec.shard_items(), spec.conditions):
-        messages = schema = None
-        for r in range(repeats):
-            if pair_key({"item_id": item.id, "condition": cond.value, "repeat": r}) in done:
-                continue
-            if messages is None:
-                messages, schema = bench.render(item, cond), bench.response_schema(item)
-            todo.append(
-                Request(
-                    item=item,
-                    condition=cond.value,
-                    messages=messages,
-                    response_schema=schema,
-                    key=backend_request_key(backends[r], messages, schema, r),
-                    repeat=r,
-                )
-            )
-    # each variant: the item asked again with its image changed or its options rotated
-    for item, label, shown in spec.variant_pairs().pairs if spec.variants else ():
-        if spec.shard is not None and not spec.shard.holds(item.id):  # (partners drawn from every item)
-            continue
+    # every pair, the variants' included: the item as shown is scored (a rotation's gold is where its text now stands)
+    for item, label, shown in spec.pairs():
         messages = schema = None
         for r in range(repeats):
             if pair_key({"item_id": item.id, "condition": label, "repeat": r}) in done:
@@ -263,7 +252,7 @@ def plan_requests(
                 messages, schema = variant_messages(bench, label, shown), variant_schema(bench, label, shown)
             todo.append(
                 Request(
-                    item=shown,  # scored as shown: a rotation's gold is where its text now stands
+                    item=shown,
                     condition=label,
                     messages=messages,
                     response_schema=schema,

@@ -201,15 +201,17 @@ def order_pairs(benchmark: Benchmark, items: list[Item], conditions: tuple[Condi
 
 
 def variant_messages(benchmark: Benchmark, label: str, shown: Item) -> list[Message]:
-    """The messages of a variant request: `shown` under the label's base condition, with the
-    confidence instruction after the answer instruction for `confidence`."""
-    suffix = benchmark.confidence_instruction if variant_of(label) == CONFIDENCE else None
-    return benchmark.render(shown, base_condition(label), suffix=suffix)
+    """The messages of a request under record label `label` (a base condition or a variant of
+    one): `shown` under the label's base condition, with the confidence instruction after the
+    answer instruction for `confidence`."""
+    if variant_of(label) == CONFIDENCE:
+        return benchmark.render(shown, base_condition(label), suffix=benchmark.confidence_instruction)
+    return benchmark.render(shown, base_condition(label))
 
 
 def variant_schema(benchmark: Benchmark, label: str, shown: Item) -> dict[str, Any] | None:
-    """The answer schema of a variant request: the benchmark's, with a required `confidence`
-    (a number from 0 to 100) for `confidence`."""
+    """The answer schema of a request under record label `label`: the benchmark's, with a required
+    `confidence` (a number from 0 to 100) for `confidence`."""
     schema = benchmark.response_schema(shown)
     if variant_of(label) != CONFIDENCE:
         return schema

@@ -101,18 +101,7 @@ def test_a_run_asks_each_image_item_under_each_variant_once_and_resumes_sending_
         assert other.exit_code == 1 and "differs in: variants" in other.output
 
         # a run without variants writes no `variants` to its manifest
-        medvqa_json(
-            "run",
-            "jmed48k",
-            "--sample",
-            "--model",
-            MODEL,
-            "--api-base",
-            server.url,
-            "--run-dir",
-            tmp_path / "plain",
-            "--json",
-        )
+        medvqa_json(*common[:-1], tmp_path / "plain", "--json")
         assert "variants" not in read_manifest(tmp_path / "plain")
 
 
