@@ -218,8 +218,7 @@ def bootstrap_statistic(
     out = {"ci": None, "ci_method": None, "test": PAIRED_BOOTSTRAP, "p": None, "p_bound": None, "note": None}
     if n < min_n:
         return {**out, "note": f"{n} shared items: below {min_n}, a bootstrap gives no interval and no test"}
-    rng = np.random.default_rng(seed)
-    dist = [d for d in (statistic(rng.integers(0, n, n)) for _ in range(resamples)) if d is not None]
+    dist = [d for d in map(statistic, resampled_indices(n, resamples=resamples, seed=seed)) if d is not None]
     if not dist or estimate is None:
         return out
     d = np.asarray(dist)
@@ -252,10 +251,10 @@ def cluster_bootstrap(
         return {**out, "note": f"{units} clusters: below {min_clusters}, no cluster interval"}
     sums = resampled_sums(np.column_stack([numerator, denominator]), clusters, resamples=resamples, seed=seed)
     keep = sums[:, 1] > 0
-    values = sums[keep, 0] / sums[keep, 1]
-    if not values.size or np.all(values == values[0]):
+    ci = expanded_interval(sums[keep, 0] / sums[keep, 1], units, level)
+    if ci is None:
         return {**out, "note": "every resample gives the same value: no cluster interval"}
-    return {**out, "ci": list(_percentile(values, expanded_level(units, level)))}
+    return {**out, "ci": ci}
 
 
 def paired_bootstrap(
