@@ -22,12 +22,14 @@ criterion is decisive: `fail` whatever could not be evaluated.
 from __future__ import annotations
 
 import json
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from .render import Table, Tables, percent, points
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PASS, FAIL, NOT_EVALUABLE = "pass", "fail", "not evaluable"
 PASS_ON_EVALUABLE = "pass on the evaluable criteria"
@@ -91,6 +93,8 @@ class PassLines(BaseModel):
 
     def frame(self, shown: bool = False) -> pd.DataFrame:
         """One row per verdict: raw values (lists of treatments joined), or `shown` as text."""
+        import pandas as pd
+
         rows = [
             r.shown() if shown else {**r.model_dump(exclude={"unit", "scope"}), "treatments": "; ".join(r.treatments)}
             for r in self.rows

@@ -11,12 +11,14 @@ import html
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 MISSING = "–"
 FORMATS = ("text", "md", "csv", "latex", "json", "html")
@@ -36,7 +38,19 @@ PERCENT_COLUMNS = {
 
 
 def is_missing(value: Any) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+    """None, NaN or pandas' NA (which only a frame holds: pandas, a fifth of a second to import,
+    is not imported to ask)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return True
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and value is pandas.NA
+
+
+def numeric(column: pd.Series) -> bool:
+    """Whether a frame's column holds numbers (right-aligned)."""
+    from pandas.api.types import is_numeric_dtype
+
+    return is_numeric_dtype(column)
 
 
 def percent(value: Any) -> str:
@@ -103,7 +117,7 @@ def to_text(frame: pd.DataFrame, formats: Mapping[str, str] | None = None) -> st
     """Aligned plain-text columns: numbers right, text left."""
     head, rows = cells(frame, formats)
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(head)]
-    right = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    right = [numeric(frame[c]) for c in frame.columns]
     return (
         "\n".join(
             "  ".join(v.rjust(w) if r else v.ljust(w) for v, w, r in zip(line, widths, right)).rstrip()
@@ -138,7 +152,7 @@ def to_latex(
     """A booktabs `table` float (needs \\usepackage{booktabs}): numbers right-aligned, each
     note as a footnote-size line under the tabular."""
     head, rows = cells(frame, formats)
-    align = "".join("r" if pd.api.types.is_numeric_dtype(frame[c]) else "l" for c in frame.columns)
+    align = "".join("r" if numeric(frame[c]) else "l" for c in frame.columns)
     lines = [r"\begin{table}[ht]", r"\centering"]
     if caption:
         lines.append(rf"\caption{{{latex_escape(caption)}}}")
@@ -166,7 +180,7 @@ def to_html(
     records = frame.to_dict(orient="records")
     ident = f' id="{html.escape(table_id)}"' if table_id else ""
     out = [f"<table{ident}><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"]
-    klass = [' class="num"' if pd.api.types.is_numeric_dtype(frame[c]) else "" for c in frame.columns]
+    klass = [' class="num"' if numeric(frame[c]) else "" for c in frame.columns]
     for i, (record, row) in enumerate(zip(records, rows)):
         attrs = row_attrs(record) if row_attrs else ""
         tds = [
