@@ -33,7 +33,7 @@ from typing import Any
 from ..files import open_no_link, remove_quietly, write_atomic, write_error
 from ..inference.secrets import Scrubber
 from ..items import DataError
-from ..jsonl import read_json
+from ..jsonl import loads, read_json
 from ..results import check_record, upgrade_manifest
 from .lock import LOCK, locked, refuse_links, take_lock
 
@@ -136,7 +136,7 @@ def _scan(path: Path) -> tuple[list[dict], int]:
     data = path.read_bytes()
     *whole, partial = data.split(b"\n")  # `partial`: what follows the last newline (a cut line, or nothing)
     try:  # every line whole: read in one pass (a third faster); anything else is read line by line below
-        records = [json.loads(line) for line in whole]
+        records = [loads(line) for line in whole]
         if all(type(r) is dict for r in records):
             return [check_record(r, file=path) for r in records], len(data) - len(partial)
     except (ValueError, RecursionError, DataError):  # a blank, corrupt, cut or damaged line: named below

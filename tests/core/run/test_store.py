@@ -271,3 +271,24 @@ def test_a_run_in_progress_keeps_score_out(tmp_path):
                 pass
     with locked(tmp_path):
         pass
+
+
+def test_lines_the_fast_parser_refuses_are_read_as_json_reads_them(tmp_path):
+    """Records are parsed by jiter where it can; a line it refuses (an escaped lone surrogate, a
+    byte-order mark, nesting deeper than it goes) is read by json, so every record is the one
+    json gives, in order, and a line neither reads is still named."""
+    deep = {"item_id": "4", "condition": "C", "status": "answered", "extra": json.loads("[" * 300 + "]" * 300)}
+    lines = [
+        '{"item_id": "1", "condition": "C", "status": "answered", "response": "\\ud83d cut"}',
+        '\ufeff{"item_id": "2", "condition": "C", "status": "answered"}',
+        '{"item_id": "3", "condition": "C", "status": "answered", "latency_s": 1e400, "z": 1, "a": -0.0}',
+        json.dumps(deep),
+    ]
+    (tmp_path / "records.jsonl").write_bytes("".join(line + "\n" for line in lines).encode("utf-8"))
+    got = read_records(tmp_path)
+    assert got == [json.loads(line.encode("utf-8")) for line in lines]
+    assert got[0]["response"] == "\ud83d cut"
+    assert list(got[2]) == ["item_id", "condition", "status", "latency_s", "z", "a"]
+    (tmp_path / "records.jsonl").write_bytes(("\n".join([*lines, "{'item_id': 5}", lines[2]]) + "\n").encode("utf-8"))
+    with pytest.raises(DataError, match=r"records.jsonl: record line 5"):
+        read_records(tmp_path)
