@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from enum import StrEnum
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
@@ -66,6 +67,7 @@ def rotation_of(label: str) -> int | None:
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 4 and int(text) > 0 else None
 
 
+@lru_cache(maxsize=1024)  # (a run holds a handful of labels; every record's is read through here)
 def base_condition(label: str) -> Condition:
     """The condition a record label is asked under: `C+Q/forced` → `C+Q`, `C+Q+I~swap` → `C+Q+I`.
     An unknown label, or an unknown variant, raises ValueError."""

@@ -206,13 +206,11 @@ def rebuild_item(text: str, paths: list, order: list) -> Item:
     must be the text's own."""
     data = json.loads(text)
     images, meta = data["images"], data["meta"]
-    if (
-        len(paths) != len(images)
-        or any((p is not None) is not im["path"] for p, im in zip(paths, images))
-        or sorted(order) != sorted(meta)
-    ):
+    if len(paths) != len(images) or len(order) != len(meta) or meta.keys() != set(order):
         raise ValueError("paths or meta keys that are not the text's")
     for im, p in zip(images, paths):
+        if (p is not None) is not im["path"]:
+            raise ValueError("an image path where the text says there is none, or none where it says one")
         im["path"] = p
     data["meta"] = {k: meta[k] for k in order}
     return Item.model_validate(data)

@@ -491,3 +491,18 @@ def test_a_forged_image_path_where_the_text_has_none_is_not_used(made, tmp_path,
     entry.write_bytes(item_cache.MAGIC + hashlib.sha256(payload).hexdigest().encode() + payload)
     assert as_json("audit", made[1][0], "--json", "--resamples", "50") == first
     assert len(loads) == 2  # the forged entry refused, the items loaded afresh
+
+
+def test_kept_meta_keys_and_image_marks_must_be_the_texts_own():
+    """An entry's `meta` order must name each key of the text once, and an image path is put back
+    only where the text says the image is there."""
+    import medvqa
+
+    it = next(i for i in medvqa.load("jmed48k", split="sample") if i.images and i.image_available)
+    text, paths, order = item_cache.keep_item(it, it.canonical())
+    assert item_cache.rebuild_item(text, paths, order) == it
+    for bad_order in ([*order[:-1], order[0]], order[:-1], [*order, "extra"]):
+        with pytest.raises(ValueError, match="meta keys"):
+            item_cache.rebuild_item(text, paths, bad_order)
+    with pytest.raises(ValueError, match="image path"):
+        item_cache.rebuild_item(text, [None, *paths[1:]], order)
