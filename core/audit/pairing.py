@@ -218,7 +218,12 @@ def language_delta_rows(groups: Sequence[Sequence[Any]], s: Settings) -> list[di
 
 def scope_text(runs: Sequence[Any]) -> str:
     """`scope` as text: `country=japan`, several joined by `, `; empty where nothing is common."""
-    return ", ".join(f"{k}={v}" for k, v in scope(runs).items())
+    return scope_line(scope(runs))
+
+
+def scope_line(levels: Mapping[str, str]) -> str:
+    """A `scope` already worked out, as `scope_text` writes it."""
+    return ", ".join(f"{k}={v}" for k, v in levels.items())
 
 
 def language_columns(first: str, second: str) -> list[tuple[str, str, str]]:

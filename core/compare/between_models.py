@@ -13,7 +13,6 @@ from statistics import fmean
 
 from .. import bootstrap, metrics
 from ..audit.between_models import between_models_holm, paired_accuracy_test
-from ..audit.names import scope
 from ..audit.pairs import Settings
 from ..benchmark import Benchmark
 from ..repeats import item_mean_pairs, paired_means_test
@@ -101,7 +100,7 @@ def test_rows(entries: list[Entry], s: Settings) -> list[dict]:
     out = []
     for ea, eb in combinations(entries, 2):
         bench = ea.benchmark
-        if different_parts(scope(ea.runs), scope(eb.runs)):
+        if different_parts(ea.scope, eb.scope):
             continue  # different parts of a benchmark (one country's questions, another's): nothing to pair
         for condition in [c for c in ea.by_condition if bench.name == eb.benchmark.name and c in eb.by_condition]:
             ra, rb = ({r["item_id"]: r for r in counted_records(e.by_condition[condition], bench)} for e in (ea, eb))

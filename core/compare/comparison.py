@@ -21,7 +21,6 @@ import pandas as pd
 
 from .. import metrics
 from ..audit.clusters import cluster_notes, default_cluster, intervals_statement
-from ..audit.names import scope
 from ..audit.pairing import language_delta_rows, manifest_language
 from ..audit.pairs import Settings
 from ..bootstrap import RESAMPLES
@@ -143,7 +142,7 @@ def compare_runs(
             "model_string": e.runs[0].manifest["model"],
             "model_name": model_name(e.runs[0].manifest),
             "language": manifest_language(e.runs[0].manifest),
-            "scope": scope(e.runs),
+            "scope": e.scope,
             "runs": [str(r.path) for r in e.runs],
             "data_fingerprint": e.runs[0].manifest.get("data_fingerprint"),
             "conditions": list(e.by_condition),

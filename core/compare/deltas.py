@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 
 from .. import bootstrap
-from ..audit.pairing import IMAGE, Factor, factor_section, scope_text
+from ..audit.pairing import IMAGE, Factor, factor_section, scope_line
 from ..audit.pairs import RunInput, Settings, index_records, pair_image_removal
 from ..audit.transitions import flat_row, paired_section
 from ..audit.variants import held_variants, variant_pairs, variant_sides
@@ -90,7 +90,7 @@ def delta_row(entry: Entry, s: Settings) -> dict:
     row = {
         "model": entry.model,
         "benchmark": entry.benchmark.name,
-        "scope": scope_text(entry.runs),
+        "scope": scope_line(entry.scope),
         **flat_row(section, ("a_with", "a_removed", "delta_img")),
     }
     if (k := entry.repeats) > 1:
@@ -122,7 +122,7 @@ def variant_delta_rows(entry: Entry, s: Settings) -> list[dict]:
             "variant": variant,
             "base": base,
             "label": label,
-            "scope": scope_text(entry.runs),
+            "scope": scope_line(entry.scope),
             **flat_row(section, (VARIANT_SIDES.first, VARIANT_SIDES.second, VARIANT_SIDES.delta)),
             **{k: counts.get(k) for k in TRANSITIONS},
         }

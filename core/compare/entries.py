@@ -42,6 +42,7 @@ class Entry:
     runs: list[SavedRun]
     records: list[dict]
     items: dict[str, Item]
+    scope: dict[str, str]  # `scope(runs)`: the strata on which all its records have one level
     _clusters: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
@@ -115,6 +116,7 @@ def read_entries(run_dirs: Sequence[str | Path], reading: str | None = None) -> 
     runs = [run.read_as(reading) for run in saved]
     groups, join_notes = join_runs(runs)
     notes += [n for n in join_notes if n.startswith("joined ")]
+    scopes = [scope(g) for g in groups]  # (each a pass over every record: worked out once, kept by the entry)
     # the audit's and the item browser's label of each experiment (`experiment_labels`)
     labels = experiment_labels(
         [
@@ -126,13 +128,14 @@ def read_entries(run_dirs: Sequence[str | Path], reading: str | None = None) -> 
             )
             for g in groups
         ],
-        [", ".join(scope(g).values()) for g in groups],
+        [", ".join(s.values()) for s in scopes],
     )
     entries: list[Entry] = []
     clusters: dict = {}
-    for group, label in zip(groups, labels):
+    for group, label, levels in zip(groups, labels, scopes):
         items = {k: v for run in group for k, v in run.items.items()}
-        entries.append(Entry(group[0].benchmark, label, list(group), [r for run in group for r in run.records], items))
+        records = [r for run in group for r in run.records]
+        entries.append(Entry(group[0].benchmark, label, list(group), records, items, levels))
         entries[-1]._clusters = clusters  # shared: models of the same data share their cluster maps
     return entries, notes
 
