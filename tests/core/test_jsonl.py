@@ -1,4 +1,7 @@
 import json
+import math
+import random
+import struct
 
 import pytest
 
@@ -42,3 +45,13 @@ def test_a_real_runs_records_read_as_json_reads_them():
     ]
     assert len(lines) >= 40
     assert [loads(line) for line in lines] == [json.loads(line) for line in lines]
+
+
+def test_numbers_read_as_json_reads_them():
+    """Seeded random doubles written the ways a record holds them (repr, 17 digits, an exponent)."""
+    rng = random.Random(0)
+    for _ in range(10_000):
+        x = struct.unpack("d", rng.randbytes(8))[0]
+        if math.isfinite(x):
+            for text in (repr(x), f"{x:.17g}", f"{rng.random():.5e}"):
+                assert loads(text) == json.loads(text), text
