@@ -8,6 +8,9 @@ is read from the document (`confidence_metrics` computed it), none is computed h
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .charts import SERIES_COLOURS
 from .page import Page, TableRow
 from .svg import Svg, x_axis
@@ -119,13 +122,11 @@ def reliability_chart(series: dict[str, list[dict]]) -> str:
     dashed diagonal is perfect calibration."""
     svg = _frame("Reliability diagram (10 equal-width bins)", "mean confidence", "accuracy", list(series))
     svg.line(*_xy(0, 0), *_xy(1, 1), stroke="#999", dash="4 3")
-    for i, (condition, bins) in enumerate(series.items()):
-        colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
-        points = [(b["confidence"], b["accuracy"], b["n"]) for b in bins]
-        for (x1, y1, _), (x2, y2, _) in zip(points, points[1:]):
-            svg.line(*_xy(x1, y1), *_xy(x2, y2), stroke=colour)
-        for x, y, n in points:
-            svg.marker(*_xy(x, y), colour, f"{condition}: confidence {x:.3f}, accuracy {y:.3f}, n {n}")
+    _polylines(
+        svg,
+        {name: [(b["confidence"], b["accuracy"], b["n"]) for b in bins] for name, bins in series.items()},
+        lambda name, x, y, n: f"{name}: confidence {x:.3f}, accuracy {y:.3f}, n {n}",
+    )
     return svg.render()
 
 
@@ -133,11 +134,20 @@ def risk_coverage_chart(series: dict[str, list[dict]]) -> str:
     """Each series' selective risk against coverage ({name: `risk_coverage`}), answering only the
     most confident first; its area is the AURC."""
     svg = _frame("Risk-coverage", "coverage", "risk (share wrong of those answered)", list(series))
-    for i, (condition, curve) in enumerate(series.items()):
+    _polylines(
+        svg,
+        {name: [(p["coverage"], p["risk"], p["threshold"]) for p in curve] for name, curve in series.items()},
+        lambda name, x, y, t: f"{name}: confidence ≥ {t:.3g}, coverage {x:.3f}, risk {y:.3f}",
+    )
+    return svg.render()
+
+
+def _polylines(svg: Svg, series: dict[str, list[tuple]], title: Callable[[str, float, float, Any], str]) -> None:
+    """Each series' points (x, y, what its marker's title adds) joined in order, in the series'
+    colour, each point a marker titled `title(name, x, y, added)`."""
+    for i, (name, points) in enumerate(series.items()):
         colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
-        points = [(p["coverage"], p["risk"], p["threshold"]) for p in curve]
         for (x1, y1, _), (x2, y2, _) in zip(points, points[1:]):
             svg.line(*_xy(x1, y1), *_xy(x2, y2), stroke=colour)
-        for x, y, t in points:
-            svg.marker(*_xy(x, y), colour, f"{condition}: confidence ≥ {t:.3g}, coverage {x:.3f}, risk {y:.3f}")
-    return svg.render()
+        for x, y, added in points:
+            svg.marker(*_xy(x, y), colour, title(name, x, y, added))
