@@ -23,6 +23,19 @@ def shared_data(*parts: str) -> Path:
     return path
 
 
+def study_records(study: Path, fields: tuple[str, ...]) -> dict:
+    """{(model, experiment, item id, condition): the record's `fields`} of every run an eval set
+    wrote in its study folder `study`."""
+    from medvqa.core.run.store import read_records
+
+    out = {}
+    for manifest in sorted(study.glob("*/*/manifest.json")):
+        run_dir = manifest.parent
+        for r in read_records(run_dir):
+            out[(run_dir.parent.name, run_dir.name, r["item_id"], r["condition"])] = {k: r[k] for k in fields}
+    return out
+
+
 @pytest.fixture
 def jmed_sample() -> Path:
     return shared_data("jmed48k-sample")

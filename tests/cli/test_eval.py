@@ -19,7 +19,7 @@ from click.testing import CliRunner
 import medvqa
 from medvqa.cli.main import cli
 from medvqa.core.run.store import read_records
-from tests.conftest import REPO, shared_data
+from tests.conftest import REPO, shared_data, study_records
 from tests.openai_server import OpenAIServer
 
 COMPARED = ("response", "error", "predicted", "status", "correct")
@@ -68,15 +68,6 @@ def write_set(path: Path, study: str, servers: list[OpenAIServer], *, extra_mode
     return path
 
 
-def study_records(study: Path) -> dict:
-    out = {}
-    for manifest in sorted(study.glob("*/*/manifest.json")):
-        run_dir = manifest.parent
-        for r in read_records(run_dir):
-            out[(run_dir.parent.name, run_dir.name, r["item_id"], r["condition"])] = {k: r[k] for k in COMPARED}
-    return out
-
-
 def written(study: Path) -> bool:
     """Whether a run of the set has written a whole record line."""
     return any(b"\n" in p.read_bytes() for p in study.glob("*/*/records.jsonl"))
@@ -94,7 +85,7 @@ def test_a_set_killed_midway_resumes_to_the_records_of_an_uninterrupted_set_then
         env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache-killed")}
         before = kill_midway(killed, env, servers, 12)
         assert 12 <= before < 3 * PER_MODEL  # killed midway
-        partial = study_records(tmp_path / "killed")
+        partial = study_records(tmp_path / "killed", COMPARED)
         assert 0 < len(partial) < 3 * PER_MODEL
 
         monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache-killed"))
@@ -117,8 +108,8 @@ def test_a_set_killed_midway_resumes_to_the_records_of_an_uninterrupted_set_then
         monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache-whole"))
         whole = CliRunner().invoke(cli, ["eval", str(write_set(tmp_path / "whole.toml", "whole", servers)), "--json"])
         assert whole.exit_code == 0, whole.output
-        assert study_records(tmp_path / "killed") == study_records(tmp_path / "whole")
-        assert len(study_records(tmp_path / "whole")) == 3 * PER_MODEL
+        assert study_records(tmp_path / "killed", COMPARED) == study_records(tmp_path / "whole", COMPARED)
+        assert len(study_records(tmp_path / "whole", COMPARED)) == 3 * PER_MODEL
 
         monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache-killed"))
         before = sent(servers)
@@ -160,7 +151,7 @@ def test_a_background_set_stops_on_kill_int_with_status_130_as_run_does(tmp_path
             err.strip().splitlines()[-1]
             == f"interrupted; every record written is kept: resume with: medvqa eval {path}"
         )
-        assert 0 < len(study_records(tmp_path / "study")) < PER_MODEL  # stopped midway, its records kept
+        assert 0 < len(study_records(tmp_path / "study", COMPARED)) < PER_MODEL  # stopped midway, its records kept
 
 
 def test_a_failing_experiment_does_not_stop_the_others_and_is_named(tmp_path):

@@ -10,8 +10,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from medvqa.cli.main import cli
-from medvqa.core.run.store import read_manifest, read_records
-from tests.conftest import shared_data
+from medvqa.core.run.store import read_manifest
+from tests.conftest import shared_data, study_records
 
 COMPARED = ("key", "response", "error", "predicted", "status", "correct")
 
@@ -32,15 +32,6 @@ def write_set(path: Path, study: str) -> Path:
     return path
 
 
-def records(study: Path) -> dict:
-    out = {}
-    for manifest in sorted(study.glob("*/*/manifest.json")):
-        for r in read_records(manifest.parent):
-            key = (manifest.parent.parent.name, manifest.parent.name, r["item_id"], r["condition"])
-            out[key] = {k: r[k] for k in COMPARED}
-    return out
-
-
 def test_a_set_run_in_two_shards_and_merged_is_the_set_run_whole(tmp_path):
     whole = write_set(tmp_path / "whole.toml", "whole")
     assert invoke("eval", whole, "--json").exit_code == 0
@@ -58,7 +49,8 @@ def test_a_set_run_in_two_shards_and_merged_is_the_set_run_whole(tmp_path):
     assert result.exit_code == 0, result.output
     merged = json.loads(result.output)
     assert [e["n_records"] for e in merged["experiments"]] == [120 + 2, 120 + 2]  # 2 of the 120 show their images
-    assert records(tmp_path / "split") == records(tmp_path / "whole") and len(records(tmp_path / "whole")) == 244
+    whole = study_records(tmp_path / "whole", COMPARED)
+    assert study_records(tmp_path / "split", COMPARED) == whole and len(whole) == 244
     tables = [
         json.loads((tmp_path / s / "compare.json").read_text(encoding="utf-8"))["table"] for s in ("split", "whole")
     ]
