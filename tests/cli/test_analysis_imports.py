@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 CODE = """
+import json
 import sys
 from medvqa.cli.main import cli
 try:
@@ -18,9 +19,7 @@ print(json.dumps(sorted(m for m in ("pandas", "scipy.stats") if m in sys.modules
 
 
 def modules_after(*args: str) -> list[str]:
-    out = subprocess.run(
-        [sys.executable, "-c", "import json\n" + CODE, *args], capture_output=True, text=True, check=True
-    )
+    out = subprocess.run([sys.executable, "-c", CODE, *args], capture_output=True, text=True, check=True)
     return json.loads(out.stderr.strip().splitlines()[-1])
 
 
