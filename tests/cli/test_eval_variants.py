@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from medvqa.cli.main import cli
 from medvqa.core.results import variant_of
-from tests.cli.test_eval import kill_midway, models_toml, sent, study_records
-from tests.conftest import shared_data
+from tests.cli.test_eval import COMPARED, kill_midway, models_toml, sent
+from tests.conftest import shared_data, study_records
 from tests.openai_server import OpenAIServer
 
 
@@ -46,7 +46,7 @@ def test_a_set_with_variants_killed_midway_resumes_to_the_records_of_an_uninterr
         total = json.loads(first.stdout)["total"]["pairs"]
         env = {**os.environ, "MEDVQA_CACHE_DIR": str(tmp_path / "cache-killed")}
         before = kill_midway(killed, env, servers, total // 3)
-        partial = study_records(tmp_path / "killed")
+        partial = study_records(tmp_path / "killed", COMPARED)
         assert 0 < len(partial) < total  # killed midway
 
         planned = CliRunner().invoke(cli, ["eval", str(killed), "--dry-run", "--json"])
@@ -63,8 +63,8 @@ def test_a_set_with_variants_killed_midway_resumes_to_the_records_of_an_uninterr
         monkeypatch.setenv("MEDVQA_CACHE_DIR", str(tmp_path / "cache-whole"))
         whole = CliRunner().invoke(cli, ["eval", str(write_set(tmp_path / "whole.toml", "whole", servers)), "--json"])
         assert whole.exit_code == 0, whole.output
-        records = study_records(tmp_path / "whole")
-        assert study_records(tmp_path / "killed") == records and len(records) == total
+        records = study_records(tmp_path / "whole", COMPARED)
+        assert study_records(tmp_path / "killed", COMPARED) == records and len(records) == total
         # every variant is there: MIR's 24 image items are one swap group (no image types), the
         # sample's 5 image items are each alone in theirs (a profession and image type of their own)
         held = Counter((key[0], key[1], variant_of(key[3])) for key in records)  # (benchmark, model, variant)
